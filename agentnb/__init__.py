@@ -1,0 +1,108 @@
+"""agentnb: build LLM agents in a notebook and see inside them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .agent import Agent, Observation, RunResult, RunStream
+from .errors import (
+    AgentnbError,
+    AgentRunError,
+    ConfigurationError,
+    MaxToolIterationsError,
+    ModelError,
+    ScriptedModelExhaustedError,
+    StateKeyError,
+    StateSchemaError,
+    StateTypeError,
+    ToolArgumentsError,
+    ToolDefinitionError,
+)
+from .events import (
+    EVENT_ADAPTER,
+    Event,
+    HookStep,
+    ModelRequested,
+    ModelResponded,
+    Placeholder,
+    PromptRendered,
+    PromptSection,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    StateCause,
+    StateChanged,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+from .history import History, TurnRecord
+from .messages import ChatMessage, Message, ToolCall
+from .models import Model, ModelRequest, ModelResponse, ScriptedModel, tool_call
+from .run_context import RunContext
+from .state import State, merge_lists, replace_values
+from .tools import Tool, Toolkit, tool
+
+__version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext agentnb``: registers the magics (imports the IPython layer lazily)."""
+    from .ipython import load_ipython_extension as load
+
+    load(ipython)
+
+
+__all__ = [
+    "Agent",
+    "AgentRunError",
+    "AgentnbError",
+    "ChatMessage",
+    "ConfigurationError",
+    "EVENT_ADAPTER",
+    "Event",
+    "History",
+    "HookStep",
+    "MaxToolIterationsError",
+    "Message",
+    "Model",
+    "ModelError",
+    "ModelRequest",
+    "ModelRequested",
+    "ModelResponded",
+    "ModelResponse",
+    "Observation",
+    "Placeholder",
+    "PromptRendered",
+    "PromptSection",
+    "RunContext",
+    "RunFailed",
+    "RunFinished",
+    "RunResult",
+    "RunStarted",
+    "RunStream",
+    "ScriptedModel",
+    "ScriptedModelExhaustedError",
+    "State",
+    "StateCause",
+    "StateChanged",
+    "StateKeyError",
+    "StateSchemaError",
+    "StateTypeError",
+    "TextDelta",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolDefinitionError",
+    "Toolkit",
+    "TurnRecord",
+    "Usage",
+    "load_ipython_extension",
+    "merge_lists",
+    "replace_values",
+    "tool",
+    "tool_call",
+]

@@ -1,0 +1,305 @@
+"""The events a run emits, one frozen dataclass per kind.
+
+Event names and fields are public API: the inspector, the turn records, the sessions and the
+pandas views are all built from them. ``EVENT_ADAPTER`` round-trips any event through JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, TypeAdapter
+
+from .messages import ToolCall
+
+CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """Token counts of one model call (or a sum of them)."""
+
+    input_tokens: int = 0
+    """Prompt tokens."""
+    output_tokens: int = 0
+    """Completion tokens."""
+    estimated: bool = False
+    """True when the counts are a length-based estimate (offline models), not a server's."""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            estimated=self.estimated or other.estimated,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Placeholder:
+    """One ``{name}`` in a template section of the system prompt."""
+
+    name: str
+    """The placeholder's name."""
+    resolved: bool
+    """Whether a value was found for it."""
+    source: str | None = None
+    """Where the value came from: 'session_state', 'dependencies' or 'run'."""
+    value: str | None = None
+    """The text that replaced it."""
+    start: int = 0
+    """Offset of the replacement (or the untouched placeholder) in the final prompt."""
+    end: int = 0
+    """End offset in the final prompt."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromptSection:
+    """One part of the system prompt and the option that produced it."""
+
+    source: str
+    """The option that produced it: system_message, description, instructions, markdown, ..."""
+    text: str
+    """The section's text as it appears in the final prompt."""
+    start: int
+    """Offset of the section in the final prompt."""
+    end: int
+    """End offset in the final prompt."""
+    placeholders: tuple[Placeholder, ...] = ()
+    """Template placeholders found in this section."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookStep:
+    """What one tool hook did during a tool call."""
+
+    name: str
+    """The hook function's name."""
+    arguments: dict[str, Any]
+    """The tool arguments the hook received."""
+    outcome: Literal["passed", "answered", "raised"]
+    """passed: it called the next link; answered: it returned without calling it; raised."""
+    result: str | None = None
+    """Text of what the hook returned."""
+    error: str | None = None
+    """The exception, when it raised."""
+    duration_ms: float = 0.0
+    """Time spent in the hook, including the links inside it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateCause:
+    """Who changed the state."""
+
+    kind: CauseKind
+    """tool, hook, handler, agentic (update_session_state), run_kwarg, user, load, output."""
+    name: str | None = None
+    """The tool, hook, handler or key involved."""
+    tool_call_id: str | None = None
+    """The tool call during which the change happened."""
+    handler: str | None = None
+    """The merge handler that combined old and new values (typed state), if any."""
+
+    def label(self) -> str:
+        text = f"{self.kind}:{self.name}" if self.name else self.kind
+        return f"{text} ({self.handler})" if self.handler else text
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted:
+    """A run began."""
+
+    kind: Literal["run_started"] = "run_started"
+    run_id: str
+    """Unique id of the run."""
+    agent: str
+    """The agent's name."""
+    turn: int
+    """Index of this turn in the agent's history (0-based)."""
+    message: str
+    """The user's message."""
+    model: str
+    """The model's label (scripted / replay / local / openai:...)."""
+    at: float = 0.0
+    """Wall-clock time (epoch seconds)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromptRendered:
+    """The system prompt was rendered for a run (once per run, from the state at its start)."""
+
+    kind: Literal["prompt_rendered"] = "prompt_rendered"
+    run_id: str
+    system_prompt: str
+    """The final system prompt."""
+    sections: tuple[PromptSection, ...] = ()
+    """Its assembly, in order."""
+    user_prompt: str = ""
+    """The user message as sent."""
+    notes: tuple[str, ...] = ()
+    """Options that were set but had no effect on the prompt, and why."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequested:
+    """A request is about to go to the model."""
+
+    kind: Literal["model_requested"] = "model_requested"
+    run_id: str
+    call: int
+    """Index of the model call within the run (0-based)."""
+    request: dict[str, Any]
+    """The payload exactly as sent (no credentials)."""
+    at: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDelta:
+    """A piece of streamed text."""
+
+    kind: Literal["text_delta"] = "text_delta"
+    run_id: str
+    call: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelResponded:
+    """The model answered one request."""
+
+    kind: Literal["model_responded"] = "model_responded"
+    run_id: str
+    call: int
+    content: str | None = None
+    """Text of the reply, if any."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls requested."""
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    duration_ms: float = 0.0
+    response: dict[str, Any] = field(default_factory=dict)
+    """The response as received, for the record and for replay."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallStarted:
+    """A tool call is about to run."""
+
+    kind: Literal["tool_call_started"] = "tool_call_started"
+    run_id: str
+    call: int
+    tool_call_id: str
+    name: str
+    arguments: str
+    """Arguments exactly as the model sent them."""
+    at: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallFinished:
+    """A tool call finished, with a result or an error (both go back to the model)."""
+
+    kind: Literal["tool_call_finished"] = "tool_call_finished"
+    run_id: str
+    call: int
+    tool_call_id: str
+    name: str
+    arguments: str
+    """Arguments exactly as the model sent them."""
+    result: str
+    """The text returned to the model (the error message when the call failed)."""
+    error: str | None = None
+    """Why the call failed, if it did."""
+    error_kind: str | None = None
+    """unknown_tool, malformed_arguments, invalid_arguments, hook_error, tool_error, state_error."""
+    hooks: tuple[HookStep, ...] = ()
+    """The hooks the call went through, outermost first."""
+    answered_by: str | None = None
+    """'tool', or the name of the hook that answered without calling the tool."""
+    changed_keys: tuple[str, ...] = ()
+    """Top-level state keys this call changed."""
+    duration_ms: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateChanged:
+    """The state changed; ``patch`` is an RFC 6902 JSON patch from the old to the new state."""
+
+    kind: Literal["state_changed"] = "state_changed"
+    run_id: str
+    patch: tuple[dict[str, Any], ...]
+    """JSON-patch operations (op, path, value)."""
+    cause: StateCause
+    """Who made the change."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished:
+    """A run ended with a final answer."""
+
+    kind: Literal["run_finished"] = "run_finished"
+    run_id: str
+    content: str | None
+    usage: Usage = field(default_factory=Usage)
+    duration_ms: float = 0.0
+    model_calls: int = 0
+    tool_calls: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFailed:
+    """A run ended without a final answer."""
+
+    kind: Literal["run_failed"] = "run_failed"
+    run_id: str
+    error: str
+    """One line saying what went wrong and how to fix it."""
+    error_type: str
+    """The exception's class name."""
+    usage: Usage = field(default_factory=Usage)
+    duration_ms: float = 0.0
+
+
+Event = Annotated[
+    Union[
+        RunStarted,
+        PromptRendered,
+        ModelRequested,
+        TextDelta,
+        ModelResponded,
+        ToolCallStarted,
+        ToolCallFinished,
+        StateChanged,
+        RunFinished,
+        RunFailed,
+    ],
+    Field(discriminator="kind"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+
+__all__ = [
+    "Event",
+    "EVENT_ADAPTER",
+    "EVENTS_ADAPTER",
+    "HookStep",
+    "ModelRequested",
+    "ModelResponded",
+    "Placeholder",
+    "PromptRendered",
+    "PromptSection",
+    "RunFailed",
+    "RunFinished",
+    "RunStarted",
+    "StateCause",
+    "StateChanged",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "Usage",
+]

@@ -1,0 +1,147 @@
+"""Turn records: everything one run did, kept on the agent as ``agent.history``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from .events import (
+    Event,
+    ModelRequested,
+    ModelResponded,
+    PromptRendered,
+    StateChanged,
+    ToolCallFinished,
+    Usage,
+)
+from .messages import Message
+
+if TYPE_CHECKING:
+    import pandas
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One request/response pair of a turn."""
+
+    index: int
+    """Position within the turn (0-based)."""
+    request: dict[str, Any]
+    """The payload exactly as sent."""
+    response: ModelResponded | None
+    """The answer (None when the call failed)."""
+
+
+@dataclass
+class TurnRecord:
+    """One run of an agent: its events, requests, responses, tool calls and state."""
+
+    index: int
+    """Position in the agent's history (0-based)."""
+    run_id: str
+    agent: str
+    message: str
+    """The user's message."""
+    model: str
+    """The model's label."""
+    status: Literal["running", "ok", "failed"] = "running"
+    content: str | None = None
+    """The final answer."""
+    error: str | None = None
+    """Why the run failed, if it did."""
+    started_at: float = 0.0
+    duration_ms: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    state_before: dict[str, Any] = field(default_factory=dict)
+    """The state when the run started (after run kwargs were applied)."""
+    state_after: dict[str, Any] = field(default_factory=dict)
+    """The state when the run ended."""
+    events: list[Event] = field(default_factory=list)
+    """Every event but text deltas, in order."""
+    messages: list[Message] = field(default_factory=list)
+    """The run's messages: system, user, assistant and tool."""
+
+    @property
+    def prompt(self) -> PromptRendered | None:
+        return next((e for e in self.events if isinstance(e, PromptRendered)), None)
+
+    @property
+    def system_prompt(self) -> str | None:
+        prompt = self.prompt
+        return prompt.system_prompt if prompt else None
+
+    @property
+    def model_calls(self) -> list[ModelCall]:
+        requests = [e for e in self.events if isinstance(e, ModelRequested)]
+        responses = {e.call: e for e in self.events if isinstance(e, ModelResponded)}
+        return [ModelCall(index=r.call, request=r.request, response=responses.get(r.call)) for r in requests]
+
+    @property
+    def tool_calls(self) -> list[ToolCallFinished]:
+        return [e for e in self.events if isinstance(e, ToolCallFinished)]
+
+    @property
+    def state_changes(self) -> list[StateChanged]:
+        return [e for e in self.events if isinstance(e, StateChanged)]
+
+    def changed_keys(self) -> list[str]:
+        """Top-level keys changed during this turn, in first-change order."""
+        keys: dict[str, None] = {}
+        for change in self.state_changes:
+            for op in change.patch:
+                keys[op["path"].split("/")[1] if op["path"].count("/") else ""] = None
+        return [k.replace("~1", "/").replace("~0", "~") for k in keys if k]
+
+    def __repr__(self) -> str:
+        return (
+            f"TurnRecord(#{self.index} {self.status}: {self.message[:40]!r} -> "
+            f"{(self.content or self.error or '')[:40]!r}; {len(self.tool_calls)} tool call(s))"
+        )
+
+
+class History(Sequence[TurnRecord]):
+    """The turns of an agent, oldest first, with pandas views."""
+
+    def __init__(self, turns: list[TurnRecord] | None = None) -> None:
+        self._turns: list[TurnRecord] = turns if turns is not None else []
+
+    @overload
+    def __getitem__(self, index: int) -> TurnRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[TurnRecord]: ...
+    def __getitem__(self, index: int | slice) -> TurnRecord | list[TurnRecord]:
+        return self._turns[index]
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+    def __iter__(self) -> Iterator[TurnRecord]:
+        return iter(self._turns)
+
+    def append(self, turn: TurnRecord) -> None:
+        self._turns.append(turn)
+
+    def clear(self) -> None:
+        self._turns.clear()
+
+    def __repr__(self) -> str:
+        return f"History({len(self._turns)} turn(s))"
+
+    def turns(self) -> pandas.DataFrame:
+        """One row per turn: message, answer, status, model, tokens, duration, tool calls."""
+        from .frames import turns_frame
+
+        return turns_frame(self._turns)
+
+    def tool_calls(self) -> pandas.DataFrame:
+        """One row per tool call: turn, name, arguments, result, error, hooks, duration."""
+        from .frames import tool_calls_frame
+
+        return tool_calls_frame(self._turns)
+
+    def states(self) -> pandas.DataFrame:
+        """The state after each turn, one column per top-level key."""
+        from .frames import states_frame
+
+        return states_frame(self._turns)

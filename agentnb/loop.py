@@ -1,0 +1,427 @@
+"""The Observe → Think → Act loop as a plain generator of events.
+
+Observe: the agent renders the system prompt from the state at the start of the run and builds
+the messages. Think: the model answers with text or tool calls. Act: each tool call runs through
+the hook chain; its result (or a clear error) goes back to the model as a ``role=tool`` message.
+The loop ends on a final answer, or fails after ``max_tool_iterations`` rounds of tool calls.
+
+Every state change is diffed (RFC 6902 JSON patch) and attributed to whoever made it: a tool, a
+hook, the agentic ``update_session_state`` tool, an ``outputs_to_state`` handler, a run keyword
+argument, or the user (between turns).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import jsonpatch
+
+from .errors import AgentRunError, MaxToolIterationsError, StateKeyError, StateTypeError, ToolArgumentsError
+from .events import (
+    Event,
+    ModelRequested,
+    ModelResponded,
+    PromptRendered,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    StateCause,
+    StateChanged,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+from .history import TurnRecord
+from .messages import Message, ToolCall
+from .models.base import ModelRequest, ModelResponse
+from .run_context import RunContext
+from .tools import Tool, hook_name, result_text, run_chain
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+AGENTIC_TOOL = "update_session_state"
+
+
+def state_patch(before: Any, after: Any) -> list[dict[str, Any]]:
+    """The JSON patch from ``before`` to ``after`` (values deep-copied)."""
+    return copy.deepcopy(jsonpatch.make_patch(before, after).patch)
+
+
+class Turn:
+    """One run of an agent. Iterate ``events()``; the record is in ``.record``."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        message: str,
+        state_values: dict[str, Any],
+        dependencies: dict[str, Any] | None,
+    ) -> None:
+        self.agent = agent
+        self.message = message
+        self.state_values = state_values
+        self.run_id = uuid.uuid4().hex[:12]
+        self.state = agent.state
+        self.ctx = RunContext(
+            run_id=self.run_id,
+            session_state=self.state.data,
+            state=self.state,
+            agent=agent,
+            dependencies={**agent.dependencies, **(dependencies or {})},
+            session_id=agent.session_id,
+            turn=len(agent.history),
+        )
+        self.record = TurnRecord(
+            index=len(agent.history),
+            run_id=self.run_id,
+            agent=agent.name,
+            message=message,
+            model=agent.model.label,
+            started_at=time.time(),
+        )
+        self._snap: dict[str, Any] = {}
+        self._pending: list[Event] = []
+        self._usage = Usage()
+        self._model_calls = 0
+        self._tool_calls = 0
+        self._start = 0.0
+
+    # -- state bookkeeping ----------------------------------------------------------------
+
+    def _checkpoint(self, cause: StateCause) -> None:
+        """Emit a StateChanged for whatever changed since the last checkpoint."""
+        data = self.state.data
+        if data == self._snap:
+            return
+        patch = state_patch(self._snap, data)
+        self._snap = copy.deepcopy(data)
+        if patch:
+            self._pending.append(StateChanged(run_id=self.run_id, patch=tuple(patch), cause=cause))
+
+    def _flush(self) -> Iterator[Event]:
+        pending, self._pending = self._pending, []
+        yield from pending
+
+    def _emit(self, event: Event) -> Event:
+        if not isinstance(event, TextDelta):
+            self.record.events.append(event)
+        self.agent._notify(event)
+        return event
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def events(self) -> Iterator[Event]:
+        agent = self.agent
+        self._start = time.perf_counter()
+        agent.history.append(self.record)
+        yield self._emit(
+            RunStarted(
+                run_id=self.run_id,
+                agent=agent.name,
+                turn=self.record.index,
+                message=self.message,
+                model=agent.model.label,
+                at=self.record.started_at,
+            )
+        )
+        self._snap = agent._last_state if agent._last_state is not None else copy.deepcopy(self.state.data)
+        self._checkpoint(StateCause(kind="user"))
+        try:
+            for key, value in self.state_values.items():
+                self.state.set(key, value)
+                self._checkpoint(StateCause(kind="run_kwarg", name=key))
+        except (StateKeyError, StateTypeError) as exc:
+            yield from map(self._emit, self._flush())
+            yield from self._fail(exc)
+            return
+        yield from map(self._emit, self._flush())
+        self.record.state_before = copy.deepcopy(self._snap)
+
+        prepared = agent._prepare(self.message, self.ctx)
+        yield self._emit(
+            PromptRendered(
+                run_id=self.run_id,
+                system_prompt=prepared.system_prompt,
+                sections=prepared.sections,
+                user_prompt=prepared.user_prompt,
+                notes=prepared.notes,
+            )
+        )
+        messages: list[Message] = list(prepared.messages)
+        tools = {t.name: t for t in prepared.tools}
+        schemas = [t.schema() for t in prepared.tools]
+        limit = agent.max_tool_iterations
+        call = 0
+        while True:
+            request = ModelRequest(
+                messages=[m.to_openai() for m in messages], tools=schemas, options=dict(agent.model_options)
+            )
+            try:
+                payload = agent.model.payload(request)
+            except Exception as exc:
+                yield from self._fail(exc)
+                return
+            yield self._emit(ModelRequested(run_id=self.run_id, call=call, request=payload, at=time.time()))
+            started = time.perf_counter()
+            response: ModelResponse | None = None
+            try:
+                for item in agent.model.stream(request):
+                    if isinstance(item, ModelResponse):
+                        response = item
+                    elif item:
+                        yield self._emit(TextDelta(run_id=self.run_id, call=call, text=item))
+                if response is None:
+                    raise AgentRunError(f"model {agent.model.label} returned no response")
+            except Exception as exc:
+                yield from self._fail(exc)
+                return
+            self._model_calls += 1
+            self._usage = self._usage + response.usage
+            yield self._emit(
+                ModelResponded(
+                    run_id=self.run_id,
+                    call=call,
+                    content=response.content,
+                    tool_calls=response.tool_calls,
+                    finish_reason=response.finish_reason,
+                    usage=response.usage,
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                    response=response.raw,
+                )
+            )
+            messages.append(Message.assistant(response.content, response.tool_calls))
+            if not response.tool_calls:
+                break
+            if call >= limit:
+                self.record.messages = messages
+                yield from self._fail(
+                    MaxToolIterationsError(
+                        f"agent {agent.name!r} stopped: the model still asked for tools after "
+                        f"{limit} round(s) of tool calls (max_tool_iterations={limit}). Raise "
+                        f"max_tool_iterations, or look at agent.history[-1].tool_calls for a loop."
+                    )
+                )
+                return
+            for tool_call in response.tool_calls:
+                yield self._emit(
+                    ToolCallStarted(
+                        run_id=self.run_id,
+                        call=call,
+                        tool_call_id=tool_call.id,
+                        name=tool_call.name,
+                        arguments=tool_call.arguments,
+                        at=time.time(),
+                    )
+                )
+                finished = self._act(tool_call, tools, call)
+                yield from map(self._emit, self._flush())
+                yield self._emit(finished)
+                self._tool_calls += 1
+                messages.append(Message.tool(tool_call, finished.result))
+            call += 1
+
+        self.record.messages = messages
+        self.state.set("messages", messages)
+        self._checkpoint(StateCause(kind="user"))
+        yield from map(self._emit, self._flush())
+        duration = (time.perf_counter() - self._start) * 1000
+        self.record.status = "ok"
+        self.record.content = messages[-1].content
+        self.record.usage = self._usage
+        self.record.duration_ms = duration
+        self.record.state_after = copy.deepcopy(self.state.data)
+        agent._last_state = copy.deepcopy(self.state.data)
+        yield self._emit(
+            RunFinished(
+                run_id=self.run_id,
+                content=self.record.content,
+                usage=self._usage,
+                duration_ms=duration,
+                model_calls=self._model_calls,
+                tool_calls=self._tool_calls,
+            )
+        )
+
+    def _fail(self, exc: BaseException) -> Iterator[Event]:
+        duration = (time.perf_counter() - self._start) * 1000
+        error = _one_line(exc)
+        self.record.status = "failed"
+        self.record.error = error
+        self.record.usage = self._usage
+        self.record.duration_ms = duration
+        self.record.state_after = copy.deepcopy(self.state.data)
+        self.agent._last_state = copy.deepcopy(self.state.data)
+        self.error = exc
+        yield self._emit(
+            RunFailed(
+                run_id=self.run_id,
+                error=error,
+                error_type=type(exc).__name__,
+                usage=self._usage,
+                duration_ms=duration,
+            )
+        )
+
+    error: BaseException | None = None
+
+    # -- act --------------------------------------------------------------------------------
+
+    def _act(self, tool_call: ToolCall, tools: dict[str, Tool], call: int) -> ToolCallFinished:
+        started = time.perf_counter()
+        base = dict(run_id=self.run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments)
+
+        def failed(kind: str, error: str, **extra: Any) -> ToolCallFinished:
+            return ToolCallFinished(
+                **base,
+                result=f"Error: {error}",
+                error=error,
+                error_kind=kind,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                **extra,
+            )
+
+        tool = tools.get(tool_call.name)
+        if tool is None:
+            available = ", ".join(sorted(tools)) or "(none)"
+            return failed("unknown_tool", f"there is no tool named {tool_call.name!r}. Available tools: {available}.")
+        try:
+            raw = tool_call.parsed_arguments()
+        except json.JSONDecodeError as exc:
+            return failed(
+                "malformed_arguments",
+                f"the arguments for {tool.name!r} are not valid JSON ({exc.msg} at position {exc.pos}). "
+                f"Send a JSON object matching the tool's parameters.",
+            )
+        try:
+            arguments = tool.validate_arguments(raw)
+        except ToolArgumentsError as exc:
+            return failed(
+                "invalid_arguments",
+                f"invalid arguments for {tool.name!r}: {exc}. Fix the arguments and call the tool again.",
+            )
+
+        start_snap = self._snap
+        author = _Authors(self, tool, tool_call.id)
+        hooks = self.agent.tool_hooks
+        outcome = run_chain(tool, arguments, hooks, self.ctx, on_link=author.on_link if hooks else None)
+        if outcome.error is None:
+            author.close()
+            try:
+                self._apply_outputs(tool, outcome.result, tool_call.id)
+                self.state.validate(self._changed_keys(start_snap))
+            except (StateKeyError, StateTypeError, ToolArgumentsError) as exc:
+                self._rollback(start_snap)
+                return failed(
+                    "state_error",
+                    f"tool {tool.name!r} left the state invalid: {exc}. The state was not changed.",
+                    hooks=tuple(outcome.steps),
+                    answered_by=outcome.answered_by,
+                )
+            return ToolCallFinished(
+                **base,
+                result=result_text(outcome.result),
+                hooks=tuple(outcome.steps),
+                answered_by=outcome.answered_by,
+                changed_keys=tuple(self._changed_keys(start_snap)),
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        self._rollback(start_snap)
+        exc = outcome.error
+        source = outcome.error_source
+        who = f"tool {tool.name!r}" if source == "tool" else f"hook {source!r}"
+        kind = "tool_error" if source == "tool" else "hook_error"
+        if isinstance(exc, (StateKeyError, StateTypeError)):
+            kind = "state_error"
+        return failed(
+            kind,
+            f"{exc} ({type(exc).__name__} raised by {who})" if str(exc) else f"{type(exc).__name__} raised by {who}",
+            hooks=tuple(outcome.steps),
+            answered_by=None,
+        )
+
+    def _apply_outputs(self, tool: Tool, result: Any, tool_call_id: str) -> None:
+        for key, spec in tool.outputs_to_state.items():
+            source = spec.get("source")
+            if source is None:
+                value = result
+            elif isinstance(result, dict):
+                if source not in result:
+                    raise ToolArgumentsError(
+                        f"outputs_to_state[{key!r}] reads {source!r} from the result, which has "
+                        f"keys {sorted(result)}"
+                    )
+                value = result[source]
+            else:
+                raise ToolArgumentsError(
+                    f"outputs_to_state[{key!r}] reads {source!r} from the result, but the tool "
+                    f"returned {type(result).__name__}; return a dict"
+                )
+            handler = spec.get("handler")
+            self.state.set(key, value, handler_override=handler)
+            used = handler or (self.state.handler_for(key) if self.state.has_schema else None)
+            self._checkpoint(
+                StateCause(
+                    kind="output",
+                    name=tool.name,
+                    tool_call_id=tool_call_id,
+                    handler=getattr(used, "__name__", None) if used else None,
+                )
+            )
+
+    def _changed_keys(self, before: dict[str, Any]) -> list[str]:
+        data = self.state.data
+        keys = [k for k in data if k not in before or before[k] != data[k]]
+        keys += [k for k in before if k not in data]
+        return keys
+
+    def _rollback(self, snapshot: dict[str, Any]) -> None:
+        """Undo a failed tool call's changes: a call's state changes apply whole or not at all."""
+        self._pending = [e for e in self._pending if not isinstance(e, StateChanged)]
+        self.state.data.clear()
+        self.state.data.update(copy.deepcopy(snapshot))
+        self._snap = snapshot
+
+
+class _Authors:
+    """Attributes state changes inside a hook chain to the link whose code made them."""
+
+    def __init__(self, turn: Turn, tool: Tool, tool_call_id: str) -> None:
+        self.turn = turn
+        self.tool = tool
+        self.tool_call_id = tool_call_id
+        self.stack: list[str] = []
+
+    def cause(self, link: str) -> StateCause:
+        if link == "tool":
+            kind = "agentic" if self.tool.name == AGENTIC_TOOL else "tool"
+            return StateCause(kind=kind, name=self.tool.name, tool_call_id=self.tool_call_id)
+        return StateCause(kind="hook", name=link, tool_call_id=self.tool_call_id)
+
+    def on_link(self, what: str, link: str) -> None:
+        if what == "enter":
+            if self.stack:
+                self.turn._checkpoint(self.cause(self.stack[-1]))
+            self.stack.append(link)
+        else:
+            self.turn._checkpoint(self.cause(link))
+            if self.stack and self.stack[-1] == link:
+                self.stack.pop()
+
+    def close(self) -> None:
+        # Without hooks no boundary was reported: everything belongs to the tool.
+        self.turn._checkpoint(self.cause("tool"))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text
+
+
+__all__ = ["Turn", "state_patch", "hook_name"]

@@ -1,0 +1,109 @@
+"""Chat messages and tool calls, with their OpenAI Chat Completions wire form.
+
+agentnb keeps messages as small frozen dataclasses and converts them to the OpenAI wire
+format in one place (``to_openai``), so every model — scripted, replayed or real — sees the
+same request.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call requested by the model."""
+
+    id: str
+    """The call id the model gave (echoed back in the tool message)."""
+    name: str
+    """The tool's name as the model wrote it."""
+    arguments: str
+    """The arguments exactly as the model sent them: a JSON text, possibly malformed."""
+
+    def parsed_arguments(self) -> Any:
+        """The arguments decoded from JSON; raises ``json.JSONDecodeError`` if malformed."""
+        return json.loads(self.arguments) if self.arguments.strip() else {}
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: Role
+    """Who speaks: system, user, assistant or tool."""
+    content: str | None = None
+    """The text; None for an assistant message that only calls tools."""
+    tool_calls: tuple[ToolCall, ...] = field(default_factory=tuple)
+    """Tool calls of an assistant message."""
+    tool_call_id: str | None = None
+    """For a tool message: the call it answers."""
+    name: str | None = None
+    """For a tool message: the tool's name (kept for display; not sent)."""
+
+    @property
+    def text(self) -> str:
+        """The content as text ('' when there is none), as Haystack's ``ChatMessage.text``."""
+        return self.content or ""
+
+    def to_openai(self) -> dict[str, Any]:
+        """This message in the OpenAI Chat Completions wire format."""
+        out: dict[str, Any] = {"role": self.role}
+        if self.role == "assistant" and self.tool_calls:
+            out["content"] = self.content
+            out["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        else:
+            out["content"] = self.content if self.content is not None else ""
+        if self.role == "tool":
+            out["tool_call_id"] = self.tool_call_id
+        return out
+
+    @classmethod
+    def from_openai(cls, data: dict[str, Any]) -> Message:
+        """Parse a message in the OpenAI Chat Completions wire format."""
+        calls = tuple(
+            ToolCall(
+                id=c.get("id", ""),
+                name=c["function"]["name"],
+                arguments=c["function"].get("arguments") or "",
+            )
+            for c in data.get("tool_calls") or ()
+        )
+        return cls(
+            role=data["role"],
+            content=data.get("content"),
+            tool_calls=calls,
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+        )
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls(role="system", content=text)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role="user", content=text)
+
+    @classmethod
+    def assistant(cls, text: str | None, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+        return cls(role="assistant", content=text, tool_calls=tuple(tool_calls))
+
+    @classmethod
+    def tool(cls, call: ToolCall, text: str) -> Message:
+        return cls(role="tool", content=text, tool_call_id=call.id, name=call.name)
+
+
+# Haystack spells the class ChatMessage; the seeds' code ports by changing imports.
+ChatMessage = Message

@@ -1,0 +1,117 @@
+"""The model interface every model family implements, and the OpenAI wire request.
+
+Requests are built once, in the OpenAI Chat Completions wire format, by ``ModelRequest``; the
+offline, replay and real OpenAI models all receive the same object, so what a scripted model
+sees in a test is what OpenAI would receive.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import Usage
+from ..messages import ToolCall
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request to a model, in the OpenAI Chat Completions wire format."""
+
+    messages: list[dict[str, Any]]
+    """Messages (system first) as OpenAI chat dicts."""
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """Tool schemas as OpenAI chat ``{"type": "function", "function": {...}}`` dicts."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Extra request options (tool_choice, temperature, ...)."""
+
+    @property
+    def system_prompt(self) -> str | None:
+        first = self.messages[0] if self.messages else None
+        return first.get("content") if first and first.get("role") in ("system", "developer") else None
+
+    @property
+    def last_user_message(self) -> str | None:
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                return message.get("content")
+        return None
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t["function"]["name"] for t in self.tools]
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """The ``role=tool`` messages after the last user message."""
+        out: list[dict[str, Any]] = []
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                break
+            if message.get("role") == "tool":
+                out.append(message)
+        return list(reversed(out))
+
+    def chat_payload(self, model: str, **extra: Any) -> dict[str, Any]:
+        """The Chat Completions request body for ``model``."""
+        payload: dict[str, Any] = {"model": model, "messages": self.messages}
+        if self.tools:
+            payload["tools"] = self.tools
+        payload.update(self.options)
+        payload.update(extra)
+        return payload
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """A model's complete answer to one request."""
+
+    content: str | None = None
+    """The text, if any."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls requested (possibly several, run in order)."""
+    finish_reason: str | None = None
+    """stop, tool_calls, length, ..."""
+    usage: Usage = field(default_factory=Usage)
+    """Token counts."""
+    raw: dict[str, Any] = field(default_factory=dict)
+    """The response as received (JSON-able), kept in the turn record for replay."""
+
+
+class Model(abc.ABC):
+    """A chat model. ``stream`` yields text deltas (``str``) and ends with a ``ModelResponse``."""
+
+    kind: str = "model"
+    """scripted, replay, local or openai: shown wherever the model is named."""
+
+    @property
+    @abc.abstractmethod
+    def label(self) -> str:
+        """How the model is named in the inspector and records (e.g. ``openai:gpt-5-mini``)."""
+
+    def payload(self, request: ModelRequest) -> dict[str, Any]:
+        """The request exactly as it goes on the wire (no credentials)."""
+        return request.chat_payload(self.label)
+
+    @abc.abstractmethod
+    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
+        """Answer ``request``: yield text deltas as they arrive, then the full response."""
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request`` without streaming."""
+        response = None
+        for item in self.stream(request):
+            if isinstance(item, ModelResponse):
+                response = item
+        if response is None:
+            raise RuntimeError(f"model {self.label} ended its stream without a response")
+        return response
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.label}>"
+
+
+def estimate_tokens(text: str | None) -> int:
+    """A rough token count (4 characters a token) for models that report none."""
+    return 0 if not text else max(1, len(text) // 4)

@@ -1,0 +1,213 @@
+"""System-prompt assembly with per-section provenance, following Agno's ``get_system_message``.
+
+Order (Agno's): description, role, instructions, additional information (markdown hint,
+datetime, name), tool instructions — these are template-resolved — then expected output,
+additional context and, last, the ``<session_state>`` block. The result is stripped once at
+the end. A ``system_message`` overrides all of it (template-resolved, not stripped, no state
+block), as in Agno.
+
+Templates: ``{name}`` is replaced only when ``name`` is a known key (session state first, then
+dependencies). Unknown placeholders, ``$words``, ``{{doubled}}`` braces and JSON braces are left
+exactly as written — unlike Agno's ``string.Template`` round trip, which mangles ``$`` signs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .events import Placeholder, PromptSection
+
+_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+
+MARKDOWN_HINT = "Use markdown to format your answers."
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """A rendered system prompt and how it was assembled."""
+
+    text: str
+    """The final system prompt."""
+    sections: tuple[PromptSection, ...]
+    """Its parts in order, each labelled with the option that produced it."""
+    notes: tuple[str, ...] = ()
+    """Options that were set but had no effect, and why."""
+
+    @property
+    def placeholders(self) -> list[Placeholder]:
+        return [p for s in self.sections for p in s.placeholders]
+
+    @property
+    def unresolved(self) -> list[str]:
+        """Names of placeholders that stayed as written."""
+        return [p.name for p in self.placeholders if not p.resolved]
+
+
+@dataclass(frozen=True)
+class _Piece:
+    source: str
+    text: str
+    resolve: bool
+
+
+def resolve_template(
+    text: str, variables: Sequence[tuple[str, Mapping[str, Any]]]
+) -> tuple[str, list[Placeholder]]:
+    """Replace known ``{name}`` placeholders; returns the text and every placeholder found
+    (offsets relative to the returned text)."""
+    out: list[str] = []
+    found: list[Placeholder] = []
+    pos = 0
+    length = 0
+    for match in _PLACEHOLDER.finditer(text):
+        name = match.group(1)
+        before = text[pos : match.start()]
+        out.append(before)
+        length += len(before)
+        source, value = _lookup(name, variables)
+        replacement = match.group(0) if source is None else str(value)
+        found.append(
+            Placeholder(
+                name=name,
+                resolved=source is not None,
+                source=source,
+                value=None if source is None else replacement,
+                start=length,
+                end=length + len(replacement),
+            )
+        )
+        out.append(replacement)
+        length += len(replacement)
+        pos = match.end()
+    out.append(text[pos:])
+    return "".join(out), found
+
+
+def _lookup(name: str, variables: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[str | None, Any]:
+    for source, mapping in variables:
+        if name in mapping:
+            return source, mapping[name]
+    return None, None
+
+
+def render_system_prompt(
+    *,
+    system_message: str | None = None,
+    description: str | None = None,
+    role: str | None = None,
+    instructions: Sequence[str] = (),
+    markdown: bool = False,
+    name: str | None = None,
+    add_name_to_context: bool = False,
+    datetime_text: str | None = None,
+    tool_instructions: Sequence[str] = (),
+    expected_output: str | None = None,
+    additional_context: str | None = None,
+    add_session_state_to_context: bool = False,
+    session_state_text: str | None = None,
+    resolve_in_context: bool = True,
+    variables: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    use_instruction_tags: bool = False,
+) -> RenderedPrompt:
+    """Assemble the system prompt from the agent's options (see the module docstring)."""
+    if system_message is not None:
+        notes = []
+        if add_session_state_to_context:
+            notes.append("add_session_state_to_context: no <session_state> block, system_message overrides")
+        for option, value in (("instructions", instructions), ("description", description)):
+            if value:
+                notes.append(f"{option}: not used, system_message overrides")
+        pieces = [_Piece("system_message", system_message, resolve_in_context)]
+        return _assemble(pieces, variables, strip=False, notes=tuple(notes))
+
+    pieces: list[_Piece] = []
+    if description is not None:
+        pieces.append(_Piece("description", f"{description}\n", True))
+    if role is not None:
+        pieces.append(_Piece("role", f"\n<your_role>\n{role}\n</your_role>\n\n", True))
+    items = [i for i in instructions if i is not None]
+    if items:
+        if use_instruction_tags:
+            body = "".join(f"\n- {i}" for i in items) if len(items) > 1 else "\n" + items[0]
+            pieces.append(_Piece("instructions", f"<instructions>{body}\n</instructions>\n\n", True))
+        elif len(items) > 1:
+            pieces.append(_Piece("instructions", "".join(f"- {i}\n" for i in items), True))
+        else:
+            pieces.append(_Piece("instructions", items[0] + "\n\n", True))
+    extra: list[tuple[str, str]] = []
+    if markdown:
+        extra.append(("markdown", MARKDOWN_HINT))
+    if datetime_text is not None:
+        extra.append(("add_datetime_to_context", f"The current time is {datetime_text}."))
+    if name is not None and add_name_to_context:
+        extra.append(("add_name_to_context", f"Your name is: {name}."))
+    for i, (source, text) in enumerate(extra):
+        head = "<additional_information>" if i == 0 else ""
+        tail = "\n</additional_information>\n\n" if i == len(extra) - 1 else ""
+        pieces.append(_Piece(source, f"{head}\n- {text}{tail}", True))
+    for text in tool_instructions:
+        pieces.append(_Piece("tool_instructions", f"{text}\n", True))
+    if expected_output is not None:
+        pieces.append(
+            _Piece("expected_output", f"<expected_output>\n{expected_output.strip()}\n</expected_output>\n\n", False)
+        )
+    if additional_context is not None:
+        pieces.append(_Piece("additional_context", f"{additional_context}\n", False))
+    if add_session_state_to_context and session_state_text is not None:
+        pieces.append(
+            _Piece("session_state", f"\n<session_state>\n{session_state_text}\n</session_state>\n\n", False)
+        )
+    return _assemble(pieces, variables if resolve_in_context else (), strip=True, notes=())
+
+
+def _assemble(
+    pieces: list[_Piece],
+    variables: Sequence[tuple[str, Mapping[str, Any]]],
+    *,
+    strip: bool,
+    notes: tuple[str, ...],
+) -> RenderedPrompt:
+    texts: list[str] = []
+    found: list[list[Placeholder]] = []
+    for piece in pieces:
+        if piece.resolve and variables:
+            text, placeholders = resolve_template(piece.text, variables)
+        elif piece.resolve:
+            text, placeholders = resolve_template(piece.text, ())
+        else:
+            text, placeholders = piece.text, []
+        texts.append(text)
+        found.append(placeholders)
+    raw = "".join(texts)
+    final = raw.strip() if strip else raw
+    shift = len(raw) - len(raw.lstrip()) if strip else 0
+    sections: list[PromptSection] = []
+    offset = 0
+    for piece, text, placeholders in zip(pieces, texts, found):
+        start = max(0, min(len(final), offset - shift))
+        end = max(0, min(len(final), offset + len(text) - shift))
+        if end > start:
+            sections.append(
+                PromptSection(
+                    source=piece.source,
+                    text=final[start:end],
+                    start=start,
+                    end=end,
+                    placeholders=tuple(
+                        Placeholder(
+                            name=p.name,
+                            resolved=p.resolved,
+                            source=p.source,
+                            value=p.value,
+                            start=offset - shift + p.start,
+                            end=offset - shift + p.end,
+                        )
+                        for p in placeholders
+                    ),
+                )
+            )
+        offset += len(text)
+    return RenderedPrompt(text=final, sections=tuple(sections), notes=notes)
