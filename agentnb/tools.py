@@ -451,10 +451,7 @@ def _schema_for(
         sig = inspect.signature(function)
     except (TypeError, ValueError) as exc:
         raise ToolDefinitionError(f"cannot read the signature of tool {tool_name!r}: {exc}") from None
-    try:
-        hints = typing.get_type_hints(function)
-    except Exception:
-        hints = {k: v for k, v in getattr(function, "__annotations__", {}).items() if not isinstance(v, str)}
+    hints = _type_hints(function, tool_name)
     doc = docstring_parser.parse(inspect.getdoc(function) or "")
     param_docs = {p.arg_name: p.description for p in doc.params if p.description}
     description = "\n".join(x for x in (doc.short_description, doc.long_description) if x) or None
@@ -514,6 +511,33 @@ def _schema_for(
     schema.pop("type", None)
     ordered.update(schema)
     return ordered, model, tuple(injected), description
+
+
+def _type_hints(function: Callable[..., Any], tool_name: str) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(function)
+    except Exception:
+        pass
+    # Some hint names a class that is not a module global (e.g. defined inside a function):
+    # resolve each one against the globals and the function's closure, and say which failed.
+    target = inspect.unwrap(getattr(function, "__func__", function))
+    namespace = dict(getattr(target, "__globals__", {}))
+    try:
+        namespace.update(inspect.getclosurevars(target).nonlocals)
+    except (TypeError, ValueError):
+        pass
+    hints = {}
+    for pname, annotation in getattr(target, "__annotations__", {}).items():
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace)  # the function's own annotation text
+            except Exception as exc:
+                raise ToolDefinitionError(
+                    f"cannot resolve the type hint {annotation!r} of {pname!r} in tool {tool_name!r} "
+                    f"({exc}); define that type at module level (or in the notebook) before the tool"
+                ) from None
+        hints[pname] = annotation
+    return hints
 
 
 def _strip_titles(node: Any) -> Any:
