@@ -142,7 +142,8 @@ class Turn:
             yield from self._fail(exc)
             return
         yield from map(self._emit, self._flush())
-        self.record.state_before = copy.deepcopy(self._snap)
+        # Snapshots are never mutated (checkpoints replace them), so records can share them.
+        self.record.state_before = self._snap
 
         prepared = agent._prepare(self.message, self.ctx)
         yield self._emit(
@@ -155,14 +156,13 @@ class Turn:
             )
         )
         messages: list[Message] = list(prepared.messages)
+        wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
         tools = {t.name: t for t in prepared.tools}
         schemas = [t.schema() for t in prepared.tools]
         limit = agent.max_tool_iterations
         call = 0
         while True:
-            request = ModelRequest(
-                messages=[m.to_openai() for m in messages], tools=schemas, options=dict(agent.model_options)
-            )
+            request = ModelRequest(messages=list(wire), tools=schemas, options=dict(agent.model_options))
             try:
                 payload = agent.model.payload(request)
             except Exception as exc:
@@ -197,6 +197,7 @@ class Turn:
                 )
             )
             messages.append(Message.assistant(response.content, response.tool_calls))
+            wire.append(messages[-1].to_openai())
             if not response.tool_calls:
                 break
             if call >= limit:
@@ -225,6 +226,7 @@ class Turn:
                 yield self._emit(finished)
                 self._tool_calls += 1
                 messages.append(Message.tool(tool_call, finished.result))
+                wire.append(messages[-1].to_openai())
             call += 1
 
         self.record.messages = messages
@@ -236,8 +238,8 @@ class Turn:
         self.record.content = messages[-1].content
         self.record.usage = self._usage
         self.record.duration_ms = duration
-        self.record.state_after = copy.deepcopy(self.state.data)
-        agent._last_state = copy.deepcopy(self.state.data)
+        self.record.state_after = self._snap
+        agent._last_state = self._snap
         yield self._emit(
             RunFinished(
                 run_id=self.run_id,
@@ -257,7 +259,7 @@ class Turn:
         self.record.usage = self._usage
         self.record.duration_ms = duration
         self.record.state_after = copy.deepcopy(self.state.data)
-        self.agent._last_state = copy.deepcopy(self.state.data)
+        self.agent._last_state = self.record.state_after
         self.error = exc
         yield self._emit(
             RunFailed(

@@ -217,9 +217,11 @@ class State:
     def set(self, key: str, value: Any, handler_override: Handler | None = None) -> None:
         """Merge ``value`` into ``key`` with the key's handler (or ``handler_override``)."""
         if key == MESSAGES_KEY:
-            handler = handler_override or merge_lists
-            merged = handler(self._messages, value)
-            self._messages = [_as_message(m) for m in merged]
+            if handler_override is None or handler_override is merge_lists:
+                # Appending is the common case: convert only what is new, not the whole history.
+                self._messages.extend(_as_message(m) for m in merge_lists([], value))
+                return
+            self._messages = [_as_message(m) for m in handler_override(self._messages, value)]
             return
         self._check_key(key)
         handler = handler_override or self.handler_for(key)
