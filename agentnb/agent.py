@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import datetime
 import inspect
@@ -13,8 +14,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
 from .errors import AgentnbError, AgentRunError, ConfigurationError
-from .events import Event, PromptSection, ToolCallFinished, Usage
+from .events import ContextRetrieved, Event, PromptSection, ToolCallFinished, Usage
+from .formatters import FormatSettings, ParagraphFormatter, ParsedOutput, build_payload
 from .history import History, TurnRecord
 from .loop import Turn
 from .messages import Message
@@ -38,6 +41,8 @@ class Prepared:
     user_prompt: str
     messages: tuple[Message, ...]
     tools: tuple[Tool, ...]
+    context: tuple[ContextRetrieved, ...] = ()
+    """What each passive context provider returned for this turn."""
 
 
 class Observation(tuple):
@@ -51,6 +56,7 @@ class Observation(tuple):
     sections: tuple[PromptSection, ...]
     notes: tuple[str, ...]
     request: dict[str, Any]
+    context: list[ContextRetrieved]
 
     def __new__(cls, prepared: Prepared, request: dict[str, Any]) -> Observation:
         messages = [m.to_openai() for m in prepared.messages]
@@ -62,6 +68,7 @@ class Observation(tuple):
         self.sections = prepared.sections
         self.notes = prepared.notes
         self.request = request
+        self.context = list(prepared.context)
         return self
 
     def __repr__(self) -> str:
@@ -103,6 +110,23 @@ class RunResult:
 
     def __str__(self) -> str:
         return self.content or ""
+
+    @property
+    def output(self) -> ParsedOutput | None:
+        """The answer parsed by the agent's output formatter (None without one):
+        ``result.output["field"]``; ``.ok`` / ``.error`` / ``.raw`` when it did not parse."""
+        return self.turn.output if self.turn is not None else None
+
+    def _repr_html_(self) -> str | None:
+        """The turn's static record in a notebook (see agentnb.render)."""
+        from .render import turn_html
+
+        return turn_html(self.turn) if self.turn is not None else None
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from .render import turn_text
+
+        printer.text(turn_text(self.turn) if self.turn is not None else repr(self))
 
 
 class RunStream:
@@ -161,6 +185,17 @@ class Agent:
         num_history_runs: int = 3,
         model_options: Mapping[str, Any] | None = None,
         session_id: str | None = None,
+        session: Any = None,
+        fresh: bool = False,
+        context_providers: Iterable[Any] | None = None,
+        memories: Iterable[Any] | None = None,
+        retrievers: Iterable[Any] | None = None,
+        prompt_template: str | list[str] | None = None,
+        output_fields: Mapping[str, str] | Iterable[str] | None = None,
+        formatter: Any = None,
+        output_formatter: Any = None,
+        formatters: Any = None,
+        hide_unused_fields: bool = False,
     ) -> None:
         self.name = name or "agent"
         self.model = resolve_model(model)
@@ -205,6 +240,20 @@ class Agent:
         self._last_state: dict[str, Any] | None = None
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
+        # MASFactory's spellings (memories=, retrievers=) are the same kind of object.
+        self.context_providers = ContextProviders(
+            [*(context_providers or ()), *(memories or ()), *(retrievers or ())], agent=self
+        )
+        self.format = FormatSettings.build(
+            prompt_template=prompt_template,
+            formatter=formatter,
+            output_formatter=output_formatter,
+            formatters=formatters,
+            output_fields=output_fields,
+            hide_unused_fields=hide_unused_fields,
+        )
+        if session is not None:  # restores a saved session, then saves after every turn
+            self.attach_session(session, fresh=fresh)
 
     # -- state ----------------------------------------------------------------------------
 
@@ -239,10 +288,13 @@ class Agent:
     # -- observe --------------------------------------------------------------------------
 
     def all_tools(self) -> list[Tool]:
-        """The tools the model is offered: the agent's, plus the built-in ones enabled."""
+        """The tools the model is offered: the agent's, plus the built-in ones enabled
+        (``update_session_state``; ``list_context_sources`` / ``retrieve_context`` when a
+        context provider is active)."""
         tools = list(self.tools)
         if self.enable_agentic_state and not any(t.name == "update_session_state" for t in tools):
             tools.append(update_session_state_tool())
+        tools.extend(self.context_providers.tools(taken=[t.name for t in tools]))
         return tools
 
     def render_prompt(self, ctx: RunContext | None = None) -> RenderedPrompt:
@@ -281,13 +333,38 @@ class Agent:
             return [value]
         return [str(v) for v in value]
 
-    def _prepare(self, message: str, ctx: RunContext) -> Prepared:
+    def _prepare(
+        self,
+        message: str | Mapping[str, Any],
+        ctx: RunContext,
+        on_context: Callable[[ContextRetrieved], None] | None = None,
+    ) -> Prepared:
         rendered = self.render_prompt(ctx)
-        user_prompt = message
-        if self.resolve_in_context:
-            user_prompt, _ = resolve_template(
-                message, [("session_state", self.state.data), ("dependencies", ctx.dependencies)]
-            )
+        variables = [("session_state", self.state.data), ("dependencies", ctx.dependencies)]
+        text = message if isinstance(message, str) else None
+        if text is not None and self.resolve_in_context:
+            text, _ = resolve_template(text, variables)
+        context: list[ContextRetrieved] = []
+        if text is not None and not self.format.structured and not self.context_providers.passive:
+            # The plain chat path: the user's message goes out as it is.
+            user_prompt = text
+            query = ContextQuery(text, inputs={"message": text}, agent=self.name)
+        else:
+            inputs = {"message": text} if text is not None else dict(message)
+
+            def resolve(template: str, values: Mapping[str, Any]) -> tuple[str, set[str]]:
+                out, found = resolve_template(template, [("input", values), *variables])
+                return out, {p.name for p in found if p.source == "input"}
+
+            payload = build_payload(self.format, inputs, text, resolve)
+            query = ContextQuery(payload.query_text, inputs=payload.inputs, agent=self.name)
+            context = self.context_providers.retrieve_passive(query, ctx.run_id)
+            fields = dict(payload.fields)
+            context_text = render_context([(c.label, c.blocks) for c in context])
+            if context_text:
+                fields[CONTEXT_KEY] = context_text
+            user_prompt = (self.format.input_formatter or ParagraphFormatter()).dump(fields)
+        self.context_providers.bind(ctx.run_id, query, on_context)
         messages: list[Message] = []
         if rendered.text:
             messages.append(Message.system(rendered.text))
@@ -303,6 +380,7 @@ class Agent:
             user_prompt=user_prompt,
             messages=tuple(messages),
             tools=tuple(self.all_tools()),
+            context=tuple(context),
         )
 
     def _context(self, dependencies: Mapping[str, Any] | None = None) -> RunContext:
@@ -316,8 +394,13 @@ class Agent:
             turn=len(self.history),
         )
 
-    def observe(self, message: str, *, dependencies: Mapping[str, Any] | None = None) -> Observation:
-        """What the model would receive for ``message`` — without calling it."""
+    def observe(
+        self, message: str | Mapping[str, Any], *, dependencies: Mapping[str, Any] | None = None
+    ) -> Observation:
+        """What the model would receive for ``message`` — without calling it. ``message`` may
+        be a dict of input fields (MASFactory) for a ``prompt_template``. Passive context
+        providers are queried; ``.context`` holds what each returned."""
+        _check_message(message)
         prepared = self._prepare(message, self._context(dependencies))
         request = ModelRequest(
             messages=[m.to_openai() for m in prepared.messages],
@@ -329,16 +412,15 @@ class Agent:
     # -- run ------------------------------------------------------------------------------
 
     def iter_run(
-        self, message: str, *, dependencies: Mapping[str, Any] | None = None, **state_values: Any
+        self, message: str | Mapping[str, Any], *, dependencies: Mapping[str, Any] | None = None, **state_values: Any
     ) -> RunStream:
         """Run a turn, yielding its events as they happen (see RunStream)."""
-        if not isinstance(message, str):
-            raise ConfigurationError(f"the message must be a str, got {type(message).__name__}")
+        _check_message(message)
         return RunStream(self, Turn(self, message, state_values, dict(dependencies or {})))
 
     def run(
         self,
-        message: str,
+        message: str | Mapping[str, Any],
         *,
         on_event: Subscriber | None = None,
         dependencies: Mapping[str, Any] | None = None,
@@ -359,7 +441,7 @@ class Agent:
 
     async def arun(
         self,
-        message: str,
+        message: str | Mapping[str, Any],
         *,
         on_event: Subscriber | None = None,
         dependencies: Mapping[str, Any] | None = None,
@@ -370,20 +452,14 @@ class Agent:
             self.run, message, on_event=on_event, dependencies=dependencies, **state_values
         )
 
-    def _running(self) -> Any:
-        agent = self
-
-        class _Guard:
-            def __enter__(self) -> None:
-                if not agent._lock.acquire(blocking=False):
-                    raise ConfigurationError(
-                        f"agent {agent.name!r} is already running a turn; wait for it to finish"
-                    )
-
-            def __exit__(self, *exc: Any) -> None:
-                agent._lock.release()
-
-        return _Guard()
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        if not self._lock.acquire(blocking=False):
+            raise ConfigurationError(f"agent {self.name!r} is already running a turn; wait for it to finish")
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def _result(self, turn: Turn) -> RunResult:
         record = turn.record
@@ -405,6 +481,48 @@ class Agent:
             f"Agent({self.name!r}, model={self.model.label}, tools=[{tools}], "
             f"turns={len(self.history)}, state keys={list(self.state.data)})"
         )
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def register_state(self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None) -> None:
+        """Also save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
+        from .sessions.modules import register_state
+
+        register_state(self, attr_name, custom_to_json, custom_from_json)
+
+    def state_dict(self) -> dict[str, Any]:
+        """State, conversation and every finished turn (with each model request and response)
+        as plain data: what a session saves under this agent's module name."""
+        from .sessions.modules import agent_state_dict
+
+        return copy.deepcopy(agent_state_dict(self))
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
+        """Restore what ``state_dict()`` returned into this agent (built by the same code)."""
+        from .sessions.modules import load_agent_state_dict
+
+        load_agent_state_dict(self, dict(state_dict), strict)
+
+    def attach_session(
+        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
+    ) -> bool:
+        """Save to ``session`` after every turn, restoring what it holds first (unless
+        ``fresh=True``). ``session`` is a SessionBase or a folder for a JSONSession;
+        ``session_id`` defaults to the agent's name. Returns whether a session was restored."""
+        from .sessions.autosave import attach
+
+        return attach(self, session, session_id, fresh=fresh, module=module)
+
+
+def _check_message(message: Any) -> None:
+    if isinstance(message, str):
+        return
+    if isinstance(message, Mapping) and all(isinstance(k, str) for k in message):
+        return
+    raise ConfigurationError(
+        f"the message must be a str (or a dict of input fields for a prompt_template), "
+        f"got {type(message).__name__}"
+    )
 
 
 def _as_run_error(err: BaseException, result: RunResult) -> BaseException:

@@ -16,7 +16,7 @@ import copy
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import jsonpatch
@@ -49,9 +49,19 @@ if TYPE_CHECKING:
 AGENTIC_TOOL = "update_session_state"
 
 
+def _dump_any(value: Any) -> str:
+    # jsonpatch serialises values to compare list items; objects that are not JSON (dataclasses,
+    # custom classes) compare by their attributes instead of failing the run.
+    return json.dumps(value, sort_keys=True, default=lambda o: getattr(o, "__dict__", None) or repr(o))
+
+
+class _Patch(jsonpatch.JsonPatch):
+    json_dumper = staticmethod(_dump_any)
+
+
 def state_patch(before: Any, after: Any) -> list[dict[str, Any]]:
     """The JSON patch from ``before`` to ``after`` (values deep-copied)."""
-    return copy.deepcopy(jsonpatch.make_patch(before, after).patch)
+    return copy.deepcopy(_Patch.from_diff(before, after).patch)
 
 
 class Turn:
@@ -60,12 +70,14 @@ class Turn:
     def __init__(
         self,
         agent: Agent,
-        message: str,
+        message: str | Mapping[str, Any],
         state_values: dict[str, Any],
         dependencies: dict[str, Any] | None,
     ) -> None:
         self.agent = agent
-        self.message = message
+        self.input = message
+        # A dict of input fields (MASFactory style) is recorded as its JSON text.
+        self.message = message if isinstance(message, str) else json.dumps(dict(message), ensure_ascii=False, default=str)
         self.state_values = state_values
         self.run_id = uuid.uuid4().hex[:12]
         self.state = agent.state
@@ -82,7 +94,7 @@ class Turn:
             index=len(agent.history),
             run_id=self.run_id,
             agent=agent.name,
-            message=message,
+            message=self.message,
             model=agent.model.label,
             started_at=time.time(),
         )
@@ -145,7 +157,13 @@ class Turn:
         # Snapshots are never mutated (checkpoints replace them), so records can share them.
         self.record.state_before = self._snap
 
-        prepared = agent._prepare(self.message, self.ctx)
+        try:
+            prepared = agent._prepare(self.input, self.ctx, on_context=lambda event: self._pending.append(event))
+        except Exception as exc:  # a failing context provider or instructions callable
+            yield from self._fail(exc)
+            return
+        for retrieved in prepared.context:
+            yield self._emit(retrieved)
         yield self._emit(
             PromptRendered(
                 run_id=self.run_id,
@@ -236,6 +254,9 @@ class Turn:
         duration = (time.perf_counter() - self._start) * 1000
         self.record.status = "ok"
         self.record.content = messages[-1].content
+        output_formatter = agent.format.output_formatter
+        if output_formatter is not None:
+            self.record.output = output_formatter.parse(self.record.content, list(agent.format.output_fields))
         self.record.usage = self._usage
         self.record.duration_ms = duration
         self.record.state_after = self._snap

@@ -247,3 +247,22 @@ def test_run_result_state_access():
     with pytest.raises(KeyError, match="'zz' is not in the state"):
         result["zz"]
     assert str(result) == "ok"
+
+
+class Basket:
+    """A custom class without __eq__ or JSON support."""
+
+    def __init__(self, items):
+        self.items = items
+
+
+def test_state_with_custom_objects_is_diffed_without_failing():
+    def fill(session_state: dict) -> str:
+        session_state["baskets"].append(Basket(["milk"]))
+        return "ok"
+
+    agent = Agent(model=ScriptedModel([tool_call("fill"), "done"]), tools=[fill], session_state={"baskets": []})
+    result = agent.run("go")
+    change = result.turn.state_changes[0]
+    assert change.patch[0]["op"] == "add" and change.patch[0]["path"] == "/baskets/0"
+    assert isinstance(change.patch[0]["value"], Basket)

@@ -1,0 +1,120 @@
+"""pandas views of an agent's history: turns, tool calls and the state after each turn.
+
+pandas is imported when a view is asked for, never at ``import agentnb`` time. The turn and
+tool-call views have a ``turn`` column (the turn's index in the history) and fixed columns even
+when empty, so code written against one notebook keeps working on another; the state view is
+indexed by turn, so a state key named ``turn`` cannot clash with it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .history import TurnRecord
+
+TURN_COLUMNS = (
+    "turn",
+    "message",
+    "answer",
+    "status",
+    "error",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "duration_ms",
+    "tool_calls",
+)
+"""Columns of ``History.turns()``."""
+
+TOOL_CALL_COLUMNS = (
+    "turn",
+    "call",
+    "tool_call_id",
+    "name",
+    "arguments",
+    "result",
+    "error",
+    "error_kind",
+    "hooks",
+    "answered_by",
+    "changed_keys",
+    "duration_ms",
+)
+"""Columns of ``History.tool_calls()``; ``call`` is the model call (round) that asked for it."""
+
+
+def _pandas():  # type: ignore[no-untyped-def]
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(
+            "the history's DataFrame views need pandas: pip install pandas (or agentnb[notebook])"
+        ) from None
+    return pandas
+
+
+def turns_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
+    """One row per turn: message, answer, status, model, tokens, duration, tool-call count."""
+    pd = _pandas()
+    rows = [
+        {
+            "turn": t.index,
+            "message": t.message,
+            "answer": t.content,
+            "status": t.status,
+            "error": t.error,
+            "model": t.model,
+            "input_tokens": t.usage.input_tokens,
+            "output_tokens": t.usage.output_tokens,
+            "duration_ms": t.duration_ms,
+            "tool_calls": len(t.tool_calls),
+        }
+        for t in turns
+    ]
+    return pd.DataFrame(rows, columns=list(TURN_COLUMNS))
+
+
+def tool_calls_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
+    """One row per tool call: turn, name, arguments as sent, result, error, hooks, duration."""
+    pd = _pandas()
+    rows = [
+        {
+            "turn": t.index,
+            "call": c.call,
+            "tool_call_id": c.tool_call_id,
+            "name": c.name,
+            "arguments": c.arguments,
+            "result": c.result if c.error is None else None,
+            "error": c.error,
+            "error_kind": c.error_kind,
+            "hooks": [h.name for h in c.hooks],
+            "answered_by": c.answered_by,
+            "changed_keys": list(c.changed_keys),
+            "duration_ms": c.duration_ms,
+        }
+        for t in turns
+        for c in t.tool_calls
+    ]
+    return pd.DataFrame(rows, columns=list(TOOL_CALL_COLUMNS))
+
+
+def states_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
+    """The state after each turn, indexed by turn, one column per top-level key (in first-seen
+    order); a key absent after a turn is missing (NaN) in that row."""
+    pd = _pandas()
+    records = list(turns)
+    keys: dict[str, None] = {}
+    for t in records:
+        keys.update(dict.fromkeys(t.state_after))
+    # Deep copies: editing a cell of the frame must not edit the recorded history.
+    rows = [copy.deepcopy(t.state_after) for t in records]
+    index = pd.Index([t.index for t in records], name="turn", dtype="int64")
+    return pd.DataFrame(rows, columns=list(keys), index=index, dtype=object)
+
+
+__all__ = ["TOOL_CALL_COLUMNS", "TURN_COLUMNS", "states_frame", "tool_calls_frame", "turns_frame"]

@@ -1,0 +1,88 @@
+"""A turn's output in a cell: live text while it runs, then the static record.
+
+The record's text and HTML come from ``agentnb.render`` (deterministic and escaped); this module
+only wires them to IPython's display system. While a turn runs, one display area shows the
+streamed text and tool calls; when it ends, the same area is replaced by the record, so a saved
+notebook holds only the deterministic record.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from IPython.display import DisplayHandle, display
+
+from ..events import Event, ModelRequested, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from ..render import turn_html, turn_text
+
+if TYPE_CHECKING:
+    from ..history import TurnRecord
+
+LIVE_CSS_CLASS = "agentnb-live"
+"""The class of the live (streaming) view's ``<pre>``."""
+
+
+class TurnView:
+    """A finished turn as text/plain + text/html."""
+
+    def __init__(self, turn: TurnRecord) -> None:
+        self.turn = turn
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": turn_text(self.turn), "text/html": turn_html(self.turn)}
+
+    def __repr__(self) -> str:
+        return turn_text(self.turn)
+
+
+class _LiveText:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        escaped = html.escape(self.text, quote=True)
+        return {
+            "text/plain": self.text,
+            "text/html": f'<pre class="{LIVE_CSS_CLASS}" style="white-space:pre-wrap">{escaped}</pre>',
+        }
+
+
+class LiveTurn:
+    """An event subscriber that streams a running turn into one display area.
+
+    Call it with every event of the run, then ``finish(turn)`` to leave the record in its place.
+    """
+
+    def __init__(self) -> None:
+        self.handle: DisplayHandle | None = None
+        self.pieces: list[str] = []
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.pieces = [f"{event.agent} · turn {event.turn} · running\n"]
+        elif isinstance(event, TextDelta):
+            self.pieces.append(event.text)
+        elif isinstance(event, ModelRequested) and event.call > 0:
+            self.pieces.append("\n")
+        elif isinstance(event, ToolCallStarted):
+            self.pieces.append(f"\n→ {event.name}({event.arguments})")
+        elif isinstance(event, ToolCallFinished):
+            outcome = f"error: {event.error}" if event.error is not None else event.result
+            self.pieces.append(f"\n← {event.name}: {outcome}\n")
+        else:
+            return
+        self._show(_LiveText("".join(self.pieces)))
+
+    def _show(self, obj: Any) -> None:
+        if self.handle is None:
+            self.handle = display(obj, display_id=True)
+        else:
+            self.handle.update(obj)
+
+    def finish(self, turn: TurnRecord) -> None:
+        """Replace the live view with the turn's static record."""
+        self._show(TurnView(turn))
+
+
+__all__ = ["LIVE_CSS_CLASS", "LiveTurn", "TurnView"]

@@ -1,0 +1,394 @@
+"""The magics through a real IPython shell: %%tool, %%agent, %%chat, %agentnb."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+import agentnb
+from agentnb import Agent, ScriptedModel, Tool, tool_call
+from agentnb.render import turn_html, turn_text
+
+IMG = "<img src=x onerror=alert(1)>"
+
+
+def ipython():
+    """The test session's one real shell (start_ipython only returns it on its first call)."""
+    start_ipython()
+    from IPython import get_ipython
+
+    return get_ipython()
+
+
+@pytest.fixture()
+def shell():
+    ip = ipython()
+    before = set(ip.user_ns)
+    ip.run_line_magic("load_ext", "agentnb")
+    agentnb.load_ipython_extension(ip)  # a fresh workspace for every test
+    ip.run_cell("from agentnb import ScriptedModel, Toolkit, tool, tool_call")
+    yield ip
+    for name in set(ip.user_ns) - before:
+        del ip.user_ns[name]
+
+
+def run(ip, kind: str, line: str, body: str = ""):
+    """Run a magic, returning (value, captured output)."""
+    with capture_output() as captured:
+        value = ip.run_cell_magic(kind, line, body) if kind != "agentnb" else ip.run_line_magic(kind, line)
+    return value, captured
+
+
+def usage_error(ip, kind: str, line: str, body: str = "") -> str:
+    with pytest.raises(UsageError) as info:
+        run(ip, kind, line, body)
+    text = str(info.value)
+    assert "\n" not in text, text  # one line, never a wall
+    return text
+
+
+ADD_ITEM = '''
+def add_item(item: str, session_state) -> str:
+    """Add an item to the shopping list."""
+    session_state["shopping_list"].append(item)
+    return f"added {item}"
+
+def _helper():
+    pass
+'''
+
+
+def define_shop(ip, extra: str = "", body: str = "You keep {shopping_list}."):
+    run(ip, "tool", "", ADD_ITEM)
+    ip.run_cell(
+        "model = ScriptedModel(lambda request: 'ok' if request.messages[-1]['role'] == 'tool' "
+        "else tool_call('add_item', item=request.messages[-1]['content']))"
+    )
+    return run(ip, "agent", f"""shop --model model --state '{{"shopping_list": []}}' --tools add_item {extra}""", body)
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+def test_load_ext_registers_the_magics(shell):
+    magics = shell.magics_manager.magics
+    assert {"agent", "tool", "chat"} <= set(magics["cell"])
+    assert "agentnb" in magics["line"]
+
+
+def test_agent_magic_documents_its_options():
+    doc = ipython().find_cell_magic("agent").__doc__
+    for option in ("--model", "--state", "--schema", "--agentic-state", "--state-in-context", "--tools",
+                   "--hooks", "--context", "--session", "--max-iterations", "--fresh"):
+        assert option in doc
+
+
+# --- %%tool --------------------------------------------------------------------------------
+
+
+def test_tool_registers_new_functions_as_callable_tools(shell):
+    _, out = run(shell, "tool", "", "import json\nfrom os.path import join\n" + ADD_ITEM)
+    registered = shell.user_ns["add_item"]
+    assert isinstance(registered, Tool)
+    assert registered("milk", {"shopping_list": []}) == "added milk"  # still callable
+    assert not isinstance(shell.user_ns["_helper"], Tool)
+    assert not isinstance(shell.user_ns["join"], Tool)  # imported, not defined here
+    assert out.stdout.splitlines()[0] == "tool add_item"
+    assert '"description": "Add an item to the shopping list."' in out.stdout
+    schema = json.loads(out.stdout.split("\n", 1)[1])
+    assert schema == registered.schema()
+    assert schema["function"]["parameters"]["required"] == ["item"]
+    assert "session_state" not in out.stdout  # injected, hidden from the model
+
+
+def test_tool_options_set_state_wiring(shell):
+    body = "def process(docs: list, top: int = 2) -> dict:\n    return {'best': docs[:top]}\n"
+    _, out = run(shell, "tool", "--inputs-from-state documents=docs --outputs-to-state best=best --name pick", body)
+    made = shell.user_ns["process"]
+    assert made.name == "pick"
+    assert made.inputs_from_state == {"documents": "docs"}
+    assert made.outputs_to_state == {"best": {"source": "best"}}
+    assert "docs" not in made.parameters["properties"]
+    assert out.stdout.startswith("tool pick (inputs_from_state={'documents': 'docs'}; outputs_to_state={'best': {'source': 'best'}})")
+
+
+def test_tool_output_whole_result_with_empty_source(shell):
+    run(shell, "tool", "--outputs-to-state total=", "def add(a: int, b: int) -> int:\n    return a + b\n")
+    assert shell.user_ns["add"].outputs_to_state == {"total": {}}
+
+
+def test_tool_registers_a_toolkit_class_and_its_tools(shell):
+    body = (
+        "class Shop(Toolkit):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(name='shop_tools')\n"
+        "        self.register(self.price)\n"
+        "    def price(self, item: str) -> float:\n"
+        "        'Price of an item.'\n"
+        "        return 1.5\n"
+    )
+    _, out = run(shell, "tool", "", body)
+    assert out.stdout.splitlines()[:2] == ["toolkit shop_tools: 1 tool(s)", "  tool price"]
+    run(shell, "agent", "a --tools price", "Price things.")  # a toolkit's tool, by its name from the registry
+    assert [t.name for t in shell.user_ns["a"].tools] == ["price"]
+
+
+@pytest.mark.parametrize(
+    ("line", "body", "expected"),
+    [
+        ("", "x = 1\n", "defined no function or Toolkit"),
+        ("", "def f():\n    return 1/0\nf()\n", "the cell raised ZeroDivisionError"),
+        ("--inputs-from-state docs", "def f(docs: list): ...\n", "must look like documents=docs"),
+        ("--inputs-from-state documents=nope", "def f(docs: list): ...\n", "no function of the cell takes"),
+        ("--name x", "def f(): ...\ndef g(): ...\n", "defines 2 (f, g); split the cell"),
+        ("--name 1x", "def f(): ...\n", "not a valid Python name"),
+        ("--bogus", "def f(): ...\n", "unrecognized arguments: --bogus. See %%tool? for the options."),
+        ("--name x", "@tool\ndef f(): ...\n", "'f' is already a Tool (@tool); give the options to @tool(...)"),
+    ],
+)
+def test_tool_bad_input_is_a_one_line_usage_error(shell, line, body, expected):
+    assert expected in usage_error(shell, "tool", line, body)
+
+
+# --- %%agent -------------------------------------------------------------------------------
+
+
+def test_agent_binds_name_with_all_options(shell):
+    shell.run_cell("def log(function_name, function_call, arguments):\n    return function_call(**arguments)\n")
+    _, out = define_shop(shell, "--agentic-state --state-in-context --hooks log --max-iterations 3 --markdown "
+                                "--description 'Shop helper'")
+    agent = shell.user_ns["shop"]
+    assert isinstance(agent, Agent) and agent.name == "shop"
+    assert agent.model is shell.user_ns["model"]
+    assert agent.session_state == {"shopping_list": []}
+    assert [t.name for t in agent.all_tools()] == ["add_item", "update_session_state"]
+    assert [h.__name__ for h in agent.tool_hooks] == ["log"]
+    assert agent.max_tool_iterations == 3 and agent.markdown and agent.description == "Shop helper"
+    assert agent.instructions == "You keep {shopping_list}."
+    system = agent.observe("hi").system_prompt
+    assert "You keep []." in system and system.endswith("<session_state>\n{'shopping_list': []}\n</session_state>")
+    assert "Agent('shop', model=scripted, tools=[add_item, update_session_state], turns=0" in out.stdout
+
+
+def test_agent_state_and_schema_from_variables_are_copied(shell):
+    shell.run_cell("start = {'items': ['a']}\nschema = {'items': {'type': list}}")
+    run(shell, "agent", "a --state start --schema schema", "Track {items}.")
+    agent = shell.user_ns["a"]
+    agent.session_state["items"].append("b")
+    assert shell.user_ns["start"] == {"items": ["a"]}
+    assert agent.state.has_schema
+
+
+def test_rerunning_agent_keeps_state_and_history_unless_fresh(shell):
+    define_shop(shell)
+    shell.user_ns["shop"].run("milk")
+    _, out = define_shop(shell, body="New instructions {shopping_list}.")
+    agent = shell.user_ns["shop"]
+    assert out.stdout.splitlines()[0] == (
+        "shop redefined: kept its state (keys: shopping_list) and history (1 turn(s)) from the "
+        "previous definition; add --fresh to start over"
+    )
+    assert agent.session_state == {"shopping_list": ["milk"]} and len(agent.history) == 1
+    assert agent.instructions == "New instructions {shopping_list}."
+    agent.run("eggs")
+    assert agent.history[-1].index == 1
+    _, out = define_shop(shell, "--fresh")
+    assert "redefined" not in out.stdout
+    assert shell.user_ns["shop"].session_state == {"shopping_list": []}
+    assert len(shell.user_ns["shop"].history) == 0
+
+
+def test_rerun_with_a_schema_the_old_state_breaks_says_use_fresh(shell):
+    define_shop(shell)
+    shell.run_cell("schema = {'other': {'type': str}}")
+    text = usage_error(shell, "agent", "shop --schema schema --state '{}'", "Shop.")
+    assert "add --fresh" in text and "'shopping_list'" in text
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("", "the following arguments are required: name"),
+        ("1bad", "'1bad' is not a valid Python name"),
+        ("a --nope", "unrecognized arguments: --nope. See %%agent? for the options."),
+        ("a --model missing_model", "--model missing_model: unknown model 'missing_model'"),
+        ("a --model number", "--model number is a int, not a model"),
+        ("a --state '{bad json'", "not valid JSON"),
+        ("a --state undefined_state", "no variable named 'undefined_state'"),
+        ("a --state '[1, 2]'", "--state must be a dict (JSON object), got list"),
+        ("a --schema nothing_here", "--schema nothing_here: no variable named 'nothing_here'"),
+        ("a --schema number", "--schema number is a int"),
+        ("a --schema bad_schema", "state_schema['k'] must be a dict with a 'type' entry"),
+        ("a --tools ghost", "--tools names 'ghost', which is neither a variable nor a tool registered by %%tool"),
+        ("a --tools number", "--tools number is a int"),
+        ("a --tools ,", "has an empty name"),
+        ("a --hooks ghost", "--hooks names 'ghost'"),
+        ("a --hooks number", "--hooks number holds a int"),
+        ("a --hooks bad_hook", "tool hook 'bad_hook' asks for ['weird']"),
+        ("a --max-iterations -1", "--max-iterations must be 0 or more"),
+        ("a --max-iterations many", "argument --max-iterations: invalid int value: 'many'"),
+        ("a --context ghost", "--context names 'ghost'"),
+        ("a --state '{\"x\": 1}", "close every quote"),
+    ],
+)
+def test_agent_bad_options_are_one_line_usage_errors(shell, line, expected):
+    shell.run_cell("number = 3\nbad_schema = {'k': 1}\ndef bad_hook(weird): ...\n")
+    assert expected in usage_error(shell, "agent", line, "instructions")
+    assert "a" not in shell.user_ns or not isinstance(shell.user_ns["a"], Agent)
+
+
+def test_agent_shows_the_inspector(shell, monkeypatch):
+    inspector = pytest.importorskip("agentnb.ipython.inspector")
+    shown = []
+    monkeypatch.setattr("agentnb.ipython.magics.display", shown.append)
+    define_shop(shell)
+    assert len(shown) == 1 and isinstance(shown[0], inspector.Inspector)
+    assert shown[0] is inspector.Inspector.for_agent(shell.user_ns["shop"])
+
+
+# --- %%chat --------------------------------------------------------------------------------
+
+
+def test_chat_runs_a_turn_streams_and_leaves_the_record(shell):
+    define_shop(shell)
+    value, out = run(shell, "chat", "shop", f"{IMG}\n")
+    assert value is None
+    agent = shell.user_ns["shop"]
+    assert agent.session_state == {"shopping_list": [IMG]}
+    assert len(agent.history) == 1 and agent.history[0].message == IMG
+    final = out.outputs[-1]
+    assert final.update is True
+    assert final.data == {"text/plain": turn_text(agent.history[0]), "text/html": turn_html(agent.history[0])}
+    assert "<img" not in final.data["text/html"] and "&lt;img src=x onerror=alert(1)&gt;" in final.data["text/html"]
+    assert any("→ add_item" in o.data["text/plain"] for o in out.outputs[:-1])
+    # plain Python runs the same agent and history
+    agent.run("eggs")
+    assert [t.message for t in agent.history] == [IMG, "eggs"]
+
+
+def test_chat_failure_leaves_the_record_and_a_one_line_error(shell):
+    shell.run_cell("empty = ScriptedModel([])")
+    run(shell, "agent", "a --model empty", "Say hi.")
+    with capture_output() as out:
+        with pytest.raises(UsageError) as info:
+            shell.run_cell_magic("chat", "a", "hello")
+    assert str(info.value).startswith("%%chat a: turn 0 failed: ScriptedModel has no reply left")
+    assert "failed: ScriptedModel has no reply left" in out.outputs[-1].data["text/plain"]
+
+
+@pytest.mark.parametrize(
+    ("line", "body", "expected"),
+    [
+        ("nobody", "hi", "there is no agent named 'nobody'; define it with %%agent nobody"),
+        ("number", "hi", "'number' is a int, not an agent"),
+        ("shop", "  \n", "the cell is empty"),
+        ("", "hi", "the following arguments are required: name"),
+    ],
+)
+def test_chat_bad_input(shell, line, body, expected):
+    define_shop(shell)
+    shell.run_cell("number = 3")
+    assert expected in usage_error(shell, "chat", line, body)
+
+
+def test_chat_works_with_an_agent_made_in_plain_python(shell):
+    shell.run_cell("from agentnb import Agent\nplain = Agent('plain', ScriptedModel(['hello there']))")
+    run(shell, "chat", "plain", "hi")
+    assert shell.user_ns["plain"].history[0].content == "hello there"
+
+
+# --- %agentnb ------------------------------------------------------------------------------
+
+
+def test_list_and_preview(shell):
+    _, out = run(shell, "agentnb", "list")
+    assert out.stdout == "no agents yet; define one with %%agent NAME\n"
+    define_shop(shell, "--state-in-context")
+    _, out = run(shell, "agentnb", "list")
+    assert out.stdout == "shop: model scripted; tools: add_item; turns: 0; state keys: shopping_list\n"
+    model = shell.user_ns["model"]
+    _, out = run(shell, "agentnb", "preview shop add bread")
+    system = shell.user_ns["shop"].observe("add bread").system_prompt
+    assert system.endswith("<session_state>\n{'shopping_list': []}\n</session_state>")
+    assert out.stdout == f"system prompt:\n{system}\n\nuser prompt:\nadd bread\n\nmessages: 2; tools: add_item\n"
+    assert model.requests == [] and len(shell.user_ns["shop"].history) == 0  # no model call
+
+
+def test_save_load_reset_fork(shell):
+    define_shop(shell)
+    agent = shell.user_ns["shop"]
+    agent.run("milk")
+    _, out = run(shell, "agentnb", "save shop")
+    assert out.stdout == "saved shop: state keys ['shopping_list'], 1 turn(s) (in memory)\n"
+    agent.run("eggs")
+    run(shell, "agentnb", "load shop")
+    assert agent.session_state == {"shopping_list": ["milk"]} and len(agent.history) == 1
+    assert [m.role for m in agent.state.messages] == ["system", "user", "assistant", "tool", "assistant"]
+
+    run(shell, "agentnb", "fork shop twin")
+    twin = shell.user_ns["twin"]
+    assert twin is not agent and twin.name == "twin"
+    assert twin.session_state == agent.session_state and len(twin.history) == 1
+    twin.session_state["shopping_list"].append("only in twin")
+    assert agent.session_state == {"shopping_list": ["milk"]}
+
+    _, out = run(shell, "agentnb", "reset shop")
+    assert out.stdout == "reset shop: state {'shopping_list': []}, no turns\n"
+    assert agent.session_state == {"shopping_list": []} and len(agent.history) == 0
+
+
+def test_defaults_sets_the_model_for_new_agents(shell):
+    shell.run_cell("fixed = ScriptedModel(['from the default'])")
+    _, out = run(shell, "agentnb", "defaults --model fixed --session-dir sessions")
+    assert out.stdout == "defaults: model scripted; session dir sessions\n"
+    run(shell, "agent", "a", "Use the default model.")
+    assert shell.user_ns["a"].model is shell.user_ns["fixed"]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("", "the following arguments are required: command"),
+        ("bogus", "invalid choice: 'bogus'"),
+        ("show", "expected %agentnb show NAME"),
+        ("preview shop", "expected %agentnb preview NAME MESSAGE"),
+        ("fork shop", "expected %agentnb fork NAME NEW"),
+        ("fork shop shop", "the name 'shop' is taken"),
+        ("fork shop 2x", "'2x' is not a valid Python name"),
+        ("load shop", "nothing saved for 'shop'; run %agentnb save shop first"),
+        ("save ghost", "there is no agent named 'ghost'"),
+        ("save shop some/path.json", "use %agentnb save shop"),
+        ("list --model x", "--model and --session-dir belong to %agentnb defaults"),
+        ("defaults --model nonsense", "unknown model 'nonsense'"),
+    ],
+)
+def test_agentnb_bad_input(shell, line, expected):
+    define_shop(shell)
+    assert expected in usage_error(shell, "agentnb", line)
+
+
+def test_fork_of_a_plain_python_agent_is_refused(shell):
+    shell.user_ns["plain"] = Agent("plain", ScriptedModel(["x"]))
+    assert "was not defined with %%agent" in usage_error(shell, "agentnb", "fork plain other")
+
+
+def test_session_option_saves_and_restores_the_agent(shell, tmp_path):
+    folder = tmp_path / "sessions"
+    define_shop(shell, f"--session '{folder}'")
+    shell.user_ns["shop"].run("milk")
+    assert (folder / "shop.json").exists() or any(folder.iterdir())
+    agentnb.load_ipython_extension(shell)  # a new workspace: nothing kept in memory
+    _, out = define_shop(shell, f"--session '{folder}'")
+    assert out.stdout.splitlines()[0].startswith("shop: restored its session (state keys: shopping_list; 1 turn(s))")
+    assert shell.user_ns["shop"].session_state == {"shopping_list": ["milk"]}
+    define_shop(shell, f"--session '{folder}' --fresh")
+    assert shell.user_ns["shop"].session_state == {"shopping_list": []}
+
+
+def test_session_option_bad_value(shell):
+    shell.run_cell("number = 3")
+    assert "--session number:" in usage_error(shell, "agent", "a --session number", "x")

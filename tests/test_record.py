@@ -1,0 +1,187 @@
+"""The static turn record: deterministic text and HTML, state diffs with authors, escaping."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+from agentnb import Agent, AgentnbError, ScriptedModel, tool_call
+from agentnb.ipython.record import LIVE_CSS_CLASS, LiveTurn, TurnView
+from agentnb.render import RECORD_CSS_CLASS, state_diff, turn_html, turn_text, value_text
+
+IMG = "<img src=x onerror=alert(1)>"
+SCRIPT = "<script>alert(2)</script>"
+ALLOWED_TAGS = {"div", "b", "i", "code", "span", "table", "caption", "tr", "th", "td", "ul", "li", "pre"}
+
+
+class TagCollector(HTMLParser):
+    """Every start tag and attribute name a browser would build from the HTML."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attributes: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attributes.extend(name for name, _ in attrs)
+
+
+def parsed(html_text: str) -> TagCollector:
+    collector = TagCollector()
+    collector.feed(html_text)
+    return collector
+
+
+def add_item(item: str, session_state: dict) -> str:
+    """Add an item."""
+    session_state["items"].append(item)
+    return f"added {item}"
+
+
+def fail(reason: str) -> str:
+    """Always fails."""
+    raise ValueError(f"cannot: {reason}")
+
+
+def stamp(function_name, function_call, arguments, session_state):
+    session_state["stamped"] = function_name
+    return function_call(**arguments)
+
+
+def make_hostile_agent() -> Agent:
+    model = ScriptedModel(
+        [
+            [tool_call("add_item", item=IMG), tool_call("fail", reason=SCRIPT)],
+            f"Done {SCRIPT} {IMG}",
+        ]
+    )
+    return Agent(
+        "shop",
+        model,
+        tools=[add_item, fail],
+        tool_hooks=[stamp],
+        session_state={"items": [], IMG: "key"},
+    )
+
+
+def run_hostile() -> Agent:
+    agent = make_hostile_agent()
+    agent.run(f"please {IMG}")
+    return agent
+
+
+def test_html_record_escapes_everything_from_model_tool_and_state():
+    agent = run_hostile()
+    html_text = turn_html(agent.history[0])
+    assert "<script" not in html_text and "<img" not in html_text
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in html_text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html_text
+    tags = parsed(html_text)
+    assert set(tags.tags) <= ALLOWED_TAGS
+    assert not [a for a in tags.attributes if a.startswith("on")]
+
+
+def test_text_record_shows_answer_calls_hooks_and_state_diff():
+    agent = run_hostile()
+    text = turn_text(agent.history[0])
+    assert text.splitlines() == [
+        "shop · turn 0 · ok · model scripted",
+        f"user: please {IMG}",
+        "tool calls (2):",
+        f'  1. add_item({{"item": "{IMG}"}}) -> "added {IMG}"',
+        "     hooks: stamp (passed); answered by: tool",
+        "     changed: items, stamped",
+        f'  2. fail({{"reason": "{SCRIPT}"}}) -> error [tool_error]: cannot: {SCRIPT} '
+        "(ValueError raised by tool 'fail')",
+        "     hooks: stamp (raised); answered by: -",
+        "state:",
+        '  + stamped = "add_item"  (by hook:stamp)',
+        f'  ~ items = ["{IMG}"]  (by tool:add_item)',
+        f"answer: Done {SCRIPT} {IMG}",
+    ]
+
+
+def test_records_are_deterministic_across_runs():
+    first, second = run_hostile(), run_hostile()
+    assert first.history[0].run_id != second.history[0].run_id
+    assert turn_text(first.history[0]) == turn_text(second.history[0])
+    assert turn_html(first.history[0]) == turn_html(second.history[0])
+    assert "0x" not in turn_text(first.history[0])
+
+
+def test_state_diff_reports_added_changed_removed_with_authors():
+    agent = Agent(
+        "a",
+        ScriptedModel(["first", tool_call("update_session_state", session_state_updates={"n": 2, "new": "x"}), "ok"]),
+        enable_agentic_state=True,
+        session_state={"n": 1, "old": True},
+    )
+    agent.run("first")
+    assert state_diff(agent.history[0]) == []
+    agent.session_state.pop("old")  # between turns: the user's change
+    agent.run("go", extra=5)
+    diff = {c.key: c for c in state_diff(agent.history[1])}
+    assert diff["old"].change == "removed" and diff["old"].authors == ("user",)
+    assert diff["extra"].change == "added" and diff["extra"].authors == ("run_kwarg:extra",)
+    assert diff["n"].change == "changed" and diff["n"].value == 2
+    assert diff["n"].authors == ("agentic:update_session_state",)
+    assert diff["new"].change == "added" and diff["new"].value == "x"
+
+
+def test_failed_turn_record_says_why():
+    agent = Agent("a", ScriptedModel([f"{SCRIPT}"]))
+    agent.run("one")
+    with pytest.raises(AgentnbError):
+        agent.run("two")
+    turn = agent.history[1]
+    assert turn_text(turn).splitlines()[-1].startswith("failed: ScriptedModel has no reply left")
+    assert 'data-status="failed"' in turn_html(turn)
+
+
+def test_values_without_json_form_show_no_memory_address():
+    class Thing:
+        pass
+
+    assert value_text({"thing": Thing(), "n": 1}) == '{"thing": "<Thing>", "n": 1}'
+    assert value_text("x" * 1000).endswith("…") and len(value_text("x" * 1000)) == 300
+
+
+def test_run_result_shows_the_record_in_a_notebook():
+    agent = make_hostile_agent()
+    result = agent.run("go")
+    html_text = result._repr_html_()
+    assert html_text == turn_html(agent.history[0])
+    assert RECORD_CSS_CLASS in html_text and "<script" not in html_text
+    from IPython.lib.pretty import pretty
+
+    assert pretty(result) == turn_text(agent.history[0])
+
+
+def test_turn_view_bundle_is_text_and_html():
+    agent = run_hostile()
+    bundle = TurnView(agent.history[0])._repr_mimebundle_()
+    assert bundle == {"text/plain": turn_text(agent.history[0]), "text/html": turn_html(agent.history[0])}
+
+
+def test_live_turn_streams_into_one_display_then_leaves_the_record():
+    agent = run_hostile()  # the record of a finished turn, to compare with
+    agent2 = make_hostile_agent()
+    live = LiveTurn()
+    start_ipython()  # display() publishes through a shell; capture_output records it
+    with capture_output() as captured:
+        agent2.run(f"please {IMG}", on_event=live)
+        live.finish(agent2.history[0])
+    outputs = captured.outputs
+    assert len(outputs) > 3
+    assert outputs[0].update is False and all(o.update for o in outputs[1:])
+    ids = {o.transient["display_id"] for o in outputs}
+    assert len(ids) == 1
+    streamed = [o.data["text/html"] for o in outputs[:-1]]
+    assert any("→ add_item" in s for s in streamed)
+    assert any("Done" in s for s in streamed)
+    assert all(s.startswith(f'<pre class="{LIVE_CSS_CLASS}"') and "<script" not in s for s in streamed)
+    assert outputs[-1].data == TurnView(agent.history[0])._repr_mimebundle_()
