@@ -5,10 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from .agent import Agent, Observation, RunResult, RunStream
+from .context import (
+    ContextBlock,
+    ContextProvider,
+    ContextQuery,
+    ConversationMemory,
+    DataFrameContext,
+    DocumentContext,
+)
 from .errors import (
     AgentnbError,
     AgentRunError,
     ConfigurationError,
+    ContextProviderError,
+    OutputFormatError,
     MaxToolIterationsError,
     ModelError,
     ScriptedModelExhaustedError,
@@ -20,6 +30,7 @@ from .errors import (
 )
 from .events import (
     EVENT_ADAPTER,
+    ContextRetrieved,
     Event,
     HookStep,
     ModelRequested,
@@ -37,10 +48,12 @@ from .events import (
     ToolCallStarted,
     Usage,
 )
+from .formatters import JsonFormatter, MessageFormatter, ParagraphFormatter, ParsedOutput
 from .history import History, TurnRecord
 from .messages import ChatMessage, Message, ToolCall
 from .models import Model, ModelRequest, ModelResponse, ScriptedModel, tool_call
 from .run_context import RunContext
+from .sessions import JSONSession, SessionBase, SQLiteSession
 from .state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool
 
@@ -60,9 +73,22 @@ __all__ = [
     "AgentnbError",
     "ChatMessage",
     "ConfigurationError",
+    "ContextBlock",
+    "ContextProvider",
+    "ContextProviderError",
+    "ContextQuery",
+    "ContextRetrieved",
+    "ConversationMemory",
+    "DataFrameContext",
+    "DocumentContext",
     "EVENT_ADAPTER",
     "Event",
     "History",
+    "JsonFormatter",
+    "MessageFormatter",
+    "OutputFormatError",
+    "ParagraphFormatter",
+    "ParsedOutput",
     "HookStep",
     "MaxToolIterationsError",
     "Message",
@@ -82,6 +108,9 @@ __all__ = [
     "RunResult",
     "RunStarted",
     "RunStream",
+    "SQLiteSession",
+    "SessionBase",
+    "JSONSession",
     "ScriptedModel",
     "ScriptedModelExhaustedError",
     "State",

@@ -54,3 +54,69 @@ class AgentRunError(AgentnbError):
 
 class MaxToolIterationsError(AgentRunError):
     """The model kept calling tools past ``max_tool_iterations``."""
+
+
+class SessionError(AgentnbError):
+    """A session could not be saved or loaded."""
+
+
+class SessionFormatError(SessionError, ValueError):
+    """A session file is corrupt, truncated, empty, not JSON or of an unknown format version.
+    The message names the file and what is wrong; the file is left as it is."""
+
+
+class SessionEncodeError(SessionError, TypeError):
+    """A state value cannot be stored as JSON; the message names its key path and type."""
+
+
+class SessionNotFoundError(SessionError, ValueError):
+    """``load_session_state(..., allow_not_exist=False)`` found no saved session."""
+
+
+class ContextProviderError(AgentnbError):
+    """A context provider failed or returned something that is not a ContextBlock."""
+
+
+class OutputFormatError(AgentnbError, ValueError):
+    """A model's reply does not parse in the agent's output format (JSON or paragraphs).
+    ``.raw`` keeps the reply's text."""
+
+    def __init__(self, message: str, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class ModelAuthenticationError(ModelError):
+    """The model server refused the credentials (or none were given)."""
+
+
+class ModelConnectionError(ModelError):
+    """The model server could not be reached, or did not answer in time."""
+
+
+class ModelNotFoundError(ModelError):
+    """The server does not know the model (or the endpoint) asked for."""
+
+
+class ModelRateLimitError(ModelError):
+    """The server kept refusing with 429 after the client's own retries."""
+
+
+class ContextLengthError(ModelError):
+    """The request is longer than the model's context window."""
+
+
+class LocalModelError(ModelError):
+    """The embedded llama.cpp server could not be started or stopped answering."""
+
+
+class ReplayDriftError(ModelError):
+    """A request under strict replay differs from the recorded one; the message holds a diff."""
+
+
+class ReplayExhaustedError(ModelError):
+    """A replayed agent made more model calls than the recording holds."""
+
+
+class ReplayDriftWarning(UserWarning):
+    """Lax replay answered a request that differs from the recording."""

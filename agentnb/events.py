@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, TypeAdapter
 
+from .context import ContextBlock
 from .messages import ToolCall
 
 CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output"]
@@ -264,6 +265,31 @@ class RunFailed:
     duration_ms: float = 0.0
 
 
+@dataclass(frozen=True, kw_only=True)
+class ContextRetrieved:
+    """A context provider was queried: passively while the user turn was assembled, or by the
+    model through the ``retrieve_context`` tool (then it comes just before that call's
+    ToolCallFinished)."""
+
+    kind: Literal["context_retrieved"] = "context_retrieved"
+    run_id: str
+    label: str
+    """The provider's label (for a tool call: the source name the model used)."""
+    provider: str = ""
+    """The provider's class name."""
+    query: str = ""
+    """The query text the provider received."""
+    top_k: int = 8
+    """How many blocks were asked for (0 = all)."""
+    blocks: tuple[ContextBlock, ...] = ()
+    """The blocks returned, in order (text, score, source, metadata)."""
+    rendered: str = ""
+    """The blocks as the model sees them: ``[Context]`` then ``(LABEL) text`` lines."""
+    via: Literal["passive", "tool"] = "passive"
+    """passive: injected into the user payload's CONTEXT field; tool: retrieve_context."""
+    duration_ms: float = 0.0
+
+
 Event = Annotated[
     Union[
         RunStarted,
@@ -276,6 +302,7 @@ Event = Annotated[
         StateChanged,
         RunFinished,
         RunFailed,
+        ContextRetrieved,
     ],
     Field(discriminator="kind"),
 ]
@@ -284,6 +311,7 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
 __all__ = [
+    "ContextRetrieved",
     "Event",
     "EVENT_ADAPTER",
     "EVENTS_ADAPTER",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .events import (
+    EVENTS_ADAPTER,
+    ContextRetrieved,
     Event,
     ModelRequested,
     ModelResponded,
@@ -61,6 +64,14 @@ class TurnRecord:
     """Every event but text deltas, in order."""
     messages: list[Message] = field(default_factory=list)
     """The run's messages: system, user, assistant and tool."""
+    output: Any = None
+    """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
+
+    @property
+    def context(self) -> list[ContextRetrieved]:
+        """Every context retrieval of the turn, in order: passive injections (``via='passive'``)
+        then the model's ``retrieve_context`` calls (``via='tool'``); each has label and blocks."""
+        return [e for e in self.events if isinstance(e, ContextRetrieved)]
 
     @property
     def prompt(self) -> PromptRendered | None:
@@ -93,6 +104,51 @@ class TurnRecord:
                 keys[op["path"].split("/")[1] if op["path"].count("/") else ""] = None
         return [k.replace("~1", "/").replace("~0", "~") for k in keys if k]
 
+    def to_dict(self) -> dict[str, Any]:
+        """This turn as plain data (events through ``EVENTS_ADAPTER``); state values as they are."""
+        from .sessions.modules import message_to_dict
+
+        return {
+            "index": self.index,
+            "run_id": self.run_id,
+            "agent": self.agent,
+            "message": self.message,
+            "model": self.model,
+            "status": self.status,
+            "content": self.content,
+            "error": self.error,
+            "started_at": self.started_at,
+            "duration_ms": self.duration_ms,
+            "usage": dataclasses.asdict(self.usage),
+            "state_before": self.state_before,
+            "state_after": self.state_after,
+            "events": EVENTS_ADAPTER.dump_python(self.events),
+            "messages": [message_to_dict(m) for m in self.messages],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnRecord:
+        """The inverse of ``to_dict``."""
+        from .sessions.modules import message_from_dict
+
+        return cls(
+            index=data["index"],
+            run_id=data["run_id"],
+            agent=data["agent"],
+            message=data["message"],
+            model=data["model"],
+            status=data["status"],
+            content=data.get("content"),
+            error=data.get("error"),
+            started_at=data.get("started_at", 0.0),
+            duration_ms=data.get("duration_ms", 0.0),
+            usage=Usage(**data.get("usage", {})),
+            state_before=data.get("state_before", {}),
+            state_after=data.get("state_after", {}),
+            events=EVENTS_ADAPTER.validate_python(data.get("events", [])),
+            messages=[message_from_dict(m) for m in data.get("messages", [])],
+        )
+
     def __repr__(self) -> str:
         return (
             f"TurnRecord(#{self.index} {self.status}: {self.message[:40]!r} -> "
@@ -124,6 +180,18 @@ class History(Sequence[TurnRecord]):
 
     def clear(self) -> None:
         self._turns.clear()
+
+    def state_dict(self) -> dict[str, Any]:
+        """The finished turns as plain data, each turn's state stored as a patch (sessions)."""
+        from .sessions.modules import history_state_dict
+
+        return history_state_dict(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
+        """Replace the turns with those of ``state_dict`` (from ``state_dict()``)."""
+        from .sessions.modules import history_from_state_dict
+
+        self._turns[:] = history_from_state_dict(state_dict)
 
     def __repr__(self) -> str:
         return f"History({len(self._turns)} turn(s))"

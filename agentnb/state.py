@@ -256,6 +256,30 @@ class State:
         out[MESSAGES_KEY] = [m.to_openai() for m in self._messages]
         return out
 
+    def register_state(self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None) -> None:
+        """Also save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
+        from .sessions.modules import register_state
+
+        register_state(self, attr_name, custom_to_json, custom_from_json)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The data and the conversation, for sessions (values as they are, not copied)."""
+        from .sessions.modules import message_to_dict, registered_state
+
+        out = {"data": dict(self._data), "messages": [message_to_dict(m) for m in self._messages]}
+        extra = registered_state(self)
+        if extra:
+            out["registered"] = extra
+        return out
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
+        """Restore what ``state_dict()`` returned (checked against the schema)."""
+        from .sessions.modules import load_registered, message_from_dict
+
+        self.replace_data(copy.deepcopy(dict(state_dict.get("data") or {})))
+        self._messages[:] = [message_from_dict(m) for m in state_dict.get("messages") or []]
+        load_registered(self, dict(state_dict.get("registered") or {}), strict)
+
     def __repr__(self) -> str:
         keys = ", ".join(self._data)
         kind = "typed" if self._schema is not None else "free"

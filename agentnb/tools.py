@@ -120,6 +120,11 @@ class Tool:
         """Call the underlying function directly (a decorated function stays usable)."""
         return self.function(*args, **kwargs)
 
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        """The tool's name, so code that lists tools as functions (``t.__name__``) ports."""
+        return self.name
+
     def schema(self) -> dict[str, Any]:
         """The tool as sent to the model (OpenAI Chat Completions format)."""
         function: dict[str, Any] = {"name": self.name}
@@ -229,6 +234,23 @@ class Toolkit:
                 t.instructions = self.instructions
             out.append(t)
         return out
+
+    def register_state(self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None) -> None:
+        """Save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
+        from .sessions.modules import register_state
+
+        register_state(self, attr_name, custom_to_json, custom_from_json)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The toolkit's registered attributes (its tools come from code, not from the file)."""
+        from .sessions.modules import registered_state
+
+        return {"name": self.name, "tools": [t.name for t in self.tools], "registered": registered_state(self)}
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
+        from .sessions.modules import load_registered
+
+        load_registered(self, dict(state_dict.get("registered") or {}), strict)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(tools={[t.name for t in self.tools]})"

@@ -1,0 +1,394 @@
+"""The live inspector: an anywidget that follows an agent's events.
+
+``Inspector.for_agent(agent)`` returns the one inspector of an agent; displaying it in several
+cells shows several views of the same widget. The kernel side keeps almost nothing: it
+subscribes to the agent, turns each event into a small JSON-safe dict and sends it as a custom
+message. The browser keeps the turns it has seen and applies each event to them — a state change
+arrives as its JSON patch, never as the whole state. Whole turns (events + state) and model
+request payloads are sent only when the browser asks for them (a fresh view, time travel, the
+Request tab), so a long history or a large state costs nothing per update.
+
+The front end lives in ``static/inspector.js`` and ``static/inspector.css``; the wire names both
+sides use are in ``wire.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import pathlib
+import time
+import weakref
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anywidget
+import traitlets
+from pydantic_core import to_json
+
+from ..events import (
+    Event,
+    HookStep,
+    ModelRequested,
+    ModelResponded,
+    PromptRendered,
+    PromptSection,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    StateCause,
+    StateChanged,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+from . import wire
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..history import TurnRecord
+
+STATIC = pathlib.Path(__file__).parent / "static"
+
+TEXT_FLUSH_SECONDS = 0.05
+"""Streamed text is sent at most this often (and always before the next other event)."""
+
+SUMMARY_TEXT = 300
+"""Characters of a turn's message and answer kept in its summary row."""
+
+
+class Inspector(anywidget.AnyWidget):
+    """A live view of one agent: prompt, request, tool calls, state and history of its turns."""
+
+    _esm = STATIC / "inspector.js"
+    _css = STATIC / "inspector.css"
+
+    agent_name = traitlets.Unicode("").tag(sync=True)
+    """The agent's name (header)."""
+    model_info = traitlets.Dict().tag(sync=True)
+    """The agent's model: label, kind (scripted/replay/local/openai) and origin, if any."""
+
+    _by_agent: ClassVar[weakref.WeakKeyDictionary[Any, Inspector]] = weakref.WeakKeyDictionary()
+
+    def __init__(self, agent: Agent, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.agent = agent
+        self.agent_name = agent.name
+        self.model_info = model_info(agent)
+        self.seq = 0
+        """Number of event messages sent so far."""
+        self.messages_sent = 0
+        """Custom messages sent to the browser (all kinds)."""
+        self.bytes_sent = 0
+        """Their total size as JSON."""
+        self.last_message_bytes = 0
+        """Size of the last message sent, as JSON."""
+        self._turn_of: dict[str, int] = {}
+        self._live_text: dict[str, str] = {}
+        self._pending: tuple[str, int, str] | None = None  # (run_id, call, text) not sent yet
+        self._last_flush = 0.0
+        self.on_msg(self._on_msg)
+        self._unsubscribe = agent.subscribe(self._on_event)
+
+    @classmethod
+    def for_agent(cls, agent: Agent) -> Inspector:
+        """The inspector of ``agent``, created on first use."""
+        inspector = cls._by_agent.get(agent)
+        if inspector is None or inspector.agent is not agent:
+            inspector = cls(agent)
+            cls._by_agent[agent] = inspector
+        return inspector
+
+    def __repr__(self) -> str:
+        # Deterministic text/plain for nbval: no memory address, nothing that changes per run.
+        return f"Inspector(agent={self.agent.name!r}, turns={len(self.agent.history)})"
+
+    def close(self) -> None:
+        """Stop following the agent and close the widget."""
+        self._unsubscribe()
+        if Inspector._by_agent.get(self.agent) is self:
+            del Inspector._by_agent[self.agent]
+        super().close()
+
+    # -- kernel -> browser ----------------------------------------------------------------
+
+    def _post(self, message: dict[str, Any]) -> None:
+        size = len(json.dumps(message, separators=(",", ":")))
+        self.messages_sent += 1
+        self.bytes_sent += size
+        self.last_message_bytes = size
+        self.send(message)
+
+    def _on_event(self, event: Event) -> None:
+        """Subscriber: send what this event changed, nothing more."""
+        if isinstance(event, TextDelta):
+            self._live_text[event.run_id] = self._live_text.get(event.run_id, "") + event.text
+            pending = self._pending
+            if pending is not None and (pending[0] != event.run_id or pending[1] != event.call):
+                self._flush_text()
+                pending = None
+            self._pending = (event.run_id, event.call, (pending[2] if pending else "") + event.text)
+            if time.monotonic() - self._last_flush >= TEXT_FLUSH_SECONDS:
+                self._flush_text()
+            return
+        self._flush_text()
+        if isinstance(event, RunStarted):
+            self._turn_of[event.run_id] = event.turn
+            info = model_info(self.agent)
+            if info != self.model_info:
+                self.model_info = info
+        elif isinstance(event, (RunFinished, RunFailed)):
+            self._live_text.pop(event.run_id, None)
+        self._send_event(event.run_id, compact_event(event))
+
+    def _flush_text(self) -> None:
+        self._last_flush = time.monotonic()
+        if self._pending is None:
+            return
+        run_id, call, text = self._pending
+        self._pending = None
+        self._send_event(run_id, {"kind": "text_delta", "call": call, "text": text})
+
+    def _send_event(self, run_id: str, body: dict[str, Any]) -> None:
+        turn = self._turn_index(run_id)
+        if turn is None:
+            return
+        self.seq += 1
+        self._post({wire.KIND: wire.EVENT, wire.SEQ: self.seq, wire.TURN_INDEX: turn, wire.EVENT_BODY: body})
+
+    def _turn_index(self, run_id: str) -> int | None:
+        turn = self._turn_of.get(run_id)
+        if turn is None:
+            # Subscribed in the middle of a run: find it in the history.
+            for record in reversed(self.agent.history):
+                if record.run_id == run_id:
+                    turn = self._turn_of[run_id] = record.index
+                    break
+        return turn
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a fresh view needs: every turn's summary, the last turn in full, its state."""
+        self._flush_text()
+        history = self.agent.history
+        message: dict[str, Any] = {
+            wire.KIND: wire.SNAPSHOT,
+            wire.SEQ: self.seq,
+            wire.SUMMARIES: [turn_summary(t) for t in history],
+        }
+        if len(history):
+            last = history[-1]
+            message[wire.TURN_INDEX] = last.index
+            message[wire.EVENTS] = [compact_event(e) for e in last.events]
+            message[wire.STATE] = jsonable(turn_state(last, self.agent))
+            message[wire.LIVE_TEXT] = self._live_text.get(last.run_id, "")
+        else:
+            message[wire.STATE] = jsonable(self.agent.session_state)
+        return message
+
+    # -- browser -> kernel ----------------------------------------------------------------
+
+    def _on_msg(self, _widget: Any, content: Mapping[str, Any], _buffers: Any) -> None:
+        kind = content.get(wire.KIND)
+        try:
+            reply = self._answer(kind, content)
+        except Exception as exc:  # a bad request must not leave the view waiting silently
+            reply = {wire.KIND: wire.ERROR, wire.TEXT: f"{kind}: {type(exc).__name__}: {exc}"}
+        if reply is not None:
+            self._post(reply)
+
+    def _answer(self, kind: Any, content: Mapping[str, Any]) -> dict[str, Any] | None:
+        if kind == wire.SYNC:
+            return self.snapshot()
+        if kind == wire.NEED_TURN:
+            record = self._record(content.get(wire.TURN_INDEX))
+            return {
+                wire.KIND: wire.TURN,
+                wire.TURN_INDEX: record.index,
+                wire.EVENTS: [compact_event(e) for e in record.events],
+                wire.STATE: jsonable(turn_state(record, self.agent)),
+            }
+        if kind == wire.NEED_REQUEST:
+            record = self._record(content.get(wire.TURN_INDEX))
+            call = content.get(wire.CALL)
+            calls = {c.index: c for c in record.model_calls}
+            if call not in calls:
+                raise LookupError(f"turn {record.index} has no model call {call!r}")
+            return {
+                wire.KIND: wire.REQUEST,
+                wire.TURN_INDEX: record.index,
+                wire.CALL: call,
+                wire.REQUEST: jsonable(calls[call].request),
+            }
+        if kind == wire.PREVIEW:
+            text = content.get(wire.MESSAGE)
+            if not isinstance(text, str):
+                raise TypeError("a preview needs a message (text)")
+            observation = self.agent.observe(text)
+            return {
+                wire.KIND: wire.PREVIEW,
+                wire.MESSAGE: text,
+                "sections": [compact_section(s) for s in observation.sections],
+                "user_prompt": observation.user_prompt,
+                "notes": list(observation.notes),
+                wire.REQUEST: jsonable(observation.request),
+            }
+        raise ValueError(f"unknown message kind {kind!r}")
+
+    def _record(self, index: Any) -> TurnRecord:
+        history = self.agent.history
+        if not isinstance(index, int) or not 0 <= index < len(history):
+            raise LookupError(f"there is no turn {index!r}; the agent has {len(history)} turn(s)")
+        return history[index]
+
+
+# -- compact, JSON-safe forms of the core's records -----------------------------------------
+
+
+def model_info(agent: Agent) -> dict[str, Any]:
+    """Label, kind and origin of the agent's model, for the header."""
+    model = agent.model
+    origin = getattr(model, "origin", None)
+    return {
+        "label": str(model.label),
+        "kind": str(getattr(model, "kind", "model")),
+        "origin": None if origin is None else str(origin),
+    }
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with anything JSON cannot hold replaced: NaN and infinities by strings, other
+    objects by their ``repr`` (the browser's JSON parser rejects NaN)."""
+    return json.loads(to_json(value, fallback=repr, inf_nan_mode="strings"))
+
+
+def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
+    """The state a turn ended with (the live state while it runs)."""
+    if record.status == "running":
+        return copy.deepcopy(agent.session_state)
+    return record.state_after
+
+
+def turn_summary(record: TurnRecord) -> dict[str, Any]:
+    """One row of the History tab."""
+    return {
+        "turn": record.index,
+        "message": record.message[:SUMMARY_TEXT],
+        "status": record.status,
+        "content": None if record.content is None else record.content[:SUMMARY_TEXT],
+        "error": record.error,
+        "model": record.model,
+        "usage": compact_usage(record.usage),
+        "duration_ms": record.duration_ms,
+        "tool_calls": len(record.tool_calls),
+    }
+
+
+def compact_usage(usage: Usage) -> dict[str, Any]:
+    return {"input": usage.input_tokens, "output": usage.output_tokens, "estimated": usage.estimated}
+
+
+def compact_section(section: PromptSection) -> dict[str, Any]:
+    return {
+        "source": section.source,
+        "text": section.text,
+        "start": section.start,
+        "placeholders": [
+            {"name": p.name, "resolved": p.resolved, "source": p.source, "start": p.start, "end": p.end}
+            for p in section.placeholders
+        ],
+    }
+
+
+def compact_hook(step: HookStep) -> dict[str, Any]:
+    return {
+        "name": step.name,
+        "arguments": step.arguments,
+        "outcome": step.outcome,
+        "result": step.result,
+        "error": step.error,
+        "duration_ms": step.duration_ms,
+    }
+
+
+def compact_cause(cause: StateCause) -> dict[str, Any]:
+    return {
+        "kind": cause.kind,
+        "name": cause.name,
+        "tool_call_id": cause.tool_call_id,
+        "handler": cause.handler,
+        "label": cause.label(),
+    }
+
+
+def compact_event(event: Event) -> dict[str, Any]:
+    """The part of an event the browser shows. A model request's payload is left out (it is
+    fetched when the Request tab opens); a state change keeps only its patch and author."""
+    body: dict[str, Any]
+    if isinstance(event, RunStarted):
+        body = {"message": event.message, "model": event.model, "at": event.at}
+    elif isinstance(event, PromptRendered):
+        body = {
+            "sections": [compact_section(s) for s in event.sections],
+            "user_prompt": event.user_prompt,
+            "notes": list(event.notes),
+        }
+    elif isinstance(event, ModelRequested):
+        request = event.request
+        body = {
+            "call": event.call,
+            "at": event.at,
+            "messages": len(request.get("messages") or ()),
+            "tools": len(request.get("tools") or ()),
+        }
+    elif isinstance(event, TextDelta):
+        body = {"call": event.call, "text": event.text}
+    elif isinstance(event, ModelResponded):
+        body = {
+            "call": event.call,
+            "content": event.content,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in event.tool_calls],
+            "finish_reason": event.finish_reason,
+            "usage": compact_usage(event.usage),
+            "duration_ms": event.duration_ms,
+        }
+    elif isinstance(event, ToolCallStarted):
+        body = {"call": event.call, "id": event.tool_call_id, "name": event.name, "arguments": event.arguments}
+    elif isinstance(event, ToolCallFinished):
+        body = {
+            "call": event.call,
+            "id": event.tool_call_id,
+            "name": event.name,
+            "arguments": event.arguments,
+            "result": event.result,
+            "error": event.error,
+            "error_kind": event.error_kind,
+            "hooks": [compact_hook(h) for h in event.hooks],
+            "answered_by": event.answered_by,
+            "changed_keys": list(event.changed_keys),
+            "duration_ms": event.duration_ms,
+        }
+    elif isinstance(event, StateChanged):
+        body = {"patch": list(event.patch), "cause": compact_cause(event.cause)}
+    elif isinstance(event, RunFinished):
+        body = {
+            "content": event.content,
+            "usage": compact_usage(event.usage),
+            "duration_ms": event.duration_ms,
+            "model_calls": event.model_calls,
+            "tool_calls": event.tool_calls,
+        }
+    elif isinstance(event, RunFailed):
+        body = {
+            "error": event.error,
+            "error_type": event.error_type,
+            "usage": compact_usage(event.usage),
+            "duration_ms": event.duration_ms,
+        }
+    else:
+        body = {}
+    body["kind"] = event.kind
+    return jsonable(body)
+
+
+__all__ = ["Inspector", "compact_event", "model_info", "turn_summary"]

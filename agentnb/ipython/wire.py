@@ -1,0 +1,93 @@
+"""The inspector's wire protocol: every message kind and key in one place.
+
+The kernel and the browser talk through anywidget custom messages (``widget.send`` /
+``model.send``). Each message is a small dict whose kind sits under ``KIND``. The browser's copy
+of these names lives in ``static/inspector.js`` (``const WIRE = {...}``); a test checks the two
+agree, so a rename here that is not made there fails the suite.
+
+Kernel → browser:
+  snapshot  everything a fresh view needs: one summary per turn, the selected turn's events and
+            state, and the event counter ``seq`` it is current to.
+  event     one compact event of a run, numbered ``seq``; the browser applies it to what it holds
+            (a state change carries its JSON patch, never the whole state).
+  turn      a finished turn's events and state, sent when the browser asks for it (time travel).
+  request   one model call's payload, sent when the browser asks for it (Request tab).
+  preview   what the model would receive for a message (``agent.observe``), on request.
+  error     a request from the browser could not be served; ``text`` says why.
+
+Browser → kernel:
+  sync      send a snapshot (a view appeared, or the browser noticed a gap in ``seq``).
+  need_turn send turn ``turn``.
+  need_request  send the payload of call ``call`` of turn ``turn``.
+  preview   observe ``message`` without calling the model.
+"""
+
+from __future__ import annotations
+
+KIND = "k"
+"""Key of every message that says what kind of message it is."""
+
+# kernel -> browser
+SNAPSHOT = "snapshot"
+EVENT = "event"
+TURN = "turn"
+REQUEST = "request"
+PREVIEW = "preview"
+ERROR = "error"
+
+# browser -> kernel
+SYNC = "sync"
+NEED_TURN = "need_turn"
+NEED_REQUEST = "need_request"
+
+# keys
+SEQ = "seq"
+"""Running number of event messages; a gap makes the browser ask for a snapshot."""
+TURN_INDEX = "turn"
+"""The turn a message is about (0-based index in ``agent.history``)."""
+CALL = "call"
+"""A model call within a turn (0-based)."""
+EVENTS = "events"
+"""A turn's compact events, in order."""
+EVENT_BODY = "e"
+"""The compact event inside an ``event`` message."""
+STATE = "state"
+"""A whole state (snapshot and turn replies only)."""
+SUMMARIES = "turns"
+"""One summary per turn (snapshot only)."""
+LIVE_TEXT = "live_text"
+"""Text streamed so far in the running turn (snapshot only)."""
+MESSAGE = "message"
+"""The user's message of a preview request."""
+TEXT = "text"
+"""Human-readable text of an ``error`` message."""
+
+# synced traits (small, rarely changing)
+TRAIT_AGENT = "agent_name"
+TRAIT_MODEL = "model_info"
+
+WIRE: dict[str, str] = {
+    "KIND": KIND,
+    "SNAPSHOT": SNAPSHOT,
+    "EVENT": EVENT,
+    "TURN": TURN,
+    "REQUEST": REQUEST,
+    "PREVIEW": PREVIEW,
+    "ERROR": ERROR,
+    "SYNC": SYNC,
+    "NEED_TURN": NEED_TURN,
+    "NEED_REQUEST": NEED_REQUEST,
+    "SEQ": SEQ,
+    "TURN_INDEX": TURN_INDEX,
+    "CALL": CALL,
+    "EVENTS": EVENTS,
+    "EVENT_BODY": EVENT_BODY,
+    "STATE": STATE,
+    "SUMMARIES": SUMMARIES,
+    "LIVE_TEXT": LIVE_TEXT,
+    "MESSAGE": MESSAGE,
+    "TEXT": TEXT,
+    "TRAIT_AGENT": TRAIT_AGENT,
+    "TRAIT_MODEL": TRAIT_MODEL,
+}
+"""Every name above, as the browser's ``WIRE`` object spells it (checked by a test)."""

@@ -1,0 +1,66 @@
+"""Sessions: save and restore agents (state, messages, every turn) as plain JSON files or SQLite.
+
+AgentScope's API (``save_session_state`` / ``load_session_state`` by session id) with atomic,
+locked writes, per-turn appends, and a documented format (docs/sessions.md).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..history import History
+from .base import SessionBase
+from .codec import register_encoder, unregister_encoder
+from .json_session import JSONSession
+from .locate import NotebookLocation, find_notebook_path, notebook_session_dir
+from .modules import StateModule, history_from_state_dict
+from .sqlite_session import SQLiteSession
+
+
+def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = None, module: str = "agent") -> History:
+    """The turn history saved in a session, without building an agent (e.g. for replay).
+
+    ``path_or_dir`` is a session's ``.json`` / ``.jsonl`` file, a folder of sessions (then
+    ``session_id`` names one), or a ``.sqlite`` / ``.db`` file (with ``session_id``).
+    """
+    path = Path(path_or_dir)
+    session: SessionBase
+    if path.suffix in (".sqlite", ".sqlite3", ".db"):
+        if session_id is None:
+            raise ValueError(f"load_history({str(path)!r}) needs session_id= for a SQLite database")
+        session = SQLiteSession(path)
+    elif path.suffix in (".json", ".jsonl"):
+        session, session_id = JSONSession(path.parent), session_id or path.stem
+    else:
+        if session_id is None:
+            raise ValueError(f"load_history({str(path)!r}) needs session_id= to pick a session in that folder")
+        session = JSONSession(path)
+    found = session.read_modules(session_id) if session.exists(session_id) else None
+    if found is None:
+        raise FileNotFoundError(f"no saved session {session_id!r} at {session.describe(session_id)}")
+    modules, _ = found
+    state = modules.get(module)
+    if not isinstance(state, dict):
+        raise KeyError(f"session {session_id!r} has no module {module!r}; it has {sorted(modules)}")
+    from .codec import decode, has_tags
+    from .format import dumps
+
+    history_state = state.get("history", state)
+    if has_tags(dumps(history_state)):
+        history_state = decode(history_state, session.describe(session_id))
+    return History(history_from_state_dict(history_state))
+
+
+__all__ = [
+    "JSONSession",
+    "NotebookLocation",
+    "SQLiteSession",
+    "SessionBase",
+    "StateModule",
+    "find_notebook_path",
+    "load_history",
+    "notebook_session_dir",
+    "register_encoder",
+    "unregister_encoder",
+]

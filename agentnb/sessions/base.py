@@ -1,0 +1,248 @@
+"""SessionBase: AgentScope's save/load by session id, plus per-turn appends.
+
+A backend stores, per session id, a snapshot ``{module: state_dict}`` and a log of changes
+(see ``format.py``). ``save_session_state`` writes a whole snapshot (AgentScope's layout);
+``append_session_state`` writes only what changed since this session object last saved or
+loaded each module, and folds the log into a new snapshot once the log outgrows it, so every
+byte is rewritten a bounded number of times (O(change) per turn, amortised).
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import os
+import re
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+from ..errors import SessionEncodeError, SessionNotFoundError
+from . import format as fmt
+from .codec import decode, encode, has_tags
+from .modules import AgentCursor, agent_cursor, agent_delta, agent_state_dict, load_agent_state_dict
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+
+
+def check_session_id(session_id: str) -> str:
+    if not isinstance(session_id, str) or not _SESSION_ID.match(session_id) or ".." in session_id:
+        raise ValueError(
+            f"session id {session_id!r} must be 1-128 letters, digits, '.', '_' or '-' "
+            f"(it names a file), starting with a letter or digit"
+        )
+    return session_id
+
+
+def _is_agent(module: Any) -> bool:
+    from ..agent import Agent
+
+    return isinstance(module, Agent)
+
+
+def _secrets() -> list[str]:
+    """Values of credential-like environment variables, which must never reach a file."""
+    return [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8]
+
+
+def redact(text: str) -> str:
+    """Defence in depth: replace any credential from the environment by ``[redacted]``."""
+    for secret in _secrets():
+        if secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+class SessionBase(abc.ABC):
+    """Save and load state modules by session id (AgentScope semantics, plus appends).
+
+    Subclasses store bytes: ``_read``, ``_write_snapshot``, ``_append`` and ``_lock``.
+    """
+
+    compact_min_bytes: int = 1 << 20
+    """The log is folded into the snapshot once it is larger than this and than the snapshot."""
+
+    def __init__(self) -> None:
+        self._cursors: dict[tuple[str, str], Any] = {}
+
+    # -- storage (subclasses) ---------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _lock(self, session_id: str) -> AbstractContextManager[Any]:
+        """An inter-process lock for one session."""
+
+    @abc.abstractmethod
+    def _exists(self, session_id: str) -> bool: ...
+
+    @abc.abstractmethod
+    def _read(self, session_id: str) -> tuple[dict[str, Any], int, Iterator[tuple[dict[str, Any], str]]] | None:
+        """The snapshot's modules and seq, and the log entries after it (entry, where)."""
+
+    @abc.abstractmethod
+    def _write_snapshot(self, session_id: str, text: str, seq: int) -> None:
+        """Atomically replace the snapshot; log entries up to ``seq`` become obsolete."""
+
+    @abc.abstractmethod
+    def _append(self, session_id: str, lines: list[str], first_seq: int) -> tuple[int, int]:
+        """Durably append entries; returns (log size, snapshot size) in bytes."""
+
+    @abc.abstractmethod
+    def _last_seq(self, session_id: str) -> int: ...
+
+    @abc.abstractmethod
+    def describe(self, session_id: str) -> str:
+        """Where the session is stored (for messages)."""
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def read_modules(self, session_id: str) -> tuple[dict[str, Any], int] | None:
+        """The stored ``{module: state_dict}`` (decoded) and the last seq, or None."""
+        check_session_id(session_id)
+        raw = self._read(session_id)
+        if raw is None:
+            return None
+        modules, seq, entries = raw
+        for line, where in entries:
+            if line["seq"] <= seq:
+                continue
+            fmt.apply_line(modules, line, where)
+            seq = line["seq"]
+        return modules, seq
+
+    # -- AgentScope API -----------------------------------------------------------------------
+
+    def save_session_state_sync(self, session_id: str, **state_modules: Any) -> None:
+        """Write the named modules' whole state; other modules already saved are kept."""
+        check_session_id(session_id)
+        encoded = {name: self._encode_module(name, module) for name, module in state_modules.items()}
+        with self._lock(session_id):
+            current = self.read_modules(session_id) if self._exists(session_id) else None
+            modules, seq = current if current is not None else ({}, 0)
+            if current is not None:
+                seq = max(seq, self._last_seq(session_id))
+            modules.update(encoded)
+            self._write_snapshot(session_id, self._snapshot_text(modules, seq), seq)
+        for name, module in state_modules.items():
+            self._set_cursor(session_id, name, module)
+
+    def load_session_state_sync(
+        self, session_id: str, allow_not_exist: bool = True, **state_modules: Any
+    ) -> bool:
+        """Load the named modules; returns whether a saved session was found.
+
+        A module the session does not hold keeps its current state.
+        """
+        check_session_id(session_id)
+        with self._lock(session_id):
+            found = self.read_modules(session_id) if self._exists(session_id) else None
+        if found is None:
+            if not allow_not_exist:
+                raise SessionNotFoundError(
+                    f"no saved session {session_id!r} at {self.describe(session_id)}; check the "
+                    f"session id and folder, or pass allow_not_exist=True"
+                )
+            return False
+        modules, _ = found
+        where = self.describe(session_id)
+        for name, module in state_modules.items():
+            if name not in modules:
+                continue
+            state = modules[name]
+            if isinstance(state, (dict, list)) and has_tags(fmt.dumps(state)):
+                state = decode(state, f"{where} (module {name!r})")
+            if _is_agent(module):
+                load_agent_state_dict(module, state)
+            else:
+                module.load_state_dict(state)
+            self._set_cursor(session_id, name, module)
+        return True
+
+    async def save_session_state(self, session_id: str, **state_modules: Any) -> None:
+        """``save_session_state_sync`` for async code (the file work runs in a thread)."""
+        await asyncio.to_thread(self.save_session_state_sync, session_id, **state_modules)
+
+    async def load_session_state(self, session_id: str, allow_not_exist: bool = True, **state_modules: Any) -> bool:
+        """``load_session_state_sync`` for async code."""
+        return await asyncio.to_thread(self.load_session_state_sync, session_id, allow_not_exist, **state_modules)
+
+    # -- per-turn appends ---------------------------------------------------------------------
+
+    def append_session_state_sync(self, session_id: str, **state_modules: Any) -> None:
+        """Save what changed in each module since this object last saved or loaded it.
+
+        For an agent that is the new turns, the changed state keys and the new messages;
+        other modules are written whole when their state changed.
+        """
+        check_session_id(session_id)
+        with self._lock(session_id):
+            exists = self._exists(session_id)
+            lines: list[dict[str, Any]] = []
+            new_cursors: dict[str, Any] = {}
+            for name, module in state_modules.items():
+                cursor = self._cursors.get((session_id, name)) if exists else None
+                if _is_agent(module):
+                    ops = agent_delta(module, cursor, name) if isinstance(cursor, AgentCursor) else None
+                    if ops is None:
+                        lines.append({"module": name, "op": "replace", "state": self._encode_module(name, module)})
+                        new_cursors[name] = module
+                    elif ops:
+                        lines.append({"module": name, "op": "delta", "ops": ops})
+                else:
+                    state = self._encode_module(name, module)
+                    if cursor is None or cursor != state:
+                        lines.append({"module": name, "op": "replace", "state": state})
+                        self._cursors[(session_id, name)] = state
+            if lines:
+                seq = self._last_seq(session_id) if exists else 0
+                texts = []
+                for i, line in enumerate(lines, start=seq + 1):
+                    texts.append(redact(fmt.dumps({"v": fmt.VERSION, "seq": i, **line})))
+                log_size, snapshot_size = self._append(session_id, texts, seq + 1)
+                if log_size > max(snapshot_size, self.compact_min_bytes):
+                    self._compact(session_id)
+        for name, module in new_cursors.items():
+            self._set_cursor(session_id, name, module)
+
+    async def append_session_state(self, session_id: str, **state_modules: Any) -> None:
+        await asyncio.to_thread(self.append_session_state_sync, session_id, **state_modules)
+
+    def compact(self, session_id: str) -> None:
+        """Fold the log into the snapshot now (it happens by itself as the log grows)."""
+        with self._lock(session_id):
+            self._compact(session_id)
+
+    def _compact(self, session_id: str) -> None:
+        found = self.read_modules(session_id)
+        if found is None:
+            return
+        modules, seq = found
+        self._write_snapshot(session_id, self._snapshot_text(modules, seq), seq)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        return self._exists(check_session_id(session_id))
+
+    def _snapshot_text(self, modules: dict[str, Any], seq: int) -> str:
+        return redact(fmt.dumps({fmt.META_KEY: fmt.meta(seq), **modules}))
+
+    def _encode_module(self, name: str, module: Any) -> Any:
+        if name == fmt.META_KEY:
+            raise ValueError(f"{fmt.META_KEY!r} is reserved; give the module another name")
+        if _is_agent(module):
+            state = agent_state_dict(module)
+        elif callable(getattr(module, "state_dict", None)):
+            state = module.state_dict()
+        else:
+            raise SessionEncodeError(
+                f"cannot save {name}: a {type(module).__name__} is not a state module; pass objects "
+                f"with state_dict()/load_state_dict() (Agent, State, Toolkit, History, StateModule)"
+            )
+        return encode(state, name)
+
+    def _set_cursor(self, session_id: str, name: str, module: Any) -> None:
+        if _is_agent(module):
+            self._cursors[(session_id, name)] = agent_cursor(module, name)
+        else:
+            self._cursors[(session_id, name)] = self._encode_module(name, module)

@@ -1,0 +1,179 @@
+"""Strict JSON encoding of state values, with a registry for types JSON cannot hold.
+
+A value JSON cannot represent is an error at save time that names the key path and the type,
+never a silent ``str()``. Types that need it get an encoder: ``register_encoder(type, name,
+encode, decode)``; the stored form is ``{"$agentnb": name, "value": encode(obj)}`` and loading
+calls ``decode`` for that name. Decoders are looked up by name in this process's registry, so
+loading never imports or executes anything named by the file.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import math
+import pathlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SessionEncodeError, SessionFormatError
+
+TAG = "$agentnb"
+"""The key marking an encoded (non-JSON) value in a session file."""
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """How one Python type is stored in a session file."""
+
+    type: type
+    """The Python type (subclasses match too)."""
+    name: str
+    """The tag written next to the value; decoders are found by it."""
+    encode: Callable[[Any], Any]
+    """obj -> a JSON value."""
+    decode: Callable[[Any], Any]
+    """The JSON value -> obj."""
+
+
+_BY_TYPE: dict[type, Encoder] = {}
+_BY_NAME: dict[str, Encoder] = {}
+
+
+def register_encoder(
+    type_: type,
+    name: str,
+    encode: Callable[[Any], Any],
+    decode: Callable[[Any], Any],
+) -> None:
+    """Let session files hold values of ``type_``: ``encode(obj)`` must return a JSON value,
+    ``decode(json_value)`` rebuilds the object on load. ``name`` is written in the file."""
+    if not isinstance(type_, type):
+        raise TypeError(f"register_encoder needs a type as its first argument, got {type_!r}")
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"register_encoder needs a non-empty name, got {name!r}")
+    if not callable(encode) or not callable(decode):
+        raise TypeError("register_encoder needs encode and decode functions")
+    encoder = Encoder(type=type_, name=name, encode=encode, decode=decode)
+    _BY_TYPE[type_] = encoder
+    _BY_NAME[name] = encoder
+
+
+def unregister_encoder(type_: type) -> None:
+    """Forget the encoder registered for ``type_`` (no error if there is none)."""
+    encoder = _BY_TYPE.pop(type_, None)
+    if encoder is not None and _BY_NAME.get(encoder.name) is encoder:
+        del _BY_NAME[encoder.name]
+
+
+register_encoder(datetime.datetime, "datetime", datetime.datetime.isoformat, datetime.datetime.fromisoformat)
+register_encoder(datetime.date, "date", datetime.date.isoformat, datetime.date.fromisoformat)
+register_encoder(set, "set", list, set)
+register_encoder(frozenset, "frozenset", list, frozenset)
+register_encoder(bytes, "bytes", lambda b: base64.b64encode(b).decode("ascii"), base64.b64decode)
+register_encoder(pathlib.PurePath, "path", str, pathlib.Path)
+
+_PLAIN = (str, int, bool, type(None))
+
+
+def _find_encoder(value: Any) -> Encoder | None:
+    encoder = _BY_TYPE.get(type(value))
+    if encoder is not None:
+        return encoder
+    # Most specific registered base class first (datetime before date).
+    for cls in type(value).__mro__[1:]:
+        if cls in _BY_TYPE:
+            return _BY_TYPE[cls]
+    return None
+
+
+def encode(value: Any, path: str) -> Any:
+    """``value`` as JSON-ready data (the same object when nothing needed encoding).
+
+    Raises SessionEncodeError naming ``path`` (e.g. ``agent.state.orders[2].when``) for a
+    value JSON cannot hold: an unregistered type, a non-string dict key, NaN or infinity.
+    """
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise SessionEncodeError(
+            f"cannot save {path}: {value!r} is not valid JSON; store None or a string instead"
+        )
+    if kind is dict:
+        out = value
+        for key, item in value.items():
+            if type(key) is not str:
+                raise SessionEncodeError(
+                    f"cannot save {path}: dict key {key!r} is a {type(key).__name__}; JSON keys are "
+                    f"strings, so use str keys (e.g. {str(key)!r})"
+                )
+            new = encode(item, f"{path}.{key}")
+            if new is not item:
+                if out is value:
+                    out = dict(value)
+                out[key] = new
+        if TAG in value:  # user data that looks like our marker is wrapped so it loads back as is
+            return {TAG: "dict", "value": out}
+        return out
+    if kind is list or kind is tuple:
+        out_list: list[Any] | None = None
+        for i, item in enumerate(value):
+            new = encode(item, f"{path}[{i}]")
+            if new is not item and out_list is None:
+                out_list = list(value[:i])
+            if out_list is not None:
+                out_list.append(new)
+        if out_list is not None:
+            return out_list
+        return value if kind is list else list(value)
+    encoder = _find_encoder(value)
+    if encoder is None:
+        if isinstance(value, (str, int, float, dict, list, tuple)):
+            # subclasses (IntEnum, OrderedDict, NamedTuple...) store as their JSON base type
+            base = next(b for b in (bool, int, float, str, dict, list, tuple) if isinstance(value, b))
+            return encode(base(value) if base is not tuple else list(value), path)
+        raise SessionEncodeError(
+            f"cannot save {path}: a {type(value).__module__}.{type(value).__qualname__} is not JSON. "
+            f"Store plain data (dict, list, str, int, float, bool, None), or register an encoder: "
+            f"agentnb.sessions.register_encoder({type(value).__qualname__}, "
+            f"'{type(value).__qualname__}', encode=..., decode=...)"
+        )
+    try:
+        encoded = encoder.encode(value)
+    except Exception as exc:
+        raise SessionEncodeError(f"cannot save {path}: encoder {encoder.name!r} failed: {exc}") from exc
+    return {TAG: encoder.name, "value": encode(encoded, f"{path}<{encoder.name}>")}
+
+
+def decode(value: Any, where: str) -> Any:
+    """Rebuild encoded values inside loaded JSON data (``where`` names the file for errors)."""
+    if isinstance(value, dict):
+        if TAG in value:
+            name = value[TAG]
+            inner = value.get("value")
+            if name == "dict":
+                return {k: decode(v, where) for k, v in inner.items()}
+            encoder = _BY_NAME.get(name)
+            if encoder is None:
+                raise SessionFormatError(
+                    f"{where}: a value was saved with the encoder {name!r}, which is not registered "
+                    f"here; call agentnb.sessions.register_encoder(<type>, {name!r}, encode, decode) "
+                    f"before loading"
+                )
+            try:
+                return encoder.decode(decode(inner, where))
+            except Exception as exc:
+                raise SessionFormatError(f"{where}: decoder {name!r} failed on {inner!r}: {exc}") from exc
+        return {k: decode(v, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v, where) for v in value]
+    return value
+
+
+def has_tags(text: str) -> bool:
+    """Whether JSON text may hold encoded values (so plain files skip the decode walk)."""
+    return TAG in text

@@ -1,0 +1,155 @@
+"""The on-disk format: snapshot metadata, log lines, and replaying lines onto module states.
+
+A session is a snapshot ``{module_name: state_dict, "__agentnb__": meta}`` plus an append-only
+log of lines, each one JSON object::
+
+    {"v": 1, "seq": 8, "at": 1700000000.0, "module": "agent", "op": "delta", "ops": [...]}
+
+``op`` is ``replace`` (``"state"`` holds the module's whole state_dict), ``delta`` (``"ops"``
+lists changes, see ``apply_ops``) or ``base`` (a log's first line after compaction, carrying
+only ``seq``). Lines with ``seq`` at or below the snapshot's were folded into it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from ..errors import SessionFormatError
+
+FORMAT = "agentnb.session"
+"""The value of ``__agentnb__.format`` in every snapshot."""
+VERSION = 1
+"""The on-disk format version this code reads and writes."""
+META_KEY = "__agentnb__"
+"""The snapshot key holding metadata; never a module name."""
+
+
+def meta(seq: int) -> dict[str, Any]:
+    return {"format": FORMAT, "version": VERSION, "seq": seq, "saved_at": time.time()}
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON for lines, readable JSON is what ``jq`` is for."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def parse_snapshot(text: str, where: str) -> tuple[dict[str, Any], int]:
+    """The module states and the seq of a snapshot's text; SessionFormatError when malformed."""
+    if not text.strip():
+        raise SessionFormatError(f"{where} is empty; restore it from a backup or delete it to start fresh")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(
+            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            f"the file may be truncated or edited by hand; fix it or delete it to start fresh"
+        ) from None
+    if not isinstance(data, dict):
+        raise SessionFormatError(
+            f"{where} holds a JSON {type(data).__name__}; a session file is an object "
+            f"{{module_name: state_dict}}"
+        )
+    info = data.pop(META_KEY, None)
+    if info is None:  # written by AgentScope or by hand: plain {module: state_dict}
+        return data, 0
+    check_version(info, where)
+    seq = info.get("seq", 0)
+    if not isinstance(seq, int):
+        raise SessionFormatError(f"{where}: {META_KEY}.seq must be a whole number, got {seq!r}")
+    return data, seq
+
+
+def check_version(info: Any, where: str) -> None:
+    if not isinstance(info, dict) or info.get("format") != FORMAT:
+        raise SessionFormatError(
+            f"{where}: {META_KEY} must be {{'format': {FORMAT!r}, 'version': {VERSION}, ...}}, got {info!r}"
+        )
+    version = info.get("version")
+    if version != VERSION:
+        hint = "upgrade agentnb" if isinstance(version, int) and version > VERSION else "the file is damaged"
+        raise SessionFormatError(
+            f"{where} has session format version {version!r}; this agentnb reads version {VERSION} ({hint})"
+        )
+
+
+def parse_line(raw: str | bytes, where: str) -> dict[str, Any]:
+    try:
+        line = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SessionFormatError(
+            f"{where} is not valid JSON ({exc}); fix or remove that line (later lines are kept)"
+        ) from None
+    if not isinstance(line, dict) or not isinstance(line.get("seq"), int) or "op" not in line:
+        raise SessionFormatError(f"{where} is not a session log entry (needs 'v', 'seq' and 'op')")
+    if line.get("v") != VERSION:
+        raise SessionFormatError(
+            f"{where} has session format version {line.get('v')!r}; this agentnb reads version {VERSION}"
+        )
+    if line["op"] not in ("replace", "delta", "base"):
+        raise SessionFormatError(f"{where} has unknown op {line['op']!r} (expected replace, delta or base)")
+    return line
+
+
+def apply_line(modules: dict[str, Any], line: dict[str, Any], where: str) -> None:
+    """Replay one log line onto ``modules`` (in place)."""
+    op = line["op"]
+    if op == "base":
+        return
+    name = line.get("module")
+    if not isinstance(name, str):
+        raise SessionFormatError(f"{where}: entry without a module name")
+    if op == "replace":
+        modules[name] = line.get("state")
+        return
+    target = modules.get(name)
+    if not isinstance(target, dict):
+        raise SessionFormatError(f"{where}: a change to module {name!r}, which the session does not hold")
+    modules[name] = apply_ops(target, line.get("ops") or [], where)
+
+
+def apply_ops(target: dict[str, Any], ops: list[dict[str, Any]], where: str) -> dict[str, Any]:
+    """Apply ``delta`` operations to a module's state dict, copying only along changed paths.
+
+    ``{"op": "merge", "path": [...], "set": {k: v}, "unset": [k]}`` replaces top-level keys
+    of the dict at ``path``; ``{"op": "splice", "path": [...], "keep": n, "append": [...]}``
+    keeps the first ``n`` items of the list at ``path`` (all of them when ``keep`` is null) and
+    appends the rest.
+    """
+    for op in ops:
+        path = op.get("path") or []
+        kind = op.get("op")
+        try:
+            target = _apply_at(target, list(path), op, kind)
+        except (KeyError, TypeError, IndexError) as exc:
+            raise SessionFormatError(f"{where}: cannot apply {kind} at {path}: {exc}") from None
+    return target
+
+
+def _apply_at(node: Any, path: list[str], op: dict[str, Any], kind: Any) -> Any:
+    if path:
+        key = path[0]
+        if not isinstance(node, dict):
+            raise TypeError(f"{key!r} is inside a {type(node).__name__}, not an object")
+        out = dict(node)
+        out[key] = _apply_at(node.get(key, {} if kind == "merge" or len(path) > 1 else []), path[1:], op, kind)
+        return out
+    if kind == "merge":
+        if not isinstance(node, dict):
+            raise TypeError(f"merge needs an object, found {type(node).__name__}")
+        out = dict(node)
+        out.update(op.get("set") or {})
+        for key in op.get("unset") or ():
+            out.pop(key, None)
+        return out
+    if kind == "splice":
+        if not isinstance(node, list):
+            raise TypeError(f"splice needs a list, found {type(node).__name__}")
+        keep = op.get("keep")
+        if keep is None:  # pure append: concurrent writers' items all stay
+            return node + list(op.get("append") or [])
+        if not isinstance(keep, int) or keep < 0:
+            raise TypeError(f"keep must be a whole number, got {keep!r}")
+        return node[:keep] + list(op.get("append") or [])
+    raise TypeError(f"unknown operation {kind!r}")

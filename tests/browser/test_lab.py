@@ -1,0 +1,266 @@
+"""The inspector in a real JupyterLab, driven through Debian's Chromium by Python playwright.
+
+A scratch copy of ``inspector_demo.ipynb`` (no outputs) is opened and run; two turns arrive as a
+snapshot, a third is run afterwards straight on the kernel so it reaches the open view as live
+event messages. The test then reads the inspector's DOM: prompt, hook chain, state highlights,
+time travel, and that hostile tool output shows as text and never runs. Screenshots land in
+``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+NOTEBOOK = Path(__file__).with_name("inspector_demo.ipynb")
+CODE_CELLS = 6
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# Lab's own objects tell when the notebook's kernel can take a run-all (the toolbar's idle
+# indicator turns idle before the session has a kernel).
+READY_JS = """async (timeout) => {
+  const app = window.jupyterapp;
+  await app.restored;
+  const start = Date.now();
+  const pause = () => new Promise((r) => setTimeout(r, 100));
+  let panel = app.shell.currentWidget;
+  while (!panel || !panel.sessionContext) {
+    if (Date.now() - start > timeout) throw new Error("no notebook panel");
+    await pause();
+    panel = app.shell.currentWidget;
+  }
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  for (;;) {
+    const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+    if (kernel && kernel.connectionStatus === "connected" && kernel.status === "idle") return true;
+    if (Date.now() - start > timeout) throw new Error("kernel not ready");
+    await pause();
+  }
+}"""
+
+EXECUTE_JS = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({ code });
+  const reply = await future.done;
+  return reply.content.status;
+}"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """A JupyterLab server on a free loopback port, rooted in tmp_path, with a stripped copy of
+    the demo notebook; stopped through its own process handle."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    notebook = json.loads(NOTEBOOK.read_text())
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    notebook["metadata"].pop("widgets", None)
+    work = tmp_path / "lab"
+    work.mkdir()
+    (work / "demo.ipynb").write_text(json.dumps(notebook))
+    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+        IPYTHONDIR=str(tmp_path / "ipython"),
+    )
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.ip=127.0.0.1",
+        f"--port={port}", f"--ServerApp.root_dir={work}",
+        f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+        f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
+        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True",
+    ]  # fmt: skip
+    log = (tmp_path / "lab.log").open("w")
+    server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab did not start; see {tmp_path / 'lab.log'}") from None
+                time.sleep(0.2)
+        yield port, work
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    port, _work = lab
+    ARTIFACTS.mkdir(exist_ok=True)
+    dialogs: list[str] = []
+    console_errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+
+            def on_dialog(dialog) -> None:
+                dialogs.append(dialog.message)
+                dialog.dismiss()
+
+            page.on("dialog", on_dialog)
+            page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda exc: console_errors.append(f"page error: {exc}"))
+            page.goto(f"http://127.0.0.1:{port}/lab/tree/demo.ipynb")
+            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+            page.evaluate(READY_JS, 60_000)
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
+            expect(prompts.last).to_have_text(f"[{CODE_CELLS}]:", timeout=30_000)
+            outputs = page.locator(".jp-NotebookPanel .jp-OutputArea-output").all_inner_texts()
+            assert not any("Traceback" in o or "Error" in o for o in outputs), outputs
+
+            inspector = page.locator(".anb-root")
+            expect(inspector).to_have_count(1, timeout=30_000)
+            expect(inspector).to_have_attribute("data-status", "ok", timeout=30_000)
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2")
+            expect(inspector.locator(".anb-name")).to_have_text("shop")
+            expect(inspector.locator(".anb-model")).to_have_text("scripted")
+
+            # Prompt of turn 2: rendered from the state turn 1 left, the state block distinct.
+            state_section = inspector.locator(".anb-section-state")
+            expect(state_section).to_contain_text("<session_state>")
+            expect(state_section).to_contain_text("{'items': ['milk', 'eggs']}")
+            expect(inspector.locator(".anb-section[data-source='instructions'] .anb-section-label")).to_have_text("instructions")
+            expect(inspector.locator(".anb-ph:not(.anb-ph-unresolved)")).to_contain_text("['milk', 'eggs']")
+            expect(inspector.locator(".anb-ph-unresolved")).to_contain_text("{budget}")
+            inspector.screenshot(path=str(ARTIFACTS / "inspector.png"))
+
+            # A third turn reaches the open view as live events (no new snapshot).
+            assert page.evaluate(EXECUTE_JS, 'print(shop.run("add butter").content)') == "ok"
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 3 of 3", timeout=20_000)
+            expect(inspector).to_have_attribute("data-status", "ok")
+            expect(inspector.locator(".anb-answer .anb-text")).to_have_text("Added butter.")
+            assert inspector.get_attribute("data-applied-snapshots") == "1"
+            assert inspector.get_attribute("data-applied-gaps") == "0"
+            assert int(inspector.get_attribute("data-applied-events") or 0) >= 10
+
+            # State tree: the key this turn changed is highlighted with its author.
+            inspector.locator("[role=tab][data-tab='state']").click()
+            expect(inspector.locator("[role=tab][data-tab='state']")).to_have_text("State (1 changed)")
+            added = inspector.locator(".anb-node[data-path='/items/3']")
+            expect(added).to_have_class("anb-node anb-leaf anb-mark-added")
+            expect(added).to_contain_text('"butter"')
+            expect(added.locator(".anb-badge")).to_have_text("+ tool:add_item")
+            expect(inspector.locator(".anb-node[data-path='/items']")).to_have_class("anb-node anb-branch anb-mark-within")
+            expect(inspector.locator(".anb-chip")).to_have_text("items")
+
+            # Time travel: turn 2's state has no butter; its tool calls show the hook chain.
+            inspector.locator("button.anb-prev").click()
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 3")
+            items = inspector.locator(".anb-node[data-path='/items'] > .anb-children > .anb-node")
+            expect(items).to_have_count(3)
+            expect(inspector.locator(".anb-tree")).not_to_contain_text("butter")
+            expect(inspector.locator(".anb-node[data-path='/items/2']")).to_have_class("anb-node anb-leaf anb-mark-added")
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-state.png"))
+
+            inspector.locator("[role=tab][data-tab='tools']").click()
+            add_row = inspector.locator(".anb-tool[data-tool='add_item']")
+            add_row.locator("summary").click()
+            chain = add_row.locator(".anb-hooks > .anb-hook")
+            expect(chain).to_have_count(3)
+            expect(chain.nth(0)).to_have_attribute("data-hook", "audit")
+            expect(chain.nth(0).locator(".anb-hook-outcome")).to_have_text("passed")
+            expect(chain.nth(1)).to_have_attribute("data-hook", "guard")
+            expect(chain.nth(2).locator(".anb-hook-outcome")).to_have_text("ran")
+            expect(add_row).to_contain_text("state keys changed: items")
+            clear_row = inspector.locator(".anb-tool[data-tool='clear_list']")
+            clear_row.locator("summary").click()
+            expect(clear_row.locator(".anb-tool-status")).to_have_text("answered by guard")
+            expect(clear_row.locator(".anb-hook[data-hook='guard'] .anb-hook-outcome")).to_have_text("answered")
+            expect(clear_row.locator(".anb-hook[data-hook='tool'] .anb-hook-outcome")).to_have_text("not called")
+
+            # Turn 1 (fetched on demand): hostile tool output is text, nothing runs.
+            inspector.locator("button.anb-prev").click()
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 3")
+            banner = inspector.locator(".anb-tool[data-tool='show_banner']")
+            banner.locator("summary").click()
+            expect(banner.locator(".anb-tool-body pre").last).to_have_text(
+                "<img src=x onerror=alert(1)> <script>alert(2)</script>"
+            )
+            expect(inspector.locator(".anb-answer .anb-text")).to_have_text("Added eggs. <b>bold?</b>")
+            assert inspector.locator("img, script, b").count() == 0
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-tools.png"))
+
+            # History: clicking a row selects that turn everywhere.
+            inspector.locator("[role=tab][data-tab='history']").click()
+            rows = inspector.locator("tr.anb-history-row")
+            expect(rows).to_have_count(3)
+            rows.nth(2).click()
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 3 of 3")
+
+            # Request of the selected turn, fetched on demand.
+            inspector.locator("[role=tab][data-tab='request']").click()
+            expect(inspector.locator(".anb-request-head")).to_contain_text("scripted · 4 message(s) · 3 tool(s)")
+
+            page.screenshot(path=str(ARTIFACTS / "lab.png"))
+
+            # Dark theme: the inspector follows Lab's variables (no white panel left behind).
+            light = inspector.evaluate("(el) => getComputedStyle(el).backgroundColor")
+            page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+            expect(page.locator("body")).to_have_attribute("data-jp-theme-light", "false", timeout=20_000)
+            page.wait_for_function(
+                "(light) => getComputedStyle(document.querySelector('.anb-root')).backgroundColor !== light", arg=light
+            )
+            dark = inspector.evaluate("(el) => getComputedStyle(el).backgroundColor")
+            channels = [int(c) for c in re.findall(r"\d+", dark)[:3]]
+            assert sum(channels) < 3 * 128, f"inspector background in the dark theme is {dark}"
+            inspector.locator("[role=tab][data-tab='prompt']").click()
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-dark.png"))
+        finally:
+            browser.close()
+    assert dialogs == [], f"a dialog fired: {dialogs}"
+    assert console_errors == [], console_errors

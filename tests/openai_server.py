@@ -1,0 +1,399 @@
+"""A scripted OpenAI-protocol HTTP server on 127.0.0.1, for tests that run the real ``openai`` client.
+
+It speaks Chat Completions (``/v1/chat/completions``) and the Responses API (``/v1/responses``),
+plain JSON or SSE streaming, and answers each request with the next scripted ``Reply`` (a text,
+tool calls, an HTTP error, or a delay). Every request is checked against the API's shape; what
+is wrong is kept in ``server.problems`` and answered with HTTP 400, so a malformed request
+fails the test that sent it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHAT_ROLES = {"system", "developer", "user", "assistant", "tool"}
+
+
+@dataclass
+class Reply:
+    """One scripted answer."""
+
+    text: str | None = None
+    """The assistant's text."""
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """(name, arguments) of each tool call, in order (several = parallel calls)."""
+    status: int = 200
+    """HTTP status; anything else than 200 answers with an OpenAI-style error body."""
+    error: str = "scripted error"
+    """The error message for a non-200 status."""
+    code: str | None = None
+    """The error code (e.g. context_length_exceeded)."""
+    delay: float = 0.0
+    """Seconds to wait before answering (for timeouts)."""
+    usage: tuple[int, int] = (21, 9)
+    """(input, output) token counts reported."""
+    repeat: bool = False
+    """Answer every later request with this reply too (for the client's retries)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra response headers (e.g. retry-after-ms)."""
+
+
+@dataclass
+class Received:
+    """A request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class OpenAIServer:
+    """``with OpenAIServer() as server: server.add(Reply(text="hi")); OpenAI(base_url=server.url)``."""
+
+    def __init__(self, api_key: str | None = None) -> None:
+        self.api_key = api_key
+        self.replies: deque[Reply] = deque()
+        self.requests: list[Received] = []
+        self.problems: list[str] = []
+        self._counter = 0
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+
+            def do_POST(self) -> None:
+                outer._handle(self)
+
+            def _json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def add(self, *replies: Reply) -> OpenAIServer:
+        self.replies.extend(replies)
+        return self
+
+    def __enter__(self) -> OpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    # -- handling --------------------------------------------------------------------------
+
+    def _next(self) -> Reply | None:
+        with self._lock:
+            if not self.replies:
+                return None
+            reply = self.replies[0]
+            if not reply.repeat:
+                self.replies.popleft()
+            self._counter += 1
+            return reply
+
+    def _handle(self, h: Any) -> None:
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        headers = {k.lower(): v for k, v in h.headers.items()}
+        self.requests.append(Received(path=h.path, headers=headers, body=body if isinstance(body, dict) else {}))
+        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+            h._json(401, _error("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
+            return
+        if h.path == "/v1/chat/completions":
+            problems = check_chat_request(body, headers)
+        elif h.path == "/v1/responses":
+            problems = check_responses_request(body, headers)
+        else:
+            h._json(404, _error(f"Unknown endpoint {h.path}", "invalid_request_error", "unknown_url"))
+            return
+        if problems:
+            self.problems.extend(problems)
+            h._json(400, _error("; ".join(problems), "invalid_request_error", None))
+            return
+        reply = self._next()
+        if reply is None:
+            h._json(500, _error("the test server has no scripted reply left", "server_error", None))
+            return
+        if reply.delay:
+            time.sleep(reply.delay)
+        if reply.status != 200:
+            kind = "rate_limit_error" if reply.status == 429 else "invalid_request_error"
+            try:
+                h._json(reply.status, _error(reply.error, kind, reply.code), reply.headers)
+            except OSError:  # the client gave up (timeout)
+                pass
+            return
+        n = self._counter
+        try:
+            if h.path == "/v1/chat/completions":
+                if body.get("stream"):
+                    _sse(h, chat_chunks(body, reply, n))
+                else:
+                    h._json(200, chat_completion(body, reply, n))
+            else:
+                if body.get("stream"):
+                    _sse(h, responses_events(body, reply, n))
+                else:
+                    h._json(200, responses_object(body, reply, n))
+        except OSError:
+            pass
+
+
+def _error(message: str, kind: str, code: str | None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _sse(h: Any, events: list[tuple[str | None, Any]]) -> None:
+    h.send_response(200)
+    h.send_header("Content-Type", "text/event-stream")
+    h.send_header("Cache-Control", "no-cache")
+    h.send_header("Connection", "close")
+    h.end_headers()
+    for name, data in events:
+        text = data if isinstance(data, str) else json.dumps(data)
+        frame = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
+        h.wfile.write(frame.encode())
+        h.wfile.flush()
+    h.close_connection = True
+
+
+def _pieces(text: str, n: int = 3) -> list[str]:
+    """Text cut into n pieces (as a stream would deliver it)."""
+    size = max(1, -(-len(text) // n))
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+# -- request checks -----------------------------------------------------------------------
+
+
+def _check_common(body: Any, headers: dict[str, str]) -> list[str]:
+    problems = []
+    if not headers.get("authorization", "").startswith("Bearer "):
+        problems.append("missing Authorization: Bearer header")
+    if "application/json" not in headers.get("content-type", ""):
+        problems.append("the body is not sent as application/json")
+    if not isinstance(body, dict):
+        return problems + ["the body is not a JSON object"]
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        problems.append("model must be a non-empty string")
+    if "stream" in body and not isinstance(body["stream"], bool):
+        problems.append("stream must be a boolean")
+    return problems
+
+
+def check_chat_request(body: Any, headers: dict[str, str]) -> list[str]:
+    """What is wrong with a Chat Completions request ([] when it is well-formed)."""
+    problems = _check_common(body, headers)
+    if not isinstance(body, dict):
+        return problems
+    if "input" in body:
+        problems.append("'input' is a Responses API field, not a Chat Completions one")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return problems + ["messages must be a non-empty list"]
+    call_ids: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role not in CHAT_ROLES:
+            problems.append(f"messages[{i}].role {role!r} is not one of {sorted(CHAT_ROLES)}")
+            continue
+        content = m.get("content")
+        if role == "assistant" and m.get("tool_calls"):
+            if content is not None and not isinstance(content, str):
+                problems.append(f"messages[{i}].content must be a string or null")
+            for c in m["tool_calls"]:
+                fn = c.get("function") or {}
+                if c.get("type") != "function" or not c.get("id") or not isinstance(fn.get("arguments"), str) or not fn.get("name"):
+                    problems.append(f"messages[{i}].tool_calls has a malformed call: {c!r}")
+                call_ids.add(c.get("id"))
+        elif not isinstance(content, str):
+            problems.append(f"messages[{i}].content must be a string")
+        if role == "tool" and m.get("tool_call_id") not in call_ids:
+            problems.append(f"messages[{i}] answers tool_call_id {m.get('tool_call_id')!r}, which no earlier assistant message called")
+    for t in body.get("tools") or ():
+        fn = t.get("function") if isinstance(t, dict) else None
+        if t.get("type") != "function" or not isinstance(fn, dict) or not fn.get("name") or not isinstance(fn.get("parameters", {}), dict):
+            problems.append(f"malformed chat tool: {t!r}")
+    if "stream_options" in body and not body.get("stream"):
+        problems.append("stream_options is only allowed with stream=true")
+    return problems
+
+
+def check_responses_request(body: Any, headers: dict[str, str]) -> list[str]:
+    """What is wrong with a Responses API request ([] when it is well-formed)."""
+    problems = _check_common(body, headers)
+    if not isinstance(body, dict):
+        return problems
+    if "messages" in body:
+        problems.append("'messages' is a Chat Completions field; the Responses API takes 'input'")
+    items = body.get("input")
+    if not isinstance(items, (list, str)) or not items:
+        return problems + ["input must be a non-empty list or string"]
+    call_ids: set[str] = set()
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        kind = item.get("type", "message")
+        if kind == "message":
+            if item.get("role") not in ("user", "assistant", "system", "developer"):
+                problems.append(f"input[{i}].role {item.get('role')!r} is not valid for the Responses API")
+            if not isinstance(item.get("content"), (str, list)):
+                problems.append(f"input[{i}].content must be a string or a list of parts")
+        elif kind == "function_call":
+            if not item.get("call_id") or not item.get("name") or not isinstance(item.get("arguments"), str):
+                problems.append(f"input[{i}] is a malformed function_call: {item!r}")
+            call_ids.add(item.get("call_id"))
+        elif kind == "function_call_output":
+            if item.get("call_id") not in call_ids:
+                problems.append(f"input[{i}] answers call_id {item.get('call_id')!r}, which no earlier function_call made")
+            if not isinstance(item.get("output"), str):
+                problems.append(f"input[{i}].output must be a string")
+        else:
+            problems.append(f"input[{i}] has an unknown type {kind!r}")
+    for t in body.get("tools") or ():
+        if not isinstance(t, dict) or t.get("type") != "function" or not t.get("name") or "function" in t:
+            problems.append(f"malformed Responses tool (must be flat: type, name, parameters): {t!r}")
+    if "stream_options" in body:
+        problems.append("stream_options is a Chat Completions field")
+    return problems
+
+
+# -- answers ------------------------------------------------------------------------------
+
+
+def _chat_calls(reply: Reply, n: int) -> list[dict[str, Any]]:
+    return [
+        {"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for i, (name, args) in enumerate(reply.tool_calls)
+    ]
+
+
+def chat_completion(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text, "refusal": None}
+    if reply.tool_calls:
+        message["tool_calls"] = _chat_calls(reply, n)
+    return {
+        "id": f"chatcmpl-test{n}",
+        "object": "chat.completion",
+        "created": 1_700_000_000 + n,
+        "model": body["model"],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+        "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage)},
+    }
+
+
+def chat_chunks(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[str | None, Any]]:
+    head = {"id": f"chatcmpl-test{n}", "object": "chat.completion.chunk", "created": 1_700_000_000 + n, "model": body["model"]}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, dict[str, Any]]:
+        return None, {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    for piece in _pieces(reply.text or "") if reply.text else ():
+        out.append(chunk({"content": piece}))
+    for i, call in enumerate(_chat_calls(reply, n)):
+        out.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+        for piece in _pieces(call["function"]["arguments"]):
+            out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
+    out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        usage = {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage)}
+        out.append((None, {**head, "choices": [], "usage": usage}))
+    out.append((None, "[DONE]"))
+    return out
+
+
+def _responses_output(reply: Reply, n: int) -> list[dict[str, Any]]:
+    output: list[dict[str, Any]] = []
+    if reply.text:
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{n}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+            }
+        )
+    for i, (name, args) in enumerate(reply.tool_calls):
+        output.append(
+            {"type": "function_call", "id": f"fc_{n}_{i}", "call_id": f"call_{n}_{i}", "name": name, "arguments": json.dumps(args), "status": "completed"}
+        )
+    return output
+
+
+def responses_object(body: dict[str, Any], reply: Reply, n: int, status: str = "completed") -> dict[str, Any]:
+    return {
+        "id": f"resp_test{n}",
+        "object": "response",
+        "created_at": 1_700_000_000 + n,
+        "status": status,
+        "model": body["model"],
+        "output": _responses_output(reply, n) if status == "completed" else [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": body.get("tools") or [],
+        "usage": {
+            "input_tokens": reply.usage[0],
+            "output_tokens": reply.usage[1],
+            "total_tokens": sum(reply.usage),
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
+def responses_events(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[str | None, Any]]:
+    events: list[tuple[str | None, Any]] = []
+    seq = 0
+
+    def emit(kind: str, **data: Any) -> None:
+        nonlocal seq
+        events.append((kind, {"type": kind, "sequence_number": seq, **data}))
+        seq += 1
+
+    emit("response.created", response={**responses_object(body, reply, n, "in_progress"), "usage": None})
+    for index, item in enumerate(_responses_output(reply, n)):
+        if item["type"] == "message":
+            emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []})
+            for piece in _pieces(reply.text or ""):
+                emit("response.output_text.delta", item_id=item["id"], output_index=index, content_index=0, delta=piece, logprobs=[])
+            emit("response.output_text.done", item_id=item["id"], output_index=index, content_index=0, text=reply.text, logprobs=[])
+        else:
+            emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "arguments": ""})
+            for piece in _pieces(item["arguments"]):
+                emit("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=piece)
+            emit("response.function_call_arguments.done", item_id=item["id"], output_index=index, arguments=item["arguments"], name=item["name"])
+        emit("response.output_item.done", output_index=index, item=item)
+    emit("response.completed", response=responses_object(body, reply, n))
+    return events

@@ -1,0 +1,284 @@
+"""The inspector's kernel side: what it sends after each event, and what it answers."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("anywidget")
+
+from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
+from agentnb.ipython import inspector as inspector_module  # noqa: E402
+from agentnb.ipython import wire  # noqa: E402
+from agentnb.ipython.inspector import Inspector  # noqa: E402
+
+STATIC = Path(inspector_module.__file__).parent / "static"
+HOSTILE = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
+
+
+def add_item(item: str, session_state) -> str:
+    """Add an item to the list."""
+    session_state["items"].append(item)
+    return f"added {item}"
+
+
+def banner() -> str:
+    """Return hostile HTML."""
+    return HOSTILE
+
+
+def audit(function_name, arguments, function_call):
+    return function_call(**arguments)
+
+
+def guard(function_name, arguments, function_call):
+    if function_name == "banner":
+        return "no banners"
+    return function_call(**arguments)
+
+
+def make_agent(steps: list[Any], **options: Any) -> Agent:
+    options.setdefault("session_state", {"items": ["milk"]})
+    return Agent(
+        "shop",
+        ScriptedModel(steps),
+        instructions="List: {items} {missing}",
+        tools=[add_item, banner],
+        tool_hooks=[audit, guard],
+        **options,
+    )
+
+
+class Wire:
+    """Captures what an inspector sends, decoded as the browser would see it."""
+
+    def __init__(self, inspector: Inspector, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.inspector = inspector
+        monkeypatch.setattr(inspector, "send", lambda content, buffers=None: self.messages.append(json.loads(json.dumps(content, allow_nan=False))))
+
+    def ask(self, **content: Any) -> dict[str, Any]:
+        self.inspector._on_msg(self.inspector, content, [])
+        return self.messages[-1]
+
+    def events(self) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m[wire.KIND] == wire.EVENT]
+
+
+@pytest.fixture
+def shop(monkeypatch: pytest.MonkeyPatch) -> tuple[Agent, Inspector, Wire]:
+    agent = make_agent([[tool_call("add_item", item="eggs"), tool_call("banner")], "Added eggs.", "Hello again."])
+    inspector = Inspector.for_agent(agent)
+    return agent, inspector, Wire(inspector, monkeypatch)
+
+
+def test_for_agent_returns_one_inspector_per_agent_with_a_deterministic_repr() -> None:
+    agent = make_agent(["hi"])
+    other = make_agent(["hi"])
+    inspector = Inspector.for_agent(agent)
+    assert Inspector.for_agent(agent) is inspector
+    assert Inspector.for_agent(other) is not inspector
+    assert repr(inspector) == "Inspector(agent='shop', turns=0)"
+    agent.run("hello")
+    assert repr(inspector) == "Inspector(agent='shop', turns=1)"
+    assert inspector.agent_name == "shop"
+    assert inspector.model_info == {"label": "scripted", "kind": "scripted", "origin": None}
+
+
+def test_each_event_is_one_numbered_message_for_its_turn(shop) -> None:
+    agent, _inspector, sent = shop
+    agent.run("add eggs")
+    events = sent.events()
+    kinds = [m[wire.EVENT_BODY]["kind"] for m in events]
+    assert kinds == [
+        "run_started", "prompt_rendered", "model_requested", "model_responded",
+        "tool_call_started", "state_changed", "tool_call_finished",
+        "tool_call_started", "tool_call_finished",
+        "model_requested", "text_delta", "model_responded", "run_finished",
+    ]  # fmt: skip
+    assert [m[wire.SEQ] for m in events] == list(range(1, len(events) + 1))
+    assert {m[wire.TURN_INDEX] for m in events} == {0}
+    agent.run("again")
+    assert {m[wire.TURN_INDEX] for m in sent.events()[len(events) :]} == {1}
+
+
+def test_a_state_change_is_sent_as_its_patch_with_its_author(shop) -> None:
+    agent, _inspector, sent = shop
+    agent.run("add eggs")
+    (change,) = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "state_changed"]
+    assert change["patch"] == [{"op": "add", "path": "/items/1", "value": "eggs"}]
+    assert change["cause"]["label"] == "tool:add_item"
+    assert change["cause"]["tool_call_id"] == "call_0_0"
+    assert "state" not in change
+
+
+def test_tool_calls_carry_the_hook_chain_and_who_answered(shop) -> None:
+    agent, _inspector, sent = shop
+    agent.run("add eggs")
+    add, blocked = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "tool_call_finished"]
+    assert [(h["name"], h["outcome"]) for h in add["hooks"]] == [("audit", "passed"), ("guard", "passed")]
+    assert add["answered_by"] == "tool" and add["changed_keys"] == ["items"]
+    assert [(h["name"], h["outcome"]) for h in blocked["hooks"]] == [("audit", "passed"), ("guard", "answered")]
+    assert blocked["answered_by"] == "guard" and blocked["result"] == "no banners"
+
+
+def test_one_key_change_in_a_large_state_sends_only_the_patch(monkeypatch) -> None:
+    big = {"items": ["milk"], "catalog": [{"sku": i, "name": f"item {i}"} for i in range(5000)]}
+    agent = make_agent([tool_call("add_item", item="eggs"), "ok"], session_state=big)
+    inspector = Inspector.for_agent(agent)
+    sent = Wire(inspector, monkeypatch)
+    agent.run("add eggs")
+    sizes = {m[wire.EVENT_BODY]["kind"]: len(json.dumps(m)) for m in sent.events()}
+    assert sizes["state_changed"] < 300
+    assert max(sizes.values()) < 2000, sizes
+    assert not any("item 4999" in json.dumps(m) for m in sent.events())
+    assert inspector.bytes_sent == sum(len(json.dumps(m, separators=(",", ":"))) for m in sent.messages)
+    assert inspector.messages_sent == len(sent.messages)
+    # The whole state goes only where a view asks for it.
+    snapshot = sent.ask(**{wire.KIND: wire.SYNC})
+    assert snapshot[wire.STATE]["catalog"][4999] == {"sku": 4999, "name": "item 4999"}
+
+
+def test_model_request_payloads_are_sent_only_on_request(shop) -> None:
+    agent, _inspector, sent = shop
+    agent.run("add eggs")
+    requested = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "model_requested"]
+    assert requested[1] == {"kind": "model_requested", "call": 1, "at": requested[1]["at"], "messages": 5, "tools": 2}
+    reply = sent.ask(**{wire.KIND: wire.NEED_REQUEST, wire.TURN_INDEX: 0, wire.CALL: 1})
+    assert reply[wire.KIND] == wire.REQUEST
+    assert reply[wire.REQUEST] == agent.history[0].model_calls[1].request
+    assert [m["role"] for m in reply[wire.REQUEST]["messages"]] == ["system", "user", "assistant", "tool", "tool"]
+
+
+def test_snapshot_and_turn_replies_let_a_view_travel_back(shop) -> None:
+    agent, inspector, sent = shop
+    snapshot = sent.ask(**{wire.KIND: wire.SYNC})
+    assert snapshot[wire.SUMMARIES] == [] and snapshot[wire.STATE] == {"items": ["milk"]}
+    agent.run("add eggs")
+    agent.session_state["items"].append("tea")  # a change between turns, made by the user
+    agent.run("hello")
+    snapshot = sent.ask(**{wire.KIND: wire.SYNC})
+    assert snapshot[wire.SEQ] == inspector.seq
+    assert [s["message"] for s in snapshot[wire.SUMMARIES]] == ["add eggs", "hello"]
+    assert snapshot[wire.SUMMARIES][0]["tool_calls"] == 2
+    assert snapshot[wire.TURN_INDEX] == 1
+    assert snapshot[wire.STATE] == {"items": ["milk", "eggs", "tea"]}
+    user_change = [e for e in snapshot[wire.EVENTS] if e["kind"] == "state_changed"][0]
+    assert user_change["cause"]["kind"] == "user"
+    first = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 0})
+    assert first[wire.KIND] == wire.TURN and first[wire.STATE] == {"items": ["milk", "eggs"]}
+    assert [e["kind"] for e in first[wire.EVENTS]][0] == "run_started"
+    prompt = [e for e in first[wire.EVENTS] if e["kind"] == "prompt_rendered"][0]
+    assert prompt["sections"][0]["source"] == "instructions"
+    assert [(p["name"], p["resolved"]) for p in prompt["sections"][0]["placeholders"]] == [("items", True), ("missing", False)]
+
+
+def test_bad_requests_get_an_error_reply(shop) -> None:
+    agent, _inspector, sent = shop
+    reply = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 3})
+    assert reply == {wire.KIND: wire.ERROR, wire.TEXT: "need_turn: LookupError: there is no turn 3; the agent has 0 turn(s)"}
+    agent.run("add eggs")
+    reply = sent.ask(**{wire.KIND: wire.NEED_REQUEST, wire.TURN_INDEX: 0, wire.CALL: 9})
+    assert reply[wire.TEXT] == "need_request: LookupError: turn 0 has no model call 9"
+    assert sent.ask(**{wire.KIND: "nonsense"})[wire.TEXT] == "nonsense: ValueError: unknown message kind 'nonsense'"
+
+
+def test_preview_observes_without_calling_the_model(shop) -> None:
+    agent, _inspector, sent = shop
+    reply = sent.ask(**{wire.KIND: wire.PREVIEW, wire.MESSAGE: "what is on {items}?"})
+    assert reply[wire.KIND] == wire.PREVIEW
+    assert reply["user_prompt"] == "what is on ['milk']?"
+    assert reply[wire.REQUEST]["messages"][-1] == {"role": "user", "content": "what is on ['milk']?"}
+    assert reply["sections"][0]["text"].startswith("List: ['milk']")
+    assert agent.model.requests == [] and len(agent.history) == 0
+
+
+def test_streamed_text_is_batched_and_flushed_before_the_next_event(monkeypatch) -> None:
+    agent = make_agent(["one two three four five six"])
+    inspector = Inspector.for_agent(agent)
+    sent = Wire(inspector, monkeypatch)
+    monkeypatch.setattr(inspector_module, "TEXT_FLUSH_SECONDS", 3600.0)
+    agent.run("count")
+    kinds = [m[wire.EVENT_BODY]["kind"] for m in sent.events()]
+    assert kinds == ["run_started", "prompt_rendered", "model_requested", "text_delta", "model_responded", "run_finished"]
+    (delta,) = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "text_delta"]
+    assert delta == {"kind": "text_delta", "call": 0, "text": "one two three four five six"}
+
+
+def test_failed_runs_and_odd_state_values_travel_as_json(monkeypatch) -> None:
+    agent = make_agent([], session_state={"items": [], "tags": {"a"}, "score": float("nan")})
+    inspector = Inspector.for_agent(agent)
+    sent = Wire(inspector, monkeypatch)  # json.dumps(allow_nan=False) inside: NaN would raise
+    with pytest.raises(Exception):
+        agent.run("hi")
+    failed = sent.events()[-1][wire.EVENT_BODY]
+    assert failed["kind"] == "run_failed" and failed["error_type"] == "ScriptedModelExhaustedError"
+    assert "\n" not in failed["error"]
+    snapshot = sent.ask(**{wire.KIND: wire.SYNC})
+    assert snapshot[wire.STATE] == {"items": [], "tags": ["a"], "score": "NaN"}
+    assert snapshot[wire.SUMMARIES][0]["status"] == "failed"
+
+
+def test_hostile_tool_output_travels_as_plain_text(monkeypatch) -> None:
+    agent = make_agent([tool_call("banner"), "done"])
+    agent.tool_hooks = []
+    sent = Wire(Inspector.for_agent(agent), monkeypatch)
+    agent.run("banner")
+    (finished,) = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "tool_call_finished"]
+    assert finished["result"] == HOSTILE
+
+
+def test_close_stops_following_the_agent(shop) -> None:
+    agent, inspector, sent = shop
+    inspector.close()
+    agent.run("add eggs")
+    assert sent.events() == []
+    assert Inspector.for_agent(agent) is not inspector
+
+
+def test_model_info_follows_a_model_swap(shop) -> None:
+    agent, inspector, _sent = shop
+
+    class Local(ScriptedModel):
+        kind = "local"
+        origin = "/models/smollm2.gguf"
+
+        @property
+        def label(self) -> str:
+            return "local:smollm2"
+
+    agent.model = Local(["hi"])
+    agent.run("hello")
+    assert inspector.model_info == {"label": "local:smollm2", "kind": "local", "origin": "/models/smollm2.gguf"}
+
+
+# -- the front end's files ----------------------------------------------------------------
+
+
+def test_browser_wire_names_match_wire_py() -> None:
+    source = (STATIC / "inspector.js").read_text()
+    match = re.search(r"const WIRE = (\{.*?\});", source, re.S)
+    assert match, "inspector.js must declare `const WIRE = {...};`"
+    assert json.loads(match.group(1)) == wire.WIRE
+
+
+def test_front_end_never_parses_content_as_html() -> None:
+    source = (STATIC / "inspector.js").read_text()
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser", "createContextualFragment", "eval(", "new Function", "srcdoc"):
+        assert sink not in source, f"inspector.js uses {sink}; insert content with textContent only"
+    # Nodes are made in one helper; it turns strings into text nodes.
+    assert source.count("document.createElement(") == 1
+    assert "document.createTextNode(String(child))" in source
+
+
+def test_styles_use_only_theme_variables() -> None:
+    css = (STATIC / "inspector.css").read_text()
+    assert not re.search(r"#[0-9a-fA-F]{3,8}\b|\brgba?\(|\bhsla?\(|\b(white|black)\b(?!-)", css)
+    for prop, value in re.findall(r"(?<![-\w])(color|background(?:-color)?|border(?:-(?:top|right|bottom|left))?(?:-color)?|outline)\s*:\s*([^;]+);", css):
+        colours = [w for w in re.findall(r"[a-z]+", re.sub(r"var\([^)]*\)|color-mix\(", "", value))]
+        allowed = {"solid", "dotted", "dashed", "none", "transparent", "inherit", "in", "srgb", "px", "em", "width", "var", "jp"}
+        assert set(colours) <= allowed, f"{prop}: {value} uses a colour that is not a --jp-* variable"
