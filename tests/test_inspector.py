@@ -86,7 +86,7 @@ def test_for_agent_returns_one_inspector_per_agent_with_a_deterministic_repr() -
     agent.run("hello")
     assert repr(inspector) == "Inspector(agent='shop', turns=1)"
     assert inspector.agent_name == "shop"
-    assert inspector.model_info == {"label": "scripted", "kind": "scripted", "origin": None}
+    assert inspector.model_info == {"label": "scripted", "kind": "scripted", "origin": "explicit"}
 
 
 def test_each_event_is_one_numbered_message_for_its_turn(shop) -> None:
@@ -245,7 +245,7 @@ def test_model_info_follows_a_model_swap(shop) -> None:
 
     class Local(ScriptedModel):
         kind = "local"
-        origin = "/models/smollm2.gguf"
+        origin = "offline fallback"
 
         @property
         def label(self) -> str:
@@ -253,7 +253,7 @@ def test_model_info_follows_a_model_swap(shop) -> None:
 
     agent.model = Local(["hi"])
     agent.run("hello")
-    assert inspector.model_info == {"label": "local:smollm2", "kind": "local", "origin": "/models/smollm2.gguf"}
+    assert inspector.model_info == {"label": "local:smollm2", "kind": "local", "origin": "offline fallback"}
 
 
 # -- the front end's files ----------------------------------------------------------------

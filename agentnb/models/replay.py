@@ -130,7 +130,7 @@ class ReplayModel(Model):
         recording = self.recordings[self.position]
         actual = rebuild_payload(recording.request, request)
         if actual != recording.request:
-            report = drift_report(recording.request, actual, recording.where(self.position))
+            report = drift_report(recording.request, actual, recording.where(self.position), strict=self.strict)
             if self.strict:
                 raise ReplayDriftError(report)
             warnings.warn(report, ReplayDriftWarning, stacklevel=2)
@@ -177,13 +177,15 @@ def rebuild_payload(recorded: dict[str, Any], request: ModelRequest) -> dict[str
     return body
 
 
-def drift_report(recorded: dict[str, Any], actual: dict[str, Any], where: str) -> str:
+def drift_report(recorded: dict[str, Any], actual: dict[str, Any], where: str, *, strict: bool = True) -> str:
     """One summary line naming the turn and call, then a unified diff of the two payloads."""
     summary = _summary(recorded, actual)
-    head = (
-        f"replay drift at {where}: the request differs from the recording ({summary}); "
-        f"re-record the session, or pass strict=False to answer from the recording anyway"
+    advice = (
+        "re-record the session, or pass strict=False to answer from the recording anyway"
+        if strict
+        else "answering from the recording anyway (strict=False)"
     )
+    head = f"replay drift at {where}: the request differs from the recording ({summary}); {advice}"
     diff = difflib.unified_diff(
         _lines(recorded), _lines(actual), fromfile=f"recorded ({where})", tofile=f"this run ({where})", lineterm="", n=2
     )

@@ -533,8 +533,10 @@ function render({ model, el }) {
       h("span", { class: "anb-name", title: "agent" }, model.get(WIRE.TRAIT_AGENT)),
       h(
         "span",
-        { class: "anb-model anb-model-" + String(info.kind || "model").replace(/[^a-z]/g, ""), title: info.origin ? "origin: " + info.origin : "model kind: " + (info.kind || "?") },
-        info.kind && !String(info.label || "").startsWith(info.kind) ? info.kind + " · " + info.label : info.label || "?",
+        { class: "anb-model anb-model-" + String(info.kind || "model").replace(/[^a-z]/g, ""), title: "model kind: " + (info.kind || "?") + (info.origin ? ", chosen: " + info.origin : "") },
+        (info.kind && !String(info.label || "").startsWith(info.kind) ? info.kind + " · " + info.label : info.label || "?") +
+          // Where the model came from matters when it was not chosen explicitly (a fallback).
+          (info.origin && info.origin !== "explicit" ? " · " + info.origin : ""),
       ),
       h("span", { class: "anb-pos" }, total ? "turn " + (index + 1) + " of " + total : "no turns"),
       statusNode,

