@@ -61,7 +61,53 @@ class _Patch(jsonpatch.JsonPatch):
 
 def state_patch(before: Any, after: Any) -> list[dict[str, Any]]:
     """The JSON patch from ``before`` to ``after`` (values deep-copied)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        return _dict_patch(before, after, *_key_changes(before, after))
     return copy.deepcopy(_Patch.from_diff(before, after).patch)
+
+
+def _key_changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """Top-level keys removed, added and changed (in the order jsonpatch visits them)."""
+    removed = [k for k in before if k not in after]
+    added = [k for k in after if k not in before]
+    changed = [k for k in before if k in after and before[k] != after[k]]
+    return removed, added, changed
+
+
+def _pointer(*parts: Any) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _dict_patch(
+    before: dict[str, Any], after: dict[str, Any], removed: list[Any], added: list[Any], changed: list[Any]
+) -> list[dict[str, Any]]:
+    """``state_patch`` for two dicts, in time proportional to what changed: keys with equal
+    values produce no operation, so only the others are diffed. The operations are the ones
+    jsonpatch gives for the whole dicts."""
+    if not removed and all(type(k) is str for k in added):
+        # The common case (a tool adds keys or appends to lists) without jsonpatch: with nothing
+        # removed, no added value can be paired into a move, so each addition is one "add".
+        ops: list[dict[str, Any]] = [{"op": "add", "path": _pointer(k), "value": copy.deepcopy(after[k])} for k in added]
+        for key in changed:
+            old, new = before[key], after[key]
+            if not (type(key) is str and type(old) is list and type(new) is list and len(new) > len(old)):
+                break
+            head = new[: len(old)]
+            try:
+                # Items are compared as JSON, like jsonpatch does (1 and True differ).
+                if head != old or _dump_any(head) != _dump_any(old):
+                    break
+            except (TypeError, ValueError, RecursionError):
+                break
+            ops.extend(
+                {"op": "add", "path": _pointer(key, i), "value": copy.deepcopy(new[i])} for i in range(len(old), len(new))
+            )
+        else:
+            return ops
+    keep_before, keep_after = {*removed, *changed}, {*added, *changed}
+    sub_before = {k: v for k, v in before.items() if k in keep_before}
+    sub_after = {k: v for k, v in after.items() if k in keep_after}
+    return copy.deepcopy(_Patch.from_diff(sub_before, sub_after).patch)
 
 
 class Turn:
@@ -110,10 +156,15 @@ class Turn:
     def _checkpoint(self, cause: StateCause) -> None:
         """Emit a StateChanged for whatever changed since the last checkpoint."""
         data = self.state.data
-        if data == self._snap:
+        snap = self._snap
+        if data == snap:
             return
-        patch = state_patch(self._snap, data)
-        self._snap = copy.deepcopy(data)
+        removed, added, changed = _key_changes(snap, data)
+        patch = _dict_patch(snap, data, removed, added, changed)
+        # Snapshots are never mutated, so the new one shares the unchanged values of the last
+        # one: a checkpoint copies what changed, not the whole state.
+        fresh = {*added, *changed}
+        self._snap = {k: copy.deepcopy(v) if k in fresh else snap[k] for k, v in data.items()}
         if patch:
             self._pending.append(StateChanged(run_id=self.run_id, patch=tuple(patch), cause=cause))
 

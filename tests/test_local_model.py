@@ -81,11 +81,11 @@ def test_a_forced_tool_call_round_trip(server):
 def test_a_local_session_replays_offline_identically(server):
     recorded = shop(LocalModel())
     recorded.run("Add milk to my list.")
-    recorded.run("What is the capital of France?")
+    recorded.run("Add eggs to my list.")
 
     again = shop(ReplayModel.from_history(recorded.history))
     again.run("Add milk to my list.")
-    again.run("What is the capital of France?")
+    again.run("Add eggs to my list.")
 
     def dumped(agent):
         out = []
@@ -99,7 +99,8 @@ def test_a_local_session_replays_offline_identically(server):
         return out
 
     assert dumped(again) == dumped(recorded)
-    assert again.session_state == recorded.session_state == {"items": ["milk"]}
+    assert again.session_state == recorded.session_state
+    assert again.session_state["items"][0] == "milk" and len(again.history[1].tool_calls) == 1
 
     edited = shop(ReplayModel.from_history(recorded.history), instructions="You manage a packing list.")
     with pytest.raises(ReplayDriftError) as info:

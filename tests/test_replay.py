@@ -93,7 +93,7 @@ def test_lax_replay_warns_and_answers():
     recorded = record(scripted())
     replay = ReplayModel.from_history(recorded.history, strict=False)
     agent = make_agent(replay, instructions="Changed.")
-    with pytest.warns(ReplayDriftWarning, match="turn 0, call 0: .*answering from the recording anyway"):
+    with pytest.warns(ReplayDriftWarning, match=r"turn 0, call \d: .*answering from the recording anyway"):
         result = agent.run("Add milk.")
     assert result.content == "Milk is on the list."
     assert len(replay.drifts) == 2  # both calls of the turn saw the changed system prompt

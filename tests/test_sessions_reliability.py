@@ -49,21 +49,29 @@ def writer(kind: str, root, session_id: str, ack_fd: int) -> None:
         os.write(ack_fd, f"{len(agent.history)}\n".encode())
 
 
-@pytest.mark.parametrize("kind, iterations", [("json", 160), ("sqlite", 90)])
+@pytest.mark.parametrize("kind, iterations", [("json", 150), ("sqlite", 80)])
 def test_sigkill_at_random_moments_never_loses_a_complete_turn(tmp_path, kind, iterations):
     rng = random.Random(4)
     acked: dict[str, int] = {}
     warnings.simplefilter("ignore")  # interrupted-line notices are expected here
     for i in range(iterations):
-        session_id = f"run-{i // 25}"  # a new session now and then keeps each load small
+        session_id = f"run-{i // 15}"  # a new session now and then keeps each load small
         read_fd, write_fd = os.pipe()
         pid = _child(lambda: writer(kind, tmp_path, session_id, write_fd))
         os.close(write_fd)
-        time.sleep(rng.uniform(0, 0.03))
+        # Let the writer finish a random number of turns, then kill it at a random moment
+        # (often in the middle of writing the next one).
+        target, received = rng.randrange(0, 4), b""
+        while received.count(b"\n") < target:
+            chunk = os.read(read_fd, 4096)
+            if not chunk:
+                break
+            received += chunk
+        time.sleep(rng.uniform(0, 0.012))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         with os.fdopen(read_fd, "rb") as pipe:
-            acks = [int(x) for x in pipe.read().split()]
+            acks = [int(x) for x in (received + pipe.read()).split()]
         if acks:
             acked[session_id] = acks[-1]
         expected = acked.get(session_id, 0)
@@ -75,8 +83,8 @@ def test_sigkill_at_random_moments_never_loses_a_complete_turn(tmp_path, kind, i
         assert agent.session_state["n"] == turns
         assert all(t.status == "ok" for t in agent.history)
         acked[session_id] = turns
-    # The writers got far enough for kills to land mid-save, across compactions.
-    assert sum(acked.values()) > iterations
+    # The writers got far enough for kills to land across compactions.
+    assert sum(acked.values()) >= iterations
 
 
 def turns_writer(kind: str, root, name: str, count: int) -> None:

@@ -46,7 +46,7 @@ from typing import Any
 
 from ..errors import LocalModelError, ModelError
 from .base import ModelRequest, ModelResponse
-from .openai_chat import OpenAIChat
+from .openai_chat import PLACEHOLDER_KEY, OpenAIChat
 from .replay import PREFILL_MESSAGE
 
 MODEL_NAME = "smollm2-135m"
@@ -187,6 +187,8 @@ class LocalModel(OpenAIChat):
         if name not in (None, MODEL_NAME, "smollm2"):
             raise LocalModelError(f"model='local:{name}': the only embedded model is {MODEL_NAME!r}; use model='local'")
         super().__init__(MODEL_NAME, temperature=temperature, max_tokens=max_tokens, timeout=timeout, max_retries=0, stream=stream)
+        # Never hand a user's real OpenAI key to the local server.
+        self._api_key = PLACEHOLDER_KEY
         self.tool_call_tokens = tool_call_tokens
         self.force_tool_calls = bool(force_tool_calls)
         self.server_process = server or _SERVER
