@@ -51,7 +51,18 @@ from .events import (
 from .formatters import JsonFormatter, MessageFormatter, ParagraphFormatter, ParsedOutput
 from .history import History, TurnRecord
 from .messages import ChatMessage, Message, ToolCall
-from .models import Model, ModelRequest, ModelResponse, ScriptedModel, tool_call
+from .models import (
+    LocalModel,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    OpenAIChat,
+    OpenAIResponses,
+    ReplayModel,
+    ScriptedModel,
+    set_default_model,
+    tool_call,
+)
 from .run_context import RunContext
 from .sessions import JSONSession, SessionBase, SQLiteSession
 from .state import State, merge_lists, replace_values
@@ -68,6 +79,11 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 __all__ = [
+    "set_default_model",
+    "ReplayModel",
+    "OpenAIResponses",
+    "OpenAIChat",
+    "LocalModel",
     "Agent",
     "AgentRunError",
     "AgentnbError",

@@ -16,7 +16,7 @@ import copy
 import json
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence
 from typing import TYPE_CHECKING, Any
 
 import jsonpatch
@@ -70,44 +70,96 @@ def _key_changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[An
     """Top-level keys removed, added and changed (in the order jsonpatch visits them)."""
     removed = [k for k in before if k not in after]
     added = [k for k in after if k not in before]
-    changed = [k for k in before if k in after and before[k] != after[k]]
+    # ``==`` says 1 == 1.0 == True; JSON does not, so a value that changed type counts as changed.
+    changed = [
+        k for k in before if k in after and (before[k] != after[k] or type(before[k]) is not type(after[k]))
+    ]
     return removed, added, changed
 
 
-def _pointer(*parts: Any) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+def _escape(key: Any) -> str:
+    return "/" + str(key).replace("~", "~0").replace("/", "~1")
+
+
+class _Slow(Exception):
+    """The change needs jsonpatch's matching (items moved, or replaced inside a list)."""
 
 
 def _dict_patch(
     before: dict[str, Any], after: dict[str, Any], removed: list[Any], added: list[Any], changed: list[Any]
 ) -> list[dict[str, Any]]:
-    """``state_patch`` for two dicts, in time proportional to what changed: keys with equal
-    values produce no operation, so only the others are diffed. The operations are the ones
+    """``state_patch`` for two dicts, in time proportional to what changed: equal values
+    produce no operation, so only the others are looked at. The operations are the ones
     jsonpatch gives for the whole dicts."""
-    if not removed and all(type(k) is str for k in added):
-        # The common case (a tool adds keys or appends to lists) without jsonpatch: with nothing
-        # removed, no added value can be paired into a move, so each addition is one "add".
-        ops: list[dict[str, Any]] = [{"op": "add", "path": _pointer(k), "value": copy.deepcopy(after[k])} for k in added]
-        for key in changed:
-            old, new = before[key], after[key]
-            if not (type(key) is str and type(old) is list and type(new) is list and len(new) > len(old)):
-                break
-            head = new[: len(old)]
-            try:
-                # Items are compared as JSON, like jsonpatch does (1 and True differ).
-                if head != old or _dump_any(head) != _dump_any(old):
-                    break
-            except (TypeError, ValueError, RecursionError):
-                break
-            ops.extend(
-                {"op": "add", "path": _pointer(key, i), "value": copy.deepcopy(new[i])} for i in range(len(old), len(new))
-            )
-        else:
+    ops: list[dict[str, Any]] = []
+    kinds: set[str] = set()
+    try:
+        _diff_keys(ops, kinds, "", before, after, removed, added, changed)
+        # jsonpatch turns a removal and an addition of the same value into a move; with only
+        # additions or only removals (plus replacements) there is nothing to pair.
+        if len(kinds) < 2:
             return ops
+    except _Slow:
+        pass
     keep_before, keep_after = {*removed, *changed}, {*added, *changed}
     sub_before = {k: v for k, v in before.items() if k in keep_before}
     sub_after = {k: v for k, v in after.items() if k in keep_after}
     return copy.deepcopy(_Patch.from_diff(sub_before, sub_after).patch)
+
+
+def _diff_keys(
+    ops: list[dict[str, Any]],
+    kinds: set[str],
+    path: str,
+    before: dict[Any, Any],
+    after: dict[Any, Any],
+    removed: list[Any],
+    added: list[Any],
+    changed: list[Any],
+) -> None:
+    # Same order as jsonpatch: removed keys, added keys, then the common keys.
+    for key in removed:
+        kinds.add("remove")
+        ops.append({"op": "remove", "path": path + _escape(key)})
+    for key in added:
+        kinds.add("add")
+        ops.append({"op": "add", "path": path + _escape(key), "value": copy.deepcopy(after[key])})
+    for key in changed:
+        _diff_value(ops, kinds, path + _escape(key), before[key], after[key])
+
+
+def _diff_value(ops: list[dict[str, Any]], kinds: set[str], path: str, old: Any, new: Any) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        _diff_keys(ops, kinds, path, old, new, *_key_changes(old, new))
+    elif isinstance(old, list) and isinstance(new, list):
+        n, m = len(old), len(new)
+        if n == m or not _same_items(old[:m], new) if m < n else not _same_items(old, new[:n]):
+            raise _Slow
+        if m > n:
+            kinds.add("add")
+            ops.extend({"op": "add", "path": f"{path}/{i}", "value": copy.deepcopy(new[i])} for i in range(n, m))
+        else:
+            kinds.add("remove")
+            ops.extend({"op": "remove", "path": f"{path}/{m}"} for _ in range(n - m))
+    elif (isinstance(old, MutableMapping) and isinstance(new, MutableMapping)) or (
+        isinstance(old, MutableSequence) and isinstance(new, MutableSequence)
+    ):
+        raise _Slow
+    else:
+        try:
+            same = _dump_any(old) == _dump_any(new)
+        except (TypeError, ValueError, RecursionError):
+            raise _Slow from None
+        if not same:
+            ops.append({"op": "replace", "path": path, "value": copy.deepcopy(new)})
+
+
+def _same_items(a: list[Any], b: list[Any]) -> bool:
+    """Equal as JSON, like jsonpatch compares list items (1 and True differ)."""
+    try:
+        return a == b and _dump_any(a) == _dump_any(b)
+    except (TypeError, ValueError, RecursionError):
+        raise _Slow from None
 
 
 class Turn:

@@ -282,3 +282,61 @@ def test_styles_use_only_theme_variables() -> None:
         colours = [w for w in re.findall(r"[a-z]+", re.sub(r"var\([^)]*\)|color-mix\(", "", value))]
         allowed = {"solid", "dotted", "dashed", "none", "transparent", "inherit", "in", "srgb", "px", "em", "width", "var", "jp"}
         assert set(colours) <= allowed, f"{prop}: {value} uses a colour that is not a --jp-* variable"
+
+
+# -- context retrieval ----------------------------------------------------------------------
+
+
+def context_agent(steps: list[Any]) -> Agent:
+    from agentnb import DocumentContext
+
+    aisles = DocumentContext(["Milk is in aisle 3.", "Eggs are in aisle 5.", HOSTILE + " milk"], label="AISLES", top_k=2)
+    faq = DocumentContext({"returns": "Returns are accepted within 30 days."}, label="FAQ", passive=False, active=True)
+    return make_agent(steps, context_providers=[aisles, faq])
+
+
+def test_context_retrievals_are_sent_as_their_own_events(monkeypatch) -> None:
+    agent = context_agent([tool_call("retrieve_context", source="FAQ", query="returns policy"), "Aisle 3."])
+    sent = Wire(Inspector.for_agent(agent), monkeypatch)
+    agent.run("where is the milk?")
+    kinds = [m[wire.EVENT_BODY]["kind"] for m in sent.events()]
+    # The passive lookup comes before the prompt; the tool's lookup sits inside its call.
+    assert kinds[:3] == ["run_started", "context_retrieved", "prompt_rendered"]
+    started = kinds.index("tool_call_started")
+    assert kinds[started : started + 3] == ["tool_call_started", "context_retrieved", "tool_call_finished"]
+    passive, asked = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "context_retrieved"]
+    assert passive["label"] == "AISLES" and passive["via"] == "passive" and passive["provider"] == "DocumentContext"
+    assert passive["query"] == "where is the milk?" and passive["top_k"] == 2
+    assert [b["text"] for b in passive["blocks"]] == ["Milk is in aisle 3.", HOSTILE + " milk"]  # as plain text
+    assert [b["source"] for b in passive["blocks"]] == ["doc 0", "doc 2"]
+    assert all(isinstance(b["score"], float) for b in passive["blocks"])
+    assert "rendered" not in passive  # the blocks' text once, not twice
+    assert asked["label"] == "FAQ" and asked["via"] == "tool" and asked["query"] == "returns policy"
+    assert asked["blocks"] == [{"text": "Returns are accepted within 30 days.", "score": asked["blocks"][0]["score"], "source": "returns", "metadata": {}}]
+    assert set(asked) == {"kind", "label", "provider", "query", "top_k", "via", "blocks", "duration_ms"}
+
+
+def test_turn_summaries_count_context_so_the_tab_can_be_greyed(monkeypatch) -> None:
+    agent = context_agent(["plain answer", tool_call("retrieve_context", source="FAQ", query="returns"), "ok"])
+    sent = Wire(Inspector.for_agent(agent), monkeypatch)
+    agent.run("hello")  # no word in common with the aisles: one lookup, no block
+    agent.run("milk and eggs")
+    snapshot = sent.ask(**{wire.KIND: wire.SYNC})
+    assert [(s["context"], s["context_blocks"]) for s in snapshot[wire.SUMMARIES]] == [(1, 0), (2, 3)]
+    assert [e["label"] for e in snapshot[wire.EVENTS] if e["kind"] == "context_retrieved"] == ["AISLES", "FAQ"]
+    first = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 0})
+    (lookup,) = [e for e in first[wire.EVENTS] if e["kind"] == "context_retrieved"]
+    assert lookup["label"] == "AISLES" and lookup["blocks"] == []
+    plain = make_agent(["hi"])
+    plain_sent = Wire(Inspector.for_agent(plain), monkeypatch)
+    plain.run("hello")
+    assert [(s["context"], s["context_blocks"]) for s in plain_sent.ask(**{wire.KIND: wire.SYNC})[wire.SUMMARIES]] == [(0, 0)]
+    assert not any(m[wire.EVENT_BODY]["kind"] == "context_retrieved" for m in plain_sent.events())
+
+
+def test_front_end_has_a_context_tab_fed_by_context_events() -> None:
+    source = (STATIC / "inspector.js").read_text()
+    tabs = re.search(r"const TABS = \[(.*?)\];", source, re.S)
+    assert tabs and '["context", "Context"]' in tabs.group(1)
+    assert 'case "context_retrieved":' in source  # applied to the turn like every other event
+    assert "s.context_blocks" in source  # unloaded turns are labelled from their summary

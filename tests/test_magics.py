@@ -392,3 +392,61 @@ def test_session_option_saves_and_restores_the_agent(shell, tmp_path):
 def test_session_option_bad_value(shell):
     shell.run_cell("number = 3")
     assert "--session number:" in usage_error(shell, "agent", "a --session number", "x")
+
+
+# --- %%agent --context -----------------------------------------------------------------------
+
+CONTEXT_SETUP = """
+from agentnb import DocumentContext
+docs = DocumentContext(["Milk is in aisle 3.", "Eggs are in aisle 5."], label="AISLES")
+faq = DocumentContext({"returns": "Returns are accepted within 30 days."}, label="FAQ", passive=False, active=True)
+more = [faq]
+ctx_model = ScriptedModel([tool_call("retrieve_context", source="FAQ", query="returns"), "Aisle 3."])
+"""
+
+
+def test_agent_context_wires_providers_and_lists_of_them(shell):
+    shell.run_cell(CONTEXT_SETUP)
+    _, out = run(shell, "agent", "helper --model ctx_model --context docs,more", "Answer shoppers.")
+    agent = shell.user_ns["helper"]
+    assert list(agent.context_providers) == [shell.user_ns["docs"], shell.user_ns["faq"]]
+    assert [t.name for t in agent.all_tools()] == ["list_context_sources", "retrieve_context"]
+    assert "Agent('helper'" in out.stdout
+    assert agent.run("where is the milk?").content == "Aisle 3."
+    turn = agent.history[-1]
+    assert [(c.label, c.via, [b.text for b in c.blocks]) for c in turn.context] == [
+        ("AISLES", "passive", ["Milk is in aisle 3."]),
+        ("FAQ", "tool", ["Returns are accepted within 30 days."]),
+    ]
+    user = turn.model_calls[0].request["messages"][-1]["content"]
+    assert user.endswith("CONTEXT:\n[Context]\n(AISLES) Milk is in aisle 3.")
+
+
+def test_agent_context_providers_survive_a_rerun_and_a_fork(shell):
+    shell.run_cell(CONTEXT_SETUP)
+    run(shell, "agent", "helper --model ctx_model --context docs", "Answer shoppers.")
+    run(shell, "agent", "helper --model ctx_model --context docs,faq", "Answer shoppers briefly.")
+    assert list(shell.user_ns["helper"].context_providers) == [shell.user_ns["docs"], shell.user_ns["faq"]]
+    run(shell, "agentnb", "fork helper twin")
+    assert list(shell.user_ns["twin"].context_providers) == [shell.user_ns["docs"], shell.user_ns["faq"]]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("a --context ghost", "%%agent: --context names 'ghost', but there is no variable with that name"),
+        ("a --context number", "%%agent: --context number is a int, not a context provider (no get_blocks method)"),
+        ("a --context mixed", "%%agent: --context mixed holds a str, not a context provider (no get_blocks method)"),
+        ("a --context docs,", "has an empty name"),
+        ("a --context idle", "%%agent a: context provider 'IDLE' is neither passive nor active"),
+    ],
+)
+def test_agent_context_bad_values_are_one_line_usage_errors(shell, line, expected):
+    shell.run_cell(CONTEXT_SETUP)
+    shell.run_cell(
+        "number = 3\nmixed = [docs, 'not a provider']\n"
+        "class Idle:\n    context_label = 'IDLE'\n    passive = False\n    active = False\n"
+        "    def get_blocks(self, query, top_k=8):\n        return []\nidle = Idle()\n"
+    )
+    assert expected in usage_error(shell, "agent", line, "instructions")
+    assert "a" not in shell.user_ns or not isinstance(shell.user_ns["a"], Agent)

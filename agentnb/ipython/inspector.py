@@ -27,6 +27,7 @@ import traitlets
 from pydantic_core import to_json
 
 from ..events import (
+    ContextRetrieved,
     Event,
     HookStep,
     ModelRequested,
@@ -271,6 +272,7 @@ def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
 
 def turn_summary(record: TurnRecord) -> dict[str, Any]:
     """One row of the History tab."""
+    context = record.context
     return {
         "turn": record.index,
         "message": record.message[:SUMMARY_TEXT],
@@ -281,6 +283,9 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         "usage": compact_usage(record.usage),
         "duration_ms": record.duration_ms,
         "tool_calls": len(record.tool_calls),
+        # Both counts, so the Context tab of a turn not loaded yet can be labelled or greyed.
+        "context": len(context),
+        "context_blocks": sum(len(c.blocks) for c in context),
     }
 
 
@@ -377,6 +382,19 @@ def compact_event(event: Event) -> dict[str, Any]:
             "duration_ms": event.duration_ms,
             "model_calls": event.model_calls,
             "tool_calls": event.tool_calls,
+        }
+    elif isinstance(event, ContextRetrieved):
+        # ``rendered`` is left out: it is the blocks' text again, and the browser rebuilds it.
+        body = {
+            "label": event.label,
+            "provider": event.provider,
+            "query": event.query,
+            "top_k": event.top_k,
+            "via": event.via,
+            "blocks": [
+                {"text": b.text, "score": b.score, "source": b.source, "metadata": b.metadata} for b in event.blocks
+            ],
+            "duration_ms": event.duration_ms,
         }
     elif isinstance(event, RunFailed):
         body = {

@@ -466,12 +466,16 @@ class AgentMagics(Magics):
             found, value = self._lookup(name)
             if not found:
                 raise UsageError(f"%%agent: --context names {name!r}, but there is no variable with that name; create the provider above")
-            providers.extend(value if isinstance(value, (list, tuple)) else [value])
-        params = inspect.signature(Agent).parameters
-        for keyword_name in ("context_providers", "context"):
-            if keyword_name in params:
-                return {keyword_name: providers}
-        raise UsageError("%%agent: --context needs context-provider support in agentnb.Agent, which this version lacks")
+            items = list(value) if isinstance(value, (list, tuple)) else [value]
+            for item in items:
+                if not callable(getattr(item, "get_blocks", None)):
+                    what = f"is a {type(value).__name__}" if item is value else f"holds a {type(item).__name__}"
+                    raise UsageError(
+                        f"%%agent: --context {name} {what}, not a context provider (no get_blocks method); "
+                        f"pass a DocumentContext, DataFrameContext, ConversationMemory or an object with get_blocks(query, top_k)"
+                    )
+            providers.extend(items)
+        return {"context_providers": providers}
 
     def _session(self, spec: str) -> Any:
         """A SessionBase held by a variable, or a folder for a JSON session."""

@@ -179,14 +179,44 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(inspector.locator(".anb-ph-unresolved")).to_contain_text("{budget}")
             inspector.screenshot(path=str(ARTIFACTS / "inspector.png"))
 
-            # A third turn reaches the open view as live events (no new snapshot).
-            assert page.evaluate(EXECUTE_JS, 'print(shop.run("add butter").content)') == "ok"
+            # A third turn reaches the open view as live events (no new snapshot); a passive
+            # context provider added just before it gives that turn (only) context.
+            code = (
+                "from agentnb import DocumentContext\n"
+                'shop.context_providers.append(DocumentContext(["Butter is in the dairy aisle.", "Tea is in aisle 2."], label="AISLES"))\n'
+                'print(shop.run("add butter").content)'
+            )
+            assert page.evaluate(EXECUTE_JS, code) == "ok"
             expect(inspector.locator(".anb-pos")).to_have_text("turn 3 of 3", timeout=20_000)
             expect(inspector).to_have_attribute("data-status", "ok")
             expect(inspector.locator(".anb-answer .anb-text")).to_have_text("Added butter.")
             assert inspector.get_attribute("data-applied-snapshots") == "1"
             assert inspector.get_attribute("data-applied-gaps") == "0"
             assert int(inspector.get_attribute("data-applied-events") or 0) >= 10
+
+            # Context of turn 3, live: the block the provider injected, with its label and score.
+            context_tab = inspector.locator("[role=tab][data-tab='context']")
+            expect(context_tab).to_have_text("Context (1)")
+            expect(context_tab).not_to_have_class(re.compile("anb-tab-idle"))
+            context_tab.click()
+            lookup = inspector.locator(".anb-ctx[data-label='AISLES']")
+            expect(lookup).to_have_count(1)
+            expect(lookup.locator(".anb-ctx-query")).to_have_text('"add butter"')
+            expect(lookup.locator(".anb-ctx-count")).to_have_text("1 block(s), top 3")
+            block = lookup.locator("tr.anb-ctx-block")
+            expect(block).to_have_count(1)
+            expect(block.locator(".anb-ctx-text")).to_have_text("Butter is in the dairy aisle.")
+            expect(block.locator(".anb-ctx-source")).to_have_text("doc 0")
+            expect(block.locator("td.anb-num")).to_have_text(re.compile(r"^\d+\.\d+$"))
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-context.png"))
+            # Turn 2 had no provider: the tab is greyed and says so.
+            inspector.locator("button.anb-prev").click()
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 3")
+            expect(context_tab).to_have_text("Context")
+            expect(context_tab).to_have_class(re.compile("anb-tab-idle"))
+            expect(inspector.locator(".anb-panel")).to_contain_text("No context in this turn.")
+            inspector.locator("button.anb-next").click()
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 3 of 3")
 
             # State tree: the key this turn changed is highlighted with its author.
             inspector.locator("[role=tab][data-tab='state']").click()

@@ -36,6 +36,7 @@ const WIRE = {
 const CHILD_CHUNK = 100; // children of a tree node rendered per "show more"
 const STRING_CUT = 240; // characters of a long string shown before "show all"
 const AUTO_OPEN_MAX = 100; // containers on the way to a change open by themselves up to this size
+const BLOCK_CUT = 600; // characters of a context block shown before "show all"
 
 // ---------------------------------------------------------------------------------------------
 // DOM helpers: the only way this file creates nodes.
@@ -187,6 +188,9 @@ function blankTurn(index) {
     calls: [],
     tools: [],
     changes: [],
+    context: [], // context retrievals: passive injections, then the model's retrieve_context calls
+    contextCount: 0, // retrievals and blocks, known from the summary before the turn is loaded
+    contextBlocks: 0,
     state: undefined,
     text: "",
     version: 0,
@@ -203,6 +207,8 @@ function turnFromSummary(s) {
   turn.usage = s.usage;
   turn.durationMs = s.duration_ms;
   turn.toolCount = s.tool_calls;
+  turn.contextCount = s.context || 0;
+  turn.contextBlocks = s.context_blocks || 0;
   return turn;
 }
 
@@ -253,6 +259,14 @@ function applyEvent(store, turn, e, live) {
       const done = Object.assign(row || {}, e, { done: true });
       if (!row) turn.tools.push(done);
       turn.toolCount = turn.tools.filter((t) => t.done).length;
+      break;
+    }
+    case "context_retrieved": {
+      // A retrieve_context call reports its blocks while the call runs: tie them to that call.
+      const running = e.via === "tool" ? turn.tools.filter((t) => !t.done) : [];
+      turn.context.push(Object.assign({}, e, { toolId: running.length ? running[running.length - 1].id : null }));
+      turn.contextCount = turn.context.length;
+      turn.contextBlocks += e.blocks.length;
       break;
     }
     case "state_changed":
@@ -460,6 +474,7 @@ const TABS = [
   ["request", "Request"],
   ["tools", "Tool calls"],
   ["state", "State"],
+  ["context", "Context"],
   ["history", "History"],
   ["preview", "Preview"],
 ];
@@ -574,21 +589,27 @@ function render({ model, el }) {
     const counts = {
       tools: turn && turn.loaded ? turn.tools.length : turn ? turn.toolCount : 0,
       state: changed,
+      context: turn ? turn.contextCount : 0,
+      contextBlocks: turn ? turn.contextBlocks : 0,
       history: store.turns.length,
     };
     for (const [id, label] of TABS) {
       let text = label;
       if (id === "tools" && counts.tools) text += " (" + counts.tools + ")";
       if (id === "state" && counts.state) text += " (" + counts.state + " changed)";
+      if (id === "context" && counts.context) text += " (" + counts.contextBlocks + ")";
       if (id === "history" && counts.history) text += " (" + counts.history + ")";
       const selected = view.tab === id;
+      // Greyed, not hidden: tabs keep their places while the user steps through turns.
+      const idle = id === "context" && !counts.context;
       tablist.appendChild(
         h(
           "button",
           {
             type: "button",
             role: "tab",
-            class: "anb-tab" + (selected ? " anb-tab-selected" : ""),
+            class: "anb-tab" + (selected ? " anb-tab-selected" : "") + (idle ? " anb-tab-idle" : ""),
+            title: idle ? "no context retrieved in this turn" : null,
             "aria-selected": selected ? "true" : "false",
             tabindex: selected ? "0" : "-1",
             "data-tab": id,
@@ -873,6 +894,102 @@ function render({ model, el }) {
     return h("div", { class: "anb-tools" }, turn.tools.map((t) => toolRow(turn, t)));
   }
 
+  // -- context: blocks injected into the user message, and the model's retrieval calls ------
+
+  function blockText(text, key) {
+    const s = String(text ?? "");
+    if (s.length <= BLOCK_CUT || view.full.has(key)) return h("td", { class: "anb-ctx-text" }, s);
+    const more = h("button", { type: "button", class: "anb-more", "data-fkey": "full" + key }, "show all (" + s.length + " chars)");
+    const cell = h("td", { class: "anb-ctx-text" }, s.slice(0, BLOCK_CUT) + "…", " ", more);
+    more.addEventListener("click", () => {
+      view.full.add(key);
+      cell.replaceWith(blockText(s, key));
+    });
+    return cell;
+  }
+
+  function scoreText(score) {
+    return score === null || score === undefined ? "—" : String(Math.round(score * 1000) / 1000);
+  }
+
+  function retrievalView(turn, r, i) {
+    const key = "ctx:" + turn.index + ":" + i;
+    const found = r.blocks.length;
+    const summary = h(
+      "summary",
+      { class: "anb-ctx-summary" },
+      h("span", { class: "anb-ctx-label" }, r.label),
+      h("span", { class: "anb-ctx-provider" }, r.provider),
+      h("span", { class: "anb-ctx-query", title: "query: " + r.query }, JSON.stringify(short(r.query, 80))),
+      h("span", { class: "anb-ctx-count" + (found ? "" : " anb-ctx-none") }, found + " block(s)" + (r.top_k ? ", top " + r.top_k : ", all")),
+      h("span", { class: "anb-tool-time" }, ms(r.duration_ms)),
+    );
+    const body = h("div", { class: "anb-ctx-body" });
+    if (r.via === "tool" && r.toolId) {
+      const show = () => {
+        view.open.add("tool:" + r.toolId);
+        view.tab = "tools";
+        draw();
+      };
+      body.appendChild(h("div", { class: "anb-ctx-call" }, "asked by the model through a tool call ", h("button", { type: "button", class: "anb-more", "data-fkey": "ctx-call-" + i, onclick: show }, "show call " + r.toolId)));
+    }
+    if (!found) body.appendChild(empty("The provider returned no block for this query."));
+    else {
+      body.appendChild(
+        h(
+          "table",
+          { class: "anb-ctx-blocks" },
+          h("thead", {}, h("tr", {}, ["label", "score", "source", "text"].map((c) => h("th", {}, c)))),
+          h(
+            "tbody",
+            {},
+            r.blocks.map((b, j) =>
+              h(
+                "tr",
+                { class: "anb-ctx-block", title: b.metadata && Object.keys(b.metadata).length ? "metadata: " + JSON.stringify(b.metadata) : null },
+                h("td", { class: "anb-ctx-label" }, "(" + r.label + ")"),
+                h("td", { class: "anb-num" }, scoreText(b.score)),
+                h("td", { class: "anb-ctx-source" }, b.source ?? ""),
+                blockText(b.text, key + ":" + j),
+              ),
+            ),
+          ),
+        ),
+      );
+    }
+    const details = h("details", { class: "anb-ctx anb-ctx-" + r.via, "data-label": r.label, open: !view.closed.has(key) }, summary, body);
+    details.addEventListener("toggle", () => (details.open ? view.closed.delete(key) : view.closed.add(key)));
+    return details;
+  }
+
+  function contextPanel(turn) {
+    if (!turn.loaded) {
+      store.needTurn(turn.index);
+      return empty("Loading turn " + (turn.index + 1) + "…");
+    }
+    if (!turn.context.length) {
+      return empty("No context in this turn. Passive providers (context_providers=[...], or %%agent --context) put blocks into the user message; active ones let the model call retrieve_context.");
+    }
+    const indexed = turn.context.map((r, i) => [r, i]);
+    const passive = indexed.filter(([r]) => r.via === "passive");
+    const asked = indexed.filter(([r]) => r.via !== "passive");
+    const out = h("div", { class: "anb-context" });
+    if (passive.length) {
+      out.appendChild(h("div", { class: "anb-label" }, "injected into the user message (CONTEXT field)"));
+      out.appendChild(h("div", {}, passive.map(([r, i]) => retrievalView(turn, r, i))));
+      // The field as the model read it: "[Context]" then one "(LABEL) text" line per block.
+      const lines = passive.flatMap(([r]) => r.blocks.map((b) => ("(" + r.label + ") " + b.text).trimEnd()));
+      if (lines.length) {
+        out.appendChild(h("details", { class: "anb-message-row" }, h("summary", {}, "CONTEXT field as sent"), h("pre", { class: "anb-pre" }, ["[Context]", ...lines].join("\n"))));
+      }
+    }
+    if (asked.length) {
+      out.appendChild(h("div", { class: "anb-label" }, "retrieved by the model (" + asked.length + " call(s))"));
+      out.appendChild(h("div", {}, asked.map(([r, i]) => retrievalView(turn, r, i))));
+    }
+    return out;
+  }
+
   // -- state tree: children are built only when a node is opened ---------------------------
 
   function leafText(value, pointer) {
@@ -1068,6 +1185,7 @@ function render({ model, el }) {
     else if (view.tab === "prompt") panel.appendChild(promptPanel(turn));
     else if (view.tab === "request") panel.appendChild(requestPanel(turn));
     else if (view.tab === "tools") panel.appendChild(toolsPanel(turn));
+    else if (view.tab === "context") panel.appendChild(contextPanel(turn));
   }
 
   function draw() {
