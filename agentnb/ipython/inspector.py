@@ -60,7 +60,8 @@ SUMMARY_TEXT = 300
 
 
 class Inspector(anywidget.AnyWidget):
-    """A live view of one agent: prompt, request, tool calls, state and history of its turns."""
+    """A live view of one agent: prompt, request, tool calls, state, context and history of its
+    turns."""
 
     _esm = STATIC / "inspector.js"
     _css = STATIC / "inspector.css"

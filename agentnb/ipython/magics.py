@@ -316,7 +316,7 @@ class AgentMagics(Magics):
     @argument("--state-in-context", action="store_true", help="append the <session_state> block to the system prompt")
     @argument("--tools", help="comma-separated names of functions, Tools, Toolkits or lists (or tools from %%tool)")
     @argument("--hooks", help="comma-separated names of tool-hook functions (first = outermost) or lists of them")
-    @argument("--context", help="comma-separated names of context providers")
+    @argument("--context", help="comma-separated names of context providers (DocumentContext, ConversationMemory, ...) or lists of them")
     @argument("--session", help="save after every turn and restore on re-run: a folder, or a variable holding a JSONSession/SQLiteSession")
     @argument("--max-iterations", type=int, help="most rounds of tool calls per turn (default 10)")
     @argument("--markdown", action="store_true", help="ask the model to answer in markdown")

@@ -3,6 +3,7 @@
 A scratch copy of ``inspector_demo.ipynb`` (no outputs) is opened and run; two turns arrive as a
 snapshot, a third is run afterwards straight on the kernel so it reaches the open view as live
 event messages. The test then reads the inspector's DOM: prompt, hook chain, state highlights,
+context (a passive provider added before turn 3, an active one the model calls in turn 4),
 time travel, and that hostile tool output shows as text and never runs. Screenshots land in
 ``test-artifacts/``.
 """
@@ -290,6 +291,27 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             assert sum(channels) < 3 * 128, f"inspector background in the dark theme is {dark}"
             inspector.locator("[role=tab][data-tab='prompt']").click()
             inspector.screenshot(path=str(ARTIFACTS / "inspector-dark.png"))
+
+            # A fourth turn where the model looks something up: the retrieval is tied to its call.
+            code = (
+                'shop.context_providers.append(DocumentContext({"returns": "Returns within 30 days."}, label="FAQ", passive=False, active=True))\n'
+                'model.add(tool_call("retrieve_context", source="FAQ", query="returns"), "30 days.")\n'
+                'print(shop.run("can I return tea?").content)'
+            )
+            assert page.evaluate(EXECUTE_JS, code) == "ok"
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 4 of 4", timeout=20_000)
+            expect(inspector).to_have_attribute("data-status", "ok")
+            context_tab.click()
+            expect(context_tab).to_have_text("Context (2)")  # "tea" in the aisles, "returns" in the FAQ
+            asked = inspector.locator(".anb-ctx-tool[data-label='FAQ']")
+            expect(asked.locator(".anb-ctx-text")).to_have_text("Returns within 30 days.")
+            expect(inspector.locator(".anb-ctx-passive[data-label='AISLES'] .anb-ctx-text")).to_have_text("Tea is in aisle 2.")
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-context-dark.png"))
+            asked.locator(".anb-ctx-call button").click()
+            expect(inspector.locator("[role=tab][data-tab='tools']")).to_have_attribute("aria-selected", "true")
+            call_row = inspector.locator(".anb-tool[data-tool='retrieve_context']")
+            expect(call_row).to_have_attribute("open", "")
+            expect(call_row.locator(".anb-tool-body")).to_contain_text("Returns within 30 days.")
         finally:
             browser.close()
     assert dialogs == [], f"a dialog fired: {dialogs}"

@@ -1,0 +1,155 @@
+"""The notebooks in notebooks/ are real nbval tests: executed, deterministic, collected, compared.
+
+nbval passes a cell whose reference was never executed without comparing anything, so a
+notebook committed without outputs would "pass" silently; these checks make that a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+EXPECTED = [
+    "01_agentic_state.ipynb",
+    "02_tool_hooks.ipynb",
+    "03_state_schema.ipynb",
+    "04_sessions.ipynb",
+    "05_observe_context.ipynb",
+    "quickstart.ipynb",
+]
+MAGIC_CELLS = ("%%chat", "%%agent", "%%tool", "%agentnb preview", "%agentnb show")
+
+
+def _load(name: str) -> dict:
+    return json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
+
+
+def _code_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _source(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def test_every_notebook_is_there():
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == EXPECTED
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_is_committed_executed_in_order(name):
+    cells = _code_cells(_load(name))
+    counts = [c["execution_count"] for c in cells]
+    # 1..n: executed top to bottom in one kernel, nothing skipped, nothing re-run out of order.
+    assert counts == list(range(1, len(cells) + 1)), f"{name}: run `python notebooks/build.py {name}`"
+    for cell in cells:
+        assert not [o for o in cell["outputs"] if o["output_type"] == "error"], _source(cell)
+        if _source(cell).lstrip().startswith(MAGIC_CELLS):
+            assert cell["outputs"], f"{name}: {_source(cell).splitlines()[0]!r} has no output"
+    asserts = sum("assert " in _source(c) for c in cells)
+    assert asserts >= 2, f"{name} checks behaviour in only {asserts} cell(s)"
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_outputs_are_deterministic(name):
+    nb = _load(name)
+    assert "widgets" not in nb["metadata"], "widget state (random model ids) must be stripped"
+    text = json.dumps([c.get("outputs", []) for c in nb["cells"]], ensure_ascii=False)
+    assert not re.search(r" at 0x[0-9a-f]+", text), "a memory address in an output"
+    assert "duration_ms" not in text, "durations change from run to run"
+    assert "Traceback" not in text
+    for cell in nb["cells"]:
+        assert "execution" not in cell["metadata"], "nbclient timestamps must be stripped"
+
+
+def test_pytest_collects_the_notebooks_only_under_notebooks():
+    """`pytest tests notebooks` runs nbval on notebooks/*.ipynb and not on tests/browser/*.ipynb."""
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+            "tests/browser", "--ignore=tests/browser/test_lab.py", "notebooks",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    collected = [line for line in out.stdout.splitlines() if "::" in line]
+    files = {line.split("::")[0] for line in collected if ".ipynb" in line}
+    assert files == {f"notebooks/{n}" for n in EXPECTED}
+    assert any(line.startswith("notebooks/quickstart.ipynb::Cell 0") for line in collected)
+
+
+def _notebook(cells: list[tuple[str, list[dict]]]) -> dict:
+    return {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": i + 1,
+                "id": f"c{i}",
+                "metadata": {},
+                "outputs": outputs,
+                "source": source,
+            }
+            for i, (source, outputs) in enumerate(cells)
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
+    """Through notebooks/conftest.py: a %%chat cell is compared as its final record (its live
+    view is replaced by a display update that plain nbval ignores), and a changed answer fails."""
+    shutil.copy(NOTEBOOKS / "conftest.py", tmp_path / "conftest.py")
+    shutil.copy(NOTEBOOKS / "nbval_sanitize.cfg", tmp_path / "nbval_sanitize.cfg")
+
+    def record(answers: list[str]) -> list[list[dict]]:
+        from agentnb import Agent, ScriptedModel
+        from agentnb.render import turn_html, turn_text
+
+        agent = Agent("bot", ScriptedModel(answers))
+        turns = [agent.run("hi").turn for _ in answers]
+        return [
+            [{"output_type": "display_data", "metadata": {}, "data": {"text/plain": turn_text(t), "text/html": turn_html(t)}}]
+            for t in turns
+        ]
+
+    first, second = record(["hello there", "changed answer"])  # the kernel will answer "second answer"
+    nb = _notebook(
+        [
+            ("%load_ext agentnb", []),
+            ("from agentnb import ScriptedModel\nmodel = ScriptedModel(['hello there', 'second answer'])", []),
+            (
+                "%%agent bot --model model\nBe brief.",
+                [
+                    {"output_type": "stream", "name": "stdout", "text": "Agent('bot', model=scripted, tools=[-], turns=0, state keys=[])\n"},
+                    {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Inspector(agent='bot', turns=0)"}},
+                ],
+            ),
+            ("%%chat bot\nhi", first),
+            ("%%chat bot\nhi", second),
+        ]
+    )
+    (tmp_path / "chat.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert "1 failed, 4 passed" in out.stdout, out.stdout + out.stderr
+    assert "FAILED chat.ipynb::Cell 4" in out.stdout
+    assert "changed answer" in out.stdout and "second answer" in out.stdout
+    assert "unhandled iopub msg" not in out.stdout
