@@ -25,7 +25,9 @@ def ipython():
 
 
 @pytest.fixture()
-def shell():
+def shell(tmp_path, monkeypatch):
+    # %%agent autosaves beside the notebook by default: keep every test's files in tmp_path.
+    monkeypatch.chdir(tmp_path)
     ip = ipython()
     before = set(ip.user_ns)
     ip.run_line_magic("load_ext", "agentnb")
@@ -184,9 +186,9 @@ def test_agent_state_and_schema_from_variables_are_copied(shell):
 
 
 def test_rerunning_agent_keeps_state_and_history_unless_fresh(shell):
-    define_shop(shell)
+    define_shop(shell, "--no-session")
     shell.user_ns["shop"].run("milk")
-    _, out = define_shop(shell, body="New instructions {shopping_list}.")
+    _, out = define_shop(shell, "--no-session", body="New instructions {shopping_list}.")
     agent = shell.user_ns["shop"]
     assert out.stdout.splitlines()[0] == (
         "shop redefined: kept its state (keys: shopping_list) and history (1 turn(s)) from the "
@@ -196,7 +198,7 @@ def test_rerunning_agent_keeps_state_and_history_unless_fresh(shell):
     assert agent.instructions == "New instructions {shopping_list}."
     agent.run("eggs")
     assert agent.history[-1].index == 1
-    _, out = define_shop(shell, "--fresh")
+    _, out = define_shop(shell, "--fresh --no-session")
     assert "redefined" not in out.stdout
     assert shell.user_ns["shop"].session_state == {"shopping_list": []}
     assert len(shell.user_ns["shop"].history) == 0
@@ -361,7 +363,7 @@ def test_defaults_sets_the_model_for_new_agents(shell):
         ("fork shop 2x", "'2x' is not a valid Python name"),
         ("load shop", "nothing saved for 'shop'; run %agentnb save shop first"),
         ("save ghost", "there is no agent named 'ghost'"),
-        ("save shop some/path.json", "use %agentnb save shop"),
+        ("save shop some/path.json", "PATH is a folder (JSON session files go inside it) or a .db file"),
         ("list --model x", "--model and --session-dir belong to %agentnb defaults"),
         ("defaults --model nonsense", "unknown model 'nonsense'"),
     ],
@@ -383,10 +385,50 @@ def test_session_option_saves_and_restores_the_agent(shell, tmp_path):
     assert (folder / "shop.json").exists() or any(folder.iterdir())
     agentnb.load_ipython_extension(shell)  # a new workspace: nothing kept in memory
     _, out = define_shop(shell, f"--session '{folder}'")
-    assert out.stdout.splitlines()[0].startswith("shop: restored its session (state keys: shopping_list; 1 turn(s))")
+    assert out.stdout.splitlines()[0].startswith("shop: restored its session from sessions (state keys: shopping_list; 1 turn(s))")
     assert shell.user_ns["shop"].session_state == {"shopping_list": ["milk"]}
     define_shop(shell, f"--session '{folder}' --fresh")
     assert shell.user_ns["shop"].session_state == {"shopping_list": []}
+
+
+def test_agents_autosave_beside_the_notebook_and_restore_on_rerun(shell, tmp_path):
+    (tmp_path / "analysis.ipynb").write_text("{}")  # nbval and nbconvert run in the notebook's folder
+    _, out = define_shop(shell)
+    assert "shop: saving every turn to analysis.agentnb" in out.stdout.splitlines()
+    run(shell, "chat", "shop", "eggs")
+    assert (tmp_path / "analysis.agentnb" / "shop.jsonl").exists()
+    agentnb.load_ipython_extension(shell)  # a restarted kernel: nothing kept in memory
+    _, out = define_shop(shell)
+    assert out.stdout.splitlines()[0] == (
+        "shop: restored its session from analysis.agentnb (state keys: shopping_list; 1 turn(s)); add --fresh to start over"
+    )
+    assert shell.user_ns["shop"].session_state == {"shopping_list": ["eggs"]}
+    assert shell.user_ns["shop"].history[0].message == "eggs"
+
+
+def test_no_session_saves_nothing_and_a_guessed_location_is_announced(shell, tmp_path):
+    _, out = define_shop(shell, "--no-session")
+    run(shell, "chat", "shop", "eggs")
+    assert list(tmp_path.iterdir()) == []
+    _, out = define_shop(shell, "--fresh")
+    assert "could not tell which notebook this is" in out.stderr
+    assert "shop: saving every turn to notebook.agentnb" in out.stdout
+    assert "--session and --no-session contradict" in usage_error(shell, "agent", "a --session x --no-session", "x")
+
+
+def test_save_and_load_to_a_path(shell, tmp_path):
+    define_shop(shell, "--no-session")
+    run(shell, "chat", "shop", "milk")
+    _, out = run(shell, "agentnb", "save shop saved")
+    assert out.stdout.startswith("saved shop to saved/shop.json: state keys ['shopping_list'], 1 turn(s)")
+    define_shop(shell, "--no-session --fresh")
+    assert shell.user_ns["shop"].session_state == {"shopping_list": []}
+    _, out = run(shell, "agentnb", "load shop saved")
+    assert shell.user_ns["shop"].session_state == {"shopping_list": ["milk"]}
+    assert len(shell.user_ns["shop"].history) == 1
+    assert "no saved session" in usage_error(shell, "agentnb", "load shop elsewhere") or "elsewhere" in usage_error(shell, "agentnb", "load shop elsewhere")
+    run(shell, "agentnb", "save shop db.sqlite")
+    assert (tmp_path / "db.sqlite").exists()
 
 
 def test_session_option_bad_value(shell):

@@ -317,7 +317,8 @@ class AgentMagics(Magics):
     @argument("--tools", help="comma-separated names of functions, Tools, Toolkits or lists (or tools from %%tool)")
     @argument("--hooks", help="comma-separated names of tool-hook functions (first = outermost) or lists of them")
     @argument("--context", help="comma-separated names of context providers (DocumentContext, ConversationMemory, ...) or lists of them")
-    @argument("--session", help="save after every turn and restore on re-run: a folder, or a variable holding a JSONSession/SQLiteSession")
+    @argument("--session", help="where to save after every turn (and restore from on re-run): a folder, or a variable holding a JSONSession/SQLiteSession; default: NOTEBOOK.agentnb/ beside the notebook")
+    @argument("--no-session", action="store_true", help="do not save this agent's turns")
     @argument("--max-iterations", type=int, help="most rounds of tool calls per turn (default 10)")
     @argument("--markdown", action="store_true", help="ask the model to answer in markdown")
     @argument("--description", help="the agent's description (first section of the system prompt)")
@@ -355,7 +356,9 @@ class AgentMagics(Magics):
             options["max_tool_iterations"] = args.max_iterations
         if args.context:
             options.update(self._context(args.context))
-        session = self._session(args.session) if args.session else None
+        if args.session and args.no_session:
+            raise UsageError("%%agent: --session and --no-session contradict each other; keep one")
+        session, where, notice = self._session_for(args)
         try:
             agent = Agent(name, **options)
         except AgentnbError as exc:
@@ -367,11 +370,16 @@ class AgentMagics(Magics):
                 restored = agent.attach_session(session, fresh=args.fresh)
             except (AgentnbError, TypeError, ValueError, OSError) as exc:
                 raise UsageError(f"%%agent {name}: --session {args.session}: {_error_line(exc)}") from None
+            if notice:
+                print(notice, file=sys.stderr)
             if restored:
                 print(
-                    f"{name}: restored its session (state keys: {', '.join(agent.session_state) or 'none'}; "
-                    f"{len(agent.history)} turn(s)); add --fresh to start over"
+                    f"{name}: restored its session from {where} (state keys: "
+                    f"{', '.join(agent.session_state) or 'none'}; {len(agent.history)} turn(s)); "
+                    f"add --fresh to start over"
                 )
+            else:
+                print(f"{name}: saving every turn to {where}")
         if previous is not None and not args.fresh and not restored:
             print(self._carry_over(previous.agent, agent))
         initial = copy.deepcopy(agent.session_state) if previous is None or args.fresh else previous.initial_state
@@ -483,6 +491,21 @@ class AgentMagics(Magics):
         if found:
             return value
         return spec
+
+    def _session_for(self, args: Any) -> tuple[Any, str | None, str | None]:
+        """The session an agent autosaves to, how to name it, and a notice when the notebook's
+        location had to be guessed. Default: ``NOTEBOOK.agentnb/`` beside the notebook."""
+        if args.no_session:
+            return None, None, None
+        if args.session:
+            session = self._session(args.session)
+            return session, _where(session), None
+        if self.workspace.session_dir is not None:
+            return self.workspace.session_dir, _where(self.workspace.session_dir), None
+        from ..sessions import find_notebook_path
+
+        location = find_notebook_path(self.workspace.ns)
+        return str(location.session_dir), _where(location.session_dir), location.notice
 
 
     @staticmethod
@@ -617,11 +640,6 @@ class AgentnbMagics(Magics):
             raise UsageError(f"%agentnb {args.command}: expected %agentnb {args.command}{usage}")
         if args.command != "defaults" and (args.model or args.session_dir):
             raise UsageError("%agentnb: --model and --session-dir belong to %agentnb defaults")
-        if len(args.args) == 2 and args.command in ("save", "load"):
-            raise UsageError(
-                f"%agentnb {args.command}: saving to a path needs agentnb's sessions, which this "
-                f"version lacks; use %agentnb {args.command} {args.args[0]} (a copy kept in memory)"
-            )
         getattr(self, f"_{args.command}")(args)
 
     def _list(self, args: Any) -> None:
@@ -655,6 +673,14 @@ class AgentnbMagics(Magics):
     def _save(self, args: Any) -> None:
         name = args.args[0]
         agent = self.workspace.agent(name, "%agentnb save")
+        if len(args.args) == 2:
+            session = _session_at(args.args[1], "%agentnb save")
+            try:
+                session.save_session_state_sync(name, agent=agent)
+            except (AgentnbError, OSError) as exc:
+                raise UsageError(f"%agentnb save {name}: {_error_line(exc)}") from None
+            print(f"saved {name} to {session.describe(name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
+            return
         self.workspace.snapshots[name] = Snapshot(
             state=copy.deepcopy(agent.session_state),
             messages=list(agent.state.messages),
@@ -665,6 +691,14 @@ class AgentnbMagics(Magics):
     def _load(self, args: Any) -> None:
         name = args.args[0]
         agent = self.workspace.agent(name, "%agentnb load")
+        if len(args.args) == 2:
+            session = _session_at(args.args[1], "%agentnb load")
+            try:
+                session.load_session_state_sync(name, allow_not_exist=False, agent=agent)
+            except (AgentnbError, OSError, ValueError) as exc:
+                raise UsageError(f"%agentnb load {name}: {_error_line(exc)}") from None
+            print(f"loaded {name} from {session.describe(name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
+            return
         snapshot = self.workspace.snapshots.get(name)
         if snapshot is None:
             raise UsageError(f"%agentnb load {name}: nothing saved for {name!r}; run %agentnb save {name} first")
@@ -716,6 +750,31 @@ class AgentnbMagics(Magics):
         model = self.workspace.default_model
         model_text = "offline" if model is None else model if isinstance(model, str) else model.label
         print(f"defaults: model {model_text}; session dir {self.workspace.session_dir or 'next to the notebook'}")
+
+
+def _where(session: Any) -> str:
+    """A session's location for messages: relative to the working directory when inside it."""
+    import os
+
+    folder = getattr(session, "save_dir", None) or getattr(session, "path", None) or session
+    if not isinstance(folder, (str, os.PathLike)):
+        return type(session).__name__
+    try:
+        relative = os.path.relpath(folder)
+    except ValueError:
+        return str(folder)
+    return str(folder) if relative.startswith("..") else relative
+
+
+def _session_at(path: str, magic: str) -> Any:
+    """A session for ``%agentnb save/load NAME PATH``: SQLite for .db/.sqlite, else a JSON folder."""
+    from ..sessions import JSONSession, SQLiteSession
+
+    if path.endswith((".db", ".sqlite", ".sqlite3")):
+        return SQLiteSession(path)
+    if path.endswith((".json", ".jsonl", ".ipynb")):
+        raise UsageError(f"{magic}: PATH is a folder (JSON session files go inside it) or a .db file; got {path!r}")
+    return JSONSession(path)
 
 
 def _restore(agent: Agent, state: dict[str, Any], messages: list[Any], turns: list[Any]) -> None:
