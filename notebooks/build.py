@@ -11,6 +11,7 @@ JupyterLab is fine too; then run ``build.py --execute-only`` to execute and stri
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -82,12 +83,12 @@ def remove_item(item: str, session_state) -> str:
 '''),
     md("""
 `%%agent` defines the agent; the cell body is its instructions. `--state-in-context` appends the
-state to the system prompt as a `<session_state>` block. `--session quickstart.agentnb` saves the
-agent after every turn into the folder beside this notebook (`--fresh`: start over on every run
-instead of restoring the last one). The inspector appears under the cell; it follows every turn.
+state to the system prompt as a `<session_state>` block. The agent is saved after every turn into
+`quickstart.agentnb/` beside this notebook; re-running the cell restores it from there, unless
+`--fresh` (used here so that every run of this notebook starts over). The inspector appears under the cell; it follows every turn.
 """),
     code('''
-%%agent shop --model model --state '{"shopping_list": []}' --state-in-context --tools add_item,remove_item --session quickstart.agentnb --fresh
+%%agent shop --model model --state '{"shopping_list": []}' --state-in-context --tools add_item,remove_item --fresh
 You keep the user's shopping list.
 '''),
     md("Two turns. Each cell streams the turn while it runs, then keeps its record: tool calls, state changes and who made them, the answer."),
@@ -315,7 +316,7 @@ model = ScriptedModel([
 ])
 '''),
     code('''
-%%agent crm --model model --state profiles --tools customer_db --hooks customer_management_hook
+%%agent crm --model model --state profiles --tools customer_db --hooks customer_management_hook --fresh
 Your profiles: {customer_profiles}. Use `process_customer_request`. Use either create or retrieve as action for the tool.
 '''),
     code('''
@@ -420,7 +421,7 @@ model = ScriptedModel([
 ])
 '''),
     code('''
-%%agent researcher --model model --schema schema --tools retrieve,process
+%%agent researcher --model model --schema schema --tools retrieve,process --fresh
 Find documents, then process them.
 '''),
     code('''
@@ -597,7 +598,7 @@ model = ScriptedModel([
 ])
 '''),
     code('''
-%%agent notes --model model --state '{"notes": []}' --state-in-context --tools add_note
+%%agent notes --model model --state '{"notes": []}' --state-in-context --tools add_note --fresh
 You keep the user's notes.
 '''),
     code('''
@@ -826,7 +827,7 @@ model = ScriptedModel([
 ])
 '''),
     code('''
-%%agent explainer --model model --context memory,rag
+%%agent explainer --model model --context memory,rag --fresh
 你是一个简洁的写作者。
 '''),
     code("%agentnb preview explainer 解释 DAG"),
@@ -873,10 +874,14 @@ def write(name: str, cells: list[nbformat.NotebookNode]) -> Path:
 
 def execute(path: Path) -> None:
     """Execute in place, then drop what changes from run to run and is not an output."""
+    # JPY_SESSION_NAME is how Jupyter tells a kernel its notebook; %%agent's default session
+    # folder (NAME.agentnb beside the notebook) is found from it.
+    env = {**os.environ, "JPY_SESSION_NAME": str(path)}
     subprocess.run(
         [str(JUPYTER), "nbconvert", "--to", "notebook", "--execute", "--inplace", str(path)],
         check=True,
         cwd=HERE,
+        env=env,
     )
     nb = nbformat.read(path, as_version=4)
     # Widget state holds random model ids and the inspector's whole source: not a test reference.

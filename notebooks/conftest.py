@@ -14,6 +14,7 @@ apply the updates; ``get_kernel_message`` below does the same before nbval sees 
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -79,8 +80,30 @@ def _get_kernel_message(self: IPyNbFile, timeout: float | None = None, stream: s
     return kept[0]
 
 
-# Patched on nbval's class (not a subclass) so `pytest --nbval ...` on these notebooks gets it too.
+# Patched on nbval's class (not a subclass) so `pytest --nbval ...` on these notebooks gets it too;
+# conftest.py is only loaded when notebooks/ is part of the run.
 IPyNbFile.get_kernel_message = _get_kernel_message  # type: ignore[method-assign]
+
+
+_plain_setup = IPyNbFile.setup
+
+
+def _setup(self: IPyNbFile) -> None:
+    """nbval's kernel start, with ``JPY_SESSION_NAME`` naming the notebook as Jupyter does, so
+    ``%%agent`` saves its session beside that notebook (``NAME.agentnb/``) and not in a shared
+    fallback folder with a notice carrying an absolute path."""
+    saved = os.environ.get("JPY_SESSION_NAME")
+    os.environ["JPY_SESSION_NAME"] = str(Path(self.fspath).resolve())
+    try:
+        _plain_setup(self)
+    finally:
+        if saved is None:
+            del os.environ["JPY_SESSION_NAME"]
+        else:
+            os.environ["JPY_SESSION_NAME"] = saved
+
+
+IPyNbFile.setup = _setup  # type: ignore[method-assign]
 
 
 class NotebookFile(IPyNbFile):
