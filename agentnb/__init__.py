@@ -51,24 +51,22 @@ from .events import (
 from .formatters import JsonFormatter, MessageFormatter, ParagraphFormatter, ParsedOutput
 from .history import History, TurnRecord
 from .messages import ChatMessage, Message, ToolCall
-from .models import (
-    LocalModel,
-    Model,
-    ModelRequest,
-    ModelResponse,
-    OpenAIChat,
-    OpenAIResponses,
-    ReplayModel,
-    ScriptedModel,
-    set_default_model,
-    tool_call,
-)
+from .models import Model, ModelRequest, ModelResponse, ScriptedModel, set_default_model, tool_call
 from .run_context import RunContext
 from .sessions import JSONSession, SessionBase, SQLiteSession
 from .state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The OpenAI, local and replay model families load on first use: `import agentnb` stays light.
+    if name in ("OpenAIChat", "OpenAIResponses", "LocalModel", "ReplayModel"):
+        from . import models
+
+        return getattr(models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython: Any) -> None:

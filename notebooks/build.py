@@ -189,22 +189,11 @@ model = ScriptedModel([
 ])
 '''),
     md("""
-No instructions and no tools of our own, so the agent is built in plain Python (a `%%agent` cell
-needs a body: it becomes the instructions). `%%chat` and `%agentnb` work with any agent in the
-namespace; `%agentnb show` displays its inspector.
+No instructions and no tools of our own, so the line form `%agent` defines it (a `%%agent` cell's
+body would become the instructions). `--fresh` starts over on every run of the notebook, so it
+reads the same each time; without it, a re-run restores the session saved beside the notebook.
 """),
-    code('''
-from agentnb import Agent
-
-shopping = Agent(
-    "shopping",
-    model,
-    session_state={"shopping_list": []},
-    add_session_state_to_context=True,  # --state-in-context
-    enable_agentic_state=True,          # --agentic-state
-)
-'''),
-    code("%agentnb show shopping"),
+    code("""%agent shopping --model model --state '{"shopping_list": []}' --state-in-context --agentic-state --fresh"""),
     md("Before any turn, the prompt is only the `<session_state>` block, and the one tool is `update_session_state`:"),
     code("%agentnb preview shopping Add milk, eggs, and bread to the shopping list"),
     code('''

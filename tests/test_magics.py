@@ -263,7 +263,8 @@ def test_chat_runs_a_turn_streams_and_leaves_the_record(shell):
     assert agent.session_state == {"shopping_list": [IMG]}
     assert len(agent.history) == 1 and agent.history[0].message == IMG
     final = out.outputs[-1]
-    assert final.update is True
+    assert final.update is False  # the record is an output of its own; the live area ends empty
+    assert out.outputs[-2].update is True and out.outputs[-2].data == {"text/plain": ""}
     assert final.data == {"text/plain": turn_text(agent.history[0]), "text/html": turn_html(agent.history[0])}
     assert "<img" not in final.data["text/html"] and "&lt;img src=x onerror=alert(1)&gt;" in final.data["text/html"]
     assert any("→ add_item" in o.data["text/plain"] for o in out.outputs[:-1])
@@ -429,6 +430,15 @@ def test_save_and_load_to_a_path(shell, tmp_path):
     assert "no saved session" in usage_error(shell, "agentnb", "load shop elsewhere") or "elsewhere" in usage_error(shell, "agentnb", "load shop elsewhere")
     run(shell, "agentnb", "save shop db.sqlite")
     assert (tmp_path / "db.sqlite").exists()
+
+
+def test_line_form_defines_an_agent_without_instructions(shell):
+    shell.run_cell("m = ScriptedModel([])")
+    with capture_output():
+        shell.run_line_magic("agent", "bare --model m --state '{\"shopping_list\": []}' --agentic-state --state-in-context --no-session")
+    agent = shell.user_ns["bare"]
+    assert agent.instructions is None
+    assert agent.observe("hi").system_prompt == "<session_state>\n{'shopping_list': []}\n</session_state>"
 
 
 def test_session_option_bad_value(shell):

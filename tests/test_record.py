@@ -176,12 +176,15 @@ def test_live_turn_streams_into_one_display_then_leaves_the_record():
         agent2.run(f"please {IMG}", on_event=live)
         live.finish(agent2.history[0])
     outputs = captured.outputs
-    assert len(outputs) > 3
-    assert outputs[0].update is False and all(o.update for o in outputs[1:])
-    ids = {o.transient["display_id"] for o in outputs}
-    assert len(ids) == 1
-    streamed = [o.data["text/html"] for o in outputs[:-1]]
+    assert len(outputs) > 4
+    live_area, streamed_updates, emptied, record = outputs[0], outputs[1:-2], outputs[-2], outputs[-1]
+    # The live area starts and ends empty, so what nbval sees (no updates) equals what is saved.
+    assert live_area.update is False and live_area.data == {"text/plain": ""}
+    assert all(o.update for o in streamed_updates) and emptied.update and emptied.data == {"text/plain": ""}
+    assert {o.transient["display_id"] for o in outputs[:-1]} == {live_area.transient["display_id"]}
+    streamed = [o.data["text/html"] for o in streamed_updates]
     assert any("→ add_item" in s for s in streamed)
     assert any("Done" in s for s in streamed)
     assert all(s.startswith(f'<pre class="{LIVE_CSS_CLASS}"') and "<script" not in s for s in streamed)
-    assert outputs[-1].data == TurnView(agent.history[0])._repr_mimebundle_()
+    assert record.update is False and not (record.transient or {}).get("display_id")
+    assert record.data == TurnView(agent.history[0])._repr_mimebundle_()

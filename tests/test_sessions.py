@@ -376,6 +376,8 @@ def test_notebook_session_dir_and_find_notebook_path(tmp_path):
     fallback = find_notebook_path({}, environ={}, cwd=tmp_path)
     assert fallback.source == "fallback" and fallback.path is None
     assert str(tmp_path / "notebook.agentnb") in fallback.notice and "\n" not in fallback.notice
+    plain = find_notebook_path({}, environ={})
+    assert plain.notice is None or "saving sessions in notebook.agentnb/ " in plain.notice
     explicit = find_notebook_path({}, explicit="x/y.ipynb", environ={"JPY_SESSION_NAME": "z.ipynb"}, cwd=tmp_path)
     assert (explicit.source, explicit.session_dir) == ("explicit", tmp_path / "x" / "y.agentnb")
 

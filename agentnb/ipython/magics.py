@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
@@ -323,10 +323,11 @@ class AgentMagics(Magics):
     @argument("--markdown", action="store_true", help="ask the model to answer in markdown")
     @argument("--description", help="the agent's description (first section of the system prompt)")
     @argument("--fresh", action="store_true", help="on re-run, drop the previous state and history")
-    @cell_magic
-    def agent(self, line: str, cell: str) -> None:
+    @line_cell_magic
+    def agent(self, line: str, cell: str | None = None) -> None:
         """Define an agent NAME; the cell body is its instructions (``{key}`` placeholders are
-        filled from the session state). Binds NAME and shows its inspector.
+        filled from the session state). Binds NAME and shows its inspector. The line form
+        ``%agent NAME ...`` defines an agent without instructions.
 
         Re-running the cell redefines the agent and keeps its state and history, unless
         ``--fresh``.
@@ -342,7 +343,7 @@ class AgentMagics(Magics):
             raise UsageError(f"%%agent: --max-iterations must be 0 or more, got {args.max_iterations}")
         options: dict[str, Any] = {
             "model": self._model(args.model),
-            "instructions": cell.strip() or None,
+            "instructions": (cell or "").strip() or None,
             "description": args.description,
             "session_state": self._state(args.state),
             "state_schema": self._schema(args.schema),

@@ -2,8 +2,9 @@
 
 The record's text and HTML come from ``agentnb.render`` (deterministic and escaped); this module
 only wires them to IPython's display system. While a turn runs, one display area shows the
-streamed text and tool calls; when it ends, the same area is replaced by the record, so a saved
-notebook holds only the deterministic record.
+streamed text and tool calls; when it ends, that area is emptied again and the record is shown
+as an output of its own. The live area starts and ends empty on purpose: tools that compare
+outputs without applying display updates (nbval) then see exactly what a front end saved.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class _LiveText:
         self.text = text
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        if not self.text:
+            return {"text/plain": ""}
         escaped = html.escape(self.text, quote=True)
         return {
             "text/plain": self.text,
@@ -76,13 +79,14 @@ class LiveTurn:
 
     def _show(self, obj: Any) -> None:
         if self.handle is None:
-            self.handle = display(obj, display_id=True)
-        else:
-            self.handle.update(obj)
+            self.handle = display(_LiveText(""), display_id=True)
+        self.handle.update(obj)
 
     def finish(self, turn: TurnRecord) -> None:
-        """Replace the live view with the turn's static record."""
-        self._show(TurnView(turn))
+        """Empty the live view and leave the turn's static record below it."""
+        if self.handle is not None:
+            self.handle.update(_LiveText(""))
+        display(TurnView(turn))
 
 
 __all__ = ["LIVE_CSS_CLASS", "LiveTurn", "TurnView"]

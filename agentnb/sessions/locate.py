@@ -70,10 +70,11 @@ def find_notebook_path(
         path = notebooks[0]
         return NotebookLocation(path, "cwd", notebook_session_dir(path))
     folder = here / ("notebook" + SESSION_DIR_SUFFIX)
+    shown = folder.name if cwd is None else str(folder)  # relative: the same text on every machine
     return NotebookLocation(
         None,
         "fallback",
         folder,
-        notice=f"agentnb: could not tell which notebook this is; saving sessions in {folder} "
-        f"(set the path with session_dir=... to choose)",
+        notice=f"agentnb: could not tell which notebook this is; saving sessions in {shown}/ "
+        f"(choose with %%agent --session FOLDER or %agentnb defaults --session-dir FOLDER)",
     )
