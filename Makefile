@@ -22,8 +22,10 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
 	  else echo "chromium is missing: install Debian's chromium package (the browser tests will be skipped)"; fi; }
 
+# Opens the quickstart; no API key or network needed (it runs on the offline ScriptedModel).
 lab: setup
-	$(BIN)/jupyter lab --notebook-dir=notebooks notebooks/quickstart.ipynb
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir=. \
+	  --LabApp.default_url=/lab/tree/notebooks/quickstart.ipynb $(LAB_ARGS)
 
 test: setup browser-deps
 	$(BIN)/python -m pytest -q tests notebooks
