@@ -29,7 +29,6 @@ from .errors import (
     ToolDefinitionError,
 )
 from .events import (
-    EVENT_ADAPTER,
     ContextRetrieved,
     Event,
     HookStep,
@@ -53,7 +52,6 @@ from .history import History, TurnRecord
 from .messages import ChatMessage, Message, ToolCall
 from .models import Model, ModelRequest, ModelResponse, ScriptedModel, set_default_model, tool_call
 from .run_context import RunContext
-from .sessions import JSONSession, SessionBase, SQLiteSession
 from .state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool
 
@@ -61,11 +59,20 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    # The OpenAI, local and replay model families load on first use: `import agentnb` stays light.
+    # Model families, sessions and the pydantic event adapter load on first use, so that
+    # `import agentnb` stays light.
     if name in ("OpenAIChat", "OpenAIResponses", "LocalModel", "ReplayModel"):
         from . import models
 
         return getattr(models, name)
+    if name in ("JSONSession", "SQLiteSession", "SessionBase"):
+        from . import sessions
+
+        return getattr(sessions, name)
+    if name == "EVENT_ADAPTER":
+        from . import events
+
+        return events.EVENT_ADAPTER
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

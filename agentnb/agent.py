@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import datetime
@@ -448,6 +447,8 @@ class Agent:
         **state_values: Any,
     ) -> RunResult:
         """``run`` for async code; the turn runs in a worker thread so the event loop stays free."""
+        import asyncio
+
         return await asyncio.to_thread(
             self.run, message, on_event=on_event, dependencies=dependencies, **state_values
         )

@@ -24,6 +24,7 @@ Built-in providers: ``DocumentContext`` (strings or documents, BM25-ranked),
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -414,12 +415,17 @@ def _top_k_of(provider: Any) -> int:
 # -- ranking -------------------------------------------------------------------------------
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+
+
+@functools.cache
+def _token_pattern() -> re.Pattern[str]:
+    # Compiling this Unicode class takes milliseconds: done on first use, not at import.
+    return re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased words; CJK characters count one by one (those scripts have no spaces)."""
-    return _TOKEN.findall(text.lower())
+    return _token_pattern().findall(text.lower())
 
 
 class BM25:

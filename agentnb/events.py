@@ -7,9 +7,7 @@ pandas views are all built from them. ``EVENT_ADAPTER`` round-trips any event th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union
-
-from pydantic import Field, TypeAdapter
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from .context import ContextBlock
 from .messages import ToolCall
@@ -290,25 +288,42 @@ class ContextRetrieved:
     duration_ms: float = 0.0
 
 
-Event = Annotated[
-    Union[
-        RunStarted,
-        PromptRendered,
-        ModelRequested,
-        TextDelta,
-        ModelResponded,
-        ToolCallStarted,
-        ToolCallFinished,
-        StateChanged,
-        RunFinished,
-        RunFailed,
-        ContextRetrieved,
-    ],
-    Field(discriminator="kind"),
+Event = Union[
+    RunStarted,
+    PromptRendered,
+    ContextRetrieved,
+    ModelRequested,
+    TextDelta,
+    ModelResponded,
+    ToolCallStarted,
+    ToolCallFinished,
+    StateChanged,
+    RunFinished,
+    RunFailed,
 ]
+"""Any event (the ``kind`` field tells which)."""
 
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
-EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    EVENT_ADAPTER: TypeAdapter[Event]
+    EVENTS_ADAPTER: TypeAdapter[list[Event]]
+
+
+def __getattr__(name: str) -> Any:
+    # pydantic builds the adapters in a few hundred milliseconds: only when first used, so
+    # `import agentnb` stays light.
+    if name in ("EVENT_ADAPTER", "EVENTS_ADAPTER"):
+        from typing import Annotated
+
+        from pydantic import Field, TypeAdapter
+
+        tagged = Annotated[Event, Field(discriminator="kind")]
+        globals()["EVENT_ADAPTER"] = TypeAdapter(tagged)
+        globals()["EVENTS_ADAPTER"] = TypeAdapter(list[tagged])
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ContextRetrieved",

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from . import events as events_module
 from .events import (
-    EVENTS_ADAPTER,
     ContextRetrieved,
     Event,
     ModelRequested,
@@ -122,7 +122,7 @@ class TurnRecord:
             "usage": dataclasses.asdict(self.usage),
             "state_before": self.state_before,
             "state_after": self.state_after,
-            "events": EVENTS_ADAPTER.dump_python(self.events),
+            "events": events_module.EVENTS_ADAPTER.dump_python(self.events),
             "messages": [message_to_dict(m) for m in self.messages],
         }
 
@@ -145,7 +145,7 @@ class TurnRecord:
             usage=Usage(**data.get("usage", {})),
             state_before=data.get("state_before", {}),
             state_after=data.get("state_after", {}),
-            events=EVENTS_ADAPTER.validate_python(data.get("events", [])),
+            events=events_module.EVENTS_ADAPTER.validate_python(data.get("events", [])),
             messages=[message_from_dict(m) for m in data.get("messages", [])],
         )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import inspect
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ def run_sync(awaitable: Any) -> Any:
     (a Jupyter kernel does): then the coroutine runs on its own loop in a worker thread."""
     if not inspect.isawaitable(awaitable):
         return awaitable
+    import asyncio
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -11,16 +11,19 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import sys
 import time
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .errors import ToolArgumentsError, ToolDefinitionError
 from .events import HookStep
 from .run_context import RunContext, run_sync
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 INJECTED_PARAMS = ("run_context", "agent", "session_state", "dependencies")
 """Parameter names filled by agentnb at call time and hidden from the model."""
@@ -140,6 +143,8 @@ class Tool:
                 f"arguments must be a JSON object, got {type(arguments).__name__}: {arguments!r}"
             )
         if self.args_model is not None:
+            from pydantic import ValidationError
+
             try:
                 validated = self.args_model.model_validate(arguments)
             except ValidationError as exc:
@@ -285,7 +290,8 @@ def result_text(value: Any) -> str:
     """What the model sees of a tool's return value."""
     if isinstance(value, str):
         return value
-    if isinstance(value, BaseModel):
+    pydantic = sys.modules.get("pydantic")  # a pydantic model can only exist once pydantic is loaded
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
         return value.model_dump_json()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         value = dataclasses.asdict(value)
@@ -468,6 +474,7 @@ def _schema_for(
     function: Callable[..., Any], tool_name: str, hidden: set[str]
 ) -> tuple[dict[str, Any], type[BaseModel], tuple[str, ...], str | None]:
     import docstring_parser
+    from pydantic import ConfigDict, Field, create_model
 
     try:
         sig = inspect.signature(function)
