@@ -116,7 +116,12 @@ class Inspector(anywidget.AnyWidget):
     # -- kernel -> browser ----------------------------------------------------------------
 
     def _post(self, message: dict[str, Any]) -> None:
-        size = len(json.dumps(message, separators=(",", ":")))
+        try:
+            # One encoding both checks that the message is plain JSON and measures it.
+            size = len(json.dumps(message, separators=(",", ":"), allow_nan=False))
+        except (TypeError, ValueError):
+            message = jsonable(message)  # a state value that is not JSON: sent as its repr
+            size = len(json.dumps(message, separators=(",", ":")))
         self.messages_sent += 1
         self.bytes_sent += size
         self.last_message_bytes = size
@@ -407,7 +412,7 @@ def compact_event(event: Event) -> dict[str, Any]:
     else:
         body = {}
     body["kind"] = event.kind
-    return jsonable(body)
+    return body
 
 
 __all__ = ["Inspector", "compact_event", "model_info", "turn_summary"]
