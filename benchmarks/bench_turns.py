@@ -87,7 +87,8 @@ def make_agent(k: int, mode: str):
         session_state["items"].append(item)
         return f"added {item}"
 
-    model = ScriptedModel(fake_model)
+    # Not streamed, like the anchors' fake models (a streamed answer adds one TextDelta a word).
+    model = ScriptedModel(fake_model, stream=False)
     agent = Agent("bench", model, tools=[add_item], session_state={"items": []})
     inspector = None
     if mode == "inspector":

@@ -78,6 +78,12 @@ def test_event_sequence_snapshot():
     assert second_request["messages"][-1] == {"role": "tool", "content": "3", "tool_call_id": "call_0_0"}
 
 
+def test_unstreamed_scripted_answers_arrive_in_one_piece():
+    model = ScriptedModel(["The sum is 3."], stream=False)
+    events = list(Agent(model=model).iter_run("1+2?"))
+    assert [e.text for e in events if e.kind == "text_delta"] == ["The sum is 3."]
+
+
 def test_events_round_trip_through_json():
     agent = Agent(model=ScriptedModel([tool_call("add", a=1, b=2), "3"]), tools=[add], session_state={"x": 1})
     result = agent.run("go", x=2)

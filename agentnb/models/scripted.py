@@ -53,7 +53,13 @@ class ScriptedModel(Model):
 
     kind = "scripted"
 
-    def __init__(self, steps: Iterable[Step] | Callable[[ModelRequest], Any] = (), *, name: str | None = None) -> None:
+    def __init__(
+        self,
+        steps: Iterable[Step] | Callable[[ModelRequest], Any] = (),
+        *,
+        name: str | None = None,
+        stream: bool = True,
+    ) -> None:
         if callable(steps) and not isinstance(steps, (list, tuple)):
             self._function: Callable[[ModelRequest], Any] | None = steps
             self.steps: list[Step] = []
@@ -61,6 +67,8 @@ class ScriptedModel(Model):
             self._function = None
             self.steps = list(steps)
         self.name = name
+        self.streaming = stream
+        """Whether answers arrive word by word (as TextDelta events) or in one piece."""
         self.requests: list[ModelRequest] = []
         self._next = 0
 
@@ -96,7 +104,10 @@ class ScriptedModel(Model):
             step = step(request)
         content, calls = self._interpret(step, index)
         if content:
-            yield from _CHUNK.findall(content)
+            if self.streaming:
+                yield from _CHUNK.findall(content)
+            else:
+                yield content
         usage = Usage(
             input_tokens=sum(estimate_tokens(m.get("content")) for m in request.messages),
             output_tokens=estimate_tokens(content) + sum(estimate_tokens(c.arguments) for c in calls),
