@@ -48,7 +48,7 @@ def per_turn(kind: str, history: int, root: Path, measured: int = 15) -> tuple[f
         agent.session_state["key00000"] = {"text": "z" * 90, "n": i}
         agent.run("measured")
         start = time.perf_counter()
-        session.append_session_state_sync("bench", agent=agent)
+        session.append_session_state_sync("bench", _after_turn=True, agent=agent)  # what autosave does
         times.append(time.perf_counter() - start)
     return statistics.median(times), max(times), statistics.mean(times)
 

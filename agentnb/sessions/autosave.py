@@ -49,7 +49,7 @@ def attach(agent: Agent, session: Any, session_id: str | None, *, fresh: bool, m
         if not isinstance(event, (RunFinished, RunFailed)):
             return
         try:
-            session.append_session_state_sync(session_id, **{module: agent})
+            session.append_session_state_sync(session_id, _after_turn=True, **{module: agent})
         except (SessionError, OSError) as exc:
             # A failed save must not fail the turn; the next turn's save retries everything.
             warnings.warn(f"agentnb: could not save session {session_id!r}: {exc}", stacklevel=2)

@@ -168,11 +168,12 @@ class SessionBase(abc.ABC):
 
     # -- per-turn appends ---------------------------------------------------------------------
 
-    def append_session_state_sync(self, session_id: str, **state_modules: Any) -> None:
+    def append_session_state_sync(self, session_id: str, *, _after_turn: bool = False, **state_modules: Any) -> None:
         """Save what changed in each module since this object last saved or loaded it.
 
         For an agent that is the new turns, the changed state keys and the new messages;
-        other modules are written whole when their state changed.
+        other modules are written whole when their state changed. (``_after_turn`` is the
+        autosave's: the turns' own change records say which keys changed.)
         """
         check_session_id(session_id)
         with self._lock(session_id):
@@ -182,7 +183,11 @@ class SessionBase(abc.ABC):
             for name, module in state_modules.items():
                 cursor = self._cursors.get((session_id, name)) if exists else None
                 if _is_agent(module):
-                    ops = agent_delta(module, cursor, name) if isinstance(cursor, AgentCursor) else None
+                    ops = (
+                        agent_delta(module, cursor, name, after_turn=_after_turn)
+                        if isinstance(cursor, AgentCursor)
+                        else None
+                    )
                     if ops is None:
                         lines.append({"module": name, "op": "replace", "state": self._encode_module(name, module)})
                         new_cursors[name] = module

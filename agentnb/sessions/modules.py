@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +124,8 @@ def message_from_dict(data: dict[str, Any]) -> Message:
 
 def top_diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """Top-level changes from ``before`` to ``after``: ``{"set": {...}, "unset": [...]}``."""
+    if before is after:
+        return {"set": {}, "unset": []}
     changed = {
         k: v
         for k, v in after.items()
@@ -140,15 +142,50 @@ def apply_diff(base: dict[str, Any], diff: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def turn_entry(turn: TurnRecord, prev_after: dict[str, Any]) -> dict[str, Any]:
+def turn_entry(turn: TurnRecord, prev_after: dict[str, Any], *, first: bool = False) -> dict[str, Any]:
     """A turn as stored in a history: its states as patches, so N turns of a big state
-    cost N changes on disk, not N copies."""
+    cost N changes on disk, not N copies.
+
+    The loop records every state change as a StateChanged event, those before the prompt was
+    rendered (user edits, run keywords) and those after; so, except for the first turn (whose
+    state before is the initial state, not a change), the changed keys come from the events
+    and nothing is compared key by key."""
     data = turn.to_dict()
     data.pop("state_before")
     data.pop("state_after")
-    data["state_before_patch"] = top_diff(prev_after, turn.state_before)
-    data["state_after_patch"] = top_diff(turn.state_before, turn.state_after)
+    split = None if first else _changed_keys_by_phase(turn)
+    if split is None:
+        data["state_before_patch"] = top_diff(prev_after, turn.state_before)
+        data["state_after_patch"] = top_diff(turn.state_before, turn.state_after)
+    else:
+        data["state_before_patch"] = keys_diff(turn.state_before, split[0])
+        data["state_after_patch"] = keys_diff(turn.state_after, split[1])
     return data
+
+
+def keys_diff(after: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """``top_diff`` when the changed keys are already known."""
+    keys = list(dict.fromkeys(keys))
+    return {"set": {k: after[k] for k in keys if k in after}, "unset": [k for k in keys if k not in after]}
+
+
+def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | None:
+    """Top-level keys changed before and after the prompt was rendered; None when the turn
+    has no rendered prompt or a change replaced the whole state."""
+    before: list[str] = []
+    after: list[str] = []
+    target = before
+    rendered = False
+    for event in turn.events:
+        if event.kind == "prompt_rendered":
+            target, rendered = after, True
+        elif event.kind == "state_changed":
+            for op in event.patch:
+                path = op["path"]
+                if not path:
+                    return None
+                target.append(path.split("/")[1].replace("~1", "/").replace("~0", "~"))
+    return (before, after) if rendered else None
 
 
 def finished_turns(history: History) -> list[TurnRecord]:
@@ -164,8 +201,8 @@ def finished_turns(history: History) -> list[TurnRecord]:
 def history_state_dict(history: History) -> dict[str, Any]:
     entries = []
     prev: dict[str, Any] = {}
-    for turn in finished_turns(history):
-        entries.append(turn_entry(turn, prev))
+    for i, turn in enumerate(finished_turns(history)):
+        entries.append(turn_entry(turn, prev, first=i == 0))
         prev = turn.state_after
     return {"turns": entries}
 
@@ -257,9 +294,15 @@ def agent_cursor(agent: Agent, prefix: str) -> AgentCursor:
     )
 
 
-def agent_delta(agent: Agent, cursor: AgentCursor | None, prefix: str) -> list[dict[str, Any]] | None:
+def agent_delta(
+    agent: Agent, cursor: AgentCursor | None, prefix: str, *, after_turn: bool = False
+) -> list[dict[str, Any]] | None:
     """Encoded ``delta`` operations since ``cursor`` (updated in place); None when a full
-    replace is needed (no cursor, another agent object, or a history that was rewritten)."""
+    replace is needed (no cursor, another agent object, or a history that was rewritten).
+
+    ``after_turn``: the save comes right as a turn ended (autosave), so the state changed only
+    through the turns since the cursor, whose change records name the keys: no need to compare
+    the whole state with the last save."""
     if cursor is None or cursor.owner() is not agent:
         return None
     history = agent.history
@@ -271,11 +314,16 @@ def agent_delta(agent: Agent, cursor: AgentCursor | None, prefix: str) -> list[d
         prev = done[cursor.turns - 1].state_after if cursor.turns else {}
         entries = []
         for i in range(cursor.turns, len(done)):
-            entries.append(encode(turn_entry(done[i], prev), f"{prefix}.history.turns[{i}]"))
+            entries.append(encode(turn_entry(done[i], prev, first=i == 0), f"{prefix}.history.turns[{i}]"))
             prev = done[i].state_after
         ops.append({"op": "splice", "path": ["history", "turns"], "keep": None, "append": entries})
     live = agent.state.data
-    diff = top_diff(cursor.state, live)
+    paths = [op["path"] for turn in done[cursor.turns :] for change in turn.state_changes for op in change.patch]
+    if after_turn and len(done) > cursor.turns and history[-1] is done[-1] and "" not in paths:
+        keys = {path.split("/")[1].replace("~1", "/").replace("~0", "~") for path in paths}
+        diff = {"set": {k: live[k] for k in keys if k in live}, "unset": [k for k in keys if k not in live]}
+    else:
+        diff = top_diff(cursor.state, live)
     if diff["set"] or diff["unset"]:
         diff["set"] = {k: copy.deepcopy(v) for k, v in diff["set"].items()}
         encoded = encode(diff["set"], f"{prefix}.state")
