@@ -5,14 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from .agent import Agent, Observation, RunResult, RunStream
-from .context import (
-    ContextBlock,
-    ContextProvider,
-    ContextQuery,
-    ConversationMemory,
-    DataFrameContext,
-    DocumentContext,
-)
 from .errors import (
     AgentnbError,
     AgentRunError,
@@ -47,7 +39,6 @@ from .events import (
     ToolCallStarted,
     Usage,
 )
-from .formatters import JsonFormatter, MessageFormatter, ParagraphFormatter, ParsedOutput
 from .history import History, TurnRecord
 from .messages import ChatMessage, Message, ToolCall
 from .models import Model, ModelRequest, ModelResponse, ScriptedModel, set_default_model, tool_call
@@ -58,9 +49,13 @@ from .tools import Tool, Toolkit, tool
 __version__ = "0.1.0"
 
 
+_CONTEXT_NAMES = ("ContextBlock", "ContextProvider", "ContextQuery", "ConversationMemory", "DataFrameContext", "DocumentContext")
+_FORMATTER_NAMES = ("JsonFormatter", "MessageFormatter", "ParagraphFormatter", "ParsedOutput")
+
+
 def __getattr__(name: str) -> Any:
-    # Model families, sessions and the pydantic event adapter load on first use, so that
-    # `import agentnb` stays light.
+    # Model families, sessions, context providers, formatters and the pydantic event adapter
+    # load on first use, so that `import agentnb` stays light.
     if name in ("OpenAIChat", "OpenAIResponses", "LocalModel", "ReplayModel"):
         from . import models
 
@@ -69,6 +64,14 @@ def __getattr__(name: str) -> Any:
         from . import sessions
 
         return getattr(sessions, name)
+    if name in _CONTEXT_NAMES:
+        from . import context
+
+        return getattr(context, name)
+    if name in _FORMATTER_NAMES:
+        from . import formatters
+
+        return getattr(formatters, name)
     if name == "EVENT_ADAPTER":
         from . import events
 

@@ -6,17 +6,15 @@ import contextlib
 import copy
 import datetime
 import inspect
+import os
 import threading
-import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
 from .errors import AgentnbError, AgentRunError, ConfigurationError
 from .events import ContextRetrieved, Event, PromptSection, ToolCallFinished, Usage
-from .formatters import FormatSettings, ParagraphFormatter, ParsedOutput, build_payload
 from .history import History, TurnRecord
 from .loop import Turn
 from .messages import Message
@@ -26,6 +24,9 @@ from .prompt import RenderedPrompt, render_system_prompt, resolve_template
 from .run_context import RunContext
 from .state import MESSAGES_KEY, State, render_state
 from .tools import Tool, check_hook, collect_tools, update_session_state_tool
+
+if TYPE_CHECKING:
+    from .formatters import ParsedOutput
 
 Subscriber = Callable[[Event], Any]
 
@@ -90,7 +91,8 @@ class RunResult:
     events: list[Event]
     """Every event of the run (text deltas excluded)."""
     state: dict[str, Any]
-    """The state after the run (a copy)."""
+    """The state after the run: the turn record's snapshot (not the live state), so read it
+    and do not change it; ``agent.session_state`` is the live one."""
     usage: Usage = field(default_factory=Usage)
     turn: TurnRecord | None = field(default=None, repr=False)
 
@@ -234,11 +236,15 @@ class Agent:
         self.add_history_to_context = bool(add_history_to_context)
         self.num_history_runs = num_history_runs
         self.model_options: dict[str, Any] = dict(model_options or {})
-        self.session_id = session_id or uuid.uuid4().hex[:12]
+        self.session_id = session_id or os.urandom(6).hex()
         self.history = History()
         self._last_state: dict[str, Any] | None = None
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
+        # Context providers and formatters load with the first agent, not with `import agentnb`.
+        from .context import ContextProviders
+        from .formatters import FormatSettings
+
         # MASFactory's spellings (memories=, retrievers=) are the same kind of object.
         self.context_providers = ContextProviders(
             [*(context_providers or ()), *(memories or ()), *(retrievers or ())], agent=self
@@ -343,6 +349,8 @@ class Agent:
         text = message if isinstance(message, str) else None
         if text is not None and self.resolve_in_context:
             text, _ = resolve_template(text, variables)
+        from .context import ContextQuery
+
         context: list[ContextRetrieved] = []
         if text is not None and not self.format.structured and not self.context_providers.passive:
             # The plain chat path: the user's message goes out as it is.
@@ -354,6 +362,9 @@ class Agent:
             def resolve(template: str, values: Mapping[str, Any]) -> tuple[str, set[str]]:
                 out, found = resolve_template(template, [("input", values), *variables])
                 return out, {p.name for p in found if p.source == "input"}
+
+            from .context import CONTEXT_KEY, render_context
+            from .formatters import ParagraphFormatter, build_payload
 
             payload = build_payload(self.format, inputs, text, resolve)
             query = ContextQuery(payload.query_text, inputs=payload.inputs, agent=self.name)
@@ -469,7 +480,7 @@ class Agent:
             messages=list(record.messages),
             tool_calls=record.tool_calls,
             events=list(record.events),
-            state=copy.deepcopy(self.state.data),
+            state=record.state_after,
             usage=record.usage,
             turn=record,
         )

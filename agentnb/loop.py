@@ -13,13 +13,12 @@ argument, or the user (between turns).
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import os
 import time
-import uuid
 from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence
 from typing import TYPE_CHECKING, Any
-
-import jsonpatch
 
 from .errors import AgentRunError, MaxToolIterationsError, StateKeyError, StateTypeError, ToolArgumentsError
 from .events import (
@@ -55,15 +54,22 @@ def _dump_any(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=lambda o: getattr(o, "__dict__", None) or repr(o))
 
 
-class _Patch(jsonpatch.JsonPatch):
-    json_dumper = staticmethod(_dump_any)
+@functools.cache
+def _patch_class() -> Any:
+    # jsonpatch is only needed for changes the fast path cannot express: loaded on first use.
+    import jsonpatch
+
+    class _Patch(jsonpatch.JsonPatch):
+        json_dumper = staticmethod(_dump_any)
+
+    return _Patch
 
 
 def state_patch(before: Any, after: Any) -> list[dict[str, Any]]:
     """The JSON patch from ``before`` to ``after`` (values deep-copied)."""
     if isinstance(before, dict) and isinstance(after, dict):
         return _dict_patch(before, after, *_key_changes(before, after))
-    return copy.deepcopy(_Patch.from_diff(before, after).patch)
+    return copy.deepcopy(_patch_class().from_diff(before, after).patch)
 
 
 def _key_changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[Any], list[Any], list[Any]]:
@@ -104,7 +110,7 @@ def _dict_patch(
     keep_before, keep_after = {*removed, *changed}, {*added, *changed}
     sub_before = {k: v for k, v in before.items() if k in keep_before}
     sub_after = {k: v for k, v in after.items() if k in keep_after}
-    return copy.deepcopy(_Patch.from_diff(sub_before, sub_after).patch)
+    return copy.deepcopy(_patch_class().from_diff(sub_before, sub_after).patch)
 
 
 def _diff_keys(
@@ -177,7 +183,7 @@ class Turn:
         # A dict of input fields (MASFactory style) is recorded as its JSON text.
         self.message = message if isinstance(message, str) else json.dumps(dict(message), ensure_ascii=False, default=str)
         self.state_values = state_values
-        self.run_id = uuid.uuid4().hex[:12]
+        self.run_id = os.urandom(6).hex()
         self.state = agent.state
         self.ctx = RunContext(
             run_id=self.run_id,

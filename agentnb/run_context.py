@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,6 +39,7 @@ def run_sync(awaitable: Any) -> Any:
     if not inspect.isawaitable(awaitable):
         return awaitable
     import asyncio
+    import concurrent.futures
     try:
         asyncio.get_running_loop()
     except RuntimeError:
