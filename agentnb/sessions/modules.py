@@ -190,12 +190,13 @@ def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | No
 
 def finished_turns(history: History) -> list[TurnRecord]:
     """Turns that ended; a running turn is saved by the next save after it ends."""
-    out = []
-    for turn in history:
+    turns = list(history)
+    if not turns or turns[-1].status != "running":
+        return turns  # the usual case, without walking the history
+    for i, turn in enumerate(turns):
         if turn.status == "running":
-            break
-        out.append(turn)
-    return out
+            return turns[:i]
+    return turns
 
 
 def history_state_dict(history: History) -> dict[str, Any]:
@@ -329,10 +330,14 @@ def agent_delta(
         encoded = encode(diff["set"], f"{prefix}.state")
         ops.append({"op": "merge", "path": ["state"], "set": encoded, "unset": diff["unset"]})
     messages = agent.state.messages
-    keep = 0
-    limit = min(len(messages), len(cursor.messages))
-    while keep < limit and (messages[keep] is cursor.messages[keep] or messages[keep] == cursor.messages[keep]):
-        keep += 1
+    known = len(cursor.messages)
+    if known <= len(messages) and (known == 0 or messages[known - 1] is cursor.messages[-1]):
+        keep = known  # the conversation only grew (the usual case): no need to walk it
+    else:
+        keep = 0
+        limit = min(len(messages), known)
+        while keep < limit and (messages[keep] is cursor.messages[keep] or messages[keep] == cursor.messages[keep]):
+            keep += 1
     if keep < len(cursor.messages) or keep < len(messages):
         added = encode([message_to_dict(m) for m in messages[keep:]], f"{prefix}.messages")
         # A conversation that only grew is appended; one that was cut is rewritten from there.
