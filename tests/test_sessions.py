@@ -391,3 +391,18 @@ def test_sessions_modules_do_not_import_ipython(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_sqlite_log_is_folded_into_the_snapshot_as_it_grows(tmp_path):
+    import sqlite3
+
+    from agentnb.sessions.sqlite_session import SIZE_CHECK_EVERY
+
+    session = SQLiteSession(tmp_path / "s.db", compact_min_bytes=2_000)
+    agent = Agent("a", ScriptedModel(lambda request: "ok" * 100), session=session)
+    for i in range(2 * SIZE_CHECK_EVERY):
+        agent.run(f"turn {i}")
+    rows = sqlite3.connect(tmp_path / "s.db").execute("SELECT COUNT(*) FROM log").fetchone()[0]
+    assert rows < SIZE_CHECK_EVERY  # folded at least once; each turn appended one row
+    fresh = Agent("a", ScriptedModel([]), session=SQLiteSession(tmp_path / "s.db"))
+    assert [t.message for t in fresh.history] == [f"turn {i}" for i in range(2 * SIZE_CHECK_EVERY)]

@@ -21,6 +21,9 @@ from ..errors import SessionFormatError
 from . import format as fmt
 from .base import SessionBase
 
+SIZE_CHECK_EVERY = 32
+"""Appends between two checks of whether the log should be folded into the snapshot."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS snapshots (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS log (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL,
@@ -129,6 +132,11 @@ class SQLiteSession(SessionBase):
                 "INSERT INTO log(session_id, seq, line) VALUES (?,?,?)",
                 [(session_id, first_seq + i, line) for i, line in enumerate(lines)],
             )
+            last = first_seq + len(lines) - 1
+            if last % SIZE_CHECK_EVERY:
+                # Measuring reads every log row and the whole snapshot: do it every few appends
+                # only, so an append stays O(change) however long the session is.
+                return 0, 0
             log_size = db.execute("SELECT COALESCE(SUM(LENGTH(line)),0) FROM log WHERE session_id=?", (session_id,)).fetchone()[0]
             snap = db.execute("SELECT LENGTH(data) FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
         return log_size, snap[0] if snap else 0
