@@ -10,130 +10,23 @@ time travel, and that hostile tool output shows as text and never runs. Screensh
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, EXECUTE_JS, READY_JS, lab_server  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
 NOTEBOOK = Path(__file__).with_name("inspector_demo.ipynb")
 CODE_CELLS = 6
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-# Lab's own objects tell when the notebook's kernel can take a run-all (the toolbar's idle
-# indicator turns idle before the session has a kernel).
-READY_JS = """async (timeout) => {
-  const app = window.jupyterapp;
-  await app.restored;
-  const start = Date.now();
-  const pause = () => new Promise((r) => setTimeout(r, 100));
-  let panel = app.shell.currentWidget;
-  while (!panel || !panel.sessionContext) {
-    if (Date.now() - start > timeout) throw new Error("no notebook panel");
-    await pause();
-    panel = app.shell.currentWidget;
-  }
-  await panel.context.ready;
-  await panel.sessionContext.ready;
-  for (;;) {
-    const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
-    if (kernel && kernel.connectionStatus === "connected" && kernel.status === "idle") return true;
-    if (Date.now() - start > timeout) throw new Error("kernel not ready");
-    await pause();
-  }
-}"""
-
-EXECUTE_JS = """async (code) => {
-  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  const future = kernel.requestExecute({ code });
-  const reply = await future.done;
-  return reply.content.status;
-}"""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
-def lab(tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """A JupyterLab server on a free loopback port, rooted in tmp_path, with a stripped copy of
-    the demo notebook; stopped through its own process handle."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    notebook = json.loads(NOTEBOOK.read_text())
-    for cell in notebook["cells"]:
-        if cell["cell_type"] == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-    notebook["metadata"].pop("widgets", None)
-    work = tmp_path / "lab"
-    work.mkdir()
-    (work / "demo.ipynb").write_text(json.dumps(notebook))
-    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
-    env = dict(
-        os.environ,
-        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-        IPYTHONDIR=str(tmp_path / "ipython"),
-    )
-    port = _free_port()
-    command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-        "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.ip=127.0.0.1",
-        f"--port={port}", f"--ServerApp.root_dir={work}",
-        f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
-        f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
-        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.expose_app_in_browser=True",
-    ]  # fmt: skip
-    log = (tmp_path / "lab.log").open("w")
-    server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab did not start; see {tmp_path / 'lab.log'}") from None
-                time.sleep(0.2)
-        yield port, work
-    finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
+def lab(lab_server: Callable[[Path, str], tuple[int, Path]]) -> Iterator[tuple[int, Path]]:
+    yield lab_server(NOTEBOOK, "demo.ipynb")
 
 
 def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:

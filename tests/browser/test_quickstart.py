@@ -1,0 +1,52 @@
+"""The main job end to end: the quickstart notebook opened in a real JupyterLab and run top to
+bottom in Debian's Chromium, offline, with its inspector rendered and no error anywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, READY_JS, lab_server  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.browser
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"
+
+
+def test_quickstart_runs_in_jupyterlab(lab_server: Callable[[Path, str], tuple[int, Path]]) -> None:
+    import json
+
+    from playwright.sync_api import expect, sync_playwright
+
+    code_cells = sum(c["cell_type"] == "code" for c in json.loads(QUICKSTART.read_text())["cells"])
+    port, work = lab_server(QUICKSTART, "quickstart.ipynb")
+    ARTIFACTS.mkdir(exist_ok=True)
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(f"http://127.0.0.1:{port}/lab/tree/quickstart.ipynb")
+            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+            page.evaluate(READY_JS, 60_000)
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
+            expect(prompts.last).to_have_text(f"[{code_cells}]:", timeout=60_000)
+            outputs = "\n".join(page.locator(".jp-NotebookPanel .jp-OutputArea-output").all_inner_texts())
+            assert "Traceback" not in outputs and "Error" not in outputs, outputs
+            # Both inspectors (the %%agent cell's and %agentnb show's) follow the agent to turn 2.
+            inspectors = page.locator(".anb-root")
+            expect(inspectors).to_have_count(2, timeout=30_000)
+            for i in range(2):
+                expect(inspectors.nth(i).locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
+            # The %%chat records rendered as HTML, answer included.
+            expect(page.get_by_text("Took the eggs off; milk is left.").first).to_be_visible()
+            page.locator(".anb-root").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(ARTIFACTS / "quickstart.png"))
+        finally:
+            browser.close()
+    assert (work / "quickstart.agentnb").is_dir(), "the session is saved beside the notebook"
+    assert not errors, errors
