@@ -13,6 +13,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,3 +129,19 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[[Path, str], tuple[int, Path
                 server.kill()
                 server.wait()
             log.close()  # type: ignore[attr-defined]
+
+
+def run_all_cells(page: Any, port: int, name: str, code_cells: int) -> list[str]:
+    """Open NAME in Lab, wait until its kernel can take a run-all, run every cell, wait for
+    the last prompt, and return the cells' output texts (none may hold a traceback)."""
+    from playwright.sync_api import expect
+
+    page.goto(f"http://127.0.0.1:{port}/lab/tree/{name}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+    page.evaluate(READY_JS, 60_000)
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
+    expect(prompts.last).to_have_text(f"[{code_cells}]:", timeout=60_000)
+    outputs = page.locator(".jp-NotebookPanel .jp-OutputArea-output").all_inner_texts()
+    assert not any("Traceback" in o or "Error" in o for o in outputs), outputs
+    return outputs

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, EXECUTE_JS, READY_JS, lab_server  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, EXECUTE_JS, lab_server, run_all_cells  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -48,14 +48,7 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             page.on("dialog", on_dialog)
             page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda exc: console_errors.append(f"page error: {exc}"))
-            page.goto(f"http://127.0.0.1:{port}/lab/tree/demo.ipynb")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
-            page.evaluate(READY_JS, 60_000)
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
-            expect(prompts.last).to_have_text(f"[{CODE_CELLS}]:", timeout=30_000)
-            outputs = page.locator(".jp-NotebookPanel .jp-OutputArea-output").all_inner_texts()
-            assert not any("Traceback" in o or "Error" in o for o in outputs), outputs
+            run_all_cells(page, port, "demo.ipynb", CODE_CELLS)
 
             inspector = page.locator(".anb-root")
             expect(inspector).to_have_count(1, timeout=30_000)

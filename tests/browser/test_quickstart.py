@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, READY_JS, lab_server  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all_cells  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -29,14 +29,7 @@ def test_quickstart_runs_in_jupyterlab(lab_server: Callable[[Path, str], tuple[i
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto(f"http://127.0.0.1:{port}/lab/tree/quickstart.ipynb")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
-            page.evaluate(READY_JS, 60_000)
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
-            expect(prompts.last).to_have_text(f"[{code_cells}]:", timeout=60_000)
-            outputs = "\n".join(page.locator(".jp-NotebookPanel .jp-OutputArea-output").all_inner_texts())
-            assert "Traceback" not in outputs and "Error" not in outputs, outputs
+            run_all_cells(page, port, "quickstart.ipynb", code_cells)
             # Both inspectors (the %%agent cell's and %agentnb show's) follow the agent to turn 2.
             inspectors = page.locator(".anb-root")
             expect(inspectors).to_have_count(2, timeout=30_000)
