@@ -253,28 +253,10 @@ class ContextProviders:
 
     def retrieve_passive(self, query: ContextQuery, run_id: str) -> list[ContextRetrieved]:
         """Query every passive provider; one event per provider (also when it found nothing)."""
-        from .events import ContextRetrieved
-
-        results = []
-        for provider in self.passive:
-            label = provider_label(provider)
-            top_k = _top_k_of(provider)
-            started = time.perf_counter()
-            blocks = fetch_blocks(provider, label, query, top_k)
-            results.append(
-                ContextRetrieved(
-                    run_id=run_id,
-                    label=label,
-                    provider=type(provider).__name__,
-                    query=query.query_text,
-                    top_k=top_k,
-                    blocks=blocks,
-                    rendered=render_context([(label, blocks)]),
-                    via="passive",
-                    duration_ms=(time.perf_counter() - started) * 1000,
-                )
-            )
-        return results
+        return [
+            _lookup(provider, provider_label(provider), query, _top_k_of(provider), run_id, "passive")
+            for provider in self.passive
+        ]
 
     # -- active ------------------------------------------------------------------------
 
@@ -348,8 +330,6 @@ class ContextProviders:
         ]
 
     def _retrieve(self, source: str, query: str, top_k: int, ctx: Any) -> dict[str, Any]:
-        from .events import ContextRetrieved
-
         entries = self.sources()
         by_name = {name: provider for name, _label, provider in entries}
         provider = by_name.get(source)
@@ -367,30 +347,34 @@ class ContextProviders:
         binding = self._bindings.get(run_id)
         base = binding.query if binding else ContextQuery(query or "")
         effective = base.replace(query or base.query_text)
-        label = provider_label(provider)
-        started = time.perf_counter()
-        blocks = fetch_blocks(provider, label, effective, top_k)
-        rendered = render_context([(source, blocks)])
+        event = _lookup(provider, source, effective, top_k, run_id, "tool")
         if binding is not None and binding.sink is not None:
-            binding.sink(
-                ContextRetrieved(
-                    run_id=run_id,
-                    label=source,
-                    provider=type(provider).__name__,
-                    query=effective.query_text,
-                    top_k=top_k,
-                    blocks=blocks,
-                    rendered=rendered,
-                    via="tool",
-                    duration_ms=(time.perf_counter() - started) * 1000,
-                )
-            )
+            binding.sink(event)
         return {
             "provider": source,
             "query": effective.query_text,
-            "blocks": [b.to_dict() for b in blocks],
-            "rendered": rendered,
+            "blocks": [b.to_dict() for b in event.blocks],
+            "rendered": event.rendered,
         }
+
+
+def _lookup(provider: Any, label: str, query: ContextQuery, top_k: int, run_id: str, via: str) -> ContextRetrieved:
+    """Ask one provider for blocks; the answer as the event the turn record and inspector keep."""
+    from .events import ContextRetrieved
+
+    started = time.perf_counter()
+    blocks = fetch_blocks(provider, provider_label(provider), query, top_k)
+    return ContextRetrieved(
+        run_id=run_id,
+        label=label,
+        provider=type(provider).__name__,
+        query=query.query_text,
+        top_k=top_k,
+        blocks=blocks,
+        rendered=render_context([(label, blocks)]),
+        via=via,  # type: ignore[arg-type]
+        duration_ms=(time.perf_counter() - started) * 1000,
+    )
 
 
 def check_provider(provider: Any) -> None:
