@@ -302,11 +302,12 @@ class Agent:
         tools.extend(self.context_providers.tools(taken=[t.name for t in tools]))
         return tools
 
-    def render_prompt(self, ctx: RunContext | None = None) -> RenderedPrompt:
+    def render_prompt(self, ctx: RunContext | None = None, tools: list[Tool] | None = None) -> RenderedPrompt:
         """The system prompt from the current state, with its assembly."""
         ctx = ctx or self._context()
         variables = [("session_state", self.state.data), ("dependencies", ctx.dependencies)]
-        tools = self.all_tools()
+        tools = self.all_tools() if tools is None else tools
+        shows_state = self.add_session_state_to_context and self.system_message is None
         return render_system_prompt(
             system_message=self.system_message,
             description=self.description,
@@ -320,7 +321,7 @@ class Agent:
             expected_output=self.expected_output,
             additional_context=self.additional_context,
             add_session_state_to_context=self.add_session_state_to_context,
-            session_state_text=render_state(self.state.data, self.session_state_format),
+            session_state_text=render_state(self.state.data, self.session_state_format) if shows_state else None,
             resolve_in_context=self.resolve_in_context,
             variables=variables,
             use_instruction_tags=self.use_instruction_tags,
@@ -344,7 +345,8 @@ class Agent:
         ctx: RunContext,
         on_context: Callable[[ContextRetrieved], None] | None = None,
     ) -> Prepared:
-        rendered = self.render_prompt(ctx)
+        tools = self.all_tools()
+        rendered = self.render_prompt(ctx, tools)
         variables = [("session_state", self.state.data), ("dependencies", ctx.dependencies)]
         text = message if isinstance(message, str) else None
         if text is not None and self.resolve_in_context:
@@ -389,7 +391,7 @@ class Agent:
             notes=rendered.notes,
             user_prompt=user_prompt,
             messages=tuple(messages),
-            tools=tuple(self.all_tools()),
+            tools=tuple(tools),
             context=tuple(context),
         )
 

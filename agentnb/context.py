@@ -32,10 +32,11 @@ import re
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import ConfigurationError, ContextProviderError
+from .events import ContextBlock
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -50,21 +51,6 @@ RETRIEVE_TOOL = "retrieve_context"
 DEFAULT_TOP_K = 8
 
 
-@dataclass(frozen=True)
-class ContextBlock:
-    """One piece of context a provider returns."""
-
-    text: str
-    """The text the model sees."""
-    score: float | None = None
-    """Relevance score (higher is better), when the provider ranks."""
-    source: str | None = None
-    """Where it came from: a document id, a row, a turn."""
-    metadata: dict[str, Any] = field(default_factory=dict)
-    """Anything else worth keeping (JSON-able)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class ContextQuery(str):

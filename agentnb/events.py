@@ -6,13 +6,30 @@ pandas views are all built from them. ``EVENT_ADAPTER`` round-trips any event th
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union
 
-from .context import ContextBlock
 from .messages import ToolCall
 
 CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output"]
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """One piece of context a provider returns."""
+
+    text: str
+    """The text the model sees."""
+    score: float | None = None
+    """Relevance score (higher is better), when the provider ranks."""
+    source: str | None = None
+    """Where it came from: a document id, a row, a turn."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Anything else worth keeping (JSON-able)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -222,6 +239,14 @@ class ToolCallFinished:
     changed_keys: tuple[str, ...] = ()
     """Top-level state keys this call changed."""
     duration_ms: float = 0.0
+
+
+def top_level_key(path: str) -> str | None:
+    """The top-level state key a JSON-patch path (RFC 6901 pointer) points into; None for
+    ``""``, the whole state."""
+    if not path:
+        return None
+    return path.split("/", 2)[1].replace("~1", "/").replace("~0", "~")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,6 +17,7 @@ from .events import (
     StateChanged,
     ToolCallFinished,
     Usage,
+    top_level_key,
 )
 from .messages import Message
 
@@ -98,11 +99,8 @@ class TurnRecord:
 
     def changed_keys(self) -> list[str]:
         """Top-level keys changed during this turn, in first-change order."""
-        keys: dict[str, None] = {}
-        for change in self.state_changes:
-            for op in change.patch:
-                keys[op["path"].split("/")[1] if op["path"].count("/") else ""] = None
-        return [k.replace("~1", "/").replace("~0", "~") for k in keys if k]
+        keys = (top_level_key(op["path"]) for change in self.state_changes for op in change.patch)
+        return [k for k in dict.fromkeys(keys) if k]
 
     def to_dict(self) -> dict[str, Any]:
         """This turn as plain data (events through ``EVENTS_ADAPTER``); state values as they are."""

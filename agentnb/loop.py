@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import AgentRunError, MaxToolIterationsError, StateKeyError, StateTypeError, ToolArgumentsError
+from .errors import AgentRunError, MaxToolIterationsError, StateKeyError, StateTypeError, ToolArgumentsError, one_line
 from .events import (
     Event,
     ModelRequested,
@@ -40,12 +40,13 @@ from .history import TurnRecord
 from .messages import Message, ToolCall
 from .models.base import ModelRequest, ModelResponse
 from .run_context import RunContext
-from .tools import Tool, hook_name, result_text, run_chain
+from .tools import Tool, result_text, run_chain
 
 if TYPE_CHECKING:
     from .agent import Agent
 
 AGENTIC_TOOL = "update_session_state"
+_MISSING = object()
 
 
 def _dump_any(value: Any) -> str:
@@ -63,13 +64,6 @@ def _patch_class() -> Any:
         json_dumper = staticmethod(_dump_any)
 
     return _Patch
-
-
-def state_patch(before: Any, after: Any) -> list[dict[str, Any]]:
-    """The JSON patch from ``before`` to ``after`` (values deep-copied)."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        return _dict_patch(before, after, *_key_changes(before, after))
-    return copy.deepcopy(_patch_class().from_diff(before, after).patch)
 
 
 def _key_changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[Any], list[Any], list[Any]]:
@@ -208,6 +202,8 @@ class Turn:
         self._model_calls = 0
         self._tool_calls = 0
         self._start = 0.0
+        self.error: BaseException | None = None
+        """Why the run failed, once it has."""
 
     # -- state bookkeeping ----------------------------------------------------------------
 
@@ -383,7 +379,7 @@ class Turn:
 
     def _fail(self, exc: BaseException) -> Iterator[Event]:
         duration = (time.perf_counter() - self._start) * 1000
-        error = _one_line(exc)
+        error = one_line(exc)
         self.record.status = "failed"
         self.record.error = error
         self.record.usage = self._usage
@@ -400,8 +396,6 @@ class Turn:
                 duration_ms=duration,
             )
         )
-
-    error: BaseException | None = None
 
     # -- act --------------------------------------------------------------------------------
 
@@ -447,7 +441,9 @@ class Turn:
             author.close()
             try:
                 self._apply_outputs(tool, outcome.result, tool_call.id)
-                self.state.validate(self._changed_keys(start_snap))
+                changed = self._changed_keys(start_snap)
+                if self.state.has_schema:
+                    self.state.validate(changed)
             except (StateKeyError, StateTypeError, ToolArgumentsError) as exc:
                 self._rollback(start_snap)
                 return failed(
@@ -461,7 +457,7 @@ class Turn:
                 result=result_text(outcome.result),
                 hooks=tuple(outcome.steps),
                 answered_by=outcome.answered_by,
-                changed_keys=tuple(self._changed_keys(start_snap)),
+                changed_keys=tuple(changed),
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
         self._rollback(start_snap)
@@ -508,9 +504,11 @@ class Turn:
             )
 
     def _changed_keys(self, before: dict[str, Any]) -> list[str]:
-        data = self.state.data
-        keys = [k for k in data if k not in before or before[k] != data[k]]
-        keys += [k for k in before if k not in data]
+        """Top-level keys changed since the snapshot ``before``. Checkpoints share unchanged
+        values between snapshots, so identity tells what changed without comparing values."""
+        snap = self._snap
+        keys = [k for k, v in snap.items() if before.get(k, _MISSING) is not v]
+        keys += [k for k in before if k not in snap]
         return keys
 
     def _rollback(self, snapshot: dict[str, Any]) -> None:
@@ -551,9 +549,4 @@ class _Authors:
         self.turn._checkpoint(self.cause("tool"))
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text
-
-
-__all__ = ["Turn", "state_patch", "hook_name"]
+__all__ = ["Turn"]

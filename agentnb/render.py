@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .events import top_level_key
+
 if TYPE_CHECKING:
     from .history import TurnRecord
 
@@ -45,11 +47,10 @@ def state_diff(turn: TurnRecord) -> list[KeyChange]:
     for change in turn.state_changes:
         label = change.cause.label()
         for op in change.patch:
-            parts = op["path"].split("/")
-            if len(parts) < 2 or not parts[1]:
+            key = top_level_key(op["path"])
+            if not key:
                 continue
-            key = parts[1].replace("~1", "/").replace("~0", "~")
-            top_level = len(parts) == 2
+            top_level = op["path"].count("/") == 1
             kind = op["op"] if top_level and op["op"] in ("add", "remove") else "change"
             first_op.setdefault(key, kind)
             last_op[key] = kind

@@ -9,6 +9,7 @@ to the model. Arguments from the model are validated before the call.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import json
 import sys
@@ -72,8 +73,6 @@ class Tool:
     """Injected parameter names the function declares."""
     instructions: str | None = None
     """Extra text for the system prompt (from a Toolkit with add_instructions)."""
-    touches_state: bool = False
-    """Whether the function can reach the state (so calls are diffed)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -86,7 +85,6 @@ class Tool:
         self.outputs_to_state = _check_outputs_to_state(self.name, self.outputs_to_state)
         if not self.injected:
             self.injected = tuple(p for p in INJECTED_PARAMS if p in _param_names(self.function))
-        self.touches_state = bool(self.injected or self.outputs_to_state)
 
     @classmethod
     def from_function(
@@ -443,11 +441,6 @@ def _hook_kwargs(
     return {p: values[HOOK_PARAM_NAMES[p]] for p in inspect.signature(hook).parameters if p in HOOK_PARAM_NAMES}
 
 
-def hook_touches_state(hook: Callable[..., Any]) -> bool:
-    params = inspect.signature(hook).parameters
-    return any(p in params for p in ("run_context", "agent", "session_state"))
-
-
 def _short(text: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -652,6 +645,7 @@ UPDATE_SESSION_STATE_DESCRIPTION = (
 )
 
 
+@functools.cache
 def update_session_state_tool() -> Tool:
     """Agno's built-in ``update_session_state`` tool (``enable_agentic_state=True``)."""
 

@@ -87,7 +87,8 @@ class Inspector(anywidget.AnyWidget):
         self.last_message_bytes = 0
         """Size of the last message sent, as JSON."""
         self._turn_of: dict[str, int] = {}
-        self._live_text: dict[str, str] = {}
+        self._live_text: dict[str, list[str]] = {}
+        """Text streamed so far per running turn, as chunks (joined only for a snapshot)."""
         self._pending: tuple[str, int, str] | None = None  # (run_id, call, text) not sent yet
         self._last_flush = 0.0
         self.on_msg(self._on_msg)
@@ -130,7 +131,7 @@ class Inspector(anywidget.AnyWidget):
     def _on_event(self, event: Event) -> None:
         """Subscriber: send what this event changed, nothing more."""
         if isinstance(event, TextDelta):
-            self._live_text[event.run_id] = self._live_text.get(event.run_id, "") + event.text
+            self._live_text.setdefault(event.run_id, []).append(event.text)
             pending = self._pending
             if pending is not None and (pending[0] != event.run_id or pending[1] != event.call):
                 self._flush_text()
@@ -188,7 +189,7 @@ class Inspector(anywidget.AnyWidget):
             message[wire.TURN_INDEX] = last.index
             message[wire.EVENTS] = [compact_event(e) for e in last.events]
             message[wire.STATE] = jsonable(turn_state(last, self.agent))
-            message[wire.LIVE_TEXT] = self._live_text.get(last.run_id, "")
+            message[wire.LIVE_TEXT] = "".join(self._live_text.get(last.run_id, ()))
         else:
             message[wire.STATE] = jsonable(self.agent.session_state)
         return message

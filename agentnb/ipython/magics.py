@@ -22,7 +22,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..agent import Agent
-from ..errors import AgentnbError
+from ..errors import AgentnbError, one_line
 from ..history import History
 from ..models import Model
 from ..state import replace_values
@@ -153,11 +153,6 @@ def _pairs(items: list[str] | None, option: str, magic: str, example: str, allow
     return out
 
 
-def _error_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 # --- %%tool ----------------------------------------------------------------------------------
 
 
@@ -245,7 +240,7 @@ class ToolMagics(Magics):
             for var, cls in kit_classes.items():
                 made.append((var, cls()))
         except AgentnbError as exc:
-            raise UsageError(f"%%tool: {_error_line(exc)}") from None
+            raise UsageError(f"%%tool: {one_line(exc)}") from None
         except TypeError as exc:
             raise UsageError(f"%%tool: cannot create the Toolkit ({exc}); create an instance in the cell instead") from None
         unused = {p for _, p in inputs} - {
@@ -363,14 +358,14 @@ class AgentMagics(Magics):
         try:
             agent = Agent(name, **options)
         except AgentnbError as exc:
-            raise UsageError(f"%%agent {name}: {_error_line(exc)}") from None
+            raise UsageError(f"%%agent {name}: {one_line(exc)}") from None
         previous = self.workspace.agents.get(name)
         restored = False
         if session is not None:
             try:
                 restored = agent.attach_session(session, fresh=args.fresh)
             except (AgentnbError, TypeError, ValueError, OSError) as exc:
-                raise UsageError(f"%%agent {name}: --session {args.session}: {_error_line(exc)}") from None
+                raise UsageError(f"%%agent {name}: --session {args.session}: {one_line(exc)}") from None
             if notice:
                 print(notice, file=sys.stderr)
             if restored:
@@ -410,7 +405,7 @@ class AgentMagics(Magics):
         try:
             resolve_model(spec)
         except AgentnbError as exc:
-            raise UsageError(f"%%agent: --model {spec}: {_error_line(exc)} (no variable named {spec!r} either)") from None
+            raise UsageError(f"%%agent: --model {spec}: {one_line(exc)} (no variable named {spec!r} either)") from None
         return spec
 
     def _state(self, spec: str | None) -> dict[str, Any] | None:
@@ -516,7 +511,7 @@ class AgentMagics(Magics):
         except AgentnbError as exc:
             raise UsageError(
                 f"%%agent {new.name}: the previous state does not fit the new definition "
-                f"({_error_line(exc)}); add --fresh to start from the new state"
+                f"({one_line(exc)}); add --fresh to start from the new state"
             ) from None
         new.state.set("messages", list(old.state.messages), handler_override=replace_values)
         new.history = old.history
@@ -538,7 +533,7 @@ def show_inspector(agent: Agent, *, required: bool) -> None:
 
         widget = Inspector.for_agent(agent)
     except Exception as exc:
-        message = f"the inspector is not available ({type(exc).__name__}: {_error_line(exc)})"
+        message = f"the inspector is not available ({type(exc).__name__}: {one_line(exc)})"
         if required:
             raise UsageError(f"%agentnb show: {message}; install agentnb[notebook]") from None
         print(f"note: {message}", file=sys.stderr)
@@ -585,9 +580,9 @@ class ChatMagics(Magics):
             result = getattr(exc, "result", None)
             turn = getattr(result, "turn", None)
             if turn is None:
-                raise UsageError(f"%%chat {args.name}: {_error_line(exc)}") from None
+                raise UsageError(f"%%chat {args.name}: {one_line(exc)}") from None
             live.finish(turn)
-            raise UsageError(f"%%chat {args.name}: turn {turn.index} failed: {_error_line(exc)}") from None
+            raise UsageError(f"%%chat {args.name}: turn {turn.index} failed: {one_line(exc)}") from None
         assert result.turn is not None
         live.finish(result.turn)
 
@@ -663,7 +658,7 @@ class AgentnbMagics(Magics):
         try:
             observation = agent.observe(message)
         except AgentnbError as exc:
-            raise UsageError(f"%agentnb preview {name}: {_error_line(exc)}") from None
+            raise UsageError(f"%agentnb preview {name}: {one_line(exc)}") from None
         tools = ", ".join(t["function"]["name"] for t in observation.tools) or "-"
         print(f"system prompt:\n{observation.system_prompt or '(none)'}\n")
         print(f"user prompt:\n{observation.user_prompt}\n")
@@ -679,7 +674,7 @@ class AgentnbMagics(Magics):
             try:
                 session.save_session_state_sync(name, agent=agent)
             except (AgentnbError, OSError) as exc:
-                raise UsageError(f"%agentnb save {name}: {_error_line(exc)}") from None
+                raise UsageError(f"%agentnb save {name}: {one_line(exc)}") from None
             print(f"saved {name} to {session.describe(name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
             return
         self.workspace.snapshots[name] = Snapshot(
@@ -697,7 +692,7 @@ class AgentnbMagics(Magics):
             try:
                 session.load_session_state_sync(name, allow_not_exist=False, agent=agent)
             except (AgentnbError, OSError, ValueError) as exc:
-                raise UsageError(f"%agentnb load {name}: {_error_line(exc)}") from None
+                raise UsageError(f"%agentnb load {name}: {one_line(exc)}") from None
             print(f"loaded {name} from {session.describe(name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
             return
         snapshot = self.workspace.snapshots.get(name)
@@ -726,7 +721,7 @@ class AgentnbMagics(Magics):
         try:
             forked = Agent(new_name, **entry.options)
         except AgentnbError as exc:
-            raise UsageError(f"%agentnb fork: {_error_line(exc)}") from None
+            raise UsageError(f"%agentnb fork: {one_line(exc)}") from None
         _restore(forked, agent.session_state, agent.state.messages, list(agent.history))
         self.workspace.agents[new_name] = AgentEntry(forked, dict(entry.options), copy.deepcopy(entry.initial_state))
         self.workspace.ns[new_name] = forked
@@ -744,7 +739,7 @@ class AgentnbMagics(Magics):
                 try:
                     resolve_model(value)
                 except AgentnbError as exc:
-                    raise UsageError(f"%agentnb defaults: --model {value}: {_error_line(exc)}") from None
+                    raise UsageError(f"%agentnb defaults: --model {value}: {one_line(exc)}") from None
             self.workspace.default_model = value
         if args.session_dir is not None:
             self.workspace.session_dir = args.session_dir
@@ -783,7 +778,7 @@ def _restore(agent: Agent, state: dict[str, Any], messages: list[Any], turns: li
     try:
         agent.state.replace_data(copy.deepcopy(state))
     except AgentnbError as exc:
-        raise UsageError(f"cannot restore {agent.name}: {_error_line(exc)}") from None
+        raise UsageError(f"cannot restore {agent.name}: {one_line(exc)}") from None
     agent.state.set("messages", list(messages), handler_override=replace_values)
     agent.history = History(list(turns))
 

@@ -20,6 +20,7 @@ from ..errors import (
     ModelError,
     ModelNotFoundError,
     ModelRateLimitError,
+    one_line,
 )
 from ..events import Usage
 from ..messages import ToolCall
@@ -125,7 +126,7 @@ class OpenAIBase(Model):
                 f"pass a larger timeout=… or check that the server is up"
             )
         if isinstance(exc, openai.APIConnectionError):
-            cause = _one_line(exc.__cause__ or exc)
+            cause = one_line(exc.__cause__ or exc)
             return ModelConnectionError(
                 f"{self.label}: cannot reach the model server at {url} ({cause}); "
                 f"check base_url=… and that the server is running"
@@ -157,7 +158,7 @@ class OpenAIBase(Model):
                 )
             return ModelError(f"{self.label}: {url} answered HTTP {status}{after if status >= 500 else ''}: {detail}")
         if isinstance(exc, openai.OpenAIError):
-            return ModelError(f"{self.label}: {_one_line(exc)}")
+            return ModelError(f"{self.label}: {one_line(exc)}")
         return exc
 
     def _settings(self) -> dict[str, Any]:
@@ -302,9 +303,4 @@ def _server_message(exc: Any) -> str:
     if isinstance(body, dict):
         inner = body.get("error", body)
         message = inner.get("message") if isinstance(inner, dict) else inner
-    return _one_line(message or getattr(exc, "message", None) or exc)[:300]
-
-
-def _one_line(value: Any) -> str:
-    text = str(value).strip()
-    return text.splitlines()[0].strip() if text else type(value).__name__
+    return one_line(message or getattr(exc, "message", None) or exc)[:300]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..events import top_level_key
 from .codec import encode
 
 if TYPE_CHECKING:
@@ -181,10 +182,10 @@ def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | No
             target, rendered = after, True
         elif event.kind == "state_changed":
             for op in event.patch:
-                path = op["path"]
-                if not path:
+                key = top_level_key(op["path"])
+                if key is None:
                     return None
-                target.append(path.split("/")[1].replace("~1", "/").replace("~0", "~"))
+                target.append(key)
     return (before, after) if rendered else None
 
 
@@ -319,10 +320,9 @@ def agent_delta(
             prev = done[i].state_after
         ops.append({"op": "splice", "path": ["history", "turns"], "keep": None, "append": entries})
     live = agent.state.data
-    paths = [op["path"] for turn in done[cursor.turns :] for change in turn.state_changes for op in change.patch]
-    if after_turn and len(done) > cursor.turns and history[-1] is done[-1] and "" not in paths:
-        keys = {path.split("/")[1].replace("~1", "/").replace("~0", "~") for path in paths}
-        diff = {"set": {k: live[k] for k in keys if k in live}, "unset": [k for k in keys if k not in live]}
+    keys = [top_level_key(op["path"]) for turn in done[cursor.turns :] for c in turn.state_changes for op in c.patch]
+    if after_turn and len(done) > cursor.turns and history[-1] is done[-1] and None not in keys:
+        diff = keys_diff(live, keys)  # type: ignore[arg-type]
     else:
         diff = top_diff(cursor.state, live)
     if diff["set"] or diff["unset"]:
