@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -17,12 +17,23 @@ from .events import (
     StateChanged,
     ToolCallFinished,
     Usage,
-    top_level_key,
 )
 from .messages import Message
+from . import diff
+from .diff import top_level_key
 
 if TYPE_CHECKING:
     import pandas
+
+
+@dataclass(frozen=True)
+class TurnChanges:
+    """What a turn changed in the state (see ``agentnb.diff`` for the rule)."""
+
+    keys: list[diff.Change]
+    """Top-level keys added, changed or removed, in first-write order."""
+    paths: list[diff.Change]
+    """Every path written that ended up different, in first-write order."""
 
 
 @dataclass(frozen=True)
@@ -57,8 +68,11 @@ class TurnRecord:
     started_at: float = 0.0
     duration_ms: float = 0.0
     usage: Usage = field(default_factory=Usage)
+    state_start: dict[str, Any] = field(default_factory=dict)
+    """The state when the turn began, before the user's edits since the last turn and the run
+    keywords were applied: what ``changes()`` compares with."""
     state_before: dict[str, Any] = field(default_factory=dict)
-    """The state when the run started (after run kwargs were applied)."""
+    """The state the prompt was rendered from (after the user's edits and the run keywords)."""
     state_after: dict[str, Any] = field(default_factory=dict)
     """The state when the run ended."""
     events: list[Event] = field(default_factory=list)
@@ -101,6 +115,17 @@ class TurnRecord:
         """Top-level keys changed during this turn, in first-change order."""
         keys = (top_level_key(op["path"]) for change in self.state_changes for op in change.patch)
         return [k for k in dict.fromkeys(keys) if k]
+
+    def changes(self, state: Mapping[str, Any] | None = None) -> TurnChanges:
+        """What this turn changed, by the rule of ``agentnb.diff``: top-level keys and every path
+        written, each added / changed / removed with its authors and old and new values.
+        ``state`` is the state to compare with (default: the state the turn ended with; the
+        live state for a turn still running)."""
+        log = diff.ChangeLog(self.state_start)
+        for change in self.state_changes:
+            log.add(change.patch, change.cause.label())
+        after = self.state_after if state is None else state
+        return TurnChanges(keys=log.keys(after), paths=log.paths(after))
 
     def to_dict(self) -> dict[str, Any]:
         """This turn as plain data (events through ``EVENTS_ADAPTER``); state values as they are."""

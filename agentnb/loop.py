@@ -249,6 +249,7 @@ class Turn:
             )
         )
         self._snap = agent._last_state if agent._last_state is not None else copy.deepcopy(self.state.data)
+        self.record.state_start = self._snap
         self._checkpoint(StateCause(kind="user"))
         try:
             for key, value in self.state_values.items():

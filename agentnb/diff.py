@@ -1,0 +1,309 @@
+"""State differences: JSON patches between two states, and what a turn changed.
+
+Everything that shows a change — the static record of a turn, the DataFrames, the inspector —
+takes it from here, so there is one rule. A path (a top-level key, or a JSON pointer into the
+state) is:
+
+- **added** when it is absent before and present after,
+- **removed** when it is present before and absent after,
+- **changed** when it is present both times with a different value (compared as JSON: ``1``,
+  ``1.0`` and ``True`` differ),
+
+where *before* is the state when the turn began and *after* the state now (or when the turn
+ended). A key added and removed again within one turn is absent both times: not a change.
+
+Patches are RFC 6902 JSON patches, as ``jsonpatch.make_patch`` writes them, made in time
+proportional to what changed (``make_patch``).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Iterable, Mapping, MutableMapping, MutableSequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+How = Literal["added", "changed", "removed"]
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
+"""Stands for 'no value at this path' (a value may itself be None)."""
+
+
+# -- JSON pointers (RFC 6901) -------------------------------------------------------------------
+
+
+def escape(token: Any) -> str:
+    """One pointer token, escaped: ``a/b`` → ``a~1b``."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def pointer(tokens: Iterable[Any]) -> str:
+    """A JSON pointer from its tokens (``()`` → ``""``, the whole document)."""
+    return "".join("/" + escape(t) for t in tokens)
+
+
+def tokens(path: str) -> list[str]:
+    """The unescaped tokens of a JSON pointer."""
+    if not path:
+        return []
+    return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
+
+
+def top_level_key(path: str) -> str | None:
+    """The top-level key a pointer points into; None for ``""`` (the whole state)."""
+    if not path:
+        return None
+    return path.split("/", 2)[1].replace("~1", "/").replace("~0", "~")
+
+
+def lookup(document: Any, path: str) -> Any:
+    """The value at ``path`` in ``document``, or MISSING."""
+    node = document
+    for token in tokens(path):
+        if isinstance(node, Mapping):
+            if token not in node:
+                return MISSING
+            node = node[token]
+        elif isinstance(node, (list, tuple)):
+            if not token.isdigit() or int(token) >= len(node):
+                return MISSING
+            node = node[int(token)]
+        else:
+            return MISSING
+    return node
+
+
+# -- equality as JSON -----------------------------------------------------------------------------
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether two values are equal as JSON: ``1``, ``1.0`` and ``True`` differ, ``[1]`` and
+    ``(1,)`` do not. Shared objects compare in O(1), so comparing two snapshots that share their
+    unchanged parts costs what differs."""
+    if a is b:
+        return True
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return len(a) == len(b) and all(k in b and json_equal(v, b[k]) for k, v in a.items())
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(map(json_equal, a, b))
+    if type(a) is not type(b) and (isinstance(a, (bool, int, float)) or isinstance(b, (bool, int, float))):
+        return False
+    try:
+        if a == b:
+            return True
+    except Exception:  # an object whose __eq__ fails compares by its attributes below
+        pass
+    if type(a) is not type(b) or isinstance(a, (str, bytes, int, float, type(None))):
+        return False
+    # Objects that are not JSON (dataclasses, custom classes) are stored by their attributes:
+    # two copies with the same attributes are the same value.
+    try:
+        return _dump_any(a) == _dump_any(b)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+# -- patches --------------------------------------------------------------------------------------
+
+
+def _dump_any(value: Any) -> str:
+    # jsonpatch serialises values to compare list items; objects that are not JSON (dataclasses,
+    # custom classes) compare by their attributes instead of failing the run.
+    return json.dumps(value, sort_keys=True, default=lambda o: getattr(o, "__dict__", None) or repr(o))
+
+
+@functools.cache
+def _patch_class() -> Any:
+    # jsonpatch is only needed for changes the fast path cannot express: loaded on first use.
+    import jsonpatch
+
+    class _Patch(jsonpatch.JsonPatch):
+        json_dumper = staticmethod(_dump_any)
+
+    return _Patch
+
+
+class _Slow(Exception):
+    """The change needs jsonpatch's matching (items moved, or replaced inside a list)."""
+
+
+def key_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """Top-level keys removed, added and changed (in the order jsonpatch visits them)."""
+    removed = [k for k in before if k not in after]
+    added = [k for k in after if k not in before]
+    changed = [k for k in before if k in after and not json_equal(before[k], after[k])]
+    return removed, added, changed
+
+
+def make_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The RFC 6902 patch from ``before`` to ``after`` (two dicts), as jsonpatch makes it.
+
+    Values equal in both (shared objects first of all) produce no operation and are not walked,
+    so the cost follows what changed. Changes only jsonpatch's list matching can express (an
+    item moved or replaced inside a list) fall back to jsonpatch on the changed keys alone.
+    Operation values are copies: a patch never aliases the state."""
+    removed, added, changed = key_changes(before, after)
+    ops: list[dict[str, Any]] = []
+    kinds: set[str] = set()
+    try:
+        _diff_keys(ops, kinds, "", before, after, removed, added, changed)
+        # jsonpatch turns a removal and an addition of the same value into a move; with only
+        # additions or only removals (plus replacements) there is nothing to pair.
+        if len(kinds) < 2:
+            return ops
+    except _Slow:
+        pass
+    keep_before, keep_after = {*removed, *changed}, {*added, *changed}
+    sub_before = {k: v for k, v in before.items() if k in keep_before}
+    sub_after = {k: v for k, v in after.items() if k in keep_after}
+    return copy.deepcopy(_patch_class().from_diff(sub_before, sub_after).patch)
+
+
+def _diff_keys(
+    ops: list[dict[str, Any]],
+    kinds: set[str],
+    path: str,
+    before: Mapping[Any, Any],
+    after: Mapping[Any, Any],
+    removed: list[Any],
+    added: list[Any],
+    changed: list[Any],
+) -> None:
+    # Same order as jsonpatch: removed keys, added keys, then the common keys.
+    for key in removed:
+        kinds.add("remove")
+        ops.append({"op": "remove", "path": f"{path}/{escape(key)}"})
+    for key in added:
+        kinds.add("add")
+        ops.append({"op": "add", "path": f"{path}/{escape(key)}", "value": copy.deepcopy(after[key])})
+    for key in changed:
+        _diff_value(ops, kinds, f"{path}/{escape(key)}", before[key], after[key])
+
+
+def _diff_value(ops: list[dict[str, Any]], kinds: set[str], path: str, old: Any, new: Any) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        _diff_keys(ops, kinds, path, old, new, *key_changes(old, new))
+    elif isinstance(old, list) and isinstance(new, list):
+        n, m = len(old), len(new)
+        if n == m or not _same_items(old[:m], new) if m < n else not _same_items(old, new[:n]):
+            raise _Slow
+        if m > n:
+            kinds.add("add")
+            ops.extend({"op": "add", "path": f"{path}/{i}", "value": copy.deepcopy(new[i])} for i in range(n, m))
+        else:
+            kinds.add("remove")
+            ops.extend({"op": "remove", "path": f"{path}/{m}"} for _ in range(n - m))
+    elif (isinstance(old, MutableMapping) and isinstance(new, MutableMapping)) or (
+        isinstance(old, MutableSequence) and isinstance(new, MutableSequence)
+    ):
+        raise _Slow
+    else:
+        try:
+            same = _dump_any(old) == _dump_any(new)
+        except (TypeError, ValueError, RecursionError):
+            raise _Slow from None
+        if not same:
+            ops.append({"op": "replace", "path": path, "value": copy.deepcopy(new)})
+
+
+def _same_items(a: list[Any], b: list[Any]) -> bool:
+    """Equal as JSON, like jsonpatch compares list items (1 and True differ)."""
+    try:
+        return json_equal(a, b) and _dump_any(a) == _dump_any(b)
+    except (TypeError, ValueError, RecursionError):
+        raise _Slow from None
+
+
+def apply_patch(document: Mapping[str, Any], patch: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``document`` with ``patch`` applied, as a new dict (the input is not changed)."""
+    import jsonpatch
+
+    return jsonpatch.apply_patch(dict(document), [dict(op) for op in patch])
+
+
+# -- what a turn changed --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """How one path of the state changed over a turn, and who changed it."""
+
+    path: str
+    """A JSON pointer: ``/shopping_list`` for a top-level key, ``/shopping_list/1`` below it."""
+    how: How
+    """added, changed or removed (the rule is in the module docstring)."""
+    authors: tuple[str, ...]
+    """Who wrote to it, in order: ``tool:add_item``, ``hook:guard``, ``agentic:…``, ``user``…"""
+    old: Any = None
+    """The value before the turn (None when added)."""
+    new: Any = None
+    """The value after (None when removed)."""
+
+    @property
+    def key(self) -> str:
+        """The top-level key the path is in."""
+        return top_level_key(self.path) or ""
+
+
+class ChangeLog:
+    """A turn's state changes as they happen: which paths were written, and by whom.
+
+    Feed it every patch with its author (``add``); ``keys(after)`` and ``paths(after)`` give the
+    net changes against ``before`` by the rule of this module. Adding costs the size of the patch;
+    a summary costs the number of paths written (times their depth), not the size of the state.
+    """
+
+    def __init__(self, before: Mapping[str, Any]) -> None:
+        self.before = before
+        """The state when the turn began."""
+        self._authors: dict[str, dict[str, None]] = {}
+        self._keys: dict[str, dict[str, None]] = {}
+
+    def add(self, patch: Iterable[Mapping[str, Any]], author: str) -> None:
+        """Record one patch (a StateChanged's) and who made it."""
+        for op in patch:
+            for path in (op.get("from"), op["path"]) if op["op"] == "move" else (op["path"],):
+                if not path:
+                    continue
+                self._authors.setdefault(path, {})[author] = None
+                self._keys.setdefault(pointer([top_level_key(path)]), {})[author] = None
+
+    def keys(self, after: Mapping[str, Any]) -> list[Change]:
+        """Top-level keys that changed, in first-write order."""
+        return self._net(self._keys, after)
+
+    def paths(self, after: Mapping[str, Any]) -> list[Change]:
+        """Every path written that changed, in first-write order."""
+        return self._net(self._authors, after)
+
+    def _net(self, written: dict[str, dict[str, None]], after: Mapping[str, Any]) -> list[Change]:
+        out = []
+        for path, authors in written.items():
+            old, new = lookup(self.before, path), lookup(after, path)
+            if old is MISSING and new is MISSING:
+                continue
+            if old is MISSING:
+                out.append(Change(path, "added", tuple(authors), None, new))
+            elif new is MISSING:
+                out.append(Change(path, "removed", tuple(authors), old, None))
+            elif not json_equal(old, new):
+                out.append(Change(path, "changed", tuple(authors), old, new))
+        return out
+
+
+__all__ = [
+    "Change",
+    "ChangeLog",
+    "MISSING",
+    "apply_patch",
+    "escape",
+    "json_equal",
+    "key_changes",
+    "lookup",
+    "make_patch",
+    "pointer",
+    "tokens",
+    "top_level_key",
+]
