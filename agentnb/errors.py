@@ -5,12 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 
-def one_line(value: object) -> str:
-    """The first line of an exception's (or any value's) text; its class name when empty."""
-    text = str(value).strip()
-    return text.splitlines()[0].strip() if text else type(value).__name__
-
-
 class AgentnbError(Exception):
     """Base class for all agentnb errors."""
 
