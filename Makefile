@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: lab test setup browser-deps
+.PHONY: lab test setup browser-deps notebooks
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,3 +29,7 @@ lab: setup
 
 test: setup browser-deps
 	$(BIN)/python -m pytest -q tests notebooks
+
+# After editing a notebook in JupyterLab: execute every notebook in place and normalise it.
+notebooks: setup
+	$(BIN)/python notebooks/execute.py
