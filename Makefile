@@ -28,6 +28,7 @@ lab: setup
 	  --LabApp.default_url=/lab/tree/notebooks/quickstart.ipynb $(LAB_ARGS)
 
 test: setup browser-deps
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q tests notebooks
 
 # After editing a notebook in JupyterLab: execute every notebook in place and normalise it.

@@ -64,22 +64,7 @@ class ToolMagics(Magics):
         if not result.success:
             error = result.error_in_exec or result.error_before_exec
             raise UsageError(f"%%tool: the cell raised {type(error).__name__}: {error}; no tools were registered")
-        module = ns.get("__name__", "__main__")
-        new = {k: v for k, v in ns.items() if not k.startswith("_") and before.get(k) != id(v)}
-        functions = {
-            k: v
-            for k, v in new.items()
-            if isinstance(v, Tool) or (inspect.isfunction(v) and getattr(v, "__module__", None) == module)
-        }
-        kit_instances = {k: v for k, v in new.items() if isinstance(v, Toolkit)}
-        kit_classes = {
-            k: v
-            for k, v in new.items()
-            if inspect.isclass(v)
-            and issubclass(v, Toolkit)
-            and v is not Toolkit
-            and not any(type(i) is v for i in kit_instances.values())
-        }
+        functions, kit_instances, kit_classes = _defined(ns, before)
         if not (functions or kit_instances or kit_classes):
             raise UsageError(
                 "%%tool: the cell defined no function or Toolkit; define one, e.g. "
@@ -109,7 +94,11 @@ class ToolMagics(Magics):
         }
         if unused:
             raise UsageError(f"%%tool: --inputs-from-state names {sorted(unused)}, which no function of the cell takes as a parameter")
-        lines = []
+        print("\n".join(self._register(made, kit_instances)))
+
+    def _register(self, made: list[tuple[str, Tool | Toolkit]], kit_instances: dict[str, Toolkit]) -> list[str]:
+        """Bind and register what the cell made; the lines that describe it."""
+        ns, lines = self.workspace.ns, []
         for var, item in made:
             if isinstance(item, Toolkit):
                 if var in kit_instances:
@@ -123,7 +112,7 @@ class ToolMagics(Magics):
                 ns[var] = item
                 self.workspace.tools[item.name] = item
                 lines.append(_describe_tool(item))
-        print("\n".join(lines))
+        return lines
 
     @staticmethod
     def _make_tool(fn: Any, inputs: list[tuple[str, str]], outputs: list[tuple[str, str]], name: str | None) -> Tool:
@@ -138,6 +127,27 @@ class ToolMagics(Magics):
             inputs_from_state={k: p for k, p in inputs if p in params} or None,
             outputs_to_state={k: ({"source": s} if s else {}) for k, s in outputs} or None,
         )
+
+
+def _defined(ns: dict[str, Any], before: dict[str, int]) -> tuple[dict[str, Any], dict[str, Toolkit], dict[str, type]]:
+    """The functions (and Tools), Toolkit instances and Toolkit classes a cell bound anew."""
+    module = ns.get("__name__", "__main__")
+    new = {k: v for k, v in ns.items() if not k.startswith("_") and before.get(k) != id(v)}
+    functions = {
+        k: v
+        for k, v in new.items()
+        if isinstance(v, Tool) or (inspect.isfunction(v) and getattr(v, "__module__", None) == module)
+    }
+    kit_instances = {k: v for k, v in new.items() if isinstance(v, Toolkit)}
+    kit_classes = {
+        k: v
+        for k, v in new.items()
+        if inspect.isclass(v)
+        and issubclass(v, Toolkit)
+        and v is not Toolkit
+        and not any(type(i) is v for i in kit_instances.values())
+    }
+    return functions, kit_instances, kit_classes
 
 
 def _describe_tool(t: Tool, indent: str = "") -> str:

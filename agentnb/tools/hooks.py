@@ -85,62 +85,71 @@ def run_chain(
     ``on_link(kind, name)`` is called with ('enter', name) before and ('exit', name) after each
     link's own code runs, so the caller can attribute state changes to the link that made them.
     """
-    outcome = ChainOutcome()
-    steps: list[HookStep | None] = [None] * len(hooks)
-    raised_at: list[str] = []
+    chain = _Chain(tool, hooks, ctx, on_link or (lambda what, link: None))
+    outcome = chain.outcome
+    try:
+        outcome.result = chain.link(0, dict(arguments))
+    except Exception as exc:  # a tool or hook failing is reported to the model, not raised
+        outcome.error = exc
+        outcome.error_source = chain.raised_at[0] if chain.raised_at else "tool"
+    outcome.steps = [s for s in chain.steps if s is not None]
+    return outcome
 
-    def link(index: int, args: dict[str, Any]) -> Any:
-        if index == len(hooks):
-            if on_link:
-                on_link("enter", "tool")
-            try:
-                value = tool.invoke(args, ctx)
-            except BaseException:
-                raised_at.append("tool")
-                raise
-            finally:
-                if on_link:
-                    on_link("exit", "tool")
-            outcome.answered_by = outcome.answered_by or "tool"
-            return value
-        hook = hooks[index]
+
+class _Chain:
+    """The links of one call: hooks[0] … hooks[-1], then the tool."""
+
+    def __init__(self, tool: Tool, hooks: list[Callable[..., Any]], ctx: RunContext, on_link: Callable[[str, str], Any]) -> None:
+        self.tool, self.hooks, self.ctx, self.on_link = tool, hooks, ctx, on_link
+        self.outcome = ChainOutcome()
+        self.steps: list[HookStep | None] = [None] * len(hooks)
+        self.raised_at: list[str] = []
+
+    def link(self, index: int, args: dict[str, Any]) -> Any:
+        return self._tool(args) if index == len(self.hooks) else self._hook(index, args)
+
+    def _tool(self, args: dict[str, Any]) -> Any:
+        self.on_link("enter", "tool")
+        try:
+            value = self.tool.invoke(args, self.ctx)
+        except BaseException:
+            self.raised_at.append("tool")
+            raise
+        finally:
+            self.on_link("exit", "tool")
+        self.outcome.answered_by = self.outcome.answered_by or "tool"
+        return value
+
+    def _hook(self, index: int, args: dict[str, Any]) -> Any:
+        hook = self.hooks[index]
         name = hook_name(hook)
         called = False
 
         def call_next(**kwargs: Any) -> Any:
             nonlocal called
             called = True
-            if on_link:
-                on_link("exit", name)
+            self.on_link("exit", name)
             try:
-                return link(index + 1, kwargs)
+                return self.link(index + 1, kwargs)
             finally:
-                if on_link:
-                    on_link("enter", name)
+                self.on_link("enter", name)
 
         received = dict(args)
         start = time.perf_counter()
-        if on_link:
-            on_link("enter", name)
+        self.on_link("enter", name)
         try:
-            value = run_sync(hook(**_hook_kwargs(hook, tool, args, call_next, ctx)))
+            value = run_sync(hook(**_hook_kwargs(hook, self.tool, args, call_next, self.ctx)))
         except BaseException as exc:
-            if not raised_at:
-                raised_at.append(name)
-            steps[index] = HookStep(
-                name=name,
-                arguments=received,
-                outcome="raised",
-                error=f"{type(exc).__name__}: {exc}",
-                duration_ms=(time.perf_counter() - start) * 1000,
-            )
+            if not self.raised_at:
+                self.raised_at.append(name)
+            error = f"{type(exc).__name__}: {exc}"
+            self.steps[index] = HookStep(name=name, arguments=received, outcome="raised", error=error, duration_ms=(time.perf_counter() - start) * 1000)
             raise
         finally:
-            if on_link:
-                on_link("exit", name)
-        if not called and outcome.answered_by is None:
-            outcome.answered_by = name
-        steps[index] = HookStep(
+            self.on_link("exit", name)
+        if not called and self.outcome.answered_by is None:
+            self.outcome.answered_by = name
+        self.steps[index] = HookStep(
             name=name,
             arguments=received,
             outcome="passed" if called else "answered",
@@ -148,14 +157,6 @@ def run_chain(
             duration_ms=(time.perf_counter() - start) * 1000,
         )
         return value
-
-    try:
-        outcome.result = link(0, dict(arguments))
-    except Exception as exc:  # a tool or hook failing is reported to the model, not raised
-        outcome.error = exc
-        outcome.error_source = raised_at[0] if raised_at else "tool"
-    outcome.steps = [s for s in steps if s is not None]
-    return outcome
 
 
 def _hook_kwargs(
