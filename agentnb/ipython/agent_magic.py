@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
@@ -17,16 +17,12 @@ from ..models import Model
 from ..text import one_line
 from ..tools import Toolkit
 from .parsing import identifier, names, parse_options
-from .workspace import Workspace
+from .workspace import WorkspaceMagics
 
 
 @magics_class
-class AgentMagics(Magics):
+class AgentMagics(WorkspaceMagics):
     """``%%agent``: define an agent whose instructions are the cell body."""
-
-    def __init__(self, shell: Any, workspace: Workspace) -> None:
-        super().__init__(shell)
-        self.workspace = workspace
 
     @magic_arguments()
     @argument("name", help="the Python name the agent is bound to")

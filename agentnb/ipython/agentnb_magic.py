@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..agent import Agent
@@ -13,7 +13,7 @@ from ..errors import AgentnbError
 from ..models import Model
 from ..text import one_line
 from .parsing import identifier, parse_options
-from .workspace import Workspace
+from .workspace import WorkspaceMagics
 from .agent_magic import show_inspector
 
 
@@ -21,12 +21,8 @@ COMMANDS = ("list", "show", "preview", "save", "load", "reset", "fork", "default
 
 
 @magics_class
-class AgentnbMagics(Magics):
+class AgentnbMagics(WorkspaceMagics):
     """``%agentnb``: list, show, preview, save / load / reset / fork agents; set defaults."""
-
-    def __init__(self, shell: Any, workspace: Workspace) -> None:
-        super().__init__(shell)
-        self.workspace = workspace
 
     @magic_arguments()
     @argument("command", choices=COMMANDS, help="what to do (see below)")

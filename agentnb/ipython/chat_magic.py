@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic import cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..errors import AgentnbError
 from ..text import one_line
 from .parsing import parse_options
-from .workspace import Workspace
+from .workspace import WorkspaceMagics
 from .record import LiveTurn
 
 
 @magics_class
-class ChatMagics(Magics):
+class ChatMagics(WorkspaceMagics):
     """``%%chat``: run one turn of an agent with the cell body as the user's message."""
-
-    def __init__(self, shell: Any, workspace: Workspace) -> None:
-        super().__init__(shell)
-        self.workspace = workspace
 
     @magic_arguments()
     @argument("name", help="the agent to talk to")

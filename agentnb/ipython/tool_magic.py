@@ -7,23 +7,19 @@ import json
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic import cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..errors import AgentnbError
 from ..text import one_line
 from ..tools import Tool, Toolkit
 from .parsing import identifier, pairs, parse_options
-from .workspace import Workspace
+from .workspace import WorkspaceMagics
 
 
 @magics_class
-class ToolMagics(Magics):
+class ToolMagics(WorkspaceMagics):
     """``%%tool``: turn the functions (or Toolkit) a cell defines into tools."""
-
-    def __init__(self, shell: Any, workspace: Workspace) -> None:
-        super().__init__(shell)
-        self.workspace = workspace
 
     @magic_arguments()
     @argument(

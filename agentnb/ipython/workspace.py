@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from IPython.core.error import UsageError
+from IPython.core.magic import Magics
 
 from ..agent import Agent
 from ..tools import Tool, Toolkit
@@ -55,4 +56,12 @@ class Workspace:
         return list(names)
 
 
-__all__ = ["Workspace"]
+class WorkspaceMagics(Magics):
+    """A Magics class that shares its shell's workspace with the others."""
+
+    def __init__(self, shell: Any, workspace: Workspace) -> None:
+        super().__init__(shell)
+        self.workspace = workspace
+
+
+__all__ = ["Workspace", "WorkspaceMagics"]
