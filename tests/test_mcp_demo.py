@@ -4,9 +4,11 @@ class), over streamable HTTP on 127.0.0.1 and over stdio: results, failures, res
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -47,13 +49,12 @@ def stop(proc: subprocess.Popen[str]) -> None:
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
     # A child of this process that exited stays a zombie until reaped: that is not alive.
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split(") ", 1)[1][0] != "Z"
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +123,13 @@ def test_tools_over_http_with_names_made_callable(demo):
     assert tools["add"](a=2, b=40) == {"result": 42}
 
 
+def test_the_server_instructions_go_into_the_system_prompt_once(demo_url):
+    kit = MCPTools(url=demo_url, add_instructions=True, include_tools=["add", "pid"])
+    system_prompt = Agent(model=ScriptedModel(), tools=[kit]).observe("hi").system_prompt
+    assert system_prompt.count("A demo server for agentnb's tests.") == 1
+    assert "A demo server" not in Agent(model=ScriptedModel(), tools=[MCPTools(url=demo_url)]).observe("hi").system_prompt
+
+
 def test_images_are_summarised_beside_the_text(demo):
     assert demo.call("picture") == "a red dot\n\n[image image/png, 8 bytes]"
 
@@ -161,7 +169,7 @@ def test_a_server_crash_mid_call_is_that_call_error_and_the_next_use_reconnects(
         crashed, unreachable = [e for e in result.events if isinstance(e, ToolCallFinished)]
         assert crashed.error_kind == "tool_error"
         assert crashed.error.startswith("MCP server 'fragile' stopped during the call to tool 'crash': ")
-        assert "it is restarted on next use" in crashed.error
+        assert "it is reconnected on next use" in crashed.error
         assert unreachable.error.startswith(f"MCP server 'fragile' ({url}) could not be reached: ")
         assert "MCPStartError" in unreachable.error
         assert result.content == "The server is gone."
@@ -180,7 +188,7 @@ def test_a_server_crash_mid_call_is_that_call_error_and_the_next_use_reconnects(
 # -- stdio: crash, restart, start failures, shutdown -----------------------------------------
 
 
-def test_a_stdio_server_that_dies_mid_call_is_restarted_on_next_use():
+def test_a_stdio_server_that_dies_mid_call_or_while_idle_is_restarted_on_next_use():
     kit = MCPTools([sys.executable, str(SERVER), "stdio"], name="demo-stdio")
     try:
         first_pid = kit.call("pid")["result"]
@@ -188,15 +196,25 @@ def test_a_stdio_server_that_dies_mid_call_is_restarted_on_next_use():
             kit.call("crash")
         message = str(info.value)
         assert message.startswith("MCP server 'demo-stdio' stopped during the call to tool 'crash': ")
-        assert message.endswith("it is restarted on next use; stderr: demo server: pid "
-                                f"{first_pid} | demo server: crashing on purpose")
+        assert message.endswith(
+            f"it is restarted on next use; stderr: demo server: pid {first_pid} | demo server: crashing on purpose"
+        )
         assert kit.status().state == "failed"
         second_pid = kit.call("pid")["result"]
         assert second_pid != first_pid and not alive(first_pid)
         assert kit.status().state == "running" and kit.status().starts == 2
+
+        os.kill(second_pid, signal.SIGKILL)
+        for _ in range(200):  # until the end of its output has reached the session
+            if kit.status().state == "failed":
+                break
+            time.sleep(0.05)
+        assert kit.status().error == "the server closed the connection (its process exited?)"
+        third_pid = kit.call("pid")["result"]
+        assert third_pid not in (first_pid, second_pid) and kit.status().starts == 3
     finally:
         kit.close()
-    assert not alive(second_pid) and kit.status().state == "stopped"
+    assert not alive(third_pid) and kit.status().state == "stopped"
 
 
 def test_a_command_that_does_not_start_says_why_with_its_stderr():

@@ -177,6 +177,8 @@ class Connection:
         self.tools: list[types.Tool] = []
         """The server's tools, listed when it (re)started."""
         self.server_info: types.Implementation | None = None
+        self.instructions: str | None = None
+        """What the server says about how to use it (from its handshake)."""
         self.starts = 0
         self.calls = 0
         self._state: State = "stopped"
@@ -306,7 +308,8 @@ class Connection:
                     init = await session.initialize()
                     tools = await _list_all(session.list_tools, "tools")
                     deadline.deadline = math.inf
-                    self.server_info, self.tools, self._session = init.server_info, tools, session
+                    self.server_info, self.instructions = init.server_info, init.instructions
+                    self.tools, self._session = tools, session
                     ready.set_result(None)
                     await stop.wait()
         except BaseException as exc:  # the loop thread must survive whatever a transport raises
@@ -359,15 +362,19 @@ class Connection:
         """Send one request (``make(session)``), (re)starting the server first if needed.
 
         ``what`` says what the request is ("the call to tool 'x'"), for the error messages."""
-        session = self.ensure(connect_timeout)
-        self.calls += 1
 
-        async def bounded() -> T:
+        async def bounded(session: ClientSession) -> T:
+            if self._lost:
+                raise _Stale  # it died after ensure() looked: start it again and send then
             with anyio.fail_after(timeout):
                 return await make(session)
 
         try:
-            return runtime.run(bounded(), timeout + _GRACE)
+            try:
+                self.calls += 1
+                return runtime.run(bounded(self.ensure(connect_timeout)), timeout + _GRACE)
+            except _Stale:
+                return runtime.run(bounded(self.ensure(connect_timeout)), timeout + _GRACE)
         except TimeoutError:
             raise MCPTimeoutError(
                 f"MCP server {self.name!r}: {what} did not answer within {timeout:g} s and was cancelled "
@@ -393,9 +400,14 @@ class Connection:
         if self._stop is not None:
             with contextlib.suppress(RuntimeError):
                 runtime.call_soon(self._stop.set)
+        again = "reconnected" if self.spec.url else "restarted"
         return MCPDisconnectedError(
-            self._with_stderr(f"MCP server {self.name!r} stopped during {what}: {reason}; it is restarted on next use")
+            self._with_stderr(f"MCP server {self.name!r} stopped during {what}: {reason}; it is {again} on next use")
         )
+
+
+class _Stale(Exception):
+    """The session ended between the liveness check and the request; nothing was sent."""
 
 
 def _start_failure(exc: BaseException | None, transport: str) -> str:

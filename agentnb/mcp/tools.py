@@ -46,8 +46,10 @@ class MCPTools(Toolkit):
     ``MCPTools("python -m mcp_server_time")``, ``MCPTools(["npx", "-y", "pkg"], env={...})`` or
     ``MCPTools(url="http://127.0.0.1:8000/mcp")``. ``include_tools`` / ``exclude_tools`` pick
     tools by name; ``prefix="time"`` names them ``time_<tool>`` (for several servers with
-    like-named tools); ``timeout`` bounds each call, in seconds. One server process (or
-    connection) per command or URL serves every MCPTools and agent in this process.
+    like-named tools); ``timeout`` bounds each call, in seconds. ``add_instructions=True``
+    puts ``instructions`` (by default the server's own) into the system prompt. One server
+    process (or connection) per command or URL serves every MCPTools and agent in this process;
+    its name is the first one given.
     """
 
     def __init__(
@@ -73,8 +75,8 @@ class MCPTools(Toolkit):
             raise ConfigurationError(f"prefix must be letters, digits and underscores (e.g. 'time'), got {prefix!r}")
         _check_seconds("timeout", timeout)
         _check_seconds("connect_timeout", connect_timeout)
-        super().__init__(name=name or spec.default_name(), instructions=instructions, add_instructions=add_instructions)
-        self.connection: Connection = connection_for(spec, self.name)
+        self.connection: Connection = connection_for(spec, name)
+        super().__init__(name=name or self.connection.name, instructions=instructions, add_instructions=add_instructions)
         self.prefix = prefix
         self.timeout = float(timeout)
         self.connect_timeout = float(connect_timeout)
@@ -100,10 +102,10 @@ class MCPTools(Toolkit):
                     f"exclude one with exclude_tools=[...]"
                 )
             taken[local] = remote.name
-            made = self._tool(remote, local)
-            if self.add_instructions and self.instructions:
-                made.instructions = self.instructions
-            out.append(made)
+            out.append(self._tool(remote, local))
+        if self.add_instructions and out:
+            # Once for the server, not once per tool: the prompt lists every tool's instructions.
+            out[0].instructions = self.instructions or self.connection.instructions
         return out
 
     def _tool(self, remote: types.Tool, local: str) -> MCPTool:
