@@ -25,7 +25,7 @@ from agentnb.mcp import (  # noqa: E402
     MCPTools,
     servers,
 )
-from agentnb.mcp.connection import ServerSpec  # noqa: E402
+from agentnb.mcp.spec import ServerSpec  # noqa: E402
 
 SERVER = Path(__file__).with_name("mcp_demo_server.py")
 

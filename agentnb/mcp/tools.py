@@ -20,9 +20,10 @@ import mcp_types as types
 
 from ..errors import ConfigurationError, ToolDefinitionError
 from ..tools import Tool, Toolkit
-from .connection import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, Connection, ServerSpec, ServerStatus, connection_for
+from .connection import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, Connection, ServerStatus, connection_for
 from .errors import MCPToolError
 from .results import content_text, flat, tool_result_value
+from .spec import ServerSpec
 
 
 @dataclasses.dataclass
