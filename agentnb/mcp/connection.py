@@ -117,13 +117,16 @@ class Connection:
 
     @property
     def state(self) -> State:
+        """stopped, starting, running or failed (a running server that died counts as failed)."""
         return "failed" if self._lost() else self._state
 
     @property
     def error(self) -> str | None:
+        """Why it failed, on one line."""
         return self._lost() or self._error
 
     def status(self) -> ServerStatus:
+        """A snapshot for ``servers()`` (never starts the server)."""
         info = self.server_info
         return ServerStatus(
             name=self.name,
@@ -389,6 +392,7 @@ def connection_for(spec: ServerSpec, name: str | None = None) -> Connection:
 
 
 def list_all_resources(session: ClientSession) -> Awaitable[list[types.Resource]]:
+    """Every resource the server lists (all pages)."""
     return _list_all(session.list_resources, "resources")
 
 

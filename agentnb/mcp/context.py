@@ -79,6 +79,7 @@ class MCPContext:
         return self.toolkit.name
 
     def status(self) -> ServerStatus:
+        """The server's state, error and tools (without starting it)."""
         return self.toolkit.status()
 
     def get_blocks(self, query: str, *, top_k: int = DEFAULT_TOP_K) -> list[ContextBlock]:

@@ -24,6 +24,7 @@ def content_text(items: Iterable[Any]) -> str:
 
 
 def content_item_text(item: Any) -> str:
+    """One content item as text: its text, or a bracketed summary of what it is."""
     if isinstance(item, types.TextContent):
         return item.text
     if isinstance(item, types.ImageContent):

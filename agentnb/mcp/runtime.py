@@ -33,6 +33,7 @@ def loop() -> asyncio.AbstractEventLoop:
 
 
 def in_loop_thread() -> bool:
+    """Whether the caller runs on the background loop (where waiting for it would deadlock)."""
     return _thread is not None and threading.current_thread() is _thread
 
 

@@ -59,6 +59,7 @@ class ServerSpec:
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
+        """``stdio`` for a command, ``http`` for a URL."""
         return "http" if self.url else "stdio"
 
     @property
