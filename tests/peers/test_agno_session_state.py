@@ -5,7 +5,8 @@ unit/tools/test_tool_hook_session_state.py,
 unit/agent/test_state_variable_dollar_escape.py, unit/models/test_generator_session_state.py,
 integration/tools/test_toolkit_run_context.py. Agno keeps state between runs only with a ``db``;
 agentnb keeps it on the agent, so the ports leave the db out and read the state each run left
-(``result.state``).
+(``result.state``). A ``<session_state>`` block is expected without the ``current_session_id`` /
+``current_run_id`` keys Agno 3 adds: seed 000's block has none, and the seeds win.
 """
 
 from __future__ import annotations
