@@ -30,6 +30,9 @@ lab: setup
 test: setup browser-deps
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q tests notebooks
+	# The peer cases again under two fixed hash seeds: nothing may depend on set order.
+	PYTHONHASHSEED=0 $(BIN)/python -m pytest -q -p no:randomly tests/peers
+	PYTHONHASHSEED=12345 $(BIN)/python -m pytest -q -p no:randomly tests/peers
 
 # After editing a notebook in JupyterLab: execute every notebook in place and normalise it.
 notebooks: setup

@@ -31,7 +31,6 @@ def _agent(**options: object) -> Agent:
 
 
 # integration/agent/test_instructions.py::test_callable_instructions
-@pytest.mark.xfail(strict=True, reason="missing: callable instructions cannot take `team` (Agno passes team=None to an agent's instructions)")
 def test_callable_instructions_taking_agent_and_team() -> None:
     seen = {}
 
@@ -45,7 +44,6 @@ def test_callable_instructions_taking_agent_and_team() -> None:
 
 
 # integration/agent/test_instructions.py::test_async_callable_instructions
-@pytest.mark.xfail(strict=True, reason="missing: async callable instructions (the coroutine is not awaited)")
 def test_async_callable_instructions() -> None:
     async def instructions(agent: Agent) -> str:
         return "You are a helpful assistant."
@@ -57,7 +55,6 @@ def test_async_callable_instructions() -> None:
 
 
 # integration/agent/test_instructions.py::test_callable_system_message
-@pytest.mark.xfail(strict=True, reason="missing: system_message as a callable")
 def test_callable_system_message() -> None:
     def system_message(agent: Agent, team: object) -> str:
         return f"You are {agent.name}, a helpful assistant."
@@ -67,7 +64,6 @@ def test_callable_system_message() -> None:
 
 
 # integration/agent/test_instructions.py::test_async_callable_system_message
-@pytest.mark.xfail(strict=True, reason="missing: system_message as an async callable")
 def test_async_callable_system_message() -> None:
     async def system_message(agent: Agent) -> str:
         return "You are a helpful assistant with {x}."
@@ -204,7 +200,6 @@ def test_call_site_dependency_overrides_the_agents_async() -> None:
 
 
 # unit/agent/test_datetime_format.py::test_default_datetime_format_is_none / test_custom_datetime_format_stored
-@pytest.mark.xfail(strict=True, reason="missing: Agent(datetime_format=...)")
 def test_datetime_format_stored() -> None:
     assert Agent(model=ScriptedModel([])).datetime_format is None
     assert Agent(model=ScriptedModel([]), datetime_format="%Y-%m-%d %H:%M:%S").datetime_format == "%Y-%m-%d %H:%M:%S"
@@ -220,14 +215,12 @@ def test_default_format_includes_full_datetime() -> None:
 
 
 # unit/agent/test_datetime_format.py::test_custom_date_only_format
-@pytest.mark.xfail(strict=True, reason="missing: Agent(datetime_format=...)")
 def test_custom_date_only_format() -> None:
     system, _ = _system(_agent(add_datetime_to_context=True, datetime_format="%Y-%m-%d"))
     assert re.search(r"The current time is \d{4}-\d{2}-\d{2}\.", system)
 
 
 # unit/agent/test_datetime_format.py::test_custom_format_slash_style
-@pytest.mark.xfail(strict=True, reason="missing: Agent(datetime_format=...)")
 def test_custom_format_slash_style() -> None:
     system, _ = _system(_agent(add_datetime_to_context=True, datetime_format="%d/%m/%Y %H:%M"))
     assert re.search(r"The current time is \d{2}/\d{2}/\d{4} \d{2}:\d{2}\.", system)

@@ -183,7 +183,6 @@ def test_async_hooks_combined() -> None:
 
 
 # integration/agent/test_tool_hooks.py::test_tool_hook_receives_messages
-@pytest.mark.xfail(strict=True, reason="missing: RunContext.messages (the run's messages so far)")
 def test_tool_hook_receives_messages() -> None:
     captured: dict[str, Any] = {}
 
