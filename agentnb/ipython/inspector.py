@@ -4,12 +4,16 @@
 cells shows several views of the same widget. The kernel side keeps almost nothing: it
 subscribes to the agent, turns each event into a small JSON-safe dict and sends it as a custom
 message. The browser keeps the turns it has seen and applies each event to them — a state change
-arrives as its JSON patch, never as the whole state. Whole turns (events + state) and model
-request payloads are sent only when the browser asks for them (a fresh view, time travel, the
-Request tab), so a long history or a large state costs nothing per update.
+arrives as its JSON patch with the turn's change summary so far (computed here, by
+``agentnb.diff``), never as the whole state. A snapshot (turn summaries, the last turn, its
+state) sits in a synced trait, refreshed when the widget is displayed and after each turn, so a
+new view renders at once even while the kernel is busy with queued cells. Other whole turns and
+model request payloads are sent only when the browser asks for them (time travel, the Request
+tab), so a long history or a large state costs little per update.
 
-The front end lives in ``static/inspector.js`` and ``static/inspector.css``; the wire names both
-sides use are in ``wire.py``.
+The front end is built from the ES modules in ``js/`` (at the repository root) into
+``static/inspector.js`` (``make js``); its styles are ``static/inspector.css``; the wire names
+both sides use are in ``wire.py``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import anywidget
 import traitlets
 from pydantic_core import to_json
 
+from ..diff import Change
 from ..events import (
     ContextRetrieved,
     Event,
@@ -44,11 +49,12 @@ from ..events import (
     ToolCallStarted,
     Usage,
 )
+from ..render import value_text
 from . import wire
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..history import TurnRecord
+    from ..history import TurnChanges, TurnRecord
 
 STATIC = pathlib.Path(__file__).parent / "static"
 
@@ -57,6 +63,16 @@ TEXT_FLUSH_SECONDS = 0.05
 
 SUMMARY_TEXT = 300
 """Characters of a turn's message and answer kept in its summary row."""
+
+CHANGE_TEXT = 120
+"""Characters of the old and new value shown for one state change."""
+
+MAX_CHANGED_PATHS = 200
+"""Changed paths sent in one change summary; the rest are only counted (``more``)."""
+
+TRAIT_STATE_BYTES = 64_000
+"""After a turn the snapshot trait carries the state only up to this size (as JSON), so a large
+state is not resent every turn; a view asks for it when it shows it. A display always carries it."""
 
 
 class Inspector(anywidget.AnyWidget):
@@ -70,6 +86,8 @@ class Inspector(anywidget.AnyWidget):
     """The agent's name (header)."""
     model_info = traitlets.Dict().tag(sync=True)
     """The agent's model: label, kind (scripted/replay/local/openai) and origin, if any."""
+    view_snapshot = traitlets.Dict().tag(sync=True)
+    """The latest snapshot (see ``snapshot``), for views created from now on."""
 
     _by_agent: ClassVar[weakref.WeakKeyDictionary[Any, Inspector]] = weakref.WeakKeyDictionary()
 
@@ -107,6 +125,12 @@ class Inspector(anywidget.AnyWidget):
         # Deterministic text/plain for nbval: no memory address, nothing that changes per run.
         return f"Inspector(agent={self.agent.name!r}, turns={len(self.agent.history)})"
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # The trait update goes out before the display message, so the view this display
+        # creates starts from the agent as it is now.
+        self.publish_snapshot()
+        return super()._repr_mimebundle_(**kwargs)
+
     def close(self) -> None:
         """Stop following the agent and close the widget."""
         self._unsubscribe()
@@ -117,6 +141,11 @@ class Inspector(anywidget.AnyWidget):
     # -- kernel -> browser ----------------------------------------------------------------
 
     def _post(self, message: dict[str, Any]) -> None:
+        message = self._count(message)
+        self.send(message)
+
+    def _count(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``message`` made plain JSON, counted as sent."""
         try:
             # One encoding both checks that the message is plain JSON and measures it.
             size = len(json.dumps(message, separators=(",", ":"), allow_nan=False))
@@ -126,7 +155,12 @@ class Inspector(anywidget.AnyWidget):
         self.messages_sent += 1
         self.bytes_sent += size
         self.last_message_bytes = size
-        self.send(message)
+        return message
+
+    def publish_snapshot(self, *, state_limit: int | None = None) -> None:
+        """Put a fresh snapshot in the synced trait; with ``state_limit``, leave out a state
+        larger than that (in bytes of JSON)."""
+        self.view_snapshot = self._count(self.snapshot(state_limit=state_limit))
 
     def _on_event(self, event: Event) -> None:
         """Subscriber: send what this event changed, nothing more."""
@@ -148,7 +182,15 @@ class Inspector(anywidget.AnyWidget):
                 self.model_info = info
         elif isinstance(event, (RunFinished, RunFailed)):
             self._live_text.pop(event.run_id, None)
-        self._send_event(event.run_id, compact_event(event))
+        body = compact_event(event)
+        record = self._record_of(event.run_id)
+        if record is not None and isinstance(event, (StateChanged, RunFinished, RunFailed)):
+            # The summary so far, against the live state (the state the turn ended with, at its end).
+            live = self.agent.session_state if isinstance(event, StateChanged) else None
+            body[wire.CHANGES] = compact_changes(record.changes(live))
+        self._send_event(event.run_id, body)
+        if isinstance(event, (RunFinished, RunFailed)):
+            self.publish_snapshot(state_limit=TRAIT_STATE_BYTES)
 
     def _flush_text(self) -> None:
         self._last_flush = time.monotonic()
@@ -175,8 +217,16 @@ class Inspector(anywidget.AnyWidget):
                     break
         return turn
 
-    def snapshot(self) -> dict[str, Any]:
-        """What a fresh view needs: every turn's summary, the last turn in full, its state."""
+    def _record_of(self, run_id: str) -> TurnRecord | None:
+        index = self._turn_index(run_id)
+        history = self.agent.history
+        if index is None or not 0 <= index < len(history) or history[index].run_id != run_id:
+            return None
+        return history[index]
+
+    def snapshot(self, *, state_limit: int | None = None) -> dict[str, Any]:
+        """What a fresh view needs: every turn's summary, the last turn in full (events, change
+        summary, state). With ``state_limit``, a state larger than that (as JSON) is left out."""
         self._flush_text()
         history = self.agent.history
         message: dict[str, Any] = {
@@ -186,12 +236,16 @@ class Inspector(anywidget.AnyWidget):
         }
         if len(history):
             last = history[-1]
+            state = turn_state(last, self.agent)
             message[wire.TURN_INDEX] = last.index
             message[wire.EVENTS] = [compact_event(e) for e in last.events]
-            message[wire.STATE] = jsonable(turn_state(last, self.agent))
+            message[wire.CHANGES] = compact_changes(last.changes(state))
             message[wire.LIVE_TEXT] = "".join(self._live_text.get(last.run_id, ()))
         else:
-            message[wire.STATE] = jsonable(self.agent.session_state)
+            state = self.agent.session_state
+        text = json_text(state)
+        if state_limit is None or len(text) <= state_limit:
+            message[wire.STATE] = json.loads(text)
         return message
 
     # -- browser -> kernel ----------------------------------------------------------------
@@ -210,11 +264,13 @@ class Inspector(anywidget.AnyWidget):
             return self.snapshot()
         if kind == wire.NEED_TURN:
             record = self._record(content.get(wire.TURN_INDEX))
+            state = turn_state(record, self.agent)
             return {
                 wire.KIND: wire.TURN,
                 wire.TURN_INDEX: record.index,
                 wire.EVENTS: [compact_event(e) for e in record.events],
-                wire.STATE: jsonable(turn_state(record, self.agent)),
+                wire.CHANGES: compact_changes(record.changes(state)),
+                wire.STATE: jsonable(state),
             }
         if kind == wire.NEED_REQUEST:
             record = self._record(content.get(wire.TURN_INDEX))
@@ -264,10 +320,15 @@ def model_info(agent: Agent) -> dict[str, Any]:
     }
 
 
+def json_text(value: Any) -> str:
+    """``value`` as JSON text, with anything JSON cannot hold replaced: NaN and infinities by
+    strings, other objects by their ``repr`` (the browser's JSON parser rejects NaN)."""
+    return to_json(value, fallback=repr, inf_nan_mode="strings").decode()
+
+
 def jsonable(value: Any) -> Any:
-    """``value`` with anything JSON cannot hold replaced: NaN and infinities by strings, other
-    objects by their ``repr`` (the browser's JSON parser rejects NaN)."""
-    return json.loads(to_json(value, fallback=repr, inf_nan_mode="strings"))
+    """``value`` as plain JSON data (see ``json_text``)."""
+    return json.loads(json_text(value))
 
 
 def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
@@ -293,6 +354,27 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         # Both counts, so the Context tab of a turn not loaded yet can be labelled or greyed.
         "context": len(context),
         "context_blocks": sum(len(c.blocks) for c in context),
+    }
+
+
+def compact_change(change: Change) -> dict[str, Any]:
+    """One state change as the browser shows it: old and new as short JSON text."""
+    return {
+        "path": change.path,
+        "key": change.key,
+        "how": change.how,
+        "authors": list(change.authors),
+        "old": None if change.how == "added" else value_text(change.old, CHANGE_TEXT),
+        "new": None if change.how == "removed" else value_text(change.new, CHANGE_TEXT),
+    }
+
+
+def compact_changes(changes: TurnChanges) -> dict[str, Any]:
+    """A turn's change summary for the wire: every key, and the first ``MAX_CHANGED_PATHS`` paths."""
+    return {
+        "keys": [compact_change(c) for c in changes.keys],
+        "paths": [compact_change(c) for c in changes.paths[:MAX_CHANGED_PATHS]],
+        "more": max(0, len(changes.paths) - MAX_CHANGED_PATHS),
     }
 
 
@@ -416,4 +498,4 @@ def compact_event(event: Event) -> dict[str, Any]:
     return body
 
 
-__all__ = ["Inspector", "compact_event", "model_info", "turn_summary"]
+__all__ = ["Inspector", "compact_changes", "compact_event", "model_info", "turn_summary"]
