@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: lab test setup browser-deps js js-check
+.PHONY: lab test setup browser-deps notebooks js js-check
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,4 +44,9 @@ js-check: node_modules/.package-lock.json
 	@npm run -s build | cmp -s - $(BUNDLE) || { echo "$(BUNDLE) does not match js/: run make js and commit it"; exit 1; }
 
 test: setup browser-deps js-check
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q tests notebooks
+
+# After editing a notebook in JupyterLab: execute every notebook in place and normalise it.
+notebooks: setup
+	$(BIN)/python notebooks/execute.py

@@ -1,82 +1,48 @@
-"""agentnb: build LLM agents in a notebook and see inside them."""
+"""agentnb: build LLM agents in a notebook and see inside them.
+
+The names here are what a user imports. The rest has a module of its own: events in
+``agentnb.events``, errors in ``agentnb.errors``, context providers in ``agentnb.context``,
+formatters in ``agentnb.formatters``, state diffs in ``agentnb.diff``, sessions in
+``agentnb.sessions``, model families in ``agentnb.models``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .agent import Agent, Observation, RunResult, RunStream
-from .errors import (
-    AgentnbError,
-    AgentRunError,
-    ConfigurationError,
-    ContextProviderError,
-    OutputFormatError,
-    MaxToolIterationsError,
-    ModelError,
-    ScriptedModelExhaustedError,
-    StateKeyError,
-    StateSchemaError,
-    StateTypeError,
-    ToolArgumentsError,
-    ToolDefinitionError,
-)
-from .events import (
-    ContextRetrieved,
-    Event,
-    HookStep,
-    ModelRequested,
-    ModelResponded,
-    Placeholder,
-    PromptRendered,
-    PromptSection,
-    RunFailed,
-    RunFinished,
-    RunStarted,
-    StateCause,
-    StateChanged,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    Usage,
-)
-from .history import History, TurnRecord
+from .agent import Agent
 from .messages import ChatMessage, Message, ToolCall
-from .models import Model, ModelRequest, ModelResponse, ScriptedModel, set_default_model, tool_call
+from .model_spec import set_default_model
+from .models import ScriptedModel, tool_call
+from .modules import StateModule
+from .results import RunResult
 from .run_context import RunContext
 from .state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool
 
 __version__ = "0.1.0"
 
-
-_CONTEXT_NAMES = ("ContextBlock", "ContextProvider", "ContextQuery", "ConversationMemory", "DataFrameContext", "DocumentContext")
-_FORMATTER_NAMES = ("JsonFormatter", "MessageFormatter", "ParagraphFormatter", "ParsedOutput")
+_LAZY = {
+    "OpenAIChat": "models",
+    "OpenAIResponses": "models",
+    "LocalModel": "models",
+    "ReplayModel": "models",
+    "JSONSession": "sessions",
+    "SQLiteSession": "sessions",
+    "ContextBlock": "events",
+    "DocumentContext": "context",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # Model families, sessions, context providers, formatters and the pydantic event adapter
-    # load on first use, so that `import agentnb` stays light.
-    if name in ("OpenAIChat", "OpenAIResponses", "LocalModel", "ReplayModel"):
-        from . import models
+    # Model families, sessions and context providers load on first use, so that
+    # `import agentnb` stays light.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return getattr(models, name)
-    if name in ("JSONSession", "SQLiteSession", "SessionBase"):
-        from . import sessions
-
-        return getattr(sessions, name)
-    if name in _CONTEXT_NAMES:
-        from . import context
-
-        return getattr(context, name)
-    if name in _FORMATTER_NAMES:
-        from . import formatters
-
-        return getattr(formatters, name)
-    if name == "EVENT_ADAPTER":
-        from . import events
-
-        return events.EVENT_ADAPTER
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -87,75 +53,29 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 __all__ = [
-    "set_default_model",
-    "ReplayModel",
-    "OpenAIResponses",
-    "OpenAIChat",
-    "LocalModel",
     "Agent",
-    "AgentRunError",
-    "AgentnbError",
     "ChatMessage",
-    "ConfigurationError",
     "ContextBlock",
-    "ContextProvider",
-    "ContextProviderError",
-    "ContextQuery",
-    "ContextRetrieved",
-    "ConversationMemory",
-    "DataFrameContext",
     "DocumentContext",
-    "EVENT_ADAPTER",
-    "Event",
-    "History",
-    "JsonFormatter",
-    "MessageFormatter",
-    "OutputFormatError",
-    "ParagraphFormatter",
-    "ParsedOutput",
-    "HookStep",
-    "MaxToolIterationsError",
-    "Message",
-    "Model",
-    "ModelError",
-    "ModelRequest",
-    "ModelRequested",
-    "ModelResponded",
-    "ModelResponse",
-    "Observation",
-    "Placeholder",
-    "PromptRendered",
-    "PromptSection",
-    "RunContext",
-    "RunFailed",
-    "RunFinished",
-    "RunResult",
-    "RunStarted",
-    "RunStream",
-    "SQLiteSession",
-    "SessionBase",
     "JSONSession",
+    "LocalModel",
+    "Message",
+    "OpenAIChat",
+    "OpenAIResponses",
+    "ReplayModel",
+    "RunContext",
+    "RunResult",
+    "SQLiteSession",
     "ScriptedModel",
-    "ScriptedModelExhaustedError",
     "State",
-    "StateCause",
-    "StateChanged",
-    "StateKeyError",
-    "StateSchemaError",
-    "StateTypeError",
-    "TextDelta",
+    "StateModule",
     "Tool",
-    "ToolArgumentsError",
     "ToolCall",
-    "ToolCallFinished",
-    "ToolCallStarted",
-    "ToolDefinitionError",
     "Toolkit",
-    "TurnRecord",
-    "Usage",
     "load_ipython_extension",
     "merge_lists",
     "replace_values",
+    "set_default_model",
     "tool",
     "tool_call",
 ]

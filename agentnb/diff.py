@@ -223,6 +223,32 @@ def apply_patch(document: Mapping[str, Any], patch: Iterable[Mapping[str, Any]])
     return jsonpatch.apply_patch(dict(document), [dict(op) for op in patch])
 
 
+# -- top-level deltas (what sessions store per turn) ----------------------------------------------
+
+
+def top_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """Top-level changes from ``before`` to ``after``: ``{"set": {key: new}, "unset": [key]}``."""
+    if before is after:
+        return {"set": {}, "unset": []}
+    changed = {k: v for k, v in after.items() if k not in before or not json_equal(before[k], v)}
+    return {"set": changed, "unset": [k for k in before if k not in after]}
+
+
+def keys_diff(after: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """``top_diff`` when the keys that may have changed are already known."""
+    known = list(dict.fromkeys(keys))
+    return {"set": {k: after[k] for k in known if k in after}, "unset": [k for k in known if k not in after]}
+
+
+def apply_top_diff(base: Mapping[str, Any], delta: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with a ``top_diff`` applied, as a new dict sharing the unchanged values."""
+    out = dict(base)
+    out.update(delta.get("set") or {})
+    for key in delta.get("unset") or ():
+        out.pop(key, None)
+    return out
+
+
 # -- what a turn changed --------------------------------------------------------------------------
 
 
@@ -298,12 +324,15 @@ __all__ = [
     "ChangeLog",
     "MISSING",
     "apply_patch",
+    "apply_top_diff",
     "escape",
     "json_equal",
     "key_changes",
+    "keys_diff",
     "lookup",
     "make_patch",
     "pointer",
     "tokens",
+    "top_diff",
     "top_level_key",
 ]

@@ -5,12 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 
-def one_line(value: object) -> str:
-    """The first line of an exception's (or any value's) text; its class name when empty."""
-    text = str(value).strip()
-    return text.splitlines()[0].strip() if text else type(value).__name__
-
-
 class AgentnbError(Exception):
     """Base class for all agentnb errors."""
 
@@ -126,3 +120,23 @@ class ReplayExhaustedError(ModelError):
 
 class ReplayDriftWarning(UserWarning):
     """Lax replay answered a request that differs from the recording."""
+
+
+class MCPServerError(AgentnbError):
+    """Base class: an MCP server could not be used."""
+
+
+class MCPStartError(MCPServerError):
+    """The server's command did not start, or the server did not answer the handshake."""
+
+
+class MCPDisconnectedError(MCPServerError):
+    """The server went away (its process exited, its connection dropped); restarted on next use."""
+
+
+class MCPTimeoutError(MCPServerError):
+    """A request to the server took longer than its timeout; the request was cancelled."""
+
+
+class MCPToolError(MCPServerError):
+    """The server answered a tool call with an error (``isError``) or refused the request."""

@@ -29,6 +29,7 @@ class ContextBlock:
     """Anything else worth keeping (JSON-able)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The block as plain data."""
         return dataclasses.asdict(self)
 
 
@@ -45,6 +46,7 @@ class Usage:
 
     @property
     def total_tokens(self) -> int:
+        """Input plus output tokens."""
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
@@ -130,6 +132,7 @@ class RunStarted:
     """A run began."""
 
     kind: Literal["run_started"] = "run_started"
+    """Always ``"run_started"``: what kind of event this is."""
     run_id: str
     """Unique id of the run."""
     agent: str
@@ -149,7 +152,9 @@ class PromptRendered:
     """The system prompt was rendered for a run (once per run, from the state at its start)."""
 
     kind: Literal["prompt_rendered"] = "prompt_rendered"
+    """Always ``"prompt_rendered"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     system_prompt: str
     """The final system prompt."""
     sections: tuple[PromptSection, ...] = ()
@@ -165,12 +170,15 @@ class ModelRequested:
     """A request is about to go to the model."""
 
     kind: Literal["model_requested"] = "model_requested"
+    """Always ``"model_requested"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     call: int
     """Index of the model call within the run (0-based)."""
     request: dict[str, Any]
     """The payload exactly as sent (no credentials)."""
     at: float = 0.0
+    """Wall-clock time (epoch seconds)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,9 +186,13 @@ class TextDelta:
     """A piece of streamed text."""
 
     kind: Literal["text_delta"] = "text_delta"
+    """Always ``"text_delta"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     call: int
+    """Index of the model call within the run (0-based)."""
     text: str
+    """The new piece of text."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,15 +200,21 @@ class ModelResponded:
     """The model answered one request."""
 
     kind: Literal["model_responded"] = "model_responded"
+    """Always ``"model_responded"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     call: int
+    """Index of the model call within the run (0-based)."""
     content: str | None = None
     """Text of the reply, if any."""
     tool_calls: tuple[ToolCall, ...] = ()
     """Tool calls requested."""
     finish_reason: str | None = None
+    """Why the model stopped: stop, tool_calls, length, ..."""
     usage: Usage = field(default_factory=Usage)
+    """Token counts of this call."""
     duration_ms: float = 0.0
+    """Time from the request until the answer was complete."""
     response: dict[str, Any] = field(default_factory=dict)
     """The response as received, for the record and for replay."""
 
@@ -206,13 +224,19 @@ class ToolCallStarted:
     """A tool call is about to run."""
 
     kind: Literal["tool_call_started"] = "tool_call_started"
+    """Always ``"tool_call_started"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     call: int
+    """Index of the model call within the run (0-based)."""
     tool_call_id: str
+    """The id the model gave the call."""
     name: str
+    """The tool\'s name as the model wrote it."""
     arguments: str
     """Arguments exactly as the model sent them."""
     at: float = 0.0
+    """Wall-clock time (epoch seconds)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,10 +244,15 @@ class ToolCallFinished:
     """A tool call finished, with a result or an error (both go back to the model)."""
 
     kind: Literal["tool_call_finished"] = "tool_call_finished"
+    """Always ``"tool_call_finished"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     call: int
+    """Index of the model call within the run (0-based)."""
     tool_call_id: str
+    """The id the model gave the call."""
     name: str
+    """The tool\'s name as the model wrote it."""
     arguments: str
     """Arguments exactly as the model sent them."""
     result: str
@@ -239,14 +268,7 @@ class ToolCallFinished:
     changed_keys: tuple[str, ...] = ()
     """Top-level state keys this call changed."""
     duration_ms: float = 0.0
-
-
-def top_level_key(path: str) -> str | None:
-    """The top-level state key a JSON-patch path (RFC 6901 pointer) points into; None for
-    ``""``, the whole state."""
-    if not path:
-        return None
-    return path.split("/", 2)[1].replace("~1", "/").replace("~0", "~")
+    """Time the call took, hooks included."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -254,7 +276,9 @@ class StateChanged:
     """The state changed; ``patch`` is an RFC 6902 JSON patch from the old to the new state."""
 
     kind: Literal["state_changed"] = "state_changed"
+    """Always ``"state_changed"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     patch: tuple[dict[str, Any], ...]
     """JSON-patch operations (op, path, value)."""
     cause: StateCause
@@ -266,12 +290,19 @@ class RunFinished:
     """A run ended with a final answer."""
 
     kind: Literal["run_finished"] = "run_finished"
+    """Always ``"run_finished"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     content: str | None
+    """The final answer."""
     usage: Usage = field(default_factory=Usage)
+    """Token counts of every model call of the run, summed."""
     duration_ms: float = 0.0
+    """Time the whole run took."""
     model_calls: int = 0
+    """How many model calls the run made."""
     tool_calls: int = 0
+    """How many tool calls the run made."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -279,13 +310,17 @@ class RunFailed:
     """A run ended without a final answer."""
 
     kind: Literal["run_failed"] = "run_failed"
+    """Always ``"run_failed"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     error: str
     """One line saying what went wrong and how to fix it."""
     error_type: str
     """The exception's class name."""
     usage: Usage = field(default_factory=Usage)
+    """Token counts of the model calls made before it failed."""
     duration_ms: float = 0.0
+    """Time until it failed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -295,7 +330,9 @@ class ContextRetrieved:
     ToolCallFinished)."""
 
     kind: Literal["context_retrieved"] = "context_retrieved"
+    """Always ``"context_retrieved"``: what kind of event this is."""
     run_id: str
+    """The run this event belongs to."""
     label: str
     """The provider's label (for a tool call: the source name the model used)."""
     provider: str = ""
@@ -311,6 +348,7 @@ class ContextRetrieved:
     via: Literal["passive", "tool"] = "passive"
     """passive: injected into the user payload's CONTEXT field; tool: retrieve_context."""
     duration_ms: float = 0.0
+    """Time the provider took."""
 
 
 Event = Union[

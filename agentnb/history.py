@@ -1,4 +1,9 @@
-"""Turn records: everything one run did, kept on the agent as ``agent.history``."""
+"""Turn records: everything one run did, kept on the agent as ``agent.history``.
+
+A ``TurnRecord`` and a ``History`` serialise themselves (``to_dict`` / ``state_dict``): a turn's
+states are stored as top-level deltas against the turn before, so N turns of a large state cost N
+changes in a session file, not N copies.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from . import diff
 from . import events as events_module
+from .diff import top_level_key
 from .events import (
     ContextRetrieved,
     Event,
@@ -19,8 +26,6 @@ from .events import (
     Usage,
 )
 from .messages import Message
-from . import diff
-from .diff import top_level_key
 
 if TYPE_CHECKING:
     import pandas
@@ -55,19 +60,25 @@ class TurnRecord:
     index: int
     """Position in the agent's history (0-based)."""
     run_id: str
+    """Unique id of the run."""
     agent: str
+    """The agent's name."""
     message: str
     """The user's message."""
     model: str
     """The model's label."""
     status: Literal["running", "ok", "failed"] = "running"
+    """running while the turn runs, then ok (an answer) or failed."""
     content: str | None = None
     """The final answer."""
     error: str | None = None
     """Why the run failed, if it did."""
     started_at: float = 0.0
+    """Wall-clock start (epoch seconds)."""
     duration_ms: float = 0.0
+    """How long the turn took."""
     usage: Usage = field(default_factory=Usage)
+    """Token counts of all its model calls."""
     state_start: dict[str, Any] = field(default_factory=dict)
     """The state when the turn began, before the user's edits since the last turn and the run
     keywords were applied: what ``changes()`` compares with."""
@@ -90,36 +101,41 @@ class TurnRecord:
 
     @property
     def prompt(self) -> PromptRendered | None:
+        """The turn's rendered system prompt with its sections."""
         return next((e for e in self.events if isinstance(e, PromptRendered)), None)
 
     @property
     def system_prompt(self) -> str | None:
+        """The system prompt's text."""
         prompt = self.prompt
         return prompt.system_prompt if prompt else None
 
     @property
     def model_calls(self) -> list[ModelCall]:
+        """Each request with its answer, in order."""
         requests = [e for e in self.events if isinstance(e, ModelRequested)]
         responses = {e.call: e for e in self.events if isinstance(e, ModelResponded)}
         return [ModelCall(index=r.call, request=r.request, response=responses.get(r.call)) for r in requests]
 
     @property
     def tool_calls(self) -> list[ToolCallFinished]:
+        """Every finished tool call, in order."""
         return [e for e in self.events if isinstance(e, ToolCallFinished)]
 
     @property
     def state_changes(self) -> list[StateChanged]:
+        """Every state change (patch and author), in order."""
         return [e for e in self.events if isinstance(e, StateChanged)]
 
     def changed_keys(self) -> list[str]:
-        """Top-level keys changed during this turn, in first-change order."""
+        """Top-level keys written during this turn, in first-write order."""
         keys = (top_level_key(op["path"]) for change in self.state_changes for op in change.patch)
         return [k for k in dict.fromkeys(keys) if k]
 
     def changes(self, state: Mapping[str, Any] | None = None) -> TurnChanges:
         """What this turn changed, by the rule of ``agentnb.diff``: top-level keys and every path
         written, each added / changed / removed with its authors and old and new values.
-        ``state`` is the state to compare with (default: the state the turn ended with; the
+        ``state`` is the state to compare with (default: the state the turn ended with; pass the
         live state for a turn still running)."""
         log = diff.ChangeLog(self.state_start)
         for change in self.state_changes:
@@ -129,8 +145,6 @@ class TurnRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """This turn as plain data (events through ``EVENTS_ADAPTER``); state values as they are."""
-        from .sessions.modules import message_to_dict
-
         return {
             "index": self.index,
             "run_id": self.run_id,
@@ -143,17 +157,16 @@ class TurnRecord:
             "started_at": self.started_at,
             "duration_ms": self.duration_ms,
             "usage": dataclasses.asdict(self.usage),
+            "state_start": self.state_start,
             "state_before": self.state_before,
             "state_after": self.state_after,
             "events": events_module.EVENTS_ADAPTER.dump_python(self.events),
-            "messages": [message_to_dict(m) for m in self.messages],
+            "messages": [m.to_dict() for m in self.messages],
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TurnRecord:
+    def from_dict(cls, data: Mapping[str, Any]) -> TurnRecord:
         """The inverse of ``to_dict``."""
-        from .sessions.modules import message_from_dict
-
         return cls(
             index=data["index"],
             run_id=data["run_id"],
@@ -166,10 +179,11 @@ class TurnRecord:
             started_at=data.get("started_at", 0.0),
             duration_ms=data.get("duration_ms", 0.0),
             usage=Usage(**data.get("usage", {})),
+            state_start=data.get("state_start", data.get("state_before", {})),
             state_before=data.get("state_before", {}),
             state_after=data.get("state_after", {}),
             events=events_module.EVENTS_ADAPTER.validate_python(data.get("events", [])),
-            messages=[message_from_dict(m) for m in data.get("messages", [])],
+            messages=[Message.from_dict(m) for m in data.get("messages", [])],
         )
 
     def __repr__(self) -> str:
@@ -199,22 +213,34 @@ class History(Sequence[TurnRecord]):
         return iter(self._turns)
 
     def append(self, turn: TurnRecord) -> None:
+        """Add a turn at the end."""
         self._turns.append(turn)
 
+    def replace(self, turns: Sequence[TurnRecord]) -> None:
+        """Replace every turn (the list is copied)."""
+        self._turns[:] = list(turns)
+
     def clear(self) -> None:
+        """Forget every turn."""
         self._turns.clear()
 
+    def finished(self) -> list[TurnRecord]:
+        """The turns that ended; a running turn is saved by the next save after it ends."""
+        turns = self._turns
+        if not turns or turns[-1].status != "running":
+            return list(turns)  # the usual case, without walking the history
+        for i, turn in enumerate(turns):
+            if turn.status == "running":
+                return turns[:i]
+        return list(turns)
+
     def state_dict(self) -> dict[str, Any]:
-        """The finished turns as plain data, each turn's state stored as a patch (sessions)."""
-        from .sessions.modules import history_state_dict
+        """The finished turns as plain data, each turn's states stored as deltas."""
+        return {"turns": turn_entries(self.finished(), {})}
 
-        return history_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
         """Replace the turns with those of ``state_dict`` (from ``state_dict()``)."""
-        from .sessions.modules import history_from_state_dict
-
-        self._turns[:] = history_from_state_dict(state_dict)
+        self._turns[:] = turns_from_entries(state_dict.get("turns") or [])
 
     def __repr__(self) -> str:
         return f"History({len(self._turns)} turn(s))"
@@ -236,3 +262,77 @@ class History(Sequence[TurnRecord]):
         from .frames import states_frame
 
         return states_frame(self._turns)
+
+
+# -- turns as stored in a session --------------------------------------------------------------
+
+
+def turn_entry(turn: TurnRecord, prev_after: Mapping[str, Any], *, first: bool = False) -> dict[str, Any]:
+    """A turn as stored: its three states as deltas (start against the turn before, before
+    against start, after against before).
+
+    The loop records every state change as a StateChanged event, before the prompt was rendered
+    (the user's edits, run keywords) and after; so, but for the first turn, the changed keys
+    come from the events and nothing is compared key by key."""
+    data = turn.to_dict()
+    for key in ("state_start", "state_before", "state_after"):
+        data.pop(key)
+    split = None if first else _changed_keys_by_phase(turn)
+    data["state_start_patch"] = diff.top_diff(prev_after, turn.state_start)
+    if split is None:
+        data["state_before_patch"] = diff.top_diff(turn.state_start, turn.state_before)
+        data["state_after_patch"] = diff.top_diff(turn.state_before, turn.state_after)
+    else:
+        data["state_before_patch"] = diff.keys_diff(turn.state_before, split[0])
+        data["state_after_patch"] = diff.keys_diff(turn.state_after, split[1])
+    return data
+
+
+def turn_entries(turns: Sequence[TurnRecord], prev_after: Mapping[str, Any], start: int = 0) -> list[dict[str, Any]]:
+    """``turn_entry`` for consecutive turns, the first of which is turn ``start``."""
+    entries = []
+    for i, turn in enumerate(turns, start=start):
+        entries.append(turn_entry(turn, prev_after, first=i == 0))
+        prev_after = turn.state_after
+    return entries
+
+
+def turns_from_entries(entries: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
+    """The inverse of ``turn_entries`` from the first turn on."""
+    turns = []
+    prev: dict[str, Any] = {}
+    for i, stored in enumerate(entries):
+        entry = dict(stored)
+        start = diff.apply_top_diff(prev, entry.pop("state_start_patch", {}))
+        before = diff.apply_top_diff(start, entry.pop("state_before_patch", {}))
+        after = diff.apply_top_diff(before, entry.pop("state_after_patch", {}))
+        entry.setdefault("state_start", start)
+        entry.setdefault("state_before", before)
+        entry.setdefault("state_after", after)
+        turn = TurnRecord.from_dict(entry)
+        turn.index = i
+        turns.append(turn)
+        prev = turn.state_after
+    return turns
+
+
+def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | None:
+    """Top-level keys changed before and after the prompt was rendered; None when the turn has
+    no rendered prompt or a change replaced the whole state."""
+    before: list[str] = []
+    after: list[str] = []
+    target = before
+    rendered = False
+    for event in turn.events:
+        if event.kind == "prompt_rendered":
+            target, rendered = after, True
+        elif event.kind == "state_changed":
+            for op in event.patch:
+                key = top_level_key(op["path"])
+                if key is None:
+                    return None
+                target.append(key)
+    return (before, after) if rendered else None
+
+
+__all__ = ["History", "ModelCall", "TurnChanges", "TurnRecord", "turn_entries", "turn_entry", "turns_from_entries"]

@@ -88,6 +88,30 @@ class Message:
             name=data.get("name"),
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """This message as stored in a session (every field, nothing added)."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        """The inverse of ``to_dict``."""
+        return cls(
+            role=data["role"],
+            content=data.get("content"),
+            tool_calls=tuple(
+                ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in data.get("tool_calls") or ()
+            ),
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+        )
+
     @classmethod
     def system(cls, text: str) -> Message:
         return cls(role="system", content=text)

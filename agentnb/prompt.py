@@ -14,15 +14,61 @@ exactly as written — unlike Agno's ``string.Template`` round trip, which mangl
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
+from .errors import ConfigurationError
 from .events import Placeholder, PromptSection
 
 _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 
 MARKDOWN_HINT = "Use markdown to format your answers."
+
+
+@dataclass
+class PromptOptions:
+    """How the system prompt is assembled: Agno's options, in one object (``agent.prompt``)."""
+
+    system_message: str | Callable[..., Any] | None = None
+    """Overrides everything below when set (a string, or a function returning one)."""
+    description: str | None = None
+    """First section: what the agent is."""
+    role: str | None = None
+    """A ``<your_role>`` section."""
+    instructions: str | list[str] | Callable[..., Any] | None = None
+    """A string, a list (bulleted) or a function returning either."""
+    markdown: bool = False
+    """Ask for markdown answers."""
+    add_name_to_context: bool = False
+    """Tell the model its name."""
+    add_datetime_to_context: bool = False
+    """Tell the model the current time."""
+    datetime_format: str | None = None
+    """strftime format for that time (default: Python's ``str(datetime)``)."""
+    expected_output: str | None = None
+    """An ``<expected_output>`` section."""
+    additional_context: str | None = None
+    """Free text appended near the end."""
+    use_instruction_tags: bool = False
+    """Wrap instructions in ``<instructions>`` tags."""
+    add_session_state_to_context: bool = False
+    """Append the ``<session_state>`` block."""
+    session_state_format: str = "repr"
+    """repr: Python ``str(dict)`` as Agno writes it; json: indented JSON."""
+    resolve_in_context: bool = True
+    """Fill ``{name}`` placeholders from the state and dependencies."""
+
+    def __post_init__(self) -> None:
+        if self.session_state_format not in ("repr", "json"):
+            raise ConfigurationError(
+                f"session_state_format must be 'repr' (Agno's str(dict)) or 'json'; got {self.session_state_format!r}"
+            )
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The option names (each is also an ``Agent`` keyword and attribute)."""
+        return tuple(f.name for f in fields(cls))
 
 
 @dataclass(frozen=True)
@@ -94,25 +140,23 @@ def _lookup(name: str, variables: Sequence[tuple[str, Mapping[str, Any]]]) -> tu
 
 
 def render_system_prompt(
+    options: PromptOptions,
     *,
     system_message: str | None = None,
-    description: str | None = None,
-    role: str | None = None,
     instructions: Sequence[str] = (),
-    markdown: bool = False,
     name: str | None = None,
-    add_name_to_context: bool = False,
     datetime_text: str | None = None,
     tool_instructions: Sequence[str] = (),
-    expected_output: str | None = None,
-    additional_context: str | None = None,
-    add_session_state_to_context: bool = False,
     session_state_text: str | None = None,
-    resolve_in_context: bool = True,
     variables: Sequence[tuple[str, Mapping[str, Any]]] = (),
-    use_instruction_tags: bool = False,
 ) -> RenderedPrompt:
-    """Assemble the system prompt from the agent's options (see the module docstring)."""
+    """Assemble the system prompt (see the module docstring). ``options`` says what goes in;
+    the keywords carry what was resolved for this run: the system message and instructions
+    (functions already called), the time, the tools' instructions and the state's text."""
+    description, role, markdown = options.description, options.role, options.markdown
+    expected_output, additional_context = options.expected_output, options.additional_context
+    add_session_state_to_context = options.add_session_state_to_context
+    resolve_in_context = options.resolve_in_context
     if system_message is not None:
         notes = []
         if add_session_state_to_context:
@@ -130,7 +174,7 @@ def render_system_prompt(
         pieces.append(_Piece("role", f"\n<your_role>\n{role}\n</your_role>\n\n", True))
     items = [i for i in instructions if i is not None]
     if items:
-        if use_instruction_tags:
+        if options.use_instruction_tags:
             body = "".join(f"\n- {i}" for i in items) if len(items) > 1 else "\n" + items[0]
             pieces.append(_Piece("instructions", f"<instructions>{body}\n</instructions>\n\n", True))
         elif len(items) > 1:
@@ -142,7 +186,7 @@ def render_system_prompt(
         extra.append(("markdown", MARKDOWN_HINT))
     if datetime_text is not None:
         extra.append(("add_datetime_to_context", f"The current time is {datetime_text}."))
-    if name is not None and add_name_to_context:
+    if name is not None and options.add_name_to_context:
         extra.append(("add_name_to_context", f"Your name is: {name}."))
     for i, (source, text) in enumerate(extra):
         head = "<additional_information>" if i == 0 else ""
@@ -211,3 +255,6 @@ def _assemble(
             )
         offset += len(text)
     return RenderedPrompt(text=final, sections=tuple(sections), notes=notes)
+
+
+__all__ = ["PromptOptions", "RenderedPrompt", "render_system_prompt", "resolve_template"]

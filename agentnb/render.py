@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from .events import top_level_key
+from .text import shorten
 
 if TYPE_CHECKING:
+    from .diff import Change
     from .history import TurnRecord
 
 RECORD_CSS_CLASS = "agentnb-record"
@@ -25,57 +25,13 @@ VALUE_LIMIT = 300
 """Longest value text shown in a record before it is cut with an ellipsis."""
 
 
-@dataclass(frozen=True)
-class KeyChange:
-    """How one top-level state key changed during a turn."""
-
-    key: str
-    """The state key."""
-    change: Literal["added", "changed", "removed"]
-    """What happened to it over the whole turn."""
-    authors: tuple[str, ...]
-    """Who changed it, in order (``tool:add_item``, ``hook:guard``, ``user``, ...)."""
-    value: Any = None
-    """The value after the turn (None when removed)."""
-
-
-def state_diff(turn: TurnRecord) -> list[KeyChange]:
-    """The top-level keys a turn added, changed or removed, with who did it, in first-change order."""
-    first_op: dict[str, str] = {}
-    last_op: dict[str, str] = {}
-    authors: dict[str, dict[str, None]] = {}
-    for change in turn.state_changes:
-        label = change.cause.label()
-        for op in change.patch:
-            key = top_level_key(op["path"])
-            if not key:
-                continue
-            top_level = op["path"].count("/") == 1
-            kind = op["op"] if top_level and op["op"] in ("add", "remove") else "change"
-            first_op.setdefault(key, kind)
-            last_op[key] = kind
-            authors.setdefault(key, {})[label] = None
-    out: list[KeyChange] = []
-    for key in first_op:
-        if last_op[key] == "remove":
-            if first_op[key] == "add":
-                continue  # created and dropped within the turn: nothing to report
-            out.append(KeyChange(key=key, change="removed", authors=tuple(authors[key])))
-            continue
-        kind: Literal["added", "changed"] = "added" if first_op[key] == "add" else "changed"
-        out.append(
-            KeyChange(key=key, change=kind, authors=tuple(authors[key]), value=turn.state_after.get(key))
-        )
-    return out
-
-
 def value_text(value: Any, limit: int = VALUE_LIMIT) -> str:
     """A value as short deterministic text (JSON where possible)."""
     try:
         text = json.dumps(value, ensure_ascii=False, default=_fallback)
     except (TypeError, ValueError):
         text = _fallback(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def _fallback(value: Any) -> str:
@@ -98,6 +54,18 @@ def _hooks_text(call: Any) -> str:
 _SIGN = {"added": "+", "changed": "~", "removed": "-"}
 
 
+def change_text(change: Change) -> str:
+    """A top-level key's change: ``+ key: new``, ``~ key: old → new`` or ``- key: old (removed)``."""
+    key = change.key
+    if change.how == "added":
+        values = value_text(change.new)
+    elif change.how == "removed":
+        values = f"{value_text(change.old)} (removed)"
+    else:
+        values = f"{value_text(change.old)} → {value_text(change.new)}"
+    return f"{_SIGN[change.how]} {key}: {values}"
+
+
 def turn_text(turn: TurnRecord) -> str:
     """The turn as deterministic plain text."""
     lines = [f"{turn.agent} · turn {turn.index} · {turn.status} · model {turn.model}"]
@@ -115,12 +83,11 @@ def turn_text(turn: TurnRecord) -> str:
                 lines.append(f"     hooks: {_hooks_text(call)}; answered by: {call.answered_by or '-'}")
             if call.changed_keys:
                 lines.append(f"     changed: {', '.join(call.changed_keys)}")
-    diff = state_diff(turn)
-    if diff:
+    changes = turn.changes().keys
+    if changes:
         lines.append("state:")
-        for item in diff:
-            value = "" if item.change == "removed" else f" = {value_text(item.value)}"
-            lines.append(f"  {_SIGN[item.change]} {item.key}{value}  (by {', '.join(item.authors)})")
+        for change in changes:
+            lines.append(f"  {change_text(change)}  (by {', '.join(change.authors)})")
     if turn.status == "failed":
         lines.append(f"failed: {turn.error}")
     elif turn.status == "ok":
@@ -135,7 +102,8 @@ def _e(value: Any) -> str:
 def turn_html(turn: TurnRecord) -> str:
     """The turn as deterministic HTML; every text from a model, tool or state is escaped."""
     parts = [
-        f'<div class="{RECORD_CSS_CLASS}" data-status="{_e(turn.status)}" '
+        # tex2jax_ignore / mathjax_ignore: a "$" in an answer is a dollar, not TeX.
+        f'<div class="{RECORD_CSS_CLASS} tex2jax_ignore mathjax_ignore" data-status="{_e(turn.status)}" '
         'style="border-left:3px solid #8aa4c8;padding:4px 10px;font-size:13px">',
         f"<div><b>{_e(turn.agent)}</b> · turn {turn.index} · {_e(turn.status)} · "
         f"model <code>{_e(turn.model)}</code></div>",
@@ -160,14 +128,13 @@ def turn_html(turn: TurnRecord) -> str:
                 f"<td>{_e(', '.join(call.changed_keys)) or '-'}</td></tr>"
             )
         parts.append("</table>")
-    diff = state_diff(turn)
-    if diff:
+    changes = turn.changes().keys
+    if changes:
         parts.append('<div><b>state:</b></div><ul class="agentnb-record-state">')
-        for item in diff:
-            value = "" if item.change == "removed" else f" = <code>{_e(value_text(item.value))}</code>"
+        for change in changes:
             parts.append(
-                f'<li data-change="{item.change}">{_SIGN[item.change]} <code>{_e(item.key)}</code>'
-                f"{value} <i>(by {_e(', '.join(item.authors))})</i></li>"
+                f'<li data-change="{change.how}"><code>{_e(change_text(change))}</code> '
+                f"<i>(by {_e(', '.join(change.authors))})</i></li>"
             )
         parts.append("</ul>")
     if turn.status == "failed":
@@ -181,4 +148,4 @@ def turn_html(turn: TurnRecord) -> str:
     return "".join(parts)
 
 
-__all__ = ["KeyChange", "RECORD_CSS_CLASS", "state_diff", "turn_html", "turn_text", "value_text"]
+__all__ = ["RECORD_CSS_CLASS", "change_text", "turn_html", "turn_text", "value_text"]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from .messages import Message
     from .state import State
 
 
@@ -21,7 +22,7 @@ class RunContext:
     """The live state dict: tools may read and mutate it."""
     state: State
     """The State object (typed access: get / set / has)."""
-    agent: Agent | None = None
+    agent: Any = None
     """The agent running."""
     dependencies: dict[str, Any] = field(default_factory=dict)
     """Run dependencies (also usable in instruction templates)."""
@@ -31,6 +32,21 @@ class RunContext:
     """Index of the turn in the agent's history."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Free-form metadata for this run."""
+    messages: list[Message] = field(default_factory=list)
+    """The run's messages so far (system, user, assistant, tool), as the model saw them."""
+
+    @classmethod
+    def for_agent(cls, agent: Any, run_id: str, dependencies: Mapping[str, Any] | None = None) -> RunContext:
+        """The context of a run of ``agent`` (its state, session, dependencies, turn number)."""
+        return cls(
+            run_id=run_id,
+            session_state=agent.state.data,
+            state=agent.state,
+            agent=agent,
+            dependencies={**agent.dependencies, **(dependencies or {})},
+            session_id=agent.session_id,
+            turn=len(agent.history),
+        )
 
 
 def run_sync(awaitable: Any) -> Any:

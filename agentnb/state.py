@@ -19,6 +19,8 @@ from typing import Any, Union
 
 from .errors import StateKeyError, StateSchemaError, StateTypeError
 from .messages import Message
+from .modules import load_registered, register_state, registered_state
+from .text import shorten
 
 Handler = Callable[[Any, Any], Any]
 
@@ -258,15 +260,11 @@ class State:
 
     def register_state(self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None) -> None:
         """Also save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
-        from .sessions.modules import register_state
-
         register_state(self, attr_name, custom_to_json, custom_from_json)
 
     def state_dict(self) -> dict[str, Any]:
         """The data and the conversation, for sessions (values as they are, not copied)."""
-        from .sessions.modules import message_to_dict, registered_state
-
-        out = {"data": dict(self._data), "messages": [message_to_dict(m) for m in self._messages]}
+        out = {"data": dict(self._data), "messages": [m.to_dict() for m in self._messages]}
         extra = registered_state(self)
         if extra:
             out["registered"] = extra
@@ -274,10 +272,8 @@ class State:
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
         """Restore what ``state_dict()`` returned (checked against the schema)."""
-        from .sessions.modules import load_registered, message_from_dict
-
         self.replace_data(copy.deepcopy(dict(state_dict.get("data") or {})))
-        self._messages[:] = [message_from_dict(m) for m in state_dict.get("messages") or []]
+        self._messages[:] = [Message.from_dict(m) for m in state_dict.get("messages") or []]
         load_registered(self, dict(state_dict.get("registered") or {}), strict)
 
     def __repr__(self) -> str:
@@ -305,8 +301,7 @@ class State:
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(repr(value), limit)
 
 
 def _as_message(value: Any) -> Message:

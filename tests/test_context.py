@@ -8,21 +8,10 @@ import sys
 
 import pytest
 
-from agentnb import (
-    EVENT_ADAPTER,
-    Agent,
-    ConfigurationError,
-    ContextBlock,
-    ContextProviderError,
-    ContextQuery,
-    ContextRetrieved,
-    ConversationMemory,
-    DataFrameContext,
-    DocumentContext,
-    PromptRendered,
-    ScriptedModel,
-    tool_call,
-)
+from agentnb.events import ContextRetrieved, EVENT_ADAPTER, PromptRendered
+from agentnb import Agent, ContextBlock, DocumentContext, ScriptedModel, tool_call
+from agentnb.errors import ConfigurationError, ContextProviderError
+from agentnb.context import ContextQuery, ConversationMemory, DataFrameContext
 from agentnb.context import BM25, render_context, tokenize
 
 

@@ -6,14 +6,9 @@ import json
 
 import pytest
 
-from agentnb import (
-    Agent,
-    ConfigurationError,
-    JsonFormatter,
-    OutputFormatError,
-    ParagraphFormatter,
-    ScriptedModel,
-)
+from agentnb import Agent, ScriptedModel
+from agentnb.errors import ConfigurationError, OutputFormatError
+from agentnb.formatters import JsonFormatter, ParagraphFormatter
 from agentnb.formatters import FIELDS_KEY, REQUIREMENTS_KEY
 
 

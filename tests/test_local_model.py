@@ -11,9 +11,11 @@ import json
 
 import pytest
 
-from agentnb import Agent, ModelRequested, ModelResponded, TextDelta
+from agentnb import Agent
+from agentnb.events import ModelRequested, ModelResponded, TextDelta
 from agentnb.errors import LocalModelError, ReplayDriftError
-from agentnb.models import LocalModel, ReplayModel, resolve_model
+from agentnb.models import LocalModel, ReplayModel
+from agentnb.model_spec import resolve_model
 from agentnb.models.local import LocalServer, local_server
 
 pytestmark = [

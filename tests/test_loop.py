@@ -8,16 +8,9 @@ from dataclasses import asdict
 
 import pytest
 
-from agentnb import (
-    EVENT_ADAPTER,
-    Agent,
-    AgentRunError,
-    MaxToolIterationsError,
-    ScriptedModel,
-    ScriptedModelExhaustedError,
-    StateKeyError,
-    tool_call,
-)
+from agentnb.events import EVENT_ADAPTER
+from agentnb import Agent, ScriptedModel, tool_call
+from agentnb.errors import AgentRunError, MaxToolIterationsError, ScriptedModelExhaustedError, StateKeyError
 
 
 def add(a: int, b: int) -> int:

@@ -246,7 +246,7 @@ def test_agent_bad_options_are_one_line_usage_errors(shell, line, expected):
 def test_agent_shows_the_inspector(shell, monkeypatch):
     inspector = pytest.importorskip("agentnb.ipython.inspector")
     shown = []
-    monkeypatch.setattr("agentnb.ipython.magics.display", shown.append)
+    monkeypatch.setattr("agentnb.ipython.agent_magic.display", shown.append)
     define_shop(shell)
     assert len(shown) == 1 and isinstance(shown[0], inspector.Inspector)
     assert shown[0] is inspector.Inspector.for_agent(shell.user_ns["shop"])
@@ -374,9 +374,16 @@ def test_agentnb_bad_input(shell, line, expected):
     assert expected in usage_error(shell, "agentnb", line)
 
 
-def test_fork_of_a_plain_python_agent_is_refused(shell):
-    shell.user_ns["plain"] = Agent("plain", ScriptedModel(["x"]))
-    assert "was not defined with %%agent" in usage_error(shell, "agentnb", "fork plain other")
+def test_fork_of_a_plain_python_agent_copies_its_definition_and_state(shell):
+    plain = Agent("plain", ScriptedModel(["x", "y"]), instructions="Be {mood}.", session_state={"mood": "calm"})
+    plain.run("hi")
+    shell.user_ns["plain"] = plain
+    _, out = run(shell, "agentnb", "fork plain other")
+    other = shell.user_ns["other"]
+    assert "forked plain into other" in out.stdout
+    assert (other.name, other.instructions, other.session_state, len(other.history)) == ("other", "Be {mood}.", {"mood": "calm"}, 1)
+    other.session_state["mood"] = "tense"
+    assert plain.session_state == {"mood": "calm"}
 
 
 def test_session_option_saves_and_restores_the_agent(shell, tmp_path):

@@ -2,17 +2,22 @@
 
 nbval passes a cell whose reference was never executed without comparing anything, so a
 notebook committed without outputs would "pass" silently; these checks make that a failure.
+nbval re-runs every cell against the committed outputs and the check here that every notebook is
+normalised completes it: together they prove the committed notebooks are what
+``notebooks/execute.py`` writes.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import runpy
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +31,7 @@ EXPECTED = [
     "quickstart.ipynb",
 ]
 MAGIC_CELLS = ("%%chat", "%%agent", "%%tool", "%agentnb preview", "%agentnb show")
+EXECUTE = runpy.run_path(str(NOTEBOOKS / "execute.py"))  # notebooks/ is a folder, not a package
 
 
 def _load(name: str) -> dict:
@@ -49,7 +55,7 @@ def test_notebook_is_committed_executed_in_order(name):
     cells = _code_cells(_load(name))
     counts = [c["execution_count"] for c in cells]
     # 1..n: executed top to bottom in one kernel, nothing skipped, nothing re-run out of order.
-    assert counts == list(range(1, len(cells) + 1)), f"{name}: run `python notebooks/build.py {name}`"
+    assert counts == list(range(1, len(cells) + 1)), f"{name}: run `.venv/bin/python notebooks/execute.py {name}`"
     for cell in cells:
         assert not [o for o in cell["outputs"] if o["output_type"] == "error"], _source(cell)
         if _source(cell).lstrip().startswith(MAGIC_CELLS):
@@ -68,6 +74,64 @@ def test_notebook_outputs_are_deterministic(name):
     assert "Traceback" not in text
     for cell in nb["cells"]:
         assert "execution" not in cell["metadata"], "nbclient timestamps must be stripped"
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_is_what_the_normalise_step_writes(name):
+    path = NOTEBOOKS / name
+    normalised = EXECUTE["normalise"](nbformat.read(path, as_version=4))
+    assert path.read_text(encoding="utf-8") == normalised, f"run `.venv/bin/python notebooks/execute.py {name}`"
+
+
+def _as_saved_after_a_run(name: str) -> dict:
+    """The committed notebook as JupyterLab or papermill saves it after a run on some machine."""
+    nb = _load(name)
+    nb["metadata"]["widgets"] = {
+        "application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2, "version_minor": 0}
+    }
+    nb["metadata"]["kernelspec"] = {"display_name": "Python (agentnb)", "language": "python", "name": "agentnb"}
+    nb["metadata"]["language_info"] = {
+        "codemirror_mode": {"name": "ipython", "version": 3},
+        "file_extension": ".py",
+        "mimetype": "text/x-python",
+        "name": "python",
+        "nbconvert_exporter": "python",
+        "pygments_lexer": "ipython3",
+        "version": "3.11.2",
+    }
+    nb["metadata"]["papermill"] = {"duration": 4.2, "start_time": "2025-05-01T10:00:00", "parameters": {}}
+    for cell in _code_cells(nb):
+        cell["metadata"]["execution"] = {
+            "iopub.execute_input": "2025-05-01T10:00:00.100Z",
+            "iopub.status.busy": "2025-05-01T10:00:00.000Z",
+            "iopub.status.idle": "2025-05-01T10:00:00.300Z",
+            "shell.execute_reply": "2025-05-01T10:00:00.200Z",
+        }
+        cell["metadata"]["papermill"] = {"duration": 0.1, "status": "completed", "exception": False}
+    return nb
+
+
+def test_normalise_strips_what_changes_from_run_to_run_and_check_names_the_files(tmp_path):
+    """A notebook saved after a run elsewhere, or written in another JSON layout, fails `--check`
+    (named, left as it is) and normalises to exactly the committed file; a normalised one passes."""
+    committed = (NOTEBOOKS / "quickstart.ipynb").read_text(encoding="utf-8")
+    saved, loose, clean = tmp_path / "saved.ipynb", tmp_path / "loose.ipynb", tmp_path / "clean.ipynb"
+    nbformat.write(nbformat.from_dict(_as_saved_after_a_run("quickstart.ipynb")), saved)
+    loose.write_text(json.dumps(_load("quickstart.ipynb"), indent=2), encoding="utf-8")
+    clean.write_text(committed, encoding="utf-8")
+    before = saved.read_text(encoding="utf-8")
+
+    out = subprocess.run(
+        [sys.executable, str(NOTEBOOKS / "execute.py"), "--check", str(saved), str(loose), str(clean)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "not normalised: saved.ipynb loose.ipynb\n" in out.stderr
+    assert saved.read_text(encoding="utf-8") == before, "--check must not write"
+    for path in (saved, loose):
+        assert EXECUTE["normalise"](nbformat.read(path, as_version=4)) == committed
 
 
 def test_pytest_collects_the_notebooks_only_under_notebooks():
@@ -135,7 +199,7 @@ def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
             (
                 "%%agent bot --model model --no-session\nBe brief.",
                 [
-                    {"output_type": "stream", "name": "stdout", "text": "Agent('bot', model=scripted, tools=[-], turns=0, state keys=[])\n"},
+                    {"output_type": "stream", "name": "stdout", "text": "Agent('bot', model=scripted, tools=[], turns=0, state keys=[])\n"},
                     {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Inspector(agent='bot', turns=0)"}},
                 ],
             ),

@@ -8,7 +8,9 @@ import socket
 import pytest
 from openai_server import OpenAIServer, Reply
 
-from agentnb import Agent, ConfigurationError, ModelError, RunFailed, TextDelta
+from agentnb import Agent
+from agentnb.errors import ConfigurationError, ModelError
+from agentnb.events import RunFailed, TextDelta
 from agentnb.errors import (
     ContextLengthError,
     ModelAuthenticationError,
@@ -17,7 +19,8 @@ from agentnb.errors import (
     ModelRateLimitError,
 )
 from agentnb.events import EVENTS_ADAPTER
-from agentnb.models import OpenAIChat, ScriptedModel, resolve_model, set_default_model
+from agentnb.models import OpenAIChat, ScriptedModel
+from agentnb.model_spec import resolve_model, set_default_model
 
 
 def add(a: int, b: int) -> int:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from openai_server import OpenAIServer, Reply
 
-from agentnb import Agent, TextDelta
+from agentnb import Agent
+from agentnb.events import TextDelta
 from agentnb.errors import ModelAuthenticationError, ModelNotFoundError, ModelRateLimitError
-from agentnb.models import OpenAIResponses, resolve_model
+from agentnb.models import OpenAIResponses
+from agentnb.model_spec import resolve_model
 from agentnb.models.base import ModelRequest
 
 

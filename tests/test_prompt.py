@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentnb import Agent, ScriptedModel
-from agentnb.prompt import render_system_prompt, resolve_template
+from agentnb.prompt import PromptOptions, render_system_prompt, resolve_template
 
 
 def test_agno_order_and_strings():
@@ -119,5 +119,5 @@ def test_empty_prompt_sends_no_system_message_and_observe_never_calls_the_model(
 
 
 def test_render_is_deterministic_for_no_options():
-    rendered = render_system_prompt()
+    rendered = render_system_prompt(PromptOptions())
     assert rendered.text == "" and rendered.sections == ()

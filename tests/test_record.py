@@ -8,9 +8,10 @@ import pytest
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
-from agentnb import Agent, AgentnbError, ScriptedModel, tool_call
+from agentnb import Agent, ScriptedModel, tool_call
+from agentnb.errors import AgentnbError
 from agentnb.ipython.record import LIVE_CSS_CLASS, LiveTurn, TurnView
-from agentnb.render import RECORD_CSS_CLASS, state_diff, turn_html, turn_text, value_text
+from agentnb.render import RECORD_CSS_CLASS, turn_html, turn_text, value_text
 
 IMG = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"
@@ -99,8 +100,8 @@ def test_text_record_shows_answer_calls_hooks_and_state_diff():
         "(ValueError raised by tool 'fail')",
         "     hooks: stamp (raised); answered by: -",
         "state:",
-        '  + stamped = "add_item"  (by hook:stamp)',
-        f'  ~ items = ["{IMG}"]  (by tool:add_item)',
+        '  + stamped: "add_item"  (by hook:stamp)',
+        f'  ~ items: [] → ["{IMG}"]  (by tool:add_item)',
         f"answer: Done {SCRIPT} {IMG}",
     ]
 
@@ -113,7 +114,7 @@ def test_records_are_deterministic_across_runs():
     assert "0x" not in turn_text(first.history[0])
 
 
-def test_state_diff_reports_added_changed_removed_with_authors():
+def test_turn_changes_report_added_changed_removed_with_authors_and_old_values():
     agent = Agent(
         "a",
         ScriptedModel(["first", tool_call("update_session_state", session_state_updates={"n": 2, "new": "x"}), "ok"]),
@@ -121,15 +122,18 @@ def test_state_diff_reports_added_changed_removed_with_authors():
         session_state={"n": 1, "old": True},
     )
     agent.run("first")
-    assert state_diff(agent.history[0]) == []
+    assert agent.history[0].changes().keys == []
     agent.session_state.pop("old")  # between turns: the user's change
     agent.run("go", extra=5)
-    diff = {c.key: c for c in state_diff(agent.history[1])}
-    assert diff["old"].change == "removed" and diff["old"].authors == ("user",)
-    assert diff["extra"].change == "added" and diff["extra"].authors == ("run_kwarg:extra",)
-    assert diff["n"].change == "changed" and diff["n"].value == 2
+    diff = {c.key: c for c in agent.history[1].changes().keys}
+    assert diff["old"].how == "removed" and diff["old"].authors == ("user",) and diff["old"].old is True
+    assert diff["extra"].how == "added" and diff["extra"].authors == ("run_kwarg:extra",)
+    assert (diff["n"].how, diff["n"].old, diff["n"].new) == ("changed", 1, 2)
     assert diff["n"].authors == ("agentic:update_session_state",)
-    assert diff["new"].change == "added" and diff["new"].value == "x"
+    assert diff["new"].how == "added" and diff["new"].new == "x"
+    lines = turn_text(agent.history[1]).splitlines()
+    assert "  - old: true (removed)  (by user)" in lines
+    assert "  ~ n: 1 → 2  (by agentic:update_session_state)" in lines
 
 
 def test_failed_turn_record_says_why():

@@ -8,9 +8,11 @@ import warnings
 import pytest
 from openai_server import OpenAIServer, Reply
 
-from agentnb import Agent, ModelRequested, ModelResponded, RunFailed
+from agentnb import Agent
+from agentnb.events import ModelRequested, ModelResponded, RunFailed
 from agentnb.errors import ReplayDriftError, ReplayDriftWarning, ReplayExhaustedError
-from agentnb.models import OpenAIChat, OpenAIResponses, ReplayModel, ScriptedModel, resolve_model, tool_call
+from agentnb.models import OpenAIChat, OpenAIResponses, ReplayModel, ScriptedModel, tool_call
+from agentnb.model_spec import resolve_model
 
 
 def add_item(item: str, session_state: dict) -> str:
@@ -155,7 +157,9 @@ def test_replay_from_a_saved_session(tmp_path):
 
     recorded = record(scripted())
     JSONSession(tmp_path).save_session_state_sync("shop1", agent=recorded)
-    replay = ReplayModel.from_session(tmp_path, session_id="shop1")
+    from agentnb.sessions import load_history
+
+    replay = ReplayModel.from_history(load_history(tmp_path, session_id="shop1"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         again = record(replay)

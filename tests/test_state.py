@@ -7,7 +7,8 @@ from typing import Optional, Union
 
 import pytest
 
-from agentnb import Message, State, StateKeyError, StateSchemaError, StateTypeError, merge_lists, replace_values
+from agentnb import Message, State, merge_lists, replace_values
+from agentnb.errors import StateKeyError, StateSchemaError, StateTypeError
 
 
 def test_messages_key_is_always_in_the_schema():

@@ -8,7 +8,8 @@ from typing import Literal, Optional
 import pytest
 from pydantic import BaseModel
 
-from agentnb import Agent, RunContext, ScriptedModel, Tool, ToolDefinitionError, Toolkit, tool, tool_call
+from agentnb import Agent, RunContext, ScriptedModel, Tool, Toolkit, tool, tool_call
+from agentnb.errors import ToolDefinitionError
 from agentnb.errors import ToolArgumentsError
 
 

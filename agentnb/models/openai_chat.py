@@ -20,8 +20,8 @@ from ..errors import (
     ModelError,
     ModelNotFoundError,
     ModelRateLimitError,
-    one_line,
 )
+from ..text import one_line
 from ..events import Usage
 from ..messages import ToolCall
 from .base import Model, ModelRequest, ModelResponse, estimate_tokens

@@ -2,7 +2,7 @@
 
 Every turn record keeps each model call's request (``ModelRequested.request``, the payload as
 sent) and answer (``ModelResponded``). ``ReplayModel.from_history(agent.history)`` (or
-``from_session(path)``) plays those answers back in order, so a notebook recorded against a real
+``from_history(agentnb.sessions.load_history(path))``) plays those answers back in order, so a notebook recorded against a real
 model re-runs offline with the same content, tool calls and token counts.
 
 Each new request is rebuilt in the recorded wire format (Chat Completions or Responses, with the
@@ -91,13 +91,6 @@ class ReplayModel(Model):
                 recordings.append(Recording(requested.request, response, turn.index, requested.call))
         return cls(recordings, strict=strict)
 
-    @classmethod
-    def from_session(cls, path_or_dir: Any, session_id: str | None = None, *, strict: bool = True) -> ReplayModel:
-        """Recordings from a saved session (see ``agentnb.sessions.load_history``)."""
-        from ..sessions import load_history
-
-        return cls.from_history(load_history(path_or_dir, session_id=session_id), strict=strict)
-
     @property
     def label(self) -> str:
         return "replay"
@@ -125,7 +118,7 @@ class ReplayModel(Model):
                 f"played back; this request is one more. Re-record the session, or rewind() the model."
                 if self.recordings
                 else "replay: there is no recording; use ReplayModel.from_history(agent.history) "
-                "or ReplayModel.from_session(path)"
+                "or ReplayModel.from_history(agentnb.sessions.load_history(path))"
             )
         recording = self.recordings[self.position]
         actual = rebuild_payload(recording.request, request)

@@ -9,17 +9,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..history import History
+from ..history import History, turns_from_entries
+from ..modules import StateModule
 from .base import SessionBase
 from .codec import register_encoder, unregister_encoder
 from .json_session import JSONSession
 from .locate import NotebookLocation, find_notebook_path, notebook_session_dir
-from .modules import StateModule, history_from_state_dict
 from .sqlite_session import SQLiteSession
 
 
 def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = None, module: str = "agent") -> History:
-    """The turn history saved in a session, without building an agent (e.g. for replay).
+    """The turn history saved in a session, without building an agent (e.g. for replay:
+    ``ReplayModel.from_history(load_history(path))``).
 
     ``path_or_dir`` is a session's ``.json`` / ``.jsonl`` file, a folder of sessions (then
     ``session_id`` names one), or a ``.sqlite`` / ``.db`` file (with ``session_id``).
@@ -49,7 +50,7 @@ def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = N
     history_state = state.get("history", state)
     if has_tags(dumps(history_state)):
         history_state = decode(history_state, session.describe(session_id))
-    return History(history_from_state_dict(history_state))
+    return History(turns_from_entries(history_state.get("turns") or []))
 
 
 __all__ = [

@@ -5,15 +5,13 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..errors import SessionError
 from ..events import RunFailed, RunFinished
 from .base import SessionBase, check_session_id
 from .json_session import JSONSession
 
-if TYPE_CHECKING:
-    from ..agent import Agent
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,7 @@ class Autosave:
     """Stops the autosave."""
 
 
-def attach(agent: Agent, session: Any, session_id: str | None, *, fresh: bool, module: str) -> bool:
+def attach(agent: Any, session: Any, session_id: str | None, *, fresh: bool, module: str) -> bool:
     if isinstance(session, (str, os.PathLike)):
         session = JSONSession(session)
     if not isinstance(session, SessionBase):

@@ -18,9 +18,9 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..errors import SessionEncodeError, SessionNotFoundError
+from ..modules import is_state_module
 from . import format as fmt
 from .codec import decode, encode, has_tags
-from .modules import AgentCursor, agent_cursor, agent_delta, agent_state_dict, load_agent_state_dict
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
@@ -33,12 +33,6 @@ def check_session_id(session_id: str) -> str:
             f"(it names a file), starting with a letter or digit"
         )
     return session_id
-
-
-def _is_agent(module: Any) -> bool:
-    from ..agent import Agent
-
-    return isinstance(module, Agent)
 
 
 def _secrets() -> list[str]:
@@ -151,10 +145,7 @@ class SessionBase(abc.ABC):
             state = modules[name]
             if isinstance(state, (dict, list)) and has_tags(fmt.dumps(state)):
                 state = decode(state, f"{where} (module {name!r})")
-            if _is_agent(module):
-                load_agent_state_dict(module, state)
-            else:
-                module.load_state_dict(state)
+            module.load_state_dict(state)
             self._set_cursor(session_id, name, module)
         return True
 
@@ -171,8 +162,10 @@ class SessionBase(abc.ABC):
     def append_session_state_sync(self, session_id: str, *, _after_turn: bool = False, **state_modules: Any) -> None:
         """Save what changed in each module since this object last saved or loaded it.
 
-        For an agent that is the new turns, the changed state keys and the new messages;
-        other modules are written whole when their state changed. (``_after_turn`` is the
+        A module with deltas (``state_cursor`` / ``state_delta``, as an agent has: the new turns,
+        the changed state keys, the new messages) writes only those; others are written whole
+        when their state changed. What this object remembers as saved moves only once the write
+        is on disk, so a failed save is retried whole by the next one. (``_after_turn`` is the
         autosave's: the turns' own change records say which keys changed.)
         """
         check_session_id(session_id)
@@ -182,32 +175,28 @@ class SessionBase(abc.ABC):
             new_cursors: dict[str, Any] = {}
             for name, module in state_modules.items():
                 cursor = self._cursors.get((session_id, name)) if exists else None
-                if _is_agent(module):
-                    ops = (
-                        agent_delta(module, cursor, name, after_turn=_after_turn)
-                        if isinstance(cursor, AgentCursor)
-                        else None
-                    )
-                    if ops is None:
+                if callable(getattr(module, "state_delta", None)):
+                    found = module.state_delta(cursor, after_turn=_after_turn) if cursor is not None else None
+                    if found is None:
                         lines.append({"module": name, "op": "replace", "state": self._encode_module(name, module)})
-                        new_cursors[name] = module
-                    elif ops:
-                        lines.append({"module": name, "op": "delta", "ops": ops})
+                        new_cursors[name] = module.state_cursor()
+                    else:
+                        ops, new_cursors[name] = found
+                        if ops:
+                            lines.append({"module": name, "op": "delta", "ops": [_encode_op(op, name) for op in ops]})
                 else:
                     state = self._encode_module(name, module)
                     if cursor is None or cursor != state:
                         lines.append({"module": name, "op": "replace", "state": state})
-                        self._cursors[(session_id, name)] = state
+                        new_cursors[name] = state
             if lines:
                 seq = self._last_seq(session_id) if exists else 0
-                texts = []
-                for i, line in enumerate(lines, start=seq + 1):
-                    texts.append(redact(fmt.dumps({"v": fmt.VERSION, "seq": i, **line})))
+                texts = [redact(fmt.dumps({"v": fmt.VERSION, "seq": i, **line})) for i, line in enumerate(lines, start=seq + 1)]
                 log_size, snapshot_size = self._append(session_id, texts, seq + 1)
                 if log_size > max(snapshot_size, self.compact_min_bytes):
                     self._compact(session_id)
-        for name, module in new_cursors.items():
-            self._set_cursor(session_id, name, module)
+        for name, cursor in new_cursors.items():
+            self._cursors[(session_id, name)] = cursor
 
     async def append_session_state(self, session_id: str, **state_modules: Any) -> None:
         await asyncio.to_thread(self.append_session_state_sync, session_id, **state_modules)
@@ -235,9 +224,7 @@ class SessionBase(abc.ABC):
     def _encode_module(self, name: str, module: Any) -> Any:
         if name == fmt.META_KEY:
             raise ValueError(f"{fmt.META_KEY!r} is reserved; give the module another name")
-        if _is_agent(module):
-            state = agent_state_dict(module)
-        elif callable(getattr(module, "state_dict", None)):
+        if is_state_module(module):
             state = module.state_dict()
         else:
             raise SessionEncodeError(
@@ -247,7 +234,17 @@ class SessionBase(abc.ABC):
         return encode(state, name)
 
     def _set_cursor(self, session_id: str, name: str, module: Any) -> None:
-        if _is_agent(module):
-            self._cursors[(session_id, name)] = agent_cursor(module, name)
+        if callable(getattr(module, "state_cursor", None)):
+            self._cursors[(session_id, name)] = module.state_cursor()
         else:
             self._cursors[(session_id, name)] = self._encode_module(name, module)
+
+
+def _encode_op(op: dict[str, Any], module: str) -> dict[str, Any]:
+    """A delta op with its values encoded (errors name the module and the path)."""
+    where = ".".join([module, *op.get("path", [])])
+    if op["op"] == "merge":
+        return {**op, "set": encode(op["set"], where)}
+    if op["op"] == "splice":
+        return {**op, "append": encode(op["append"], where)}
+    return op

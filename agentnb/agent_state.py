@@ -1,0 +1,143 @@
+"""An agent as a state module: what it saves (state, conversation, every turn), how it loads,
+and the deltas that keep a per-turn save O(change). Used by ``Agent.state_dict`` and friends;
+sessions see only the protocol of ``agentnb.modules``."""
+
+from __future__ import annotations
+
+import copy
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import diff
+from .history import History, TurnRecord, turn_entries, turns_from_entries
+from .messages import Message
+from .modules import load_registered, merge, registered_state, splice
+
+KIND = "agentnb.Agent"
+"""The ``kind`` an agent's saved state carries."""
+
+
+def top_fields(agent: Any) -> dict[str, Any]:
+    """The small top-level fields of an agent's saved state."""
+    return {
+        "kind": KIND,
+        "name": agent.name,
+        "session_id": agent.session_id,
+        "model": agent.model.label,
+        "registered": registered_state(agent),
+    }
+
+
+def state_dict(agent: Any) -> dict[str, Any]:
+    """The agent's whole state: data, conversation, turns (with every request/response)."""
+    return {
+        **top_fields(agent),
+        "state": dict(agent.state.data),
+        "messages": [m.to_dict() for m in agent.state.messages],
+        "history": agent.history.state_dict(),
+    }
+
+
+def load_state_dict(agent: Any, data: Mapping[str, Any], strict: bool = True) -> None:
+    """Restore what ``state_dict`` saved into an agent built by the same code."""
+    turns = turns_from_entries((data.get("history") or {}).get("turns") or [])
+    messages = [Message.from_dict(m) for m in data.get("messages") or []]
+    agent.state.replace_data(copy.deepcopy(data.get("state") or {}))
+    agent.state.messages[:] = messages
+    agent.history.replace(turns)
+    if isinstance(data.get("session_id"), str):
+        agent.session_id = data["session_id"]
+    load_registered(agent, dict(data.get("registered") or {}), strict)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """What a session last stored of one agent, to write only what changed since."""
+
+    owner: Any
+    """A weak reference to the agent."""
+    turns: int
+    """Finished turns stored."""
+    last_turn: TurnRecord | None
+    """The last stored turn (to notice a history that was replaced)."""
+    state: dict[str, Any]
+    """The state data as stored (values not shared with the live state)."""
+    messages: list[Message]
+    """The conversation as stored."""
+    top: dict[str, Any]
+    """The small top-level fields as stored."""
+
+
+def cursor(agent: Any) -> Cursor:
+    """A cursor for what the agent holds now (after a save or a load)."""
+    done = agent.history.finished()
+    return Cursor(
+        owner=weakref.ref(agent),
+        turns=len(done),
+        last_turn=done[-1] if done else None,
+        state=copy.deepcopy(agent.state.data),
+        messages=list(agent.state.messages),
+        top=top_fields(agent),
+    )
+
+
+def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dict[str, Any]], Cursor] | None:
+    """Ops for what changed since ``since`` and the cursor after them; None when a whole save
+    is needed (no cursor, another agent, or a history that was rewritten).
+
+    ``after_turn``: the save comes right as a turn ended (autosave), so the state changed only
+    through the turns since the cursor, whose change records name the keys: nothing else is
+    compared with the last save."""
+    if not isinstance(since, Cursor) or since.owner() is not agent:
+        return None
+    history: History = agent.history
+    if len(history) < since.turns or (since.turns and history[since.turns - 1] is not since.last_turn):
+        return None
+    done = history.finished()
+    ops: list[dict[str, Any]] = []
+    if len(done) > since.turns:
+        prev = done[since.turns - 1].state_after if since.turns else {}
+        ops.append(splice(["history", "turns"], turn_entries(done[since.turns :], prev, start=since.turns)))
+    live = agent.state.data
+    new_turns = done[since.turns :]
+    keys = [k for turn in new_turns for k in turn.changed_keys()]
+    whole = any(op["path"] == "" for turn in new_turns for c in turn.state_changes for op in c.patch)
+    if after_turn and new_turns and history[-1] is done[-1] and not whole:
+        state_delta = diff.keys_diff(live, keys)
+    else:
+        state_delta = diff.top_diff(since.state, live)
+    stored_state = since.state
+    if state_delta["set"] or state_delta["unset"]:
+        state_delta["set"] = {k: copy.deepcopy(v) for k, v in state_delta["set"].items()}
+        ops.append(merge(["state"], state_delta["set"], state_delta["unset"]))
+        stored_state = diff.apply_top_diff(since.state, state_delta)
+    messages = agent.state.messages
+    known = len(since.messages)
+    if known <= len(messages) and (known == 0 or messages[known - 1] is since.messages[-1]):
+        keep = known  # the conversation only grew (the usual case): no need to walk it
+    else:
+        keep = 0
+        limit = min(len(messages), known)
+        while keep < limit and (messages[keep] is since.messages[keep] or messages[keep] == since.messages[keep]):
+            keep += 1
+    if keep < len(since.messages) or keep < len(messages):
+        # A conversation that only grew is appended; one that was cut is rewritten from there.
+        ops.append(splice(["messages"], [m.to_dict() for m in messages[keep:]], None if keep == known else keep))
+    top = top_fields(agent)
+    top_changes = diff.top_diff(since.top, top)
+    if top_changes["set"]:
+        ops.append(merge([], top_changes["set"]))
+    after = Cursor(
+        owner=since.owner,
+        turns=len(done),
+        last_turn=done[-1] if done else None,
+        state=stored_state,
+        messages=list(messages),
+        top=top,
+    )
+    return ops, after
+
+
+__all__ = ["KIND", "Cursor", "cursor", "delta", "load_state_dict", "state_dict", "top_fields"]

@@ -1,0 +1,153 @@
+"""One tool call, start to finish: lookup, argument checks, the hook chain, outputs to state,
+and a result or a clear error for the model.
+
+Nothing a tool call does can end the run: an unknown tool, malformed or invalid arguments, a
+tool or hook that raises, a state left invalid — each becomes that call's error result (the
+model reads it and may try again) and the call's state changes are rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .errors import StateKeyError, StateTypeError, ToolArgumentsError
+from .events import StateCause, ToolCallFinished
+from .messages import ToolCall
+from .run_context import RunContext
+from .tools import AGENTIC_TOOL, Tool, result_text, run_chain
+from .tracking import Authors, StateTracker
+
+
+class ToolExecutor:
+    """Runs the tool calls of one run."""
+
+    def __init__(
+        self,
+        tools: Mapping[str, Tool],
+        hooks: list[Callable[..., Any]],
+        ctx: RunContext,
+        tracker: StateTracker,
+    ) -> None:
+        self.tools = tools
+        self.hooks = hooks
+        self.ctx = ctx
+        self.tracker = tracker
+
+    def run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
+        """Run one call; its state changes wait in ``tracker.pending``."""
+        started = time.perf_counter()
+        base = dict(
+            run_id=self.ctx.run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments
+        )
+
+        def failed(kind: str, error: str, **extra: Any) -> ToolCallFinished:
+            return ToolCallFinished(
+                **base,
+                result=f"Error: {error}",
+                error=error,
+                error_kind=kind,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                **extra,
+            )
+
+        tool = self.tools.get(tool_call.name)
+        if tool is None:
+            available = ", ".join(sorted(self.tools)) or "(none)"
+            return failed("unknown_tool", f"there is no tool named {tool_call.name!r}. Available tools: {available}.")
+        try:
+            raw = tool_call.parsed_arguments()
+        except json.JSONDecodeError as exc:
+            return failed(
+                "malformed_arguments",
+                f"the arguments for {tool.name!r} are not valid JSON ({exc.msg} at position {exc.pos}). "
+                f"Send a JSON object matching the tool's parameters.",
+            )
+        try:
+            arguments = tool.validate_arguments(raw)
+        except ToolArgumentsError as exc:
+            return failed(
+                "invalid_arguments",
+                f"invalid arguments for {tool.name!r}: {exc}. Fix the arguments and call the tool again.",
+            )
+
+        start = self.tracker.snapshot
+        authors = Authors(self.tracker, lambda link: self._cause(tool, tool_call.id, link))
+        outcome = run_chain(tool, arguments, self.hooks, self.ctx, on_link=authors.on_link if self.hooks else None)
+        if outcome.error is None:
+            authors.close()
+            try:
+                self._apply_outputs(tool, outcome.result, tool_call.id)
+                changed = self.tracker.changed_since(start)
+                if self.ctx.state.has_schema:
+                    self.ctx.state.validate(changed)
+            except (StateKeyError, StateTypeError, ToolArgumentsError) as exc:
+                self.tracker.rollback(start)
+                return failed(
+                    "state_error",
+                    f"tool {tool.name!r} left the state invalid: {exc}. The state was not changed.",
+                    hooks=tuple(outcome.steps),
+                    answered_by=outcome.answered_by,
+                )
+            return ToolCallFinished(
+                **base,
+                result=result_text(outcome.result),
+                hooks=tuple(outcome.steps),
+                answered_by=outcome.answered_by,
+                changed_keys=tuple(changed),
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        self.tracker.rollback(start)
+        exc = outcome.error
+        source = outcome.error_source
+        who = f"tool {tool.name!r}" if source == "tool" else f"hook {source!r}"
+        kind = "tool_error" if source == "tool" else "hook_error"
+        if isinstance(exc, (StateKeyError, StateTypeError)):
+            kind = "state_error"
+        return failed(
+            kind,
+            f"{exc} ({type(exc).__name__} raised by {who})" if str(exc) else f"{type(exc).__name__} raised by {who}",
+            hooks=tuple(outcome.steps),
+            answered_by=None,
+        )
+
+    @staticmethod
+    def _cause(tool: Tool, tool_call_id: str, link: str) -> StateCause:
+        if link == "tool":
+            kind = "agentic" if tool.name == AGENTIC_TOOL else "tool"
+            return StateCause(kind=kind, name=tool.name, tool_call_id=tool_call_id)
+        return StateCause(kind="hook", name=link, tool_call_id=tool_call_id)
+
+    def _apply_outputs(self, tool: Tool, result: Any, tool_call_id: str) -> None:
+        state = self.ctx.state
+        for key, spec in tool.outputs_to_state.items():
+            source = spec.get("source")
+            if source is None:
+                value = result
+            elif isinstance(result, dict):
+                if source not in result:
+                    raise ToolArgumentsError(
+                        f"outputs_to_state[{key!r}] reads {source!r} from the result, which has keys {sorted(result)}"
+                    )
+                value = result[source]
+            else:
+                raise ToolArgumentsError(
+                    f"outputs_to_state[{key!r}] reads {source!r} from the result, but the tool "
+                    f"returned {type(result).__name__}; return a dict"
+                )
+            handler = spec.get("handler")
+            state.set(key, value, handler_override=handler)
+            used = handler or (state.handler_for(key) if state.has_schema else None)
+            self.tracker.checkpoint(
+                StateCause(
+                    kind="output",
+                    name=tool.name,
+                    tool_call_id=tool_call_id,
+                    handler=getattr(used, "__name__", None) if used else None,
+                )
+            )
+
+
+__all__ = ["ToolExecutor"]

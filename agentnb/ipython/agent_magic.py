@@ -1,0 +1,276 @@
+"""``%%agent``: define an agent whose instructions are the cell body, and show its inspector."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
+
+from ..agent import Agent
+from ..errors import AgentnbError
+from ..models import Model
+from ..text import one_line
+from ..tools import Toolkit
+from .parsing import identifier, names, parse_options
+from .workspace import WorkspaceMagics
+
+
+@magics_class
+class AgentMagics(WorkspaceMagics):
+    """``%%agent``: define an agent whose instructions are the cell body."""
+
+    @magic_arguments()
+    @argument("name", help="the Python name the agent is bound to")
+    @argument("--model", help="a model string (e.g. offline, openai:gpt-5-mini) or a variable holding a model (e.g. a ScriptedModel)")
+    @argument("--state", help="initial session state: JSON (quoted) or a variable holding a dict")
+    @argument("--schema", help="a variable holding a state schema {key: {'type': T, 'handler': fn?}}")
+    @argument("--agentic-state", action="store_true", help="give the model the update_session_state tool")
+    @argument("--state-in-context", action="store_true", help="append the <session_state> block to the system prompt")
+    @argument("--tools", help="comma-separated names of functions, Tools, Toolkits or lists (or tools from %%tool)")
+    @argument("--hooks", help="comma-separated names of tool-hook functions (first = outermost) or lists of them")
+    @argument("--context", help="comma-separated names of context providers (DocumentContext, ConversationMemory, ...) or lists of them")
+    @argument("--session", help="where to save after every turn (and restore from on re-run): a folder, or a variable holding a JSONSession/SQLiteSession; default: NOTEBOOK.agentnb/ beside the notebook")
+    @argument("--no-session", action="store_true", help="do not save this agent's turns")
+    @argument("--max-iterations", type=int, help="most rounds of tool calls per turn (default 10)")
+    @argument("--markdown", action="store_true", help="ask the model to answer in markdown")
+    @argument("--description", help="the agent's description (first section of the system prompt)")
+    @argument("--fresh", action="store_true", help="on re-run, drop the previous state and history")
+    @line_cell_magic
+    def agent(self, line: str, cell: str | None = None) -> None:
+        """Define an agent NAME; the cell body is its instructions (``{key}`` placeholders are
+        filled from the session state). Binds NAME and shows its inspector. The line form
+        ``%agent NAME ...`` defines an agent without instructions.
+
+        Re-running the cell redefines the agent and keeps its state and history, unless
+        ``--fresh``.
+
+        Example::
+
+            %%agent shop --model model --state '{"shopping_list": []}' --agentic-state --state-in-context
+            You keep the user's shopping list. It has {shopping_list}.
+        """
+        args = parse_options(self.agent, line, "%%agent")
+        name = identifier(args.name, "%%agent")
+        if args.max_iterations is not None and args.max_iterations < 0:
+            raise UsageError(f"%%agent: --max-iterations must be 0 or more, got {args.max_iterations}")
+        options: dict[str, Any] = {
+            "model": self._model(args.model),
+            "instructions": (cell or "").strip() or None,
+            "description": args.description,
+            "session_state": self._state(args.state),
+            "state_schema": self._schema(args.schema),
+            "enable_agentic_state": args.agentic_state,
+            "add_session_state_to_context": args.state_in_context,
+            "markdown": args.markdown,
+            "tools": self._tools(args.tools) if args.tools else None,
+            "tool_hooks": self._hooks(args.hooks) if args.hooks else None,
+        }
+        if args.max_iterations is not None:
+            options["max_tool_iterations"] = args.max_iterations
+        if args.context:
+            options.update(self._context(args.context))
+        if args.session and args.no_session:
+            raise UsageError("%%agent: --session and --no-session contradict each other; keep one")
+        session, where, notice = self._session_for(args)
+        try:
+            agent = Agent(name, **options)
+        except AgentnbError as exc:
+            raise UsageError(f"%%agent {name}: {one_line(exc)}") from None
+        previous = self.workspace.agents.get(name)
+        restored = False
+        if session is not None:
+            try:
+                restored = agent.attach_session(session, fresh=args.fresh)
+            except (AgentnbError, TypeError, ValueError, OSError) as exc:
+                raise UsageError(f"%%agent {name}: --session {args.session}: {one_line(exc)}") from None
+            if notice:
+                print(notice, file=sys.stderr)
+            if restored:
+                print(
+                    f"{name}: restored its session from {where} (state keys: "
+                    f"{', '.join(agent.session_state) or 'none'}; {len(agent.history)} turn(s)); "
+                    f"add --fresh to start over"
+                )
+            else:
+                print(f"{name}: saving every turn to {where}")
+        if previous is not None and not args.fresh and not restored:
+            print(_carry_over(previous, agent))
+        self.workspace.agents[name] = agent
+        self.workspace.ns[name] = agent
+        print(repr(agent))
+        show_inspector(agent, required=False)
+
+    # each helper turns one option into the keyword argument Agent expects
+
+    def _lookup(self, value: str) -> tuple[bool, Any]:
+        ns = self.workspace.ns
+        if value.isidentifier() and value in ns:
+            return True, ns[value]
+        return False, None
+
+    def _model(self, spec: str | None) -> Any:
+        if spec is None:
+            return self.workspace.default_model
+        found, value = self._lookup(spec)
+        if found:
+            if isinstance(value, (Model, str)):
+                return value
+            raise UsageError(f"%%agent: --model {spec} is a {type(value).__name__}, not a model; pass a model string or a variable holding a Model")
+        from ..model_spec import resolve_model
+
+        try:
+            resolve_model(spec)
+        except AgentnbError as exc:
+            raise UsageError(f"%%agent: --model {spec}: {one_line(exc)} (no variable named {spec!r} either)") from None
+        return spec
+
+    def _state(self, spec: str | None) -> dict[str, Any] | None:
+        if spec is None:
+            return None
+        found, value = self._lookup(spec)
+        if not found:
+            try:
+                value = json.loads(spec)
+            except json.JSONDecodeError as exc:
+                hint = f"no variable named {spec!r} and " if spec.isidentifier() else ""
+                raise UsageError(
+                    f"%%agent: --state {spec}: {hint}not valid JSON ({exc.msg} at position {exc.pos}); "
+                    """pass a JSON object in quotes, e.g. --state '{"items": []}', or a variable name"""
+                ) from None
+        if not isinstance(value, dict):
+            raise UsageError(f"%%agent: --state must be a dict (JSON object), got {type(value).__name__}")
+        return value
+
+    def _schema(self, spec: str | None) -> dict[str, Any] | None:
+        if spec is None:
+            return None
+        found, value = self._lookup(spec)
+        if not found:
+            raise UsageError(f"%%agent: --schema {spec}: no variable named {spec!r}; define the schema dict in a cell above")
+        if not isinstance(value, dict):
+            raise UsageError(f"%%agent: --schema {spec} is a {type(value).__name__}; it must be a dict {{key: {{'type': T}}}}")
+        return value
+
+    def _tools(self, spec: str) -> list[Any]:
+        out: list[Any] = []
+        for name in names(spec, "--tools", "%%agent"):
+            found, value = self._lookup(name)
+            if not found and name in self.workspace.tools:
+                found, value = True, self.workspace.tools[name]
+            if not found:
+                raise UsageError(
+                    f"%%agent: --tools names {name!r}, which is neither a variable nor a tool registered "
+                    f"by %%tool; define it above (registered: {', '.join(self.workspace.tools) or 'none'})"
+                )
+            if not (callable(value) or isinstance(value, (Toolkit, list, tuple))):
+                raise UsageError(f"%%agent: --tools {name} is a {type(value).__name__}; pass functions, Tools, Toolkits or lists of them")
+            out.append(value)
+        return out
+
+    def _hooks(self, spec: str) -> list[Any]:
+        out: list[Any] = []
+        for name in names(spec, "--hooks", "%%agent"):
+            found, value = self._lookup(name)
+            if not found:
+                raise UsageError(f"%%agent: --hooks names {name!r}, but there is no variable with that name; define the hook function above")
+            items = list(value) if isinstance(value, (list, tuple)) else [value]
+            for item in items:
+                if not callable(item):
+                    raise UsageError(f"%%agent: --hooks {name} holds a {type(item).__name__}; a hook is a function")
+            out.extend(items)
+        return out
+
+    def _context(self, spec: str) -> dict[str, Any]:
+        providers: list[Any] = []
+        for name in names(spec, "--context", "%%agent"):
+            found, value = self._lookup(name)
+            if not found:
+                raise UsageError(f"%%agent: --context names {name!r}, but there is no variable with that name; create the provider above")
+            items = list(value) if isinstance(value, (list, tuple)) else [value]
+            for item in items:
+                if not callable(getattr(item, "get_blocks", None)):
+                    what = f"is a {type(value).__name__}" if item is value else f"holds a {type(item).__name__}"
+                    raise UsageError(
+                        f"%%agent: --context {name} {what}, not a context provider (no get_blocks method); "
+                        f"pass a DocumentContext, DataFrameContext, ConversationMemory or an object with get_blocks(query, top_k)"
+                    )
+            providers.extend(items)
+        return {"context_providers": providers}
+
+    def _session(self, spec: str) -> Any:
+        """A SessionBase held by a variable, or a folder for a JSON session."""
+        found, value = self._lookup(spec)
+        if found:
+            return value
+        return spec
+
+    def _session_for(self, args: Any) -> tuple[Any, str | None, str | None]:
+        """The session an agent autosaves to, how to name it, and a notice when the notebook's
+        location had to be guessed. Default: ``NOTEBOOK.agentnb/`` beside the notebook."""
+        if args.no_session:
+            return None, None, None
+        if args.session:
+            session = self._session(args.session)
+            return session, where(session), None
+        if self.workspace.session_dir is not None:
+            return self.workspace.session_dir, where(self.workspace.session_dir), None
+        from ..sessions import find_notebook_path
+
+        location = find_notebook_path(self.workspace.ns)
+        return str(location.session_dir), where(location.session_dir), location.notice
+
+
+def _carry_over(old: Agent, new: Agent) -> str:
+    """A redefined agent keeps its predecessor's state, conversation and turns."""
+    try:
+        new.continue_from(old)
+    except AgentnbError as exc:
+        raise UsageError(
+            f"%%agent {new.name}: the previous state does not fit the new definition "
+            f"({one_line(exc)}); add --fresh to start from the new state"
+        ) from None
+    keys = ", ".join(new.session_state) or "none"
+    return (
+        f"{new.name} redefined: kept its state (keys: {keys}) and history ({len(new.history)} "
+        f"turn(s)) from the previous definition; add --fresh to start over"
+    )
+
+
+def show_inspector(agent: Agent, *, required: bool) -> None:
+    """Display the agent's inspector (one per agent).
+
+    When it was asked for (``%agentnb show``) a failure is a UsageError; when it only comes
+    with ``%%agent`` it is a one-line notice, so the agent is still defined."""
+    try:
+        from .inspector import Inspector
+
+        widget = Inspector.for_agent(agent)
+    except Exception as exc:
+        message = f"the inspector is not available ({type(exc).__name__}: {one_line(exc)})"
+        if required:
+            raise UsageError(f"%agentnb show: {message}; install agentnb[notebook]") from None
+        print(f"note: {message}", file=sys.stderr)
+        return
+    display(widget)
+
+
+def where(session: Any) -> str:
+    """A session's location for messages: relative to the working directory when inside it."""
+    import os
+
+    folder = getattr(session, "save_dir", None) or getattr(session, "path", None) or session
+    if not isinstance(folder, (str, os.PathLike)):
+        return type(session).__name__
+    try:
+        relative = os.path.relpath(folder)
+    except ValueError:
+        return str(folder)
+    return str(folder) if relative.startswith("..") else relative
+
+
+__all__ = ["AgentMagics", "show_inspector", "where"]

@@ -1,0 +1,183 @@
+"""``%agentnb``: list, show, preview, save / load / reset / fork agents; set defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from ..agent import Agent
+from ..errors import AgentnbError
+from ..models import Model
+from ..text import one_line
+from .parsing import identifier, parse_options
+from .workspace import WorkspaceMagics
+from .agent_magic import show_inspector
+
+
+COMMANDS = ("list", "show", "preview", "save", "load", "reset", "fork", "defaults")
+
+
+@magics_class
+class AgentnbMagics(WorkspaceMagics):
+    """``%agentnb``: list, show, preview, save / load / reset / fork agents; set defaults."""
+
+    @magic_arguments()
+    @argument("command", choices=COMMANDS, help="what to do (see below)")
+    @argument("args", nargs="*", help="the command's arguments")
+    @argument("--model", help="defaults: the model for agents defined without --model")
+    @argument("--session-dir", help="defaults: the folder sessions are kept in")
+    @line_magic
+    def agentnb(self, line: str) -> None:
+        """Manage the notebook's agents.
+
+        Commands::
+
+            %agentnb list                    agents with their model, tools, turns and state keys
+            %agentnb show NAME               the agent's inspector
+            %agentnb preview NAME MESSAGE    what the model would receive, without calling it
+            %agentnb save NAME               keep a copy of the state, messages and turns
+            %agentnb load NAME               go back to the saved copy
+            %agentnb reset NAME              back to the state it was defined with, no turns
+            %agentnb fork NAME NEW           a new agent NEW with the same definition and a copy of the state
+            %agentnb defaults [--model M] [--session-dir D]
+        """
+        args = parse_options(self.agentnb, line, "%agentnb")
+        expected = {
+            "list": (0, 0, ""),
+            "show": (1, 1, " NAME"),
+            "preview": (2, None, " NAME MESSAGE"),
+            "save": (1, 2, " NAME"),
+            "load": (1, 2, " NAME"),
+            "reset": (1, 1, " NAME"),
+            "fork": (2, 2, " NAME NEW"),
+            "defaults": (0, 0, " [--model M] [--session-dir D]"),
+        }
+        low, high, usage = expected[args.command]
+        if len(args.args) < low or (high is not None and len(args.args) > high):
+            raise UsageError(f"%agentnb {args.command}: expected %agentnb {args.command}{usage}")
+        if args.command != "defaults" and (args.model or args.session_dir):
+            raise UsageError("%agentnb: --model and --session-dir belong to %agentnb defaults")
+        getattr(self, f"_{args.command}")(args)
+
+    def _list(self, args: Any) -> None:
+        names = self.workspace.agent_names()
+        if not names:
+            print("no agents yet; define one with %%agent NAME")
+            return
+        for name in names:
+            agent = self.workspace.agent(name, "%agentnb list")
+            tools = ", ".join(t.name for t in agent.all_tools()) or "-"
+            keys = ", ".join(agent.session_state) or "-"
+            print(f"{name}: model {agent.model.label}; tools: {tools}; turns: {len(agent.history)}; state keys: {keys}")
+
+    def _show(self, args: Any) -> None:
+        show_inspector(self.workspace.agent(args.args[0], "%agentnb show"), required=True)
+
+    def _preview(self, args: Any) -> None:
+        name, message = args.args[0], " ".join(args.args[1:])
+        agent = self.workspace.agent(name, "%agentnb preview")
+        try:
+            observation = agent.observe(message)
+        except AgentnbError as exc:
+            raise UsageError(f"%agentnb preview {name}: {one_line(exc)}") from None
+        tools = ", ".join(t["function"]["name"] for t in observation.tools) or "-"
+        print(f"system prompt:\n{observation.system_prompt or '(none)'}\n")
+        print(f"user prompt:\n{observation.user_prompt}\n")
+        print(f"messages: {len(observation.messages)}; tools: {tools}")
+        for note in observation.notes:
+            print(f"note: {note}")
+
+    def _save(self, args: Any) -> None:
+        name = args.args[0]
+        agent = self.workspace.agent(name, "%agentnb save")
+        if len(args.args) == 2:
+            session = _session_at(args.args[1], "%agentnb save")
+            try:
+                session.save_session_state_sync(name, agent=agent)
+            except (AgentnbError, OSError) as exc:
+                raise UsageError(f"%agentnb save {name}: {one_line(exc)}") from None
+            print(f"saved {name} to {session.describe(name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
+            return
+        self.workspace.snapshots[name] = agent.snapshot()
+        print(f"saved {name}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s) (in memory)")
+
+    def _load(self, args: Any) -> None:
+        name = args.args[0]
+        agent = self.workspace.agent(name, "%agentnb load")
+        if len(args.args) == 2:
+            session = _session_at(args.args[1], "%agentnb load")
+            try:
+                session.load_session_state_sync(name, allow_not_exist=False, agent=agent)
+            except (AgentnbError, OSError, ValueError) as exc:
+                raise UsageError(f"%agentnb load {name}: {one_line(exc)}") from None
+            print(f"loaded {name} from {session.describe(name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
+            return
+        snapshot = self.workspace.snapshots.get(name)
+        if snapshot is None:
+            raise UsageError(f"%agentnb load {name}: nothing saved for {name!r}; run %agentnb save {name} first")
+        _restore(agent, snapshot)
+        print(f"loaded {name}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
+
+    def _reset(self, args: Any) -> None:
+        name = args.args[0]
+        agent = self.workspace.agent(name, "%agentnb reset")
+        try:
+            agent.reset()
+        except AgentnbError as exc:
+            raise UsageError(f"%agentnb reset {name}: {one_line(exc)}") from None
+        print(f"reset {name}: state {agent.session_state}, no turns")
+
+    def _fork(self, args: Any) -> None:
+        name, new_name = args.args
+        identifier(new_name, "%agentnb fork")
+        agent = self.workspace.agent(name, "%agentnb fork")
+        if new_name in self.workspace.ns or new_name in self.workspace.agents:
+            raise UsageError(f"%agentnb fork: the name {new_name!r} is taken; pick another")
+        try:
+            forked = agent.fork(new_name)
+        except AgentnbError as exc:
+            raise UsageError(f"%agentnb fork: {one_line(exc)}") from None
+        self.workspace.agents[new_name] = forked
+        self.workspace.ns[new_name] = forked
+        print(f"forked {name} into {new_name}: copied state keys {list(forked.session_state)}, {len(forked.history)} turn(s)")
+
+    def _defaults(self, args: Any) -> None:
+        if args.model is not None:
+            found = args.model.isidentifier() and args.model in self.workspace.ns
+            value = self.workspace.ns[args.model] if found else args.model
+            if not isinstance(value, (Model, str)):
+                raise UsageError(f"%agentnb defaults: --model {args.model} is a {type(value).__name__}, not a model")
+            if isinstance(value, str):
+                from ..model_spec import resolve_model
+
+                try:
+                    resolve_model(value)
+                except AgentnbError as exc:
+                    raise UsageError(f"%agentnb defaults: --model {value}: {one_line(exc)}") from None
+            self.workspace.default_model = value
+        if args.session_dir is not None:
+            self.workspace.session_dir = args.session_dir
+        model = self.workspace.default_model
+        model_text = "offline" if model is None else model if isinstance(model, str) else model.label
+        print(f"defaults: model {model_text}; session dir {self.workspace.session_dir or 'next to the notebook'}")
+
+
+def _session_at(path: str, magic: str) -> Any:
+    """A session for ``%agentnb save/load NAME PATH``: SQLite for .db/.sqlite, else a JSON folder."""
+    from ..sessions import JSONSession, SQLiteSession
+
+    if path.endswith((".db", ".sqlite", ".sqlite3")):
+        return SQLiteSession(path)
+    if path.endswith((".json", ".jsonl", ".ipynb")):
+        raise UsageError(f"{magic}: PATH is a folder (JSON session files go inside it) or a .db file; got {path!r}")
+    return JSONSession(path)
+
+
+def _restore(agent: Agent, snapshot: Any) -> None:
+    try:
+        agent.restore(snapshot)
+    except AgentnbError as exc:
+        raise UsageError(f"cannot restore {agent.name}: {one_line(exc)}") from None

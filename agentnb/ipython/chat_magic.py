@@ -1,0 +1,56 @@
+"""``%%chat``: one turn of an agent, the cell body as the user's message."""
+
+from __future__ import annotations
+
+
+from IPython.core.error import UsageError
+from IPython.core.magic import cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from ..errors import AgentnbError
+from ..text import one_line
+from .parsing import parse_options
+from .workspace import WorkspaceMagics
+from .record import LiveTurn
+
+
+@magics_class
+class ChatMagics(WorkspaceMagics):
+    """``%%chat``: run one turn of an agent with the cell body as the user's message."""
+
+    @magic_arguments()
+    @argument("name", help="the agent to talk to")
+    @cell_magic
+    def chat(self, line: str, cell: str) -> None:
+        """Send the cell body to agent NAME. The answer streams into the cell; when the turn
+        ends the cell keeps a static record (answer, tool calls, state changes).
+
+        ``NAME.run("...")`` in plain Python runs the same turn and updates the same inspector.
+
+        Example::
+
+            %%chat shop
+            Add milk and eggs.
+        """
+        args = parse_options(self.chat, line, "%%chat")
+        agent = self.workspace.agent(args.name, "%%chat")
+        message = cell.strip()
+        if not message:
+            raise UsageError(f"%%chat {args.name}: the cell is empty; write the message to send below the %%chat line")
+        live = LiveTurn()
+        try:
+            result = agent.run(message, on_event=live)
+        except AgentnbError as exc:
+            # A failed run carries its result (AgentRunError, or agentnb's own error with
+            # .result attached): leave its record, then say in one line what went wrong.
+            result = getattr(exc, "result", None)
+            turn = getattr(result, "turn", None)
+            if turn is None:
+                raise UsageError(f"%%chat {args.name}: {one_line(exc)}") from None
+            live.finish(turn)
+            raise UsageError(f"%%chat {args.name}: turn {turn.index} failed: {one_line(exc)}") from None
+        assert result.turn is not None
+        live.finish(result.turn)
+
+
+__all__ = ["ChatMagics"]

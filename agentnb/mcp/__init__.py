@@ -1,0 +1,37 @@
+"""MCP (Model Context Protocol) servers as tools and as context, through the official ``mcp`` SDK.
+
+- ``MCPTools("python -m mcp_server_time")`` or ``MCPTools(url="http://127.0.0.1:8000/mcp")``:
+  the server's tools, for ``Agent(tools=[...])``;
+- ``MCPContext(server, resources="all" | [uri, ...], search_tool=None)``: its resources (or a
+  search tool) as a passive or active context provider;
+- ``servers()``: every server this process used, its state and tools; ``close_all()`` stops
+  them (done by itself at interpreter exit).
+
+Needs the optional dependency: ``pip install "agentnb[mcp]"``.
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp as _sdk  # noqa: F401  (the official SDK, not this package)
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(f"agentnb.mcp needs the official MCP SDK ({exc}); install it with: pip install 'agentnb[mcp]'") from None
+
+from .connection import ServerStatus, close_all, servers
+from .context import MCPContext
+from ..errors import MCPDisconnectedError, MCPServerError, MCPStartError, MCPTimeoutError, MCPToolError
+from .tools import MCPTool, MCPTools
+
+__all__ = [
+    "MCPContext",
+    "MCPDisconnectedError",
+    "MCPServerError",
+    "MCPStartError",
+    "MCPTimeoutError",
+    "MCPTool",
+    "MCPToolError",
+    "MCPTools",
+    "ServerStatus",
+    "close_all",
+    "servers",
+]

@@ -1,0 +1,117 @@
+"""State modules: the protocol sessions save and load through (AgentScope's ``StateModule``).
+
+Any object with ``state_dict()`` and ``load_state_dict(state_dict, strict=True)`` can be saved in
+a session. ``register_state(obj, "attr")`` adds an attribute to what an object saves; the
+``StateModule`` base class gives user classes that method. Agent, State, Toolkit and History
+implement the protocol themselves; sessions never need to know which kind of module they hold.
+
+A module may also save by *delta*, so a session writes what changed rather than the whole state:
+
+- ``module.state_cursor()`` returns an opaque value describing what was just stored (called
+  after a save or a load);
+- ``module.state_delta(cursor)`` returns ``(ops, new_cursor)`` for what changed since, or None
+  when only a whole save will do. The session keeps ``new_cursor`` once the ops are on disk.
+
+Ops are plain dicts, built with ``merge`` and ``splice`` below; values are the module's own
+(the session encodes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+_REGISTRY_ATTR = "_agentnb_registered_state"
+
+
+def register_state(
+    obj: Any,
+    attr_name: str,
+    custom_to_json: Callable[[Any], Any] | None = None,
+    custom_from_json: Callable[[Any], Any] | None = None,
+) -> None:
+    """Save ``obj.<attr_name>`` with the object's state (AgentScope's ``register_state``)."""
+    if not isinstance(attr_name, str) or not attr_name.isidentifier():
+        raise ValueError(f"register_state needs an attribute name, got {attr_name!r}")
+    if not hasattr(obj, attr_name):
+        raise AttributeError(f"{type(obj).__name__} has no attribute {attr_name!r}; set it before register_state")
+    registry = obj.__dict__.setdefault(_REGISTRY_ATTR, {})
+    registry[attr_name] = (custom_to_json, custom_from_json)
+
+
+def registered_state(obj: Any) -> dict[str, Any]:
+    """The registered attributes' values (nested state modules as their state_dict)."""
+    out: dict[str, Any] = {}
+    for name, (to_json, _) in obj.__dict__.get(_REGISTRY_ATTR, {}).items():
+        value = getattr(obj, name)
+        if to_json is not None:
+            value = to_json(value)
+        elif is_state_module(value):
+            value = value.state_dict()
+        out[name] = value
+    return out
+
+
+def load_registered(obj: Any, data: dict[str, Any], strict: bool = True) -> None:
+    """Put saved values back into the registered attributes of ``obj``."""
+    registry = obj.__dict__.get(_REGISTRY_ATTR, {})
+    for name, (_, from_json) in registry.items():
+        if name not in data:
+            if strict:
+                raise KeyError(
+                    f"the saved state of {type(obj).__name__} has no {name!r}; it has {sorted(data)} "
+                    f"(pass strict=False to keep the current value)"
+                )
+            continue
+        value = data[name]
+        current = getattr(obj, name, None)
+        if from_json is not None:
+            setattr(obj, name, from_json(value))
+        elif is_state_module(current):
+            current.load_state_dict(value)
+        else:
+            setattr(obj, name, value)
+
+
+def is_state_module(value: Any) -> bool:
+    """Whether ``value`` has ``state_dict()`` and ``load_state_dict()``."""
+    return callable(getattr(value, "state_dict", None)) and callable(getattr(value, "load_state_dict", None))
+
+
+class StateModule:
+    """Base for user classes saved in sessions: call ``self.register_state("attr")``."""
+
+    def register_state(
+        self,
+        attr_name: str,
+        custom_to_json: Callable[[Any], Any] | None = None,
+        custom_from_json: Callable[[Any], Any] | None = None,
+    ) -> None:
+        register_state(self, attr_name, custom_to_json, custom_from_json)
+
+    def state_dict(self) -> dict[str, Any]:
+        return registered_state(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
+        load_registered(self, state_dict, strict)
+
+
+def merge(path: Iterable[str], set: dict[str, Any], unset: Iterable[str] = ()) -> dict[str, Any]:
+    """Op: in the dict at ``path``, set the keys of ``set`` and delete those in ``unset``."""
+    return {"op": "merge", "path": list(path), "set": set, "unset": list(unset)}
+
+
+def splice(path: Iterable[str], append: list[Any], keep: int | None = None) -> dict[str, Any]:
+    """Op: keep the first ``keep`` items of the list at ``path`` (all when None), then append."""
+    return {"op": "splice", "path": list(path), "keep": keep, "append": append}
+
+
+__all__ = [
+    "StateModule",
+    "is_state_module",
+    "load_registered",
+    "merge",
+    "register_state",
+    "registered_state",
+    "splice",
+]

@@ -1,0 +1,193 @@
+"""Observe: what the model will receive for a message — system prompt, user prompt, messages,
+tools — built from an agent's configuration and its state at this moment.
+
+``prepare`` is the first step of every run and all of ``agent.observe()``: the same code, so a
+preview is exactly what a run would send. It reads the agent through ``AgentSetup`` (the
+attributes it needs), never through the Agent class.
+"""
+
+from __future__ import annotations
+
+import datetime
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
+from .events import ContextRetrieved, PromptSection
+from .formatters import FormatSettings, ParagraphFormatter, build_payload
+from .history import TurnRecord
+from .messages import Message
+from .prompt import PromptOptions, RenderedPrompt, render_system_prompt, resolve_template
+from .run_context import RunContext, run_sync
+from .state import State, render_state
+from .tools import Tool
+
+
+class AgentSetup(Protocol):
+    """What the Observe step reads from an agent."""
+
+    name: str
+    prompt: PromptOptions
+    state: State
+    history: Sequence[TurnRecord]
+    add_history_to_context: bool
+    num_history_runs: int | None
+    format: FormatSettings
+    context_providers: ContextProviders
+
+    def all_tools(self) -> list[Tool]: ...
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the model will receive for a run (the Observe step)."""
+
+    system_prompt: str
+    """The rendered system prompt."""
+    sections: tuple[PromptSection, ...]
+    """Its assembly, in order."""
+    notes: tuple[str, ...]
+    """Options that were set but had no effect, and why."""
+    user_prompt: str
+    """The user message as sent."""
+    messages: tuple[Message, ...]
+    """System prompt, earlier turns (when in context) and the user message."""
+    tools: tuple[Tool, ...]
+    """The tools offered."""
+    context: tuple[ContextRetrieved, ...] = ()
+    """What each passive context provider returned for this turn."""
+
+
+class Observation(tuple):
+    """``system_prompt, user_prompt, messages = agent.observe(msg)``, plus ``.tools``,
+    ``.sections`` (the prompt's assembly) and ``.request`` (the payload that would be sent)."""
+
+    system_prompt: str
+    user_prompt: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    sections: tuple[PromptSection, ...]
+    notes: tuple[str, ...]
+    request: dict[str, Any]
+    context: list[ContextRetrieved]
+
+    def __new__(cls, prepared: Prepared, request: dict[str, Any]) -> Observation:
+        messages = [m.to_openai() for m in prepared.messages]
+        self = super().__new__(cls, (prepared.system_prompt, prepared.user_prompt, messages))
+        self.system_prompt = prepared.system_prompt
+        self.user_prompt = prepared.user_prompt
+        self.messages = messages
+        self.tools = [t.schema() for t in prepared.tools]
+        self.sections = prepared.sections
+        self.notes = prepared.notes
+        self.request = request
+        self.context = list(prepared.context)
+        return self
+
+    def __repr__(self) -> str:
+        return (
+            f"Observation(system_prompt={self.system_prompt!r}, user_prompt={self.user_prompt!r}, "
+            f"{len(self.messages)} messages, tools={[t['function']['name'] for t in self.tools]})"
+        )
+
+
+def _call_with(function: Callable[..., Any], available: Mapping[str, Any]) -> Any:
+    """Call ``function`` with the values its signature asks for (sync or async)."""
+    params = inspect.signature(function).parameters
+    return run_sync(function(**{k: v for k, v in available.items() if k in params}))
+
+
+def _resolved(value: Any, ctx: RunContext, agent: AgentSetup) -> Any:
+    """An option that may be a function of the run (instructions, system_message), called."""
+    if callable(value):
+        available = {"agent": agent, "run_context": ctx, "session_state": ctx.session_state, "team": None}
+        return _call_with(value, available)
+    return value
+
+
+def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> RenderedPrompt:
+    """The system prompt from the agent's options and its state now, with its assembly."""
+    options = agent.prompt
+    instructions = _resolved(options.instructions, ctx, agent)
+    if instructions is None:
+        instructions = []
+    elif isinstance(instructions, str):
+        instructions = [instructions]
+    system_message = _resolved(options.system_message, ctx, agent)
+    shows_state = options.add_session_state_to_context and system_message is None
+    now = datetime.datetime.now()
+    return render_system_prompt(
+        options,
+        system_message=None if system_message is None else str(system_message),
+        instructions=[str(i) for i in instructions],
+        name=agent.name,
+        datetime_text=(now.strftime(options.datetime_format) if options.datetime_format else str(now))
+        if options.add_datetime_to_context
+        else None,
+        tool_instructions=[t.instructions for t in tools if t.instructions],
+        session_state_text=render_state(agent.state.data, options.session_state_format) if shows_state else None,
+        variables=[("session_state", agent.state.data), ("dependencies", ctx.dependencies)],
+    )
+
+
+def prepare(
+    agent: AgentSetup,
+    message: str | Mapping[str, Any],
+    ctx: RunContext,
+    on_context: Callable[[ContextRetrieved], None] | None = None,
+) -> Prepared:
+    """Everything the model receives for ``message`` now (see the module docstring)."""
+    tools = agent.all_tools()
+    rendered = render_prompt(agent, ctx, tools)
+    user_prompt, query, context = _user_prompt(agent, message, ctx)
+    agent.context_providers.bind(ctx.run_id, query, on_context)
+    messages: list[Message] = []
+    if rendered.text:
+        messages.append(Message.system(rendered.text))
+    if agent.add_history_to_context:
+        runs = agent.num_history_runs
+        earlier = [t for t in agent.history if t.run_id != ctx.run_id and t.status == "ok"]
+        for turn in earlier if runs is None else earlier[len(earlier) - runs :] if runs > 0 else []:
+            messages.extend(m for m in turn.messages if m.role != "system")
+    messages.append(Message.user(user_prompt))
+    return Prepared(
+        system_prompt=rendered.text,
+        sections=rendered.sections,
+        notes=rendered.notes,
+        user_prompt=user_prompt,
+        messages=tuple(messages),
+        tools=tuple(tools),
+        context=tuple(context),
+    )
+
+
+def _user_prompt(
+    agent: AgentSetup, message: str | Mapping[str, Any], ctx: RunContext
+) -> tuple[str, ContextQuery, list[ContextRetrieved]]:
+    """The user prompt, the query context providers see, and what passive providers returned."""
+    variables = [("session_state", agent.state.data), ("dependencies", ctx.dependencies)]
+    text = message if isinstance(message, str) else None
+    if text is not None and agent.prompt.resolve_in_context:
+        text, _ = resolve_template(text, variables)
+    if text is not None and not agent.format.structured and not agent.context_providers.passive:
+        # The plain chat path: the user's message goes out as it is.
+        return text, ContextQuery(text, inputs={"message": text}, agent=agent.name), []
+    inputs = {"message": text} if text is not None else dict(message)
+
+    def resolve(template: str, values: Mapping[str, Any]) -> tuple[str, set[str]]:
+        out, found = resolve_template(template, [("input", values), *variables])
+        return out, {p.name for p in found if p.source == "input"}
+
+    payload = build_payload(agent.format, inputs, text, resolve)
+    query = ContextQuery(payload.query_text, inputs=payload.inputs, agent=agent.name)
+    context = agent.context_providers.retrieve_passive(query, ctx.run_id)
+    fields = dict(payload.fields)
+    context_text = render_context([(c.label, c.blocks) for c in context])
+    if context_text:
+        fields[CONTEXT_KEY] = context_text
+    return (agent.format.input_formatter or ParagraphFormatter()).dump(fields), query, context
+
+
+__all__ = ["AgentSetup", "Observation", "Prepared", "prepare", "render_prompt"]

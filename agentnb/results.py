@@ -1,0 +1,123 @@
+"""What a run hands back: ``RunResult`` (the answer, the state, the record) and ``RunStream``
+(the events as they happen)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import AgentnbError, AgentRunError
+from .events import Event, ToolCallFinished, Usage
+from .history import TurnRecord
+from .loop import Turn
+from .messages import Message
+from .state import MESSAGES_KEY
+
+if TYPE_CHECKING:
+    from .formatters import ParsedOutput
+
+
+@dataclass
+class RunResult:
+    """What a run produced. ``result["key"]`` reads the state (``result["messages"]`` too)."""
+
+    content: str | None
+    """The final answer."""
+    messages: list[Message]
+    """The run's messages (system, user, assistant, tool)."""
+    tool_calls: list[ToolCallFinished]
+    """Every tool call of the run, with results, errors and hooks."""
+    events: list[Event]
+    """Every event of the run (text deltas excluded)."""
+    state: dict[str, Any]
+    """The state after the run: the turn record's snapshot (not the live state), so read it
+    and do not change it; ``agent.session_state`` is the live one."""
+    usage: Usage = field(default_factory=Usage)
+    """Token counts of the run."""
+    turn: TurnRecord | None = field(default=None, repr=False)
+    """The turn's record (also ``agent.history[-1]``)."""
+
+    @classmethod
+    def of(cls, record: TurnRecord) -> RunResult:
+        """The result of a finished (or failed) turn."""
+        return cls(
+            content=record.content,
+            messages=list(record.messages),
+            tool_calls=record.tool_calls,
+            events=list(record.events),
+            state=record.state_after,
+            usage=record.usage,
+            turn=record,
+        )
+
+    def __getitem__(self, key: str) -> Any:
+        if key == MESSAGES_KEY:
+            return self.messages
+        if key not in self.state:
+            raise KeyError(f"{key!r} is not in the state; keys: {sorted(self.state)}")
+        return self.state[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key == MESSAGES_KEY or key in self.state
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The state value under ``key``, or ``default``."""
+        return self[key] if key in self else default
+
+    def __str__(self) -> str:
+        return self.content or ""
+
+    @property
+    def output(self) -> ParsedOutput | None:
+        """The answer parsed by the agent's output formatter (None without one):
+        ``result.output["field"]``; ``.ok`` / ``.error`` / ``.raw`` when it did not parse."""
+        return self.turn.output if self.turn is not None else None
+
+    def _repr_html_(self) -> str | None:
+        """The turn's static record in a notebook (see agentnb.render)."""
+        from .render import turn_html
+
+        return turn_html(self.turn) if self.turn is not None else None
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from .render import turn_text
+
+        printer.text(turn_text(self.turn) if self.turn is not None else repr(self))
+
+
+class RunStream:
+    """The events of a run, as they happen. After iterating, ``.result`` holds the RunResult;
+    a failed run raises ``AgentRunError`` at the end of the iteration.
+
+    ``start`` makes the turn when iteration begins (so a stream never iterated leaves no
+    record); ``running`` guards against two turns of one agent at once."""
+
+    def __init__(self, start: Callable[[], Turn], running: Callable[[], Any]) -> None:
+        self._start = start
+        self._running = running
+        self.result: RunResult | None = None
+
+    def __iter__(self) -> Iterator[Event]:
+        with self._running():
+            turn = self._start()
+            yield from turn.events()
+        self.result = RunResult.of(turn.record)
+        if turn.error is not None:
+            err = turn.error
+            wrapped = as_run_error(err, self.result)
+            if wrapped is err:
+                raise err
+            raise wrapped from err
+
+
+def as_run_error(err: BaseException, result: RunResult) -> BaseException:
+    """agentnb's own errors are raised as they are (with ``.result`` attached); anything else
+    is wrapped in AgentRunError."""
+    if isinstance(err, AgentnbError):
+        err.result = result  # type: ignore[attr-defined]
+        return err
+    return AgentRunError(f"{type(err).__name__}: {err}", result)
+
+
+__all__ = ["RunResult", "RunStream", "as_run_error"]

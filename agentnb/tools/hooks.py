@@ -1,0 +1,181 @@
+"""The tool-hook chain (Agno's ``tool_hooks``): nested middleware around every tool call.
+
+The first hook is outermost. A hook receives, by the names in its own signature, any of
+``HOOK_PARAM_NAMES``; it passes the call on by calling ``function_call(**arguments)``, answers
+for the tool by returning without calling it, or raises (an error result for the model).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ToolDefinitionError
+from ..events import HookStep
+from ..run_context import RunContext, run_sync
+from ..text import shorten
+from .tool import Tool, result_text
+
+HOOK_PARAM_NAMES = {
+    "function_name": "name",
+    "name": "name",
+    "function_call": "next",
+    "function": "next",
+    "func": "next",
+    "arguments": "arguments",
+    "args": "arguments",
+    "run_context": "run_context",
+    "agent": "agent",
+    "session_state": "session_state",
+    "dependencies": "dependencies",
+}
+"""What a tool hook may receive, by the names in its signature (Agno's ``_build_hook_args``)."""
+
+HOOK_RESULT_LIMIT = 2000
+"""Characters of a hook's return value kept in its HookStep."""
+
+
+@dataclasses.dataclass
+class ChainOutcome:
+    """What running a tool through its hooks produced."""
+
+    result: Any = None
+    error: BaseException | None = None
+    error_source: str | None = None
+    """'tool' or the hook's name, for the innermost link that raised."""
+    steps: list[HookStep] = dataclasses.field(default_factory=list)
+    answered_by: str | None = None
+
+
+def hook_name(hook: Callable[..., Any]) -> str:
+    return getattr(hook, "__name__", None) or type(hook).__name__
+
+
+def check_hook(hook: Any) -> None:
+    """Reject a hook that cannot be called or asks for a parameter agentnb cannot give."""
+    if not callable(hook):
+        raise ToolDefinitionError(f"tool_hooks must be functions; got {hook!r}")
+    params = inspect.signature(hook).parameters
+    unknown = [
+        p.name
+        for p in params.values()
+        if p.name not in HOOK_PARAM_NAMES
+        and p.default is inspect.Parameter.empty
+        and p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+    ]
+    if unknown:
+        raise ToolDefinitionError(
+            f"tool hook {hook_name(hook)!r} asks for {unknown}; a hook can receive: "
+            + ", ".join(sorted(HOOK_PARAM_NAMES))
+        )
+
+
+def run_chain(
+    tool: Tool,
+    arguments: dict[str, Any],
+    hooks: list[Callable[..., Any]],
+    ctx: RunContext,
+    on_link: Callable[[str, str], Any] | None = None,
+) -> ChainOutcome:
+    """Call ``tool`` through ``hooks`` (first = outermost), recording what each hook did.
+
+    ``on_link(kind, name)`` is called with ('enter', name) before and ('exit', name) after each
+    link's own code runs, so the caller can attribute state changes to the link that made them.
+    """
+    chain = _Chain(tool, hooks, ctx, on_link or (lambda what, link: None))
+    outcome = chain.outcome
+    try:
+        outcome.result = chain.link(0, dict(arguments))
+    except Exception as exc:  # a tool or hook failing is reported to the model, not raised
+        outcome.error = exc
+        outcome.error_source = chain.raised_at[0] if chain.raised_at else "tool"
+    outcome.steps = [s for s in chain.steps if s is not None]
+    return outcome
+
+
+class _Chain:
+    """The links of one call: hooks[0] … hooks[-1], then the tool."""
+
+    def __init__(self, tool: Tool, hooks: list[Callable[..., Any]], ctx: RunContext, on_link: Callable[[str, str], Any]) -> None:
+        self.tool, self.hooks, self.ctx, self.on_link = tool, hooks, ctx, on_link
+        self.outcome = ChainOutcome()
+        self.steps: list[HookStep | None] = [None] * len(hooks)
+        self.raised_at: list[str] = []
+
+    def link(self, index: int, args: dict[str, Any]) -> Any:
+        return self._tool(args) if index == len(self.hooks) else self._hook(index, args)
+
+    def _tool(self, args: dict[str, Any]) -> Any:
+        self.on_link("enter", "tool")
+        try:
+            value = self.tool.invoke(args, self.ctx)
+        except BaseException:
+            self.raised_at.append("tool")
+            raise
+        finally:
+            self.on_link("exit", "tool")
+        self.outcome.answered_by = self.outcome.answered_by or "tool"
+        return value
+
+    def _hook(self, index: int, args: dict[str, Any]) -> Any:
+        hook = self.hooks[index]
+        name = hook_name(hook)
+        called = False
+
+        def call_next(**kwargs: Any) -> Any:
+            nonlocal called
+            called = True
+            self.on_link("exit", name)
+            try:
+                return self.link(index + 1, kwargs)
+            finally:
+                self.on_link("enter", name)
+
+        received = dict(args)
+        start = time.perf_counter()
+        self.on_link("enter", name)
+        try:
+            value = run_sync(hook(**_hook_kwargs(hook, self.tool, args, call_next, self.ctx)))
+        except BaseException as exc:
+            if not self.raised_at:
+                self.raised_at.append(name)
+            error = f"{type(exc).__name__}: {exc}"
+            self.steps[index] = HookStep(name=name, arguments=received, outcome="raised", error=error, duration_ms=(time.perf_counter() - start) * 1000)
+            raise
+        finally:
+            self.on_link("exit", name)
+        if not called and self.outcome.answered_by is None:
+            self.outcome.answered_by = name
+        self.steps[index] = HookStep(
+            name=name,
+            arguments=received,
+            outcome="passed" if called else "answered",
+            result=shorten(result_text(value), HOOK_RESULT_LIMIT),
+            duration_ms=(time.perf_counter() - start) * 1000,
+        )
+        return value
+
+
+def _hook_kwargs(
+    hook: Callable[..., Any],
+    tool: Tool,
+    args: dict[str, Any],
+    call_next: Callable[..., Any],
+    ctx: RunContext,
+) -> dict[str, Any]:
+    values = {
+        "name": tool.name,
+        "next": call_next,
+        "arguments": args,
+        "run_context": ctx,
+        "agent": ctx.agent,
+        "session_state": ctx.session_state,
+        "dependencies": ctx.dependencies,
+    }
+    return {p: values[HOOK_PARAM_NAMES[p]] for p in inspect.signature(hook).parameters if p in HOOK_PARAM_NAMES}
+
+
+__all__ = ["HOOK_PARAM_NAMES", "ChainOutcome", "check_hook", "hook_name", "run_chain"]
