@@ -12,176 +12,182 @@ import { applyEvent, blankTurn, loadTurn, turnFromSummary } from "./turn.js";
 
 const isEnd = (e) => e.kind === "run_finished" || e.kind === "run_failed";
 
-export function createStore(model, { backlog = [], now = Date.now } = {}) {
-  const store = {
-    synced: false, // holds a snapshot and every event after it
-    syncing: false, // asked the kernel for a snapshot
-    seq: 0,
-    turns: [],
-    baseState: undefined, // the state before the first turn
-    requests: new Map(), // "turn:call" -> request payload
-    asked: new Set(), // requests sent and not answered yet
-    preview: null,
-    previewPending: false,
-    error: null,
+export class Store {
+  constructor(model, { backlog = [], now = Date.now } = {}) {
+    this.model = model;
+    this.now = now;
+    this.synced = false; // holds a snapshot and every event after it
+    this.syncing = false; // asked the kernel for a snapshot
+    this.seq = 0;
+    this.turns = [];
+    this.baseState = undefined; // the state before the first turn
+    this.requests = new Map(); // "turn:call" -> request payload
+    this.asked = new Set(); // requests sent and not answered yet
+    this.preview = null;
+    this.previewPending = false;
+    this.error = null;
     // Bumped when the list of turns (any summary row) changes, when a snapshot replaces
     // everything, and when a request, a preview or an error arrives.
-    version: { list: 0, epoch: 0, requests: 0, preview: 0, error: 0 },
+    this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0 };
     // Counters, shown as data-* attributes for the browser tests.
-    applied: { snapshots: 0, events: 0, turns: 0, gaps: 0, syncs: 0 },
-  };
-  const listeners = new Set();
-  const changed = () => {
-    for (const listener of listeners) listener();
-  };
-  store.subscribe = (listener) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  };
-
-  store.sync = () => {
-    if (store.syncing) return;
-    store.syncing = true;
-    store.applied.syncs += 1;
-    model.send({ [WIRE.KIND]: WIRE.SYNC });
-  };
-
-  store.needTurn = (index) => {
-    const key = "t" + index;
-    if (store.asked.has(key)) return;
-    store.asked.add(key);
-    model.send({ [WIRE.KIND]: WIRE.NEED_TURN, [WIRE.TURN_INDEX]: index });
-  };
-
-  store.needRequest = (index, call) => {
-    const key = index + ":" + call;
-    if (store.requests.has(key) || store.asked.has("r" + key)) return;
-    store.asked.add("r" + key);
-    model.send({ [WIRE.KIND]: WIRE.NEED_REQUEST, [WIRE.TURN_INDEX]: index, [WIRE.CALL]: call });
-  };
-
-  store.askPreview = (message) => {
-    store.previewPending = true;
-    store.version.preview += 1;
-    model.send({ [WIRE.KIND]: WIRE.PREVIEW, [WIRE.MESSAGE]: message });
-    changed();
-  };
-
-  const adopt = (snap) => {
-    store.turns = snap[WIRE.SUMMARIES].map(turnFromSummary);
-    store.asked.clear();
-    const index = snap[WIRE.TURN_INDEX];
-    store.baseState = undefined;
-    if (index === undefined || index === null) {
-      store.baseState = snap[WIRE.STATE];
+    this.applied = { snapshots: 0, events: 0, turns: 0, gaps: 0, syncs: 0 };
+    this.listeners = new Set();
+    this.onMessage = (msg) => this.receive(msg) && this.changed();
+    this.onTrait = () => this.fromTrait() && this.changed();
+    if (this.fromTrait()) {
+      // Events that reached the model before this view existed (see createBacklog).
+      for (const msg of backlog) this.receive(msg);
     } else {
-      const turn = store.turns[index];
+      this.sync();
+    }
+    model.on("msg:custom", this.onMessage);
+    model.on("change:" + WIRE.TRAIT_SNAPSHOT, this.onTrait);
+  }
+
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  changed() {
+    for (const listener of this.listeners) listener();
+  }
+
+  dispose() {
+    this.model.off("msg:custom", this.onMessage);
+    this.model.off("change:" + WIRE.TRAIT_SNAPSHOT, this.onTrait);
+    this.listeners.clear();
+  }
+
+  // -- asking the kernel ------------------------------------------------------------------
+
+  sync() {
+    if (this.syncing) return;
+    this.syncing = true;
+    this.applied.syncs += 1;
+    this.model.send({ [WIRE.KIND]: WIRE.SYNC });
+  }
+
+  needTurn(index) {
+    const key = "t" + index;
+    if (this.asked.has(key)) return;
+    this.asked.add(key);
+    this.model.send({ [WIRE.KIND]: WIRE.NEED_TURN, [WIRE.TURN_INDEX]: index });
+  }
+
+  needRequest(index, call) {
+    const key = index + ":" + call;
+    if (this.requests.has(key) || this.asked.has("r" + key)) return;
+    this.asked.add("r" + key);
+    this.model.send({ [WIRE.KIND]: WIRE.NEED_REQUEST, [WIRE.TURN_INDEX]: index, [WIRE.CALL]: call });
+  }
+
+  askPreview(message) {
+    this.previewPending = true;
+    this.version.preview += 1;
+    this.model.send({ [WIRE.KIND]: WIRE.PREVIEW, [WIRE.MESSAGE]: message });
+    this.changed();
+  }
+
+  // -- what the kernel sends --------------------------------------------------------------
+
+  /** Take the trait's snapshot if it is newer than what the store holds. */
+  fromTrait() {
+    const snap = this.model.get(WIRE.TRAIT_SNAPSHOT);
+    if (!snap || snap[WIRE.SEQ] === undefined) return false;
+    if (this.synced && snap[WIRE.SEQ] <= this.seq) return false;
+    this.adopt(snap);
+    return true;
+  }
+
+  adopt(snap) {
+    this.turns = snap[WIRE.SUMMARIES].map(turnFromSummary);
+    this.asked.clear();
+    this.baseState = undefined;
+    const index = snap[WIRE.TURN_INDEX];
+    if (index === undefined || index === null) {
+      this.baseState = snap[WIRE.STATE];
+    } else {
+      const turn = this.turns[index];
       loadTurn(turn, snap[WIRE.EVENTS], snap[WIRE.CHANGES], snap[WIRE.STATE]);
       turn.text = snap[WIRE.LIVE_TEXT] || "";
-      if (turn.status === "running") turn.receivedAt = turn.at ? turn.at * 1000 : now();
+      if (turn.status === "running") turn.receivedAt = turn.at ? turn.at * 1000 : this.now();
     }
-    store.seq = snap[WIRE.SEQ];
-    store.synced = true;
-    store.applied.snapshots += 1;
-    store.version.list += 1;
-    store.version.epoch += 1;
-  };
-
-  const applyLive = (msg) => {
-    store.seq = msg[WIRE.SEQ];
-    const index = msg[WIRE.TURN_INDEX];
-    if (!store.turns[index]) {
-      store.turns[index] = blankTurn(index);
-      store.version.list += 1;
-    }
-    const turn = store.turns[index];
-    const e = msg[WIRE.EVENT_BODY];
-    const previous = index === 0 ? store.baseState : store.turns[index - 1]?.state;
-    const summary = turn.v.summary;
-    applyEvent(turn, e, { live: true, previousState: previous, now });
-    if (turn.v.summary !== summary) store.version.list += 1;
-    store.applied.events += 1;
-    // A state the browser could not follow (not loaded, or a patch that failed) is fetched once
-    // the turn has ended.
-    if (isEnd(e) && turn.state === undefined) store.needTurn(index);
-  };
+    this.seq = snap[WIRE.SEQ];
+    this.synced = true;
+    this.applied.snapshots += 1;
+    this.version.list += 1;
+    this.version.epoch += 1;
+  }
 
   /** Take one message from the kernel; returns whether anything changed. */
-  const receive = (msg) => {
+  receive(msg) {
     if (!msg || typeof msg !== "object") return false;
     const kind = msg[WIRE.KIND];
+    if (kind === WIRE.EVENT) return this.receiveEvent(msg);
     if (kind === WIRE.SNAPSHOT) {
-      if (!store.syncing) return false; // another view asked for it
-      store.syncing = false;
-      adopt(msg);
-    } else if (kind === WIRE.EVENT) {
-      const seq = msg[WIRE.SEQ];
-      if (!store.synced || seq <= store.seq) return false; // the snapshot covers it
-      if (seq !== store.seq + 1) {
-        store.synced = false; // a message went missing: start again from a snapshot
-        store.applied.gaps += 1;
-        store.sync();
-        return false;
-      }
-      applyLive(msg);
+      if (!this.syncing) return false; // another view asked for it
+      this.syncing = false;
+      this.adopt(msg);
     } else if (kind === WIRE.TURN) {
       const index = msg[WIRE.TURN_INDEX];
-      store.asked.delete("t" + index);
-      const turn = store.turns[index];
+      this.asked.delete("t" + index);
+      const turn = this.turns[index];
       if (turn) loadTurn(turn, msg[WIRE.EVENTS], msg[WIRE.CHANGES], msg[WIRE.STATE]);
-      store.version.list += 1;
-      store.applied.turns += 1;
+      this.version.list += 1;
+      this.applied.turns += 1;
     } else if (kind === WIRE.REQUEST) {
       const key = msg[WIRE.TURN_INDEX] + ":" + msg[WIRE.CALL];
-      store.asked.delete("r" + key);
-      store.requests.set(key, msg[WIRE.REQUEST]);
-      store.version.requests += 1;
+      this.asked.delete("r" + key);
+      this.requests.set(key, msg[WIRE.REQUEST]);
+      this.version.requests += 1;
     } else if (kind === WIRE.PREVIEW) {
-      store.preview = msg;
-      store.previewPending = false;
-      store.version.preview += 1;
+      this.preview = msg;
+      this.previewPending = false;
+      this.version.preview += 1;
     } else if (kind === WIRE.ERROR) {
-      store.error = msg[WIRE.TEXT];
-      store.previewPending = false;
-      store.syncing = false;
-      store.version.error += 1;
-      store.version.preview += 1;
+      this.error = msg[WIRE.TEXT];
+      this.previewPending = false;
+      this.syncing = false;
+      this.version.error += 1;
+      this.version.preview += 1;
     } else {
       return false;
     }
     return true;
-  };
-
-  const fromTrait = () => {
-    const snap = model.get(WIRE.TRAIT_SNAPSHOT);
-    if (!snap || snap[WIRE.SEQ] === undefined) return false;
-    // Older than what the store holds (or the same): nothing to learn from it.
-    if (store.synced && snap[WIRE.SEQ] <= store.seq) return false;
-    adopt(snap);
-    return true;
-  };
-
-  const onMessage = (msg) => {
-    if (receive(msg)) changed();
-  };
-  const onTrait = () => {
-    if (fromTrait()) changed();
-  };
-
-  if (fromTrait()) {
-    // Events that reached the model before this view existed (see createBacklog).
-    for (const msg of backlog) receive(msg);
-  } else {
-    store.sync();
   }
-  model.on("msg:custom", onMessage);
-  model.on("change:" + WIRE.TRAIT_SNAPSHOT, onTrait);
-  store.dispose = () => {
-    model.off("msg:custom", onMessage);
-    model.off("change:" + WIRE.TRAIT_SNAPSHOT, onTrait);
-    listeners.clear();
-  };
-  return store;
+
+  receiveEvent(msg) {
+    const seq = msg[WIRE.SEQ];
+    if (!this.synced || seq <= this.seq) return false; // the snapshot covers it
+    if (seq !== this.seq + 1) {
+      this.synced = false; // a message went missing: start again from a snapshot
+      this.applied.gaps += 1;
+      this.sync();
+      return false;
+    }
+    this.seq = seq;
+    const index = msg[WIRE.TURN_INDEX];
+    if (!this.turns[index]) {
+      this.turns[index] = blankTurn(index);
+      this.version.list += 1;
+    }
+    const turn = this.turns[index];
+    const e = msg[WIRE.EVENT_BODY];
+    const previous = index === 0 ? this.baseState : this.turns[index - 1]?.state;
+    const summary = turn.v.summary;
+    applyEvent(turn, e, { live: true, previousState: previous, now: this.now });
+    if (turn.v.summary !== summary) this.version.list += 1;
+    this.applied.events += 1;
+    // A state the browser could not follow (not loaded, or a patch that failed) is fetched once
+    // the turn has ended.
+    if (isEnd(e) && turn.state === undefined) this.needTurn(index);
+    return true;
+  }
+}
+
+export function createStore(model, options) {
+  return new Store(model, options);
 }
 
 /**

@@ -62,99 +62,97 @@ function addUsage(a, b) {
   return { input: a.input + b.input, output: a.output + b.output, estimated: a.estimated || b.estimated };
 }
 
+function endRun(turn, e, status) {
+  turn.status = status;
+  turn.usage = e.usage;
+  turn.durationMs = e.duration_ms;
+  if (e.changes) turn.changes = e.changes;
+  bump(turn, "summary", "state");
+}
+
+// One handler per event kind: (turn, event, options) -> nothing; each bumps the parts it changes.
+const HANDLERS = {
+  run_started(turn, e, { live, previousState, now }) {
+    const v = turn.v;
+    Object.assign(turn, blankTurn(turn.index), { loaded: true, v });
+    turn.message = e.message;
+    turn.model = e.model;
+    turn.at = e.at;
+    turn.receivedAt = live ? now() : null;
+    if (live && previousState !== undefined) turn.state = copyJSON(previousState);
+    bump(turn, ...PARTS);
+  },
+  prompt_rendered(turn, e) {
+    turn.prompt = { sections: e.sections, userPrompt: e.user_prompt, notes: e.notes };
+    bump(turn, "prompt");
+  },
+  model_requested(turn, e) {
+    turn.calls[e.call] = { call: e.call, messages: e.messages, tools: e.tools, text: "", response: null };
+    bump(turn, "calls");
+  },
+  text_delta(turn, e) {
+    const call = turn.calls[e.call];
+    if (call) call.text += e.text;
+    turn.text += e.text;
+    bump(turn, "text"); // streamed text redraws the answer line only
+  },
+  model_responded(turn, e) {
+    const call = turn.calls[e.call] || (turn.calls[e.call] = { call: e.call, text: "" });
+    call.response = e;
+    turn.usage = addUsage(turn.usage, e.usage);
+    bump(turn, "calls", "summary");
+  },
+  tool_call_started(turn, e) {
+    turn.tools.push({ id: e.id, name: e.name, arguments: e.arguments, call: e.call, done: false, hooks: [] });
+    bump(turn, "tools", "summary");
+  },
+  tool_call_finished(turn, e) {
+    const row = turn.tools.find((t) => t.id === e.id && !t.done);
+    const done = Object.assign(row || {}, e, { done: true });
+    if (!row) turn.tools.push(done);
+    turn.toolCount = turn.tools.filter((t) => t.done).length;
+    bump(turn, "tools", "summary");
+  },
+  context_retrieved(turn, e) {
+    // A retrieve_context call reports its blocks while the call runs: tie them to that call.
+    const running = e.via === "tool" ? turn.tools.filter((t) => !t.done) : [];
+    turn.context.push(Object.assign({}, e, { toolId: running.length ? running[running.length - 1].id : null }));
+    turn.contextCount = turn.context.length;
+    turn.contextBlocks += e.blocks.length;
+    bump(turn, "context", "summary");
+  },
+  state_changed(turn, e, { live }) {
+    turn.patches.push({ patch: e.patch, cause: e.cause });
+    if (e.changes) turn.changes = e.changes;
+    if (live && turn.state !== undefined) {
+      try {
+        applyPatch(turn.state, e.patch);
+      } catch (err) {
+        turn.state = undefined; // fetched again when the turn ends (see the store)
+      }
+    }
+    bump(turn, "state", "tools");
+  },
+  run_finished(turn, e) {
+    turn.content = e.content;
+    endRun(turn, e, "ok");
+  },
+  run_failed(turn, e) {
+    turn.error = e.error;
+    turn.errorType = e.error_type;
+    endRun(turn, e, "failed");
+  },
+};
+
 /**
  * Apply one compact event to ``turn``. ``live`` events arrive as the run happens: they keep the
  * live state (``previousState`` is the state the run starts from) and the run's clock (``now``).
- * Events of a loaded past turn only rebuild what the turn's record holds.
+ * Events of a loaded past turn only rebuild what the turn's record holds. Unknown kinds (from a
+ * newer kernel) are skipped.
  */
 export function applyEvent(turn, e, { live = false, previousState, now = Date.now } = {}) {
-  switch (e.kind) {
-    case "run_started": {
-      const v = turn.v;
-      Object.assign(turn, blankTurn(turn.index), { loaded: true, v });
-      turn.message = e.message;
-      turn.model = e.model;
-      turn.at = e.at;
-      turn.receivedAt = live ? now() : null;
-      if (live && previousState !== undefined) turn.state = copyJSON(previousState);
-      bump(turn, ...PARTS);
-      break;
-    }
-    case "prompt_rendered":
-      turn.prompt = { sections: e.sections, userPrompt: e.user_prompt, notes: e.notes };
-      bump(turn, "prompt");
-      break;
-    case "model_requested":
-      turn.calls[e.call] = { call: e.call, messages: e.messages, tools: e.tools, text: "", response: null };
-      bump(turn, "calls");
-      break;
-    case "text_delta": {
-      const call = turn.calls[e.call];
-      if (call) call.text += e.text;
-      turn.text += e.text;
-      bump(turn, "text"); // streamed text redraws the answer line only
-      break;
-    }
-    case "model_responded": {
-      const call = turn.calls[e.call] || (turn.calls[e.call] = { call: e.call, text: "" });
-      call.response = e;
-      turn.usage = addUsage(turn.usage, e.usage);
-      bump(turn, "calls", "summary");
-      break;
-    }
-    case "tool_call_started":
-      turn.tools.push({ id: e.id, name: e.name, arguments: e.arguments, call: e.call, done: false, hooks: [] });
-      bump(turn, "tools", "summary");
-      break;
-    case "tool_call_finished": {
-      const row = turn.tools.find((t) => t.id === e.id && !t.done);
-      const done = Object.assign(row || {}, e, { done: true });
-      if (!row) turn.tools.push(done);
-      turn.toolCount = turn.tools.filter((t) => t.done).length;
-      bump(turn, "tools", "summary");
-      break;
-    }
-    case "context_retrieved": {
-      // A retrieve_context call reports its blocks while the call runs: tie them to that call.
-      const running = e.via === "tool" ? turn.tools.filter((t) => !t.done) : [];
-      turn.context.push(Object.assign({}, e, { toolId: running.length ? running[running.length - 1].id : null }));
-      turn.contextCount = turn.context.length;
-      turn.contextBlocks += e.blocks.length;
-      bump(turn, "context", "summary");
-      break;
-    }
-    case "state_changed":
-      turn.patches.push({ patch: e.patch, cause: e.cause });
-      if (e.changes) turn.changes = e.changes;
-      if (live && turn.state !== undefined) {
-        try {
-          applyPatch(turn.state, e.patch);
-        } catch (err) {
-          turn.state = undefined; // fetched again when the turn ends (see the store)
-        }
-      }
-      bump(turn, "state", "tools");
-      break;
-    case "run_finished":
-      turn.status = "ok";
-      turn.content = e.content;
-      turn.usage = e.usage;
-      turn.durationMs = e.duration_ms;
-      if (e.changes) turn.changes = e.changes;
-      bump(turn, "summary", "state");
-      break;
-    case "run_failed":
-      turn.status = "failed";
-      turn.error = e.error;
-      turn.errorType = e.error_type;
-      turn.usage = e.usage;
-      turn.durationMs = e.duration_ms;
-      if (e.changes) turn.changes = e.changes;
-      bump(turn, "summary", "state");
-      break;
-    default:
-      break;
-  }
+  const handler = Object.prototype.hasOwnProperty.call(HANDLERS, e.kind) ? HANDLERS[e.kind] : null;
+  if (handler) handler(turn, e, { live, previousState, now });
 }
 
 /** Rebuild ``turn`` from its recorded events, change summary and state (a snapshot or a turn reply). */

@@ -78,80 +78,120 @@ function buildTabs(onPick) {
   return { node, buttons };
 }
 
-export function render({ model, el, backlog = [] }) {
-  const store = createStore(model, { backlog });
-  const view = {
-    tab: "prompt",
-    selected: null, // null: follow the newest turn
-    call: null, // model call picked in Prompt / Request (null: the last)
-    open: new Set(), // keys of <details> the user opened (tree pointers, "tool:<id>", …)
-    closed: new Set(), // … and closed
-    shown: new Map(), // tree pointer -> number of children shown
-    full: new Set(), // long texts and lists shown in full
-    previewInput: null,
-    nonce: 0, // bumped by the user's actions on a panel, to rebuild it
-  };
-  const drawn = { header: null, answer: null, panel: null, builds: 0 };
-
-  const turnIndex = () => (store.turns.length ? (view.selected === null ? store.turns.length - 1 : Math.min(view.selected, store.turns.length - 1)) : null);
-  const current = () => (store.turns.length ? store.turns[turnIndex()] : null);
-  const update = (change) => {
-    change();
-    view.nonce += 1;
-    draw();
-  };
-  const select = (index) =>
-    update(() => {
-      view.selected = index >= store.turns.length - 1 ? null : Math.max(0, index);
-      view.call = null;
+class InspectorView {
+  constructor(model, el, backlog) {
+    this.model = model;
+    this.store = createStore(model, { backlog });
+    this.view = {
+      tab: "prompt",
+      selected: null, // null: follow the newest turn
+      call: null, // model call picked in Prompt / Request (null: the last)
+      open: new Set(), // keys of <details> the user opened (tree pointers, "tool:<id>", …)
+      closed: new Set(), // … and closed
+      shown: new Map(), // tree pointer -> number of children shown
+      full: new Set(), // long texts and lists shown in full
+      previewInput: null,
+      nonce: 0, // bumped by the user's actions on a panel, to rebuild it
+    };
+    this.drawn = { header: null, answer: null, panel: null, panelView: null, builds: 0 };
+    this.header = buildHeader({ prev: () => this.select(this.turnIndex() - 1), next: () => this.select(this.turnIndex() + 1) });
+    this.answer = buildAnswer();
+    this.tabs = buildTabs((id) => {
+      this.view.tab = id;
+      this.draw();
     });
-  const ctxFor = (turn) => ({ store, view, turn, update, select });
+    this.panel = h("div", { class: "anb-panel", role: "tabpanel", tabindex: "-1" });
+    this.errorLine = h("div", { class: "anb-error-line", role: "status" });
+    this.root = h("div", { class: "anb-root" }, this.header.node, this.answer.node, this.tabs.node, this.panel, this.errorLine);
+    el.appendChild(this.root);
+  }
 
-  const header = buildHeader({ prev: () => select(turnIndex() - 1), next: () => select(turnIndex() + 1) });
-  const answer = buildAnswer();
-  const tabs = buildTabs((id) => {
-    view.tab = id;
-    draw();
-  });
-  const panel = h("div", { class: "anb-panel", role: "tabpanel", tabindex: "-1" });
-  const errorLine = h("div", { class: "anb-error-line", role: "status" });
-  const root = h("div", { class: "anb-root" }, header.node, answer.node, tabs.node, panel, errorLine);
-  el.appendChild(root);
+  turnIndex() {
+    const turns = this.store.turns;
+    if (!turns.length) return null;
+    return this.view.selected === null ? turns.length - 1 : Math.min(this.view.selected, turns.length - 1);
+  }
 
-  function drawHeader(turn) {
+  current() {
+    return this.store.turns.length ? this.store.turns[this.turnIndex()] : null;
+  }
+
+  /** Apply a change the user made to what the view shows, and redraw its panel. */
+  update(change) {
+    change();
+    this.view.nonce += 1;
+    this.draw();
+  }
+
+  select(index) {
+    this.update(() => {
+      this.view.selected = index >= this.store.turns.length - 1 ? null : Math.max(0, index);
+      this.view.call = null;
+    });
+  }
+
+  ctx(turn) {
+    return { store: this.store, view: this.view, turn, update: (change) => this.update(change), select: (index) => this.select(index) };
+  }
+
+  draw() {
+    const { root, store, model } = this;
+    const active = root.contains(document.activeElement) ? document.activeElement : null;
+    const focusKey = active ? active.getAttribute("data-fkey") : null;
+    const turn = this.current();
+    const ctx = this.ctx(turn);
+    if (turn && !turn.loaded && turn.state === undefined) store.needTurn(turn.index);
+    root.setAttribute("data-agent", model.get(WIRE.TRAIT_AGENT));
+    root.setAttribute("data-turn", turn ? turn.index : "");
+    root.setAttribute("data-status", turn ? turn.status : "idle");
+    for (const [name, count] of Object.entries(store.applied)) root.setAttribute("data-applied-" + name, count);
+    this.drawHeader(turn);
+    this.drawAnswer(turn);
+    this.drawTabs(ctx);
+    this.drawPanel(ctx);
+    root.setAttribute("data-panel-builds", this.drawn.builds);
+    this.errorLine.textContent = store.error ? "inspector: " + store.error : "";
+    // A rebuilt panel dropped the focused element: focus its counterpart in the new panel.
+    if (focusKey && !root.contains(document.activeElement)) root.querySelector('[data-fkey="' + CSS.escape(focusKey) + '"]')?.focus();
+  }
+
+  drawHeader(turn) {
+    const { header, model, store } = this;
     const info = model.get(WIRE.TRAIT_MODEL) || {};
-    const index = turnIndex();
+    const index = this.turnIndex();
     const total = store.turns.length;
     const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, turn && [turn.status, turn.error, turn.durationMs, turn.usage]]);
-    if (key === drawn.header) return;
-    drawn.header = key;
+    if (key === this.drawn.header) return;
+    this.drawn.header = key;
     header.name.textContent = model.get(WIRE.TRAIT_AGENT);
     header.model.className = "anb-model anb-model-" + String(info.kind || "model").replace(/[^a-z]/g, "");
     header.model.title = "model kind: " + (info.kind || "?") + (info.origin ? ", chosen: " + info.origin : "");
     header.model.textContent = modelText(info);
     header.pos.textContent = total ? "turn " + (index + 1) + " of " + total : "no turns";
-    drawClock(turn);
-    header.tokens.textContent = turn ? tokensText(turn.usage) : "";
+    this.drawClock(turn);
+    // No count before the first model response: "0 tok" would read as a measurement.
+    const counted = turn && (turn.status !== "running" || turn.usage.input + turn.usage.output > 0);
+    header.tokens.textContent = counted ? tokensText(turn.usage) : "";
     header.tokens.title = turn && turn.usage.estimated ? "estimated from text length" : "tokens";
     header.prev.disabled = !total || index === 0;
     header.next.disabled = !total || index === total - 1;
   }
 
-  function drawClock(turn) {
+  drawClock(turn) {
     const [status, text] = statusOf(turn, Date.now());
-    header.status.className = "anb-status anb-status-" + status;
-    header.status.textContent = text;
+    this.header.status.className = "anb-status anb-status-" + status;
+    this.header.status.textContent = text;
   }
 
-  function drawAnswer(turn) {
-    const key = turn ? [turn.index, turn.status, turn.v.text, turn.v.summary, store.version.epoch].join("|") : "";
-    if (key === drawn.answer) return;
-    drawn.answer = key;
+  drawAnswer(turn) {
+    const answer = this.answer;
+    const key = turn ? [turn.index, turn.status, turn.v.text, turn.v.summary, this.store.version.epoch].join("|") : "";
+    if (key === this.drawn.answer) return;
+    this.drawn.answer = key;
     clear(answer.node);
     answer.node.className = "anb-answer";
     if (!turn) return;
-    let label = "answer";
-    let text = turn.content ?? "";
+    let [label, text] = ["answer", turn.content ?? ""];
     if (turn.status === "running") {
       answer.node.classList.add("anb-answer-live");
       [label, text] = ["streaming", turn.text || "…"];
@@ -165,10 +205,10 @@ export function render({ model, el, backlog = [] }) {
     append(answer.node, [answer.message, answer.label, answer.text]);
   }
 
-  function drawTabs(ctx) {
+  drawTabs(ctx) {
     for (const tab of TABS) {
-      const button = tabs.buttons.get(tab.id);
-      const selected = view.tab === tab.id;
+      const button = this.tabs.buttons.get(tab.id);
+      const selected = this.view.tab === tab.id;
       const idle = tab.idle ? tab.idle(ctx) : null;
       const text = tab.label + (tab.count ? tab.count(ctx) : "");
       if (button.textContent !== text) button.textContent = text;
@@ -179,17 +219,18 @@ export function render({ model, el, backlog = [] }) {
     }
   }
 
-  function drawPanel(ctx) {
+  drawPanel(ctx) {
+    const { panel, drawn, store, view } = this;
     const tab = TABS.find((t) => t.id === view.tab);
     const turn = ctx.turn;
     const noTurn = tab.needsTurn && !turn;
     const key = JSON.stringify([tab.id, turn ? turn.index : -1, store.version.epoch, view.nonce, noTurn ? null : tab.inputs(ctx)]);
     if (key === drawn.panel) return;
     // Same tab and turn: a redraw of what the user is looking at, so keep the scroll position.
-    const sameView = drawn.panelView === tab.id + ":" + (turn ? turn.index : -1);
-    const top = sameView ? panel.scrollTop : 0;
+    const shows = tab.id + ":" + (turn ? turn.index : -1);
+    const top = drawn.panelView === shows ? panel.scrollTop : 0;
     drawn.panel = key;
-    drawn.panelView = tab.id + ":" + (turn ? turn.index : -1);
+    drawn.panelView = shows;
     drawn.builds += 1;
     clear(panel);
     panel.setAttribute("data-tab", tab.id);
@@ -197,51 +238,36 @@ export function render({ model, el, backlog = [] }) {
     panel.scrollTop = top;
   }
 
-  function draw() {
-    const active = root.contains(document.activeElement) ? document.activeElement : null;
-    const focusKey = active ? active.getAttribute("data-fkey") : null;
-    const turn = current();
-    const ctx = ctxFor(turn);
-    if (turn && !turn.loaded && turn.state === undefined) store.needTurn(turn.index);
-    root.setAttribute("data-agent", model.get(WIRE.TRAIT_AGENT));
-    root.setAttribute("data-turn", turn ? turn.index : "");
-    root.setAttribute("data-status", turn ? turn.status : "idle");
-    for (const [name, count] of Object.entries(store.applied)) root.setAttribute("data-applied-" + name, count);
-    drawHeader(turn);
-    drawAnswer(turn);
-    drawTabs(ctx);
-    drawPanel(ctx);
-    root.setAttribute("data-panel-builds", drawn.builds);
-    errorLine.textContent = store.error ? "inspector: " + store.error : "";
-    // A rebuilt panel dropped the focused element: focus its counterpart in the new panel.
-    if (focusKey && !root.contains(document.activeElement)) root.querySelector('[data-fkey="' + CSS.escape(focusKey) + '"]')?.focus();
-  }
-
-  let scheduled = null;
-  const schedule = () => {
-    if (scheduled === null) {
+  /** Follow the store and the traits until the returned function is called. */
+  start() {
+    let scheduled = null;
+    const schedule = () => {
+      if (scheduled !== null) return;
       scheduled = setTimeout(() => {
         scheduled = null;
-        draw();
+        this.draw();
       }, DRAW_DELAY_MS);
-    }
-  };
-  const clock = setInterval(() => {
-    const turn = current();
-    if (turn && turn.status === "running") drawClock(turn);
-  }, CLOCK_MS);
+    };
+    const clock = setInterval(() => {
+      const turn = this.current();
+      if (turn && turn.status === "running") this.drawClock(turn);
+    }, CLOCK_MS);
+    const unsubscribe = this.store.subscribe(schedule);
+    this.model.on("change:" + WIRE.TRAIT_AGENT, schedule);
+    this.model.on("change:" + WIRE.TRAIT_MODEL, schedule);
+    this.draw();
+    return () => {
+      clearInterval(clock);
+      if (scheduled !== null) clearTimeout(scheduled);
+      unsubscribe();
+      this.model.off("change:" + WIRE.TRAIT_AGENT, schedule);
+      this.model.off("change:" + WIRE.TRAIT_MODEL, schedule);
+      this.store.dispose();
+    };
+  }
+}
 
-  const unsubscribe = store.subscribe(schedule);
-  model.on("change:" + WIRE.TRAIT_AGENT, schedule);
-  model.on("change:" + WIRE.TRAIT_MODEL, schedule);
-  draw();
-
-  return () => {
-    clearInterval(clock);
-    if (scheduled !== null) clearTimeout(scheduled);
-    unsubscribe();
-    model.off("change:" + WIRE.TRAIT_AGENT, schedule);
-    model.off("change:" + WIRE.TRAIT_MODEL, schedule);
-    store.dispose();
-  };
+/** anywidget's render: draw the inspector into ``el``; returns the clean-up function. */
+export function render({ model, el, backlog = [] }) {
+  return new InspectorView(model, el, backlog).start();
 }

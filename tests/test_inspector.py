@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("anywidget")
 
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
+from agentnb.ipython import compact  # noqa: E402
 from agentnb.ipython import inspector as inspector_module  # noqa: E402
 from agentnb.ipython import wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
@@ -167,7 +168,7 @@ def test_a_removed_item_keeps_its_old_value_and_key_names_stay_as_they_are(monke
 def test_change_values_are_short_previews_and_long_summaries_are_counted(monkeypatch) -> None:
     def fill(session_state) -> str:
         """Add many keys with long values."""
-        for i in range(inspector_module.MAX_CHANGED_PATHS + 5):
+        for i in range(compact.MAX_CHANGED_PATHS + 5):
             session_state["bulk"][f"k{i}"] = "x" * 1000
         return "filled"
 
@@ -176,10 +177,10 @@ def test_change_values_are_short_previews_and_long_summaries_are_counted(monkeyp
     agent.run("fill")
     (changed,) = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "state_changed"]
     summary = changed[wire.CHANGES]
-    assert len(summary["paths"]) == inspector_module.MAX_CHANGED_PATHS and summary["more"] == 5
-    assert all(len(c["new"]) <= inspector_module.CHANGE_TEXT for c in summary["paths"])
+    assert len(summary["paths"]) == compact.MAX_CHANGED_PATHS and summary["more"] == 5
+    assert all(len(c["new"]) <= compact.CHANGE_TEXT for c in summary["paths"])
     assert summary["paths"][0]["new"].endswith("…")
-    assert len(summary["keys"][0]["new"]) <= inspector_module.CHANGE_TEXT
+    assert len(summary["keys"][0]["new"]) <= compact.CHANGE_TEXT
 
 
 def test_the_snapshot_trait_is_fresh_when_displayed_and_after_each_turn(shop) -> None:
@@ -446,5 +447,5 @@ def test_front_end_has_a_context_tab_fed_by_context_events() -> None:
     tabs = re.search(r"export const TABS = \[(.*?)\];", sources["tabs/index.js"], re.S)
     assert tabs and "context" in tabs.group(1).split(", ")
     assert 'id: "context"' in sources["tabs/context.js"] and 'label: "Context"' in sources["tabs/context.js"]
-    assert 'case "context_retrieved":' in sources["turn.js"]  # applied to the turn like every other event
+    assert "  context_retrieved(turn, e) {" in sources["turn.js"]  # applied to the turn like every other event
     assert "s.context_blocks" in sources["turn.js"]  # unloaded turns are labelled from their summary
