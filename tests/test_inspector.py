@@ -183,6 +183,28 @@ def test_change_values_are_short_previews_and_long_summaries_are_counted(monkeyp
     assert len(summary["keys"][0]["new"]) <= compact.CHANGE_TEXT
 
 
+def test_change_previews_read_as_value_text_without_encoding_the_whole_value() -> None:
+    from agentnb.render import value_text
+
+    class Odd:
+        pass
+
+    values = [1, None, "x" * 500, {"a": [1, {"b": None}]}, [1.5, True], "é", {"tags": {"a"}}, Odd(), float("nan")]
+    for value in values:
+        assert compact.preview_text(value) == value_text(value, compact.CHANGE_TEXT)
+
+    class Counting(dict):
+        items_seen = 0
+
+        def items(self):
+            for item in super().items():
+                Counting.items_seen += 1
+                yield item
+
+    big = Counting({f"k{i}": i for i in range(100_000)})
+    assert compact.preview_text(big).endswith("…") and Counting.items_seen < 50
+
+
 def test_the_snapshot_trait_is_fresh_when_displayed_and_after_each_turn(shop) -> None:
     agent, inspector, sent = shop
     assert inspector.view_snapshot == {}  # nothing sent before a view could exist

@@ -100,9 +100,28 @@ def compact_change(change: Change) -> dict[str, Any]:
         "key": change.key,
         "how": change.how,
         "authors": list(change.authors),
-        "old": None if change.how == "added" else value_text(change.old, CHANGE_TEXT),
-        "new": None if change.how == "removed" else value_text(change.new, CHANGE_TEXT),
+        "old": None if change.how == "added" else preview_text(change.old),
+        "new": None if change.how == "removed" else preview_text(change.new),
     }
+
+
+def preview_text(value: Any, limit: int = CHANGE_TEXT) -> str:
+    """``agentnb.render.value_text`` of a value, encoding only the part that is shown: the old
+    value of a key holding a large state costs the preview, not the whole value."""
+    encoder = json.JSONEncoder(ensure_ascii=False)
+    chunks: list[str] = []
+    size = 0
+    try:
+        # iterencode (not one-shot) is lazy: stop as soon as the preview is full.
+        for chunk in encoder.iterencode(value):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                break
+    except (TypeError, ValueError):  # not plain JSON (an object, a cycle): value_text's fallbacks
+        return value_text(value, limit)
+    text = "".join(chunks)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def compact_changes(changes: TurnChanges) -> dict[str, Any]:

@@ -89,6 +89,7 @@ class Inspector(anywidget.AnyWidget):
         """Text streamed so far per running turn, as chunks (joined only for a snapshot)."""
         self._pending: tuple[str, int, str] | None = None  # (run_id, call, text) not sent yet
         self._last_flush = 0.0
+        self._finished_changes: tuple[TurnRecord, dict[str, Any]] | None = None
         self.on_msg(self._on_msg)
         self._unsubscribe = agent.subscribe(self._on_event)
 
@@ -165,9 +166,7 @@ class Inspector(anywidget.AnyWidget):
         body = compact_event(event)
         record = self._record_of(event.run_id)
         if record is not None and isinstance(event, (StateChanged, RunFinished, RunFailed)):
-            # The summary so far, against the live state (the state the turn ended with, at its end).
-            live = self.agent.session_state if isinstance(event, StateChanged) else None
-            body[wire.CHANGES] = compact_changes(record.changes(live))
+            body[wire.CHANGES] = self._changes(record)
         self._send_event(event.run_id, body)
         if isinstance(event, (RunFinished, RunFailed)):
             self.publish_snapshot(state_limit=TRAIT_STATE_BYTES)
@@ -204,6 +203,15 @@ class Inspector(anywidget.AnyWidget):
             return None
         return history[index]
 
+    def _changes(self, record: TurnRecord) -> dict[str, Any]:
+        """What ``record`` changed, for the wire: so far (against the live state) while it runs;
+        for a finished turn computed once (its run_finished message and the snapshot after it)."""
+        if record.status == "running":
+            return compact_changes(record.changes(self.agent.session_state))
+        if self._finished_changes is None or self._finished_changes[0] is not record:
+            self._finished_changes = (record, compact_changes(record.changes()))
+        return self._finished_changes[1]
+
     def snapshot(self, *, state_limit: int | None = None) -> dict[str, Any]:
         """What a fresh view needs: every turn's summary, the last turn in full (events, change
         summary, state). With ``state_limit``, a state larger than that (as JSON) is left out."""
@@ -219,7 +227,7 @@ class Inspector(anywidget.AnyWidget):
             state = turn_state(last, self.agent)
             message[wire.TURN_INDEX] = last.index
             message[wire.EVENTS] = [compact_event(e) for e in last.events]
-            message[wire.CHANGES] = compact_changes(last.changes(state))
+            message[wire.CHANGES] = self._changes(last)
             message[wire.LIVE_TEXT] = "".join(self._live_text.get(last.run_id, ()))
         else:
             state = self.agent.session_state
@@ -249,7 +257,7 @@ class Inspector(anywidget.AnyWidget):
                 wire.KIND: wire.TURN,
                 wire.TURN_INDEX: record.index,
                 wire.EVENTS: [compact_event(e) for e in record.events],
-                wire.CHANGES: compact_changes(record.changes(state)),
+                wire.CHANGES: self._changes(record),
                 wire.STATE: jsonable(state),
             }
         if kind == wire.NEED_REQUEST:
