@@ -166,6 +166,8 @@ class Agent:
         self.model_options: dict[str, Any] = dict(model_options or {})
         self.session_id = session_id or os.urandom(6).hex()
         self.history = History()
+        self.recording: Any = None
+        """The notebook recording this agent replays from and writes to (``attach_recording``)."""
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
         # MASFactory's spellings (memories=, retrievers=) are the same kind of object.
@@ -307,6 +309,7 @@ class Agent:
             max_tool_iterations=self.max_tool_iterations,
             model_options=self.model_options,
             parse_output=(lambda content: output.parse(content, fields)) if output is not None else None,
+            replay=self.recording,
         )
         return Turn(setup, record, ctx, tracker, state_values)
 
@@ -348,14 +351,6 @@ class Agent:
         forked.restore(self.snapshot())
         return forked
 
-    def continue_from(self, previous: Agent) -> None:
-        """Take over ``previous``'s state, conversation, turns and session id (a redefined agent
-        carrying on). Raises a ConfigurationError when that state does not fit this agent's schema."""
-        self.state.replace_data(copy.deepcopy(previous.session_state))
-        self.state.messages[:] = list(previous.state.messages)
-        self.history.replace(list(previous.history))
-        self.session_id = previous.session_id
-
     # -- display --------------------------------------------------------------------------
 
     def __repr__(self) -> str:
@@ -388,12 +383,56 @@ class Agent:
         """What changed since ``cursor``, as ops, and the cursor after them (see ``agentnb.modules``)."""
         return agent_state.delta(self, cursor, after_turn=after_turn)
 
+    def attach_recording(
+        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent", mode: str | None = None
+    ) -> Any:
+        """Replay from and record to ``session`` (a SessionBase or a folder for a JSONSession),
+        as a notebook does with the folder beside it: the agent keeps its own definition and
+        state; a turn whose requests match the recording is answered from it; a turn that
+        differs goes live and replaces the recording from there (see ``agentnb.recording``).
+        ``fresh=True`` ignores what the session holds. Returns the ``Recording``."""
+        from .recording import Recording
+        from .sessions import JSONSession, SessionBase
+        from .sessions.base import check_session_id
+
+        if isinstance(session, (str, os.PathLike)):
+            session = JSONSession(session)
+        if not isinstance(session, SessionBase):
+            raise ConfigurationError(f"a recording goes into a JSONSession, a SQLiteSession or a folder, got {type(session).__name__}")
+        self.detach_session()
+        recording = Recording(session, check_session_id(session_id or self.name), module=module, mode=mode, fresh=fresh)
+        recording.attach(self)
+        self.recording = recording
+        return recording
+
+    def resume(self) -> int:
+        """Take over everything the recording holds (state, conversation, turns) without
+        running anything, and continue it from there. Returns the number of turns taken over."""
+        recording = self.recording
+        if recording is None:
+            raise ConfigurationError(f"agent {self.name!r} has no recording to resume; attach_recording(...) first")
+        with self._running():
+            recording.session.load_session_state_sync(recording.session_id, **{recording.module: self})
+        recording.resume()
+        return len(self.history)
+
+    def detach_session(self) -> None:
+        """Stop saving after every turn and stop replaying (what attach_session / attach_recording set up)."""
+        autosave = getattr(self, "_autosave", None)
+        if autosave is not None:
+            autosave.unsubscribe()
+            self._autosave = None
+        if self.recording is not None:
+            self.recording.detach()
+            self.recording = None
+
     def attach_session(self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent") -> bool:
         """Save to ``session`` after every turn, restoring what it holds first (unless
         ``fresh=True``). ``session`` is a SessionBase or a folder for a JSONSession;
         ``session_id`` defaults to the agent's name. Returns whether a session was restored."""
         from .sessions.autosave import attach
 
+        self.detach_session()
         return attach(self, session, session_id, fresh=fresh, module=module)
 
 

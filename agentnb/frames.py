@@ -1,7 +1,8 @@
 """pandas views of an agent's history: turns, tool calls and the state after each turn.
 
 pandas is imported when a view is asked for, never at ``import agentnb`` time. The turn and
-tool-call views have a ``turn`` column (the turn's index in the history) and fixed columns even
+tool-call views have a ``turn`` column (the turn's number as every view shows it: 1 is the first,
+``agent.history[turn - 1]``) and fixed columns even
 when empty, so code written against one notebook keeps working on another; the state view is
 indexed by turn, so a state key named ``turn`` cannot clash with it.
 """
@@ -63,7 +64,7 @@ def turns_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
     pd = _pandas()
     rows = [
         {
-            "turn": t.index,
+            "turn": t.number,
             "message": t.message,
             "answer": t.content,
             "status": t.status,
@@ -84,7 +85,7 @@ def tool_calls_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
     pd = _pandas()
     rows = [
         {
-            "turn": t.index,
+            "turn": t.number,
             "call": c.call,
             "tool_call_id": c.tool_call_id,
             "name": c.name,
@@ -113,7 +114,7 @@ def states_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
         keys.update(dict.fromkeys(t.state_after))
     # Deep copies: editing a cell of the frame must not edit the recorded history.
     rows = [copy.deepcopy(t.state_after) for t in records]
-    index = pd.Index([t.index for t in records], name="turn", dtype="int64")
+    index = pd.Index([t.number for t in records], name="turn", dtype="int64")
     return pd.DataFrame(rows, columns=list(keys), index=index, dtype=object)
 
 

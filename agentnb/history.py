@@ -92,6 +92,14 @@ class TurnRecord:
     """The run's messages: system, user, assistant and tool."""
     output: Any = None
     """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
+    replayed: bool = False
+    """Whether its model calls were answered from the notebook's recording (not saved)."""
+
+    @property
+    def number(self) -> int:
+        """The turn's number as records, the inspector and DataFrames show it (1 = the first;
+        ``history[number - 1]``)."""
+        return self.index + 1
 
     @property
     def context(self) -> list[ContextRetrieved]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import AgentRunError, MaxToolIterationsError, StateKeyError, StateTypeError
 from .events import (
@@ -32,11 +32,24 @@ from .events import (
 from .executor import ToolExecutor
 from .history import TurnRecord
 from .messages import Message
-from .models.base import Model, ModelRequest, ModelResponse
+from .models.base import Model, ModelRequest, ModelResponse, text_chunks
 from .observe import Prepared
 from .run_context import RunContext
 from .text import one_line
 from .tracking import StateTracker
+
+
+class Replay(Protocol):
+    """What stands in for the model where a recording holds the answer (``recording.Recording``)."""
+
+    def answer(self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model) -> ModelResponse | None:
+        """The recorded answer to this request, or None to ask the model (may raise on drift)."""
+
+    def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
+        """What the model answered live."""
+
+    def finish(self, record: TurnRecord) -> None:
+        """The turn ended (before RunFinished / RunFailed)."""
 
 
 @dataclass
@@ -57,6 +70,8 @@ class TurnSetup:
     """Extra request options."""
     parse_output: Callable[[str | None], Any] | None = None
     """Parses the final answer into ``record.output`` (an output formatter), if any."""
+    replay: Replay | None = None
+    """Answers from a recording where it holds them."""
 
 
 class Turn:
@@ -115,7 +130,7 @@ class Turn:
                 payload = setup.model.payload(request)
                 yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
                 started = time.perf_counter()
-                response = yield from self._think(request, call)
+                response = yield from self._think(request, call, payload)
             except Exception as exc:
                 yield from self._fail(exc)
                 return
@@ -153,18 +168,24 @@ class Turn:
         if setup.parse_output is not None:
             record.output = setup.parse_output(record.content)
         self._close(tracker.snapshot)
-        yield self._emit(RunFinished(run_id=run_id, content=record.content, usage=self._usage, duration_ms=record.duration_ms, model_calls=self._model_calls, tool_calls=self._tool_calls))
+        yield self._emit(RunFinished(run_id=run_id, content=record.content, usage=record.usage, duration_ms=record.duration_ms, model_calls=self._model_calls, tool_calls=self._tool_calls))
 
-    def _think(self, request: ModelRequest, call: int) -> Iterator[Event]:
-        """Ask the model, streaming its text as TextDelta events; returns its response."""
+    def _think(self, request: ModelRequest, call: int, payload: dict[str, Any]) -> Iterator[Event]:
+        """Ask the model (or the recording), streaming its text as TextDelta events; returns the
+        response."""
+        model, replay = self.setup.model, self.setup.replay
+        recorded = replay.answer(self.record, call, payload, model) if replay is not None else None
+        stream = model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
         response: ModelResponse | None = None
-        for item in self.setup.model.stream(request):
+        for item in stream:
             if isinstance(item, ModelResponse):
                 response = item
             elif item:
                 yield self._emit(TextDelta(run_id=self.ctx.run_id, call=call, text=item))
         if response is None:
-            raise AgentRunError(f"model {self.setup.model.label} returned no response")
+            raise AgentRunError(f"model {model.label} returned no response")
+        if replay is not None and recorded is None:
+            replay.answered(self.record, call, response)
         return response
 
     def _close(self, state_after: dict[str, Any]) -> None:
@@ -172,6 +193,8 @@ class Turn:
         self.record.usage = self._usage
         self.record.duration_ms = (time.perf_counter() - self._start) * 1000
         self.record.state_after = state_after
+        if self.setup.replay is not None:
+            self.setup.replay.finish(self.record)
 
     def _fail(self, exc: BaseException) -> Iterator[Event]:
         self.error = exc
@@ -179,7 +202,7 @@ class Turn:
         self.tracker.checkpoint(StateCause(kind="user"))
         yield from self._flush()
         self._close(self.tracker.snapshot)
-        yield self._emit(RunFailed(run_id=self.ctx.run_id, error=self.record.error, error_type=type(exc).__name__, usage=self._usage, duration_ms=self.record.duration_ms))
+        yield self._emit(RunFailed(run_id=self.ctx.run_id, error=self.record.error, error_type=type(exc).__name__, usage=self.record.usage, duration_ms=self.record.duration_ms))
 
 
 __all__ = ["Turn", "TurnSetup"]

@@ -68,7 +68,7 @@ def change_text(change: Change) -> str:
 
 def turn_text(turn: TurnRecord) -> str:
     """The turn as deterministic plain text."""
-    lines = [f"{turn.agent} · turn {turn.index} · {turn.status} · model {turn.model}"]
+    lines = [f"{turn.agent} · turn {turn.number} · {turn.status} · model {turn.model}"]
     lines.append(f"user: {turn.message}")
     calls = turn.tool_calls
     if calls:
@@ -105,7 +105,7 @@ def turn_html(turn: TurnRecord) -> str:
         # tex2jax_ignore / mathjax_ignore: a "$" in an answer is a dollar, not TeX.
         f'<div class="{RECORD_CSS_CLASS} tex2jax_ignore mathjax_ignore" data-status="{_e(turn.status)}" '
         'style="border-left:3px solid #8aa4c8;padding:4px 10px;font-size:13px">',
-        f"<div><b>{_e(turn.agent)}</b> · turn {turn.index} · {_e(turn.status)} · "
+        f"<div><b>{_e(turn.agent)}</b> · turn {turn.number} · {_e(turn.status)} · "
         f"model <code>{_e(turn.model)}</code></div>",
         f'<div class="agentnb-record-user"><b>user:</b> {_e(turn.message)}</div>',
     ]

@@ -2,14 +2,15 @@
 
 ``pytest notebooks`` (and ``pytest tests notebooks``) collects every ``*.ipynb`` here as an nbval
 test: each code cell runs in a fresh kernel of the current environment and its outputs must
-equal the committed ones, after ``nbval_sanitize.cfg``. Notebooks elsewhere (for example
+equal the committed ones, after ``nbval_sanitize.cfg``. agentnb's pytest plugin (installed with
+the package) names the notebook to its kernel and makes replay strict, so every ``%%agent``
+replays the recording committed beside its notebook. Notebooks elsewhere (for example
 ``tests/browser/inspector_demo.ipynb``, saved without outputs) are left alone unless ``--nbval``
 is given.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,27 +19,6 @@ from nbval.plugin import IPyNbFile
 
 HERE = Path(__file__).resolve().parent
 SANITIZE = HERE / "nbval_sanitize.cfg"
-
-
-_plain_setup = IPyNbFile.setup
-
-
-def _setup(self: IPyNbFile) -> None:
-    """nbval's kernel start, with ``JPY_SESSION_NAME`` naming the notebook as Jupyter does, so
-    ``%%agent`` saves its session beside that notebook (``NAME.agentnb/``), not in a
-    fallback folder shared by every notebook of the folder."""
-    saved = os.environ.get("JPY_SESSION_NAME")
-    os.environ["JPY_SESSION_NAME"] = str(Path(self.fspath).resolve())
-    try:
-        _plain_setup(self)
-    finally:
-        if saved is None:
-            del os.environ["JPY_SESSION_NAME"]
-        else:
-            os.environ["JPY_SESSION_NAME"] = saved
-
-
-IPyNbFile.setup = _setup  # type: ignore[method-assign]
 
 
 class NotebookFile(IPyNbFile):

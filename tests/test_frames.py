@@ -38,7 +38,7 @@ def test_turns_frame_has_one_row_per_turn_with_fixed_columns():
     agent.run("call something unknown")
     frame = agent.history.turns()
     assert list(frame.columns) == list(TURN_COLUMNS)
-    assert frame["turn"].tolist() == [0, 1]
+    assert frame["turn"].tolist() == [1, 2]  # numbered as records and the inspector show them
     assert frame["message"].tolist() == ["add milk and poison", "call something unknown"]
     assert frame["answer"].tolist() == ["Added milk.", "Done."]
     assert frame["status"].tolist() == ["ok", "ok"]
@@ -67,7 +67,7 @@ def test_tool_calls_frame_has_one_row_per_call_with_hooks_and_errors():
     agent.run("call something unknown")
     frame = agent.history.tool_calls()
     assert list(frame.columns) == list(TOOL_CALL_COLUMNS)
-    assert frame["turn"].tolist() == [0, 0, 1]
+    assert frame["turn"].tolist() == [1, 1, 2]
     assert frame["call"].tolist() == [0, 0, 0]
     assert frame["name"].tolist() == ["add_item", "add_item", "nope"]
     assert frame["arguments"].tolist()[:2] == ['{"item": "milk"}', '{"item": "poison"}']
@@ -88,18 +88,18 @@ def test_states_frame_has_a_column_per_key_indexed_by_turn():
     agent.run("call something unknown")
     frame = agent.history.states()
     assert frame.index.name == "turn"
-    assert frame.index.tolist() == [0, 1]
+    assert frame.index.tolist() == [1, 2]
     assert list(frame.columns) == ["owner", "items", "turn"]
-    assert frame.loc[0, "items"] == ["milk"]
-    assert pd.isna(frame.loc[0, "turn"])
-    assert frame.loc[1, "turn"] == "a key named turn"
+    assert frame.loc[1, "items"] == ["milk"]
+    assert pd.isna(frame.loc[1, "turn"])
+    assert frame.loc[2, "turn"] == "a key named turn"
 
 
 def test_states_frame_values_are_copies():
     agent = make_agent()
     agent.run("add milk and poison")
     frame = agent.history.states()
-    frame.loc[0, "items"].append("changed in the frame")
+    frame.loc[1, "items"].append("changed in the frame")
     assert agent.history[0].state_after["items"] == ["milk"]
 
 

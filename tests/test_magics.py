@@ -10,7 +10,7 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import agentnb
-from agentnb import Agent, ScriptedModel, Tool, tool_call
+from agentnb import Agent, JSONSession, ScriptedModel, Tool, tool_call
 from agentnb.render import turn_html, turn_text
 
 IMG = "<img src=x onerror=alert(1)>"
@@ -185,30 +185,26 @@ def test_agent_state_and_schema_from_variables_are_copied(shell):
     assert agent.state.has_schema
 
 
-def test_rerunning_agent_keeps_state_and_history_unless_fresh(shell):
+def test_rerunning_agent_starts_from_its_definition(shell):
     define_shop(shell, "--no-session")
     shell.user_ns["shop"].run("milk")
     _, out = define_shop(shell, "--no-session", body="New instructions {shopping_list}.")
     agent = shell.user_ns["shop"]
-    assert out.stdout.splitlines()[0] == (
-        "shop redefined: kept its state (keys: shopping_list) and history (1 turn(s)) from the "
-        "previous definition; add --fresh to start over"
-    )
-    assert agent.session_state == {"shopping_list": ["milk"]} and len(agent.history) == 1
+    assert "redefined" not in out.stdout
+    assert agent.session_state == {"shopping_list": []} and len(agent.history) == 0
     assert agent.instructions == "New instructions {shopping_list}."
     agent.run("eggs")
-    assert agent.history[-1].index == 1
-    _, out = define_shop(shell, "--fresh --no-session")
-    assert "redefined" not in out.stdout
-    assert shell.user_ns["shop"].session_state == {"shopping_list": []}
-    assert len(shell.user_ns["shop"].history) == 0
+    assert agent.history[-1].number == 1
 
 
-def test_rerun_with_a_schema_the_old_state_breaks_says_use_fresh(shell):
+def test_rerun_with_a_new_schema_needs_nothing_from_the_old_state(shell):
     define_shop(shell)
+    shell.user_ns["shop"].run("milk")
     shell.run_cell("schema = {'other': {'type': str}}")
-    text = usage_error(shell, "agent", "shop --schema schema --state '{}'", "Shop.")
-    assert "add --fresh" in text and "'shopping_list'" in text
+    run(shell, "agent", "shop --schema schema --state '{}' --model model", "Shop.")
+    assert shell.user_ns["shop"].session_state == {}
+    text = usage_error(shell, "agentnb", "resume shop")  # the recording's state does not fit the schema
+    assert text.startswith("%agentnb resume shop:") and "'shopping_list'" in text
 
 
 @pytest.mark.parametrize(
@@ -279,8 +275,9 @@ def test_chat_failure_leaves_the_record_and_a_one_line_error(shell):
     with capture_output() as out:
         with pytest.raises(UsageError) as info:
             shell.run_cell_magic("chat", "a", "hello")
-    assert str(info.value).startswith("%%chat a: turn 0 failed: ScriptedModel has no reply left")
+    assert str(info.value).startswith("%%chat a (cell In [") and str(info.value).endswith("turn 1 failed; its record above says why")
     assert "failed: ScriptedModel has no reply left" in out.outputs[-1].data["text/plain"]
+    assert "ScriptedModel has no reply left" not in str(info.value)  # said once, in the record
 
 
 @pytest.mark.parametrize(
@@ -321,12 +318,13 @@ def test_list_and_preview(shell):
     assert model.requests == [] and len(shell.user_ns["shop"].history) == 0  # no model call
 
 
-def test_save_load_reset_fork(shell):
-    define_shop(shell)
+def test_save_load_reset_fork(shell, tmp_path):
+    (tmp_path / "shop.ipynb").write_text("{}")
+    define_shop(shell, "--no-session")
     agent = shell.user_ns["shop"]
     agent.run("milk")
-    _, out = run(shell, "agentnb", "save shop")
-    assert out.stdout == "saved shop: state keys ['shopping_list'], 1 turn(s) (in memory)\n"
+    _, out = run(shell, "agentnb", "save shop")  # beside the notebook, so it survives a restart
+    assert out.stdout == "saved shop to shop.agentnb/shop.json: state keys ['shopping_list'], 1 turn(s)\n"
     agent.run("eggs")
     run(shell, "agentnb", "load shop")
     assert agent.session_state == {"shopping_list": ["milk"]} and len(agent.history) == 1
@@ -342,6 +340,18 @@ def test_save_load_reset_fork(shell):
     _, out = run(shell, "agentnb", "reset shop")
     assert out.stdout == "reset shop: state {'shopping_list': []}, no turns\n"
     assert agent.session_state == {"shopping_list": []} and len(agent.history) == 0
+
+
+def test_a_fork_is_recorded_under_its_own_name(shell, tmp_path):
+    (tmp_path / "shop.ipynb").write_text("{}")
+    define_shop(shell)
+    shell.user_ns["shop"].run("milk")
+    run(shell, "agentnb", "fork shop twin")
+    shell.user_ns["twin"].run("bread")
+    saved = JSONSession(tmp_path / "shop.agentnb")
+    twin = Agent("twin", ScriptedModel([]), session_state={"shopping_list": []})
+    saved.load_session_state_sync("twin", agent=twin)
+    assert twin.session_state == {"shopping_list": ["milk", "bread"]} and len(twin.history) == 2
 
 
 def test_defaults_sets_the_model_for_new_agents(shell):
@@ -362,7 +372,7 @@ def test_defaults_sets_the_model_for_new_agents(shell):
         ("fork shop", "expected %agentnb fork NAME NEW"),
         ("fork shop shop", "the name 'shop' is taken"),
         ("fork shop 2x", "'2x' is not a valid Python name"),
-        ("load shop", "nothing saved for 'shop'; run %agentnb save shop first"),
+        ("load shop", "no saved session 'shop'"),
         ("save ghost", "there is no agent named 'ghost'"),
         ("save shop some/path.json", "PATH is a folder (JSON session files go inside it) or a .db file"),
         ("list --model x", "--model and --session-dir belong to %agentnb defaults"),
@@ -386,41 +396,54 @@ def test_fork_of_a_plain_python_agent_copies_its_definition_and_state(shell):
     assert plain.session_state == {"mood": "calm"}
 
 
-def test_session_option_saves_and_restores_the_agent(shell, tmp_path):
+def test_session_option_records_and_a_rerun_replays_it(shell, tmp_path):
     folder = tmp_path / "sessions"
     define_shop(shell, f"--session '{folder}'")
     shell.user_ns["shop"].run("milk")
-    assert (folder / "shop.json").exists() or any(folder.iterdir())
+    assert (folder / "shop.json").exists()
     agentnb.load_ipython_extension(shell)  # a new workspace: nothing kept in memory
     _, out = define_shop(shell, f"--session '{folder}'")
-    assert out.stdout.splitlines()[0].startswith("shop: restored its session from sessions (state keys: shopping_list; 1 turn(s))")
-    assert shell.user_ns["shop"].session_state == {"shopping_list": ["milk"]}
+    assert out.stdout.splitlines()[0].startswith("shop: recorded in sessions (unchanged turns replay from it;")
+    agent = shell.user_ns["shop"]
+    assert agent.session_state == {"shopping_list": []} and len(agent.recording.turns) == 1
+    agent.run("milk")
+    assert agent.history[0].replayed is False  # a ScriptedModel is Python: it answers, like a tool
+    assert agent.history[0].duration_ms == agent.recording.turns[0].duration_ms  # the recorded timing
     define_shop(shell, f"--session '{folder}' --fresh")
-    assert shell.user_ns["shop"].session_state == {"shopping_list": []}
+    assert shell.user_ns["shop"].recording.turns == []
 
 
-def test_agents_autosave_beside_the_notebook_and_restore_on_rerun(shell, tmp_path):
+def test_agents_record_beside_the_notebook_and_resume(shell, tmp_path):
     (tmp_path / "analysis.ipynb").write_text("{}")  # nbval and nbconvert run in the notebook's folder
-    _, out = define_shop(shell)
-    assert "shop: saving every turn to analysis.agentnb" in out.stdout.splitlines()
-    run(shell, "chat", "shop", "eggs")
-    assert (tmp_path / "analysis.agentnb" / "shop.jsonl").exists()
-    agentnb.load_ipython_extension(shell)  # a restarted kernel: nothing kept in memory
-    _, out = define_shop(shell)
-    assert out.stdout.splitlines()[0] == (
-        "shop: restored its session from analysis.agentnb (state keys: shopping_list; 1 turn(s)); add --fresh to start over"
+    _, first = define_shop(shell)
+    assert first.stdout.splitlines()[0] == (
+        "shop: recorded in analysis.agentnb (unchanged turns replay from it; %agentnb resume shop takes it over without re-running)"
     )
-    assert shell.user_ns["shop"].session_state == {"shopping_list": ["eggs"]}
-    assert shell.user_ns["shop"].history[0].message == "eggs"
+    run(shell, "chat", "shop", "eggs")
+    assert (tmp_path / "analysis.agentnb" / "shop.json").exists()
+    agentnb.load_ipython_extension(shell)  # a restarted kernel: nothing kept in memory
+    _, again = define_shop(shell)
+    assert again.stdout == first.stdout  # the same output on every run of the notebook
+    assert shell.user_ns["shop"].session_state == {"shopping_list": []}
+    _, out = run(shell, "agentnb", "resume shop")
+    assert out.stdout.startswith("resumed shop from analysis.agentnb/shop.json: state keys ['shopping_list'], 1 turn(s)")
+    agent = shell.user_ns["shop"]
+    assert agent.session_state == {"shopping_list": ["eggs"]} and agent.history[0].message == "eggs"
+    run(shell, "chat", "shop", "milk")  # continues the recording
+    saved = JSONSession(tmp_path / "analysis.agentnb")
+    check = Agent("shop", ScriptedModel([]), session_state={"shopping_list": []})
+    saved.load_session_state_sync("shop", agent=check)
+    assert [t.message for t in check.history] == ["eggs", "milk"]
 
 
 def test_no_session_saves_nothing_and_a_guessed_location_is_announced(shell, tmp_path):
     _, out = define_shop(shell, "--no-session")
     run(shell, "chat", "shop", "eggs")
     assert list(tmp_path.iterdir()) == []
+    assert "has no recording" in usage_error(shell, "agentnb", "resume shop")
     _, out = define_shop(shell, "--fresh")
     assert "could not tell which notebook this is" in out.stderr
-    assert "shop: saving every turn to notebook.agentnb" in out.stdout
+    assert "shop: recorded in notebook.agentnb" in out.stdout
     assert "--session and --no-session contradict" in usage_error(shell, "agent", "a --session x --no-session", "x")
 
 

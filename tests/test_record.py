@@ -90,7 +90,7 @@ def test_text_record_shows_answer_calls_hooks_and_state_diff():
     agent = run_hostile()
     text = turn_text(agent.history[0])
     assert text.splitlines() == [
-        "shop · turn 0 · ok · model scripted",
+        "shop · turn 1 · ok · model scripted",
         f"user: please {IMG}",
         "tool calls (2):",
         f'  1. add_item({{"item": "{IMG}"}}) -> "added {IMG}"',

@@ -34,20 +34,26 @@ class AgentMagics(WorkspaceMagics):
     @argument("--tools", help="comma-separated names of functions, Tools, Toolkits or lists (or tools from %%tool)")
     @argument("--hooks", help="comma-separated names of tool-hook functions (first = outermost) or lists of them")
     @argument("--context", help="comma-separated names of context providers (DocumentContext, ConversationMemory, ...) or lists of them")
-    @argument("--session", help="where to save after every turn (and restore from on re-run): a folder, or a variable holding a JSONSession/SQLiteSession; default: NOTEBOOK.agentnb/ beside the notebook")
-    @argument("--no-session", action="store_true", help="do not save this agent's turns")
+    @argument("--session", help="where the agent's recording lives: a folder, or a variable holding a JSONSession/SQLiteSession; default: NOTEBOOK.agentnb/ beside the notebook")
+    @argument("--no-session", action="store_true", help="no recording: nothing replayed, nothing saved")
+    @argument("--history", type=int, metavar="N", help="earlier turns sent with each message (default: all of them)")
+    @argument("--no-history", action="store_true", help="each message goes alone, without the earlier turns")
     @argument("--max-iterations", type=int, help="most rounds of tool calls per turn (default 10)")
     @argument("--markdown", action="store_true", help="ask the model to answer in markdown")
     @argument("--description", help="the agent's description (first section of the system prompt)")
-    @argument("--fresh", action="store_true", help="on re-run, drop the previous state and history")
+    @argument("--fresh", action="store_true", help="ignore the recording: every turn calls the model and is recorded again")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
         """Define an agent NAME; the cell body is its instructions (``{key}`` placeholders are
         filled from the session state). Binds NAME and shows its inspector. The line form
         ``%agent NAME ...`` defines an agent without instructions.
 
-        Re-running the cell redefines the agent and keeps its state and history, unless
-        ``--fresh``.
+        The agent starts from this definition every time the cell runs. Its turns are recorded
+        in NOTEBOOK.agentnb/ beside the notebook: when the notebook runs again, a turn whose
+        request is unchanged is answered from the recording (no model call); an edited turn calls
+        the model and is recorded again from there. ``%agentnb resume NAME`` takes over the whole
+        recording without re-running the cells. Consecutive ``%%chat`` turns are one
+        conversation (``--history N`` / ``--no-history`` to limit that).
 
         Example::
 
@@ -58,6 +64,10 @@ class AgentMagics(WorkspaceMagics):
         name = identifier(args.name, "%%agent")
         if args.max_iterations is not None and args.max_iterations < 0:
             raise UsageError(f"%%agent: --max-iterations must be 0 or more, got {args.max_iterations}")
+        if args.history is not None and (args.history < 0 or args.no_history):
+            raise UsageError(
+                "%%agent: --history N takes a number of earlier turns >= 0, and contradicts --no-history; keep one"
+            )
         options: dict[str, Any] = {
             "model": self._model(args.model),
             "instructions": (cell or "").strip() or None,
@@ -69,6 +79,8 @@ class AgentMagics(WorkspaceMagics):
             "markdown": args.markdown,
             "tools": self._tools(args.tools) if args.tools else None,
             "tool_hooks": self._hooks(args.hooks) if args.hooks else None,
+            "add_history_to_context": not args.no_history,
+            "num_history_runs": args.history,
         }
         if args.max_iterations is not None:
             options["max_tool_iterations"] = args.max_iterations
@@ -81,25 +93,18 @@ class AgentMagics(WorkspaceMagics):
             agent = Agent(name, **options)
         except AgentnbError as exc:
             raise UsageError(f"%%agent {name}: {one_line(exc)}") from None
-        previous = self.workspace.agents.get(name)
-        restored = False
         if session is not None:
             try:
-                restored = agent.attach_session(session, fresh=args.fresh)
+                agent.attach_recording(session, fresh=args.fresh)
             except (AgentnbError, TypeError, ValueError, OSError) as exc:
-                raise UsageError(f"%%agent {name}: --session {args.session}: {one_line(exc)}") from None
+                raise UsageError(f"%%agent {name}: --session {args.session or where}: {one_line(exc)}") from None
             if notice:
                 print(notice, file=sys.stderr)
-            if restored:
-                print(
-                    f"{name}: restored its session from {where} (state keys: "
-                    f"{', '.join(agent.session_state) or 'none'}; {len(agent.history)} turn(s)); "
-                    f"add --fresh to start over"
-                )
-            else:
-                print(f"{name}: saving every turn to {where}")
-        if previous is not None and not args.fresh and not restored:
-            print(_carry_over(previous, agent))
+            # The same line whether or not a recording exists yet, so a re-run shows the same output.
+            print(f"{name}: recorded in {where} (unchanged turns replay from it; %agentnb resume {name} takes it over without re-running)")
+        previous = self.workspace.agents.get(name)
+        if previous is not None and previous is not agent:
+            previous.detach_session()
         self.workspace.agents[name] = agent
         self.workspace.ns[name] = agent
         print(repr(agent))
@@ -217,28 +222,8 @@ class AgentMagics(WorkspaceMagics):
         if args.session:
             session = self._session(args.session)
             return session, where(session), None
-        if self.workspace.session_dir is not None:
-            return self.workspace.session_dir, where(self.workspace.session_dir), None
-        from ..sessions import find_notebook_path
-
-        location = find_notebook_path(self.workspace.ns)
-        return str(location.session_dir), where(location.session_dir), location.notice
-
-
-def _carry_over(old: Agent, new: Agent) -> str:
-    """A redefined agent keeps its predecessor's state, conversation and turns."""
-    try:
-        new.continue_from(old)
-    except AgentnbError as exc:
-        raise UsageError(
-            f"%%agent {new.name}: the previous state does not fit the new definition "
-            f"({one_line(exc)}); add --fresh to start from the new state"
-        ) from None
-    keys = ", ".join(new.session_state) or "none"
-    return (
-        f"{new.name} redefined: kept its state (keys: {keys}) and history ({len(new.history)} "
-        f"turn(s)) from the previous definition; add --fresh to start over"
-    )
+        folder, notice = self.workspace.session_folder()
+        return folder, where(folder), notice
 
 
 def show_inspector(agent: Agent, *, required: bool) -> None:
@@ -273,4 +258,12 @@ def where(session: Any) -> str:
     return str(folder) if relative.startswith("..") else relative
 
 
-__all__ = ["AgentMagics", "show_inspector", "where"]
+def described(session: Any, session_id: str) -> str:
+    """Where one session is stored, as ``where`` shows its folder (the same text on every machine
+    for a notebook's own folder)."""
+    folder = getattr(session, "save_dir", None) or getattr(session, "path", None)
+    text = session.describe(session_id)
+    return text.replace(str(folder), where(session), 1) if folder is not None else text
+
+
+__all__ = ["AgentMagics", "described", "show_inspector", "where"]

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from ..agent import Agent
 from ..errors import AgentnbError
 from ..models import Model
 from ..text import one_line
 from .parsing import identifier, parse_options
 from .workspace import WorkspaceMagics
-from .agent_magic import show_inspector
+from .agent_magic import described, show_inspector
 
 
-COMMANDS = ("list", "show", "preview", "save", "load", "reset", "fork", "defaults")
+COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "defaults")
 
 
 @magics_class
@@ -38,10 +38,15 @@ class AgentnbMagics(WorkspaceMagics):
             %agentnb list                    agents with their model, tools, turns and state keys
             %agentnb show NAME               the agent's inspector
             %agentnb preview NAME MESSAGE    what the model would receive, without calling it
-            %agentnb save NAME               keep a copy of the state, messages and turns
-            %agentnb load NAME               go back to the saved copy
+            %agentnb resume NAME             take over the agent's recording (state, conversation, turns)
+                                             without re-running its cells; new turns continue it
+            %agentnb save NAME [PATH]        save the agent whole (default: beside the notebook)
+            %agentnb load NAME [PATH]        load what was saved (default: beside the notebook)
             %agentnb reset NAME              back to the state it was defined with, no turns
-            %agentnb fork NAME NEW           a new agent NEW with the same definition and a copy of the state
+            %agentnb fork NAME NEW           a new agent NEW: same definition, a copy of the state,
+                                             conversation and turns, recorded under its own name
+
+        PATH is a folder (one JSON session per agent) or a .db file (SQLite).
             %agentnb defaults [--model M] [--session-dir D]
         """
         args = parse_options(self.agentnb, line, "%agentnb")
@@ -49,8 +54,9 @@ class AgentnbMagics(WorkspaceMagics):
             "list": (0, 0, ""),
             "show": (1, 1, " NAME"),
             "preview": (2, None, " NAME MESSAGE"),
-            "save": (1, 2, " NAME"),
-            "load": (1, 2, " NAME"),
+            "resume": (1, 1, " NAME"),
+            "save": (1, 2, " NAME [PATH]"),
+            "load": (1, 2, " NAME [PATH]"),
             "reset": (1, 1, " NAME"),
             "fork": (2, 2, " NAME NEW"),
             "defaults": (0, 0, " [--model M] [--session-dir D]"),
@@ -90,36 +96,47 @@ class AgentnbMagics(WorkspaceMagics):
         for note in observation.notes:
             print(f"note: {note}")
 
+    def _resume(self, args: Any) -> None:
+        name = args.args[0]
+        agent = self.workspace.agent(name, "%agentnb resume")
+        if agent.recording is None:
+            raise UsageError(f"%agentnb resume {name}: {name} has no recording (it was defined with --no-session or in Python)")
+        try:
+            turns = agent.resume()
+        except (AgentnbError, OSError) as exc:
+            raise UsageError(f"%agentnb resume {name}: {one_line(exc)}") from None
+        print(f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording")
+
+    def _session(self, args: Any, magic: str) -> Any:
+        """The session of ``save``/``load``: PATH, else the notebook's folder."""
+        if len(args.args) == 2:
+            return _session_at(args.args[1], magic)
+        folder, notice = self.workspace.session_folder()
+        if notice:
+            print(notice, file=sys.stderr)
+        from ..sessions import JSONSession
+
+        return JSONSession(folder)
+
     def _save(self, args: Any) -> None:
         name = args.args[0]
         agent = self.workspace.agent(name, "%agentnb save")
-        if len(args.args) == 2:
-            session = _session_at(args.args[1], "%agentnb save")
-            try:
-                session.save_session_state_sync(name, agent=agent)
-            except (AgentnbError, OSError) as exc:
-                raise UsageError(f"%agentnb save {name}: {one_line(exc)}") from None
-            print(f"saved {name} to {session.describe(name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
-            return
-        self.workspace.snapshots[name] = agent.snapshot()
-        print(f"saved {name}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s) (in memory)")
+        session = self._session(args, "%agentnb save")
+        try:
+            session.save_session_state_sync(name, agent=agent)
+        except (AgentnbError, OSError) as exc:
+            raise UsageError(f"%agentnb save {name}: {one_line(exc)}") from None
+        print(f"saved {name} to {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
 
     def _load(self, args: Any) -> None:
         name = args.args[0]
         agent = self.workspace.agent(name, "%agentnb load")
-        if len(args.args) == 2:
-            session = _session_at(args.args[1], "%agentnb load")
-            try:
-                session.load_session_state_sync(name, allow_not_exist=False, agent=agent)
-            except (AgentnbError, OSError, ValueError) as exc:
-                raise UsageError(f"%agentnb load {name}: {one_line(exc)}") from None
-            print(f"loaded {name} from {session.describe(name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
-            return
-        snapshot = self.workspace.snapshots.get(name)
-        if snapshot is None:
-            raise UsageError(f"%agentnb load {name}: nothing saved for {name!r}; run %agentnb save {name} first")
-        _restore(agent, snapshot)
-        print(f"loaded {name}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
+        session = self._session(args, "%agentnb load")
+        try:
+            session.load_session_state_sync(name, allow_not_exist=False, agent=agent)
+        except (AgentnbError, OSError, ValueError) as exc:
+            raise UsageError(f"%agentnb load {name}: {one_line(exc)}") from None
+        print(f"loaded {name} from {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
 
     def _reset(self, args: Any) -> None:
         name = args.args[0]
@@ -138,7 +155,10 @@ class AgentnbMagics(WorkspaceMagics):
             raise UsageError(f"%agentnb fork: the name {new_name!r} is taken; pick another")
         try:
             forked = agent.fork(new_name)
-        except AgentnbError as exc:
+            if agent.recording is not None:
+                # A fork is recorded beside its parent, under its own name.
+                forked.attach_recording(agent.recording.session, new_name)
+        except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb fork: {one_line(exc)}") from None
         self.workspace.agents[new_name] = forked
         self.workspace.ns[new_name] = forked
@@ -174,10 +194,3 @@ def _session_at(path: str, magic: str) -> Any:
     if path.endswith((".json", ".jsonl", ".ipynb")):
         raise UsageError(f"{magic}: PATH is a folder (JSON session files go inside it) or a .db file; got {path!r}")
     return JSONSession(path)
-
-
-def _restore(agent: Agent, snapshot: Any) -> None:
-    try:
-        agent.restore(snapshot)
-    except AgentnbError as exc:
-        raise UsageError(f"cannot restore {agent.name}: {one_line(exc)}") from None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
 
 from IPython.core.error import UsageError
 from IPython.core.magic import cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from ..errors import AgentnbError
+from ..errors import AgentnbError, ReplayDriftError
 from ..text import one_line
 from .parsing import parse_options
 from .workspace import WorkspaceMagics
@@ -48,7 +50,11 @@ class ChatMagics(WorkspaceMagics):
             if turn is None:
                 raise UsageError(f"%%chat {args.name}: {one_line(exc)}") from None
             live.finish(turn)
-            raise UsageError(f"%%chat {args.name}: turn {turn.index} failed: {one_line(exc)}") from None
+            if isinstance(exc, ReplayDriftError):
+                print(str(exc).partition("\n")[2], file=sys.stderr)  # the short diff, below the record
+            raise UsageError(
+                f"%%chat {args.name} (cell In [{self.shell.execution_count}]): turn {turn.number} failed; its record above says why"
+            ) from None
         assert result.turn is not None
         live.finish(result.turn)
 

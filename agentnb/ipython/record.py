@@ -63,7 +63,7 @@ class LiveTurn:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
-            self.pieces = [f"{event.agent} · turn {event.turn} · running\n"]
+            self.pieces = [f"{event.agent} · turn {event.turn + 1} · running\n"]
         elif isinstance(event, TextDelta):
             self.pieces.append(event.text)
         elif isinstance(event, ModelRequested) and event.call > 0:

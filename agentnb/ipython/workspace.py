@@ -26,8 +26,6 @@ class Workspace:
     """The model used when %%agent has no --model (set by %agentnb defaults)."""
     session_dir: str | None = None
     """Where sessions go (set by %agentnb defaults); None = next to the notebook."""
-    snapshots: dict[str, Any] = field(default_factory=dict)
-    """In-memory saves (``agent.snapshot()``), by agent name."""
 
     @property
     def ns(self) -> dict[str, Any]:
@@ -48,6 +46,17 @@ class Workspace:
                 f"%%agent {name} (agents: {known})"
             )
         raise UsageError(f"{what}: there is no agent named {name!r}; define it with %%agent {name} (agents: {known})")
+
+    def session_folder(self) -> tuple[str, str | None]:
+        """Where this notebook's recordings go (``NOTEBOOK.agentnb/`` beside it, or the folder
+        set by ``%agentnb defaults --session-dir``), and a notice when the notebook's location
+        had to be guessed."""
+        if self.session_dir is not None:
+            return self.session_dir, None
+        from ..sessions import find_notebook_path
+
+        location = find_notebook_path(self.ns)
+        return str(location.session_dir), location.notice
 
     def agent_names(self) -> list[str]:
         """Agents defined by %%agent and agents bound in the namespace."""

@@ -7,7 +7,6 @@ server's threads never compete with the notebook's own.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 

@@ -8,6 +8,7 @@ sees in a test is what OpenAI would receive.
 from __future__ import annotations
 
 import abc
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,6 +85,9 @@ class Model(abc.ABC):
 
     kind: str = "model"
     """scripted, replay, local or openai: shown wherever the model is named."""
+    external: bool = False
+    """Whether answers come from outside this process (a server, the local model): then a
+    notebook's recording can stand in for them. Offline models are Python and always answer."""
 
     @property
     @abc.abstractmethod
@@ -93,6 +97,10 @@ class Model(abc.ABC):
     def payload(self, request: ModelRequest) -> dict[str, Any]:
         """The request exactly as it goes on the wire (no credentials)."""
         return request.chat_payload(self.label)
+
+    def offline_reason(self) -> str | None:
+        """Why this model cannot be called here and now (no API key, no weights), or None."""
+        return None
 
     @abc.abstractmethod
     def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
@@ -110,6 +118,14 @@ class Model(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label}>"
+
+
+_CHUNK = re.compile(r"\S+\s*|\s+")
+
+
+def text_chunks(text: str | None) -> list[str]:
+    """Text in the word-sized pieces a streaming model sends (offline and replayed answers)."""
+    return _CHUNK.findall(text or "")
 
 
 def estimate_tokens(text: str | None) -> int:

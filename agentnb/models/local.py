@@ -197,6 +197,16 @@ class LocalModel(OpenAIChat):
         # Only known once the server runs; never read from OPENAI_BASE_URL.
         return self.server_process.base_url if self.server_process.port else "http://127.0.0.1:0/v1"
 
+    def offline_reason(self) -> str | None:
+        """Why the embedded server cannot start here (no xllamacpp, no weights), or None."""
+        if importlib.util.find_spec("xllamacpp") is None:
+            return "the embedded model needs xllamacpp: pip install 'agentnb[local]'"
+        try:
+            weights_path()
+        except LocalModelError as exc:
+            return str(exc)
+        return None
+
     def forces_tool_call(self, request: ModelRequest) -> bool:
         return self.force_tool_calls and bool(request.tools) and request.messages[-1:] != [] and request.messages[-1].get("role") == "user"
 

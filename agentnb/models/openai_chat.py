@@ -37,6 +37,7 @@ class OpenAIBase(Model):
 
     kind = "openai"
     prefix = "openai"
+    external = True
 
     def __init__(
         self,
@@ -77,6 +78,12 @@ class OpenAIBase(Model):
     def resolved_base_url(self) -> str | None:
         """The server this model talks to: ``base_url``, else ``$OPENAI_BASE_URL``, else None (OpenAI)."""
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+    def offline_reason(self) -> str | None:
+        """Why no request can be sent: no key for api.openai.com (servers given by base_url need none)."""
+        if self._api_key or os.environ.get("OPENAI_API_KEY") or self.resolved_base_url() is not None:
+            return None
+        return "no OpenAI API key: set OPENAI_API_KEY"
 
     def server(self) -> str:
         """The server's URL, for messages."""

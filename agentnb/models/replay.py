@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -29,11 +28,10 @@ from typing import Any
 from ..errors import ConfigurationError, ReplayDriftError, ReplayDriftWarning, ReplayExhaustedError
 from ..events import ModelRequested, ModelResponded, Usage
 from ..messages import ToolCall
-from .base import Model, ModelRequest, ModelResponse, estimate_tokens
+from .base import Model, ModelRequest, ModelResponse, estimate_tokens, text_chunks
 
 # The local model's forced-tool-call prefill (see local.py); rebuilt requests keep it.
 PREFILL_MESSAGE = {"role": "assistant", "content": "<tool_call>\n"}
-_CHUNK = re.compile(r"\S+\s*|\s+")
 
 
 @dataclass(frozen=True)
@@ -81,14 +79,7 @@ class ReplayModel(Model):
                 answer = answers.get(requested.call)
                 if answer is None:
                     continue  # the call failed; there is nothing to play back
-                response = ModelResponse(
-                    content=answer.content,
-                    tool_calls=tuple(answer.tool_calls),
-                    finish_reason=answer.finish_reason,
-                    usage=answer.usage,
-                    raw=answer.response,
-                )
-                recordings.append(Recording(requested.request, response, turn.index, requested.call))
+                recordings.append(Recording(requested.request, response_from_event(answer), turn.index, requested.call))
         return cls(recordings, strict=strict)
 
     @property
@@ -123,15 +114,19 @@ class ReplayModel(Model):
         recording = self.recordings[self.position]
         actual = rebuild_payload(recording.request, request)
         if actual != recording.request:
-            report = drift_report(recording.request, actual, recording.where(self.position), strict=self.strict)
+            advice = (
+                "re-record the session, or pass strict=False to answer from the recording anyway"
+                if self.strict
+                else "answering from the recording anyway (strict=False)"
+            )
+            report = drift_report(recording.request, actual, recording.where(self.position), advice=advice)
             if self.strict:
                 raise ReplayDriftError(report)
             warnings.warn(report, ReplayDriftWarning, stacklevel=2)
             self.drifts.append(report)
         self.position += 1
         response = recording.response
-        if response.content:
-            yield from _CHUNK.findall(response.content)
+        yield from text_chunks(response.content)
         yield response
 
     def __repr__(self) -> str:
@@ -170,18 +165,19 @@ def rebuild_payload(recorded: dict[str, Any], request: ModelRequest) -> dict[str
     return body
 
 
-def drift_report(recorded: dict[str, Any], actual: dict[str, Any], where: str, *, strict: bool = True) -> str:
-    """One summary line naming the turn and call, then a unified diff of the two payloads."""
-    summary = _summary(recorded, actual)
-    advice = (
-        "re-record the session, or pass strict=False to answer from the recording anyway"
-        if strict
-        else "answering from the recording anyway (strict=False)"
+def drift_report(recorded: dict[str, Any], actual: dict[str, Any], where: str, *, advice: str = "", limit: int | None = None) -> str:
+    """One summary line naming the turn and call, then a unified diff of the two payloads
+    (at most ``limit`` lines of it, when given)."""
+    head = f"replay drift at {where}: the request differs from the recording ({_summary(recorded, actual)})"
+    if advice:
+        head += f"; {advice}"
+    diff = list(
+        difflib.unified_diff(
+            _lines(recorded), _lines(actual), fromfile=f"recorded ({where})", tofile=f"this run ({where})", lineterm="", n=2
+        )
     )
-    head = f"replay drift at {where}: the request differs from the recording ({summary}); {advice}"
-    diff = difflib.unified_diff(
-        _lines(recorded), _lines(actual), fromfile=f"recorded ({where})", tofile=f"this run ({where})", lineterm="", n=2
-    )
+    if limit is not None and len(diff) > limit:
+        diff = diff[:limit] + [f"… {len(diff) - limit} more line(s) of diff"]
     return head + "\n" + "\n".join(diff)
 
 
@@ -218,6 +214,17 @@ def _coerce(item: Any, index: int) -> Recording:
     raise ConfigurationError(
         f"recording {index + 1} must be a (request payload, response) pair of dicts, got {item!r}; "
         f"or build the model with ReplayModel.from_history(agent.history)"
+    )
+
+
+def response_from_event(event: ModelResponded) -> ModelResponse:
+    """The answer a recorded ModelResponded event holds."""
+    return ModelResponse(
+        content=event.content,
+        tool_calls=tuple(event.tool_calls),
+        finish_reason=event.finish_reason,
+        usage=event.usage,
+        raw=event.response,
     )
 
 

@@ -8,7 +8,6 @@ callable answers every request with it. Every request received is kept in ``.req
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Union
@@ -16,7 +15,7 @@ from typing import Any, Union
 from ..errors import ConfigurationError, ScriptedModelExhaustedError
 from ..events import Usage
 from ..messages import ToolCall
-from .base import Model, ModelRequest, ModelResponse, estimate_tokens
+from .base import Model, ModelRequest, ModelResponse, estimate_tokens, text_chunks
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,6 @@ def tool_call(name: str, /, *, raw_arguments: str | None = None, id: str | None 
 
 Step = Union[str, ToolCallSpec, list, tuple, Callable[[ModelRequest], Any]]
 
-_CHUNK = re.compile(r"\S+\s*|\s+")
 
 
 class ScriptedModel(Model):
@@ -105,7 +103,7 @@ class ScriptedModel(Model):
         content, calls = self._interpret(step, index)
         if content:
             if self.streaming:
-                yield from _CHUNK.findall(content)
+                yield from text_chunks(content)
             else:
                 yield content
         usage = Usage(

@@ -9,13 +9,34 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..errors import SessionFormatError
 from ..history import History, turns_from_entries
 from ..modules import StateModule
 from .base import SessionBase
-from .codec import register_encoder, unregister_encoder
+from .codec import decode, has_tags, register_encoder, unregister_encoder
+from .format import dumps
 from .json_session import JSONSession
 from .locate import NotebookLocation, find_notebook_path, notebook_session_dir
 from .sqlite_session import SQLiteSession
+
+
+def read_history(session: SessionBase, session_id: str, module: str = "agent") -> History | None:
+    """The turns saved under ``module`` in a session; None when the session does not exist.
+
+    Raises SessionFormatError when the session holds something that is not a module's state."""
+    found = session.read_modules(session_id) if session.exists(session_id) else None
+    if found is None:
+        return None
+    modules, _ = found
+    state = modules.get(module)
+    if state is None:
+        return History()
+    if not isinstance(state, dict):
+        raise SessionFormatError(f"{session.describe(session_id)}: module {module!r} is not a saved state (a {type(state).__name__})")
+    history_state = state.get("history", state)
+    if has_tags(dumps(history_state)):
+        history_state = decode(history_state, session.describe(session_id))
+    return History(turns_from_entries(history_state.get("turns") or []))
 
 
 def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = None, module: str = "agent") -> History:
@@ -37,20 +58,10 @@ def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = N
         if session_id is None:
             raise ValueError(f"load_history({str(path)!r}) needs session_id= to pick a session in that folder")
         session = JSONSession(path)
-    found = session.read_modules(session_id) if session.exists(session_id) else None
-    if found is None:
+    history = read_history(session, session_id, module)
+    if history is None:
         raise FileNotFoundError(f"no saved session {session_id!r} at {session.describe(session_id)}")
-    modules, _ = found
-    state = modules.get(module)
-    if not isinstance(state, dict):
-        raise KeyError(f"session {session_id!r} has no module {module!r}; it has {sorted(modules)}")
-    from .codec import decode, has_tags
-    from .format import dumps
-
-    history_state = state.get("history", state)
-    if has_tags(dumps(history_state)):
-        history_state = decode(history_state, session.describe(session_id))
-    return History(turns_from_entries(history_state.get("turns") or []))
+    return history
 
 
 __all__ = [
@@ -61,6 +72,7 @@ __all__ = [
     "StateModule",
     "find_notebook_path",
     "load_history",
+    "read_history",
     "notebook_session_dir",
     "register_encoder",
     "unregister_encoder",

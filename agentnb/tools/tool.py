@@ -24,7 +24,8 @@ from .schema import (
     param_names,
     param_required,
     schema_for,
-    validate_with_jsonschema,
+    check_with_schema,
+    schema_validator,
     validation_message,
 )
 
@@ -58,6 +59,7 @@ class Tool:
     """Injected parameter names the function declares."""
     instructions: str | None = None
     """Extra text for the system prompt (from a Toolkit with add_instructions)."""
+    _validator: Callable[[Any], Any] | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -133,7 +135,9 @@ class Tool:
             except ValidationError as exc:
                 raise ToolArgumentsError(validation_message(exc)) from None
             return {k: getattr(validated, k) for k in validated.model_fields_set}
-        validate_with_jsonschema(self.parameters, arguments)
+        if self._validator is None:
+            self._validator = schema_validator(self.parameters)
+        check_with_schema(self._validator, arguments)
         return dict(arguments)
 
     def invoke(self, arguments: Mapping[str, Any], ctx: RunContext) -> Any:

@@ -1,0 +1,48 @@
+"""A pytest plugin (registered as the ``agentnb`` entry point, active wherever agentnb is
+installed): notebooks run under nbval behave as their recording says, with nothing to configure.
+
+While nbval starts a notebook's kernel, ``JPY_SESSION_NAME`` names that notebook (as JupyterLab
+does), so ``%%agent`` finds the recording beside it even in a folder of several notebooks, and
+``AGENTNB_REPLAY=strict`` (unless set otherwise) makes a request that differs from the recording
+fail its cell with a diff instead of calling a model; nothing is written to the recording.
+Nothing changes for tests that are not notebook cells.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..recording import REPLAY_ENV
+
+
+def _notebook_of(item: pytest.Item) -> Path | None:
+    parent = getattr(item, "parent", None)
+    path = getattr(parent, "path", None) or getattr(item, "path", None)
+    if path is None or Path(path).suffix != ".ipynb" or not hasattr(parent, "kernel"):
+        return None
+    return Path(path).resolve()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[Any]:
+    """Around the setup that starts a notebook's kernel: the notebook's name and strict replay."""
+    notebook = _notebook_of(item)
+    if notebook is None:
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in ("JPY_SESSION_NAME", REPLAY_ENV)}
+    os.environ["JPY_SESSION_NAME"] = str(notebook)
+    os.environ.setdefault(REPLAY_ENV, "strict")
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -1,0 +1,204 @@
+"""A notebook's recording: the session beside the notebook replays the turns it holds.
+
+An agent attached to a recording (``agent.attach_recording(session)``; ``%%agent`` does it with
+the folder beside the notebook) starts from its definition, not from the saved state, and runs
+its turns as Python does — with one difference: a model call whose request equals the one
+recorded for that turn and call is answered from the recording, so re-running a notebook costs no
+model call and shows exactly what it showed before. Three cases:
+
+- **unchanged**: every request matches; answers come from the recording (for models outside the
+  process: OpenAI, a server, the local model); tools run again; a matched turn keeps its recorded
+  durations and token counts, so its record and DataFrames are the same as when it was recorded.
+  Nothing is written: the recording already holds it.
+- **edited**: a request differs (an edited instruction or message, a changed tool, another model
+  option). That turn calls the model, and the recording is replaced from that turn on (the
+  turns before it are kept). In strict mode (``AGENTNB_REPLAY=strict``, which the pytest plugin
+  sets under nbval), or when the model cannot be called here (no API key), the turn fails instead
+  with a short diff naming the turn and the model call.
+- **continued**: turns past the end of the recording run live and are appended to it.
+
+Offline models (``ScriptedModel``) are Python, like tools: they always answer live, and a turn
+they answer exactly as recorded keeps its recorded timings all the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import ConfigurationError, ReplayDriftError
+from .events import Event, RunFailed, RunFinished, ToolCallFinished
+from .history import TurnRecord
+from .models.base import Model, ModelResponse
+from .models.replay import drift_report, response_from_event
+from .sessions import SessionBase, read_history
+
+REPLAY_ENV = "AGENTNB_REPLAY"
+"""Environment variable: ``auto`` (default), ``strict`` (a drift fails) or ``live`` (never replay)."""
+
+MODES = ("auto", "strict", "live")
+
+def replay_mode(environ: Mapping[str, str] | None = None) -> str:
+    """The replay mode from ``AGENTNB_REPLAY`` (``auto`` when unset)."""
+    value = (os.environ if environ is None else environ).get(REPLAY_ENV, "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise ConfigurationError(f"{REPLAY_ENV}={value!r} is not a replay mode; use one of {', '.join(MODES)}")
+    return value
+
+
+class Recording:
+    """The recorded turns of one agent and where the current run stands against them.
+
+    Plugged into each turn as its replay (see ``loop.Replay``) and subscribed to the agent's
+    events to write the turns the recording does not hold yet."""
+
+    def __init__(self, session: SessionBase, session_id: str, *, module: str = "agent", mode: str | None = None, fresh: bool = False) -> None:
+        self.session = session
+        self.session_id = session_id
+        self.module = module
+        self.mode = replay_mode() if mode is None else mode
+        if self.mode not in MODES:
+            raise ConfigurationError(f"replay mode {self.mode!r} is not one of {', '.join(MODES)}")
+        found = None if fresh else read_history(session, session_id, module)
+        self.turns: list[TurnRecord] = list(found) if found is not None else []
+        """The turns as recorded."""
+        self.cut: int | None = None
+        """The first turn of this run that differs from the recording (from there it is replaced)."""
+        self.replayed = 0
+        """Model calls answered from the recording so far."""
+        self._written = False
+        self._agent: Any = None
+        self._unsubscribe: Any = None
+
+    @property
+    def strict(self) -> bool:
+        """Whether a request that differs from the recording fails instead of going live."""
+        return self.mode == "strict"
+
+    def where(self) -> str:
+        """Where the recording is, for messages."""
+        return self.session.describe(self.session_id)
+
+    # -- the agent -------------------------------------------------------------------------
+
+    def attach(self, agent: Any) -> None:
+        """Follow ``agent``: write each turn the recording does not hold once it has ended."""
+        self.detach()
+        self._agent = agent
+        self._unsubscribe = agent.subscribe(self._on_event)
+
+    def detach(self) -> None:
+        """Stop following the agent."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self._agent = self._unsubscribe = None
+
+    def resume(self) -> None:
+        """The agent took over the whole recording (``%agentnb resume``): new turns continue it."""
+        self.cut = len(self.turns)
+        self._written = True
+
+    def _on_event(self, event: Event) -> None:
+        if not isinstance(event, (RunFinished, RunFailed)) or self.strict or self._agent is None:
+            return
+        agent = self._agent
+        index = next((t.index for t in reversed(agent.history) if t.run_id == event.run_id), None)
+        if index is None or self.cut is None or index < self.cut:
+            return  # a turn the recording holds
+        if not self._written:
+            # The first turn the recording does not hold: replace it with what this run did.
+            self.session.save_session_state_sync(self.session_id, **{self.module: agent})
+            self._written = True
+        else:
+            self.session.append_session_state_sync(self.session_id, _after_turn=True, **{self.module: agent})
+
+    # -- one turn (the loop's Replay protocol) ---------------------------------------------------
+
+    def answer(self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model) -> ModelResponse | None:
+        """The recorded answer to give instead of calling ``model``, or None to call it."""
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut):
+            return None
+        if index >= len(self.turns):
+            if self.strict and model.external:
+                raise ReplayDriftError(
+                    f"turn {index + 1} is past the end of the recording in {self.where()} (it holds "
+                    f"{len(self.turns)} turn(s)); strict replay ({REPLAY_ENV}=strict) does not call {model.label}"
+                )
+            self.cut = index
+            return None
+        calls = self.turns[index].model_calls
+        recorded = calls[call] if call < len(calls) else None
+        if recorded is not None and recorded.response is not None and recorded.request == payload:
+            if not model.external:
+                return None  # Python answers; answered() checks it answered the same
+            self.replayed += 1
+            record.replayed = True
+            return response_from_event(recorded.response)
+        self._drift(index, call, recorded.request if recorded is not None else {}, payload, model)
+        return None
+
+    def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
+        """What the model answered live: a different answer means the recording ends here."""
+        index = record.index
+        if self.cut is not None and index >= self.cut or index >= len(self.turns):
+            return
+        calls = self.turns[index].model_calls
+        recorded = calls[call].response if call < len(calls) else None
+        if recorded is None or (recorded.content, recorded.tool_calls) != (response.content, response.tool_calls):
+            self.cut = index
+
+    def finish(self, record: TurnRecord) -> None:
+        """The turn ended: one that went exactly as recorded keeps the recorded timings."""
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
+            return
+        recorded = self.turns[index]
+        if len(record.model_calls) != len(recorded.model_calls) or record.status != recorded.status:
+            self.cut = index
+            return
+        adopt_timing(record, recorded)
+
+    def _drift(self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model) -> None:
+        reason = None
+        if self.strict:
+            reason = f"strict replay ({REPLAY_ENV}=strict) does not call {model.label}"
+        elif model.external:
+            offline = model.offline_reason()
+            if offline:
+                reason = f"{model.label} cannot be called here ({offline})"
+        if reason is None:
+            self.cut = index
+            return
+        report = drift_report(recorded, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
+        head, _, diff = report.partition("\n")
+        raise ReplayDriftError(f"{head} in {self.where()}; {reason}\n{diff}")
+
+
+def adopt_timing(record: TurnRecord, recorded: TurnRecord) -> None:
+    """Give ``record`` the times ``recorded`` has (durations, start times, token counts), event
+    by matching event, so a replayed turn shows exactly as it was recorded."""
+    record.started_at = recorded.started_at
+    record.duration_ms = recorded.duration_ms
+    record.usage = recorded.usage
+    by_key = {_key(e): e for e in recorded.events}
+    record.events[:] = [_timed(e, by_key.get(_key(e))) for e in record.events]
+
+
+def _key(event: Event) -> tuple[Any, ...]:
+    call = getattr(event, "call", None)
+    return (event.kind, call, getattr(event, "tool_call_id", None), getattr(event, "label", None))
+
+
+def _timed(event: Event, recorded: Event | None) -> Event:
+    if recorded is None:
+        return event
+    changes = {name: getattr(recorded, name) for name in ("at", "duration_ms", "usage") if hasattr(event, name)}
+    if isinstance(event, ToolCallFinished) and isinstance(recorded, ToolCallFinished) and len(event.hooks) == len(recorded.hooks):
+        changes["hooks"] = tuple(dataclasses.replace(h, duration_ms=r.duration_ms) for h, r in zip(event.hooks, recorded.hooks))
+    return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
+
+
+__all__ = ["MODES", "REPLAY_ENV", "Recording", "adopt_timing", "replay_mode"]
