@@ -46,6 +46,9 @@ js-check: node_modules/.package-lock.json
 test: setup browser-deps js-check
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q tests notebooks
+	# The peer cases again under two fixed hash seeds: nothing may depend on set order.
+	PYTHONHASHSEED=0 $(BIN)/python -m pytest -q -p no:randomly tests/peers
+	PYTHONHASHSEED=12345 $(BIN)/python -m pytest -q -p no:randomly tests/peers
 
 # After editing a notebook in JupyterLab: execute every notebook in place and normalise it.
 notebooks: setup

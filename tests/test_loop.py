@@ -265,3 +265,19 @@ def test_state_with_custom_objects_is_diffed_without_failing():
     change = result.turn.state_changes[0]
     assert change.patch[0]["op"] == "add" and change.patch[0]["path"] == "/baskets/0"
     assert isinstance(change.patch[0]["value"], Basket)
+
+
+def test_history_in_context_sends_each_earlier_turn_once():
+    model = ScriptedModel(["one", "two", "three"])
+    agent = Agent("a", model, instructions="Be brief.", add_history_to_context=True, num_history_runs=None)
+    for message in ("first", "second", "third"):
+        agent.run(message)
+    sent = [(m["role"], m["content"]) for m in model.requests[2].messages]
+    assert sent == [
+        ("system", "Be brief."), ("user", "first"), ("assistant", "one"), ("user", "second"), ("assistant", "two"), ("user", "third"),
+    ]
+    assert [m.role for m in agent.history[2].messages] == ["system", "user", "assistant"]  # its own messages only
+    limited = Agent("b", ScriptedModel(["one", "two", "three"]), add_history_to_context=True, num_history_runs=1)
+    for message in ("first", "second", "third"):
+        limited.run(message)
+    assert [m["content"] for m in limited.model.requests[2].messages] == ["second", "two", "third"]

@@ -70,10 +70,27 @@ def test_notebook_outputs_are_deterministic(name):
     assert "widgets" not in nb["metadata"], "widget state (random model ids) must be stripped"
     text = json.dumps([c.get("outputs", []) for c in nb["cells"]], ensure_ascii=False)
     assert not re.search(r" at 0x[0-9a-f]+", text), "a memory address in an output"
-    assert "duration_ms" not in text, "durations change from run to run"
     assert "Traceback" not in text
     for cell in nb["cells"]:
         assert "execution" not in cell["metadata"], "nbclient timestamps must be stripped"
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_every_agent_has_its_recording_beside_the_notebook(name):
+    """Durations and token counts in the outputs come from the recording: without it committed,
+    a re-run would show other numbers."""
+    nb = _load(name)
+    agents = [
+        match.group(1)
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code"
+        for match in [re.match(r"%%?agent (\w+)", "".join(cell["source"]))]
+        if match and "--no-session" not in "".join(cell["source"]).splitlines()[0]
+    ]
+    assert agents, "every notebook here defines an agent"
+    folder = NOTEBOOKS / (Path(name).stem + ".agentnb")
+    for agent in agents:
+        assert (folder / f"{agent}.json").exists(), f"{folder.name}/{agent}.json: run `make notebooks` and commit it"
 
 
 @pytest.mark.parametrize("name", EXPECTED)
