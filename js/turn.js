@@ -21,6 +21,7 @@ export function blankTurn(index) {
     errorType: null,
     usage: { input: 0, output: 0, estimated: false },
     durationMs: null,
+    replayed: false, // answered from the notebook's recording
     at: null,
     receivedAt: null, // when a live run started, by the browser's clock (for the elapsed time)
     toolCount: 0,
@@ -49,6 +50,7 @@ export function turnFromSummary(s) {
   turn.usage = s.usage;
   turn.durationMs = s.duration_ms;
   turn.toolCount = s.tool_calls;
+  turn.replayed = Boolean(s.replayed);
   turn.contextCount = s.context || 0;
   turn.contextBlocks = s.context_blocks || 0;
   return turn;
@@ -67,14 +69,15 @@ function endRun(turn, e, status) {
   turn.usage = e.usage;
   turn.durationMs = e.duration_ms;
   if (e.changes) turn.changes = e.changes;
+  if (e.replayed !== undefined) turn.replayed = e.replayed;
   bump(turn, "summary", "state");
 }
 
 // One handler per event kind: (turn, event, options) -> nothing; each bumps the parts it changes.
 const HANDLERS = {
   run_started(turn, e, { live, previousState, now }) {
-    const v = turn.v;
-    Object.assign(turn, blankTurn(turn.index), { loaded: true, v });
+    const { v, replayed } = turn;
+    Object.assign(turn, blankTurn(turn.index), { loaded: true, v, replayed });
     turn.message = e.message;
     turn.model = e.model;
     turn.at = e.at;
@@ -157,8 +160,9 @@ export function applyEvent(turn, e, { live = false, previousState, now = Date.no
 
 /** Rebuild ``turn`` from its recorded events, change summary and state (a snapshot or a turn reply). */
 export function loadTurn(turn, events, changes, state) {
-  const v = turn.v;
-  Object.assign(turn, blankTurn(turn.index), { v });
+  // The version counters run on; whether it was replayed is known from its summary.
+  const { v, replayed } = turn;
+  Object.assign(turn, blankTurn(turn.index), { v, replayed });
   for (const e of events) applyEvent(turn, e);
   turn.loaded = true;
   turn.changes = changes || NO_CHANGES;

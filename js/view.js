@@ -17,7 +17,7 @@ function statusOf(turn, now) {
   if (!turn) return ["idle", "no turns yet"];
   if (turn.status === "running") return ["running", "● running " + ((now - (turn.receivedAt || now)) / 1000).toFixed(1) + " s"];
   if (turn.status === "failed") return ["failed", "✕ failed: " + firstLine(turn.error)];
-  return ["ok", "✓ done " + ms(turn.durationMs)];
+  return ["ok", "✓ done " + ms(turn.durationMs) + (turn.replayed ? " · replayed" : "")];
 }
 
 function modelText(info) {
@@ -160,7 +160,7 @@ class InspectorView {
     const info = model.get(WIRE.TRAIT_MODEL) || {};
     const index = this.turnIndex();
     const total = store.turns.length;
-    const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, turn && [turn.status, turn.error, turn.durationMs, turn.usage]]);
+    const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, turn && [turn.status, turn.error, turn.durationMs, turn.usage, turn.replayed]]);
     if (key === this.drawn.header) return;
     this.drawn.header = key;
     header.name.textContent = model.get(WIRE.TRAIT_AGENT);
@@ -181,6 +181,7 @@ class InspectorView {
     const [status, text] = statusOf(turn, Date.now());
     this.header.status.className = "anb-status anb-status-" + status;
     this.header.status.textContent = text;
+    attr(this.header.status, "title", turn && turn.replayed ? "answered from the recording beside the notebook" : null);
   }
 
   drawAnswer(turn) {

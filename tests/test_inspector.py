@@ -205,6 +205,33 @@ def test_change_previews_read_as_value_text_without_encoding_the_whole_value() -
     assert compact.preview_text(big).endswith("…") and Counting.items_seen < 50
 
 
+def test_a_turn_answered_from_the_recording_says_so(tmp_path, monkeypatch) -> None:
+    from openai_server import OpenAIServer, Reply
+
+    from agentnb.models import OpenAIChat
+    from agentnb.recording import REPLAY_ENV
+
+    monkeypatch.delenv(REPLAY_ENV, raising=False)
+
+    def agent(url: str) -> Agent:
+        return Agent("shop", OpenAIChat("tiny", base_url=url, stream=False), instructions="Keep the list.", session_state={"items": []})
+
+    with OpenAIServer() as server:
+        server.add(Reply(text="Hello."))
+        first = agent(server.url)
+        first.attach_recording(tmp_path)
+        live = Wire(Inspector.for_agent(first), monkeypatch)
+        first.run("hi")
+        again = agent(server.url)
+        again.attach_recording(tmp_path)
+        replay = Wire(Inspector.for_agent(again), monkeypatch)
+        again.run("hi")
+        assert len(server.requests) == 1
+    assert live.events()[-1][wire.EVENT_BODY]["replayed"] is False
+    assert replay.events()[-1][wire.EVENT_BODY]["replayed"] is True
+    assert [s["replayed"] for s in replay.ask(**{wire.KIND: wire.SYNC})[wire.SUMMARIES]] == [True]
+
+
 def test_the_snapshot_trait_is_fresh_when_displayed_and_after_each_turn(shop) -> None:
     agent, inspector, sent = shop
     assert inspector.view_snapshot == {}  # nothing sent before a view could exist

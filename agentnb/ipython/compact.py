@@ -87,6 +87,7 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         "usage": compact_usage(record.usage),
         "duration_ms": record.duration_ms,
         "tool_calls": len(record.tool_calls),
+        "replayed": record.replayed,
         # Both counts, so the Context tab of a turn not loaded yet can be labelled or greyed.
         "context": len(context),
         "context_blocks": sum(len(c.blocks) for c in context),

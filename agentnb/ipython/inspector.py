@@ -167,6 +167,8 @@ class Inspector(anywidget.AnyWidget):
         record = self._record_of(event.run_id)
         if record is not None and isinstance(event, (StateChanged, RunFinished, RunFailed)):
             body[wire.CHANGES] = self._changes(record)
+        if record is not None and isinstance(event, (RunFinished, RunFailed)):
+            body["replayed"] = record.replayed
         self._send_event(event.run_id, body)
         if isinstance(event, (RunFinished, RunFailed)):
             self.publish_snapshot(state_limit=TRAIT_STATE_BYTES)

@@ -265,3 +265,15 @@ test("messages that are not the inspector's are ignored; dispose stops listening
   model.receive(event(10, 2, started()));
   assert.equal(store.turns.length, 2);
 });
+
+test("a turn answered from the notebook's recording is marked replayed, loaded or live", () => {
+  const snap = twoTurns(9);
+  snap[WIRE.SUMMARIES][1].replayed = true;
+  const model = new Model({ [T]: snap });
+  const store = createStore(model);
+  assert.equal(store.turns[1].replayed, true, "kept through loading the turn's events");
+  assert.equal(store.turns[0].replayed, false);
+  model.receive(event(10, 2, started()));
+  model.receive(event(11, 2, { ...finished(), replayed: true }));
+  assert.equal(store.turns[2].replayed, true);
+});
