@@ -131,15 +131,21 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[[Path, str], tuple[int, Path
             log.close()  # type: ignore[attr-defined]
 
 
-def run_all_cells(page: Any, port: int, name: str, code_cells: int) -> list[str]:
+def run_all_cells(
+    page: Any, port: int, name: str, code_cells: int, while_running: Callable[[], None] | None = None
+) -> list[str]:
     """Open NAME in Lab, wait until its kernel can take a run-all, run every cell, wait for
-    the last prompt, and return the cells' output texts (none may hold a traceback)."""
+    the last prompt, and return the cells' output texts (none may hold a traceback).
+    ``while_running`` is called once Run All has started (it must let the last cell finish)."""
     from playwright.sync_api import expect
 
     page.goto(f"http://127.0.0.1:{port}/lab/tree/{name}")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
     page.evaluate(READY_JS, 60_000)
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # Not awaited: the command's promise settles only when the last cell has run.
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    if while_running is not None:
+        while_running()
     prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
     expect(prompts.last).to_have_text(f"[{code_cells}]:", timeout=60_000)
     outputs = page.locator(".jp-NotebookPanel .jp-OutputArea-output").all_inner_texts()

@@ -37,7 +37,11 @@ def test_quickstart_runs_in_jupyterlab(lab_server: Callable[[Path, str], tuple[i
                 expect(inspectors.nth(i).locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
             # The %%chat records rendered as HTML, answer included.
             expect(page.get_by_text("Took the eggs off; milk is left.").first).to_be_visible()
-            page.locator(".anb-root").first.scroll_into_view_if_needed()
+            first = page.locator(".anb-root").first
+            first.scroll_into_view_if_needed()
+            # Lab renders the cells of a scrolled notebook lazily: wait until they are drawn.
+            expect(first).to_be_in_viewport()
+            expect(first.locator(".anb-panel")).to_be_visible()
             page.screenshot(path=str(ARTIFACTS / "quickstart.png"))
         finally:
             browser.close()
