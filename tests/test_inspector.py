@@ -498,3 +498,17 @@ def test_front_end_has_a_context_tab_fed_by_context_events() -> None:
     assert 'id: "context"' in sources["tabs/context.js"] and 'label: "Context"' in sources["tabs/context.js"]
     assert "  context_retrieved(turn, e) {" in sources["turn.js"]  # applied to the turn like every other event
     assert "s.context_blocks" in sources["turn.js"]  # unloaded turns are labelled from their summary
+
+
+def test_the_display_carries_a_static_view_for_where_the_widget_cannot_render() -> None:
+    agent = make_agent(["<script>alert(1)</script> Done $5 and $6."])
+    inspector = Inspector.for_agent(agent)
+    empty, _ = inspector._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in empty
+    assert "<b>shop</b> · inspector · model <code>scripted</code> · 0 turn(s)" in empty["text/html"]
+    agent.run("hi")
+    html_text = inspector._repr_mimebundle_()[0]["text/html"]
+    assert "1 turn(s)" in html_text and "agentnb-record" in html_text  # the last turn's record
+    assert "<script" not in html_text and "&lt;script&gt;" in html_text
+    assert "tex2jax_ignore" in html_text  # dollars stay dollars
+    assert inspector._repr_mimebundle_()[0]["text/html"] == html_text  # deterministic

@@ -406,3 +406,17 @@ def test_sqlite_log_is_folded_into_the_snapshot_as_it_grows(tmp_path):
     assert rows < SIZE_CHECK_EVERY  # folded at least once; each turn appended one row
     fresh = Agent("a", ScriptedModel([]), session=SQLiteSession(tmp_path / "s.db"))
     assert [t.message for t in fresh.history] == [f"turn {i}" for i in range(2 * SIZE_CHECK_EVERY)]
+
+
+def test_among_several_notebooks_the_one_holding_the_cell_is_found(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    cell = '%%agent shop --model model\nYou keep {shopping_list}.'
+    nbformat.write(new_notebook(cells=[new_code_cell("print(1)")]), tmp_path / "a.ipynb")
+    nbformat.write(new_notebook(cells=[new_code_cell("%load_ext agentnb"), new_code_cell(cell)]), tmp_path / "b.ipynb")
+    (tmp_path / "c.ipynb").write_text("not json")
+    found = find_notebook_path({}, environ={}, cwd=tmp_path, cell=cell + "\n")
+    assert (found.source, found.path, found.notice) == ("cwd", tmp_path / "b.ipynb", None)
+    assert found.session_dir == tmp_path / "b.agentnb"
+    assert find_notebook_path({}, environ={}, cwd=tmp_path, cell="%%agent other").source == "fallback"

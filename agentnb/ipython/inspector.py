@@ -30,6 +30,7 @@ import traitlets
 
 from ..events import Event, RunFailed, RunFinished, RunStarted, StateChanged, TextDelta
 from . import wire
+from .record import static_view
 from .compact import (
     compact_changes,
     compact_event,
@@ -110,7 +111,13 @@ class Inspector(anywidget.AnyWidget):
         # The trait update goes out before the display message, so the view this display
         # creates starts from the agent as it is now.
         self.publish_snapshot()
-        return super()._repr_mimebundle_(**kwargs)
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict):
+            # Where the live view cannot render (GitHub, nbconvert HTML, an untrusted notebook),
+            # the same output shows this static view instead.
+            data["text/html"] = static_view(self.agent)
+        return bundle
 
     def close(self) -> None:
         """Stop following the agent and close the widget."""

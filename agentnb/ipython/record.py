@@ -91,4 +91,20 @@ class LiveTurn:
         display(TurnView(turn, show_error))
 
 
-__all__ = ["LIVE_CSS_CLASS", "LiveTurn", "TurnView"]
+STATIC_CSS_CLASS = "agentnb-static-inspector"
+"""The class of the inspector's static stand-in (shown where the live widget cannot render)."""
+
+
+def static_view(agent: Any) -> str:
+    """The inspector as static HTML: the agent, its model and turns, and its last turn's record.
+    Deterministic and escaped, like the records."""
+    turns = len(agent.history)
+    head = (
+        f"<div><b>{html.escape(agent.name)}</b> · inspector · model <code>{html.escape(agent.model.label)}</code> · "
+        f"{turns} turn(s) · <i>a static view: the live inspector needs JupyterLab with a running kernel</i></div>"
+    )
+    last = turn_html(agent.history[-1]) if turns and agent.history[-1].status != "running" else ""
+    return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">{head}{last}</div>'
+
+
+__all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "LiveTurn", "TurnView", "static_view"]
