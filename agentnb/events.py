@@ -235,6 +235,8 @@ class ToolCallStarted:
     """The tool\'s name as the model wrote it."""
     arguments: str
     """Arguments exactly as the model sent them."""
+    source: str | None = None
+    """Where the tool comes from when not from Python here (``mcp:<server>``)."""
     at: float = 0.0
     """Wall-clock time (epoch seconds)."""
 
@@ -267,6 +269,10 @@ class ToolCallFinished:
     """'tool', or the name of the hook that answered without calling the tool."""
     changed_keys: tuple[str, ...] = ()
     """Top-level state keys this call changed."""
+    source: str | None = None
+    """Where the tool comes from when not from Python here (``mcp:<server>``)."""
+    replayed: bool = False
+    """Whether the result was taken from the notebook's recording instead of calling the tool."""
     duration_ms: float = 0.0
     """Time the call took, hooks included."""
 

@@ -8,6 +8,7 @@ model reads it and may try again) and the call's state changes are rolled back.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -30,11 +31,18 @@ class ToolExecutor:
         hooks: list[Callable[..., Any]],
         ctx: RunContext,
         tracker: StateTracker,
+        recorded: Callable[[ToolCall], ToolCallFinished | None] | None = None,
     ) -> None:
         self.tools = tools
         self.hooks = hooks
         self.ctx = ctx
         self.tracker = tracker
+        self.recorded = recorded
+        """Looks up a recorded outcome for tools outside the process (see ``loop.Replay``)."""
+
+    def source_of(self, name: str) -> str | None:
+        """Where the tool ``name`` comes from when not from Python here (an MCP server)."""
+        return getattr(self.tools.get(name), "source", None)
 
     def run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
         """Run one call; its state changes wait in ``tracker.pending``."""
@@ -73,9 +81,21 @@ class ToolExecutor:
                 f"invalid arguments for {tool.name!r}: {exc}. Fix the arguments and call the tool again.",
             )
 
+        base["source"] = getattr(tool, "source", None)
+        recorded = self.recorded(tool_call) if self.recorded is not None and getattr(tool, "external", False) else None
+        if recorded is not None:
+            # The server's answer as recorded: the hooks run as Python does, the server is not asked.
+            tool = _Recorded.stand_in(tool, recorded)
+            base["replayed"] = True
         start = self.tracker.snapshot
         authors = Authors(self.tracker, lambda link: self._cause(tool, tool_call.id, link))
         outcome = run_chain(tool, arguments, self.hooks, self.ctx, on_link=authors.on_link if self.hooks else None)
+        if isinstance(outcome.error, _Recorded):
+            self.tracker.rollback(start)
+            return ToolCallFinished(
+                **base, result=recorded.result, error=recorded.error, error_kind=recorded.error_kind,
+                hooks=tuple(outcome.steps), duration_ms=(time.perf_counter() - started) * 1000,
+            )
         if outcome.error is None:
             authors.close()
             try:
@@ -148,6 +168,21 @@ class ToolExecutor:
                     handler=getattr(used, "__name__", None) if used else None,
                 )
             )
+
+
+class _Recorded(Exception):
+    """A recorded failure, raised by a stand-in tool so the call fails with the recorded text."""
+
+    @staticmethod
+    def stand_in(tool: Tool, recorded: ToolCallFinished) -> Tool:
+        """``tool`` answering with ``recorded``'s result (or failing with its error)."""
+
+        def answer(**arguments: Any) -> str:
+            if recorded.error is not None:
+                raise _Recorded(recorded.error)
+            return recorded.result
+
+        return dataclasses.replace(tool, function=answer, outputs_to_state={}, inputs_from_state={}, injected=())
 
 
 __all__ = ["ToolExecutor"]

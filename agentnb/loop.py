@@ -26,12 +26,13 @@ from .events import (
     RunStarted,
     StateCause,
     TextDelta,
+    ToolCallFinished,
     ToolCallStarted,
     Usage,
 )
 from .executor import ToolExecutor
 from .history import TurnRecord
-from .messages import Message
+from .messages import Message, ToolCall
 from .models.base import Model, ModelRequest, ModelResponse, text_chunks
 from .observe import Prepared
 from .run_context import RunContext
@@ -50,6 +51,10 @@ class Replay(Protocol):
 
     def finish(self, record: TurnRecord) -> None:
         """The turn ended (before RunFinished / RunFailed)."""
+
+    def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
+        """The recorded outcome of a call to a tool outside the process (an MCP server), or None
+        to call it."""
 
 
 @dataclass
@@ -124,7 +129,9 @@ class Turn:
         # The earlier turns sent as context belong to those turns: this turn keeps its own.
         self._context_messages = slice(1 if prepared.system_prompt else 0, len(messages) - 1)
         wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
-        executor = ToolExecutor({t.name: t for t in prepared.tools}, setup.hooks, self.ctx, tracker)
+        replay = setup.replay
+        recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
+        executor = ToolExecutor({t.name: t for t in prepared.tools}, setup.hooks, self.ctx, tracker, recorded)
         schemas = [t.schema() for t in prepared.tools]
         call = 0
         while True:
@@ -153,7 +160,8 @@ class Turn:
                 ))
                 return
             for tool_call in response.tool_calls:
-                yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, at=time.time()))
+                source = executor.source_of(tool_call.name)
+                yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, source=source, at=time.time()))
                 finished = executor.run(tool_call, call)
                 for retrieved in context:
                     yield self._emit(retrieved)

@@ -31,6 +31,7 @@ from typing import Any
 from .errors import ConfigurationError, ReplayDriftError
 from .events import Event, RunFailed, RunFinished, ToolCallFinished
 from .history import TurnRecord
+from .messages import ToolCall
 from .models.base import Model, ModelResponse
 from .models.replay import drift_report, response_from_event
 from .sessions import SessionBase, read_history
@@ -160,6 +161,17 @@ class Recording:
             self.cut = index
             return
         adopt_timing(record, recorded)
+
+    def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
+        """The recorded outcome of this call to a tool outside the process (an MCP server), when
+        the turn still follows the recording: the server need not be running to replay it."""
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
+            return None
+        for call in self.turns[index].tool_calls:
+            if (call.tool_call_id, call.name, call.arguments) == (tool_call.id, tool_call.name, tool_call.arguments):
+                return call
+        return None
 
     def _drift(self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model) -> None:
         reason = None

@@ -75,7 +75,8 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
     if calls:
         lines.append(f"tool calls ({len(calls)}):")
         for number, call in enumerate(calls, 1):
-            head = f"  {number}. {call.name}({_arguments_text(call.arguments)})"
+            served = f" [{call.source}]" if call.source else ""
+            head = f"  {number}. {call.name}{served}({_arguments_text(call.arguments)})"
             if call.error is not None:
                 lines.append(f"{head} -> error [{call.error_kind}]: {call.error}")
             else:
@@ -123,7 +124,7 @@ def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
             else:
                 result = f"<code>{_e(value_text(call.result))}</code>"
             parts.append(
-                f"<tr><td>{number}</td><td><code>{_e(call.name)}</code></td>"
+                f"<tr><td>{number}</td><td><code>{_e(call.name)}</code>{' <i>' + _e(call.source) + '</i>' if call.source else ''}</td>"
                 f"<td><code>{_e(_arguments_text(call.arguments))}</code></td><td>{result}</td>"
                 f"<td>{_e(_hooks_text(call)) or '-'}</td><td>{_e(call.answered_by or '-')}</td>"
                 f"<td>{_e(', '.join(call.changed_keys)) or '-'}</td></tr>"

@@ -59,6 +59,8 @@ def test_event_sequence_snapshot():
         "hooks": (),
         "answered_by": "tool",
         "changed_keys": (),
+        "source": None,  # a Python tool; MCP tools say mcp:<server>
+        "replayed": False,
     }
     assert "".join(e.text for e in events if e.kind == "text_delta") == "The sum is 3."
     assert masked(events[-1]) == {"kind": "run_finished", "content": "The sum is 3.", "model_calls": 2, "tool_calls": 1}

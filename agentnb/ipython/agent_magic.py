@@ -13,9 +13,11 @@ from IPython.display import display
 
 from ..agent import Agent
 from ..errors import AgentnbError
+from ..recording import replay_mode
 from ..models import Model
 from ..text import one_line
 from ..tools import Toolkit
+from . import mcp_support
 from .parsing import identifier, names, parse_options
 from .workspace import WorkspaceMagics
 
@@ -33,6 +35,7 @@ class AgentMagics(WorkspaceMagics):
     @argument("--state-in-context", action="store_true", help="append the <session_state> block to the system prompt")
     @argument("--tools", help="comma-separated names of functions, Tools, Toolkits or lists (or tools from %%tool)")
     @argument("--hooks", help="comma-separated names of tool-hook functions (first = outermost) or lists of them")
+    @argument("--mcp", action="append", metavar="SERVER", help="an MCP server's tools: a command (stdio) or an http(s) URL (streamable HTTP); repeatable")
     @argument("--context", help="comma-separated names of context providers (DocumentContext, ConversationMemory, ...) or lists of them")
     @argument("--session", help="where the agent's recording lives: a folder, or a variable holding a JSONSession/SQLiteSession; default: NOTEBOOK.agentnb/ beside the notebook")
     @argument("--no-session", action="store_true", help="no recording: nothing replayed, nothing saved")
@@ -89,9 +92,15 @@ class AgentMagics(WorkspaceMagics):
         if args.session and args.no_session:
             raise UsageError("%%agent: --session and --no-session contradict each other; keep one")
         session, where, notice = self._session_for(args, f"%%agent {line}\n{cell or ''}" if cell is not None else f"%agent {line}")
+        listings_at = mcp_support.listing_file(session, name) if args.mcp and session is not None else None
+        listings = mcp_support.read_listings(listings_at) if not args.fresh else {}
+        kits = mcp_support.toolkits(args.mcp, listings) if args.mcp else []
+        options["tools"] = [*(options["tools"] or []), *kits] or None
         try:
             agent = Agent(name, **options)
-        except AgentnbError as exc:
+            if replay_mode() != "strict":  # strict replay writes nothing
+                mcp_support.save_listings(listings_at, args.mcp or [], kits, listings)
+        except (AgentnbError, OSError) as exc:
             raise UsageError(f"%%agent {name}: {one_line(exc)}") from None
         if session is not None:
             try:

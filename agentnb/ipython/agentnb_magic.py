@@ -12,12 +12,13 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from ..errors import AgentnbError
 from ..models import Model
 from ..text import one_line
+from . import mcp_support
 from .parsing import identifier, parse_options
 from .workspace import WorkspaceMagics
 from .agent_magic import described, show_inspector
 
 
-COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "defaults")
+COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "mcp", "defaults")
 
 
 @magics_class
@@ -47,6 +48,7 @@ class AgentnbMagics(WorkspaceMagics):
                                              conversation and turns, recorded under its own name
 
         PATH is a folder (one JSON session per agent) or a .db file (SQLite).
+            %agentnb mcp                     MCP servers of this kernel: state, transport, tools
             %agentnb defaults [--model M] [--session-dir D]
         """
         args = parse_options(self.agentnb, line, "%agentnb")
@@ -59,6 +61,7 @@ class AgentnbMagics(WorkspaceMagics):
             "load": (1, 2, " NAME [PATH]"),
             "reset": (1, 1, " NAME"),
             "fork": (2, 2, " NAME NEW"),
+            "mcp": (0, 0, ""),
             "defaults": (0, 0, " [--model M] [--session-dir D]"),
         }
         low, high, usage = expected[args.command]
@@ -163,6 +166,9 @@ class AgentnbMagics(WorkspaceMagics):
         self.workspace.agents[new_name] = forked
         self.workspace.ns[new_name] = forked
         print(f"forked {name} into {new_name}: copied state keys {list(forked.session_state)}, {len(forked.history)} turn(s)")
+
+    def _mcp(self, args: Any) -> None:
+        print(mcp_support.servers_text())
 
     def _defaults(self, args: Any) -> None:
         if args.model is not None:

@@ -216,7 +216,7 @@ def compact_event(event: Event) -> dict[str, Any]:
             "duration_ms": event.duration_ms,
         }
     elif isinstance(event, ToolCallStarted):
-        body = {"call": event.call, "id": event.tool_call_id, "name": event.name, "arguments": event.arguments}
+        body = {"call": event.call, "id": event.tool_call_id, "name": event.name, "arguments": event.arguments, "source": event.source}
     elif isinstance(event, ToolCallFinished):
         body = {
             "call": event.call,
@@ -229,6 +229,8 @@ def compact_event(event: Event) -> dict[str, Any]:
             "hooks": [compact_hook(h) for h in event.hooks],
             "answered_by": event.answered_by,
             "changed_keys": list(event.changed_keys),
+            "source": event.source,
+            "replayed": event.replayed,
             "duration_ms": event.duration_ms,
         }
     elif isinstance(event, StateChanged):

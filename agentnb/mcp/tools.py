@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import mcp_types as types
 
@@ -35,6 +35,9 @@ class MCPTool(Tool):
     """The name of the server it came from."""
     remote_name: str = ""
     """Its name on the server (``name`` may carry a prefix or have ``-`` made ``_``)."""
+
+    external: ClassVar[bool] = True
+    """Its answers come from outside this process: a notebook's recording can stand in for them."""
 
     @property
     def source(self) -> str:
@@ -69,6 +72,7 @@ class MCPTools(Toolkit):
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         instructions: str | None = None,
         add_instructions: bool = False,
+        listing: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         spec = ServerSpec.build(command, url=url, env=env, cwd=cwd)
         if name is not None and (not isinstance(name, str) or not name.strip()):
@@ -85,12 +89,18 @@ class MCPTools(Toolkit):
         self._include = _names("include_tools", include_tools)
         self._exclude = _names("exclude_tools", exclude_tools) or []
         self._made: dict[str, tuple[Any, MCPTool]] = {}
+        self._listing = [types.Tool.model_validate(dict(t)) for t in listing] if listing is not None else None
 
     @property
     def tools(self) -> list[Tool]:
-        """The server's tools after include/exclude (starts the server if it is not running)."""
-        self.connection.ensure(self.connect_timeout)
-        listing = list(self.connection.tools)
+        """The server's tools after include/exclude. They come from ``listing`` when one was
+        given and the server is not running (so a recorded notebook replays without it);
+        otherwise the server is started and asked."""
+        if self._listing is not None and self.connection.status().state != "running":
+            listing = self._listing
+        else:
+            self.connection.ensure(self.connect_timeout)
+            listing = list(self.connection.tools)
         self._check_filters(listing)
         out: list[Tool] = []
         taken: dict[str, str] = {}
@@ -153,6 +163,11 @@ class MCPTools(Toolkit):
             detail = flat(content_text(result.content)) or "no details"
             raise MCPToolError(f"MCP server {self.name!r}: tool {tool_name!r} reported an error: {detail}")
         return tool_result_value(result)
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The server's tool list as plain data (starting the server), to give ``listing=`` later."""
+        self.connection.ensure(self.connect_timeout)
+        return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in self.connection.tools]
 
     def status(self) -> ServerStatus:
         """The server's state, error and tools (without starting it)."""

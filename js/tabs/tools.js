@@ -76,6 +76,7 @@ function toolRow(ctx, t) {
     "summary",
     { class: "anb-tool-summary" },
     h("span", { class: "anb-tool-name" }, t.name),
+    t.source ? h("span", { class: "anb-tool-source", title: "served by " + t.source + (t.replayed ? "; answered from the recording" : "") }, t.source + (t.replayed ? " · replayed" : "")) : null,
     h("span", { class: "anb-tool-args" }, short(argsText(t.arguments), 80)),
     h("span", { class: "anb-tool-arrow" }, "→"),
     h("span", { class: "anb-tool-result" + (failed ? " anb-bad" : "") }, t.done ? short(firstLine(failed ? t.error : t.result), 80) : "…"),
