@@ -68,6 +68,9 @@ class _PromptOption:
 class Agent:
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
 
+    __agentnb_inject__ = "agent"
+    """A tool parameter annotated ``Agent`` receives the agent (tools.schema.INJECT_MARKER)."""
+
     system_message = _PromptOption()
     description = _PromptOption()
     role = _PromptOption()

@@ -32,6 +32,14 @@ class ToolDefinitionError(ConfigurationError):
     """A function or Toolkit cannot be turned into a tool."""
 
 
+class ToolConfigTypeError(ToolDefinitionError, TypeError):
+    """A tool option has the wrong type (a list where a dict goes): a TypeError, as in Haystack."""
+
+
+class ToolInvocationError(AgentnbError):
+    """``Tool.invoke(**kwargs)`` failed; the message names the tool and the arguments."""
+
+
 class ToolArgumentsError(AgentnbError):
     """The arguments a model sent for a tool are malformed or do not fit its schema."""
 

@@ -66,7 +66,7 @@ class ToolExecutor:
                 f"Send a JSON object matching the tool's parameters.",
             )
         try:
-            arguments = tool.validate_arguments(raw)
+            arguments = tool.validate_arguments(raw, self.ctx.state)
         except ToolArgumentsError as exc:
             return failed(
                 "invalid_arguments",
@@ -75,7 +75,9 @@ class ToolExecutor:
 
         start = self.tracker.snapshot
         authors = Authors(self.tracker, lambda link: self._cause(tool, tool_call.id, link))
-        outcome = run_chain(tool, arguments, self.hooks, self.ctx, on_link=authors.on_link if self.hooks else None)
+        # The agent's hooks replace a tool's own (``@tool(tool_hooks=...)``), as in Agno.
+        hooks = self.hooks or tool.tool_hooks or []
+        outcome = run_chain(tool, arguments, hooks, self.ctx, on_link=authors.on_link if hooks else None)
         if outcome.error is None:
             authors.close()
             try:
@@ -83,7 +85,7 @@ class ToolExecutor:
                 changed = self.tracker.changed_since(start)
                 if self.ctx.state.has_schema:
                     self.ctx.state.validate(changed)
-            except (StateKeyError, StateTypeError, ToolArgumentsError) as exc:
+            except (StateKeyError, StateTypeError) as exc:
                 self.tracker.rollback(start)
                 return failed(
                     "state_error",
@@ -121,24 +123,17 @@ class ToolExecutor:
         return StateCause(kind="hook", name=link, tool_call_id=tool_call_id)
 
     def _apply_outputs(self, tool: Tool, result: Any, tool_call_id: str) -> None:
+        """Merge a dict result into state by ``outputs_to_state`` (Haystack's rules: a result
+        that is not a dict is not merged; an entry whose ``source`` the result lacks is skipped)."""
+        if not isinstance(result, dict):
+            return
         state = self.ctx.state
-        for key, spec in tool.outputs_to_state.items():
+        for key, spec in (tool.outputs_to_state or {}).items():
             source = spec.get("source")
-            if source is None:
-                value = result
-            elif isinstance(result, dict):
-                if source not in result:
-                    raise ToolArgumentsError(
-                        f"outputs_to_state[{key!r}] reads {source!r} from the result, which has keys {sorted(result)}"
-                    )
-                value = result[source]
-            else:
-                raise ToolArgumentsError(
-                    f"outputs_to_state[{key!r}] reads {source!r} from the result, but the tool "
-                    f"returned {type(result).__name__}; return a dict"
-                )
+            if source is not None and source not in result:
+                continue
             handler = spec.get("handler")
-            state.set(key, value, handler_override=handler)
+            state.set(key, result if source is None else result[source], handler_override=handler)
             used = handler or (state.handler_for(key) if state.has_schema else None)
             self.tracker.checkpoint(
                 StateCause(

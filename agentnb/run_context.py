@@ -35,6 +35,18 @@ class RunContext:
     messages: list[Message] = field(default_factory=list)
     """The run's messages so far (system, user, assistant, tool), as the model saw them."""
 
+    def injectable(self) -> dict[str, Any]:
+        """What a tool, hook or callable option may ask for by parameter name (or, for
+        ``state`` and ``agent``, by type): ``team`` is None, as Agno passes it to an agent's."""
+        return {
+            "run_context": self,
+            "agent": self.agent,
+            "session_state": self.session_state,
+            "dependencies": self.dependencies,
+            "state": self.state,
+            "team": None,
+        }
+
     @classmethod
     def for_agent(cls, agent: Any, run_id: str, dependencies: Mapping[str, Any] | None = None) -> RunContext:
         """The context of a run of ``agent`` (its state, session, dependencies, turn number)."""

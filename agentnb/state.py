@@ -165,6 +165,9 @@ class State:
     (what tools receive as ``session_state``).
     """
 
+    __agentnb_inject__ = "state"
+    """A tool parameter annotated ``State`` receives the live state (tools.schema.INJECT_MARKER)."""
+
     def __init__(
         self,
         schema: Mapping[str, Any] | None = None,

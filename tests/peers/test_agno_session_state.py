@@ -215,7 +215,6 @@ def test_tool_hook_session_state_mutation_is_captured() -> None:
 
 
 # unit/tools/test_tool_hook_session_state.py::test_tool_hook_session_state_mutation_is_captured_async
-@pytest.mark.xfail(strict=True, reason="behaviour: an async hook's function_call(**arguments) returns the result, not an awaitable, so `await function_call(...)` fails")
 def test_async_tool_hook_session_state_mutation_is_captured() -> None:
     async def tool_hook(function_name: str, function_call: Any, arguments: dict[str, Any], run_context: RunContext) -> Any:
         calls = run_context.session_state.get("tool_call", [])
@@ -253,7 +252,6 @@ def test_documented_brace_syntax_still_substitutes() -> None:
 
 
 # unit/models/test_generator_session_state.py::test_sync_generator_session_state_not_captured_early
-@pytest.mark.xfail(strict=True, reason="behaviour: a generator tool's yields are not consumed (the model gets the generator's repr and the state changes made while yielding are lost)")
 def test_generator_tool_session_state_changes_are_kept() -> None:
     def generator_tool_with_context(run_context: RunContext) -> Iterator[str]:
         """A generator tool that modifies the session state while yielding."""
@@ -301,7 +299,6 @@ class _WatchlistTools(Toolkit):
 
 
 # integration/tools/test_toolkit_run_context.py::test_decorated_toolkit_tool_receives_run_context
-@pytest.mark.xfail(strict=True, reason="behaviour: @tool(...) on a Toolkit method loses self (the tool cannot be called)")
 def test_decorated_toolkit_tool_receives_run_context() -> None:
     toolkit = _WatchlistTools()
     model = ScriptedModel([tool_call("add_watch_task", symbol="601838"), "Added."])

@@ -68,7 +68,6 @@ def test_inputs_from_state_with_data_outside_the_schema() -> None:
 
 
 # test_tool_calling.py::TestCore::test_inject_state_args_with_tool_inputs (the mapping itself)
-@pytest.mark.xfail(strict=True, reason="behaviour: the model's arguments are checked against the Tool's explicit schema before inputs_from_state fills them, so a required parameter that the state provides fails as missing (Haystack injects, then calls)")
 def test_inputs_from_state_injects_the_value() -> None:
     model, _ = _run([_weather_tool(inputs_from_state={"loc": "location"})], tool_call("weather_tool"),
                     schema={"loc": {"type": str}}, state={"loc": "Berlin"})
@@ -84,7 +83,6 @@ def test_llm_argument_used_without_inputs_from_state() -> None:
 
 # test_tool_calling.py::TestCore::test_inject_state_args_param_in_state_and_llm, with the mapping
 # declared (_inject_state_args: "LLM args take precedence"; state fills only what the model left out)
-@pytest.mark.xfail(strict=True, reason="behaviour: with inputs_from_state, the state value overrides the value the model sent for that parameter (Haystack: the model's value wins)")
 def test_llm_argument_wins_over_inputs_from_state() -> None:
     model, _ = _run([_weather_tool(inputs_from_state={"location": "location"})], tool_call("weather_tool", location="Paris"),
                     schema={"location": {"type": str}}, state={"location": "Berlin"})
@@ -93,7 +91,6 @@ def test_llm_argument_wins_over_inputs_from_state() -> None:
 
 # test_tool_calling.py::TestCore::test_inject_state_args_injects_state_object_for_state_annotated_param
 # and TestRunTool::test_run_injects_state_object_into_tool
-@pytest.mark.xfail(strict=True, reason="missing: injection of the live State into a parameter annotated State")
 def test_state_object_injected_into_state_annotated_param() -> None:
     received: dict[str, Any] = {}
 
@@ -112,7 +109,6 @@ def test_state_object_injected_into_state_annotated_param() -> None:
 
 
 # test_tool_calling.py::TestCore::test_inject_state_args_injects_state_object_for_optional_state_annotated_param
-@pytest.mark.xfail(strict=True, reason="missing: injection of the live State into a parameter annotated State | None")
 def test_state_object_injected_into_optional_state_param() -> None:
     received: dict[str, Any] = {}
 
@@ -134,7 +130,6 @@ def weather_with_postponed_state_annotation(city: str, state: "State") -> str:
 
 
 # test_tool_calling.py::TestCore::test_inject_state_args_injects_state_object_for_postponed_state_annotation
-@pytest.mark.xfail(strict=True, reason="missing: injection of the live State into a parameter annotated 'State' (a string annotation)")
 def test_state_object_injected_for_postponed_annotation() -> None:
     state_tool = Tool(name="state_tool", description="Postponed annotations.",
                       parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
@@ -221,7 +216,6 @@ def test_result_to_string() -> None:
 
 
 # test_tool_calling.py::TestUtilities::test_result_to_string_with_serializable_objects
-@pytest.mark.xfail(strict=True, reason="behaviour: a result with to_dict() is sent as str(obj) (Haystack serialises it through to_dict())")
 def test_result_to_string_with_serializable_objects() -> None:
     class MockObject:
         def __init__(self, value: str) -> None:
@@ -245,7 +239,6 @@ def test_merge_tool_outputs_result_not_a_dict() -> None:
 
 # differential: _merge_tool_outputs_into_state returns early for a result that is not a dict,
 # even when outputs_to_state maps the whole result (no source)
-@pytest.mark.xfail(strict=True, reason="behaviour: a non-dict result is merged into state through a source-less outputs_to_state entry (Haystack merges only dict results)")
 def test_non_dict_result_is_not_merged() -> None:
     plain = _weather_tool(function=lambda location: "test", outputs_to_state={"weather": {}})
     _, result = _run([plain], tool_call("weather_tool", location="Berlin"), schema={"weather": {"type": str}})
@@ -290,7 +283,6 @@ def test_merge_whole_result_without_source() -> None:
 
 
 # test_tool_calling.py::TestUtilities::test_merge_tool_outputs_source_key_absent_does_not_corrupt_list_state
-@pytest.mark.xfail(strict=True, reason="behaviour: an outputs_to_state source missing from the result fails the call (Haystack skips that entry and keeps the state)")
 def test_merge_tool_outputs_source_key_absent() -> None:
     retrieval = Tool(name="retrieval", description="mock",
                      parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
