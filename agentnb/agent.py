@@ -112,6 +112,7 @@ class Agent:
         tool_hooks: Iterable[Callable[..., Any]] | None = None,
         max_tool_iterations: int = 10,
         dependencies: Mapping[str, Any] | None = None,
+        add_dependencies_to_context: bool = False,
         add_history_to_context: bool = False,
         num_history_runs: int | None = 3,
         model_options: Mapping[str, Any] | None = None,
@@ -162,6 +163,9 @@ class Agent:
             raise ConfigurationError(f"max_tool_iterations must be a whole number >= 0, got {max_tool_iterations!r}")
         self.max_tool_iterations = max_tool_iterations
         self.dependencies: dict[str, Any] = dict(dependencies or {})
+        """Values for ``{name}`` placeholders and tools (a callable is called at each run's start)."""
+        self.add_dependencies_to_context = bool(add_dependencies_to_context)
+        """Append the dependencies as JSON to the user message (Agno's ``<additional context>``)."""
         self.add_history_to_context = bool(add_history_to_context)
         if num_history_runs is not None and (not isinstance(num_history_runs, int) or num_history_runs < 0):
             raise ConfigurationError(f"num_history_runs must be a whole number >= 0 or None (all), got {num_history_runs!r}")

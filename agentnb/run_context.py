@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,12 @@ class RunContext:
             session_id=agent.session_id,
             turn=len(agent.history),
         )
+
+
+def call_with(function: Callable[..., Any], available: Mapping[str, Any]) -> Any:
+    """Call ``function`` with the values its signature asks for (sync or async)."""
+    params = inspect.signature(function).parameters
+    return run_sync(function(**{k: v for k, v in available.items() if k in params}))
 
 
 def run_sync(awaitable: Any) -> Any:
