@@ -33,7 +33,7 @@ from .observe import Observation, Prepared, prepare, render_prompt
 from .prompt import PromptOptions, RenderedPrompt
 from .results import RunResult, RunStream
 from .run_context import RunContext
-from .state import State
+from .state import State, replace_values
 from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session_state_tool
 from .tracking import StateTracker
 
@@ -100,6 +100,7 @@ class Agent:
         add_session_state_to_context: bool = False,
         session_state_format: str = "repr",
         enable_agentic_state: bool = False,
+        overwrite_db_session_state: bool = False,
         resolve_in_context: bool = True,
         markdown: bool = False,
         add_name_to_context: bool = False,
@@ -155,6 +156,8 @@ class Agent:
         self.state = State(schema=state_schema, data=session_state)
         self._initial_state = copy.deepcopy(self.state.data)
         self.enable_agentic_state = bool(enable_agentic_state)
+        self.overwrite_db_session_state = bool(overwrite_db_session_state)
+        """A run's ``session_state=`` replaces the whole state instead of merging into it (Agno)."""
         self.tools: list[Tool] = collect_tools(tools)
         self.tool_hooks: list[Callable[..., Any]] = list(tool_hooks or [])
         for hook in self.tool_hooks:
@@ -200,6 +203,19 @@ class Agent:
     @session_state.setter
     def session_state(self, value: Mapping[str, Any]) -> None:
         self.state.replace_data(copy.deepcopy(dict(value)))
+
+    def get_session_state(self) -> dict[str, Any]:
+        """A copy of the state now (Agno's ``get_session_state``)."""
+        return copy.deepcopy(self.state.data)
+
+    def update_session_state(self, session_state_updates: Mapping[str, Any]) -> dict[str, Any]:
+        """Set these keys (each replaced whole, as Agno does) and return a copy of the state."""
+        if not isinstance(session_state_updates, Mapping):
+            raise ConfigurationError(f"session_state_updates must be a dict, got {type(session_state_updates).__name__}")
+        with self._running():
+            for key, value in session_state_updates.items():
+                self.state.set(key, copy.deepcopy(value), handler_override=replace_values)
+        return self.get_session_state()
 
     # -- events ---------------------------------------------------------------------------
 
@@ -253,11 +269,18 @@ class Agent:
     # -- run ------------------------------------------------------------------------------
 
     def iter_run(
-        self, message: str | Mapping[str, Any], *, dependencies: Mapping[str, Any] | None = None, **state_values: Any
+        self,
+        message: str | Mapping[str, Any],
+        *,
+        dependencies: Mapping[str, Any] | None = None,
+        session_state: Mapping[str, Any] | None = None,
+        **state_values: Any,
     ) -> RunStream:
         """Run a turn, yielding its events as they happen (see RunStream)."""
         _check_message(message)
-        return RunStream(lambda: self._new_turn(message, state_values, dependencies), self._running)
+        if session_state is not None and not isinstance(session_state, Mapping):
+            raise ConfigurationError(f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}")
+        return RunStream(lambda: self._new_turn(message, state_values, dependencies, session_state), self._running)
 
     def run(
         self,
@@ -265,15 +288,18 @@ class Agent:
         *,
         on_event: Subscriber | None = None,
         dependencies: Mapping[str, Any] | None = None,
+        session_state: Mapping[str, Any] | None = None,
         **state_values: Any,
     ) -> RunResult:
-        """Run one turn: extra keyword arguments go into the state first (Haystack style).
+        """Run one turn. ``session_state`` is deep-merged into the state first (Agno; it
+        replaces the state with ``overwrite_db_session_state=True``); other keyword arguments
+        are then put into the state (Haystack).
 
         Works in a plain script and inside a running event loop (a Jupyter kernel). A run
         that ends without an answer raises ``AgentRunError``; its ``.result`` and
         ``agent.history[-1]`` keep everything it did.
         """
-        stream = self.iter_run(message, dependencies=dependencies, **state_values)
+        stream = self.iter_run(message, dependencies=dependencies, session_state=session_state, **state_values)
         for event in stream:
             if on_event is not None:
                 on_event(event)
@@ -286,15 +312,22 @@ class Agent:
         *,
         on_event: Subscriber | None = None,
         dependencies: Mapping[str, Any] | None = None,
+        session_state: Mapping[str, Any] | None = None,
         **state_values: Any,
     ) -> RunResult:
         """``run`` for async code; the turn runs in a worker thread so the event loop stays free."""
         import asyncio
 
-        return await asyncio.to_thread(self.run, message, on_event=on_event, dependencies=dependencies, **state_values)
+        return await asyncio.to_thread(
+            self.run, message, on_event=on_event, dependencies=dependencies, session_state=session_state, **state_values
+        )
 
     def _new_turn(
-        self, message: str | Mapping[str, Any], state_values: Mapping[str, Any], dependencies: Mapping[str, Any] | None
+        self,
+        message: str | Mapping[str, Any],
+        state_values: Mapping[str, Any],
+        dependencies: Mapping[str, Any] | None,
+        session_state: Mapping[str, Any] | None,
     ) -> Turn:
         run_id = os.urandom(6).hex()
         ctx = RunContext.for_agent(self, run_id, dependencies)
@@ -317,8 +350,9 @@ class Agent:
             model_options=self.model_options,
             parse_output=(lambda content: output.parse(content, fields)) if output is not None else None,
             replay=self.recording,
+            overwrite_state=self.overwrite_db_session_state,
         )
-        return Turn(setup, record, ctx, tracker, state_values)
+        return Turn(setup, record, ctx, tracker, state_values, session_state)
 
     def _prepare(self, message: str | Mapping[str, Any], ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
         return prepare(self, message, ctx, on_context)

@@ -39,6 +39,13 @@ def replace_values(current: Any, new: Any) -> Any:
     return new
 
 
+def deep_merge(current: Any, new: Any) -> Any:
+    """``new`` over ``current``; where both are dicts, key by key (recursively)."""
+    if isinstance(current, dict) and isinstance(new, dict):
+        return {**current, **{k: deep_merge(current.get(k), v) for k, v in new.items()}}
+    return new
+
+
 def type_name(tp: Any) -> str:
     """A readable name for a type or type expression (``list[str]``, ``int | None``)."""
     if isinstance(tp, type) and not typing.get_args(tp):
@@ -245,6 +252,12 @@ class State:
             if key in self._data:
                 self._check_key(key)
                 self._check_type(key, self._data[key])
+
+    def merge_data(self, updates: Mapping[str, Any]) -> None:
+        """Deep-merge ``updates`` into the data (Agno's run ``session_state``): their keys win,
+        nested dicts merge key by key; each changed key is set whole (checked by the schema)."""
+        for key, value in copy.deepcopy(dict(updates)).items():
+            self.set(key, deep_merge(self._data.get(key), value), handler_override=replace_values)
 
     def replace_data(self, data: Mapping[str, Any]) -> None:
         """Replace all data (not the messages) after checking it against the schema."""

@@ -265,3 +265,30 @@ def test_state_with_custom_objects_is_diffed_without_failing():
     change = result.turn.state_changes[0]
     assert change.patch[0]["op"] == "add" and change.patch[0]["path"] == "/baskets/0"
     assert isinstance(change.patch[0]["value"], Basket)
+
+
+def test_run_session_state_is_merged_and_attributed():
+    agent = Agent(model=ScriptedModel(["ok", "ok"]), session_state={"profile": {"name": "a", "age": 3}})
+    result = agent.run("hi", session_state={"profile": {"name": "b"}, "extra": 1}, note="n")
+    assert result.state == {"profile": {"name": "b", "age": 3}, "extra": 1, "note": "n"}
+    causes = [(c.cause.kind, c.cause.name) for c in result.turn.state_changes]
+    assert causes == [("run_kwarg", "session_state"), ("run_kwarg", "note")]
+    with pytest.raises(Exception, match="session_state must be a dict"):
+        agent.run("hi", session_state=["not", "a", "dict"])
+
+
+def test_run_session_state_on_a_typed_state_is_checked():
+    from agentnb.errors import StateTypeError
+
+    agent = Agent(model=ScriptedModel(["ok"]), state_schema={"count": {"type": int}})
+    with pytest.raises(StateTypeError, match="'count' expects int"):
+        agent.run("hi", session_state={"count": "three"})
+    assert agent.session_state == {}
+
+
+def test_update_session_state_replaces_keys_and_returns_a_copy():
+    agent = Agent(model=ScriptedModel([]), session_state={"a": {"x": 1}, "b": 2})
+    state = agent.update_session_state({"a": {"y": 2}})
+    assert state == agent.session_state == {"a": {"y": 2}, "b": 2}
+    state["b"] = 99
+    assert agent.session_state["b"] == 2
