@@ -154,6 +154,8 @@ class Agent:
         if session_state is not None and not isinstance(session_state, Mapping):
             raise ConfigurationError(f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}")
         self.state = State(schema=state_schema, data=session_state)
+        self.state_schema = dict(state_schema) if state_schema is not None else None
+        """The state schema as given (``agent.state.schema`` has the defaults filled in)."""
         self._initial_state = copy.deepcopy(self.state.data)
         self.enable_agentic_state = bool(enable_agentic_state)
         self.overwrite_db_session_state = bool(overwrite_db_session_state)

@@ -17,8 +17,8 @@ class StateSchemaError(ConfigurationError):
     """A state schema is malformed (a type that is not a type, a missing type, a bad handler)."""
 
 
-class StateKeyError(AgentnbError, KeyError):
-    """A key outside the state schema was read or written."""
+class StateKeyError(AgentnbError, KeyError, ValueError):
+    """A key outside the state schema was written (a ValueError, as in Haystack, and a KeyError)."""
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""

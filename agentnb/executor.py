@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import StateKeyError, StateTypeError, ToolArgumentsError
@@ -35,6 +35,35 @@ class ToolExecutor:
         self.hooks = hooks
         self.ctx = ctx
         self.tracker = tracker
+
+    def schedule(self, calls: Sequence[ToolCall]) -> list[ToolCall]:
+        """The order a batch of calls runs in: the model's, except that a call reading a state
+        key (``inputs_from_state``, or a ``State`` parameter) runs after the calls of the batch
+        that write it (Haystack's read-after-write rule; a cycle runs in the model's order)."""
+        io = [self._state_io(c) for c in calls]
+        pending = list(range(len(calls)))
+        order: list[int] = []
+        while pending:
+            ready = [j for j in pending if not any(i != j and _overlap(io[j][0], io[i][1]) for i in pending)]
+            for j in ready or pending[:1]:
+                pending.remove(j)
+                order.append(j)
+        return [calls[j] for j in order]
+
+    def _state_io(self, tool_call: ToolCall) -> tuple[set[str] | None, set[str] | None]:
+        """(keys read, keys written) by a call; None: every key."""
+        tool = self.tools.get(tool_call.name)
+        if tool is None:
+            return set(), set()
+        if "state" in tool.injected.values():
+            return None, None
+        try:
+            sent = tool_call.parsed_arguments()
+        except json.JSONDecodeError:
+            sent = {}
+        sent = sent if isinstance(sent, dict) else {}
+        reads = {key for key, param in (tool.inputs_from_state or {}).items() if param not in sent}
+        return reads, set(tool.outputs_to_state or {})
 
     def run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
         """Run one call; its state changes wait in ``tracker.pending``."""
@@ -143,6 +172,15 @@ class ToolExecutor:
                     handler=getattr(used, "__name__", None) if used else None,
                 )
             )
+
+
+def _overlap(reads: set[str] | None, writes: set[str] | None) -> bool:
+    """Whether a call reading ``reads`` depends on one writing ``writes`` (None: every key)."""
+    if reads is None:
+        return writes is None or bool(writes)
+    if writes is None:
+        return bool(reads)
+    return bool(reads & writes)
 
 
 __all__ = ["ToolExecutor"]

@@ -159,7 +159,7 @@ class Turn:
                     f"agent.history[-1].tool_calls for a loop."
                 ))
                 return
-            for tool_call in response.tool_calls:
+            for tool_call in executor.schedule(response.tool_calls):
                 yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, at=time.time()))
                 finished = executor.run(tool_call, call)
                 for retrieved in context:

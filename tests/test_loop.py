@@ -164,7 +164,7 @@ def test_model_failure_is_recorded_and_raised():
 def test_unknown_run_kwarg_with_schema_fails_before_the_model_is_called():
     model = ScriptedModel(["never"])
     agent = Agent(model=model, state_schema={"a": {"type": int}})
-    with pytest.raises(StateKeyError, match="'b' is not in the state schema"):
+    with pytest.raises(StateKeyError, match="Key 'b' not found in schema"):
         agent.run("go", b=1)
     assert model.requests == []
 
@@ -292,3 +292,23 @@ def test_update_session_state_replaces_keys_and_returns_a_copy():
     assert state == agent.session_state == {"a": {"y": 2}, "b": 2}
     state["b"] = 99
     assert agent.session_state["b"] == 2
+
+
+def test_a_state_reader_runs_after_the_writer_of_its_key_in_one_batch():
+    from agentnb import Tool
+
+    seen = []
+
+    def read(value: str | None = None) -> str:
+        seen.append(value)
+        return "read"
+
+    empty = {"type": "object", "properties": {"value": {"type": "string"}}}
+    reader = Tool(name="reader", description="reads", parameters=empty, function=read, inputs_from_state={"value": "value"})
+    writer = Tool(name="writer", description="writes", parameters={"type": "object", "properties": {}},
+                  function=lambda: {"value": "written"}, outputs_to_state={"value": {"source": "value"}})
+    calls = [tool_call("reader", id="r1"), tool_call("reader", id="r2", value="sent"), tool_call("writer", id="w")]
+    result = Agent(model=ScriptedModel([calls, "done"]), tools=[reader, writer]).run("go")
+    # r2 sent its own value, so it reads nothing from state and keeps its place; r1 waits for the writer
+    assert [c.tool_call_id for c in result.tool_calls] == ["r2", "w", "r1"]
+    assert seen == ["sent", "written"]

@@ -320,7 +320,6 @@ def test_read_write_same_key_runs_sequentially() -> None:
 
 
 # test_tool_calling.py::TestStateDependencyScheduling::test_reader_requested_before_writer_still_sees_write
-@pytest.mark.xfail(strict=True, reason="behaviour: parallel calls run in the order the model listed them, so a state reader listed before the writer of its key reads the old value (Haystack schedules the writer first)")
 def test_reader_requested_before_writer_still_sees_write() -> None:
     seen: list[Any] = []
 
@@ -337,7 +336,6 @@ def test_reader_requested_before_writer_still_sees_write() -> None:
 
 
 # test_agent.py::TestAgentInit::test_state_schema_resolution (the keys agentnb has: the user's and messages)
-@pytest.mark.xfail(strict=True, reason="missing: Agent.state_schema (the schema as given)")
 def test_state_schema_resolution() -> None:
     agent = Agent(model=ScriptedModel([]), state_schema={"foo": {"type": str}})
     assert agent.state_schema == {"foo": {"type": str}}
