@@ -406,3 +406,21 @@ def test_sqlite_log_is_folded_into_the_snapshot_as_it_grows(tmp_path):
     assert rows < SIZE_CHECK_EVERY  # folded at least once; each turn appended one row
     fresh = Agent("a", ScriptedModel([]), session=SQLiteSession(tmp_path / "s.db"))
     assert [t.message for t in fresh.history] == [f"turn {i}" for i in range(2 * SIZE_CHECK_EVERY)]
+
+
+def test_user_id_keeps_users_apart(session):
+    class Box(StateModule):
+        def __init__(self, v):
+            self.v = v
+            self.register_state("v")
+
+    session.save_session_state_sync("s", user_id="alice", box=Box(1))
+    session.save_session_state_sync("s", user_id="bob", box=Box(2))
+    alice, bob, nobody = Box(0), Box(0), Box(0)
+    assert session.load_session_state_sync("s", user_id="alice", box=alice)
+    assert session.load_session_state_sync("s", user_id="bob", box=bob)
+    assert not session.load_session_state_sync("s", box=nobody)
+    assert (alice.v, bob.v, nobody.v) == (1, 2, 0)
+    assert session.exists("alice_s")
+    with pytest.raises(ValueError, match="session id '../x_s'"):
+        session.save_session_state_sync("s", user_id="../x", box=Box(3))
