@@ -140,8 +140,10 @@ def prepare(
     message: str | Mapping[str, Any],
     ctx: RunContext,
     on_context: Callable[[ContextRetrieved], None] | None = None,
+    preceding: Sequence[Message] = (),
 ) -> Prepared:
-    """Everything the model receives for ``message`` now (see the module docstring)."""
+    """Everything the model receives for ``message`` now (see the module docstring);
+    ``preceding`` messages (a run's ``messages=[...]``) go just before it."""
     tools = agent.all_tools()
     rendered = render_prompt(agent, ctx, tools)
     user_prompt, query, context = _user_prompt(agent, message, ctx)
@@ -157,6 +159,7 @@ def prepare(
         earlier = [t for t in agent.history if t.run_id != ctx.run_id and t.status == "ok"]
         for turn in earlier if runs is None else earlier[len(earlier) - runs :] if runs > 0 else []:
             messages.extend(m for m in turn.messages if m.role != "system")
+    messages.extend(preceding)
     messages.append(Message.user(user_prompt))
     return Prepared(
         system_prompt=rendered.text,

@@ -60,6 +60,9 @@ class PromptOptions:
     """Fill ``{name}`` placeholders from the state and dependencies."""
 
     def __post_init__(self) -> None:
+        for option in fields(self):
+            if option.type == "bool":
+                setattr(self, option.name, bool(getattr(self, option.name)))
         if self.session_state_format not in ("repr", "json"):
             raise ConfigurationError(
                 f"session_state_format must be 'repr' (Agno's str(dict)) or 'json'; got {self.session_state_format!r}"

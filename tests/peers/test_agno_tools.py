@@ -252,7 +252,7 @@ def test_toolkit_tools_are_the_tools_it_offers() -> None:
     (made,) = toolkit.tools
     assert isinstance(made, Tool) and made.function is example_func
     assert toolkit.functions == {"example_func": made}
-    assert Agent(model=ScriptedModel([]), tools=[toolkit]).tools == [made]
+    assert Agent(model=ScriptedModel([]), tools=[toolkit]).tools == (made,)
 
 
 # tools/test_toolkit.py::test_tool_registration
