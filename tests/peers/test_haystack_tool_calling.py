@@ -67,6 +67,14 @@ def test_inputs_from_state_with_data_outside_the_schema() -> None:
     assert _tool_messages(model) == ['{"weather": "mostly sunny", "temperature": 7, "unit": "celsius"}']
 
 
+# agentnb's side of the difference above: initial data under a key outside the schema is an
+# error naming the key, before any run
+def test_state_data_outside_the_schema_is_rejected() -> None:
+    with pytest.raises(ValueError, match="Key 'loc' not found in schema \\(declared keys: location\\)"):
+        Agent(model=ScriptedModel([]), tools=[_weather_tool(inputs_from_state={"loc": "location"})],
+              state_schema={"location": {"type": str}}, session_state={"loc": "Berlin"})
+
+
 # test_tool_calling.py::TestCore::test_inject_state_args_with_tool_inputs (the mapping itself)
 def test_inputs_from_state_injects_the_value() -> None:
     model, _ = _run([_weather_tool(inputs_from_state={"loc": "location"})], tool_call("weather_tool"),
@@ -272,6 +280,17 @@ def test_merge_whole_result_into_a_key_typed_otherwise() -> None:
     mapped = _weather_tool(outputs_to_state={"all_weather_results": {}})
     _, result = _run([mapped], tool_call("weather_tool", location="Rome"), schema={"all_weather_results": {"type": str}})
     assert result.state == {"all_weather_results": {"weather": "sunny", "temperature": 14, "unit": "celsius"}}
+
+
+# agentnb's side of the difference above: the call's result is an error naming the key and both
+# types, the model reads it, and the state is left as it was
+def test_a_result_that_does_not_fit_the_schema_is_the_calls_error() -> None:
+    mapped = _weather_tool(outputs_to_state={"all_weather_results": {}})
+    model, result = _run([mapped], tool_call("weather_tool", location="Rome"), schema={"all_weather_results": {"type": str}})
+    (call,) = result.tool_calls
+    assert call.error_kind == "state_error" and "'all_weather_results' expects str, got dict" in call.error
+    assert "The state was not changed" in _tool_messages(model)[0]
+    assert result.state == {}
 
 
 # test_tool_calling.py::TestUtilities::test_merge_tool_outputs_with_output_mapping_2, with a

@@ -444,6 +444,22 @@ print(final_docs)
     ]
 
 
+# agentnb's side of the difference above: the retrieve call of the chain fails, naming the
+# output key the schema lacks, and changes nothing; the model reads that and the run goes on
+def test_seed_002_chain_stops_at_the_undeclared_output_key(run_block: Callable[..., dict[str, Any]]) -> None:
+    from agentnb import Agent, ChatMessage, Tool
+
+    ns = run_block(RETRIEVAL_BLOCK, ScriptedModel([tool_call("retrieve", query="Python"), "ok"]),
+                   {"Agent": Agent, "ChatMessage": ChatMessage, "Tool": Tool})
+    agent = Agent(chat_generator=ScriptedModel([tool_call("retrieve", query="Python"), "Nothing to process."]),
+                  tools=[ns["retrieval_tool"]],
+                  state_schema={"documents": {"type": list}, "final_docs": {"type": list}, "final_count": {"type": int}})
+    result = agent.run(messages=[ChatMessage.from_user("Find and process 3 documents about Python")])
+    (call,) = result.tool_calls
+    assert call.error_kind == "state_error" and "Key 'result_count' not found in schema" in call.error
+    assert result.state == {} and result.content == "Nothing to process."
+
+
 # seed 002, "完整示例" block
 def test_seed_002_complete_example(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
     model = ScriptedModel([tool_call("factorial", n=5), tool_call("calculator", expression="120 * 2"), "5! * 2 = 240"])
