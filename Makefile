@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: lab test setup browser-deps notebooks
+.PHONY: lab test setup browser-deps notebooks js js-check
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,23 @@ lab: setup
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir=. \
 	  --LabApp.default_url=/lab/tree/notebooks/quickstart.ipynb $(LAB_ARGS)
 
-test: setup browser-deps
+# The inspector's front end: the ES modules in js/ bundled by esbuild (pinned in package.json)
+# into the one file the widget loads, which is committed. After editing js/: make js.
+BUNDLE := agentnb/ipython/static/inspector.js
+
+node_modules/.package-lock.json: package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18 or later (the front-end checks need node and npm)"; exit 1; }
+	npm ci --no-audit --no-fund
+
+js: node_modules/.package-lock.json
+	npm run -s build > $(BUNDLE).tmp && mv $(BUNDLE).tmp $(BUNDLE)
+
+# The front end's unit tests (Node's own runner), and the committed bundle must be what js/ builds.
+js-check: node_modules/.package-lock.json
+	node --test js/test/*.test.js
+	@npm run -s build | cmp -s - $(BUNDLE) || { echo "$(BUNDLE) does not match js/: run make js and commit it"; exit 1; }
+
+test: setup browser-deps js-check
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q tests notebooks
 	# The peer cases again under two fixed hash seeds: nothing may depend on set order.

@@ -297,16 +297,31 @@ class ChangeLog:
                 self._keys.setdefault(pointer([top_level_key(path)]), {})[author] = None
 
     def keys(self, after: Mapping[str, Any]) -> list[Change]:
-        """Top-level keys that changed, in first-write order."""
-        return self._net(self._keys, after)
+        """Top-level keys that changed, in first-write order.
+
+        A key written below its top (``/items/3``) is changed as soon as one of those paths
+        ended up different, without comparing the whole value; only when every write under it
+        cancelled out is the value compared whole (a list item removed and an equal one now in
+        its place, say)."""
+        changed_under = {c.key for c in self.paths(after) if c.path.count("/") > 1}
+        out = []
+        for path, authors in self._keys.items():
+            key = top_level_key(path)
+            old, new = self.before.get(key, MISSING), after.get(key, MISSING)
+            if old is MISSING and new is MISSING:
+                continue
+            if old is MISSING:
+                out.append(Change(path, "added", tuple(authors), None, new))
+            elif new is MISSING:
+                out.append(Change(path, "removed", tuple(authors), old, None))
+            elif key in changed_under or not json_equal(old, new):
+                out.append(Change(path, "changed", tuple(authors), old, new))
+        return out
 
     def paths(self, after: Mapping[str, Any]) -> list[Change]:
         """Every path written that changed, in first-write order."""
-        return self._net(self._authors, after)
-
-    def _net(self, written: dict[str, dict[str, None]], after: Mapping[str, Any]) -> list[Change]:
         out = []
-        for path, authors in written.items():
+        for path, authors in self._authors.items():
             old, new = lookup(self.before, path), lookup(after, path)
             if old is MISSING and new is MISSING:
                 continue

@@ -95,6 +95,7 @@ class Turn:
         self.session_state = session_state
         self.error: BaseException | None = None
         self._usage, self._model_calls, self._tool_calls, self._start = Usage(), 0, 0, 0.0
+        self._context_messages = slice(0, 0)
 
     def _emit(self, event: Event) -> Event:
         if not isinstance(event, TextDelta):
@@ -130,6 +131,9 @@ class Turn:
         yield self._emit(PromptRendered(run_id=run_id, system_prompt=prepared.system_prompt, sections=prepared.sections, user_prompt=prepared.user_prompt, notes=prepared.notes))
         messages = self.ctx.messages
         messages[:] = prepared.messages
+        # The earlier turns sent as context belong to those turns: this turn keeps its own.
+        start = 1 if prepared.system_prompt else 0
+        self._context_messages = slice(start, start + prepared.history)
         wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
         executor = ToolExecutor({t.name: t for t in prepared.tools}, setup.hooks, self.ctx, tracker)
         schemas = [t.schema() for t in prepared.tools]
@@ -171,7 +175,7 @@ class Turn:
                 messages.append(Message.tool(tool_call, finished.result))
                 wire.append(messages[-1].to_openai())
             call += 1
-        self.ctx.state.set("messages", messages)
+        self.ctx.state.set("messages", self._own_messages())
         tracker.checkpoint(StateCause(kind="user"))
         yield from self._flush()
         record.status, record.content = "ok", messages[-1].content
@@ -212,8 +216,13 @@ class Turn:
             replay.answered(self.record, call, response)
         return response
 
+    def _own_messages(self) -> list[Message]:
+        """This turn's messages: its system prompt, the user's message and what followed."""
+        messages, context = self.ctx.messages, self._context_messages
+        return messages[: context.start] + messages[context.stop :]
+
     def _close(self, state_after: dict[str, Any]) -> None:
-        self.record.messages = list(self.ctx.messages)
+        self.record.messages = self._own_messages()
         self.record.usage = self._usage
         self.record.duration_ms = (time.perf_counter() - self._start) * 1000
         self.record.state_after = state_after

@@ -59,6 +59,8 @@ class Prepared:
     """The tools offered."""
     context: tuple[ContextRetrieved, ...] = ()
     """What each passive context provider returned for this turn."""
+    history: int = 0
+    """How many of ``messages`` (after the system prompt) are earlier turns sent as context."""
 
 
 class Observation(tuple):
@@ -159,6 +161,7 @@ def prepare(
         earlier = [t for t in agent.history if t.run_id != ctx.run_id and t.status == "ok"]
         for turn in earlier if runs is None else earlier[len(earlier) - runs :] if runs > 0 else []:
             messages.extend(m for m in turn.messages if m.role != "system")
+    history = len(messages) - (1 if rendered.text else 0)
     messages.extend(preceding)
     messages.append(Message.user(user_prompt))
     return Prepared(
@@ -169,6 +172,7 @@ def prepare(
         messages=tuple(messages),
         tools=tuple(tools),
         context=tuple(context),
+        history=history,
     )
 
 

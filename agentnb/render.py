@@ -66,8 +66,9 @@ def change_text(change: Change) -> str:
     return f"{_SIGN[change.how]} {key}: {values}"
 
 
-def turn_text(turn: TurnRecord) -> str:
-    """The turn as deterministic plain text."""
+def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
+    """The turn as deterministic plain text (``show_error=False`` leaves out why it failed, for
+    a cell that shows the error itself)."""
     lines = [f"{turn.agent} · turn {turn.number} · {turn.status} · model {turn.model}"]
     lines.append(f"user: {turn.message}")
     calls = turn.tool_calls
@@ -88,7 +89,7 @@ def turn_text(turn: TurnRecord) -> str:
         lines.append("state:")
         for change in changes:
             lines.append(f"  {change_text(change)}  (by {', '.join(change.authors)})")
-    if turn.status == "failed":
+    if turn.status == "failed" and show_error:
         lines.append(f"failed: {turn.error}")
     elif turn.status == "ok":
         lines.append(f"answer: {turn.content or ''}")
@@ -99,7 +100,7 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def turn_html(turn: TurnRecord) -> str:
+def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
     """The turn as deterministic HTML; every text from a model, tool or state is escaped."""
     parts = [
         # tex2jax_ignore / mathjax_ignore: a "$" in an answer is a dollar, not TeX.
@@ -137,7 +138,7 @@ def turn_html(turn: TurnRecord) -> str:
                 f"<i>(by {_e(', '.join(change.authors))})</i></li>"
             )
         parts.append("</ul>")
-    if turn.status == "failed":
+    if turn.status == "failed" and show_error:
         parts.append(f'<div class="agentnb-error"><b>failed:</b> {_e(turn.error)}</div>')
     elif turn.status == "ok":
         parts.append(

@@ -25,6 +25,7 @@ from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
 # What JupyterLab saves for its default Python kernel: no machine's own kernel name in the file.
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
@@ -56,6 +57,13 @@ def normalise(nb: nbformat.NotebookNode) -> str:
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # nbclient's and JupyterLab's timestamps
         cell.metadata.pop("papermill", None)
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view is not None:
+                # The model is gone once the kernel is: with no id, JupyterLab hides the view
+                # instead of "model not found", and other renderers show the static text/html
+                # beside it. (A random id would also change the file on every run.)
+                view["model_id"] = ""
     # What nbformat.write (and so JupyterLab's save) produces: 1-space indent, sorted keys, "\n".
     return nbformat.writes(nb) + "\n"
 

@@ -117,3 +117,10 @@ def test_a_turn_record_reports_its_changes_by_that_rule():
     changes = agent.history[0].changes()
     assert [(c.key, c.how, c.authors) for c in changes.keys] == [("items", "changed", ("tool:add",))]
     assert [(c.path, c.how, c.new) for c in changes.paths] == [("/items/0", "added", "x")]
+
+
+def test_a_key_whose_writes_cancel_out_in_a_list_is_still_compared_whole():
+    log = ChangeLog({"l": ["a", "a", "b"]})
+    log.add([{"op": "remove", "path": "/l/0"}], "tool:t")  # the item now at /l/0 equals the removed one
+    assert [(c.path, c.how) for c in log.paths({"l": ["a", "b"]})] == []
+    assert [(c.path, c.how) for c in log.keys({"l": ["a", "b"]})] == [("/l", "changed")]

@@ -12,11 +12,13 @@ import pytest
 pytest.importorskip("anywidget")
 
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
+from agentnb.ipython import compact  # noqa: E402
 from agentnb.ipython import inspector as inspector_module  # noqa: E402
 from agentnb.ipython import wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 
 STATIC = Path(inspector_module.__file__).parent / "static"
+JS = Path(__file__).resolve().parents[1] / "js"
 HOSTILE = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
 
 
@@ -43,14 +45,8 @@ def guard(function_name, arguments, function_call):
 
 def make_agent(steps: list[Any], **options: Any) -> Agent:
     options.setdefault("session_state", {"items": ["milk"]})
-    return Agent(
-        "shop",
-        ScriptedModel(steps),
-        instructions="List: {items} {missing}",
-        tools=[add_item, banner],
-        tool_hooks=[audit, guard],
-        **options,
-    )
+    options.setdefault("tools", [add_item, banner])
+    return Agent("shop", ScriptedModel(steps), instructions="List: {items} {missing}", tool_hooks=[audit, guard], **options)
 
 
 class Wire:
@@ -116,6 +112,147 @@ def test_a_state_change_is_sent_as_its_patch_with_its_author(shop) -> None:
     assert "state" not in change
 
 
+def remove_item(item: str, session_state) -> str:
+    """Remove an item from the list."""
+    session_state["items"].remove(item)
+    return f"removed {item}"
+
+
+def tag_block(session_state) -> str:
+    """Write a key whose name holds a slash, then add and drop a scratch key."""
+    session_state["</session_state>"] = "closing tag"
+    session_state["scratch"] = 1
+    del session_state["scratch"]
+    return "tagged"
+
+
+def test_each_state_change_carries_the_turns_change_summary_so_far(monkeypatch) -> None:
+    agent = make_agent(
+        ["hello", [tool_call("add_item", item="eggs")], [tool_call("remove_item", item="eggs")], "done"],
+        session_state={"items": ["milk"], "count": 1},
+        tools=[add_item, remove_item],
+    )
+    agent.run("hi")
+    sent = Wire(Inspector.for_agent(agent), monkeypatch)
+    agent.session_state["count"] = 2  # between turns, by the user: part of the next turn
+    agent.run("add eggs, then remove them")
+    bodies = [m[wire.EVENT_BODY] for m in sent.events()]
+    user, added, removed = [b[wire.CHANGES] for b in bodies if b["kind"] == "state_changed"]
+    assert user["keys"] == [{"path": "/count", "key": "count", "how": "changed", "authors": ["user"], "old": "1", "new": "2"}]
+    assert added["paths"][-1] == {"path": "/items/1", "key": "items", "how": "added", "authors": ["tool:add_item"], "old": None, "new": '"eggs"'}
+    assert [c["key"] for c in added["keys"]] == ["count", "items"]
+    # Added and removed again within the turn: not a change (the rule of agentnb.diff).
+    assert [(c["path"], c["how"]) for c in removed["paths"]] == [("/count", "changed")]
+    assert [(c["key"], c["how"]) for c in removed["keys"]] == [("count", "changed")]
+    (finished,) = [b for b in bodies if b["kind"] == "run_finished"]
+    assert finished[wire.CHANGES] == removed
+    # The same summary comes with the turn when a view loads it; its events carry none.
+    reply = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 1})
+    assert reply[wire.CHANGES] == finished[wire.CHANGES]
+    assert all(wire.CHANGES not in e for e in reply[wire.EVENTS])
+
+
+def test_a_removed_item_keeps_its_old_value_and_key_names_stay_as_they_are(monkeypatch) -> None:
+    agent = make_agent([[tool_call("remove_item", item="eggs"), tool_call("tag_block")], "done"], session_state={"items": ["milk", "eggs"]}, tools=[remove_item, tag_block])
+    sent = Wire(Inspector.for_agent(agent), monkeypatch)
+    agent.run("tidy up")
+    changes = sent.ask(**{wire.KIND: wire.SYNC})[wire.CHANGES]
+    by_path = {c["path"]: c for c in changes["paths"]}
+    assert by_path["/items/1"] == {"path": "/items/1", "key": "items", "how": "removed", "authors": ["tool:remove_item"], "old": '"eggs"', "new": None}
+    assert by_path["/<~1session_state>"]["key"] == "</session_state>"
+    assert by_path["/<~1session_state>"]["new"] == '"closing tag"'
+    assert "/scratch" not in by_path and [c["key"] for c in changes["keys"]] == ["items", "</session_state>"]
+    assert changes["more"] == 0
+
+
+def test_change_values_are_short_previews_and_long_summaries_are_counted(monkeypatch) -> None:
+    def fill(session_state) -> str:
+        """Add many keys with long values."""
+        for i in range(compact.MAX_CHANGED_PATHS + 5):
+            session_state["bulk"][f"k{i}"] = "x" * 1000
+        return "filled"
+
+    agent = make_agent([tool_call("fill"), "ok"], session_state={"bulk": {}}, tools=[fill])
+    sent = Wire(Inspector.for_agent(agent), monkeypatch)
+    agent.run("fill")
+    (changed,) = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "state_changed"]
+    summary = changed[wire.CHANGES]
+    assert len(summary["paths"]) == compact.MAX_CHANGED_PATHS and summary["more"] == 5
+    assert all(len(c["new"]) <= compact.CHANGE_TEXT for c in summary["paths"])
+    assert summary["paths"][0]["new"].endswith("…")
+    assert len(summary["keys"][0]["new"]) <= compact.CHANGE_TEXT
+
+
+def test_change_previews_read_as_value_text_without_encoding_the_whole_value() -> None:
+    from agentnb.render import value_text
+
+    class Odd:
+        pass
+
+    values = [1, None, "x" * 500, {"a": [1, {"b": None}]}, [1.5, True], "é", {"tags": {"a"}}, Odd(), float("nan")]
+    for value in values:
+        assert compact.preview_text(value) == value_text(value, compact.CHANGE_TEXT)
+
+    class Counting(dict):
+        items_seen = 0
+
+        def items(self):
+            for item in super().items():
+                Counting.items_seen += 1
+                yield item
+
+    big = Counting({f"k{i}": i for i in range(100_000)})
+    assert compact.preview_text(big).endswith("…") and Counting.items_seen < 50
+
+
+def test_a_turn_answered_from_the_recording_says_so(tmp_path, monkeypatch) -> None:
+    from openai_server import OpenAIServer, Reply
+
+    from agentnb.models import OpenAIChat
+    from agentnb.recording import REPLAY_ENV
+
+    monkeypatch.delenv(REPLAY_ENV, raising=False)
+
+    def agent(url: str) -> Agent:
+        return Agent("shop", OpenAIChat("tiny", base_url=url, stream=False), instructions="Keep the list.", session_state={"items": []})
+
+    with OpenAIServer() as server:
+        server.add(Reply(text="Hello."))
+        first = agent(server.url)
+        first.attach_recording(tmp_path)
+        live = Wire(Inspector.for_agent(first), monkeypatch)
+        first.run("hi")
+        again = agent(server.url)
+        again.attach_recording(tmp_path)
+        replay = Wire(Inspector.for_agent(again), monkeypatch)
+        again.run("hi")
+        assert len(server.requests) == 1
+    assert live.events()[-1][wire.EVENT_BODY]["replayed"] is False
+    assert replay.events()[-1][wire.EVENT_BODY]["replayed"] is True
+    assert [s["replayed"] for s in replay.ask(**{wire.KIND: wire.SYNC})[wire.SUMMARIES]] == [True]
+
+
+def test_the_snapshot_trait_is_fresh_when_displayed_and_after_each_turn(shop) -> None:
+    agent, inspector, sent = shop
+    assert inspector.view_snapshot == {}  # nothing sent before a view could exist
+    data, _metadata = inspector._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert inspector.view_snapshot[wire.SUMMARIES] == [] and inspector.view_snapshot[wire.STATE] == {"items": ["milk"]}
+    agent.run("add eggs")
+    snap = inspector.view_snapshot
+    # Current to the last event: a view made from it applies the events numbered after it.
+    assert snap[wire.SEQ] == inspector.seq == sent.events()[-1][wire.SEQ]
+    assert [s["status"] for s in snap[wire.SUMMARIES]] == ["ok"]
+    assert snap[wire.STATE] == {"items": ["milk", "eggs"]}
+    assert [c["key"] for c in snap[wire.CHANGES]["keys"]] == ["items"]
+    assert snap == json.loads(json.dumps(snap, allow_nan=False))
+    # The sync message still answers (a view that found a gap), with the same snapshot.
+    assert sent.ask(**{wire.KIND: wire.SYNC}) == snap
+    agent.run("again")
+    assert inspector.view_snapshot[wire.SEQ] == inspector.seq > snap[wire.SEQ]
+    assert len(inspector.view_snapshot[wire.SUMMARIES]) == 2
+
+
 def test_tool_calls_carry_the_hook_chain_and_who_answered(shop) -> None:
     agent, _inspector, sent = shop
     agent.run("add eggs")
@@ -131,16 +268,24 @@ def test_one_key_change_in_a_large_state_sends_only_the_patch(monkeypatch) -> No
     agent = make_agent([tool_call("add_item", item="eggs"), "ok"], session_state=big)
     inspector = Inspector.for_agent(agent)
     sent = Wire(inspector, monkeypatch)
+    traits: list[dict[str, Any]] = []
+    inspector.observe(lambda change: traits.append(change["new"]), names=wire.TRAIT_SNAPSHOT)
     agent.run("add eggs")
     sizes = {m[wire.EVENT_BODY]["kind"]: len(json.dumps(m)) for m in sent.events()}
-    assert sizes["state_changed"] < 300
+    assert sizes["state_changed"] < 800  # the patch and the turn's change summary so far
     assert max(sizes.values()) < 2000, sizes
     assert not any("item 4999" in json.dumps(m) for m in sent.events())
-    assert inspector.bytes_sent == sum(len(json.dumps(m, separators=(",", ":"))) for m in sent.messages)
-    assert inspector.messages_sent == len(sent.messages)
-    # The whole state goes only where a view asks for it.
+    # After the turn the trait's snapshot leaves the large state out: a view asks for it.
+    (after_turn,) = traits
+    assert wire.STATE not in after_turn and len(json.dumps(after_turn)) < 5000
+    custom = sum(len(json.dumps(m, separators=(",", ":"))) for m in sent.messages)
+    assert inspector.bytes_sent == custom + len(json.dumps(after_turn, separators=(",", ":")))
+    assert inspector.messages_sent == len(sent.messages) + 1
+    # The whole state goes only where a view asks for it, or where the widget is displayed.
     snapshot = sent.ask(**{wire.KIND: wire.SYNC})
     assert snapshot[wire.STATE]["catalog"][4999] == {"sku": 4999, "name": "item 4999"}
+    inspector._repr_mimebundle_()
+    assert inspector.view_snapshot[wire.STATE]["catalog"][4999] == {"sku": 4999, "name": "item 4999"}
 
 
 def test_model_request_payloads_are_sent_only_on_request(shop) -> None:
@@ -260,23 +405,35 @@ def test_model_info_follows_a_model_swap(shop) -> None:
 
 
 def test_browser_wire_names_match_wire_py() -> None:
-    source = (STATIC / "inspector.js").read_text()
+    source = (JS / "wire.js").read_text()
     match = re.search(r"const WIRE = (\{.*?\});", source, re.S)
-    assert match, "inspector.js must declare `const WIRE = {...};`"
+    assert match, "js/wire.js must declare `export const WIRE = {...};`"
     assert json.loads(match.group(1)) == wire.WIRE
 
 
+def front_end_sources() -> dict[str, str]:
+    files = sorted(p for p in JS.rglob("*.js") if "test" not in p.relative_to(JS).parts)
+    return {str(p.relative_to(JS)): p.read_text() for p in files}
+
+
 def test_front_end_never_parses_content_as_html() -> None:
-    source = (STATIC / "inspector.js").read_text()
-    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser", "createContextualFragment", "eval(", "new Function", "srcdoc"):
-        assert sink not in source, f"inspector.js uses {sink}; insert content with textContent only"
-    # Nodes are made in one helper; it turns strings into text nodes.
-    assert source.count("document.createElement(") == 1
-    assert "document.createTextNode(String(child))" in source
+    sources = front_end_sources()
+    assert {"dom.js", "store.js", "patch.js", "view.js", "tabs/index.js"} <= set(sources)
+    sources["the bundle"] = (STATIC / "inspector.js").read_text()
+    for name, source in sources.items():
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser", "createContextualFragment", "eval(", "new Function", "srcdoc"):
+            assert sink not in source, f"{name} uses {sink}; insert content with textContent only"
+    # Nodes are made in one helper (js/dom.js); it turns strings into text nodes.
+    del sources["the bundle"]
+    assert [name for name, source in sources.items() if "document.createElement(" in source] == ["dom.js"]
+    assert sources["dom.js"].count("document.createElement(") == 1
+    assert "document.createTextNode(String(child))" in sources["dom.js"]
 
 
 def test_styles_use_only_theme_variables() -> None:
     css = (STATIC / "inspector.css").read_text()
+    # Key names and values are shown exactly as they are: no case transforms.
+    assert "text-transform" not in css
     assert not re.search(r"#[0-9a-fA-F]{3,8}\b|\brgba?\(|\bhsla?\(|\b(white|black)\b(?!-)", css)
     for prop, value in re.findall(r"(?<![-\w])(color|background(?:-color)?|border(?:-(?:top|right|bottom|left))?(?:-color)?|outline)\s*:\s*([^;]+);", css):
         colours = [w for w in re.findall(r"[a-z]+", re.sub(r"var\([^)]*\)|color-mix\(", "", value))]
@@ -335,8 +492,23 @@ def test_turn_summaries_count_context_so_the_tab_can_be_greyed(monkeypatch) -> N
 
 
 def test_front_end_has_a_context_tab_fed_by_context_events() -> None:
-    source = (STATIC / "inspector.js").read_text()
-    tabs = re.search(r"const TABS = \[(.*?)\];", source, re.S)
-    assert tabs and '["context", "Context"]' in tabs.group(1)
-    assert 'case "context_retrieved":' in source  # applied to the turn like every other event
-    assert "s.context_blocks" in source  # unloaded turns are labelled from their summary
+    sources = front_end_sources()
+    tabs = re.search(r"export const TABS = \[(.*?)\];", sources["tabs/index.js"], re.S)
+    assert tabs and "context" in tabs.group(1).split(", ")
+    assert 'id: "context"' in sources["tabs/context.js"] and 'label: "Context"' in sources["tabs/context.js"]
+    assert "  context_retrieved(turn, e) {" in sources["turn.js"]  # applied to the turn like every other event
+    assert "s.context_blocks" in sources["turn.js"]  # unloaded turns are labelled from their summary
+
+
+def test_the_display_carries_a_static_view_for_where_the_widget_cannot_render() -> None:
+    agent = make_agent(["<script>alert(1)</script> Done $5 and $6."])
+    inspector = Inspector.for_agent(agent)
+    empty, _ = inspector._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in empty
+    assert "<b>shop</b> · inspector · model <code>scripted</code> · 0 turn(s)" in empty["text/html"]
+    agent.run("hi")
+    html_text = inspector._repr_mimebundle_()[0]["text/html"]
+    assert "1 turn(s)" in html_text and "agentnb-record" in html_text  # the last turn's record
+    assert "<script" not in html_text and "&lt;script&gt;" in html_text
+    assert "tex2jax_ignore" in html_text  # dollars stay dollars
+    assert inspector._repr_mimebundle_()[0]["text/html"] == html_text  # deterministic

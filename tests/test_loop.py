@@ -312,3 +312,19 @@ def test_a_state_reader_runs_after_the_writer_of_its_key_in_one_batch():
     # r2 sent its own value, so it reads nothing from state and keeps its place; r1 waits for the writer
     assert [c.tool_call_id for c in result.tool_calls] == ["r2", "w", "r1"]
     assert seen == ["sent", "written"]
+
+
+def test_history_in_context_sends_each_earlier_turn_once():
+    model = ScriptedModel(["one", "two", "three"])
+    agent = Agent("a", model, instructions="Be brief.", add_history_to_context=True, num_history_runs=None)
+    for message in ("first", "second", "third"):
+        agent.run(message)
+    sent = [(m["role"], m["content"]) for m in model.requests[2].messages]
+    assert sent == [
+        ("system", "Be brief."), ("user", "first"), ("assistant", "one"), ("user", "second"), ("assistant", "two"), ("user", "third"),
+    ]
+    assert [m.role for m in agent.history[2].messages] == ["system", "user", "assistant"]  # its own messages only
+    limited = Agent("b", ScriptedModel(["one", "two", "three"]), add_history_to_context=True, num_history_runs=1)
+    for message in ("first", "second", "third"):
+        limited.run(message)
+    assert [m["content"] for m in limited.model.requests[2].messages] == ["second", "two", "third"]

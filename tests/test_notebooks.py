@@ -209,6 +209,10 @@ def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
         ]
 
     first, second = record(["hello there", "changed answer"])  # the kernel will answer "second answer"
+    from agentnb import Agent, ScriptedModel
+    from agentnb.ipython.record import static_view
+
+    static = static_view(Agent("bot", ScriptedModel([])))
     nb = _notebook(
         [
             ("%load_ext agentnb", []),
@@ -217,7 +221,7 @@ def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
                 "%%agent bot --model model --no-session\nBe brief.",
                 [
                     {"output_type": "stream", "name": "stdout", "text": "Agent('bot', model=scripted, tools=[], turns=0, state keys=[])\n"},
-                    {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Inspector(agent='bot', turns=0)"}},
+                    {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Inspector(agent='bot', turns=0)", "text/html": static}},
                 ],
             ),
             ("%%chat bot\nhi", first),
@@ -235,3 +239,23 @@ def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
     assert "1 failed, 4 passed" in out.stdout, out.stdout + out.stderr
     assert "FAILED chat.ipynb::Cell 4" in out.stdout
     assert "changed answer" in out.stdout and "second answer" in out.stdout
+
+
+def test_normalise_blanks_widget_model_ids_and_keeps_the_static_view():
+    nb = _load("quickstart.ipynb")
+    views = [
+        output
+        for cell in nb["cells"]
+        for output in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+    ]
+    assert views, "the quickstart shows inspectors"
+    for output in views:
+        assert output["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == ""
+        assert "agentnb-static-inspector" in "".join(output["data"]["text/html"])
+    saved = nbformat.read(NOTEBOOKS / "quickstart.ipynb", as_version=4)
+    for cell in saved.cells:
+        for output in cell.get("outputs", []):
+            if "application/vnd.jupyter.widget-view+json" in output.get("data", {}):
+                output["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] = "0" * 32
+    assert '"model_id": ""' in EXECUTE["normalise"](saved)

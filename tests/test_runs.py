@@ -21,6 +21,8 @@ def test_messages_list_sends_the_earlier_ones_before_the_user_message():
         {"role": "user", "content": "And now?"},
     ]
     assert result.turn.message == "And now?"
+    # what the run was given is the turn's own (unlike earlier turns sent as context)
+    assert [m.content for m in result.messages] == ["Be brief.", "Earlier answer.", "And now?", "ok"]
     assert Agent(model=ScriptedModel(["ok"])).run([{"role": "user", "content": "positional"}]).turn.message == "positional"
 
 

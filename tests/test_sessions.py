@@ -444,3 +444,17 @@ def test_agno_db_classes_save_every_turn_under_the_agents_session_id(tmp_path):
     assert (tmp_path / "tmp" / "agents.db").exists() and any((tmp_path / "json_db").glob("s1.json*"))
     with pytest.raises(Exception, match="session= or db="):
         Agent(model=ScriptedModel([]), db=InMemoryDb(), session=tmp_path / "s")
+
+
+def test_among_several_notebooks_the_one_holding_the_cell_is_found(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    cell = '%%agent shop --model model\nYou keep {shopping_list}.'
+    nbformat.write(new_notebook(cells=[new_code_cell("print(1)")]), tmp_path / "a.ipynb")
+    nbformat.write(new_notebook(cells=[new_code_cell("%load_ext agentnb"), new_code_cell(cell)]), tmp_path / "b.ipynb")
+    (tmp_path / "c.ipynb").write_text("not json")
+    found = find_notebook_path({}, environ={}, cwd=tmp_path, cell=cell + "\n")
+    assert (found.source, found.path, found.notice) == ("cwd", tmp_path / "b.ipynb", None)
+    assert found.session_dir == tmp_path / "b.agentnb"
+    assert find_notebook_path({}, environ={}, cwd=tmp_path, cell="%%agent other").source == "fallback"

@@ -88,7 +88,7 @@ class AgentMagics(WorkspaceMagics):
             options.update(self._context(args.context))
         if args.session and args.no_session:
             raise UsageError("%%agent: --session and --no-session contradict each other; keep one")
-        session, where, notice = self._session_for(args)
+        session, where, notice = self._session_for(args, f"%%agent {line}\n{cell or ''}" if cell is not None else f"%agent {line}")
         try:
             agent = Agent(name, **options)
         except AgentnbError as exc:
@@ -214,7 +214,7 @@ class AgentMagics(WorkspaceMagics):
             return value
         return spec
 
-    def _session_for(self, args: Any) -> tuple[Any, str | None, str | None]:
+    def _session_for(self, args: Any, source: str) -> tuple[Any, str | None, str | None]:
         """The session an agent autosaves to, how to name it, and a notice when the notebook's
         location had to be guessed. Default: ``NOTEBOOK.agentnb/`` beside the notebook."""
         if args.no_session:
@@ -222,7 +222,7 @@ class AgentMagics(WorkspaceMagics):
         if args.session:
             session = self._session(args.session)
             return session, where(session), None
-        folder, notice = self.workspace.session_folder()
+        folder, notice = self.workspace.session_folder(source)
         return folder, where(folder), notice
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 
 
 from IPython.core.error import UsageError
@@ -10,10 +9,22 @@ from IPython.core.magic import cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..errors import AgentnbError, ReplayDriftError
-from ..text import one_line
+from ..text import one_line, shorten
 from .parsing import parse_options
 from .workspace import WorkspaceMagics
 from .record import LiveTurn
+
+
+class TurnFailed(Exception):
+    """A ``%%chat`` turn failed. Shown as its message alone (and, for a replay drift, the short
+    diff), not as a traceback through agentnb's code; nbval reports the same lines."""
+
+    def __init__(self, head: str, detail: str = "") -> None:
+        super().__init__(head + (f"\n{detail}" if detail else ""))
+        self.lines = [head, *detail.splitlines()]
+
+    def _render_traceback_(self) -> list[str]:
+        return self.lines
 
 
 @magics_class
@@ -49,12 +60,11 @@ class ChatMagics(WorkspaceMagics):
             turn = getattr(result, "turn", None)
             if turn is None:
                 raise UsageError(f"%%chat {args.name}: {one_line(exc)}") from None
-            live.finish(turn)
-            if isinstance(exc, ReplayDriftError):
-                print(str(exc).partition("\n")[2], file=sys.stderr)  # the short diff, below the record
-            raise UsageError(
-                f"%%chat {args.name} (cell In [{self.shell.execution_count}]): turn {turn.number} failed; its record above says why"
-            ) from None
+            live.finish(turn, show_error=False)  # the error box below says why, once
+            # The cell is named by its message: execution counts differ between front ends (nbval's stay at 1).
+            head = f"%%chat {args.name} {shorten(one_line(message), 60)!r}: turn {turn.number} failed: {one_line(exc)}"
+            detail = str(exc).partition("\n")[2] if isinstance(exc, ReplayDriftError) else ""
+            raise TurnFailed(head, detail) from None
         assert result.turn is not None
         live.finish(result.turn)
 

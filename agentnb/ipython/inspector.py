@@ -4,17 +4,20 @@
 cells shows several views of the same widget. The kernel side keeps almost nothing: it
 subscribes to the agent, turns each event into a small JSON-safe dict and sends it as a custom
 message. The browser keeps the turns it has seen and applies each event to them — a state change
-arrives as its JSON patch, never as the whole state. Whole turns (events + state) and model
-request payloads are sent only when the browser asks for them (a fresh view, time travel, the
-Request tab), so a long history or a large state costs nothing per update.
+arrives as its JSON patch with the turn's change summary so far (computed here, by
+``agentnb.diff``), never as the whole state. A snapshot (turn summaries, the last turn, its
+state) sits in a synced trait, refreshed when the widget is displayed and after each turn, so a
+new view renders at once even while the kernel is busy with queued cells. Other whole turns and
+model request payloads are sent only when the browser asks for them (time travel, the Request
+tab), so a long history or a large state costs little per update.
 
-The front end lives in ``static/inspector.js`` and ``static/inspector.css``; the wire names both
-sides use are in ``wire.py``.
+The front end is built from the ES modules in ``js/`` (at the repository root) into
+``static/inspector.js`` (``make js``); its styles are ``static/inspector.css``; the wire names
+both sides use are in ``wire.py``; the compact forms of events and summaries in ``compact.py``.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import pathlib
 import time
@@ -24,27 +27,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import anywidget
 import traitlets
-from pydantic_core import to_json
 
-from ..events import (
-    ContextRetrieved,
-    Event,
-    HookStep,
-    ModelRequested,
-    ModelResponded,
-    PromptRendered,
-    PromptSection,
-    RunFailed,
-    RunFinished,
-    RunStarted,
-    StateCause,
-    StateChanged,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    Usage,
-)
+from ..events import Event, RunFailed, RunFinished, RunStarted, StateChanged, TextDelta
 from . import wire
+from .record import static_view
+from .compact import (
+    compact_changes,
+    compact_event,
+    compact_section,
+    json_text,
+    jsonable,
+    model_info,
+    turn_state,
+    turn_summary,
+)
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -55,8 +51,9 @@ STATIC = pathlib.Path(__file__).parent / "static"
 TEXT_FLUSH_SECONDS = 0.05
 """Streamed text is sent at most this often (and always before the next other event)."""
 
-SUMMARY_TEXT = 300
-"""Characters of a turn's message and answer kept in its summary row."""
+TRAIT_STATE_BYTES = 64_000
+"""After a turn the snapshot trait carries the state only up to this size (as JSON), so a large
+state is not resent every turn; a view asks for it when it shows it. A display always carries it."""
 
 
 class Inspector(anywidget.AnyWidget):
@@ -70,6 +67,8 @@ class Inspector(anywidget.AnyWidget):
     """The agent's name (header)."""
     model_info = traitlets.Dict().tag(sync=True)
     """The agent's model: label, kind (scripted/replay/local/openai) and origin, if any."""
+    view_snapshot = traitlets.Dict().tag(sync=True)
+    """The latest snapshot (see ``snapshot``), for views created from now on."""
 
     _by_agent: ClassVar[weakref.WeakKeyDictionary[Any, Inspector]] = weakref.WeakKeyDictionary()
 
@@ -91,6 +90,7 @@ class Inspector(anywidget.AnyWidget):
         """Text streamed so far per running turn, as chunks (joined only for a snapshot)."""
         self._pending: tuple[str, int, str] | None = None  # (run_id, call, text) not sent yet
         self._last_flush = 0.0
+        self._finished_changes: tuple[TurnRecord, dict[str, Any]] | None = None
         self.on_msg(self._on_msg)
         self._unsubscribe = agent.subscribe(self._on_event)
 
@@ -107,6 +107,18 @@ class Inspector(anywidget.AnyWidget):
         # Deterministic text/plain for nbval: no memory address, nothing that changes per run.
         return f"Inspector(agent={self.agent.name!r}, turns={len(self.agent.history)})"
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # The trait update goes out before the display message, so the view this display
+        # creates starts from the agent as it is now.
+        self.publish_snapshot()
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict):
+            # Where the live view cannot render (GitHub, nbconvert HTML, an untrusted notebook),
+            # the same output shows this static view instead.
+            data["text/html"] = static_view(self.agent)
+        return bundle
+
     def close(self) -> None:
         """Stop following the agent and close the widget."""
         self._unsubscribe()
@@ -117,6 +129,11 @@ class Inspector(anywidget.AnyWidget):
     # -- kernel -> browser ----------------------------------------------------------------
 
     def _post(self, message: dict[str, Any]) -> None:
+        message = self._count(message)
+        self.send(message)
+
+    def _count(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``message`` made plain JSON, counted as sent."""
         try:
             # One encoding both checks that the message is plain JSON and measures it.
             size = len(json.dumps(message, separators=(",", ":"), allow_nan=False))
@@ -126,7 +143,12 @@ class Inspector(anywidget.AnyWidget):
         self.messages_sent += 1
         self.bytes_sent += size
         self.last_message_bytes = size
-        self.send(message)
+        return message
+
+    def publish_snapshot(self, *, state_limit: int | None = None) -> None:
+        """Put a fresh snapshot in the synced trait; with ``state_limit``, leave out a state
+        larger than that (in bytes of JSON)."""
+        self.view_snapshot = self._count(self.snapshot(state_limit=state_limit))
 
     def _on_event(self, event: Event) -> None:
         """Subscriber: send what this event changed, nothing more."""
@@ -148,7 +170,15 @@ class Inspector(anywidget.AnyWidget):
                 self.model_info = info
         elif isinstance(event, (RunFinished, RunFailed)):
             self._live_text.pop(event.run_id, None)
-        self._send_event(event.run_id, compact_event(event))
+        body = compact_event(event)
+        record = self._record_of(event.run_id)
+        if record is not None and isinstance(event, (StateChanged, RunFinished, RunFailed)):
+            body[wire.CHANGES] = self._changes(record)
+        if record is not None and isinstance(event, (RunFinished, RunFailed)):
+            body["replayed"] = record.replayed
+        self._send_event(event.run_id, body)
+        if isinstance(event, (RunFinished, RunFailed)):
+            self.publish_snapshot(state_limit=TRAIT_STATE_BYTES)
 
     def _flush_text(self) -> None:
         self._last_flush = time.monotonic()
@@ -175,8 +205,25 @@ class Inspector(anywidget.AnyWidget):
                     break
         return turn
 
-    def snapshot(self) -> dict[str, Any]:
-        """What a fresh view needs: every turn's summary, the last turn in full, its state."""
+    def _record_of(self, run_id: str) -> TurnRecord | None:
+        index = self._turn_index(run_id)
+        history = self.agent.history
+        if index is None or not 0 <= index < len(history) or history[index].run_id != run_id:
+            return None
+        return history[index]
+
+    def _changes(self, record: TurnRecord) -> dict[str, Any]:
+        """What ``record`` changed, for the wire: so far (against the live state) while it runs;
+        for a finished turn computed once (its run_finished message and the snapshot after it)."""
+        if record.status == "running":
+            return compact_changes(record.changes(self.agent.session_state))
+        if self._finished_changes is None or self._finished_changes[0] is not record:
+            self._finished_changes = (record, compact_changes(record.changes()))
+        return self._finished_changes[1]
+
+    def snapshot(self, *, state_limit: int | None = None) -> dict[str, Any]:
+        """What a fresh view needs: every turn's summary, the last turn in full (events, change
+        summary, state). With ``state_limit``, a state larger than that (as JSON) is left out."""
         self._flush_text()
         history = self.agent.history
         message: dict[str, Any] = {
@@ -186,12 +233,16 @@ class Inspector(anywidget.AnyWidget):
         }
         if len(history):
             last = history[-1]
+            state = turn_state(last, self.agent)
             message[wire.TURN_INDEX] = last.index
             message[wire.EVENTS] = [compact_event(e) for e in last.events]
-            message[wire.STATE] = jsonable(turn_state(last, self.agent))
+            message[wire.CHANGES] = self._changes(last)
             message[wire.LIVE_TEXT] = "".join(self._live_text.get(last.run_id, ()))
         else:
-            message[wire.STATE] = jsonable(self.agent.session_state)
+            state = self.agent.session_state
+        text = json_text(state)
+        if state_limit is None or len(text) <= state_limit:
+            message[wire.STATE] = json.loads(text)
         return message
 
     # -- browser -> kernel ----------------------------------------------------------------
@@ -210,11 +261,13 @@ class Inspector(anywidget.AnyWidget):
             return self.snapshot()
         if kind == wire.NEED_TURN:
             record = self._record(content.get(wire.TURN_INDEX))
+            state = turn_state(record, self.agent)
             return {
                 wire.KIND: wire.TURN,
                 wire.TURN_INDEX: record.index,
                 wire.EVENTS: [compact_event(e) for e in record.events],
-                wire.STATE: jsonable(turn_state(record, self.agent)),
+                wire.CHANGES: self._changes(record),
+                wire.STATE: jsonable(state),
             }
         if kind == wire.NEED_REQUEST:
             record = self._record(content.get(wire.TURN_INDEX))
@@ -250,170 +303,4 @@ class Inspector(anywidget.AnyWidget):
         return history[index]
 
 
-# -- compact, JSON-safe forms of the core's records -----------------------------------------
-
-
-def model_info(agent: Agent) -> dict[str, Any]:
-    """Label, kind and origin of the agent's model, for the header."""
-    model = agent.model
-    origin = getattr(model, "origin", None)
-    return {
-        "label": str(model.label),
-        "kind": str(getattr(model, "kind", "model")),
-        "origin": None if origin is None else str(origin),
-    }
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` with anything JSON cannot hold replaced: NaN and infinities by strings, other
-    objects by their ``repr`` (the browser's JSON parser rejects NaN)."""
-    return json.loads(to_json(value, fallback=repr, inf_nan_mode="strings"))
-
-
-def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
-    """The state a turn ended with (the live state while it runs)."""
-    if record.status == "running":
-        return copy.deepcopy(agent.session_state)
-    return record.state_after
-
-
-def turn_summary(record: TurnRecord) -> dict[str, Any]:
-    """One row of the History tab."""
-    context = record.context
-    return {
-        "turn": record.index,
-        "message": record.message[:SUMMARY_TEXT],
-        "status": record.status,
-        "content": None if record.content is None else record.content[:SUMMARY_TEXT],
-        "error": record.error,
-        "model": record.model,
-        "usage": compact_usage(record.usage),
-        "duration_ms": record.duration_ms,
-        "tool_calls": len(record.tool_calls),
-        # Both counts, so the Context tab of a turn not loaded yet can be labelled or greyed.
-        "context": len(context),
-        "context_blocks": sum(len(c.blocks) for c in context),
-    }
-
-
-def compact_usage(usage: Usage) -> dict[str, Any]:
-    return {"input": usage.input_tokens, "output": usage.output_tokens, "estimated": usage.estimated}
-
-
-def compact_section(section: PromptSection) -> dict[str, Any]:
-    return {
-        "source": section.source,
-        "text": section.text,
-        "start": section.start,
-        "placeholders": [
-            {"name": p.name, "resolved": p.resolved, "source": p.source, "start": p.start, "end": p.end}
-            for p in section.placeholders
-        ],
-    }
-
-
-def compact_hook(step: HookStep) -> dict[str, Any]:
-    return {
-        "name": step.name,
-        "arguments": step.arguments,
-        "outcome": step.outcome,
-        "result": step.result,
-        "error": step.error,
-        "duration_ms": step.duration_ms,
-    }
-
-
-def compact_cause(cause: StateCause) -> dict[str, Any]:
-    return {
-        "kind": cause.kind,
-        "name": cause.name,
-        "tool_call_id": cause.tool_call_id,
-        "handler": cause.handler,
-        "label": cause.label(),
-    }
-
-
-def compact_event(event: Event) -> dict[str, Any]:
-    """The part of an event the browser shows. A model request's payload is left out (it is
-    fetched when the Request tab opens); a state change keeps only its patch and author."""
-    body: dict[str, Any]
-    if isinstance(event, RunStarted):
-        body = {"message": event.message, "model": event.model, "at": event.at}
-    elif isinstance(event, PromptRendered):
-        body = {
-            "sections": [compact_section(s) for s in event.sections],
-            "user_prompt": event.user_prompt,
-            "notes": list(event.notes),
-        }
-    elif isinstance(event, ModelRequested):
-        request = event.request
-        body = {
-            "call": event.call,
-            "at": event.at,
-            "messages": len(request.get("messages") or ()),
-            "tools": len(request.get("tools") or ()),
-        }
-    elif isinstance(event, TextDelta):
-        body = {"call": event.call, "text": event.text}
-    elif isinstance(event, ModelResponded):
-        body = {
-            "call": event.call,
-            "content": event.content,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in event.tool_calls],
-            "finish_reason": event.finish_reason,
-            "usage": compact_usage(event.usage),
-            "duration_ms": event.duration_ms,
-        }
-    elif isinstance(event, ToolCallStarted):
-        body = {"call": event.call, "id": event.tool_call_id, "name": event.name, "arguments": event.arguments}
-    elif isinstance(event, ToolCallFinished):
-        body = {
-            "call": event.call,
-            "id": event.tool_call_id,
-            "name": event.name,
-            "arguments": event.arguments,
-            "result": event.result,
-            "error": event.error,
-            "error_kind": event.error_kind,
-            "hooks": [compact_hook(h) for h in event.hooks],
-            "answered_by": event.answered_by,
-            "changed_keys": list(event.changed_keys),
-            "duration_ms": event.duration_ms,
-        }
-    elif isinstance(event, StateChanged):
-        body = {"patch": list(event.patch), "cause": compact_cause(event.cause)}
-    elif isinstance(event, RunFinished):
-        body = {
-            "content": event.content,
-            "usage": compact_usage(event.usage),
-            "duration_ms": event.duration_ms,
-            "model_calls": event.model_calls,
-            "tool_calls": event.tool_calls,
-        }
-    elif isinstance(event, ContextRetrieved):
-        # ``rendered`` is left out: it is the blocks' text again, and the browser rebuilds it.
-        body = {
-            "label": event.label,
-            "provider": event.provider,
-            "query": event.query,
-            "top_k": event.top_k,
-            "via": event.via,
-            "blocks": [
-                {"text": b.text, "score": b.score, "source": b.source, "metadata": b.metadata} for b in event.blocks
-            ],
-            "duration_ms": event.duration_ms,
-        }
-    elif isinstance(event, RunFailed):
-        body = {
-            "error": event.error,
-            "error_type": event.error_type,
-            "usage": compact_usage(event.usage),
-            "duration_ms": event.duration_ms,
-        }
-    else:
-        body = {}
-    body["kind"] = event.kind
-    return body
-
-
-__all__ = ["Inspector", "compact_event", "model_info", "turn_summary"]
+__all__ = ["Inspector"]

@@ -25,16 +25,18 @@ LIVE_CSS_CLASS = "agentnb-live"
 
 
 class TurnView:
-    """A finished turn as text/plain + text/html."""
+    """A finished turn as text/plain + text/html (without its error line when the cell shows the
+    error itself)."""
 
-    def __init__(self, turn: TurnRecord) -> None:
+    def __init__(self, turn: TurnRecord, show_error: bool = True) -> None:
         self.turn = turn
+        self.show_error = show_error
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": turn_text(self.turn), "text/html": turn_html(self.turn)}
+        return {"text/plain": turn_text(self.turn, self.show_error), "text/html": turn_html(self.turn, self.show_error)}
 
     def __repr__(self) -> str:
-        return turn_text(self.turn)
+        return turn_text(self.turn, self.show_error)
 
 
 class _LiveText:
@@ -82,11 +84,27 @@ class LiveTurn:
             self.handle = display(_LiveText(""), display_id=True)
         self.handle.update(obj)
 
-    def finish(self, turn: TurnRecord) -> None:
+    def finish(self, turn: TurnRecord, show_error: bool = True) -> None:
         """Empty the live view and leave the turn's static record below it."""
         if self.handle is not None:
             self.handle.update(_LiveText(""))
-        display(TurnView(turn))
+        display(TurnView(turn, show_error))
 
 
-__all__ = ["LIVE_CSS_CLASS", "LiveTurn", "TurnView"]
+STATIC_CSS_CLASS = "agentnb-static-inspector"
+"""The class of the inspector's static stand-in (shown where the live widget cannot render)."""
+
+
+def static_view(agent: Any) -> str:
+    """The inspector as static HTML: the agent, its model and turns, and its last turn's record.
+    Deterministic and escaped, like the records."""
+    turns = len(agent.history)
+    head = (
+        f"<div><b>{html.escape(agent.name)}</b> · inspector · model <code>{html.escape(agent.model.label)}</code> · "
+        f"{turns} turn(s) · <i>a static view: the live inspector needs JupyterLab with a running kernel</i></div>"
+    )
+    last = turn_html(agent.history[-1]) if turns and agent.history[-1].status != "running" else ""
+    return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">{head}{last}</div>'
+
+
+__all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "LiveTurn", "TurnView", "static_view"]

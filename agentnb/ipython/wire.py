@@ -1,22 +1,28 @@
 """The inspector's wire protocol: every message kind and key in one place.
 
 The kernel and the browser talk through anywidget custom messages (``widget.send`` /
-``model.send``). Each message is a small dict whose kind sits under ``KIND``. The browser's copy
-of these names lives in ``static/inspector.js`` (``const WIRE = {...}``); a test checks the two
-agree, so a rename here that is not made there fails the suite.
+``model.send``) and one synced trait. Each message is a small dict whose kind sits under
+``KIND``. The browser's copy of these names lives in ``js/wire.js`` (``const WIRE = {...}``); a
+test checks the two agree, so a rename here that is not made there fails the suite.
+
+The synced trait ``TRAIT_SNAPSHOT`` holds a snapshot, refreshed when the widget is displayed and
+after each turn: a new view renders from it at once, without asking the kernel (which may be busy
+running queued cells), then applies the events numbered after it.
 
 Kernel → browser:
-  snapshot  everything a fresh view needs: one summary per turn, the selected turn's events and
-            state, and the event counter ``seq`` it is current to.
+  snapshot  everything a fresh view needs: one summary per turn, the selected turn's events,
+            state and change summary, and the event counter ``seq`` it is current to.
   event     one compact event of a run, numbered ``seq``; the browser applies it to what it holds
-            (a state change carries its JSON patch, never the whole state).
-  turn      a finished turn's events and state, sent when the browser asks for it (time travel).
+            (a state change carries its JSON patch and the turn's change summary so far, never
+            the whole state).
+  turn      a turn's events, state and change summary, sent when the browser asks for it (time
+            travel).
   request   one model call's payload, sent when the browser asks for it (Request tab).
   preview   what the model would receive for a message (``agent.observe``), on request.
   error     a request from the browser could not be served; ``text`` says why.
 
 Browser → kernel:
-  sync      send a snapshot (a view appeared, or the browser noticed a gap in ``seq``).
+  sync      send a snapshot (the browser noticed a gap in ``seq``).
   need_turn send turn ``turn``.
   need_request  send the payload of call ``call`` of turn ``turn``.
   preview   observe ``message`` without calling the model.
@@ -61,10 +67,16 @@ MESSAGE = "message"
 """The user's message of a preview request."""
 TEXT = "text"
 """Human-readable text of an ``error`` message."""
+CHANGES = "changes"
+"""What a turn changed in the state, as ``agentnb.diff`` summarises it: ``{"keys": [...],
+"paths": [...], "more": N}``, each change ``{"path", "key", "how", "authors", "old", "new"}``
+with old and new as short JSON text (null where there is no value)."""
 
 # synced traits (small, rarely changing)
 TRAIT_AGENT = "agent_name"
 TRAIT_MODEL = "model_info"
+TRAIT_SNAPSHOT = "view_snapshot"
+"""The synced trait holding the latest snapshot (see the module docstring)."""
 
 WIRE: dict[str, str] = {
     "KIND": KIND,
@@ -87,7 +99,9 @@ WIRE: dict[str, str] = {
     "LIVE_TEXT": LIVE_TEXT,
     "MESSAGE": MESSAGE,
     "TEXT": TEXT,
+    "CHANGES": CHANGES,
     "TRAIT_AGENT": TRAIT_AGENT,
     "TRAIT_MODEL": TRAIT_MODEL,
+    "TRAIT_SNAPSHOT": TRAIT_SNAPSHOT,
 }
 """Every name above, as the browser's ``WIRE`` object spells it (checked by a test)."""

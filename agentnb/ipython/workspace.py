@@ -47,15 +47,16 @@ class Workspace:
             )
         raise UsageError(f"{what}: there is no agent named {name!r}; define it with %%agent {name} (agents: {known})")
 
-    def session_folder(self) -> tuple[str, str | None]:
+    def session_folder(self, cell: str | None = None) -> tuple[str, str | None]:
         """Where this notebook's recordings go (``NOTEBOOK.agentnb/`` beside it, or the folder
         set by ``%agentnb defaults --session-dir``), and a notice when the notebook's location
-        had to be guessed."""
+        had to be guessed. ``cell``, the asking cell's source, tells the notebook apart from
+        others in the same folder."""
         if self.session_dir is not None:
             return self.session_dir, None
         from ..sessions import find_notebook_path
 
-        location = find_notebook_path(self.ns)
+        location = find_notebook_path(self.ns, cell=cell)
         return str(location.session_dir), location.notice
 
     def agent_names(self) -> list[str]:

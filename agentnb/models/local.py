@@ -31,6 +31,7 @@ from __future__ import annotations
 import atexit
 import collections
 import importlib.util
+import logging
 import os
 import socket
 import subprocess
@@ -131,9 +132,9 @@ class LocalServer:
                 )
             time.sleep(0.05)
         self.startup_seconds = time.perf_counter() - started
-        print(
-            f"agentnb: local model {MODEL_NAME} (llama.cpp) ready on 127.0.0.1:{self.port} in {self.startup_seconds:.1f} s",
-            file=sys.stderr,
+        # Logged, not printed: a cell's output must not depend on whether the server had to start.
+        logging.getLogger("agentnb.local").info(
+            "local model %s (llama.cpp) ready on 127.0.0.1:%d in %.1f s", MODEL_NAME, self.port, self.startup_seconds
         )
 
     _code: int | None = None

@@ -8,6 +8,7 @@ nbconvert run the kernel in the notebook's directory, where a lone ``.ipynb`` na
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,8 +47,13 @@ def find_notebook_path(
     explicit: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    cell: str | None = None,
 ) -> NotebookLocation:
-    """Find the running notebook; fall back to ``<cwd>/notebook.agentnb`` with a notice."""
+    """Find the running notebook; fall back to ``<cwd>/notebook.agentnb`` with a notice.
+
+    ``cell`` is the source of the cell asking: among several notebooks in the working folder
+    (``jupyter nbconvert --execute`` tells the kernel nothing else), the one holding that cell
+    is the one running."""
     env = os.environ if environ is None else environ
     here = Path(cwd) if cwd is not None else Path.cwd()
     if explicit is not None:
@@ -66,6 +72,8 @@ def find_notebook_path(
             path = candidate if candidate.exists() else (here / path)
         return NotebookLocation(path, "jupyter", notebook_session_dir(path))
     notebooks = sorted(here.glob("*.ipynb"))
+    if len(notebooks) > 1 and cell is not None:
+        notebooks = [p for p in notebooks if _holds_cell(p, cell)] or notebooks
     if len(notebooks) == 1:
         path = notebooks[0]
         return NotebookLocation(path, "cwd", notebook_session_dir(path))
@@ -78,3 +86,17 @@ def find_notebook_path(
         notice=f"agentnb: could not tell which notebook this is; saving sessions in {shown}/ "
         f"(choose with %%agent --session FOLDER or %agentnb defaults --session-dir FOLDER)",
     )
+
+
+def _holds_cell(path: Path, cell: str) -> bool:
+    """Whether the notebook at ``path`` has a code cell with this source (read as plain JSON)."""
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError, AttributeError):
+        return False
+    wanted = cell.strip()
+    for item in cells:
+        source = item.get("source", "") if isinstance(item, dict) else ""
+        if item.get("cell_type") == "code" and ("".join(source) if isinstance(source, list) else str(source)).strip() == wanted:
+            return True
+    return False

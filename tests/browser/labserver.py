@@ -5,6 +5,7 @@ notebook, driven through Debian's Chromium."""
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import socket
 import subprocess
@@ -69,15 +70,16 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def lab_server(tmp_path: Path) -> Iterator[Callable[[Path, str], tuple[int, Path]]]:
+def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
     """Start JupyterLab on a stripped copy (no outputs, no widget state) of a notebook:
-    ``start(notebook, name) -> (port, folder)``. Stopped through its own process handle."""
+    ``start(notebook, name, companions=()) -> (port, folder)``; ``companions`` are folders copied
+    beside it (its recording). Stopped through its own process handle."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
     servers: list[tuple[subprocess.Popen, object]] = []
 
-    def start(source: Path, name: str) -> tuple[int, Path]:
+    def start(source: Path, name: str, companions: tuple[Path, ...] = ()) -> tuple[int, Path]:
         notebook = json.loads(source.read_text())
         for cell in notebook["cells"]:
             if cell["cell_type"] == "code":
@@ -86,6 +88,8 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[[Path, str], tuple[int, Path
         work = tmp_path / "lab"
         work.mkdir()
         (work / name).write_text(json.dumps(notebook))
+        for folder in companions:
+            shutil.copytree(folder, work / folder.name, ignore=shutil.ignore_patterns("*.lock"))
         settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
         settings.mkdir(parents=True)
         (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
@@ -131,15 +135,21 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[[Path, str], tuple[int, Path
             log.close()  # type: ignore[attr-defined]
 
 
-def run_all_cells(page: Any, port: int, name: str, code_cells: int) -> list[str]:
+def run_all_cells(
+    page: Any, port: int, name: str, code_cells: int, while_running: Callable[[], None] | None = None
+) -> list[str]:
     """Open NAME in Lab, wait until its kernel can take a run-all, run every cell, wait for
-    the last prompt, and return the cells' output texts (none may hold a traceback)."""
+    the last prompt, and return the cells' output texts (none may hold a traceback).
+    ``while_running`` is called once Run All has started (it must let the last cell finish)."""
     from playwright.sync_api import expect
 
     page.goto(f"http://127.0.0.1:{port}/lab/tree/{name}")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
     page.evaluate(READY_JS, 60_000)
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # Not awaited: the command's promise settles only when the last cell has run.
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    if while_running is not None:
+        while_running()
     prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
     expect(prompts.last).to_have_text(f"[{code_cells}]:", timeout=60_000)
     outputs = page.locator(".jp-NotebookPanel .jp-OutputArea-output").all_inner_texts()

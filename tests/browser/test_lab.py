@@ -1,17 +1,19 @@
 """The inspector in a real JupyterLab, driven through Debian's Chromium by Python playwright.
 
-A scratch copy of ``inspector_demo.ipynb`` (no outputs) is opened and run; two turns arrive as a
-snapshot, a third is run afterwards straight on the kernel so it reaches the open view as live
-event messages. The test then reads the inspector's DOM: prompt, hook chain, state highlights,
-context (a passive provider added before turn 3, an active one the model calls in turn 4),
-time travel, and that hostile tool output shows as text and never runs. Screenshots land in
-``test-artifacts/``.
+A scratch copy of ``inspector_demo.ipynb`` (no outputs) is opened and run, with one more cell
+at the end that waits until the test lets it finish: while it waits (Run All still under way)
+the inspector must already show both turns. A third turn is then run straight on the kernel so
+it reaches the open view as live event messages. The test reads the inspector's DOM: prompt,
+hook chain, state highlights and old → new values, context (a passive provider added before
+turn 3, an active one the model calls in turn 4), time travel, that hostile tool output shows as
+text and never runs, and that an update to another turn leaves the shown panel alone.
+Screenshots land in ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
+import json
 import re
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,18 +23,30 @@ from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, EXECUTE_JS, lab_server
 pytestmark = pytest.mark.browser
 
 NOTEBOOK = Path(__file__).with_name("inspector_demo.ipynb")
-CODE_CELLS = 6
+CODE_CELLS = 7  # the demo's six and the held cell below
+
+# The last cell of the run: it holds the kernel until the test writes "release" beside the
+# notebook (or two minutes pass), so the test can look at the inspector while Run All is busy.
+HELD_CELL = """import pathlib, time
+release, deadline = pathlib.Path("release"), time.monotonic() + 120
+while not release.exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+print("released:", release.exists())"""
 
 
 @pytest.fixture
-def lab(lab_server: Callable[[Path, str], tuple[int, Path]]) -> Iterator[tuple[int, Path]]:
-    yield lab_server(NOTEBOOK, "demo.ipynb")
+def lab(lab_server: Callable[[Path, str], tuple[int, Path]], tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    notebook = json.loads(NOTEBOOK.read_text())
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "source": HELD_CELL, "outputs": [], "execution_count": None})
+    source = tmp_path / "demo-held.ipynb"
+    source.write_text(json.dumps(notebook))
+    yield lab_server(source, "demo.ipynb")
 
 
 def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    port, _work = lab
+    port, work = lab
     ARTIFACTS.mkdir(exist_ok=True)
     dialogs: list[str] = []
     console_errors: list[str] = []
@@ -48,9 +62,24 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             page.on("dialog", on_dialog)
             page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda exc: console_errors.append(f"page error: {exc}"))
-            run_all_cells(page, port, "demo.ipynb", CODE_CELLS)
-
             inspector = page.locator(".anb-root")
+
+            def during_run_all() -> None:
+                # The held cell is running: the kernel has not finished Run All, yet the
+                # inspector shows both turns (it renders from the snapshot it was created with
+                # and the events that follow, not from a reply queued behind the cells).
+                prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
+                expect(prompts.last).to_have_text("[*]:", timeout=60_000)
+                expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
+                expect(inspector).to_have_attribute("data-status", "ok")
+                expect(inspector.locator(".anb-answer .anb-text")).to_have_text("Added bread; clearing is not allowed.")
+                expect(prompts.last).to_have_text("[*]:")  # still held
+                inspector.screenshot(path=str(ARTIFACTS / "inspector-during-run-all.png"))
+                (work / "release").write_text("")
+
+            outputs = run_all_cells(page, port, "demo.ipynb", CODE_CELLS, while_running=during_run_all)
+            assert outputs[-1].strip() == "released: True"
+
             expect(inspector).to_have_count(1, timeout=30_000)
             expect(inspector).to_have_attribute("data-status", "ok", timeout=30_000)
             expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2")
@@ -73,13 +102,14 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
                 'shop.context_providers.append(DocumentContext(["Butter is in the dairy aisle.", "Tea is in aisle 2."], label="AISLES"))\n'
                 'print(shop.run("add butter").content)'
             )
+            counters = {name: inspector.get_attribute(f"data-applied-{name}") for name in ("snapshots", "gaps", "syncs")}
+            events_before = int(inspector.get_attribute("data-applied-events") or 0)
             assert page.evaluate(EXECUTE_JS, code) == "ok"
             expect(inspector.locator(".anb-pos")).to_have_text("turn 3 of 3", timeout=20_000)
             expect(inspector).to_have_attribute("data-status", "ok")
             expect(inspector.locator(".anb-answer .anb-text")).to_have_text("Added butter.")
-            assert inspector.get_attribute("data-applied-snapshots") == "1"
-            assert inspector.get_attribute("data-applied-gaps") == "0"
-            assert int(inspector.get_attribute("data-applied-events") or 0) >= 10
+            assert {name: inspector.get_attribute(f"data-applied-{name}") for name in counters} == counters
+            assert int(inspector.get_attribute("data-applied-events") or 0) >= events_before + 10
 
             # Context of turn 3, live: the block the provider injected, with its label and score.
             context_tab = inspector.locator("[role=tab][data-tab='context']")
@@ -114,6 +144,10 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(added.locator(".anb-badge")).to_have_text("+ tool:add_item")
             expect(inspector.locator(".anb-node[data-path='/items']")).to_have_class("anb-node anb-branch anb-mark-within")
             expect(inspector.locator(".anb-chip")).to_have_text("items")
+            change_row = inspector.locator(".anb-change[data-path='/items/3']")
+            expect(change_row.locator(".anb-change-path")).to_have_text("items › 3")
+            expect(change_row.locator(".anb-change-values")).to_have_text('"butter"')
+            expect(change_row.locator(".anb-change-by")).to_have_text("tool:add_item")
 
             # Time travel: turn 2's state has no butter; its tool calls show the hook chain.
             inspector.locator("button.anb-prev").click()
@@ -198,6 +232,54 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             call_row = inspector.locator(".anb-tool[data-tool='retrieve_context']")
             expect(call_row).to_have_attribute("open", "")
             expect(call_row.locator(".anb-tool-body")).to_contain_text("Returns within 30 days.")
+
+            # Pinned to turn 2's state with a node the user closed, a new turn redraws the
+            # header, not the panel: the closed node stays closed.
+            inspector.locator("[role=tab][data-tab='history']").click()
+            rows.nth(1).click()
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 4")
+            inspector.locator("[role=tab][data-tab='state']").click()
+            items_node = inspector.locator(".anb-node[data-path='/items']")
+            expect(items_node).to_have_attribute("open", "")
+            items_node.locator("> summary").click()
+            expect(items_node).not_to_have_attribute("open", "")
+            builds = inspector.get_attribute("data-panel-builds")
+            # Edits between turns (by the user) show in the next turn: a changed item, a removed
+            # one with its old value, and a key whose name holds a slash.
+            code = (
+                'shop.session_state["items"][0] = "oat milk"\n'
+                'shop.session_state["items"].pop()\n'
+                'shop.session_state["</session_state>"] = "closing tag"\n'
+                'model.add("Nothing else.")\n'
+                'print(shop.run("anything else?").content)'
+            )
+            assert page.evaluate(EXECUTE_JS, code) == "ok"
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 5", timeout=20_000)
+            expect(inspector.locator("[role=tab][data-tab='history']")).to_have_text("History (5)")
+            assert inspector.get_attribute("data-panel-builds") == builds
+            expect(items_node).not_to_have_attribute("open", "")
+
+            # The new turn's changes: old → new, a removed item's old value, key names as they are.
+            inspector.locator("button.anb-next").click()
+            inspector.locator("button.anb-next").click()
+            inspector.locator("button.anb-next").click()
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 5 of 5")
+            expect(inspector.locator("[role=tab][data-tab='state']")).to_have_text("State (2 changed)")
+            expect(inspector.locator(".anb-chip")).to_have_text(["</session_state>", "items"])  # first written first
+            changed = inspector.locator(".anb-change[data-path='/items/0']")
+            expect(changed.locator(".anb-change-values")).to_have_text('"milk" → "oat milk"')
+            expect(changed.locator(".anb-change-by")).to_have_text("user")
+            removed = inspector.locator(".anb-change[data-path='/items/3']")
+            expect(removed.locator(".anb-change-values")).to_have_text('"butter" (removed)')
+            tag = inspector.locator(".anb-change[data-path='/<~1session_state>']")
+            expect(tag.locator(".anb-change-path")).to_have_text("</session_state>")
+            expect(items_node).not_to_have_attribute("open", "")  # the user's choice holds
+            items_node.locator("> summary").click()
+            expect(inspector.locator(".anb-node[data-path='/items/0'] .anb-was")).to_have_text('was "milk"')
+            ghost = inspector.locator(".anb-node.anb-mark-removed[data-path='/items/3']")
+            expect(ghost).to_have_text('3: "butter" (removed)− user')
+            expect(inspector.locator(".anb-node[data-path='/<~1session_state>'] > .anb-key")).to_have_text("</session_state>")
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-changes.png"))
         finally:
             browser.close()
     assert dialogs == [], f"a dialog fired: {dialogs}"

@@ -1,0 +1,38 @@
+// agentnb inspector: the browser side of agentnb/ipython/inspector.py (an anywidget module).
+//
+// Data flow: a view starts from the snapshot in the synced trait, then receives one small
+// message per event; its store applies them (a state change is a JSON patch applied here, with
+// the change summary the kernel computed) and the view redraws what changed. Whole past turns
+// and request payloads are asked for on demand.
+//
+// Built into agentnb/ipython/static/inspector.js by `make js` (esbuild).
+
+import { createBacklog } from "./store.js";
+import { render as renderView } from "./view.js";
+import { WIRE } from "./wire.js";
+
+// anywidget hands initialize() and render() different wrappers of the same model; the trait's
+// current value is one object both see, so the backlog is filed under it.
+const backlogs = new WeakMap();
+
+function initialize({ model }) {
+  const backlog = createBacklog(model);
+  const file = () => {
+    const snap = model.get(WIRE.TRAIT_SNAPSHOT);
+    if (snap && typeof snap === "object") backlogs.set(snap, backlog);
+  };
+  file();
+  model.on("change:" + WIRE.TRAIT_SNAPSHOT, file);
+  return () => {
+    model.off("change:" + WIRE.TRAIT_SNAPSHOT, file);
+    backlog.dispose();
+  };
+}
+
+function render({ model, el }) {
+  const snap = model.get(WIRE.TRAIT_SNAPSHOT);
+  const backlog = snap && typeof snap === "object" ? backlogs.get(snap) : undefined;
+  return renderView({ model, el, backlog: backlog ? backlog.messages() : [] });
+}
+
+export default { initialize, render };

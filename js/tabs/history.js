@@ -1,0 +1,53 @@
+// History: one row per turn; selecting a row makes that turn the selected one everywhere.
+
+import { empty, h } from "../dom.js";
+import { firstLine, ms, short } from "../format.js";
+
+function row(ctx, t, selected) {
+  const answer = t.status === "failed" ? "✕ " + short(firstLine(t.error), 80) : t.status === "running" ? "running…" : short(t.content ?? "", 80);
+  return h(
+    "tr",
+    {
+      class: "anb-history-row" + (t.index === selected ? " anb-history-selected" : "") + " anb-row-" + t.status,
+      tabindex: "0",
+      "aria-selected": t.index === selected ? "true" : "false",
+      "data-turn": t.index,
+      "data-fkey": "turn-" + t.index,
+      onclick: () => ctx.select(t.index),
+      onkeydown: (ev) => {
+        if (ev.key === "Enter" || ev.key === " ") {
+          ev.preventDefault();
+          ctx.select(t.index);
+        }
+      },
+    },
+    h("td", {}, String(t.index + 1)),
+    h("td", { class: "anb-cell-text" }, short(t.message, 80)),
+    h("td", { class: "anb-cell-text" + (t.status === "failed" ? " anb-bad" : "") }, answer),
+    h("td", { class: "anb-num" }, String(t.loaded ? t.tools.length : t.toolCount)),
+    h("td", { class: "anb-num" }, (t.usage.estimated ? "≈" : "") + (t.usage.input + t.usage.output)),
+    h("td", { class: "anb-num" }, ms(t.durationMs)),
+  );
+}
+
+export default {
+  id: "history",
+  label: "History",
+  count: (ctx) => (ctx.store.turns.length ? " (" + ctx.store.turns.length + ")" : ""),
+  inputs: (ctx) => [ctx.store.version.list, ctx.turn ? ctx.turn.index : -1],
+  panel(ctx) {
+    const turns = ctx.store.turns;
+    if (!turns.length) return empty("No turns yet.");
+    const selected = ctx.turn ? ctx.turn.index : null;
+    return h(
+      "table",
+      { class: "anb-history" },
+      h("thead", {}, h("tr", {}, ["#", "message", "answer", "tools", "tokens", "time"].map((c) => h("th", {}, c)))),
+      h(
+        "tbody",
+        {},
+        turns.map((t) => row(ctx, t, selected)),
+      ),
+    );
+  },
+};

@@ -1,0 +1,15 @@
+// The inspector's tabs, in order. A tab is one module exporting {id, label, count, panel}, plus:
+//   inputs(ctx)  the values its panel shows; the panel is rebuilt only when one of them changes
+//   needsTurn    the panel needs a turn ("No turns yet" before the first)
+//   idle(ctx)    a reason to grey the tab out (it stays in place), or null
+// ctx = {store, view, turn, update(fn), select(index)}; see ../view.js.
+
+import context from "./context.js";
+import history from "./history.js";
+import preview from "./preview.js";
+import prompt from "./prompt.js";
+import request from "./request.js";
+import state from "./state.js";
+import tools from "./tools.js";
+
+export const TABS = [prompt, request, tools, state, context, history, preview];

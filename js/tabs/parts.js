@@ -1,0 +1,162 @@
+// Pieces several tabs show: prompt sections, chat messages, a request payload, the model-call
+// picker.
+
+import { disclosure, h } from "../dom.js";
+import { argsText, firstLine, pretty, short } from "../format.js";
+
+export function jsonBlock(value) {
+  return h("pre", { class: "anb-pre anb-json" }, typeof value === "string" ? value : pretty(value));
+}
+
+function sectionText(section) {
+  // The section's text with its placeholders marked; offsets are in the whole prompt.
+  const out = h("div", { class: "anb-section-text" });
+  let pos = 0;
+  const text = section.text;
+  const holders = [...(section.placeholders || [])].sort((a, b) => a.start - b.start);
+  for (const p of holders) {
+    const start = p.start - section.start;
+    const end = p.end - section.start;
+    if (start < pos || end > text.length) continue;
+    out.appendChild(document.createTextNode(text.slice(pos, start)));
+    out.appendChild(
+      h(
+        "span",
+        {
+          class: p.resolved ? "anb-ph" : "anb-ph anb-ph-unresolved",
+          title: p.resolved ? "{" + p.name + "} filled from " + p.source + "." + p.name : "{" + p.name + "} unresolved: no state key or dependency of that name",
+        },
+        text.slice(start, end),
+        h("span", { class: "anb-ph-key" }, p.resolved ? p.name : "unresolved"),
+      ),
+    );
+    pos = end;
+  }
+  out.appendChild(document.createTextNode(text.slice(pos)));
+  return out;
+}
+
+/** The system prompt one section per row, then the user message and the prompt's notes. */
+export function sectionsView(sections, userPrompt, notes) {
+  const rows = h("div", { class: "anb-sections" });
+  for (const section of sections) {
+    const isState = section.source === "session_state";
+    rows.appendChild(
+      h(
+        "div",
+        { class: "anb-section" + (isState ? " anb-section-state" : ""), "data-source": section.source },
+        h("div", { class: "anb-section-label", title: "produced by the " + section.source + " option" }, section.source),
+        sectionText(section),
+      ),
+    );
+  }
+  if (userPrompt !== undefined && userPrompt !== null) {
+    rows.appendChild(
+      h("div", { class: "anb-section anb-section-user", "data-source": "user" }, h("div", { class: "anb-section-label" }, "user message"), h("div", { class: "anb-section-text" }, userPrompt)),
+    );
+  }
+  const out = h("div", {}, rows);
+  if (notes && notes.length) out.appendChild(h("ul", { class: "anb-notes" }, notes.map((n) => h("li", {}, n))));
+  return out;
+}
+
+/** One chat message of a request, collapsible (``key`` remembers whether the user opened it). */
+export function messageView(view, key, m, open) {
+  const head = m.role + (m.tool_call_id ? " (" + m.tool_call_id + ")" : "") + ": " + short(firstLine(m.content ?? (m.tool_calls ? m.tool_calls.map((c) => c.function?.name).join(", ") : "")), 100);
+  return disclosure(view, key, {
+    attrs: { class: "anb-message-row anb-role-" + String(m.role).replace(/[^a-z]/g, "") },
+    open,
+    summary: h("summary", {}, head),
+    fill: () => {
+      const body = [];
+      if (m.content !== null && m.content !== undefined && m.content !== "") body.push(h("pre", { class: "anb-pre" }, typeof m.content === "string" ? m.content : pretty(m.content)));
+      if (m.tool_calls) {
+        const calls = m.tool_calls.map((c) => "→ " + (c.function?.name ?? "?") + "(" + argsText(c.function?.arguments) + ")  [" + c.id + "]");
+        body.push(h("pre", { class: "anb-pre anb-tool-calls" }, calls.join("\n")));
+      }
+      return body;
+    },
+  });
+}
+
+function copyButton(getText) {
+  const button = h("button", { type: "button", class: "anb-copy", "data-fkey": "copy" }, "copy JSON");
+  button.addEventListener("click", () => {
+    const done = (text) => (button.textContent = text);
+    try {
+      navigator.clipboard.writeText(getText()).then(
+        () => done("copied"),
+        () => done("copy failed"),
+      );
+    } catch (err) {
+      done("copy failed");
+    }
+  });
+  return button;
+}
+
+function rawRow(view, key, summary, value) {
+  return disclosure(view, key, { attrs: { class: "anb-message-row" }, summary: h("summary", {}, summary), fill: () => jsonBlock(value) });
+}
+
+/** A model request payload: its messages, tools and options, and the raw JSON. */
+export function requestView(view, key, request) {
+  const { messages = [], tools = [], ...rest } = request;
+  return h(
+    "div",
+    { class: "anb-request" },
+    h(
+      "div",
+      { class: "anb-request-head" },
+      h("span", {}, (rest.model ? rest.model + " · " : "") + messages.length + " message(s) · " + tools.length + " tool(s)"),
+      copyButton(() => JSON.stringify(request, null, 2)),
+    ),
+    messages.map((m, i) => messageView(view, key + ":m" + i, m, i === messages.length - 1)),
+    tools.length ? rawRow(view, key + ":tools", "tools: " + tools.map((t) => t.function?.name || t.name).join(", "), tools) : null,
+    Object.keys(rest).length ? rawRow(view, key + ":options", "options: " + Object.keys(rest).join(", "), rest) : null,
+    rawRow(view, key + ":raw", "raw JSON", request),
+  );
+}
+
+/** The turn's model calls that have started. */
+export function modelCalls(turn) {
+  return turn.calls.filter(Boolean);
+}
+
+/** The model call picked in Prompt / Request (the last one unless the user picked another). */
+export function pickedCall(ctx) {
+  const calls = modelCalls(ctx.turn);
+  if (!calls.length) return null;
+  return calls[ctx.view.call === null ? calls.length - 1 : Math.min(ctx.view.call, calls.length - 1)];
+}
+
+/** Buttons to pick one model call of the turn (none when it made one call). */
+export function callPicker(ctx, forWhat) {
+  const calls = modelCalls(ctx.turn);
+  if (calls.length <= 1) return null;
+  const picked = calls.indexOf(pickedCall(ctx));
+  return h(
+    "div",
+    { class: "anb-picker", role: "group", "aria-label": "model call" },
+    h("span", { class: "anb-label" }, forWhat),
+    calls.map((c, i) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: "anb-pick" + (i === picked ? " anb-pick-selected" : ""),
+          "aria-pressed": i === picked ? "true" : "false",
+          "data-fkey": "call-" + i,
+          onclick: () => ctx.update(() => (ctx.view.call = i)),
+        },
+        "call " + (i + 1),
+      ),
+    ),
+  );
+}
+
+/** Ask for a turn that is only known from its summary; the placeholder to show meanwhile. */
+export function loading(ctx) {
+  ctx.store.needTurn(ctx.turn.index);
+  return h("div", { class: "anb-empty" }, "Loading turn " + (ctx.turn.index + 1) + "…");
+}

@@ -1,0 +1,26 @@
+// Request: the exact payload of one model call, fetched when shown.
+
+import { empty, h } from "../dom.js";
+import { callPicker, loading, pickedCall, requestView } from "./parts.js";
+
+export default {
+  id: "request",
+  label: "Request",
+  needsTurn: true,
+  inputs: (ctx) => [ctx.turn.loaded, ctx.turn.v.calls, ctx.view.call, ctx.store.version.requests],
+  panel(ctx) {
+    const { store, turn } = ctx;
+    if (!turn.loaded) return loading(ctx);
+    const call = pickedCall(ctx);
+    if (!call) return empty("No request sent yet.");
+    const request = store.requests.get(turn.index + ":" + call.call);
+    const out = h("div", {}, callPicker(ctx, "request of"));
+    if (!request) {
+      store.needRequest(turn.index, call.call);
+      out.appendChild(empty("Loading the request of call " + (call.call + 1) + "…"));
+    } else {
+      out.appendChild(requestView(ctx.view, "request:" + turn.index + ":" + call.call, request));
+    }
+    return out;
+  },
+};

@@ -1,0 +1,108 @@
+// Tool calls: one row per call; expanding shows the hook chain, the result or error, and the
+// state the call changed.
+
+import { disclosure, empty, h } from "../dom.js";
+import { argsText, firstLine, ms, pathLabel, short } from "../format.js";
+import { jsonBlock, loading } from "./parts.js";
+
+function hookChain(t) {
+  const chain = h("ol", { class: "anb-hooks", "aria-label": "hook chain" });
+  for (const step of t.hooks || []) {
+    chain.appendChild(
+      h(
+        "li",
+        { class: "anb-hook anb-hook-" + step.outcome, "data-hook": step.name },
+        h("span", { class: "anb-hook-name" }, step.name),
+        h("span", { class: "anb-hook-outcome" }, step.outcome),
+        h("span", { class: "anb-tool-time" }, ms(step.duration_ms)),
+        h("div", { class: "anb-hook-detail" }, "received " + JSON.stringify(step.arguments)),
+        step.outcome === "answered" ? h("div", { class: "anb-hook-detail" }, "answered: " + (step.result ?? "")) : null,
+        step.outcome === "raised" ? h("div", { class: "anb-hook-detail anb-bad" }, "raised: " + (step.error ?? "")) : null,
+      ),
+    );
+  }
+  if (t.done) {
+    const ran = t.answered_by === "tool" || (!t.answered_by && t.error_kind === "tool_error");
+    chain.appendChild(
+      h(
+        "li",
+        { class: "anb-hook anb-hook-tool" + (ran ? "" : " anb-hook-skipped"), "data-hook": "tool" },
+        h("span", { class: "anb-hook-name" }, "tool " + t.name),
+        h("span", { class: "anb-hook-outcome" }, ran ? (t.error ? "raised" : "ran") : "not called"),
+      ),
+    );
+  }
+  return chain;
+}
+
+function patchList(turn, t) {
+  // The patches this call made, as the kernel recorded them (paths shown with their keys as is).
+  const ops = turn.patches.filter((p) => p.cause.tool_call_id === t.id).flatMap((p) => p.patch.map((op) => [op, p.cause.label]));
+  if (!ops.length) return null;
+  return h(
+    "ul",
+    { class: "anb-patch" },
+    ops.map(([op, author]) => h("li", {}, op.op + " " + pathLabel(op.path) + ("value" in op ? " = " + short(JSON.stringify(op.value), 120) : "") + "  by " + author)),
+  );
+}
+
+function toolBody(turn, t) {
+  const failed = t.done && t.error;
+  const args = argsText(t.arguments);
+  const body = h(
+    "div",
+    { class: "anb-tool-body" },
+    h("div", { class: "anb-label" }, "arguments"),
+    jsonBlock(args === t.arguments ? t.arguments : JSON.stringify(JSON.parse(t.arguments), null, 2)),
+    h("div", { class: "anb-label" }, "hook chain"),
+    hookChain(t),
+  );
+  if (t.done) {
+    body.append(
+      h("div", { class: "anb-label" }, failed ? "error (" + (t.error_kind || "error") + ")" : "result"),
+      jsonBlock(failed ? t.error : t.result),
+      h("div", { class: "anb-label" }, "state keys changed: " + ((t.changed_keys || []).join(", ") || "none")),
+    );
+    const patches = patchList(turn, t);
+    if (patches) body.appendChild(patches);
+  }
+  return body;
+}
+
+function toolRow(ctx, t) {
+  const failed = t.done && t.error;
+  const status = !t.done ? "running…" : failed ? "error" : t.answered_by && t.answered_by !== "tool" ? "answered by " + t.answered_by : "ok";
+  const summary = h(
+    "summary",
+    { class: "anb-tool-summary" },
+    h("span", { class: "anb-tool-name" }, t.name),
+    h("span", { class: "anb-tool-args" }, short(argsText(t.arguments), 80)),
+    h("span", { class: "anb-tool-arrow" }, "→"),
+    h("span", { class: "anb-tool-result" + (failed ? " anb-bad" : "") }, t.done ? short(firstLine(failed ? t.error : t.result), 80) : "…"),
+    h("span", { class: "anb-tool-status anb-tool-" + (failed ? "error" : t.done ? "ok" : "running") }, status),
+    h("span", { class: "anb-tool-time" }, t.done ? ms(t.duration_ms) : ""),
+  );
+  return disclosure(ctx.view, "tool:" + t.id, { attrs: { class: "anb-tool", "data-tool": t.name }, summary, fill: () => toolBody(ctx.turn, t) });
+}
+
+export default {
+  id: "tools",
+  label: "Tool calls",
+  needsTurn: true,
+  count: (ctx) => {
+    const turn = ctx.turn;
+    const n = turn ? (turn.loaded ? turn.tools.length : turn.toolCount) : 0;
+    return n ? " (" + n + ")" : "";
+  },
+  inputs: (ctx) => [ctx.turn.loaded, ctx.turn.v.tools],
+  panel(ctx) {
+    const turn = ctx.turn;
+    if (!turn.loaded) return loading(ctx);
+    if (!turn.tools.length) return empty("No tool calls in this turn.");
+    return h(
+      "div",
+      { class: "anb-tools" },
+      turn.tools.map((t) => toolRow(ctx, t)),
+    );
+  },
+};

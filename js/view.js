@@ -1,0 +1,274 @@
+// One view of the inspector: header, answer line, tab bar and the selected tab's panel.
+//
+// The frame (header, answer line, tab buttons) is built once and updated in place, so focus and
+// layout stay put. A panel is rebuilt only when one of its inputs changes (tabs/index.js), with
+// its scroll position, focus and open tree nodes kept; streamed text redraws the answer line only.
+
+import { append, attr, clear, empty, h } from "./dom.js";
+import { firstLine, ms, short, tokensText } from "./format.js";
+import { createStore } from "./store.js";
+import { TABS } from "./tabs/index.js";
+import { WIRE } from "./wire.js";
+
+const DRAW_DELAY_MS = 30; // store changes within this time are drawn together
+const CLOCK_MS = 200; // how often the running clock in the header ticks
+
+function statusOf(turn, now) {
+  if (!turn) return ["idle", "no turns yet"];
+  if (turn.status === "running") return ["running", "● running " + ((now - (turn.receivedAt || now)) / 1000).toFixed(1) + " s"];
+  if (turn.status === "failed") return ["failed", "✕ failed: " + firstLine(turn.error)];
+  return ["ok", "✓ done " + ms(turn.durationMs) + (turn.replayed ? " · replayed" : "")];
+}
+
+function modelText(info) {
+  const label = String(info.label || "?");
+  // The kind is said once: "scripted", not "scripted · scripted"; where a model came from
+  // matters when it was not chosen explicitly (a fallback).
+  const text = info.kind && !label.startsWith(info.kind) ? info.kind + " · " + label : label;
+  return text + (info.origin && info.origin !== "explicit" ? " · " + info.origin : "");
+}
+
+function buildHeader(actions) {
+  const parts = {
+    name: h("span", { class: "anb-name", title: "agent" }),
+    model: h("span", { class: "anb-model" }),
+    pos: h("span", { class: "anb-pos" }),
+    status: h("span", { class: "anb-status" }),
+    tokens: h("span", { class: "anb-tokens" }),
+    prev: h("button", { type: "button", class: "anb-prev", "aria-label": "previous turn", title: "previous turn", "data-fkey": "prev", onclick: actions.prev }, "◀"),
+    next: h("button", { type: "button", class: "anb-next", "aria-label": "next turn", title: "next turn", "data-fkey": "next", onclick: actions.next }, "▶"),
+  };
+  parts.node = h("div", { class: "anb-header" }, parts.name, parts.model, parts.pos, parts.status, parts.tokens, h("span", { class: "anb-stepper" }, parts.prev, parts.next));
+  return parts;
+}
+
+function buildAnswer() {
+  const parts = {
+    message: h("span", { class: "anb-message", title: "user message" }),
+    label: h("span", { class: "anb-label" }),
+    text: h("span", { class: "anb-text" }),
+  };
+  parts.node = h("div", { class: "anb-answer", "aria-live": "polite" });
+  return parts;
+}
+
+function buildTabs(onPick) {
+  const buttons = new Map();
+  const node = h("div", { class: "anb-tabs", role: "tablist" });
+  TABS.forEach((tab, at) => {
+    const button = h("button", {
+      type: "button",
+      role: "tab",
+      class: "anb-tab",
+      "data-tab": tab.id,
+      "data-fkey": "tab-" + tab.id,
+      onclick: () => onPick(tab.id),
+      onkeydown: (ev) => {
+        const step = ev.key === "ArrowRight" ? 1 : ev.key === "ArrowLeft" ? -1 : 0;
+        if (!step) return;
+        ev.preventDefault();
+        const next = TABS[(at + step + TABS.length) % TABS.length].id;
+        onPick(next);
+        buttons.get(next).focus();
+      },
+    });
+    buttons.set(tab.id, button);
+    node.appendChild(button);
+  });
+  return { node, buttons };
+}
+
+class InspectorView {
+  constructor(model, el, backlog) {
+    this.model = model;
+    this.store = createStore(model, { backlog });
+    this.view = {
+      tab: "prompt",
+      selected: null, // null: follow the newest turn
+      call: null, // model call picked in Prompt / Request (null: the last)
+      open: new Set(), // keys of <details> the user opened (tree pointers, "tool:<id>", …)
+      closed: new Set(), // … and closed
+      shown: new Map(), // tree pointer -> number of children shown
+      full: new Set(), // long texts and lists shown in full
+      previewInput: null,
+      nonce: 0, // bumped by the user's actions on a panel, to rebuild it
+    };
+    this.drawn = { header: null, answer: null, panel: null, panelView: null, builds: 0 };
+    this.header = buildHeader({ prev: () => this.select(this.turnIndex() - 1), next: () => this.select(this.turnIndex() + 1) });
+    this.answer = buildAnswer();
+    this.tabs = buildTabs((id) => {
+      this.view.tab = id;
+      this.draw();
+    });
+    this.panel = h("div", { class: "anb-panel", role: "tabpanel", tabindex: "-1" });
+    this.errorLine = h("div", { class: "anb-error-line", role: "status" });
+    this.root = h("div", { class: "anb-root" }, this.header.node, this.answer.node, this.tabs.node, this.panel, this.errorLine);
+    el.appendChild(this.root);
+  }
+
+  turnIndex() {
+    const turns = this.store.turns;
+    if (!turns.length) return null;
+    return this.view.selected === null ? turns.length - 1 : Math.min(this.view.selected, turns.length - 1);
+  }
+
+  current() {
+    return this.store.turns.length ? this.store.turns[this.turnIndex()] : null;
+  }
+
+  /** Apply a change the user made to what the view shows, and redraw its panel. */
+  update(change) {
+    change();
+    this.view.nonce += 1;
+    this.draw();
+  }
+
+  select(index) {
+    this.update(() => {
+      this.view.selected = index >= this.store.turns.length - 1 ? null : Math.max(0, index);
+      this.view.call = null;
+    });
+  }
+
+  ctx(turn) {
+    return { store: this.store, view: this.view, turn, update: (change) => this.update(change), select: (index) => this.select(index) };
+  }
+
+  draw() {
+    const { root, store, model } = this;
+    const active = root.contains(document.activeElement) ? document.activeElement : null;
+    const focusKey = active ? active.getAttribute("data-fkey") : null;
+    const turn = this.current();
+    const ctx = this.ctx(turn);
+    if (turn && !turn.loaded && turn.state === undefined) store.needTurn(turn.index);
+    root.setAttribute("data-agent", model.get(WIRE.TRAIT_AGENT));
+    root.setAttribute("data-turn", turn ? turn.index : "");
+    root.setAttribute("data-status", turn ? turn.status : "idle");
+    for (const [name, count] of Object.entries(store.applied)) root.setAttribute("data-applied-" + name, count);
+    this.drawHeader(turn);
+    this.drawAnswer(turn);
+    this.drawTabs(ctx);
+    this.drawPanel(ctx);
+    root.setAttribute("data-panel-builds", this.drawn.builds);
+    this.errorLine.textContent = store.error ? "inspector: " + store.error : "";
+    // A rebuilt panel dropped the focused element: focus its counterpart in the new panel.
+    if (focusKey && !root.contains(document.activeElement)) root.querySelector('[data-fkey="' + CSS.escape(focusKey) + '"]')?.focus();
+  }
+
+  drawHeader(turn) {
+    const { header, model, store } = this;
+    const info = model.get(WIRE.TRAIT_MODEL) || {};
+    const index = this.turnIndex();
+    const total = store.turns.length;
+    const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, turn && [turn.status, turn.error, turn.durationMs, turn.usage, turn.replayed]]);
+    if (key === this.drawn.header) return;
+    this.drawn.header = key;
+    header.name.textContent = model.get(WIRE.TRAIT_AGENT);
+    header.model.className = "anb-model anb-model-" + String(info.kind || "model").replace(/[^a-z]/g, "");
+    header.model.title = "model kind: " + (info.kind || "?") + (info.origin ? ", chosen: " + info.origin : "");
+    header.model.textContent = modelText(info);
+    header.pos.textContent = total ? "turn " + (index + 1) + " of " + total : "no turns";
+    this.drawClock(turn);
+    // No count before the first model response: "0 tok" would read as a measurement.
+    const counted = turn && (turn.status !== "running" || turn.usage.input + turn.usage.output > 0);
+    header.tokens.textContent = counted ? tokensText(turn.usage) : "";
+    header.tokens.title = turn && turn.usage.estimated ? "estimated from text length" : "tokens";
+    header.prev.disabled = !total || index === 0;
+    header.next.disabled = !total || index === total - 1;
+  }
+
+  drawClock(turn) {
+    const [status, text] = statusOf(turn, Date.now());
+    this.header.status.className = "anb-status anb-status-" + status;
+    this.header.status.textContent = text;
+    attr(this.header.status, "title", turn && turn.replayed ? "answered from the recording beside the notebook" : null);
+  }
+
+  drawAnswer(turn) {
+    const answer = this.answer;
+    const key = turn ? [turn.index, turn.status, turn.v.text, turn.v.summary, this.store.version.epoch].join("|") : "";
+    if (key === this.drawn.answer) return;
+    this.drawn.answer = key;
+    clear(answer.node);
+    answer.node.className = "anb-answer";
+    if (!turn) return;
+    let [label, text] = ["answer", turn.content ?? ""];
+    if (turn.status === "running") {
+      answer.node.classList.add("anb-answer-live");
+      [label, text] = ["streaming", turn.text || "…"];
+    } else if (turn.status === "failed") {
+      answer.node.classList.add("anb-answer-failed");
+      [label, text] = [turn.errorType || "error", turn.error || ""];
+    }
+    answer.message.textContent = "» " + short(turn.message, 120);
+    answer.label.textContent = label;
+    answer.text.textContent = text;
+    append(answer.node, [answer.message, answer.label, answer.text]);
+  }
+
+  drawTabs(ctx) {
+    for (const tab of TABS) {
+      const button = this.tabs.buttons.get(tab.id);
+      const selected = this.view.tab === tab.id;
+      const idle = tab.idle ? tab.idle(ctx) : null;
+      const text = tab.label + (tab.count ? tab.count(ctx) : "");
+      if (button.textContent !== text) button.textContent = text;
+      button.className = "anb-tab" + (selected ? " anb-tab-selected" : "") + (idle ? " anb-tab-idle" : "");
+      attr(button, "title", idle);
+      button.setAttribute("aria-selected", selected ? "true" : "false");
+      button.setAttribute("tabindex", selected ? "0" : "-1");
+    }
+  }
+
+  drawPanel(ctx) {
+    const { panel, drawn, store, view } = this;
+    const tab = TABS.find((t) => t.id === view.tab);
+    const turn = ctx.turn;
+    const noTurn = tab.needsTurn && !turn;
+    const key = JSON.stringify([tab.id, turn ? turn.index : -1, store.version.epoch, view.nonce, noTurn ? null : tab.inputs(ctx)]);
+    if (key === drawn.panel) return;
+    // Same tab and turn: a redraw of what the user is looking at, so keep the scroll position.
+    const shows = tab.id + ":" + (turn ? turn.index : -1);
+    const top = drawn.panelView === shows ? panel.scrollTop : 0;
+    drawn.panel = key;
+    drawn.panelView = shows;
+    drawn.builds += 1;
+    clear(panel);
+    panel.setAttribute("data-tab", tab.id);
+    panel.appendChild(noTurn ? empty("No turns yet: run the agent (agent.run(...) or %%chat).") : tab.panel(ctx));
+    panel.scrollTop = top;
+  }
+
+  /** Follow the store and the traits until the returned function is called. */
+  start() {
+    let scheduled = null;
+    const schedule = () => {
+      if (scheduled !== null) return;
+      scheduled = setTimeout(() => {
+        scheduled = null;
+        this.draw();
+      }, DRAW_DELAY_MS);
+    };
+    const clock = setInterval(() => {
+      const turn = this.current();
+      if (turn && turn.status === "running") this.drawClock(turn);
+    }, CLOCK_MS);
+    const unsubscribe = this.store.subscribe(schedule);
+    this.model.on("change:" + WIRE.TRAIT_AGENT, schedule);
+    this.model.on("change:" + WIRE.TRAIT_MODEL, schedule);
+    this.draw();
+    return () => {
+      clearInterval(clock);
+      if (scheduled !== null) clearTimeout(scheduled);
+      unsubscribe();
+      this.model.off("change:" + WIRE.TRAIT_AGENT, schedule);
+      this.model.off("change:" + WIRE.TRAIT_MODEL, schedule);
+      this.store.dispose();
+    };
+  }
+}
+
+/** anywidget's render: draw the inspector into ``el``; returns the clean-up function. */
+export function render({ model, el, backlog = [] }) {
+  return new InspectorView(model, el, backlog).start();
+}

@@ -1,0 +1,27 @@
+// The inspector's wire names: must match agentnb/ipython/wire.py (tests/test_inspector.py checks it).
+export const WIRE = {
+  "KIND": "k",
+  "SNAPSHOT": "snapshot",
+  "EVENT": "event",
+  "TURN": "turn",
+  "REQUEST": "request",
+  "PREVIEW": "preview",
+  "ERROR": "error",
+  "SYNC": "sync",
+  "NEED_TURN": "need_turn",
+  "NEED_REQUEST": "need_request",
+  "SEQ": "seq",
+  "TURN_INDEX": "turn",
+  "CALL": "call",
+  "EVENTS": "events",
+  "EVENT_BODY": "e",
+  "STATE": "state",
+  "SUMMARIES": "turns",
+  "LIVE_TEXT": "live_text",
+  "MESSAGE": "message",
+  "TEXT": "text",
+  "CHANGES": "changes",
+  "TRAIT_AGENT": "agent_name",
+  "TRAIT_MODEL": "model_info",
+  "TRAIT_SNAPSHOT": "view_snapshot"
+};
