@@ -29,11 +29,11 @@ from .messages import Message
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
 from .modules import register_state
-from .observe import Observation, Prepared, prepare, render_prompt
+from .observe import Observation, prepare, render_prompt
 from .prompt import PromptOptions, RenderedPrompt
-from .results import RunResult, RunStream
+from .runs import RunInput, Runs, check_message
 from .run_context import RunContext
-from .state import State
+from .state import State, replace_values
 from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session_state_tool
 from .tracking import StateTracker
 
@@ -65,8 +65,11 @@ class _PromptOption:
         setattr(agent.prompt, self.name, value)
 
 
-class Agent:
+class Agent(Runs):
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
+
+    __agentnb_inject__ = "agent"
+    """A tool parameter annotated ``Agent`` receives the agent (tools.schema.INJECT_MARKER)."""
 
     system_message = _PromptOption()
     description = _PromptOption()
@@ -88,6 +91,7 @@ class Agent:
         name: str | None = None,
         model: Model | str | None = None,
         *,
+        chat_generator: Model | None = None,
         instructions: str | list[str] | Callable[..., Any] | None = None,
         description: str | None = None,
         system_message: str | Callable[..., Any] | None = None,
@@ -97,6 +101,7 @@ class Agent:
         add_session_state_to_context: bool = False,
         session_state_format: str = "repr",
         enable_agentic_state: bool = False,
+        overwrite_db_session_state: bool = False,
         resolve_in_context: bool = True,
         markdown: bool = False,
         add_name_to_context: bool = False,
@@ -109,11 +114,13 @@ class Agent:
         tool_hooks: Iterable[Callable[..., Any]] | None = None,
         max_tool_iterations: int = 10,
         dependencies: Mapping[str, Any] | None = None,
+        add_dependencies_to_context: bool = False,
         add_history_to_context: bool = False,
         num_history_runs: int | None = 3,
         model_options: Mapping[str, Any] | None = None,
         session_id: str | None = None,
         session: Any = None,
+        db: Any = None,
         fresh: bool = False,
         context_providers: Iterable[Any] | None = None,
         memories: Iterable[Any] | None = None,
@@ -126,43 +133,33 @@ class Agent:
         hide_unused_fields: bool = False,
     ) -> None:
         # What the agent was built from, so fork() and reset() can build it again.
-        self._definition = {k: v for k, v in locals().items() if k not in ("self", "__class__", "name", "session", "fresh")}
+        self._definition = {k: v for k, v in locals().items() if k not in ("self", "__class__", "name", "session", "db", "fresh")}
         self.name = name or "agent"
-        self.model = resolve_model(model)
-        self.prompt = PromptOptions(
-            system_message=system_message,
-            description=description,
-            role=role,
-            instructions=instructions,
-            markdown=bool(markdown),
-            add_name_to_context=bool(add_name_to_context),
-            add_datetime_to_context=bool(add_datetime_to_context),
-            datetime_format=datetime_format,
-            expected_output=expected_output,
-            additional_context=additional_context,
-            use_instruction_tags=bool(use_instruction_tags),
-            add_session_state_to_context=bool(add_session_state_to_context),
-            session_state_format=session_state_format,
-            resolve_in_context=bool(resolve_in_context),
-        )
+        if chat_generator is not None and model is not None:
+            raise ConfigurationError("give model= or chat_generator= (Haystack's name for it), not both")
+        self.model = resolve_model(model if chat_generator is None else chat_generator)
+        self.prompt = PromptOptions(**{option: self._definition[option] for option in PromptOptions.names()})
         """How the system prompt is assembled (each option is also an attribute of the agent)."""
         if session_state is not None and not isinstance(session_state, Mapping):
             raise ConfigurationError(f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}")
         self.state = State(schema=state_schema, data=session_state)
+        self.state_schema = dict(state_schema) if state_schema is not None else None
+        """The state schema as given (``agent.state.schema`` has the defaults filled in)."""
         self._initial_state = copy.deepcopy(self.state.data)
         self.enable_agentic_state = bool(enable_agentic_state)
-        self.tools: list[Tool] = collect_tools(tools)
+        self.overwrite_db_session_state = bool(overwrite_db_session_state)
+        """A run's ``session_state=`` replaces the whole state instead of merging into it (Agno)."""
+        self.tools = tools or []
         self.tool_hooks: list[Callable[..., Any]] = list(tool_hooks or [])
         for hook in self.tool_hooks:
             check_hook(hook)
-        if not isinstance(max_tool_iterations, int) or max_tool_iterations < 0:
-            raise ConfigurationError(f"max_tool_iterations must be a whole number >= 0, got {max_tool_iterations!r}")
-        self.max_tool_iterations = max_tool_iterations
+        self.max_tool_iterations = _whole_number("max_tool_iterations", max_tool_iterations)
         self.dependencies: dict[str, Any] = dict(dependencies or {})
+        """Values for ``{name}`` placeholders and tools (a callable is called at each run's start)."""
+        self.add_dependencies_to_context = bool(add_dependencies_to_context)
+        """Append the dependencies as JSON to the user message (Agno's ``<additional context>``)."""
         self.add_history_to_context = bool(add_history_to_context)
-        if num_history_runs is not None and (not isinstance(num_history_runs, int) or num_history_runs < 0):
-            raise ConfigurationError(f"num_history_runs must be a whole number >= 0 or None (all), got {num_history_runs!r}")
-        self.num_history_runs = num_history_runs
+        self.num_history_runs = None if num_history_runs is None else _whole_number("num_history_runs", num_history_runs, " or None (all)")
         self.model_options: dict[str, Any] = dict(model_options or {})
         self.session_id = session_id or os.urandom(6).hex()
         self.history = History()
@@ -180,8 +177,12 @@ class Agent:
             output_fields=output_fields,
             hide_unused_fields=hide_unused_fields,
         )
+        if session is not None and db is not None:
+            raise ConfigurationError("give session= or db= (Agno's name for it), not both")
         if session is not None:  # restores a saved session, then saves after every turn
             self.attach_session(session, fresh=fresh)
+        elif db is not None:  # Agno: a session of its own per agent, unless session_id= names one
+            self.attach_session(db, self.session_id, fresh=fresh)
 
     # -- state ----------------------------------------------------------------------------
 
@@ -193,6 +194,19 @@ class Agent:
     @session_state.setter
     def session_state(self, value: Mapping[str, Any]) -> None:
         self.state.replace_data(copy.deepcopy(dict(value)))
+
+    def get_session_state(self) -> dict[str, Any]:
+        """A copy of the state now (Agno's ``get_session_state``)."""
+        return copy.deepcopy(self.state.data)
+
+    def update_session_state(self, session_state_updates: Mapping[str, Any]) -> dict[str, Any]:
+        """Set these keys (each replaced whole, as Agno does) and return a copy of the state."""
+        if not isinstance(session_state_updates, Mapping):
+            raise ConfigurationError(f"session_state_updates must be a dict, got {type(session_state_updates).__name__}")
+        with self._running():
+            for key, value in session_state_updates.items():
+                self.state.set(key, copy.deepcopy(value), handler_override=replace_values)
+        return self.get_session_state()
 
     # -- events ---------------------------------------------------------------------------
 
@@ -215,11 +229,24 @@ class Agent:
 
     # -- observe --------------------------------------------------------------------------
 
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The tools the model is offered (``all_tools()``); set it to change the agent's own."""
+        return tuple(self.all_tools())
+
+    @tools.setter
+    def tools(self, tools: Iterable[Any]) -> None:
+        self._tools: list[Tool] = collect_tools(tools)
+
+    def add_tool(self, tool: Any) -> None:
+        """Offer one more tool (a function, Tool or Toolkit), as Agno's ``add_tool``."""
+        self.tools = [*self._tools, tool]
+
     def all_tools(self) -> list[Tool]:
         """The tools the model is offered: the agent's, plus the built-in ones enabled
         (``update_session_state``; ``list_context_sources`` / ``retrieve_context`` when a
         context provider is active)."""
-        tools = list(self.tools)
+        tools = list(self._tools)
         if self.enable_agentic_state and not any(t.name == AGENTIC_TOOL for t in tools):
             tools.append(update_session_state_tool())
         tools.extend(self.context_providers.tools(taken=[t.name for t in tools]))
@@ -234,7 +261,7 @@ class Agent:
         """What the model would receive for ``message`` — without calling it. ``message`` may
         be a dict of input fields (MASFactory) for a ``prompt_template``. Passive context
         providers are queried; ``.context`` holds what each returned."""
-        _check_message(message)
+        check_message(message)
         prepared = prepare(self, message, RunContext.for_agent(self, "observe", dependencies))
         request = ModelRequest(
             messages=[m.to_openai() for m in prepared.messages],
@@ -243,78 +270,32 @@ class Agent:
         )
         return Observation(prepared, self.model.payload(request))
 
-    # -- run ------------------------------------------------------------------------------
+    # -- run (run / iter_run / arun / print_response come from runs.Runs) -------------------
 
-    def iter_run(
-        self, message: str | Mapping[str, Any], *, dependencies: Mapping[str, Any] | None = None, **state_values: Any
-    ) -> RunStream:
-        """Run a turn, yielding its events as they happen (see RunStream)."""
-        _check_message(message)
-        return RunStream(lambda: self._new_turn(message, state_values, dependencies), self._running)
-
-    def run(
-        self,
-        message: str | Mapping[str, Any],
-        *,
-        on_event: Subscriber | None = None,
-        dependencies: Mapping[str, Any] | None = None,
-        **state_values: Any,
-    ) -> RunResult:
-        """Run one turn: extra keyword arguments go into the state first (Haystack style).
-
-        Works in a plain script and inside a running event loop (a Jupyter kernel). A run
-        that ends without an answer raises ``AgentRunError``; its ``.result`` and
-        ``agent.history[-1]`` keep everything it did.
-        """
-        stream = self.iter_run(message, dependencies=dependencies, **state_values)
-        for event in stream:
-            if on_event is not None:
-                on_event(event)
-        assert stream.result is not None
-        return stream.result
-
-    async def arun(
-        self,
-        message: str | Mapping[str, Any],
-        *,
-        on_event: Subscriber | None = None,
-        dependencies: Mapping[str, Any] | None = None,
-        **state_values: Any,
-    ) -> RunResult:
-        """``run`` for async code; the turn runs in a worker thread so the event loop stays free."""
-        import asyncio
-
-        return await asyncio.to_thread(self.run, message, on_event=on_event, dependencies=dependencies, **state_values)
-
-    def _new_turn(
-        self, message: str | Mapping[str, Any], state_values: Mapping[str, Any], dependencies: Mapping[str, Any] | None
-    ) -> Turn:
+    def _new_turn(self, inputs: RunInput) -> Turn:
         run_id = os.urandom(6).hex()
-        ctx = RunContext.for_agent(self, run_id, dependencies)
+        ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
         last = self.history[-1] if len(self.history) else None
         # A finished turn's state_after is a snapshot nothing mutates: the next one starts there.
         tracker = StateTracker(self.state, run_id, last.state_after if last and last.status != "running" else None)
-        text = message if isinstance(message, str) else _json_text(message)
         record = TurnRecord(
-            index=len(self.history), run_id=run_id, agent=self.name, message=text, model=self.model.label, started_at=time.time()
+            index=len(self.history), run_id=run_id, agent=self.name, message=inputs.text, model=self.model.label, started_at=time.time()
         )
         self.history.append(record)
         output = self.format.output_formatter
         fields = list(self.format.output_fields)
         setup = TurnSetup(
             model=self.model,
-            prepare=lambda run_ctx, on_context: self._prepare(message, run_ctx, on_context),
+            prepare=lambda run_ctx, on_context: prepare(self, inputs.message, run_ctx, on_context, inputs.earlier),
             emit=self._notify,
             hooks=self.tool_hooks,
             max_tool_iterations=self.max_tool_iterations,
             model_options=self.model_options,
             parse_output=(lambda content: output.parse(content, fields)) if output is not None else None,
             replay=self.recording,
+            overwrite_state=self.overwrite_db_session_state,
         )
-        return Turn(setup, record, ctx, tracker, state_values)
-
-    def _prepare(self, message: str | Mapping[str, Any], ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
-        return prepare(self, message, ctx, on_context)
+        return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
 
     @contextlib.contextmanager
     def _running(self) -> Iterator[None]:
@@ -436,21 +417,10 @@ class Agent:
         return attach(self, session, session_id, fresh=fresh, module=module)
 
 
-def _json_text(message: Mapping[str, Any]) -> str:
-    # A dict of input fields (MASFactory style) is recorded as its JSON text.
-    import json
-
-    return json.dumps(dict(message), ensure_ascii=False, default=str)
-
-
-def _check_message(message: Any) -> None:
-    if isinstance(message, str):
-        return
-    if isinstance(message, Mapping) and all(isinstance(k, str) for k in message):
-        return
-    raise ConfigurationError(
-        f"the message must be a str (or a dict of input fields for a prompt_template), got {type(message).__name__}"
-    )
+def _whole_number(option: str, value: Any, alternative: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"{option} must be a whole number >= 0{alternative}, got {value!r}")
+    return value
 
 
 __all__ = ["Agent", "AgentSnapshot"]

@@ -49,6 +49,8 @@ def load_state_dict(agent: Any, data: Mapping[str, Any], strict: bool = True) ->
     agent.history.replace(turns)
     if isinstance(data.get("session_id"), str):
         agent.session_id = data["session_id"]
+    if isinstance(data.get("name"), str):
+        agent.name = data["name"]  # AgentScope's agents keep their name as state
     load_registered(agent, dict(data.get("registered") or {}), strict)
 
 

@@ -17,8 +17,8 @@ class StateSchemaError(ConfigurationError):
     """A state schema is malformed (a type that is not a type, a missing type, a bad handler)."""
 
 
-class StateKeyError(AgentnbError, KeyError):
-    """A key outside the state schema was read or written."""
+class StateKeyError(AgentnbError, KeyError, ValueError):
+    """A key outside the state schema was written (a ValueError, as in Haystack, and a KeyError)."""
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
@@ -30,6 +30,14 @@ class StateTypeError(AgentnbError, TypeError):
 
 class ToolDefinitionError(ConfigurationError):
     """A function or Toolkit cannot be turned into a tool."""
+
+
+class ToolConfigTypeError(ToolDefinitionError, TypeError):
+    """A tool option has the wrong type (a list where a dict goes): a TypeError, as in Haystack."""
+
+
+class ToolInvocationError(AgentnbError):
+    """``Tool.invoke(**kwargs)`` failed; the message names the tool and the arguments."""
 
 
 class ToolArgumentsError(AgentnbError):

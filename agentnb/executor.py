@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import StateKeyError, StateTypeError, ToolArgumentsError
@@ -44,6 +44,35 @@ class ToolExecutor:
         """Where the tool ``name`` comes from when not from Python here (an MCP server)."""
         return getattr(self.tools.get(name), "source", None)
 
+    def schedule(self, calls: Sequence[ToolCall]) -> list[ToolCall]:
+        """The order a batch of calls runs in: the model's, except that a call reading a state
+        key (``inputs_from_state``, or a ``State`` parameter) runs after the calls of the batch
+        that write it (Haystack's read-after-write rule; a cycle runs in the model's order)."""
+        io = [self._state_io(c) for c in calls]
+        pending = list(range(len(calls)))
+        order: list[int] = []
+        while pending:
+            ready = [j for j in pending if not any(i != j and _overlap(io[j][0], io[i][1]) for i in pending)]
+            for j in ready or pending[:1]:
+                pending.remove(j)
+                order.append(j)
+        return [calls[j] for j in order]
+
+    def _state_io(self, tool_call: ToolCall) -> tuple[set[str] | None, set[str] | None]:
+        """(keys read, keys written) by a call; None: every key."""
+        tool = self.tools.get(tool_call.name)
+        if tool is None:
+            return set(), set()
+        if "state" in tool.injected.values():
+            return None, None
+        try:
+            sent = tool_call.parsed_arguments()
+        except json.JSONDecodeError:
+            sent = {}
+        sent = sent if isinstance(sent, dict) else {}
+        reads = {key for key, param in (tool.inputs_from_state or {}).items() if param not in sent}
+        return reads, set(tool.outputs_to_state or {})
+
     def run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
         """Run one call; its state changes wait in ``tracker.pending``."""
         started = time.perf_counter()
@@ -74,7 +103,7 @@ class ToolExecutor:
                 f"Send a JSON object matching the tool's parameters.",
             )
         try:
-            arguments = tool.validate_arguments(raw)
+            arguments = tool.validate_arguments(raw, self.ctx.state)
         except ToolArgumentsError as exc:
             return failed(
                 "invalid_arguments",
@@ -89,7 +118,9 @@ class ToolExecutor:
             base["replayed"] = True
         start = self.tracker.snapshot
         authors = Authors(self.tracker, lambda link: self._cause(tool, tool_call.id, link))
-        outcome = run_chain(tool, arguments, self.hooks, self.ctx, on_link=authors.on_link if self.hooks else None)
+        # The agent's hooks replace a tool's own (``@tool(tool_hooks=...)``), as in Agno.
+        hooks = self.hooks or tool.tool_hooks or []
+        outcome = run_chain(tool, arguments, hooks, self.ctx, on_link=authors.on_link if hooks else None)
         if isinstance(outcome.error, _Recorded):
             self.tracker.rollback(start)
             return ToolCallFinished(
@@ -103,7 +134,7 @@ class ToolExecutor:
                 changed = self.tracker.changed_since(start)
                 if self.ctx.state.has_schema:
                     self.ctx.state.validate(changed)
-            except (StateKeyError, StateTypeError, ToolArgumentsError) as exc:
+            except (StateKeyError, StateTypeError) as exc:
                 self.tracker.rollback(start)
                 return failed(
                     "state_error",
@@ -141,24 +172,17 @@ class ToolExecutor:
         return StateCause(kind="hook", name=link, tool_call_id=tool_call_id)
 
     def _apply_outputs(self, tool: Tool, result: Any, tool_call_id: str) -> None:
+        """Merge a dict result into state by ``outputs_to_state`` (Haystack's rules: a result
+        that is not a dict is not merged; an entry whose ``source`` the result lacks is skipped)."""
+        if not isinstance(result, dict):
+            return
         state = self.ctx.state
-        for key, spec in tool.outputs_to_state.items():
+        for key, spec in (tool.outputs_to_state or {}).items():
             source = spec.get("source")
-            if source is None:
-                value = result
-            elif isinstance(result, dict):
-                if source not in result:
-                    raise ToolArgumentsError(
-                        f"outputs_to_state[{key!r}] reads {source!r} from the result, which has keys {sorted(result)}"
-                    )
-                value = result[source]
-            else:
-                raise ToolArgumentsError(
-                    f"outputs_to_state[{key!r}] reads {source!r} from the result, but the tool "
-                    f"returned {type(result).__name__}; return a dict"
-                )
+            if source is not None and source not in result:
+                continue
             handler = spec.get("handler")
-            state.set(key, value, handler_override=handler)
+            state.set(key, result if source is None else result[source], handler_override=handler)
             used = handler or (state.handler_for(key) if state.has_schema else None)
             self.tracker.checkpoint(
                 StateCause(
@@ -182,7 +206,16 @@ class _Recorded(Exception):
                 raise _Recorded(recorded.error)
             return recorded.result
 
-        return dataclasses.replace(tool, function=answer, outputs_to_state={}, inputs_from_state={}, injected=())
+        return dataclasses.replace(tool, function=answer, outputs_to_state={}, inputs_from_state={}, injected={})
+
+
+def _overlap(reads: set[str] | None, writes: set[str] | None) -> bool:
+    """Whether a call reading ``reads`` depends on one writing ``writes`` (None: every key)."""
+    if reads is None:
+        return writes is None or bool(writes)
+    if writes is None:
+        return bool(reads)
+    return bool(reads & writes)
 
 
 __all__ = ["ToolExecutor"]

@@ -9,6 +9,7 @@ rounds of tool calls. Every state change is attributed to whoever made it (``tra
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -77,15 +78,26 @@ class TurnSetup:
     """Parses the final answer into ``record.output`` (an output formatter), if any."""
     replay: Replay | None = None
     """Answers from a recording where it holds them."""
+    overwrite_state: bool = False
+    """A run's ``session_state`` replaces the state instead of merging into it."""
 
 
 class Turn:
     """One run. Iterate ``events()``; afterwards ``.record`` holds everything and ``.error``
     says why it failed, if it did."""
 
-    def __init__(self, setup: TurnSetup, record: TurnRecord, ctx: RunContext, tracker: StateTracker, state_values: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        setup: TurnSetup,
+        record: TurnRecord,
+        ctx: RunContext,
+        tracker: StateTracker,
+        state_values: Mapping[str, Any],
+        session_state: Mapping[str, Any] | None = None,
+    ) -> None:
         self.setup, self.record, self.ctx, self.tracker = setup, record, ctx, tracker
         self.state_values = state_values
+        self.session_state = session_state
         self.error: BaseException | None = None
         self._usage, self._model_calls, self._tool_calls, self._start = Usage(), 0, 0, 0.0
         self._context_messages = slice(0, 0)
@@ -106,9 +118,7 @@ class Turn:
         record.state_start = tracker.snapshot
         tracker.checkpoint(StateCause(kind="user"))
         try:
-            for key, value in self.state_values.items():
-                self.ctx.state.set(key, value)
-                tracker.checkpoint(StateCause(kind="run_kwarg", name=key))
+            self._put_inputs()
         except (StateKeyError, StateTypeError) as exc:
             yield from self._flush()
             yield from self._fail(exc)
@@ -127,7 +137,8 @@ class Turn:
         messages = self.ctx.messages
         messages[:] = prepared.messages
         # The earlier turns sent as context belong to those turns: this turn keeps its own.
-        self._context_messages = slice(1 if prepared.system_prompt else 0, len(messages) - 1)
+        start = 1 if prepared.system_prompt else 0
+        self._context_messages = slice(start, start + prepared.history)
         wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
         replay = setup.replay
         recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
@@ -159,7 +170,7 @@ class Turn:
                     f"agent.history[-1].tool_calls for a loop."
                 ))
                 return
-            for tool_call in response.tool_calls:
+            for tool_call in executor.schedule(response.tool_calls):
                 source = executor.source_of(tool_call.name)
                 yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, source=source, at=time.time()))
                 finished = executor.run(tool_call, call)
@@ -180,6 +191,20 @@ class Turn:
             record.output = setup.parse_output(record.content)
         self._close(tracker.snapshot)
         yield self._emit(RunFinished(run_id=run_id, content=record.content, usage=record.usage, duration_ms=record.duration_ms, model_calls=self._model_calls, tool_calls=self._tool_calls))
+
+    def _put_inputs(self) -> None:
+        """The run's inputs into the state: ``session_state`` (deep-merged, Agno; or replacing
+        the state with ``overwrite_db_session_state``), then the keyword arguments (Haystack)."""
+        state, tracker = self.ctx.state, self.tracker
+        if self.session_state:
+            if self.setup.overwrite_state:
+                state.replace_data(copy.deepcopy(dict(self.session_state)))
+            else:
+                state.merge_data(self.session_state)
+            tracker.checkpoint(StateCause(kind="run_kwarg", name="session_state"))
+        for key, value in self.state_values.items():
+            state.set(key, value)
+            tracker.checkpoint(StateCause(kind="run_kwarg", name=key))
 
     def _think(self, request: ModelRequest, call: int, payload: dict[str, Any]) -> Iterator[Event]:
         """Ask the model (or the recording), streaming its text as TextDelta events; returns the

@@ -113,6 +113,21 @@ class Message:
         )
 
     @classmethod
+    def from_user(cls, text: str) -> Message:
+        """A user message (Haystack's ``ChatMessage.from_user``)."""
+        return cls.user(text)
+
+    @classmethod
+    def from_system(cls, text: str) -> Message:
+        """A system message (Haystack's ``ChatMessage.from_system``)."""
+        return cls.system(text)
+
+    @classmethod
+    def from_assistant(cls, text: str | None = None) -> Message:
+        """An assistant message (Haystack's ``ChatMessage.from_assistant``)."""
+        return cls.assistant(text)
+
+    @classmethod
     def system(cls, text: str) -> Message:
         return cls(role="system", content=text)
 

@@ -13,11 +13,12 @@ from a saved session), ``offline`` / ``scripted``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import ConfigurationError
 from .models import Model, ScriptedModel
-from .models.base import ModelRequest
+from .models.base import ModelRequest, ModelResponse
 
 DEFAULT_OPENAI_MODEL = "gpt-5-mini"
 OFFLINE_HINT = (
@@ -38,6 +39,31 @@ def offline_model() -> ScriptedModel:
     return ScriptedModel(reply, name="offline")
 
 
+class PlaceholderModel(Model):
+    """What an agent holds when its ``model`` is not a model (MASFactory's examples pass
+    ``model=object()`` to use only ``observe()``): observe works, a run fails saying why."""
+
+    kind = "placeholder"
+
+    def __init__(self, given: Any) -> None:
+        self.given = given
+        """What was passed as the model."""
+
+    @property
+    def label(self) -> str:
+        return f"placeholder:{type(self.given).__name__}"
+
+    def offline_reason(self) -> str:
+        return f"model={self.given!r} is not a model"
+
+    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
+        raise ConfigurationError(
+            f"this agent's model is {self.given!r}, which is not a model: observe() works, a run needs one. "
+            f"Give model=ScriptedModel([...]), OpenAIChat(...) or a model string such as 'openai:gpt-5-mini'"
+        )
+        yield  # a generator, like every model's stream
+
+
 def set_default_model(spec: Any) -> None:
     """The model agents get when they are given none (a Model, a model string, or None to clear)."""
     global _default
@@ -56,7 +82,7 @@ def get_default_model() -> Any:
 def resolve_model(spec: Any) -> Model:
     """A Model from a model object, a model string, or None (default, environment, offline)."""
     if spec is not None:
-        model = spec if isinstance(spec, Model) else _from_string(spec)
+        model = spec if isinstance(spec, Model) else _from_string(spec) if isinstance(spec, str) else PlaceholderModel(spec)
         origin = "explicit"
     elif _default is not None:
         model = _default if isinstance(_default, Model) else _from_string(_default)
@@ -105,4 +131,4 @@ def _from_string(spec: Any) -> Model:
     )
 
 
-__all__ = ["DEFAULT_OPENAI_MODEL", "OFFLINE_HINT", "get_default_model", "offline_model", "resolve_model", "set_default_model"]
+__all__ = ["DEFAULT_OPENAI_MODEL", "OFFLINE_HINT", "PlaceholderModel", "get_default_model", "offline_model", "resolve_model", "set_default_model"]

@@ -18,6 +18,7 @@ Ops are plain dicts, built with ``merge`` and ``splice`` below; values are the m
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -35,6 +36,15 @@ def register_state(
         raise ValueError(f"register_state needs an attribute name, got {attr_name!r}")
     if not hasattr(obj, attr_name):
         raise AttributeError(f"{type(obj).__name__} has no attribute {attr_name!r}; set it before register_state")
+    value = getattr(obj, attr_name)
+    if custom_to_json is None and not is_state_module(value):
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"Attribute {attr_name!r} is not JSON serializable. Please provide a custom function to convert "
+                f"it to and from JSON: register_state({attr_name!r}, custom_to_json=..., custom_from_json=...)"
+            ) from None
     registry = obj.__dict__.setdefault(_REGISTRY_ATTR, {})
     registry[attr_name] = (custom_to_json, custom_from_json)
 
@@ -43,6 +53,8 @@ def registered_state(obj: Any) -> dict[str, Any]:
     """The registered attributes' values (nested state modules as their state_dict)."""
     out: dict[str, Any] = {}
     for name, (to_json, _) in obj.__dict__.get(_REGISTRY_ATTR, {}).items():
+        if not hasattr(obj, name):
+            continue  # deleted since: no longer part of the state
         value = getattr(obj, name)
         if to_json is not None:
             value = to_json(value)
@@ -79,7 +91,9 @@ def is_state_module(value: Any) -> bool:
 
 
 class StateModule:
-    """Base for user classes saved in sessions: call ``self.register_state("attr")``."""
+    """Base for user classes saved in sessions (AgentScope's ``StateModule``): call
+    ``self.register_state("attr")``; attributes holding another StateModule are saved and
+    loaded with it under their attribute name."""
 
     def register_state(
         self,
@@ -89,11 +103,29 @@ class StateModule:
     ) -> None:
         register_state(self, attr_name, custom_to_json, custom_from_json)
 
+    def _nested(self) -> dict[str, StateModule]:
+        registered = self.__dict__.get(_REGISTRY_ATTR, {})
+        return {k: v for k, v in vars(self).items() if isinstance(v, StateModule) and k not in registered}
+
     def state_dict(self) -> dict[str, Any]:
-        return registered_state(self)
+        """The nested modules' state and the registered attributes."""
+        return {**{k: v.state_dict() for k, v in self._nested().items()}, **registered_state(self)}
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
+        """Restore what ``state_dict()`` returned (``strict``: every key must be there)."""
+        for name, module in self._nested().items():
+            if name in state_dict:
+                module.load_state_dict(state_dict[name], strict)
+            elif strict:
+                raise KeyError(
+                    f"the saved state of {type(self).__name__} has no {name!r}; it has {sorted(state_dict)} "
+                    f"(pass strict=False to keep the current value)"
+                )
         load_registered(self, state_dict, strict)
+
+    def __delattr__(self, name: str) -> None:
+        self.__dict__.get(_REGISTRY_ATTR, {}).pop(name, None)
+        super().__delattr__(name)
 
 
 def merge(path: Iterable[str], set: dict[str, Any], unset: Iterable[str] = ()) -> dict[str, Any]:

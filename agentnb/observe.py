@@ -9,7 +9,7 @@ attributes it needs), never through the Agent class.
 from __future__ import annotations
 
 import datetime
-import inspect
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,7 +20,7 @@ from .formatters import FormatSettings, ParagraphFormatter, build_payload
 from .history import TurnRecord
 from .messages import Message
 from .prompt import PromptOptions, RenderedPrompt, render_system_prompt, resolve_template
-from .run_context import RunContext, run_sync
+from .run_context import RunContext, call_with
 from .state import State, render_state
 from .tools import Tool
 
@@ -34,6 +34,7 @@ class AgentSetup(Protocol):
     history: Sequence[TurnRecord]
     add_history_to_context: bool
     num_history_runs: int | None
+    add_dependencies_to_context: bool
     format: FormatSettings
     context_providers: ContextProviders
 
@@ -58,6 +59,8 @@ class Prepared:
     """The tools offered."""
     context: tuple[ContextRetrieved, ...] = ()
     """What each passive context provider returned for this turn."""
+    history: int = 0
+    """How many of ``messages`` (after the system prompt) are earlier turns sent as context."""
 
 
 class Observation(tuple):
@@ -93,29 +96,30 @@ class Observation(tuple):
         )
 
 
-def _call_with(function: Callable[..., Any], available: Mapping[str, Any]) -> Any:
-    """Call ``function`` with the values its signature asks for (sync or async)."""
-    params = inspect.signature(function).parameters
-    return run_sync(function(**{k: v for k, v in available.items() if k in params}))
-
-
-def _resolved(value: Any, ctx: RunContext, agent: AgentSetup) -> Any:
+def _resolved(value: Any, ctx: RunContext) -> Any:
     """An option that may be a function of the run (instructions, system_message), called."""
-    if callable(value):
-        available = {"agent": agent, "run_context": ctx, "session_state": ctx.session_state, "team": None}
-        return _call_with(value, available)
-    return value
+    return call_with(value, ctx.injectable()) if callable(value) else value
+
+
+def resolve_dependencies(ctx: RunContext) -> None:
+    """Call the callable dependencies (sync or async, asking for ``agent`` / ``run_context`` /
+    ... by name), once per run, and keep their values in ``ctx.dependencies`` (Agno's rule)."""
+    for key, value in list(ctx.dependencies.items()):
+        if callable(value):
+            ctx.dependencies[key] = call_with(value, ctx.injectable())
 
 
 def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> RenderedPrompt:
-    """The system prompt from the agent's options and its state now, with its assembly."""
+    """The system prompt from the agent's options and its state now, with its assembly
+    (callable instructions, system message and dependencies are called here)."""
     options = agent.prompt
-    instructions = _resolved(options.instructions, ctx, agent)
+    resolve_dependencies(ctx)
+    instructions = _resolved(options.instructions, ctx)
     if instructions is None:
         instructions = []
     elif isinstance(instructions, str):
         instructions = [instructions]
-    system_message = _resolved(options.system_message, ctx, agent)
+    system_message = _resolved(options.system_message, ctx)
     shows_state = options.add_session_state_to_context and system_message is None
     now = datetime.datetime.now()
     return render_system_prompt(
@@ -126,7 +130,8 @@ def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> 
         datetime_text=(now.strftime(options.datetime_format) if options.datetime_format else str(now))
         if options.add_datetime_to_context
         else None,
-        tool_instructions=[t.instructions for t in tools if t.instructions],
+        # A Toolkit's instructions come with each of its tools, and go in once.
+        tool_instructions=list(dict.fromkeys(t.instructions for t in tools if t.instructions)),
         session_state_text=render_state(agent.state.data, options.session_state_format) if shows_state else None,
         variables=[("session_state", agent.state.data), ("dependencies", ctx.dependencies)],
     )
@@ -137,11 +142,16 @@ def prepare(
     message: str | Mapping[str, Any],
     ctx: RunContext,
     on_context: Callable[[ContextRetrieved], None] | None = None,
+    preceding: Sequence[Message] = (),
 ) -> Prepared:
-    """Everything the model receives for ``message`` now (see the module docstring)."""
+    """Everything the model receives for ``message`` now (see the module docstring);
+    ``preceding`` messages (a run's ``messages=[...]``) go just before it."""
     tools = agent.all_tools()
     rendered = render_prompt(agent, ctx, tools)
     user_prompt, query, context = _user_prompt(agent, message, ctx)
+    if agent.add_dependencies_to_context and ctx.dependencies:
+        deps = json.dumps(ctx.dependencies, indent=2, default=str, ensure_ascii=False)
+        user_prompt += f"\n\n<additional context>\n{deps}\n</additional context>"
     agent.context_providers.bind(ctx.run_id, query, on_context)
     messages: list[Message] = []
     if rendered.text:
@@ -151,6 +161,8 @@ def prepare(
         earlier = [t for t in agent.history if t.run_id != ctx.run_id and t.status == "ok"]
         for turn in earlier if runs is None else earlier[len(earlier) - runs :] if runs > 0 else []:
             messages.extend(m for m in turn.messages if m.role != "system")
+    history = len(messages) - (1 if rendered.text else 0)
+    messages.extend(preceding)
     messages.append(Message.user(user_prompt))
     return Prepared(
         system_prompt=rendered.text,
@@ -160,6 +172,7 @@ def prepare(
         messages=tuple(messages),
         tools=tuple(tools),
         context=tuple(context),
+        history=history,
     )
 
 

@@ -60,6 +60,9 @@ class PromptOptions:
     """Fill ``{name}`` placeholders from the state and dependencies."""
 
     def __post_init__(self) -> None:
+        for option in fields(self):
+            if option.type == "bool":
+                setattr(self, option.name, bool(getattr(self, option.name)))
         if self.session_state_format not in ("repr", "json"):
             raise ConfigurationError(
                 f"session_state_format must be 'repr' (Agno's str(dict)) or 'json'; got {self.session_state_format!r}"
@@ -139,6 +142,17 @@ def _lookup(name: str, variables: Sequence[tuple[str, Mapping[str, Any]]]) -> tu
     return None, None
 
 
+def render_instructions(items: Sequence[str]) -> str:
+    """Instructions as Agno writes them: one as it is; several as ``- item`` lines (stripped),
+    except that a multi-line item is kept as a block and then every item stands in its own
+    paragraph (a block's own lines cannot sit inside a bullet)."""
+    if len(items) == 1:
+        return items[0]
+    blocks = ["\n" in item.strip() for item in items]
+    parts = [item if block else f"- {item.strip()}" for item, block in zip(items, blocks)]
+    return "\n\n".join(parts) if any(blocks) else "\n".join(parts)
+
+
 def render_system_prompt(
     options: PromptOptions,
     *,
@@ -174,13 +188,10 @@ def render_system_prompt(
         pieces.append(_Piece("role", f"\n<your_role>\n{role}\n</your_role>\n\n", True))
     items = [i for i in instructions if i is not None]
     if items:
+        body = render_instructions(items)
         if options.use_instruction_tags:
-            body = "".join(f"\n- {i}" for i in items) if len(items) > 1 else "\n" + items[0]
-            pieces.append(_Piece("instructions", f"<instructions>{body}\n</instructions>\n\n", True))
-        elif len(items) > 1:
-            pieces.append(_Piece("instructions", "".join(f"- {i}\n" for i in items), True))
-        else:
-            pieces.append(_Piece("instructions", items[0] + "\n\n", True))
+            body = f"<instructions>\n{body}\n</instructions>"
+        pieces.append(_Piece("instructions", body + "\n\n", True))
     extra: list[tuple[str, str]] = []
     if markdown:
         extra.append(("markdown", MARKDOWN_HINT))
@@ -257,4 +268,4 @@ def _assemble(
     return RenderedPrompt(text=final, sections=tuple(sections), notes=notes)
 
 
-__all__ = ["PromptOptions", "RenderedPrompt", "render_system_prompt", "resolve_template"]
+__all__ = ["PromptOptions", "RenderedPrompt", "render_instructions", "render_system_prompt", "resolve_template"]

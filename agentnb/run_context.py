@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,18 @@ class RunContext:
     messages: list[Message] = field(default_factory=list)
     """The run's messages so far (system, user, assistant, tool), as the model saw them."""
 
+    def injectable(self) -> dict[str, Any]:
+        """What a tool, hook or callable option may ask for by parameter name (or, for
+        ``state`` and ``agent``, by type): ``team`` is None, as Agno passes it to an agent's."""
+        return {
+            "run_context": self,
+            "agent": self.agent,
+            "session_state": self.session_state,
+            "dependencies": self.dependencies,
+            "state": self.state,
+            "team": None,
+        }
+
     @classmethod
     def for_agent(cls, agent: Any, run_id: str, dependencies: Mapping[str, Any] | None = None) -> RunContext:
         """The context of a run of ``agent`` (its state, session, dependencies, turn number)."""
@@ -47,6 +59,12 @@ class RunContext:
             session_id=agent.session_id,
             turn=len(agent.history),
         )
+
+
+def call_with(function: Callable[..., Any], available: Mapping[str, Any]) -> Any:
+    """Call ``function`` with the values its signature asks for (sync or async)."""
+    params = inspect.signature(function).parameters
+    return run_sync(function(**{k: v for k, v in available.items() if k in params}))
 
 
 def run_sync(awaitable: Any) -> Any:

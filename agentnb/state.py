@@ -14,12 +14,14 @@ import dataclasses
 import json
 import types
 import typing
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 from .errors import StateKeyError, StateSchemaError, StateTypeError
 from .messages import Message
 from .modules import load_registered, register_state, registered_state
+from .serialization import callable_to_str, import_dotted, type_from_str, type_to_str, value_from_data, value_to_data
 from .text import shorten
 
 Handler = Callable[[Any, Any], Any]
@@ -36,6 +38,13 @@ def merge_lists(current: Any, new: Any) -> list[Any]:
 
 def replace_values(current: Any, new: Any) -> Any:
     """Replace the old value with the new one."""
+    return new
+
+
+def deep_merge(current: Any, new: Any) -> Any:
+    """``new`` over ``current``; where both are dicts, key by key (recursively)."""
+    if isinstance(current, dict) and isinstance(new, dict):
+        return {**current, **{k: deep_merge(current.get(k), v) for k, v in new.items()}}
     return new
 
 
@@ -165,6 +174,9 @@ class State:
     (what tools receive as ``session_state``).
     """
 
+    __agentnb_inject__ = "state"
+    """A tool parameter annotated ``State`` receives the live state (tools.schema.INJECT_MARKER)."""
+
     def __init__(
         self,
         schema: Mapping[str, Any] | None = None,
@@ -205,13 +217,14 @@ class State:
     def get(self, key: str, default: Any = None) -> Any:
         """A deep copy of the value under ``key``, or ``default``."""
         if key == MESSAGES_KEY:
-            return list(self._messages)
+            return list(self._messages) if self._messages else default
         if key not in self._data:
             return default
         return copy.deepcopy(self._data[key])
 
     def has(self, key: str) -> bool:
-        return key == MESSAGES_KEY or key in self._data
+        """Whether ``key`` holds a value (``messages`` once the conversation has begun)."""
+        return bool(self._messages) if key == MESSAGES_KEY else key in self._data
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.has(key)
@@ -243,6 +256,12 @@ class State:
                 self._check_key(key)
                 self._check_type(key, self._data[key])
 
+    def merge_data(self, updates: Mapping[str, Any]) -> None:
+        """Deep-merge ``updates`` into the data (Agno's run ``session_state``): their keys win,
+        nested dicts merge key by key; each changed key is set whole (checked by the schema)."""
+        for key, value in copy.deepcopy(dict(updates)).items():
+            self.set(key, deep_merge(self._data.get(key), value), handler_override=replace_values)
+
     def replace_data(self, data: Mapping[str, Any]) -> None:
         """Replace all data (not the messages) after checking it against the schema."""
         new = dict(data)
@@ -252,11 +271,46 @@ class State:
         self._data.clear()
         self._data.update(new)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A deep copy of the data, with ``messages`` in OpenAI wire form."""
-        out = copy.deepcopy(self._data)
-        out[MESSAGES_KEY] = [m.to_openai() for m in self._messages]
-        return out
+    def to_dict(self, skip_keys: typing.Iterable[str] = ()) -> dict[str, Any]:
+        """The schema and the data as plain data, in Haystack's shape: ``{"schema": {key:
+        {"type": "list[str]", "handler": "module.function"}}, "data": {"serialization_schema":
+        ..., "serialized_data": ...}}`` (``"schema": None`` without one). A value that cannot be
+        written is left out with a warning; ``skip_keys`` are left out of both."""
+        skip = set(skip_keys)
+        schema = None
+        if self._schema is not None:
+            schema = {
+                k: {"type": type_to_str(e.type), "handler": callable_to_str(e.handler, f"the handler of state key {k!r}")}
+                for k, e in self._schema.items()
+                if k not in skip
+            }
+        values = dict(self._data)
+        if self._messages:
+            values[MESSAGES_KEY] = list(self._messages)
+        properties: dict[str, Any] = {}
+        serialized: dict[str, Any] = {}
+        for key, value in values.items():
+            if key in skip:
+                continue
+            try:
+                properties[key], serialized[key] = value_to_data(value)
+            except TypeError as exc:
+                warnings.warn(f"State.to_dict: state key {key!r} left out: {exc}", stacklevel=2)
+        data = {"serialization_schema": {"type": "object", "properties": properties}, "serialized_data": serialized}
+        return {"schema": schema, "data": data}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> State:
+        """The State ``to_dict`` wrote (imports the types and handlers it names: trusted data only)."""
+        raw_schema = data.get("schema")
+        schema = None
+        if raw_schema is not None:
+            schema = {
+                k: {"type": type_from_str(spec["type"]), "handler": import_dotted(spec["handler"])}
+                for k, spec in raw_schema.items()
+            }
+        values = data.get("data") or {}
+        return cls(schema, value_from_data(values.get("serialization_schema") or {}, values.get("serialized_data") or {}))
 
     def register_state(self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None) -> None:
         """Also save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
@@ -285,7 +339,7 @@ class State:
         if self._schema is not None and key not in self._schema:
             allowed = ", ".join(k for k in self._schema if k != MESSAGES_KEY) or "(none)"
             raise StateKeyError(
-                f"state key {key!r} is not in the state schema (declared keys: {allowed}); "
+                f"Key {key!r} not found in schema (declared keys: {allowed}); "
                 f"add it to state_schema or use a declared key"
             )
 

@@ -169,5 +169,5 @@ def test_masfactory_formatters_spelling_and_bad_options():
         Agent(model=ScriptedModel(), formatters=[JsonFormatter()], formatter="json")
     with pytest.raises(ConfigurationError, match="output_fields must be a dict"):
         Agent(model=ScriptedModel(), output_fields="title")
-    with pytest.raises(ConfigurationError, match=r"must be a str \(or a dict of input fields"):
+    with pytest.raises(ConfigurationError, match=r"must be a str, a dict of input fields for a prompt_template"):
         Agent(model=ScriptedModel()).observe(42)  # type: ignore[arg-type]

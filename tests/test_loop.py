@@ -166,7 +166,7 @@ def test_model_failure_is_recorded_and_raised():
 def test_unknown_run_kwarg_with_schema_fails_before_the_model_is_called():
     model = ScriptedModel(["never"])
     agent = Agent(model=model, state_schema={"a": {"type": int}})
-    with pytest.raises(StateKeyError, match="'b' is not in the state schema"):
+    with pytest.raises(StateKeyError, match="Key 'b' not found in schema"):
         agent.run("go", b=1)
     assert model.requests == []
 
@@ -267,6 +267,53 @@ def test_state_with_custom_objects_is_diffed_without_failing():
     change = result.turn.state_changes[0]
     assert change.patch[0]["op"] == "add" and change.patch[0]["path"] == "/baskets/0"
     assert isinstance(change.patch[0]["value"], Basket)
+
+
+def test_run_session_state_is_merged_and_attributed():
+    agent = Agent(model=ScriptedModel(["ok", "ok"]), session_state={"profile": {"name": "a", "age": 3}})
+    result = agent.run("hi", session_state={"profile": {"name": "b"}, "extra": 1}, note="n")
+    assert result.state == {"profile": {"name": "b", "age": 3}, "extra": 1, "note": "n"}
+    causes = [(c.cause.kind, c.cause.name) for c in result.turn.state_changes]
+    assert causes == [("run_kwarg", "session_state"), ("run_kwarg", "note")]
+    with pytest.raises(Exception, match="session_state must be a dict"):
+        agent.run("hi", session_state=["not", "a", "dict"])
+
+
+def test_run_session_state_on_a_typed_state_is_checked():
+    from agentnb.errors import StateTypeError
+
+    agent = Agent(model=ScriptedModel(["ok"]), state_schema={"count": {"type": int}})
+    with pytest.raises(StateTypeError, match="'count' expects int"):
+        agent.run("hi", session_state={"count": "three"})
+    assert agent.session_state == {}
+
+
+def test_update_session_state_replaces_keys_and_returns_a_copy():
+    agent = Agent(model=ScriptedModel([]), session_state={"a": {"x": 1}, "b": 2})
+    state = agent.update_session_state({"a": {"y": 2}})
+    assert state == agent.session_state == {"a": {"y": 2}, "b": 2}
+    state["b"] = 99
+    assert agent.session_state["b"] == 2
+
+
+def test_a_state_reader_runs_after_the_writer_of_its_key_in_one_batch():
+    from agentnb import Tool
+
+    seen = []
+
+    def read(value: str | None = None) -> str:
+        seen.append(value)
+        return "read"
+
+    empty = {"type": "object", "properties": {"value": {"type": "string"}}}
+    reader = Tool(name="reader", description="reads", parameters=empty, function=read, inputs_from_state={"value": "value"})
+    writer = Tool(name="writer", description="writes", parameters={"type": "object", "properties": {}},
+                  function=lambda: {"value": "written"}, outputs_to_state={"value": {"source": "value"}})
+    calls = [tool_call("reader", id="r1"), tool_call("reader", id="r2", value="sent"), tool_call("writer", id="w")]
+    result = Agent(model=ScriptedModel([calls, "done"]), tools=[reader, writer]).run("go")
+    # r2 sent its own value, so it reads nothing from state and keeps its place; r1 waits for the writer
+    assert [c.tool_call_id for c in result.tool_calls] == ["r2", "w", "r1"]
+    assert seen == ["sent", "written"]
 
 
 def test_history_in_context_sends_each_earlier_turn_once():

@@ -28,6 +28,7 @@ EXPECTED = [
     "03_state_schema.ipynb",
     "04_sessions.ipynb",
     "05_observe_context.ipynb",
+    "06_mcp.ipynb",
     "quickstart.ipynb",
 ]
 MAGIC_CELLS = ("%%chat", "%%agent", "%%tool", "%agentnb preview", "%agentnb show")

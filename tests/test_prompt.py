@@ -22,7 +22,7 @@ def test_agno_order_and_strings():
     assert obs.system_prompt == (
         "You are a shop assistant.\n"
         "- Be brief.\n"
-        "- Use the list: ['milk']\n"
+        "- Use the list: ['milk']\n\n"
         "<additional_information>\n"
         "- Use markdown to format your answers.\n"
         "- Your name is: shop.\n"
@@ -121,3 +121,18 @@ def test_empty_prompt_sends_no_system_message_and_observe_never_calls_the_model(
 def test_render_is_deterministic_for_no_options():
     rendered = render_system_prompt(PromptOptions())
     assert rendered.text == "" and rendered.sections == ()
+
+
+def test_a_failing_callable_dependency_fails_the_turn_with_a_record():
+    def broken() -> str:
+        raise RuntimeError("no name today")
+
+    agent = Agent(model=ScriptedModel(["ok"]), dependencies={"robot_name": broken}, instructions="Name: {robot_name}")
+    try:
+        agent.run("hi")
+    except Exception as exc:  # AgentRunError, with the turn kept
+        assert "no name today" in str(exc)
+    else:
+        raise AssertionError("the run should fail")
+    assert agent.history[-1].status == "failed" and "no name today" in agent.history[-1].error
+    assert agent.dependencies["robot_name"] is broken  # the agent's definition is untouched

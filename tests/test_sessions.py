@@ -16,6 +16,7 @@ from agentnb import Agent, ScriptedModel, State, Toolkit, tool_call
 from agentnb.errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
 from agentnb.sessions import (
     JSONSession,
+    MemorySession,
     SQLiteSession,
     StateModule,
     find_notebook_path,
@@ -47,10 +48,12 @@ def make_agent(context: bool = True, **kw) -> Agent:
     )
 
 
-@pytest.fixture(params=["json", "sqlite"])
+@pytest.fixture(params=["json", "sqlite", "memory"])
 def session(request, tmp_path):
     if request.param == "json":
         return JSONSession(tmp_path / "sessions")
+    if request.param == "memory":
+        return MemorySession()
     return SQLiteSession(tmp_path / "sessions.db")
 
 
@@ -406,6 +409,41 @@ def test_sqlite_log_is_folded_into_the_snapshot_as_it_grows(tmp_path):
     assert rows < SIZE_CHECK_EVERY  # folded at least once; each turn appended one row
     fresh = Agent("a", ScriptedModel([]), session=SQLiteSession(tmp_path / "s.db"))
     assert [t.message for t in fresh.history] == [f"turn {i}" for i in range(2 * SIZE_CHECK_EVERY)]
+
+
+def test_user_id_keeps_users_apart(session):
+    class Box(StateModule):
+        def __init__(self, v):
+            self.v = v
+            self.register_state("v")
+
+    session.save_session_state_sync("s", user_id="alice", box=Box(1))
+    session.save_session_state_sync("s", user_id="bob", box=Box(2))
+    alice, bob, nobody = Box(0), Box(0), Box(0)
+    assert session.load_session_state_sync("s", user_id="alice", box=alice)
+    assert session.load_session_state_sync("s", user_id="bob", box=bob)
+    assert not session.load_session_state_sync("s", box=nobody)
+    assert (alice.v, bob.v, nobody.v) == (1, 2, 0)
+    assert session.exists("alice_s")
+    with pytest.raises(ValueError, match="session id '../x_s'"):
+        session.save_session_state_sync("s", user_id="../x", box=Box(3))
+
+
+def test_agno_db_classes_save_every_turn_under_the_agents_session_id(tmp_path):
+    from agentnb.sessions import InMemoryDb, JsonDb, SqliteDb
+
+    for db in (SqliteDb(db_file=tmp_path / "tmp" / "agents.db"), JsonDb(db_path=tmp_path / "json_db"), InMemoryDb()):
+        agent = Agent(model=ScriptedModel([tool_call("add_item", item="milk"), "ok"]), tools=[add_item],
+                      session_state={"items": []}, db=db, session_id="s1")
+        agent.run("add milk")
+        assert db.exists("s1")
+        again = Agent(model=ScriptedModel([]), tools=[add_item], session_state={"items": []}, db=db, session_id="s1")
+        assert again.session_state == {"items": ["milk"]} and len(again.history) == 1
+        # Agno: an agent without session_id= starts a session of its own
+        assert Agent(model=ScriptedModel([]), session_state={"items": []}, db=db).session_state == {"items": []}
+    assert (tmp_path / "tmp" / "agents.db").exists() and any((tmp_path / "json_db").glob("s1.json*"))
+    with pytest.raises(Exception, match="session= or db="):
+        Agent(model=ScriptedModel([]), db=InMemoryDb(), session=tmp_path / "s")
 
 
 def test_among_several_notebooks_the_one_holding_the_cell_is_found(tmp_path):

@@ -44,7 +44,7 @@ def test_injected_parameters_are_hidden_and_filled():
 
     t = Tool.from_function(act)
     assert list(t.parameters["properties"]) == ["x"]
-    assert t.injected == ("run_context", "agent", "session_state", "dependencies")
+    assert t.injected == {p: p for p in ("run_context", "agent", "session_state", "dependencies")}
     agent = Agent(model=ScriptedModel([tool_call("act", x=2), "done"]), tools=[act], dependencies={"k": 1})
     agent.run("go")
     assert seen["agent"] is agent
@@ -285,3 +285,34 @@ def test_state_changes_are_attributed_to_the_hook_or_tool_that_made_them():
         ("hook", "audit", ["/last"]),
     ]
     assert result.tool_calls[0].changed_keys == ("audit", "items", "last")
+
+
+def test_toolkit_filters_naming_an_unknown_tool_fail_when_the_toolkit_is_used():
+    class Kit(Toolkit):
+        def __init__(self, **kw):
+            super().__init__(name="kit", **kw)
+            self.register(self.one)
+
+        def one(self) -> str:
+            return "1"
+
+    kit = Kit(include_tools=["onee"])  # registered after __init__: checked when an agent takes it
+    with pytest.raises(ToolDefinitionError, match="Included tool\\(s\\) not present in the toolkit 'kit': onee"):
+        Agent(tools=[kit])
+
+
+def test_a_tool_decorated_method_is_bound_once_per_instance():
+    class Kit(Toolkit):
+        def __init__(self, factor):
+            self.factor = factor
+            super().__init__(name="kit", tools=[self.scale])
+
+        @tool
+        def scale(self, x: int) -> int:
+            """Scale x."""
+            return x * self.factor
+
+    two, three = Kit(2), Kit(3)
+    assert two.scale is two.scale and two.scale(5) == 10 and three.scale(5) == 15
+    assert list(two.scale.parameters["properties"]) == ["x"]
+    assert Kit.scale.function(two, 1) == 2  # on the class: the plain function's Tool

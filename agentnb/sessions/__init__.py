@@ -12,11 +12,13 @@ from pathlib import Path
 from ..errors import SessionFormatError
 from ..history import History, turns_from_entries
 from ..modules import StateModule
+from .agno_db import InMemoryDb, JsonDb, SqliteDb
 from .base import SessionBase
 from .codec import decode, has_tags, register_encoder, unregister_encoder
 from .format import dumps
 from .json_session import JSONSession
 from .locate import NotebookLocation, find_notebook_path, notebook_session_dir
+from .memory_session import MemorySession
 from .sqlite_session import SQLiteSession
 
 
@@ -65,10 +67,14 @@ def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = N
 
 
 __all__ = [
+    "InMemoryDb",
     "JSONSession",
+    "JsonDb",
+    "MemorySession",
     "NotebookLocation",
     "SQLiteSession",
     "SessionBase",
+    "SqliteDb",
     "StateModule",
     "find_notebook_path",
     "load_history",

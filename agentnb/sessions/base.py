@@ -35,6 +35,14 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
+def user_session_id(session_id: str, user_id: str = "") -> str:
+    """The stored id: ``<user_id>_<session_id>`` with a user id (AgentScope), else the session id."""
+    if not isinstance(user_id, str):
+        raise ValueError(f"user_id must be a string, got {type(user_id).__name__}")
+    check_session_id(session_id)
+    return check_session_id(f"{user_id}_{session_id}") if user_id else session_id
+
+
 def _secrets() -> list[str]:
     """Values of credential-like environment variables, which must never reach a file."""
     return [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8]
@@ -106,9 +114,10 @@ class SessionBase(abc.ABC):
 
     # -- AgentScope API -----------------------------------------------------------------------
 
-    def save_session_state_sync(self, session_id: str, **state_modules: Any) -> None:
-        """Write the named modules' whole state; other modules already saved are kept."""
-        check_session_id(session_id)
+    def save_session_state_sync(self, session_id: str, user_id: str = "", **state_modules: Any) -> None:
+        """Write the named modules' whole state; other modules already saved are kept.
+        With ``user_id`` the session is ``<user_id>_<session_id>`` (AgentScope's file name)."""
+        session_id = user_session_id(session_id, user_id)
         encoded = {name: self._encode_module(name, module) for name, module in state_modules.items()}
         with self._lock(session_id):
             current = self.read_modules(session_id) if self._exists(session_id) else None
@@ -121,13 +130,13 @@ class SessionBase(abc.ABC):
             self._set_cursor(session_id, name, module)
 
     def load_session_state_sync(
-        self, session_id: str, allow_not_exist: bool = True, **state_modules: Any
+        self, session_id: str, allow_not_exist: bool = True, user_id: str = "", **state_modules: Any
     ) -> bool:
         """Load the named modules; returns whether a saved session was found.
 
         A module the session does not hold keeps its current state.
         """
-        check_session_id(session_id)
+        session_id = user_session_id(session_id, user_id)
         with self._lock(session_id):
             found = self.read_modules(session_id) if self._exists(session_id) else None
         if found is None:
@@ -149,13 +158,15 @@ class SessionBase(abc.ABC):
             self._set_cursor(session_id, name, module)
         return True
 
-    async def save_session_state(self, session_id: str, **state_modules: Any) -> None:
+    async def save_session_state(self, session_id: str, user_id: str = "", **state_modules: Any) -> None:
         """``save_session_state_sync`` for async code (the file work runs in a thread)."""
-        await asyncio.to_thread(self.save_session_state_sync, session_id, **state_modules)
+        await asyncio.to_thread(self.save_session_state_sync, session_id, user_id, **state_modules)
 
-    async def load_session_state(self, session_id: str, allow_not_exist: bool = True, **state_modules: Any) -> bool:
+    async def load_session_state(
+        self, session_id: str, allow_not_exist: bool = True, user_id: str = "", **state_modules: Any
+    ) -> bool:
         """``load_session_state_sync`` for async code."""
-        return await asyncio.to_thread(self.load_session_state_sync, session_id, allow_not_exist, **state_modules)
+        return await asyncio.to_thread(self.load_session_state_sync, session_id, allow_not_exist, user_id, **state_modules)
 
     # -- per-turn appends ---------------------------------------------------------------------
 

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from .builtin import AGENTIC_TOOL, update_session_state_tool
 from .hooks import HOOK_PARAM_NAMES, ChainOutcome, check_hook, hook_name, run_chain
-from .schema import INJECTED_PARAMS
-from .tool import Tool, Toolkit, collect_tools, result_text, tool
+from .result import result_text
+from .schema import INJECT_MARKER, INJECTED_PARAMS
+from .tool import Tool, create_tool_from_function, tool
+from .toolkit import Toolkit, collect_tools
 
 __all__ = [
     "AGENTIC_TOOL",
     "HOOK_PARAM_NAMES",
     "INJECTED_PARAMS",
+    "INJECT_MARKER",
     "ChainOutcome",
     "Tool",
     "Toolkit",
     "check_hook",
     "collect_tools",
+    "create_tool_from_function",
     "hook_name",
     "result_text",
     "run_chain",

@@ -11,13 +11,16 @@ import dataclasses
 import inspect
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolDefinitionError
 from ..events import HookStep
 from ..run_context import RunContext, run_sync
 from ..text import shorten
-from .tool import Tool, result_text
+from .result import result_text
+
+if TYPE_CHECKING:
+    from .tool import Tool
 
 HOOK_PARAM_NAMES = {
     "function_name": "name",
@@ -31,6 +34,7 @@ HOOK_PARAM_NAMES = {
     "agent": "agent",
     "session_state": "session_state",
     "dependencies": "dependencies",
+    "team": "team",
 }
 """What a tool hook may receive, by the names in its signature (Agno's ``_build_hook_args``)."""
 
@@ -111,7 +115,7 @@ class _Chain:
     def _tool(self, args: dict[str, Any]) -> Any:
         self.on_link("enter", "tool")
         try:
-            value = self.tool.invoke(args, self.ctx)
+            value = self.tool.call(args, self.ctx)
         except BaseException:
             self.raised_at.append("tool")
             raise
@@ -138,7 +142,9 @@ class _Chain:
         start = time.perf_counter()
         self.on_link("enter", name)
         try:
-            value = run_sync(hook(**_hook_kwargs(hook, self.tool, args, call_next, self.ctx)))
+            value = run_sync(hook(**_hook_kwargs(hook, self.tool, args, _as_hook_expects(hook, call_next), self.ctx)))
+            if inspect.isawaitable(value):  # an async hook that returned function_call(...) unawaited
+                value = run_sync(value)
         except BaseException as exc:
             if not self.raised_at:
                 self.raised_at.append(name)
@@ -159,6 +165,17 @@ class _Chain:
         return value
 
 
+def _as_hook_expects(hook: Callable[..., Any], call_next: Callable[..., Any]) -> Callable[..., Any]:
+    """An async hook gets a ``function_call`` that returns an awaitable, as in Agno's async runs."""
+    if not inspect.iscoroutinefunction(hook):
+        return call_next
+
+    async def function_call(**kwargs: Any) -> Any:
+        return call_next(**kwargs)
+
+    return function_call
+
+
 def _hook_kwargs(
     hook: Callable[..., Any],
     tool: Tool,
@@ -166,15 +183,7 @@ def _hook_kwargs(
     call_next: Callable[..., Any],
     ctx: RunContext,
 ) -> dict[str, Any]:
-    values = {
-        "name": tool.name,
-        "next": call_next,
-        "arguments": args,
-        "run_context": ctx,
-        "agent": ctx.agent,
-        "session_state": ctx.session_state,
-        "dependencies": ctx.dependencies,
-    }
+    values = {**ctx.injectable(), "name": tool.name, "next": call_next, "arguments": args}
     return {p: values[HOOK_PARAM_NAMES[p]] for p in inspect.signature(hook).parameters if p in HOOK_PARAM_NAMES}
 
 

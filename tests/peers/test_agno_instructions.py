@@ -86,7 +86,6 @@ def test_dependencies_fill_system_and_user_message() -> None:
 
 
 # integration/agent/test_dependencies.py::test_dependencies_function
-@pytest.mark.xfail(strict=True, reason="behaviour: a callable dependency is not called; its repr fills the placeholder")
 def test_dependencies_function_is_called() -> None:
     def get_robot_name() -> str:
         return "Anna"
@@ -105,7 +104,6 @@ def test_dependencies_async() -> None:
 
 
 # integration/agent/test_dependencies.py::test_dependencies_function_async
-@pytest.mark.xfail(strict=True, reason="behaviour: an async callable dependency is not awaited; its repr fills the placeholder")
 def test_dependencies_async_function_is_awaited() -> None:
     async def get_robot_name() -> str:
         return "Anna"
@@ -142,7 +140,6 @@ def test_dependencies_resolve_in_context_false() -> None:
 
 
 # integration/agent/test_dependencies.py::test_add_dependencies_to_context
-@pytest.mark.xfail(strict=True, reason="missing: Agent(add_dependencies_to_context=True)")
 def test_add_dependencies_to_context() -> None:
     agent = _agent(dependencies={"robot_name": "Johnny"}, add_dependencies_to_context=True, markdown=True)
     _, user = _system(agent, "Tell me a story.")
@@ -150,7 +147,6 @@ def test_add_dependencies_to_context() -> None:
 
 
 # integration/agent/test_dependencies.py::test_dependencies_function_with_run_context
-@pytest.mark.xfail(strict=True, reason="behaviour: a callable dependency taking run_context is not called")
 def test_dependencies_function_with_run_context() -> None:
     def get_robot_name(run_context: RunContext) -> str:
         return f"Anna-{run_context.run_id[:8]}"
@@ -182,7 +178,6 @@ def test_call_site_dependency_overrides_the_agents() -> None:
 
 
 # unit/agent/test_dependencies_merge.py::TestRunDependenciesMerge::test_resolver_callable_merges_with_callsite
-@pytest.mark.xfail(strict=True, reason="behaviour: a callable dependency is not called; its repr fills the placeholder")
 def test_resolver_callable_merges_with_call_site() -> None:
     def resolve_x() -> str:
         return "RESOLVED"
@@ -234,7 +229,6 @@ def test_no_datetime_when_disabled() -> None:
 
 
 # differential: get_system_message, a list of instructions then another section
-@pytest.mark.xfail(strict=True, reason="behaviour: a list of instructions is followed by one newline, not a blank line, and items are not stripped")
 def test_instruction_list_is_stripped_and_followed_by_a_blank_line() -> None:
     system, _ = _system(_agent(instructions=["a", " b ", "c"], markdown=True))
     assert system == (
@@ -243,7 +237,6 @@ def test_instruction_list_is_stripped_and_followed_by_a_blank_line() -> None:
 
 
 # differential: get_system_message -> render_instructions, a multi-line instruction among short ones
-@pytest.mark.xfail(strict=True, reason="behaviour: a multi-line instruction is bulleted instead of kept as a block between blank lines")
 def test_multi_line_instruction_is_kept_as_a_block() -> None:
     system, _ = _system(_agent(instructions=["one line", "multi\nline", "x"]))
     assert system == "- one line\n\nmulti\nline\n\n- x"
@@ -263,7 +256,6 @@ def test_instruction_tags() -> None:
 
 # differential: get_system_message, every section in Agno's order (the session_state block
 # without Agno 3's current_session_id / current_run_id keys: seed 000 has none)
-@pytest.mark.xfail(strict=True, reason="behaviour: a list of instructions is followed by one newline, not a blank line")
 def test_sections_in_agnos_order() -> None:
     agent = _agent(
         description="D", role="R", instructions=["a", "b"], expected_output=" E ", additional_context="AC",
@@ -303,7 +295,6 @@ class _TK(Toolkit):
 
 
 # differential: get_system_message 3.3.5, a Toolkit's instructions (two tools)
-@pytest.mark.xfail(strict=True, reason="behaviour: a Toolkit's instructions appear once per tool instead of once")
 def test_toolkit_instructions_appear_once() -> None:
     assert _system(_agent(tools=[_TK()], instructions="I"))[0] == "I\n\nTK INSTR"
 

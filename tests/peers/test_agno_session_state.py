@@ -25,7 +25,6 @@ def _ok(n: int = 1) -> ScriptedModel:
 
 
 # integration/agent/test_session_state.py::test_session_state_precedence_all_three_layers
-@pytest.mark.xfail(strict=True, reason="behaviour: run(session_state=...) is stored as a key named 'session_state' instead of merged into the state")
 def test_precedence_all_three_layers() -> None:
     agent = Agent(
         model=_ok(2),
@@ -46,7 +45,6 @@ def test_precedence_all_three_layers() -> None:
 
 
 # integration/agent/test_session_state.py::test_session_state_precedence_db_and_run_only
-@pytest.mark.xfail(strict=True, reason="behaviour: run(session_state=...) is stored as a key named 'session_state' instead of merged into the state")
 def test_precedence_db_and_run_only() -> None:
     agent = Agent(model=_ok(2))
     agent.run("First run", session_state={"db_key": "db_value", "shared": "from_db"})
@@ -55,7 +53,6 @@ def test_precedence_db_and_run_only() -> None:
 
 
 # integration/agent/test_session_state.py::test_session_state_precedence_agent_and_run_only
-@pytest.mark.xfail(strict=True, reason="behaviour: run(session_state=...) is stored as a key named 'session_state' instead of merged into the state")
 def test_precedence_agent_and_run_only() -> None:
     agent = Agent(model=_ok(), session_state={"agent_key": "agent_value", "shared": "from_agent"})
     final = agent.run("Single run", session_state={"run_key": "run_value", "shared": "from_run"}).state
@@ -65,7 +62,7 @@ def test_precedence_agent_and_run_only() -> None:
 # integration/agent/test_session_state.py::test_session_state_precedence_agent_and_run_only
 # (its closing asserts: the agent's default stays as given; the session's state is read
 # through get_session_state())
-@pytest.mark.xfail(strict=True, reason="missing: Agent.get_session_state(); agent.session_state is the live state, not the agent's default")
+@pytest.mark.xfail(strict=True, reason="deliberate: agent.session_state is the live state (what tools and runs change), not the agent's default; see test_agent_session_state_is_the_live_state")
 def test_agent_default_state_is_not_modified_by_a_run() -> None:
     default = {"agent_key": "agent_value", "shared": "from_agent"}
     agent = Agent(model=ScriptedModel([tool_call("update_session_state", session_state_updates={"shared": "x"}), "ok"]),
@@ -75,8 +72,20 @@ def test_agent_default_state_is_not_modified_by_a_run() -> None:
     assert agent.session_state == default
 
 
+# agentnb's side of the difference above: agent.session_state is the live state, the caller's
+# dict is never shared (it was copied), and agent.reset() goes back to the default
+def test_agent_session_state_is_the_live_state() -> None:
+    default = {"agent_key": "agent_value", "shared": "from_agent"}
+    agent = Agent(model=ScriptedModel([tool_call("update_session_state", session_state_updates={"shared": "x"}), "ok"]),
+                  session_state=default, enable_agentic_state=True)
+    result = agent.run("Single run")
+    assert agent.session_state == agent.get_session_state() == result.state == {"agent_key": "agent_value", "shared": "x"}
+    assert default == {"agent_key": "agent_value", "shared": "from_agent"}
+    agent.reset()
+    assert agent.session_state == default
+
+
 # integration/agent/test_session_state.py::test_session_state_precedence_empty_run_state_preserves_db
-@pytest.mark.xfail(strict=True, reason="behaviour: run(session_state=...) is stored as a key named 'session_state' instead of merged into the state")
 def test_empty_run_state_preserves_state() -> None:
     agent = Agent(model=_ok(3), session_state={"agent_key": "agent_value"})
     agent.run("First run", session_state={"db_key": "db_value", "modified": "original"})
@@ -86,7 +95,6 @@ def test_empty_run_state_preserves_state() -> None:
 
 
 # integration/agent/test_session_state.py::test_session_state_precedence_default_state_does_not_override_db
-@pytest.mark.xfail(strict=True, reason="behaviour: run(session_state=...) is stored as a key named 'session_state' instead of merged into the state")
 def test_default_state_does_not_override_saved_state() -> None:
     agent = Agent(model=_ok(2), session_state={"agent_key": []})
     agent.run("First run", session_state={"agent_key": ["foo", "bar"]})
@@ -120,7 +128,6 @@ def test_tool_updates_persist_and_fill_the_next_user_message() -> None:
 
 
 # integration/agent/test_session_state.py::test_manual_session_state_update
-@pytest.mark.xfail(strict=True, reason="missing: Agent.update_session_state() / Agent.get_session_state()")
 def test_manual_session_state_update() -> None:
     def add_item(run_context: RunContext, item: str) -> str:
         """Add an item to the shopping list."""
@@ -137,7 +144,6 @@ def test_manual_session_state_update() -> None:
 
 
 # integration/agent/test_session_state.py::test_session_state_precedence_with_nested_dicts
-@pytest.mark.xfail(strict=True, reason="behaviour: run(session_state=...) is not deep-merged into the state (nested dicts merge key by key in Agno)")
 def test_precedence_with_nested_dicts() -> None:
     agent = Agent(
         model=_ok(2),
@@ -162,7 +168,6 @@ def test_precedence_with_nested_dicts() -> None:
 
 
 # integration/agent/test_session_state.py::test_session_state_precedence_async
-@pytest.mark.xfail(strict=True, reason="behaviour: arun(session_state=...) is stored as a key named 'session_state' instead of merged into the state")
 def test_precedence_async() -> None:
     agent = Agent(model=_ok(2), session_state={"async_test": "agent_default"})
 
@@ -174,7 +179,6 @@ def test_precedence_async() -> None:
 
 
 # integration/agent/test_session_state.py::test_session_state_precedence_streaming
-@pytest.mark.xfail(strict=True, reason="behaviour: iter_run(session_state=...) is stored as a key named 'session_state' instead of merged into the state")
 def test_precedence_streaming() -> None:
     agent = Agent(model=_ok(2), session_state={"stream_test": "agent_default"})
     for _ in agent.iter_run("First run", session_state={"stream_test": "db_state", "db_key": "db_value"}):
@@ -187,7 +191,6 @@ def test_precedence_streaming() -> None:
 
 
 # integration/agent/test_session_state.py::test_session_state_overwriting
-@pytest.mark.xfail(strict=True, reason="missing: Agent(overwrite_db_session_state=True)")
 def test_session_state_overwriting() -> None:
     agent = Agent(model=_ok(2), session_state={"overwrite_test": "agent_default"}, overwrite_db_session_state=True)
     assert agent.run("First run", session_state={"original_field": "original_value"}).state == {
@@ -215,7 +218,6 @@ def test_tool_hook_session_state_mutation_is_captured() -> None:
 
 
 # unit/tools/test_tool_hook_session_state.py::test_tool_hook_session_state_mutation_is_captured_async
-@pytest.mark.xfail(strict=True, reason="behaviour: an async hook's function_call(**arguments) returns the result, not an awaitable, so `await function_call(...)` fails")
 def test_async_tool_hook_session_state_mutation_is_captured() -> None:
     async def tool_hook(function_name: str, function_call: Any, arguments: dict[str, Any], run_context: RunContext) -> Any:
         calls = run_context.session_state.get("tool_call", [])
@@ -253,7 +255,6 @@ def test_documented_brace_syntax_still_substitutes() -> None:
 
 
 # unit/models/test_generator_session_state.py::test_sync_generator_session_state_not_captured_early
-@pytest.mark.xfail(strict=True, reason="behaviour: a generator tool's yields are not consumed (the model gets the generator's repr and the state changes made while yielding are lost)")
 def test_generator_tool_session_state_changes_are_kept() -> None:
     def generator_tool_with_context(run_context: RunContext) -> Iterator[str]:
         """A generator tool that modifies the session state while yielding."""
@@ -301,7 +302,6 @@ class _WatchlistTools(Toolkit):
 
 
 # integration/tools/test_toolkit_run_context.py::test_decorated_toolkit_tool_receives_run_context
-@pytest.mark.xfail(strict=True, reason="behaviour: @tool(...) on a Toolkit method loses self (the tool cannot be called)")
 def test_decorated_toolkit_tool_receives_run_context() -> None:
     toolkit = _WatchlistTools()
     model = ScriptedModel([tool_call("add_watch_task", symbol="601838"), "Added."])

@@ -49,7 +49,6 @@ def _tool_results(model: ScriptedModel, request: int = 1) -> list[str]:
 
 
 # integration/agent/test_tool_hooks.py::test_logger_hook_invocation_sub_tool
-@pytest.mark.xfail(strict=True, reason="missing: per-tool hooks, @tool(tool_hooks=[...])")
 def test_per_tool_logger_hook() -> None:
     log: list[str] = []
     logger_hook, _ = _hooks(log)
@@ -83,7 +82,6 @@ def test_confirmation_hook_blocks_the_tool() -> None:
 
 # integration/agent/test_tool_hooks.py::test_confirmation_hook_allows_mul_tool
 # (mul also carries its own @tool(tool_hooks=[confirmation_hook]); the agent's hooks replace it)
-@pytest.mark.xfail(strict=True, reason="missing: per-tool hooks, @tool(tool_hooks=[...])")
 def test_confirmation_hook_allows_the_tool() -> None:
     log: list[str] = []
     _, confirmation_hook = _hooks(log)
@@ -124,7 +122,6 @@ def test_agent_logger_hook_on_mul() -> None:
 # differential: the `arguments` a hook receives are the model's, in the model's order (Agno hands
 # over the parsed JSON object). Several calls with the keys in opposite orders, so the outcome
 # cannot depend on how a set happens to iterate under one PYTHONHASHSEED.
-@pytest.mark.xfail(strict=True, reason="behaviour: hook `arguments` come from pydantic's model_fields_set (a set): key order is not the model's and changes with PYTHONHASHSEED")
 def test_hook_arguments_keep_the_models_order() -> None:
     seen: list[list[str]] = []
 
@@ -159,7 +156,6 @@ def test_logger_and_confirmation_hooks_combined() -> None:
 
 # integration/agent/test_tool_hooks.py::test_logger_and_confirmation_hooks_combined_async
 # (in an async run Agno hands an async hook a function_call that returns an awaitable)
-@pytest.mark.xfail(strict=True, reason="behaviour: an async hook's function_call(**arguments) returns the result, not an awaitable, so `await function_call(...)` fails")
 def test_async_hooks_combined() -> None:
     log: list[str] = []
 
@@ -204,7 +200,6 @@ def test_tool_hook_receives_messages() -> None:
 
 
 # unit/tools/test_functions.py::test_function_call_with_tool_hooks
-@pytest.mark.xfail(strict=True, reason="missing: per-tool hooks, @tool(tool_hooks=[...])")
 def test_function_call_with_tool_hooks() -> None:
     hook_calls: list[tuple[str, str, Any]] = []
 
@@ -225,7 +220,6 @@ def test_function_call_with_tool_hooks() -> None:
 
 
 # unit/tools/test_functions.py::test_tool_decorator_with_tool_hooks
-@pytest.mark.xfail(strict=True, reason="missing: per-tool hooks, @tool(tool_hooks=[...])")
 def test_tool_decorator_keeps_its_tool_hooks() -> None:
     def tool_hook(function_name: str, function_call: Callable[..., Any], arguments: dict[str, Any]) -> Any:
         return function_call(**arguments)
@@ -238,7 +232,6 @@ def test_tool_decorator_keeps_its_tool_hooks() -> None:
 
 
 # unit/tools/test_functions.py::test_function_call_async_with_tool_hooks
-@pytest.mark.xfail(strict=True, reason="missing: per-tool hooks, @tool(tool_hooks=[...])")
 def test_function_call_async_with_tool_hooks() -> None:
     hook_calls: list[tuple[str, str, Any]] = []
 
@@ -291,7 +284,6 @@ def test_async_tool_execution() -> None:
 
 
 # differential: _build_hook_args, the alias names and `team` (None for an agent)
-@pytest.mark.xfail(strict=True, reason="behaviour: a hook asking for `team` is rejected at construction (Agno passes team=None)")
 def test_hook_aliases_and_team() -> None:
     got: dict[str, Any] = {}
 

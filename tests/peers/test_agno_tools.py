@@ -82,7 +82,6 @@ def test_function_from_callable() -> None:
 
 
 # tools/test_functions.py::test_tool_decorator_basic
-@pytest.mark.xfail(strict=True, reason="behaviour: a tool without parameters has no 'required' list (Agno sends \"required\": [])")
 def test_tool_decorator_basic() -> None:
     @tool
     def basic_func() -> str:
@@ -106,7 +105,6 @@ def test_tool_decorator_with_name_and_description() -> None:
 
 
 # tools/test_functions.py::test_tool_decorator_with_config (instructions / add_instructions)
-@pytest.mark.xfail(strict=True, reason="missing: @tool(instructions=..., add_instructions=...)")
 def test_tool_decorator_with_instructions() -> None:
     @tool(name="custom_name", instructions="Custom instructions", add_instructions=True)
     def configured_func() -> str:
@@ -130,7 +128,6 @@ def test_tool_decorator_async() -> None:
 
 
 # tools/test_functions.py::test_tool_decorator_invalid_config
-@pytest.mark.xfail(strict=True, reason="behaviour: @tool(invalid_arg=True) raises a bare TypeError (Agno: ValueError 'Invalid tool configuration arguments: {...}. Valid arguments are: [...]')")
 def test_tool_decorator_invalid_config() -> None:
     with pytest.raises(ValueError, match="Invalid tool configuration arguments"):
 
@@ -140,7 +137,6 @@ def test_tool_decorator_invalid_config() -> None:
 
 
 # tools/test_functions.py::test_tool_decorator_with_agent_team_params
-@pytest.mark.xfail(strict=True, reason="behaviour: a `team` parameter is shown to the model (Agno injects team and hides it, like agent)")
 def test_tool_decorator_with_agent_team_params() -> None:
     @tool
     def agent_team_func(agent: Any, team: Any, param1: str) -> str:
@@ -151,7 +147,6 @@ def test_tool_decorator_with_agent_team_params() -> None:
 
 
 # tools/test_functions.py::test_tool_decorator_with_agent_team_type_annotations
-@pytest.mark.xfail(strict=True, reason="behaviour: injection is by parameter name only; a parameter typed Agent under another name makes Tool.from_function fail (cannot build a JSON schema for Agent); Agno injects it by type and hides it")
 def test_tool_decorator_with_agent_type_annotation() -> None:
     @tool
     def func_with_agent_type(my_agent: Agent, query: str) -> str:
@@ -162,7 +157,6 @@ def test_tool_decorator_with_agent_type_annotation() -> None:
 
 
 # tools/test_functions.py::test_tool_decorator_with_complex_types
-@pytest.mark.xfail(strict=True, reason="behaviour: Optional[bool] becomes anyOf[boolean, null] (Agno: type boolean); Haystack's create_tool_from_function keeps anyOf")
 def test_tool_decorator_with_complex_types() -> None:
     @tool
     def complex_types_func(param1: list[str], param2: dict[str, int], param3: Optional[bool] = None) -> str:
@@ -193,7 +187,6 @@ def test_param_description_without_docstring_type() -> None:
 
 
 # tools/test_functions.py::test_param_description_with_docstring_type
-@pytest.mark.xfail(strict=True, reason="behaviour: a docstring's (type) is dropped from the parameter description (Agno keeps it: '(str) The ISO currency code.')")
 def test_param_description_with_docstring_type() -> None:
     def my_tool(currency_code: str, amount: float) -> dict:
         """Convert currency.
@@ -236,7 +229,6 @@ def test_update_session_state_tool_schema() -> None:
 
 
 # tools/test_toolkit.py::test_toolkit_initialization
-@pytest.mark.xfail(strict=True, reason="missing: Toolkit.functions (name -> tool)")
 def test_toolkit_initialization() -> None:
     toolkit = Toolkit(name="empty_toolkit")
     assert toolkit.name == "empty_toolkit"
@@ -246,15 +238,24 @@ def test_toolkit_initialization() -> None:
 
 
 # tools/test_toolkit.py::test_toolkit_with_tools_initialization
-@pytest.mark.xfail(strict=True, reason="behaviour: Toolkit.tools holds Tool objects, not the functions given (Agno: the callables; built tools are in Toolkit.functions)")
+@pytest.mark.xfail(strict=True, reason="deliberate: Toolkit.tools holds the Tools the toolkit offers, as Agent.tools does (Agno: the callables given; both have Toolkit.functions)")
 def test_toolkit_with_tools_initialization() -> None:
     toolkit = Toolkit(name="basic_toolkit", tools=[example_func])
     assert toolkit.tools == [example_func]
     assert list(toolkit.functions) == ["example_func"]
 
 
+# agentnb's side of the difference above: Toolkit.tools are Tools (name, schema, the function
+# given), the same objects as Toolkit.functions and what an agent offers
+def test_toolkit_tools_are_the_tools_it_offers() -> None:
+    toolkit = Toolkit(name="basic_toolkit", tools=[example_func])
+    (made,) = toolkit.tools
+    assert isinstance(made, Tool) and made.function is example_func
+    assert toolkit.functions == {"example_func": made}
+    assert Agent(model=ScriptedModel([]), tools=[toolkit]).tools == (made,)
+
+
 # tools/test_toolkit.py::test_tool_registration
-@pytest.mark.xfail(strict=True, reason="missing: Toolkit.functions (name -> tool)")
 def test_tool_registration() -> None:
     toolkit = Toolkit(name="manual_toolkit")
     toolkit.register(example_func)
@@ -293,14 +294,12 @@ def test_exclude_tools() -> None:
 
 
 # tools/test_toolkit.py::test_invalid_include_tools
-@pytest.mark.xfail(strict=True, reason="behaviour: include_tools naming an unknown tool is accepted silently (Agno: ValueError 'Included tool(s) not present in the toolkit: non_existent_func')")
 def test_invalid_include_tools() -> None:
     with pytest.raises(ValueError, match="non_existent_func"):
         Toolkit(name="invalid_include", tools=[example_func], include_tools=["non_existent_func"])
 
 
 # tools/test_toolkit.py::test_invalid_exclude_tools
-@pytest.mark.xfail(strict=True, reason="behaviour: exclude_tools naming an unknown tool is accepted silently (Agno: ValueError 'Excluded tool(s) not present in the toolkit: non_existent_func')")
 def test_invalid_exclude_tools() -> None:
     with pytest.raises(ValueError, match="non_existent_func"):
         Toolkit(name="invalid_exclude", tools=[example_func], exclude_tools=["non_existent_func"])
@@ -326,7 +325,6 @@ def test_duplicate_tool_registration() -> None:
 
 
 # tools/test_toolkit.py::test_invalid_tool_name
-@pytest.mark.xfail(strict=True, reason="behaviour: a tool name with '-' is rejected (Agno and the OpenAI API accept [a-zA-Z0-9_-])")
 def test_tool_name_with_a_hyphen() -> None:
     toolkit = Toolkit(name="invalid_name_toolkit")
     toolkit.register(example_func, name="invalid-name")
@@ -334,7 +332,6 @@ def test_tool_name_with_a_hyphen() -> None:
 
 
 # tools/test_toolkit.py::test_auto_register_false
-@pytest.mark.xfail(strict=True, reason="behaviour: Toolkit(auto_register=False) is swallowed and the tools are registered anyway")
 def test_auto_register_false() -> None:
     toolkit = Toolkit(name="no_auto_toolkit", tools=[example_func, another_func], auto_register=False)
     assert _offered([toolkit]) == []
@@ -357,7 +354,6 @@ def test_default_tools_not_shared_between_instances() -> None:
 
 
 # tools/test_toolkit.py::test_subclass_mutating_self_tools_does_not_leak
-@pytest.mark.xfail(strict=True, reason="behaviour: Toolkit.tools is a computed list, so a subclass appending to self.tools adds nothing")
 def test_subclass_mutating_self_tools() -> None:
     class MutatingToolkit(Toolkit):
         def __init__(self, name: str) -> None:
@@ -373,7 +369,7 @@ def test_subclass_mutating_self_tools() -> None:
 
 
 # tools/test_toolkit.py::test_explicit_tools_argument_preserved
-@pytest.mark.xfail(strict=True, reason="behaviour: Toolkit.tools holds Tool objects, not the functions given")
+@pytest.mark.xfail(strict=True, reason="deliberate: Toolkit.tools holds the Tools the toolkit offers, not the functions given (see test_toolkit_tools_are_the_tools_it_offers)")
 def test_explicit_tools_argument_preserved() -> None:
     toolkit = Toolkit(name="explicit", tools=[example_func])
     assert example_func in toolkit.tools
@@ -419,13 +415,11 @@ def test_tool_decorated_methods_are_registered() -> None:
 
 
 # tools/test_toolkit.py::TestToolDecoratorOnClassMethods::test_tool_decorator_self_binding
-@pytest.mark.xfail(strict=True, reason="behaviour: @tool() on a Toolkit method loses self (the tool cannot be called)")
 def test_tool_decorator_self_binding() -> None:
     assert _call([_Multiplier()], "get_value") == "42"
 
 
 # tools/test_toolkit.py::TestToolDecoratorOnClassMethods::test_tool_decorator_with_parameters
-@pytest.mark.xfail(strict=True, reason="behaviour: @tool() on a Toolkit method loses self (the tool cannot be called)")
 def test_tool_decorator_with_parameters() -> None:
     toolkit = _Multiplier()
     (add_to_base,) = [t for t in toolkit.tools if t.name == "add_to_base"]
@@ -434,7 +428,6 @@ def test_tool_decorator_with_parameters() -> None:
 
 
 # tools/test_toolkit.py::TestToolDecoratorOnClassMethods::test_tool_decorator_with_run_context
-@pytest.mark.xfail(strict=True, reason="behaviour: @tool() on a Toolkit method loses self (the tool cannot be called)")
 def test_tool_decorator_with_run_context() -> None:
     toolkit = _Multiplier()
     (update_state,) = [t for t in toolkit.tools if t.name == "update_state"]
@@ -443,7 +436,6 @@ def test_tool_decorator_with_run_context() -> None:
 
 
 # tools/test_toolkit.py::TestToolDecoratorOnClassMethods::test_tool_decorator_mixed_with_regular_methods
-@pytest.mark.xfail(strict=True, reason="behaviour: @tool() on a Toolkit method loses self (the tool cannot be called)")
 def test_tool_decorator_mixed_with_regular_methods() -> None:
     toolkit = _Multiplier()
     assert _call([toolkit], "regular_method", x=2) == "6"
@@ -451,7 +443,6 @@ def test_tool_decorator_mixed_with_regular_methods() -> None:
 
 
 # tools/test_toolkit.py::test_toolkit_repr
-@pytest.mark.xfail(strict=True, reason="behaviour: repr is 'Toolkit(tools=[...])' without the toolkit's name (Agno: \"<Toolkit id=... name=multi_func_toolkit functions=['example_func', ...]>\")")
 def test_toolkit_repr() -> None:
     text = repr(Toolkit(name="multi_func_toolkit", tools=[example_func, another_func, third_func]))
     assert "<Toolkit" in text and "name=multi_func_toolkit" in text and "functions=" in text

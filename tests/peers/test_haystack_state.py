@@ -230,7 +230,6 @@ def test_state_has(basic_schema: dict[str, Any]) -> None:
 
 
 # test_state_class.py::TestState::test_state_empty_schema
-@pytest.mark.xfail(strict=True, reason="behaviour: State.set of a key outside the schema raises StateKeyError (a KeyError) instead of ValueError \"Key 'any_key' not found in schema\"")
 def test_state_empty_schema() -> None:
     state = State({})
     assert state.data == {}
@@ -243,7 +242,6 @@ def test_state_empty_schema() -> None:
 
 # test_state_class.py::TestState::test_state_empty_schema (has): Haystack's messages key holds
 # data only once something was set; State({}).has("messages") is False
-@pytest.mark.xfail(strict=True, reason="behaviour: State.has('messages') is always True (Haystack: only once messages were set)")
 def test_empty_state_has_no_messages_yet() -> None:
     assert State({}).has("messages") is False
 
@@ -288,7 +286,6 @@ def test_state_mutability() -> None:
 
 
 # test_state_class.py::TestState::test_state_to_dict (schema part: type names and handler paths)
-@pytest.mark.xfail(strict=True, reason="missing: State.to_dict() in Haystack's {'schema': {key: {'type': name, 'handler': dotted path}}, 'data': ...} form")
 def test_state_to_dict_schema() -> None:
     state = State({"numbers": {"type": int}, "dict_of_lists": {"type": dict}},
                   {"numbers": 1, "dict_of_lists": {"numbers": [1, 2, 3]}})
@@ -300,7 +297,6 @@ def test_state_to_dict_schema() -> None:
 
 
 # test_state_class.py::TestState::test_state_to_dict_skip_keys
-@pytest.mark.xfail(strict=True, reason="missing: State.to_dict(skip_keys=...)")
 def test_state_to_dict_skip_keys() -> None:
     state = State({"numbers": {"type": int}}, {"numbers": 1, "messages": [ChatMessage.user("Hello, world!")]})
     out = state.to_dict(skip_keys=["numbers"])
@@ -308,7 +304,6 @@ def test_state_to_dict_skip_keys() -> None:
 
 
 # test_state_class.py::TestState::test_state_from_dict (as a round trip through to_dict)
-@pytest.mark.xfail(strict=True, reason="missing: State.from_dict()")
 def test_state_from_dict_round_trip() -> None:
     state = State({"numbers": {"type": int}, "dict_of_lists": {"type": dict}},
                   {"numbers": 1, "dict_of_lists": {"numbers": [1, 2, 3]}, "messages": [ChatMessage.user("Hello, world!")]})
@@ -322,8 +317,8 @@ def test_state_from_dict_round_trip() -> None:
 
 
 # test_state_class.py::TestState::test_state_to_dict_omits_non_serializable_field
-@pytest.mark.xfail(strict=True, reason="missing: State.to_dict() that serialises values and omits the ones it cannot")
 def test_state_to_dict_omits_non_serializable_field() -> None:
     state = State({"good": {"type": int}, "bad": {"type": object}}, {"good": 1, "bad": datetime(2024, 1, 1)})
-    data = state.to_dict()["data"]
+    with pytest.warns(UserWarning, match="'bad' left out"):  # Haystack logs it
+        data = state.to_dict()["data"]
     assert data["serialized_data"] == {"good": 1}

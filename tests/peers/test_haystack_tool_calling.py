@@ -67,8 +67,15 @@ def test_inputs_from_state_with_data_outside_the_schema() -> None:
     assert _tool_messages(model) == ['{"weather": "mostly sunny", "temperature": 7, "unit": "celsius"}']
 
 
+# agentnb's side of the difference above: initial data under a key outside the schema is an
+# error naming the key, before any run
+def test_state_data_outside_the_schema_is_rejected() -> None:
+    with pytest.raises(ValueError, match="Key 'loc' not found in schema \\(declared keys: location\\)"):
+        Agent(model=ScriptedModel([]), tools=[_weather_tool(inputs_from_state={"loc": "location"})],
+              state_schema={"location": {"type": str}}, session_state={"loc": "Berlin"})
+
+
 # test_tool_calling.py::TestCore::test_inject_state_args_with_tool_inputs (the mapping itself)
-@pytest.mark.xfail(strict=True, reason="behaviour: the model's arguments are checked against the Tool's explicit schema before inputs_from_state fills them, so a required parameter that the state provides fails as missing (Haystack injects, then calls)")
 def test_inputs_from_state_injects_the_value() -> None:
     model, _ = _run([_weather_tool(inputs_from_state={"loc": "location"})], tool_call("weather_tool"),
                     schema={"loc": {"type": str}}, state={"loc": "Berlin"})
@@ -84,7 +91,6 @@ def test_llm_argument_used_without_inputs_from_state() -> None:
 
 # test_tool_calling.py::TestCore::test_inject_state_args_param_in_state_and_llm, with the mapping
 # declared (_inject_state_args: "LLM args take precedence"; state fills only what the model left out)
-@pytest.mark.xfail(strict=True, reason="behaviour: with inputs_from_state, the state value overrides the value the model sent for that parameter (Haystack: the model's value wins)")
 def test_llm_argument_wins_over_inputs_from_state() -> None:
     model, _ = _run([_weather_tool(inputs_from_state={"location": "location"})], tool_call("weather_tool", location="Paris"),
                     schema={"location": {"type": str}}, state={"location": "Berlin"})
@@ -93,7 +99,6 @@ def test_llm_argument_wins_over_inputs_from_state() -> None:
 
 # test_tool_calling.py::TestCore::test_inject_state_args_injects_state_object_for_state_annotated_param
 # and TestRunTool::test_run_injects_state_object_into_tool
-@pytest.mark.xfail(strict=True, reason="missing: injection of the live State into a parameter annotated State")
 def test_state_object_injected_into_state_annotated_param() -> None:
     received: dict[str, Any] = {}
 
@@ -112,7 +117,6 @@ def test_state_object_injected_into_state_annotated_param() -> None:
 
 
 # test_tool_calling.py::TestCore::test_inject_state_args_injects_state_object_for_optional_state_annotated_param
-@pytest.mark.xfail(strict=True, reason="missing: injection of the live State into a parameter annotated State | None")
 def test_state_object_injected_into_optional_state_param() -> None:
     received: dict[str, Any] = {}
 
@@ -134,7 +138,6 @@ def weather_with_postponed_state_annotation(city: str, state: "State") -> str:
 
 
 # test_tool_calling.py::TestCore::test_inject_state_args_injects_state_object_for_postponed_state_annotation
-@pytest.mark.xfail(strict=True, reason="missing: injection of the live State into a parameter annotated 'State' (a string annotation)")
 def test_state_object_injected_for_postponed_annotation() -> None:
     state_tool = Tool(name="state_tool", description="Postponed annotations.",
                       parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
@@ -221,7 +224,6 @@ def test_result_to_string() -> None:
 
 
 # test_tool_calling.py::TestUtilities::test_result_to_string_with_serializable_objects
-@pytest.mark.xfail(strict=True, reason="behaviour: a result with to_dict() is sent as str(obj) (Haystack serialises it through to_dict())")
 def test_result_to_string_with_serializable_objects() -> None:
     class MockObject:
         def __init__(self, value: str) -> None:
@@ -245,7 +247,6 @@ def test_merge_tool_outputs_result_not_a_dict() -> None:
 
 # differential: _merge_tool_outputs_into_state returns early for a result that is not a dict,
 # even when outputs_to_state maps the whole result (no source)
-@pytest.mark.xfail(strict=True, reason="behaviour: a non-dict result is merged into state through a source-less outputs_to_state entry (Haystack merges only dict results)")
 def test_non_dict_result_is_not_merged() -> None:
     plain = _weather_tool(function=lambda location: "test", outputs_to_state={"weather": {}})
     _, result = _run([plain], tool_call("weather_tool", location="Berlin"), schema={"weather": {"type": str}})
@@ -281,6 +282,17 @@ def test_merge_whole_result_into_a_key_typed_otherwise() -> None:
     assert result.state == {"all_weather_results": {"weather": "sunny", "temperature": 14, "unit": "celsius"}}
 
 
+# agentnb's side of the difference above: the call's result is an error naming the key and both
+# types, the model reads it, and the state is left as it was
+def test_a_result_that_does_not_fit_the_schema_is_the_calls_error() -> None:
+    mapped = _weather_tool(outputs_to_state={"all_weather_results": {}})
+    model, result = _run([mapped], tool_call("weather_tool", location="Rome"), schema={"all_weather_results": {"type": str}})
+    (call,) = result.tool_calls
+    assert call.error_kind == "state_error" and "'all_weather_results' expects str, got dict" in call.error
+    assert "The state was not changed" in _tool_messages(model)[0]
+    assert result.state == {}
+
+
 # test_tool_calling.py::TestUtilities::test_merge_tool_outputs_with_output_mapping_2, with a
 # schema type the whole result fits
 def test_merge_whole_result_without_source() -> None:
@@ -290,7 +302,6 @@ def test_merge_whole_result_without_source() -> None:
 
 
 # test_tool_calling.py::TestUtilities::test_merge_tool_outputs_source_key_absent_does_not_corrupt_list_state
-@pytest.mark.xfail(strict=True, reason="behaviour: an outputs_to_state source missing from the result fails the call (Haystack skips that entry and keeps the state)")
 def test_merge_tool_outputs_source_key_absent() -> None:
     retrieval = Tool(name="retrieval", description="mock",
                      parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
@@ -328,7 +339,6 @@ def test_read_write_same_key_runs_sequentially() -> None:
 
 
 # test_tool_calling.py::TestStateDependencyScheduling::test_reader_requested_before_writer_still_sees_write
-@pytest.mark.xfail(strict=True, reason="behaviour: parallel calls run in the order the model listed them, so a state reader listed before the writer of its key reads the old value (Haystack schedules the writer first)")
 def test_reader_requested_before_writer_still_sees_write() -> None:
     seen: list[Any] = []
 
@@ -345,7 +355,6 @@ def test_reader_requested_before_writer_still_sees_write() -> None:
 
 
 # test_agent.py::TestAgentInit::test_state_schema_resolution (the keys agentnb has: the user's and messages)
-@pytest.mark.xfail(strict=True, reason="missing: Agent.state_schema (the schema as given)")
 def test_state_schema_resolution() -> None:
     agent = Agent(model=ScriptedModel([]), state_schema={"foo": {"type": str}})
     assert agent.state_schema == {"foo": {"type": str}}

@@ -1,9 +1,10 @@
 """Haystack's ``Tool`` and ``create_tool_from_function`` / ``@tool``, ported to agentnb.
 
 Peer files (deepset-ai/haystack): test/tools/test_tool.py, test/tools/test_from_function.py.
-Haystack's ``create_tool_from_function(fn)`` is agentnb's ``Tool.from_function(fn)``, except for
-the one rule that would break seed 001 there (an untyped parameter is an error in Haystack; an
-Agno-style Toolkit method may leave parameters untyped): that case asks for a Haystack-named
+Haystack's ``create_tool_from_function(fn)`` is ``agentnb.tools.create_tool_from_function``, which
+applies Haystack's rules. Cases where those rules and Agno's agree use ``Tool.from_function`` /
+``@tool``, which apply Agno's (seed 001: an untyped parameter is a string; ``Optional[X]`` is shown
+as ``X``); the cases where they differ (an untyped parameter, ``Optional[X]``) use
 ``create_tool_from_function``.
 """
 
@@ -16,9 +17,9 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-import agentnb
 from agentnb import Agent, ScriptedModel, State, Tool, tool
 from agentnb.errors import ToolDefinitionError
+from agentnb.tools import create_tool_from_function
 
 
 def get_weather_report(city: str) -> str:
@@ -33,7 +34,6 @@ def _weather(**kwargs: Any) -> Tool:
 
 
 # test_tool.py::TestTool::test_init
-@pytest.mark.xfail(strict=True, reason="behaviour: Tool's inputs_from_state / outputs_to_state default to {} (Haystack: None)")
 def test_init() -> None:
     made = _weather()
     assert (made.name, made.description, made.parameters, made.function) == (
@@ -43,7 +43,6 @@ def test_init() -> None:
 
 
 # test_tool.py::TestTool::test_init_invalid_parameters
-@pytest.mark.xfail(strict=True, reason="behaviour: an invalid JSON schema in Tool(parameters=...) is accepted (Haystack: ValueError at construction)")
 def test_init_invalid_parameters() -> None:
     with pytest.raises(ValueError):
         Tool(name="irrelevant", description="irrelevant", parameters={"type": "invalid", "properties": {"city": {"type": "string"}}},
@@ -54,11 +53,7 @@ def test_init_invalid_parameters() -> None:
 @pytest.mark.parametrize(
     "outputs_to_state",
     [
-        pytest.param(
-            {"documents": {"source": get_weather_report}},
-            id="source-not-a-string",
-            marks=pytest.mark.xfail(strict=True, reason="behaviour: a non-str outputs_to_state 'source' is accepted (Haystack: ValueError)"),
-        ),
+        pytest.param({"documents": {"source": get_weather_report}}, id="source-not-a-string"),
         pytest.param({"documents": {"handler": "some_string", "source": "docs"}}, id="handler-not-callable"),
     ],
 )
@@ -69,7 +64,6 @@ def test_init_invalid_output_structure(outputs_to_state: dict[str, Any]) -> None
 
 
 # test_tool.py::TestTool::test_init_invalid_output_structure_config_not_dict
-@pytest.mark.xfail(strict=True, reason="behaviour: an outputs_to_state entry that is not a dict raises ToolDefinitionError (a ValueError); Haystack raises TypeError")
 def test_init_invalid_output_structure_config_not_dict() -> None:
     with pytest.raises(TypeError):
         Tool(name="irrelevant", description="irrelevant", parameters={"type": "object", "properties": {"city": {"type": "string"}}},
@@ -77,33 +71,28 @@ def test_init_invalid_output_structure_config_not_dict() -> None:
 
 
 # test_tool.py::TestTool::test_tool_spec
-@pytest.mark.xfail(strict=True, reason="missing: Tool.tool_spec")
 def test_tool_spec() -> None:
     assert _weather().tool_spec == {"name": "weather", "description": "Get weather report", "parameters": PARAMETERS}
 
 
 # test_tool.py::TestTool::test_invoke
-@pytest.mark.xfail(strict=True, reason="missing: Tool.invoke(**kwargs) (agentnb's invoke takes (arguments, run_context))")
 def test_invoke() -> None:
     assert _weather().invoke(city="Berlin") == "Weather report for Berlin: 20°C, sunny"
 
 
 # test_tool.py::TestTool::test_invoke_fail
-@pytest.mark.xfail(strict=True, reason="missing: Tool.invoke(**kwargs) raising an error that names the tool and the parameters")
 def test_invoke_fail() -> None:
     with pytest.raises(Exception, match=r"Failed to invoke Tool `weather` with parameters \{\}"):
         _weather().invoke()
 
 
 # test_tool.py::TestTool::test_inputs_from_state_validation_with_invalid_parameter
-@pytest.mark.xfail(strict=True, reason="behaviour: Tool(parameters=..., inputs_from_state=...) naming an unknown parameter is accepted (Haystack: ValueError \"inputs_from_state maps 'state_key' to unknown parameter 'nonexistent'. Valid parameters are: {'city'}.\")")
 def test_inputs_from_state_validation_with_invalid_parameter() -> None:
     with pytest.raises(ValueError, match="unknown parameter 'nonexistent'"):
         _weather(inputs_from_state={"state_key": "nonexistent"})
 
 
 # test_tool.py::TestTool::test_inputs_from_state_validation_with_non_string_value
-@pytest.mark.xfail(strict=True, reason="behaviour: a non-str inputs_from_state value raises ToolDefinitionError (a ValueError); Haystack raises TypeError 'inputs_from_state values must be str, not dict'")
 def test_inputs_from_state_validation_with_non_string_value() -> None:
     with pytest.raises(TypeError, match="inputs_from_state values must be str, not dict"):
         _weather(inputs_from_state={"state_key": {"source": "city"}})  # type: ignore[dict-item]
@@ -160,7 +149,6 @@ def test_from_function_with_custom_name() -> None:
 
 
 # test_from_function.py::test_from_function_annotated
-@pytest.mark.xfail(strict=True, reason="behaviour: Annotated[T, 'text'] descriptions are not put into the parameter schema")
 def test_from_function_annotated() -> None:
     def function_with_annotations(
         city: Annotated[str, "the city for which to get the weather"] = "Munich",
@@ -170,7 +158,7 @@ def test_from_function_annotated() -> None:
         """A simple function to get the current weather for a location."""
         return f"Weather report for {city}: 20 {unit}, sunny"
 
-    made = Tool.from_function(function_with_annotations)
+    made = create_tool_from_function(function_with_annotations)
     assert made.description == "A simple function to get the current weather for a location."
     assert made.parameters == {
         "type": "object",
@@ -185,13 +173,12 @@ def test_from_function_annotated() -> None:
 
 
 # test_from_function.py::test_from_function_missing_type_hint
-@pytest.mark.xfail(strict=True, reason="missing: create_tool_from_function (Haystack's path, which rejects an untyped parameter with ValueError)")
 def test_from_function_missing_type_hint() -> None:
     def function_missing_type_hint(city) -> str:  # type: ignore[no-untyped-def]
         return f"Weather report for {city}: 20°C, sunny"
 
     with pytest.raises(ValueError):
-        agentnb.create_tool_from_function(function_missing_type_hint)  # type: ignore[attr-defined]
+        create_tool_from_function(function_missing_type_hint)
 
 
 # test_from_function.py::test_from_function_schema_generation_error (Haystack's SchemaGenerationError;
@@ -205,7 +192,6 @@ def test_from_function_schema_generation_error() -> None:
 
 
 # test_from_function.py::test_from_function_with_callable_params_skipped
-@pytest.mark.xfail(strict=True, reason="behaviour: a Callable parameter is not left out of the schema (Tool.from_function fails: cannot build a JSON schema for Callable)")
 def test_from_function_with_callable_params_skipped() -> None:
     def function_with_callback(query: str, callback: Callable[[str], None] | None = None) -> str:
         """A function with a callable parameter."""
@@ -215,7 +201,6 @@ def test_from_function_with_callable_params_skipped() -> None:
 
 
 # test_from_function.py::test_from_function_state_param_excluded_from_schema
-@pytest.mark.xfail(strict=True, reason="missing: injection of a parameter annotated State (today Tool.from_function fails: cannot build a JSON schema for State)")
 def test_from_function_state_param_excluded_from_schema() -> None:
     def function_with_state(city: str, state: State) -> str:
         """Get weather for a city, with access to agent state."""
@@ -225,7 +210,6 @@ def test_from_function_state_param_excluded_from_schema() -> None:
 
 
 # test_from_function.py::test_tool_decorator_state_param_excluded_from_schema
-@pytest.mark.xfail(strict=True, reason="missing: injection of a parameter annotated State (today Tool.from_function fails: cannot build a JSON schema for State)")
 def test_tool_decorator_state_param_excluded_from_schema() -> None:
     @tool
     def function_with_state(city: str, state: State) -> str:
@@ -236,7 +220,6 @@ def test_tool_decorator_state_param_excluded_from_schema() -> None:
 
 
 # test_from_function.py::test_from_function_optional_state_param_excluded_from_schema
-@pytest.mark.xfail(strict=True, reason="missing: injection of a parameter annotated State | None (today Tool.from_function fails: cannot build a JSON schema for State)")
 def test_from_function_optional_state_param_excluded_from_schema() -> None:
     def function_with_optional_state(city: str, state: State | None = None) -> str:
         """Get weather for a city, optionally using agent state."""
@@ -258,7 +241,6 @@ def test_tool_decorator() -> None:
 
 
 # test_from_function.py::test_tool_decorator_with_annotated_params
-@pytest.mark.xfail(strict=True, reason="behaviour: Annotated[T, 'text'] descriptions are not put into the parameter schema")
 def test_tool_decorator_with_annotated_params() -> None:
     @tool
     def get_weather(
@@ -289,7 +271,6 @@ def test_tool_decorator_with_parameters() -> None:
 
 
 # test_from_function.py::test_tool_decorator_with_inputs_and_outputs
-@pytest.mark.xfail(strict=True, reason="behaviour: Annotated[T, 'text'] descriptions are not put into the parameter schema")
 def test_tool_decorator_with_inputs_and_outputs() -> None:
     @tool(inputs_from_state={"output_format": "output_format"}, outputs_to_state={"output": {"source": "output"}})
     def get_weather(
@@ -308,7 +289,6 @@ def test_tool_decorator_with_inputs_and_outputs() -> None:
 
 
 # test_from_function.py::test_from_function_with_parameter_named_properties
-@pytest.mark.xfail(strict=True, reason="behaviour: Annotated[T, 'text'] descriptions are not put into the parameter schema")
 def test_from_function_with_parameter_named_properties() -> None:
     def set_properties(entity_id: Annotated[str, "the entity to update"],
                        properties: Annotated[dict, "the properties to set"]) -> str:
@@ -347,7 +327,6 @@ def test_from_function_with_nested_model_named_title() -> None:
 
 
 # test_from_function.py::test_from_function_with_default_containing_title_key
-@pytest.mark.xfail(strict=True, reason="behaviour: stripping schema titles also strips a 'title' key inside a parameter's default value")
 def test_from_function_with_default_containing_title_key() -> None:
     def render(options: Annotated[dict, "rendering options"] = {"title": "Untitled", "width": 80}) -> str:  # noqa: B006
         """Render a report."""

@@ -160,8 +160,6 @@ print(state.get("user_name"))  # Output: "Alice-Bob"
     assert capsys.readouterr().out == "[1, 2, 3, 4]\nAlice-Bob\n"
 
 
-HAYSTACK_AGENT_REASON = "missing: Agent(chat_generator=...), agent.run(messages=[...]) and ChatMessage.from_user(...)"
-
 CALCULATOR_BLOCK = '''
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import OpenAIChatGenerator
@@ -206,7 +204,6 @@ print(calc_result)  # Output: 42
 
 
 # seed 002, "将 State 与 Agent 结合使用" block
-@pytest.mark.xfail(strict=True, reason=HAYSTACK_AGENT_REASON)
 def test_seed_002_calculator_agent(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
     model = ScriptedModel([tool_call("calculator", expression="15 + 27"), "15 + 27 = 42"])
     run_block(CALCULATOR_BLOCK, model)
@@ -256,7 +253,6 @@ result = agent.run(
 
 
 # seed 002, "从 State 读取 inputs_from_state" block (its imports come from the block before it)
-@pytest.mark.xfail(strict=True, reason=HAYSTACK_AGENT_REASON)
 def test_seed_002_inputs_from_state(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
     from agentnb import Agent, ChatMessage, Tool
 
@@ -320,7 +316,6 @@ print(last_query)     # "Find information about Python"
 
 
 # seed 002, "写入 State outputs_to_state" block
-@pytest.mark.xfail(strict=True, reason=HAYSTACK_AGENT_REASON)
 def test_seed_002_outputs_to_state(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
     from agentnb import Agent, ChatMessage, Tool
 
@@ -334,7 +329,6 @@ def test_seed_002_outputs_to_state(run_block: Callable[..., dict[str, Any]], cap
 
 
 # seed 002, "如果省略source，则将存储整个工具结果" block
-@pytest.mark.xfail(strict=True, reason=HAYSTACK_AGENT_REASON)
 def test_seed_002_whole_result_into_state(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
     model = ScriptedModel([tool_call("get_info"), "Alice is an admin."])
     run_block('''
@@ -385,7 +379,7 @@ print(user_info["email"])  # Output: "[email protected]"
 # seed 002, "合并输入和输出" block (after the outputs_to_state block, whose retrieval_tool it uses).
 # That retrieval_tool also maps result_count / last_query, which this block's state_schema lacks:
 # haystack-ai 3.4.0 raises RuntimeError ("Key 'result_count' not found in schema") on this block.
-@pytest.mark.xfail(strict=True, reason="deliberate: outputs_to_state keys outside the agent's state_schema fail the call (SPEC 1.6; Haystack raises too), so the seed's retrieve -> process chain stops; also " + HAYSTACK_AGENT_REASON)
+@pytest.mark.xfail(strict=True, reason="deliberate: outputs_to_state keys outside the agent's state_schema fail the call (SPEC 1.6; Haystack raises too), so the seed's retrieve -> process chain stops")
 def test_seed_002_tools_chain_through_state(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
     from agentnb import Agent, ChatMessage, Tool
 
@@ -450,8 +444,23 @@ print(final_docs)
     ]
 
 
+# agentnb's side of the difference above: the retrieve call of the chain fails, naming the
+# output key the schema lacks, and changes nothing; the model reads that and the run goes on
+def test_seed_002_chain_stops_at_the_undeclared_output_key(run_block: Callable[..., dict[str, Any]]) -> None:
+    from agentnb import Agent, ChatMessage, Tool
+
+    ns = run_block(RETRIEVAL_BLOCK, ScriptedModel([tool_call("retrieve", query="Python"), "ok"]),
+                   {"Agent": Agent, "ChatMessage": ChatMessage, "Tool": Tool})
+    agent = Agent(chat_generator=ScriptedModel([tool_call("retrieve", query="Python"), "Nothing to process."]),
+                  tools=[ns["retrieval_tool"]],
+                  state_schema={"documents": {"type": list}, "final_docs": {"type": list}, "final_count": {"type": int}})
+    result = agent.run(messages=[ChatMessage.from_user("Find and process 3 documents about Python")])
+    (call,) = result.tool_calls
+    assert call.error_kind == "state_error" and "Key 'result_count' not found in schema" in call.error
+    assert result.state == {} and result.content == "Nothing to process."
+
+
 # seed 002, "完整示例" block
-@pytest.mark.xfail(strict=True, reason=HAYSTACK_AGENT_REASON)
 def test_seed_002_complete_example(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
     model = ScriptedModel([tool_call("factorial", n=5), tool_call("calculator", expression="120 * 2"), "5! * 2 = 240"])
     ns = run_block('''

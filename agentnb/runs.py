@@ -1,0 +1,176 @@
+"""How an agent is run: ``run`` / ``iter_run`` / ``arun`` / ``print_response``, and what they take.
+
+A run takes a message (a str, or a dict of input fields for a ``prompt_template``) or, as
+Haystack's Agent does, a list of chat messages (``messages=[ChatMessage.from_user(...)]``: the
+last is the user's message, the ones before it go to the model before it, for this run only).
+Agno's ``session_state=`` is deep-merged into the state, ``dependencies=`` fill placeholders,
+and any other keyword is put into the state (Haystack).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigurationError
+from .events import Event, TextDelta
+from .messages import Message
+from .results import RunResult, RunStream
+
+if TYPE_CHECKING:
+    from .loop import Turn
+
+Subscriber = Callable[[Event], Any]
+Messages = Sequence["Message | Mapping[str, Any]"]
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """What one run was given."""
+
+    message: str | Mapping[str, Any]
+    """The user's message (or a dict of input fields)."""
+    earlier: tuple[Message, ...] = ()
+    """Messages given before it (``messages=[...]``), sent ahead of it in this run only."""
+    state_values: Mapping[str, Any] = field(default_factory=dict)
+    """Keywords put into the state (Haystack)."""
+    dependencies: Mapping[str, Any] | None = None
+    """Run dependencies, over the agent's."""
+    session_state: Mapping[str, Any] | None = None
+    """Deep-merged into the state first (Agno)."""
+
+    @property
+    def text(self) -> str:
+        """The message as recorded (a dict of input fields as its JSON text)."""
+        if isinstance(self.message, str):
+            return self.message
+        return json.dumps(dict(self.message), ensure_ascii=False, default=str)
+
+    @classmethod
+    def build(
+        cls,
+        message: str | Mapping[str, Any] | Messages | None,
+        messages: Messages | None,
+        dependencies: Mapping[str, Any] | None,
+        session_state: Mapping[str, Any] | None,
+        state_values: Mapping[str, Any],
+    ) -> RunInput:
+        """Check what a run was given; a short error says what is wrong."""
+        if isinstance(message, (list, tuple)):  # Haystack's run(messages), positionally
+            if messages is not None:
+                raise ConfigurationError("give the messages once: run([...]) or run(messages=[...])")
+            message, messages = None, message
+        if messages is not None:
+            if message is not None:
+                raise ConfigurationError("give a message or messages=[...], not both")
+            message, earlier = _split_messages(messages)
+        else:
+            earlier = ()
+        check_message(message)
+        if session_state is not None and not isinstance(session_state, Mapping):
+            raise ConfigurationError(f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}")
+        return cls(message, earlier, dict(state_values), dependencies, session_state)  # type: ignore[arg-type]
+
+
+def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
+    """(the last message's text, the ones before it) for ``messages=[...]``."""
+    try:
+        parsed = [m if isinstance(m, Message) else Message.from_openai(dict(m)) for m in messages]
+    except (TypeError, KeyError, ValueError):
+        raise ConfigurationError("messages=[...] takes chat messages: ChatMessage.from_user('...') or {'role': ..., 'content': ...}") from None
+    if not parsed or parsed[-1].role != "user" or parsed[-1].content is None:
+        raise ConfigurationError("messages=[...] must end with the user's message (ChatMessage.from_user('...'))")
+    return parsed[-1].content, tuple(parsed[:-1])
+
+
+def check_message(message: Any) -> None:
+    """A message is a str, or a dict of input fields (str keys) for a ``prompt_template``."""
+    if isinstance(message, str):
+        return
+    if isinstance(message, Mapping) and all(isinstance(k, str) for k in message):
+        return
+    raise ConfigurationError(
+        "the message must be a str, a dict of input fields for a prompt_template, or a list of chat "
+        f"messages; got {type(message).__name__}"
+    )
+
+
+class Runs:
+    """Agent's run methods (the agent gives ``_new_turn`` and ``_running``)."""
+
+    if TYPE_CHECKING:
+
+        def _new_turn(self, inputs: RunInput) -> Turn: ...
+
+        def _running(self) -> AbstractContextManager[None]: ...
+
+    def iter_run(
+        self,
+        message: str | Mapping[str, Any] | Messages | None = None,
+        *,
+        messages: Messages | None = None,
+        dependencies: Mapping[str, Any] | None = None,
+        session_state: Mapping[str, Any] | None = None,
+        **state_values: Any,
+    ) -> RunStream:
+        """Run a turn, yielding its events as they happen (see RunStream)."""
+        inputs = RunInput.build(message, messages, dependencies, session_state, state_values)
+        return RunStream(lambda: self._new_turn(inputs), self._running)
+
+    def run(
+        self,
+        message: str | Mapping[str, Any] | Messages | None = None,
+        *,
+        messages: Messages | None = None,
+        on_event: Subscriber | None = None,
+        dependencies: Mapping[str, Any] | None = None,
+        session_state: Mapping[str, Any] | None = None,
+        **state_values: Any,
+    ) -> RunResult:
+        """Run one turn. ``session_state`` is deep-merged into the state first (Agno; it
+        replaces the state with ``overwrite_db_session_state=True``); other keyword arguments
+        are then put into the state (Haystack).
+
+        Works in a plain script and inside a running event loop (a Jupyter kernel). A run
+        that ends without an answer raises ``AgentRunError``; its ``.result`` and
+        ``agent.history[-1]`` keep everything it did.
+        """
+        stream = self.iter_run(message, messages=messages, dependencies=dependencies, session_state=session_state, **state_values)
+        for event in stream:
+            if on_event is not None:
+                on_event(event)
+        assert stream.result is not None
+        return stream.result
+
+    async def arun(self, message: str | Mapping[str, Any] | Messages | None = None, **kwargs: Any) -> RunResult:
+        """``run`` for async code; the turn runs in a worker thread so the event loop stays free."""
+        import asyncio
+
+        return await asyncio.to_thread(lambda: self.run(message, **kwargs))
+
+    def print_response(
+        self, message: str | Mapping[str, Any] | Messages | None = None, *, stream: bool = False, markdown: bool | None = None, **kwargs: Any
+    ) -> None:
+        """Run a turn and print the answer (Agno's ``print_response``); ``stream=True`` prints
+        the text as it arrives. The text is printed as the model wrote it (``markdown`` is
+        accepted for Agno's signature: a notebook shows the turn's record instead)."""
+        if not stream:
+            print(self.run(message, **kwargs).content or "")
+            return
+        printed: Iterator[Event] = self.iter_run(message, **kwargs)
+        for event in printed:
+            if isinstance(event, TextDelta):
+                print(event.text, end="", flush=True)
+        print()
+
+    async def aprint_response(self, message: str | Mapping[str, Any] | Messages | None = None, **kwargs: Any) -> None:
+        """``print_response`` for async code."""
+        import asyncio
+
+        await asyncio.to_thread(lambda: self.print_response(message, **kwargs))
+
+
+__all__ = ["RunInput", "Runs", "check_message"]
