@@ -199,7 +199,8 @@ def profile(kind: str, root: Path, turns: int) -> None:
         agent.run("change one key")
         agent.model.requests.clear()
     for what, fn in (("load", lambda: load_times(kind, where, agent, 1)),
-                     ("20 more turns with their saves", lambda: [agent.run("change one key") for _ in range(20)])):
+                     ("20 more turns with their saves", lambda: [agent.run("change one key") for _ in range(20)]),
+                     ("a compaction", lambda: session.compact("bench"))):
         profiler = cProfile.Profile()
         profiler.enable()
         fn()

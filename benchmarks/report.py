@@ -218,7 +218,7 @@ class Report:
         mine = "; ".join(f"{k}: {cell(d)}" for k, d in v.items())
         theirs = "; ".join(f"{k}: {cell(d)}" for k, d in g.items()) or "–"
         rt = ", ".join(
-            f"{k} {statistics.median(v[k]['first_ms']) / statistics.median(g[k]['first_ms']):.1f}×" for k in v if k in g
+            f"{k} {statistics.median(v[k]['first_ms']) / statistics.median(g[k]['first_ms']):.2f}×" for k in v if k in g
         ) or "–"
         return [f"| first tool call in a fresh process | {mine} | {theirs} | – | ≤ 50 ms | first call: {rt} |"]
 
