@@ -26,6 +26,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -36,12 +37,12 @@ import measure  # noqa: E402
 import states  # noqa: E402
 
 
-def make_agent(n_nodes: int):
+def make_agent(n_nodes: int) -> Any:
     from agentnb import Agent, ScriptedModel, tool_call
 
     turns = itertools.count(1)
 
-    def model(request):
+    def model(request: Any) -> Any:
         if not request.tool_results():
             turn = next(turns)  # a different node and value every turn
             return tool_call("set_value", key=states.node_key(states.turn_target(turn, n_nodes)), value=-turn)
@@ -85,7 +86,7 @@ def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -
         sizes: list[tuple[str, int]] = []
         orig_post = inspector._post
 
-        def post(message, _orig=orig_post, _sizes=sizes):
+        def post(message: dict, _orig: Any = orig_post, _sizes: list = sizes) -> None:
             before = socket.bytes
             _orig(message)
             body = message.get(wire.EVENT_BODY) or {}

@@ -23,7 +23,7 @@ import platform
 import resource
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -67,7 +67,7 @@ def make_agent(case: str, clock: measure.ModelClock) -> tuple[Any, Any, list[int
     return agent, model, turn_no
 
 
-def make_check(case: str, agent: Any, model: Any, turn_no: list[int]):
+def make_check(case: str, agent: Any, model: Any, turn_no: list[int]) -> Callable[[Any], None]:
     def check(result: Any) -> None:
         assert result.content == "done after 1 tool calls", result.content
         record = agent.history[-1]

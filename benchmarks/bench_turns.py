@@ -33,6 +33,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -76,10 +77,10 @@ def run_series(turn, n: int, warmup: int, check) -> dict:
     return out
 
 
-def make_agent(k: int, mode: str):
+def make_agent(k: int, mode: str) -> tuple[Any, Any, Any]:
     from agentnb import Agent, ScriptedModel, tool_call
 
-    def fake_model(request):
+    def fake_model(request: Any) -> Any:
         n_done = sum(1 for m in request.messages if m.get("role") == "tool")
         if n_done < k:
             return tool_call("add_item", item=f"item-{n_done}")
@@ -101,15 +102,15 @@ def make_agent(k: int, mode: str):
     return agent, model, inspector
 
 
-def make_turn(agent, model):
-    def turn():
+def make_turn(agent: Any, model: Any) -> Callable[[], Any]:
+    def turn() -> Any:
         return agent.run("please add some items")
 
     return turn
 
 
-def make_check(agent, model, k: int):
-    def check(result) -> None:
+def make_check(agent: Any, model: Any, k: int) -> Callable[[Any], None]:
+    def check(result: Any) -> None:
         assert result.content == f"done after {k} tool calls", result.content
         assert result.state["items"] == [f"item-{i}" for i in range(k)], result.state
         turn = agent.history[-1]

@@ -41,7 +41,7 @@ def child(variant: str, later: int) -> dict[str, Any]:
     @dataclass
     class FakeOpenAIChat(OpenAIChat):
         def invoke(self, messages, assistant_message, response_format=None, tools=None, tool_choice=None,
-                   run_response=None, compress_tool_results=False):
+                   run_response=None, compress_tool_results=False) -> ModelResponse:
             if any(m.role == "tool" for m in messages):
                 return ModelResponse(role="assistant", content="done")
             if variant == "agentic":

@@ -29,7 +29,7 @@ import json  # noqa: E402
 import resource  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from importlib.metadata import version  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any, Callable  # noqa: E402
 
 import measure  # noqa: E402
 import states  # noqa: E402
@@ -47,7 +47,7 @@ def make_agent(case: str, clock: measure.ModelClock, db: str) -> tuple[Any, list
         """OpenAIChat with invoke overridden: instant, deterministic, no network."""
 
         def invoke(self, messages, assistant_message, response_format=None, tools=None, tool_choice=None,
-                   run_response=None, compress_tool_results=False):
+                   run_response=None, compress_tool_results=False) -> ModelResponse:
             n_done = sum(1 for m in messages if m.role == "tool")
             if n_done < 1:
                 turn_no[0] += 1
@@ -84,7 +84,7 @@ def make_agent(case: str, clock: measure.ModelClock, db: str) -> tuple[Any, list
     return agent, turn_no
 
 
-def make_check(case: str, turn_no: list[int], agent: Any, db: str):
+def make_check(case: str, turn_no: list[int], agent: Any, db: str) -> Callable[[Any], None]:
     def check(r: Any) -> None:
         assert r.content == "done after 1 tool calls", r.content
         name, arguments = states.tool_call_for(case, turn_no[0])
