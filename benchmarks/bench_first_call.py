@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         first, later = statistics.median(row["first_ms"]), statistics.median(row["later_ms"])
         print(f"agentnb first call, {variant:8}: first run {first:7.1f} ms [{min(row['first_ms']):.1f}–{max(row['first_ms']):.1f}], "
               f"later runs {later:.2f} ms; the first run imported {len(rs[0]['imported'])} top-level modules "
-              f"{rs[0]['imported'][:12]}{'…' if len(rs[0]['imported']) > 12 else ''}", flush=True)
+              f"{[m for m in rs[0]['imported'] if not m.startswith('_')][:15]}", flush=True)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=2))
