@@ -1,12 +1,17 @@
-"""Inspector traffic and notebook growth (run on demand, not in the test suite).
+"""Inspector traffic, its first message, and notebook growth (run on demand, not in the test suite).
 
-1. Bytes sent to the front end, and Python-side time per update, for a turn that changes one key
-   of a 10,000-node state (a dict of 10,000 small dicts), with the inspector attached and no
-   front end connected (every message is still built, serialised and counted:
-   ``messages_sent`` / ``bytes_sent`` / ``last_message_bytes``). The same turn on a 10-node state
-   shows that the traffic depends on the change, not on the state; the size of a full snapshot
-   (what a fresh view asks for once) is printed for contrast.
-2. Notebook file growth per ``%%chat`` turn: N ``%%chat`` cells run in a real IPython shell,
+Every widget message takes ipykernel's real send path (``kernel_stub.py``: ipywidgets →
+``Comm.publish_msg`` → ``json_clean`` → ``Session.send``, which builds, serialises and signs the
+message), so the kernel's own encoding is in every time and every byte counted here; only the
+ZeroMQ transport is missing.
+
+1. A K=1 turn that changes one node of a 10,000-node state (``states.nested_nodes``), and the
+   same turn on a 10-node state: messages and bytes per turn on the wire (and the inspector's
+   own JSON), and the time the inspector's subscriber takes per turn, kernel send included.
+2. The first message a view gets (the snapshot, answering the browser's ``sync``) for those
+   states: its size on the wire and the time to build it (``Inspector.snapshot``) and to send
+   it (our JSON check + the kernel's serialisation), medians over repetitions.
+3. Notebook file growth per ``%%chat`` turn: N ``%%chat`` cells run in a real IPython shell,
    their outputs written as an .ipynb (nbformat) the way Jupyter saves them, for N = 1, 10, 50.
 
     python benchmarks/bench_inspector.py [--json results/inspector.json]
@@ -21,23 +26,26 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import kernel_stub  # noqa: E402
+import measure  # noqa: E402
+import states  # noqa: E402
 
 
-def nodes(n: int) -> dict:
-    return {f"n{i:05d}": {"label": f"node {i}", "value": i, "tags": ["a", "b"]} for i in range(n)}
-
-
-def make_agent(n_nodes: int):
+def make_agent(n_nodes: int) -> Any:
     from agentnb import Agent, ScriptedModel, tool_call
 
     turns = itertools.count(1)
 
-    def model(request):
+    def model(request: Any) -> Any:
         if not request.tool_results():
             turn = next(turns)  # a different node and value every turn
-            return tool_call("set_value", key=f"n{turn * 7919 % n_nodes:05d}", value=-turn)
+            return tool_call("set_value", key=states.node_key(states.turn_target(turn, n_nodes)), value=-turn)
         return "updated"
 
     def set_value(session_state: dict, key: str, value: int) -> str:
@@ -45,16 +53,20 @@ def make_agent(n_nodes: int):
         session_state["nodes"][key]["value"] = value
         return f"{key} = {value}"
 
-    return Agent("graph", ScriptedModel(model), tools=[set_value], session_state={"nodes": nodes(n_nodes)})
+    return Agent("graph", ScriptedModel(model, stream=False), tools=[set_value], session_state=states.nested_nodes(n_nodes))
 
 
-def traffic(n_nodes: int, turns: int = 30) -> dict:
+def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -> dict:
+    """Messages, bytes and the inspector's time per K=1 turn that changes one node."""
     from agentnb.ipython import wire
     from agentnb.ipython.inspector import Inspector
 
     agent = make_agent(n_nodes)
+    socket.reset()
     inspector = Inspector.for_agent(agent)
-    # Time the inspector's own work: replace its subscription by a timed call of the same method.
+    opened = {"messages": socket.messages, "bytes": socket.bytes}  # the widget's comm_open and state
+    # Time the inspector's own work, the kernel's send included: replace its subscription by a
+    # timed call of the same method.
     inspector._unsubscribe()
     per_turn_ns: list[int] = []
     acc = [0]
@@ -66,38 +78,79 @@ def traffic(n_nodes: int, turns: int = 30) -> dict:
 
     inspector._unsubscribe = agent.subscribe(timed)
     agent.run("warm up")
-    bytes_per_turn, msgs_per_turn, state_msg = [], [], []
+    wire_bytes, wire_msgs, own_bytes, own_msgs, state_msg = [], [], [], [], []
     for i in range(turns):
         b0, m0 = inspector.bytes_sent, inspector.messages_sent
+        socket.reset()
         acc[0] = 0
         sizes: list[tuple[str, int]] = []
         orig_post = inspector._post
 
-        def post(message, _orig=orig_post, _sizes=sizes):
+        def post(message: dict, _orig: Any = orig_post, _sizes: list = sizes) -> None:
+            before = socket.bytes
             _orig(message)
             body = message.get(wire.EVENT_BODY) or {}
-            _sizes.append((body.get("kind", message.get(wire.KIND)), inspector.last_message_bytes))
+            _sizes.append((body.get("kind", message.get(wire.KIND)), socket.bytes - before))
 
         inspector._post = post
         result = agent.run(f"change one node ({i})")
         inspector._post = orig_post
         assert result.content == "updated"
         per_turn_ns.append(acc[0])
-        bytes_per_turn.append(inspector.bytes_sent - b0)
-        msgs_per_turn.append(inspector.messages_sent - m0)
+        wire_bytes.append(socket.bytes)
+        wire_msgs.append(socket.messages)
+        own_bytes.append(inspector.bytes_sent - b0)
+        own_msgs.append(inspector.messages_sent - m0)
         state_msg.append(max((s for k, s in sizes if k == "state_changed"), default=0))
-    snapshot = len(json.dumps(inspector.snapshot(), separators=(",", ":")))
-    state_bytes = len(json.dumps(agent.session_state, separators=(",", ":")))
+    state_bytes = states.json_bytes(agent.session_state)
     inspector.close()
     return {
         "nodes": n_nodes,
         "state_json_bytes": state_bytes,
-        "bytes_per_turn_median": statistics.median(bytes_per_turn),
-        "messages_per_turn_median": statistics.median(msgs_per_turn),
-        "state_changed_message_bytes_median": statistics.median(state_msg),
-        "python_ms_per_turn_median": statistics.median(per_turn_ns) / 1e6,
-        "python_us_per_message_median": statistics.median(t / m for t, m in zip(per_turn_ns, msgs_per_turn)) / 1e3,
-        "snapshot_bytes": snapshot,
+        "widget_open": opened,
+        "wire_messages_per_turn": measure.summary(wire_msgs),
+        "wire_bytes_per_turn": measure.summary(wire_bytes),
+        "own_messages_per_turn_median": statistics.median(own_msgs),
+        "own_json_bytes_per_turn_median": statistics.median(own_bytes),
+        "state_changed_wire_bytes_median": statistics.median(state_msg),
+        "inspector_ms_per_turn": measure.summary([t / 1e6 for t in per_turn_ns]),
+        "inspector_us_per_message_median": statistics.median(t / m for t, m in zip(per_turn_ns, wire_msgs)) / 1e3,
+    }
+
+
+def first_message(socket: kernel_stub.CountingSocket, n_nodes: int, reps: int = 15) -> dict:
+    """The snapshot a fresh view asks for: its size and the time to build and to send it."""
+    from agentnb.ipython import wire
+    from agentnb.ipython.inspector import Inspector
+
+    agent = make_agent(n_nodes)
+    inspector = Inspector.for_agent(agent)
+    for i in range(3):  # a few turns of history, as in a notebook
+        agent.run(f"change one node ({i})")
+    build, send, whole, sizes, own = [], [], [], [], []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        message = inspector.snapshot()
+        t1 = time.perf_counter_ns()
+        socket.reset()
+        inspector._post(message)
+        t2 = time.perf_counter_ns()
+        build.append((t1 - t0) / 1e6)
+        send.append((t2 - t1) / 1e6)
+        sizes.append(socket.bytes)
+        own.append(inspector.last_message_bytes)
+        # The same, the way it happens: the browser's sync request answered through the comm.
+        t0 = time.perf_counter_ns()
+        inspector._on_msg(inspector, {wire.KIND: wire.SYNC}, [])
+        whole.append((time.perf_counter_ns() - t0) / 1e6)
+    inspector.close()
+    return {
+        "nodes": n_nodes,
+        "wire_bytes": statistics.median(sizes),
+        "own_json_bytes": statistics.median(own),
+        "build_ms": measure.summary(build),
+        "send_ms": measure.summary(send),
+        "sync_request_ms": measure.summary(whole),
     }
 
 
@@ -135,21 +188,37 @@ def notebook_growth(counts=(1, 10, 50), n_nodes: int = 10) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", default=None, help="write the figures here")
+    p.add_argument("--skip-notebook", action="store_true", help="leave out the notebook growth (IPython shell)")
     args = p.parse_args(argv)
-    result = {"traffic": [traffic(10_000), traffic(10)], "notebook": notebook_growth()}
+    socket = kernel_stub.install("%%chat graph\nchange one node")
+    result: dict = {"loadavg_start": measure.loadavg()}
+    result["traffic"] = [traffic(socket, states.NESTED_NODES), traffic(socket, 10)]
+    result["first_message"] = [first_message(socket, states.NESTED_NODES), first_message(socket, 10)]
     for row in result["traffic"]:
         print(
             f"inspector, {row['nodes']:>6} nodes (state {row['state_json_bytes'] / 1e3:.0f} kB): "
-            f"{row['bytes_per_turn_median']:.0f} B/turn in {row['messages_per_turn_median']:.0f} messages "
-            f"(state_changed message {row['state_changed_message_bytes_median']:.0f} B); "
-            f"Python {row['python_ms_per_turn_median']:.3f} ms/turn, "
-            f"{row['python_us_per_message_median']:.0f} us/message; full snapshot {row['snapshot_bytes'] / 1e3:.0f} kB"
+            f"{row['wire_bytes_per_turn']['median']:.0f} B/turn on the wire in {row['wire_messages_per_turn']['median']:.0f} messages "
+            f"(own JSON {row['own_json_bytes_per_turn_median']:.0f} B; state_changed {row['state_changed_wire_bytes_median']:.0f} B on the wire); "
+            f"inspector + kernel send {row['inspector_ms_per_turn']['median']:.3f} ms/turn "
+            f"({row['inspector_us_per_message_median']:.0f} us/message); widget open {row['widget_open']['bytes']} B",
+            flush=True,
         )
-    nb = result["notebook"]
-    print(
-        f"notebook: {nb['bytes_per_turn']:.0f} B per %%chat turn "
-        f"(1 turn {nb['ipynb_bytes_1_turns']} B, 10 turns {nb['ipynb_bytes_10_turns']} B, 50 turns {nb['ipynb_bytes_50_turns']} B)"
-    )
+    for row in result["first_message"]:
+        print(
+            f"first message, {row['nodes']:>6} nodes: {row['wire_bytes'] / 1e3:.1f} kB on the wire "
+            f"(own JSON {row['own_json_bytes'] / 1e3:.1f} kB); build {row['build_ms']['median']:.2f} ms "
+            f"[{row['build_ms']['min']:.2f}–{row['build_ms']['max']:.2f}], send {row['send_ms']['median']:.2f} ms "
+            f"[{row['send_ms']['min']:.2f}–{row['send_ms']['max']:.2f}]; sync request answered in "
+            f"{row['sync_request_ms']['median']:.2f} ms",
+            flush=True,
+        )
+    if not args.skip_notebook:
+        result["notebook"] = nb = notebook_growth()
+        print(
+            f"notebook: {nb['bytes_per_turn']:.0f} B per %%chat turn "
+            f"(1 turn {nb['ipynb_bytes_1_turns']} B, 10 turns {nb['ipynb_bytes_10_turns']} B, 50 turns {nb['ipynb_bytes_50_turns']} B)"
+        )
+    result["loadavg_end"] = measure.loadavg()
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=2))

@@ -13,8 +13,10 @@ history (``agent.history`` keeps every turn). Modes:
 
 * ``recording``: the agent alone;
 * ``inspector``: the realistic notebook setting, with ``Inspector.for_agent(agent)`` following
-  every event (no front end connected: messages go to the comm layer, which drops them when no
-  kernel is there, but every message is still built, serialised and counted).
+  every event, its messages going through ipykernel's real send path (``kernel_stub.py``: the
+  kernel's session builds, serialises and signs each one; only ZeroMQ is missing);
+* ``inspector-nokernel``: the same without a kernel (the comm layer drops each message after the
+  inspector built and encoded it), to see the kernel's share.
 
     python benchmarks/bench_turns.py --mode inspector --out results/
 """
@@ -31,8 +33,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def stats_ms(samples_ns: list[int]) -> dict:
@@ -73,10 +77,10 @@ def run_series(turn, n: int, warmup: int, check) -> dict:
     return out
 
 
-def make_agent(k: int, mode: str):
+def make_agent(k: int, mode: str) -> tuple[Any, Any, Any]:
     from agentnb import Agent, ScriptedModel, tool_call
 
-    def fake_model(request):
+    def fake_model(request: Any) -> Any:
         n_done = sum(1 for m in request.messages if m.get("role") == "tool")
         if n_done < k:
             return tool_call("add_item", item=f"item-{n_done}")
@@ -91,22 +95,22 @@ def make_agent(k: int, mode: str):
     model = ScriptedModel(fake_model, stream=False)
     agent = Agent("bench", model, tools=[add_item], session_state={"items": []})
     inspector = None
-    if mode == "inspector":
+    if mode.startswith("inspector"):
         from agentnb.ipython.inspector import Inspector
 
         inspector = Inspector.for_agent(agent)
     return agent, model, inspector
 
 
-def make_turn(agent, model):
-    def turn():
+def make_turn(agent: Any, model: Any) -> Callable[[], Any]:
+    def turn() -> Any:
         return agent.run("please add some items")
 
     return turn
 
 
-def make_check(agent, model, k: int):
-    def check(result) -> None:
+def make_check(agent: Any, model: Any, k: int) -> Callable[[Any], None]:
+    def check(result: Any) -> None:
         assert result.content == f"done after {k} tool calls", result.content
         assert result.state["items"] == [f"item-{i}" for i in range(k)], result.state
         turn = agent.history[-1]
@@ -121,7 +125,7 @@ def make_check(agent, model, k: int):
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["recording", "inspector"], default="inspector")
+    p.add_argument("--mode", choices=["recording", "inspector", "inspector-nokernel"], default="inspector")
     p.add_argument("--n1", type=int, default=200, help="measured turns for K=1")
     p.add_argument("--n10", type=int, default=50, help="measured turns for K=10")
     p.add_argument("--warmup1", type=int, default=20)
@@ -130,6 +134,11 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", default=None, help="folder for the JSON result")
     args = p.parse_args(argv)
 
+    socket = None
+    if args.mode == "inspector":
+        import kernel_stub
+
+        socket = kernel_stub.install()
     t0 = time.perf_counter()
     import agentnb
 
@@ -150,6 +159,10 @@ def main(argv: list[str] | None = None) -> dict:
         if inspector is not None:
             st["inspector_messages"] = inspector.messages_sent
             st["inspector_bytes"] = inspector.bytes_sent
+            if socket is not None:
+                st["wire_messages"], st["wire_bytes"] = socket.messages, socket.bytes
+                socket.reset()
+            inspector.close()
         out["turns"][f"K{k}"] = st
         print(
             f"agentnb {args.mode} K={k}: median {st['median_ms']:.3f} ms  p95 {st['p95_ms']:.3f} ms | "
