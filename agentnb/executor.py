@@ -172,14 +172,13 @@ class ToolExecutor:
         return StateCause(kind="hook", name=link, tool_call_id=tool_call_id)
 
     def _apply_outputs(self, tool: Tool, result: Any, tool_call_id: str) -> None:
-        """Merge a dict result into state by ``outputs_to_state`` (Haystack's rules: a result
-        that is not a dict is not merged; an entry whose ``source`` the result lacks is skipped)."""
-        if not isinstance(result, dict):
-            return
+        """Put the result into state by ``outputs_to_state``: an entry without ``source`` takes
+        the whole result, whatever it is (SPEC 1.6; Haystack merges dict results only); one with
+        a ``source`` takes that key of a dict result, and is skipped when there is none (Haystack)."""
         state = self.ctx.state
         for key, spec in (tool.outputs_to_state or {}).items():
             source = spec.get("source")
-            if source is not None and source not in result:
+            if source is not None and not (isinstance(result, dict) and source in result):
                 continue
             handler = spec.get("handler")
             state.set(key, result if source is None else result[source], handler_override=handler)

@@ -86,7 +86,7 @@ class ToolMagics(WorkspaceMagics):
         except TypeError as exc:
             raise UsageError(f"%%tool: cannot create the Toolkit ({exc}); create an instance in the cell instead") from None
         unused = {p for _, p in inputs} - {
-            p for _, t in made if isinstance(t, Tool) for p in t.inputs_from_state.values()
+            p for _, t in made if isinstance(t, Tool) for p in (t.inputs_from_state or {}).values()
         }
         if unused:
             raise UsageError(f"%%tool: --inputs-from-state names {sorted(unused)}, which no function of the cell takes as a parameter")

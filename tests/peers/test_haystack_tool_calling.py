@@ -247,10 +247,18 @@ def test_merge_tool_outputs_result_not_a_dict() -> None:
 
 # differential: _merge_tool_outputs_into_state returns early for a result that is not a dict,
 # even when outputs_to_state maps the whole result (no source)
+@pytest.mark.xfail(strict=True, reason="deliberate: an outputs_to_state entry without source takes the whole result, whatever its type (SPEC 1.6); Haystack merges dict results only")
 def test_non_dict_result_is_not_merged() -> None:
     plain = _weather_tool(function=lambda location: "test", outputs_to_state={"weather": {}})
     _, result = _run([plain], tool_call("weather_tool", location="Berlin"), schema={"weather": {"type": str}})
     assert result.state == {}
+
+
+# agentnb's side of the difference above: the whole result goes into state.
+def test_agentnb_puts_a_whole_non_dict_result_into_state() -> None:
+    plain = _weather_tool(function=lambda location: "test", outputs_to_state={"weather": {}})
+    _, result = _run([plain], tool_call("weather_tool", location="Berlin"), schema={"weather": {"type": str}})
+    assert result.state == {"weather": "test"}
 
 
 # test_tool_calling.py::TestUtilities::test_merge_tool_outputs_empty_dict
