@@ -13,6 +13,7 @@ only ``seq``). Lines with ``seq`` at or below the snapshot's were folded into it
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -30,22 +31,41 @@ def meta(seq: int) -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, "seq": seq, "saved_at": time.time()}
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(obj: Any) -> str:
-    """Compact JSON for lines, readable JSON is what ``jq`` is for."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Compact JSON for lines, readable JSON is what ``jq`` is for.
+
+    Text is written as UTF-8, except lone surrogates (which UTF-8 cannot hold; a model or a tool
+    can produce them): they are written as ``\\udXXX`` escapes, which JSON reads back exactly.
+    """
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def loads(text: str | bytes, where: str, fix: str) -> Any:
+    """JSON from a session file; SessionFormatError naming ``where`` when it cannot be read
+    (malformed, nested deeper than Python can follow, integers too long to convert)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(
+            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); {fix}"
+        ) from None
+    except RecursionError:
+        raise SessionFormatError(f"{where} is not a session: its JSON is nested too deeply to read; {fix}") from None
+    except ValueError as exc:  # an integer longer than Python converts, or bytes that are not UTF-8
+        raise SessionFormatError(f"{where} is not valid JSON ({str(exc).split(';')[0]}); {fix}") from None
 
 
 def parse_snapshot(text: str, where: str) -> tuple[dict[str, Any], int]:
     """The module states and the seq of a snapshot's text; SessionFormatError when malformed."""
     if not text.strip():
         raise SessionFormatError(f"{where} is empty; restore it from a backup or delete it to start fresh")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SessionFormatError(
-            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-            f"the file may be truncated or edited by hand; fix it or delete it to start fresh"
-        ) from None
+    data = loads(text, where, "the file may be truncated or edited by hand; fix it or delete it to start fresh")
     if not isinstance(data, dict):
         raise SessionFormatError(
             f"{where} holds a JSON {type(data).__name__}; a session file is an object "
@@ -75,12 +95,7 @@ def check_version(info: Any, where: str) -> None:
 
 
 def parse_line(raw: str | bytes, where: str) -> dict[str, Any]:
-    try:
-        line = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SessionFormatError(
-            f"{where} is not valid JSON ({exc}); fix or remove that line (later lines are kept)"
-        ) from None
+    line = loads(raw, where, "fix or remove that line (later lines are kept)")
     if not isinstance(line, dict) or not isinstance(line.get("seq"), int) or "op" not in line:
         raise SessionFormatError(f"{where} is not a session log entry (needs 'v', 'seq' and 'op')")
     if line.get("v") != VERSION:
