@@ -406,3 +406,33 @@ def test_sqlite_log_is_folded_into_the_snapshot_as_it_grows(tmp_path):
     assert rows < SIZE_CHECK_EVERY  # folded at least once; each turn appended one row
     fresh = Agent("a", ScriptedModel([]), session=SQLiteSession(tmp_path / "s.db"))
     assert [t.message for t in fresh.history] == [f"turn {i}" for i in range(2 * SIZE_CHECK_EVERY)]
+
+
+# -- values JSON text cannot hold ---------------------------------------------------------------
+
+
+def test_nan_infinities_and_lone_surrogates_round_trip(session):
+    agent = make_agent()
+    values = {"nan": float("nan"), "inf": float("inf"), "ninf": float("-inf"), "text": "a\ud800b", "\udfff": [1.5]}
+    agent.session_state.update(values)
+    session.save_session_state_sync("odd", agent=agent)
+    other = make_agent()
+    session.load_session_state_sync("odd", agent=other)
+    loaded = other.session_state
+    assert loaded["nan"] != loaded["nan"] and loaded["inf"] == float("inf") and loaded["ninf"] == float("-inf")
+    assert loaded["text"] == "a\ud800b" and loaded["\udfff"] == [1.5]
+
+
+def test_snapshots_with_odd_values_are_strict_utf8_json(tmp_path):
+    agent = make_agent()
+    agent.session_state.update(score=float("nan"), text="x\ud83dy")
+    JSONSession(tmp_path).save_session_state_sync("odd", agent=agent)
+    data = json.loads((tmp_path / "odd.json").read_bytes().decode("utf-8"))  # strict: raises on bad bytes
+    assert data["agent"]["state"]["score"] == {"$agentnb": "float", "value": "nan"}
+    assert data["agent"]["state"]["text"] == "x\ud83dy"
+
+
+def test_a_malformed_tag_is_a_format_error(tmp_path):
+    (tmp_path / "t.json").write_text(json.dumps({"agent": {"state": {"$agentnb": "dict", "value": 5}}}))
+    with pytest.raises(SessionFormatError, match=r"t\.json.*tagged 'dict' holds 5"):
+        JSONSession(tmp_path).load_session_state_sync("t", agent=make_agent())

@@ -120,11 +120,10 @@ class Redactor:
 
 
 class DeltaRedactor:
-    """Redacts streamed text, holding back the few characters that could begin a secret."""
+    """Redacts streamed text, holding back only a tail that could be the start of a secret."""
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
-        self.keep = max((len(s) for s in redactor.secrets), default=1) - 1
         self.held = ""
 
     def feed(self, delta: str) -> str:
@@ -132,13 +131,21 @@ class DeltaRedactor:
         if not self.redactor:
             return delta
         text = self.redactor.text(self.held + delta)
-        if len(text) <= self.keep:
-            self.held = text
-            return ""
-        self.held = text[len(text) - self.keep :] if self.keep else ""
-        return text[: len(text) - self.keep]
+        hold = self._partial(text)
+        self.held = text[len(text) - hold :] if hold else ""
+        return text[: len(text) - hold]
 
     def flush(self) -> str:
         """What was held back, once the stream has ended."""
         rest, self.held = self.redactor.text(self.held), ""
         return rest
+
+    def _partial(self, text: str) -> int:
+        """Length of the longest end of ``text`` that begins some secret."""
+        longest = 0
+        for secret in self.redactor.secrets:
+            for size in range(min(len(secret) - 1, len(text)), longest, -1):
+                if text.endswith(secret[:size]):
+                    longest = size
+                    break
+        return longest

@@ -11,7 +11,7 @@ credentials are redacted from everything it returns: payloads, answers, error te
 
 from __future__ import annotations
 
-import json
+import abc
 import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -28,11 +28,23 @@ from ..errors import (
     ModelResponseError,
     one_line,
 )
-from ..events import Usage
 from ..messages import ToolCall
-from .base import Model, ModelRequest, ModelResponse, estimate_tokens
+from .base import Model, ModelRequest, ModelResponse
 from .credentials import Redactor, header_secrets, query_secrets, redact_url, url_secrets
-from .openai_wire import CutError, DeadlineError, event_error, kind, load_json, number, read_answer, show, sse_data
+from .openai_wire import (
+    CutError,
+    DeadlineError,
+    arguments_text,
+    as_list,
+    event_error,
+    kind,
+    load_json,
+    read_answer,
+    show,
+    sse_data,
+    tool_call_from,
+    usage_from,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Keys sent to servers that need none (Ollama, vLLM, llama.cpp) but that the client insists on.
@@ -155,9 +167,9 @@ class OpenAIBase(Model):
     def redactor(self, request: ModelRequest | None = None) -> Redactor:
         return Redactor(self.credentials(request))
 
+    @abc.abstractmethod
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of the ``openai`` call, credentials included."""
-        raise NotImplementedError
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
         """The request as recorded and shown: the wire body with every credential redacted."""
@@ -199,11 +211,13 @@ class OpenAIBase(Model):
             translated = self.translate_error(exc)
             if translated is exc:
                 raise
+            translated.args = (redactor.text(str(translated)),)
             # The cause may hold the server's echo of a credential: then it is not chained.
             raise translated from (None if redactor.found_in(f"{exc!r} {exc}") else exc)
 
     def translate_error(self, exc: BaseException) -> BaseException:
-        """An ``openai`` (or reading) exception as a one-line agentnb ``ModelError``."""
+        """An ``openai`` (or reading) exception as a one-line agentnb ``ModelError``, without
+        the model's credentials (``stream`` also removes those of the request's options)."""
         error = self._translate(exc)
         if isinstance(error, ModelError):
             error.args = (self.redactor().text(str(error)),)
@@ -351,7 +365,7 @@ def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Ite
             head = {k: chunk[k] for k in ("id", "created", "model") if k in chunk}
         if isinstance(chunk.get("usage"), dict):
             usage = chunk["usage"]
-        for choice in _list(chunk.get("choices"), "choices"):
+        for choice in as_list(chunk.get("choices"), "choices"):
             if not isinstance(choice, dict):
                 raise ModelResponseError(f"sent a choice that is {kind(choice)}: {show(choice)}")
             if choice.get("index", 0) != 0:
@@ -365,7 +379,7 @@ def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Ite
             if content:
                 text.append(content)
                 yield content
-            for position, part in enumerate(_list(delta.get("tool_calls"), "tool_calls")):
+            for position, part in enumerate(as_list(delta.get("tool_calls"), "tool_calls")):
                 _add_call_delta(calls, position, part)
             finish = _finish_reason(choice.get("finish_reason")) or finish
     if finish is None:
@@ -399,7 +413,7 @@ def _add_call_delta(calls: dict[int, dict[str, Any]], position: int, part: Any) 
     if name is not None and not isinstance(name, str):
         raise ModelResponseError(f"sent a tool call whose name is {kind(name)} ({show(name)}), not a string")
     entry["function"]["name"] += name or ""
-    entry["function"]["arguments"] += _arguments_text(function.get("arguments"))
+    entry["function"]["arguments"] += arguments_text(function.get("arguments"))
 
 
 def chat_response(raw: Any, request: ModelRequest | None = None) -> ModelResponse:
@@ -420,7 +434,7 @@ def chat_response(raw: Any, request: ModelRequest | None = None) -> ModelRespons
     if not isinstance(message, dict):
         raise ModelResponseError(f"sent a message that is {kind(message)}, not an object: {show(message)}")
     content = _content_text(message.get("content"))
-    calls = tuple(_tool_call(c, i) for i, c in enumerate(_list(message.get("tool_calls"), "tool_calls")))
+    calls = tuple(_tool_call(c, i) for i, c in enumerate(as_list(message.get("tool_calls"), "tool_calls")))
     return ModelResponse(
         content=content,
         tool_calls=calls,
@@ -428,14 +442,6 @@ def chat_response(raw: Any, request: ModelRequest | None = None) -> ModelRespons
         usage=usage_from(raw.get("usage"), request, content),
         raw=raw,
     )
-
-
-def _list(value: Any, what: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ModelResponseError(f"sent {what} that is {kind(value)}, not a list: {show(value)}")
-    return value
 
 
 def _content_text(content: Any) -> str | None:
@@ -453,23 +459,6 @@ def _finish_reason(value: Any) -> str | None:
     raise ModelResponseError(f"sent a finish_reason that is {kind(value)} ({show(value)}), not a string")
 
 
-def _arguments_text(value: Any) -> str:
-    """Tool arguments as JSON text. Some servers send them as a JSON value instead of text:
-    it is written back as text, so the tool's own validation says what is wrong with it."""
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def tool_call_from(call_id: Any, name: Any, arguments: Any, position: int) -> ToolCall:
-    """A ToolCall from the fields a server sent; ModelResponseError when the name is unusable."""
-    if not isinstance(name, str) or not name:
-        what = "no name" if name in (None, "") else f"a name that is {kind(name)} ({show(name)})"
-        raise ModelResponseError(f"sent a tool call with {what}; a tool call names its tool with a string")
-    ident = call_id if isinstance(call_id, str) and call_id else str(call_id) if isinstance(call_id, int) else f"call_{position}"
-    return ToolCall(id=ident, name=name, arguments=_arguments_text(arguments))
-
-
 def _tool_call(call: Any, position: int) -> ToolCall:
     if not isinstance(call, dict):
         raise ModelResponseError(f"sent a tool call that is {kind(call)}: {show(call)}")
@@ -477,21 +466,6 @@ def _tool_call(call: Any, position: int) -> ToolCall:
     if not isinstance(function, dict):
         raise ModelResponseError(f"sent a tool call whose function is {kind(function)}: {show(function)}")
     return tool_call_from(call.get("id"), function.get("name"), function.get("arguments"), position)
-
-
-def usage_from(usage: Any, request: ModelRequest | None, content: str | None) -> Usage:
-    """Server token counts; a marked estimate when the server sent none (or nonsense)."""
-    if isinstance(usage, dict):
-        sent_in = number(usage.get("prompt_tokens", usage.get("input_tokens")))
-        sent_out = number(usage.get("completion_tokens", usage.get("output_tokens")))
-        if sent_in is not None or sent_out is not None:
-            return Usage(input_tokens=sent_in or 0, output_tokens=sent_out or 0)
-    messages = request.messages if request is not None else []
-    return Usage(
-        input_tokens=sum(estimate_tokens(m.get("content")) for m in messages if isinstance(m.get("content"), str)),
-        output_tokens=estimate_tokens(content),
-        estimated=True,
-    )
 
 
 def _server_message(exc: Any) -> str:

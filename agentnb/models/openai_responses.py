@@ -14,8 +14,8 @@ from typing import Any
 from ..errors import ModelError, ModelResponseError
 from ..messages import ToolCall
 from .base import ModelRequest, ModelResponse
-from .openai_chat import OpenAIBase, merge_options, tool_call_from, usage_from
-from .openai_wire import event_error, kind, load_json, show
+from .openai_chat import OpenAIBase, merge_options
+from .openai_wire import event_error, kind, load_json, show, tool_call_from, usage_from
 
 
 def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

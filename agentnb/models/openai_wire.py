@@ -21,6 +21,9 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..errors import ModelResponseError, one_line
+from ..events import Usage
+from ..messages import ToolCall
+from .base import ModelRequest, estimate_tokens
 
 MAX_ANSWER_BYTES = 32 << 20
 """A longer answer is refused (no model answer is this large; a broken server can be)."""
@@ -233,3 +236,46 @@ def number(value: Any) -> int | None:
     if isinstance(value, float) and math.isfinite(value) and value >= 0:
         return int(value)
     return None
+
+
+# -- fields shared by the Chat Completions and Responses answers ---------------------------------
+
+
+def as_list(value: Any, what: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ModelResponseError(f"sent {what} that is {kind(value)}, not a list: {show(value)}")
+    return value
+
+
+def arguments_text(value: Any) -> str:
+    """Tool arguments as JSON text. Some servers send them as a JSON value instead of text:
+    it is written back as text, so the tool's own validation says what is wrong with it."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def tool_call_from(call_id: Any, name: Any, arguments: Any, position: int) -> ToolCall:
+    """A ToolCall from the fields a server sent; ModelResponseError when the name is unusable."""
+    if not isinstance(name, str) or not name:
+        what = "no name" if name in (None, "") else f"a name that is {kind(name)} ({show(name)})"
+        raise ModelResponseError(f"sent a tool call with {what}; a tool call names its tool with a string")
+    ident = call_id if isinstance(call_id, str) and call_id else str(call_id) if isinstance(call_id, int) else f"call_{position}"
+    return ToolCall(id=ident, name=name, arguments=arguments_text(arguments))
+
+
+def usage_from(usage: Any, request: ModelRequest | None, content: str | None) -> Usage:
+    """Server token counts; a marked estimate when the server sent none (or nonsense)."""
+    if isinstance(usage, dict):
+        sent_in = number(usage.get("prompt_tokens", usage.get("input_tokens")))
+        sent_out = number(usage.get("completion_tokens", usage.get("output_tokens")))
+        if sent_in is not None or sent_out is not None:
+            return Usage(input_tokens=sent_in or 0, output_tokens=sent_out or 0)
+    messages = request.messages if request is not None else []
+    return Usage(
+        input_tokens=sum(estimate_tokens(m.get("content")) for m in messages if isinstance(m.get("content"), str)),
+        output_tokens=estimate_tokens(content),
+        estimated=True,
+    )

@@ -164,6 +164,8 @@ def _decode(value: Any, where: str) -> Any:
                 return {k: _decode(v, where) for k, v in inner.items()}
             if name == "float" and inner in _NON_FINITE:
                 return float(inner)
+            if name in ("dict", "float"):
+                raise SessionFormatError(f"{where}: a value tagged {name!r} holds {inner!r:.80}, which is not one")
             encoder = _BY_NAME.get(name) if isinstance(name, str) else None
             if encoder is None:
                 raise SessionFormatError(

@@ -41,8 +41,13 @@ def dumps(obj: Any) -> str:
     can produce them): they are written as ``\\udXXX`` escapes, which JSON reads back exactly.
     """
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    if _SURROGATE.search(text) is None:
+    if text.isascii():  # the usual case, checked far faster than by looking for surrogates
         return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from campaign import CONFIG, TALLIES, campaign_enabled
 
@@ -32,3 +35,22 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
     terminalreporter.write_line("area | cases tried | failures")
     for area, (cases, failed) in merged.items():
         terminalreporter.write_line(f"{area} | {cases} | {failed}")
+
+
+@pytest.fixture()
+def shell(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A real IPython shell with agentnb loaded, working in ``tmp_path``."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    import agentnb
+
+    monkeypatch.chdir(tmp_path)
+    start_ipython()
+    ip = get_ipython()
+    before = set(ip.user_ns)
+    ip.run_line_magic("load_ext", "agentnb")
+    agentnb.load_ipython_extension(ip)  # a fresh workspace for every test
+    yield ip
+    for name in set(ip.user_ns) - before:
+        del ip.user_ns[name]

@@ -183,7 +183,10 @@ def echo_credentials(status: int = 500) -> Answer:
     """An error whose message repeats every request header and the query string."""
 
     def answer(x: Exchange) -> None:
-        seen = "; ".join(f"{k}={v}" for k, v in x.headers.items())
+        # The headers a client sets itself go last, so the credentials fit in a short message.
+        usual = ("host", "accept", "content-", "user-agent", "connection", "x-stainless")
+        ordered = sorted(x.headers.items(), key=lambda kv: kv[0].startswith(usual))
+        seen = "; ".join(f"{k}={v}" for k, v in ordered)
         body = {"error": {"message": f"bad request {x.path} with headers {seen}", "type": "server_error", "headers": x.headers}}
         data = json.dumps(body).encode()
         x.head(status, "application/json", len(data))

@@ -358,3 +358,19 @@ def test_an_answer_with_any_field_replaced_by_any_json_value_never_crashes():
 
     one()
     assert tally.failed == 0, tally.summary()
+
+
+@pytest.mark.parametrize("name", ["body not JSON", "name a list", "cut mid-event", "keep-alive pings forever", "HTTP 500 echoing credentials"])
+def test_chat_magic_says_in_one_line_what_the_server_did(shell, name):
+    """No traceback wall in a notebook: ``%%chat`` turns each failure into one UsageError line."""
+    from IPython.core.error import UsageError
+    from IPython.utils.capture import capture_output
+
+    case = next(c for c in CASES if c.name == name)
+    with HostileServer(*case.answers) as server:
+        shell.user_ns["hostile"] = Agent("hostile", make_model(case, server.url), tools=[add])
+        with pytest.raises(UsageError) as info, capture_output():
+            shell.run_cell_magic("chat", "hostile", "add 1 and 2")
+    text = str(info.value)
+    assert "\n" not in text and text.startswith("%%chat hostile: turn 0 failed:")
+    assert case.match.lower() in text.lower() and KEY not in text

@@ -239,3 +239,20 @@ def test_the_error_sent_back_for_a_huge_bad_argument_is_bounded():
                    "nesting level; a 500-deep list in the state fails this and every later run")
 def test_a_deeply_nested_value_in_the_state_does_not_break_later_runs(tmp_path):
     assert single("remember", '{"key": "deep", "value": ' + _nested(500, "list") + "}", tmp_path) is None
+
+
+@pytest.mark.xfail(strict=True, reason="fix in loop.py (as above): a tool call that crashes the loop escapes "
+                   "as a raw TypeError/RecursionError, which %%chat shows as a traceback wall")
+@pytest.mark.parametrize("name, arguments", [(["echo"], "{}"), ("echo", _nested(100_000, "list"))], ids=["list name", "deep"])
+def test_chat_magic_reports_a_hostile_tool_call_in_one_line(shell, name, arguments):
+    from IPython.core.error import UsageError
+    from IPython.utils.capture import capture_output
+
+    shell.user_ns["fuzz"] = make_agent([tool_call(name, raw_arguments=arguments), "done"], None)
+    try:
+        with capture_output():
+            shell.run_cell_magic("chat", "fuzz", "go")
+    except UsageError as exc:
+        assert "\n" not in str(exc)
+    # The run goes on: the tool call gets an error result, the model answers.
+    assert shell.user_ns["fuzz"].history[-1].status == "ok"
