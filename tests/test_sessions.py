@@ -436,3 +436,13 @@ def test_a_malformed_tag_is_a_format_error(tmp_path):
     (tmp_path / "t.json").write_text(json.dumps({"agent": {"state": {"$agentnb": "dict", "value": 5}}}))
     with pytest.raises(SessionFormatError, match=r"t\.json.*tagged 'dict' holds 5"):
         JSONSession(tmp_path).load_session_state_sync("t", agent=make_agent())
+
+
+def test_a_sqlite_session_sees_sessions_another_writer_created_after_it_looked(tmp_path):
+    path = tmp_path / "s.db"
+    path.write_bytes(b"")  # an empty database: nothing to load, and loading must not create tables
+    reader, writer = SQLiteSession(path), SQLiteSession(path)
+    assert reader.load_session_state_sync("shop", agent=make_agent()) is False
+    assert path.read_bytes() == b""
+    writer.save_session_state_sync("shop", agent=make_agent())
+    assert reader.load_session_state_sync("shop", agent=make_agent()) is True

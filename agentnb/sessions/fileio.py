@@ -51,19 +51,19 @@ def file_lock(path: Path) -> Iterator[None]:
     """An inter-process lock held in the file ``path``. In a folder this process cannot write
     to, no lock can be taken, and none is needed to read: the body then runs unlocked (a
     write there fails by itself, with a clear error)."""
-    lock = FileLock(str(path))
+    lock: FileLock | None = FileLock(str(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        lock.acquire()
+        lock.acquire()  # type: ignore[union-attr]
     except OSError as exc:
-        if exc.errno in _READ_ONLY and not os.access(path.parent, os.W_OK):
-            yield
-            return
-        raise SessionError(f"cannot lock the session with {path}: {exc.strerror or exc}") from None
+        if exc.errno not in _READ_ONLY or os.access(path.parent, os.W_OK):
+            raise SessionError(f"cannot lock the session with {path}: {exc.strerror or exc}") from None
+        lock = None
     try:
         yield
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()
 
 
 def remove_leftovers(path: Path) -> None:

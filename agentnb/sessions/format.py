@@ -137,12 +137,16 @@ def apply_ops(target: dict[str, Any], ops: list[dict[str, Any]], where: str) -> 
     keeps the first ``n`` items of the list at ``path`` (all of them when ``keep`` is null) and
     appends the rest.
     """
+    if not isinstance(ops, list):
+        raise SessionFormatError(f"{where}: 'ops' must be a list of changes, got {type(ops).__name__}")
     for op in ops:
+        if not isinstance(op, dict) or not isinstance(op.get("path") or [], list):
+            raise SessionFormatError(f"{where}: a change must be an object with a list 'path', got {op!r:.80}")
         path = op.get("path") or []
         kind = op.get("op")
         try:
             target = _apply_at(target, list(path), op, kind)
-        except (KeyError, TypeError, IndexError) as exc:
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
             raise SessionFormatError(f"{where}: cannot apply {kind} at {path}: {exc}") from None
     return target
 
@@ -158,18 +162,23 @@ def _apply_at(node: Any, path: list[str], op: dict[str, Any], kind: Any) -> Any:
     if kind == "merge":
         if not isinstance(node, dict):
             raise TypeError(f"merge needs an object, found {type(node).__name__}")
+        changes, unset = op.get("set") or {}, op.get("unset") or []
+        if not isinstance(changes, dict) or not isinstance(unset, list):
+            raise TypeError("merge needs 'set' to be an object and 'unset' a list")
         out = dict(node)
-        out.update(op.get("set") or {})
-        for key in op.get("unset") or ():
+        out.update(changes)
+        for key in unset:
             out.pop(key, None)
         return out
     if kind == "splice":
         if not isinstance(node, list):
             raise TypeError(f"splice needs a list, found {type(node).__name__}")
-        keep = op.get("keep")
+        keep, append = op.get("keep"), op.get("append") or []
+        if not isinstance(append, list):
+            raise TypeError(f"append must be a list, got {type(append).__name__}")
         if keep is None:  # pure append: concurrent writers' items all stay
-            return node + list(op.get("append") or [])
-        if not isinstance(keep, int) or keep < 0:
+            return node + append
+        if not isinstance(keep, int) or isinstance(keep, bool) or keep < 0:
             raise TypeError(f"keep must be a whole number, got {keep!r}")
-        return node[:keep] + list(op.get("append") or [])
+        return node[:keep] + append
     raise TypeError(f"unknown operation {kind!r}")

@@ -103,9 +103,9 @@ class SQLiteSession(SessionBase):
     def _reading(self) -> Iterator[None]:
         try:
             yield
-        except sqlite3.OperationalError as exc:  # locked, cannot open: the file itself may be fine
-            raise SessionError(f"cannot read {self.path}: {exc}") from None
-        except sqlite3.DatabaseError as exc:  # not a database, malformed
+        except sqlite3.DatabaseError as exc:
+            if _transient(exc):  # locked, busy, cannot open: the file itself may be fine
+                raise SessionError(f"cannot read {self.path}: {exc}") from None
             raise SessionFormatError(f"{self.path} is not a usable SQLite session database: {exc}") from None
 
     def _lock(self, session_id: str) -> AbstractContextManager[None]:
@@ -125,22 +125,30 @@ class SQLiteSession(SessionBase):
             try:
                 yield db
             except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
+                _rollback(db)
                 raise
             db.execute("COMMIT")
         except sqlite3.Error as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            if type(exc) is sqlite3.DatabaseError:  # malformed, not a database (not: locked, full, duplicate)
+            _rollback(db)
+            damaged = isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError)
+            if damaged and not _transient(exc, writing=True):
                 raise SessionFormatError(f"{self.path} is not a usable SQLite session database: {exc}") from None
             raise SessionWriteError(f"cannot write {self.path}: {exc}") from exc
 
     # -- reading --------------------------------------------------------------------------------
 
-    def _exists(self, session_id: str) -> bool:
+    def _ready(self) -> sqlite3.Connection | None:
+        """The connection when the database holds sessions (another process may have created
+        the schema since this one looked)."""
         db = self._db()
-        if db is None or not self._has_schema:
+        if db is not None and not self._has_schema:
+            with self._reading():
+                self._has_schema = self._check(db)
+        return db if self._has_schema else None
+
+    def _exists(self, session_id: str) -> bool:
+        db = self._ready()
+        if db is None:
             return False
         with self._reading():
             row = db.execute(
@@ -150,10 +158,9 @@ class SQLiteSession(SessionBase):
         return row is not None
 
     def _read(self, session_id: str) -> tuple[dict[str, Any], int, Iterator[tuple[dict[str, Any], str]]] | None:
-        if not self._exists(session_id):
+        db = self._ready()
+        if db is None or not self._exists(session_id):
             return None
-        db = self._db()
-        assert db is not None
         where = self.describe(session_id)
         with self._reading():
             row = db.execute("SELECT data FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
@@ -168,8 +175,8 @@ class SQLiteSession(SessionBase):
         return modules, seq, iter(entries)
 
     def _last_seq(self, session_id: str) -> int:
-        db = self._db()
-        if db is None or not self._has_schema:
+        db = self._ready()
+        if db is None:
             return 0
         with self._reading():
             row = db.execute(
@@ -209,6 +216,25 @@ class SQLiteSession(SessionBase):
         if self._conn is not None and self._pid == os.getpid():
             self._conn.close()
         self._conn = None
+
+
+_TRANSIENT = ("locked", "busy", "unable to open", "readonly", "read-only", "disk i/o")
+_WRITE_FAILURES = ("full", "no space", "too big", "out of memory", "interrupted")
+
+
+def _transient(exc: sqlite3.Error, writing: bool = False) -> bool:
+    """Whether an SQLite error is about this moment (a lock, permissions, a full disk) rather
+    than about a damaged file."""
+    text = str(exc).lower()
+    return any(m in text for m in _TRANSIENT + (_WRITE_FAILURES if writing else ()))
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    if db.in_transaction:
+        try:
+            db.execute("ROLLBACK")
+        except sqlite3.Error:  # SQLite may have rolled back itself (a full disk): nothing to undo
+            pass
 
 
 def _text(value: Any, where: str) -> str:
