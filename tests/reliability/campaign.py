@@ -1,9 +1,10 @@
 """What the campaign's tests share: how many cases to try, and a tally of what failed.
 
-Heavy parts are marked ``campaign`` and skipped unless ``--campaign`` is given (when running
-``pytest tests/reliability``) or ``AGENTNB_CAMPAIGN=1`` is set (anywhere). Sized tests read
-``scaled(fast, heavy)`` for how many cases to try. Every area records its cases in a ``Tally``;
-the terminal summary prints them as ``area | cases | failures``.
+Sized tests take the ``scale`` fixture and run twice: a fast variant (always) and a heavy one
+marked ``campaign``, skipped unless ``--campaign`` is given (when running ``pytest
+tests/reliability``) or ``AGENTNB_CAMPAIGN=1`` is set (anywhere); ``scale(fast, heavy)`` says
+how many cases to try. Every area records its cases in a ``Tally``; the terminal summary prints
+them as ``area | cases tried | failures``.
 """
 
 from __future__ import annotations
@@ -28,9 +29,14 @@ def campaign_enabled() -> bool:
         return False
 
 
-def scaled(fast: int, heavy: int) -> int:
-    """``heavy`` in a campaign run, ``fast`` otherwise."""
-    return heavy if campaign_enabled() else fast
+@dataclass(frozen=True)
+class Scale:
+    """How big a sized test's variant is."""
+
+    heavy: bool
+
+    def __call__(self, fast: int, heavy: int) -> int:
+        return heavy if self.heavy else fast
 
 
 @dataclass

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from campaign import CONFIG, TALLIES, campaign_enabled
+from campaign import CONFIG, TALLIES, Scale, campaign_enabled
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,6 +35,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
     terminalreporter.write_line("area | cases tried | failures")
     for area, (cases, failed) in merged.items():
         terminalreporter.write_line(f"{area} | {cases} | {failed}")
+
+
+@pytest.fixture(params=[pytest.param(False, id="fast"), pytest.param(True, id="campaign", marks=pytest.mark.campaign)])
+def scale(request: pytest.FixtureRequest) -> Scale:
+    """The size of a sized test: a fast variant, and a heavy one for the campaign."""
+    return Scale(heavy=request.param)
 
 
 @pytest.fixture()

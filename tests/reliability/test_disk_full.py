@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from campaign import Tally, scaled
+from campaign import Tally
 
 from agentnb import Agent, ScriptedModel
 from agentnb.sessions import JSONSession, SQLiteSession
@@ -87,8 +87,8 @@ def scenario(kind: str, disk: Path, before: int, during: int, after: int) -> tup
 
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
-def test_a_failed_save_is_a_warning_naming_the_file_and_the_session_stays_loadable(small_disk, kind):
-    ran, on_disk, warned = scenario(kind, small_disk, 3, scaled(4, 20), 2)
+def test_a_failed_save_is_a_warning_naming_the_file_and_the_session_stays_loadable(small_disk, kind, scale):
+    ran, on_disk, warned = scenario(kind, small_disk, 3, scale(4, 20), 2)
     saves = [w for w in warned if "could not save" in w]
     assert saves, "the disk never filled up: the test proves nothing"
     where = str(small_disk / ("s" if kind == "json" else "s.db"))
@@ -100,9 +100,9 @@ def test_a_failed_save_is_a_warning_naming_the_file_and_the_session_stays_loadab
                    "moves before the write, so a turn whose save failed is never written once space is back; "
                    "move the cursor only after _append returned")
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
-def test_every_turn_is_on_disk_once_space_is_back(small_disk, kind):
+def test_every_turn_is_on_disk_once_space_is_back(small_disk, kind, scale):
     tally = Tally("disk full")
-    ran, on_disk, _ = scenario(kind, small_disk, 3, scaled(4, 20), 2)
+    ran, on_disk, _ = scenario(kind, small_disk, 3, scale(4, 20), 2)
     for message in ran:
         tally.check(None if message in on_disk else "turn lost", message[:8])
     assert on_disk == ran, tally.summary()
@@ -131,3 +131,32 @@ def test_enospc_at_fsync_loses_no_turn(tmp_path, monkeypatch):
     restored = Agent("d", ScriptedModel([]), session=JSONSession(tmp_path))
     assert [t.message for t in restored.history] == [f"turn {i}" for i in range(12)]
     assert restored.session_state["i"] == 11
+
+
+@pytest.mark.xfail(strict=True, reason="fix in sessions/modules.py agent_delta + sessions/base.py "
+                   "append_session_state_sync: agent_delta moves the cursor (turns, messages, state) before "
+                   "_append writes; move it only after the write succeeded, so the next save retries")
+@pytest.mark.parametrize("kind", ["json", "sqlite"])
+def test_a_turn_whose_save_failed_is_written_by_the_next_save(tmp_path, monkeypatch, kind):
+    """Without a full disk: the backend's append fails once, before writing anything."""
+    from agentnb.errors import SessionWriteError
+
+    cls = JSONSession if kind == "json" else SQLiteSession
+    session = JSONSession(tmp_path) if kind == "json" else SQLiteSession(tmp_path / "s.db")
+    agent = Agent("d", ScriptedModel(lambda request: "ok"), session=session)
+    agent.run("turn 0")
+    real_append = cls._append
+    calls = {"n": 0}
+
+    def append_failing_once(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise SessionWriteError("cannot write: No space left on device (injected)")
+        return real_append(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "_append", append_failing_once)
+    with pytest.warns(UserWarning, match="No space left"):
+        agent.run("turn 1")
+    agent.run("turn 2")
+    restored = Agent("d", ScriptedModel([]), session=JSONSession(tmp_path) if kind == "json" else SQLiteSession(tmp_path / "s.db"))
+    assert [t.message for t in restored.history] == ["turn 0", "turn 1", "turn 2"]

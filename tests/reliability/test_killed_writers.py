@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign import Tally, scaled
+from campaign import Tally
 
 from agentnb import Agent, ScriptedModel
 from agentnb.sessions import JSONSession, SQLiteSession
@@ -75,10 +75,10 @@ def kill_one(kind: str, root: Path, session_id: str, rng: random.Random) -> int:
 
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
-def test_sigkilled_writers_never_lose_an_acknowledged_turn(tmp_path, kind):
+def test_sigkilled_writers_never_lose_an_acknowledged_turn(tmp_path, kind, scale):
     rng = random.Random(14)
     tally = Tally("SIGKILLed writers")
-    kills = scaled(12, 300 if kind == "json" else 150)
+    kills = scale(12, 300 if kind == "json" else 150)
     known: dict[str, int] = {}
     for i in range(kills):
         session_id = f"run-{i // 10}"
@@ -157,10 +157,10 @@ WARM = [(kind, writers) for kind in ("json", "sqlite") for writers in (2, 3)]
 
 
 @pytest.mark.parametrize("kind, writers", WARM)
-def test_concurrent_writers_on_an_existing_session_lose_nothing(tmp_path, kind, writers):
+def test_concurrent_writers_on_an_existing_session_lose_nothing(tmp_path, kind, writers, scale):
     tally = Tally("concurrent writers, existing session")
-    for i in range(scaled(1, 5)):
-        tally.check(run_writers(kind, tmp_path, f"shared-{i}", writers, scaled(15, 60), cold=False), f"{kind} x{writers}")
+    for i in range(scale(1, 5)):
+        tally.check(run_writers(kind, tmp_path, f"shared-{i}", writers, scale(15, 60), cold=False), f"{kind} x{writers}")
     assert tally.failed == 0, tally.summary()
 
 
@@ -168,8 +168,8 @@ def test_concurrent_writers_on_an_existing_session_lose_nothing(tmp_path, kind, 
                    "session that already holds the module must not be replaced whole - re-read it under the "
                    "lock and append this agent's turns (splice keep=None) and merge its state keys")
 @pytest.mark.parametrize("kind, writers", WARM)
-def test_concurrent_writers_starting_a_new_session_lose_nothing(tmp_path, kind, writers):
+def test_concurrent_writers_starting_a_new_session_lose_nothing(tmp_path, kind, writers, scale):
     tally = Tally("concurrent writers, cold start")
-    for i in range(scaled(1, 5)):
-        tally.check(run_writers(kind, tmp_path, f"cold-{i}", writers, scaled(15, 60), cold=True), f"{kind} x{writers}")
+    for i in range(scale(1, 5)):
+        tally.check(run_writers(kind, tmp_path, f"cold-{i}", writers, scale(15, 60), cold=True), f"{kind} x{writers}")
     assert tally.failed == 0, tally.summary()
