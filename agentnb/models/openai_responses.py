@@ -121,7 +121,7 @@ def responses_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -
             message = error.get("message") if isinstance(error, dict) else error
             raise ModelResponseError(f"reported that the response failed: {show(message or response, 200)}")
         else:
-            error = event_error(name if what == name else str(what), event)
+            error = event_error(str(what), event)
             if error is not None:
                 raise error
     raise ModelResponseError("ended the stream without a completed response (empty or cut short)")

@@ -51,18 +51,19 @@ def file_lock(path: Path) -> Iterator[None]:
     """An inter-process lock held in the file ``path``. In a folder this process cannot write
     to, no lock can be taken, and none is needed to read: the body then runs unlocked (a
     write there fails by itself, with a clear error)."""
-    lock: FileLock | None = FileLock(str(path))
+    lock = FileLock(str(path))
+    held = True
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        lock.acquire()  # type: ignore[union-attr]
+        lock.acquire()
     except OSError as exc:
         if exc.errno not in _READ_ONLY or os.access(path.parent, os.W_OK):
             raise SessionError(f"cannot lock the session with {path}: {exc.strerror or exc}") from None
-        lock = None
+        held = False
     try:
         yield
     finally:
-        if lock is not None:
+        if held:
             lock.release()
 
 

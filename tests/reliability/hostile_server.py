@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -266,13 +265,3 @@ def responses_object(output: Any, status: str = "completed") -> dict[str, Any]:
         "output": output,
         "usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5},
     }
-
-
-def wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> bool:
-    """Poll ``condition`` (for background effects, never to time anything)."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()

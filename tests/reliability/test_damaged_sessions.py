@@ -32,6 +32,7 @@ from agentnb.errors import SessionFormatError
 from agentnb.sessions import JSONSession, SQLiteSession
 
 GIVE_UP = 20.0
+NAMED = Tally("damaged files, named kinds")
 STORAGE = ("sessions/json_session.py", "sessions/sqlite_session.py", "sessions/fileio.py", "sessions/format.py", "sessions/codec.py")
 
 
@@ -189,6 +190,7 @@ def test_damaged_json_session_is_a_clear_error_and_untouched(tmp_path, damage):
     session, files = build("json", tmp_path)
     JSON_DAMAGE[damage](*files)
     problem, where = judge(lambda: JSONSession(tmp_path), files, must_fail=True)
+    NAMED.check(problem, damage)
     assert problem is None, f"{problem} ({where})"
 
 
@@ -199,6 +201,7 @@ def test_damaged_sqlite_session_is_a_clear_error_and_untouched(tmp_path, damage)
         Path(str(files[0]) + suffix).unlink(missing_ok=True)
     SQLITE_DAMAGE[damage](files[0])
     problem, where = judge(lambda: SQLiteSession(files[0]), files, must_fail=True)
+    NAMED.check(problem, damage)
     assert problem is None, f"{problem} ({where})"
 
 
@@ -221,6 +224,7 @@ def test_an_agent_module_of_the_wrong_shape_is_a_clear_error(tmp_path, damage):
     files[1].unlink()
     _edit_snapshot(files[0], AGENT_DAMAGE[damage])
     problem, where = judge(lambda: JSONSession(tmp_path), files[:1], must_fail=True)
+    NAMED.check(problem, damage)
     assert problem is None, f"{problem} ({where})"
 
 

@@ -199,10 +199,15 @@ def test_any_hostile_tool_call_ends_the_run_cleanly(autosave, scale):
 # -- named cases: each a single known failure, so a fix shows exactly which one it closed -----
 
 
+NAMED = Tally("malformed tool calls, named cases")
+
+
 def single(name: Any, arguments: str, folder: Path | None = None) -> str | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return run_case(name, arguments, folder)
+        problem = run_case(name, arguments, folder)
+    NAMED.check(problem, (name, arguments[:40]))
+    return problem
 
 
 @pytest.mark.parametrize(
