@@ -94,9 +94,11 @@ class Redactor:
         return bool(self.secrets)
 
     def found_in(self, text: str) -> bool:
+        """Whether ``text`` holds any of the secrets."""
         return any(secret in text for secret in self.secrets)
 
     def text(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[redacted]``."""
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)

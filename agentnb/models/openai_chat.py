@@ -165,6 +165,7 @@ class OpenAIBase(Model):
         return out
 
     def redactor(self, request: ModelRequest | None = None) -> Redactor:
+        """What removes this model's credentials (and those of ``request``'s options)."""
         return Redactor(self.credentials(request))
 
     @abc.abstractmethod

@@ -242,6 +242,7 @@ def number(value: Any) -> int | None:
 
 
 def as_list(value: Any, what: str) -> list[Any]:
+    """``value`` when it is a list ([] for null); ModelResponseError naming ``what`` otherwise."""
     if value is None:
         return []
     if not isinstance(value, list):
