@@ -114,6 +114,16 @@ class ContextLengthError(ModelError):
     """The request is longer than the model's context window."""
 
 
+class ModelResponseError(ModelError):
+    """A model server's answer is malformed (not JSON, a field of the wrong type, a stream cut
+    short); the message says what it sent wrong."""
+
+
+class SessionWriteError(SessionError):
+    """A session could not be written (disk full, read-only, database locked); the message names
+    the file and the cause."""
+
+
 class LocalModelError(ModelError):
     """The embedded llama.cpp server could not be started or stopped answering."""
 

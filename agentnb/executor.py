@@ -19,7 +19,12 @@ from .events import StateCause, ToolCallFinished
 from .messages import ToolCall
 from .run_context import RunContext
 from .tools import AGENTIC_TOOL, Tool, result_text, run_chain
+from .text import shorten
 from .tracking import Authors, StateTracker
+
+
+ERROR_LIMIT = 4000
+"""Most characters of an error sent back to the model as a tool call's result."""
 
 
 class ToolExecutor:
@@ -67,7 +72,7 @@ class ToolExecutor:
             return None, None
         try:
             sent = tool_call.parsed_arguments()
-        except json.JSONDecodeError:
+        except ValueError:
             sent = {}
         sent = sent if isinstance(sent, dict) else {}
         reads = {key for key, param in (tool.inputs_from_state or {}).items() if param not in sent}
@@ -81,6 +86,8 @@ class ToolExecutor:
         )
 
         def failed(kind: str, error: str, **extra: Any) -> ToolCallFinished:
+            if len(error) > ERROR_LIMIT:  # what goes back to the model stays bounded
+                error = f"{error[: ERROR_LIMIT - 60]}… (the error is {len(error):,} characters; cut here)"
             return ToolCallFinished(
                 **base,
                 result=f"Error: {error}",
@@ -96,10 +103,11 @@ class ToolExecutor:
             return failed("unknown_tool", f"there is no tool named {tool_call.name!r}. Available tools: {available}.")
         try:
             raw = tool_call.parsed_arguments()
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:
+            why = f"{exc.msg} at position {exc.pos}" if isinstance(exc, json.JSONDecodeError) else shorten(str(exc), 200)
             return failed(
                 "malformed_arguments",
-                f"the arguments for {tool.name!r} are not valid JSON ({exc.msg} at position {exc.pos}). "
+                f"the arguments for {tool.name!r} are not valid JSON ({why}). "
                 f"Send a JSON object matching the tool's parameters.",
             )
         try:

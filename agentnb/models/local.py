@@ -211,8 +211,8 @@ class LocalModel(OpenAIChat):
     def forces_tool_call(self, request: ModelRequest) -> bool:
         return self.force_tool_calls and bool(request.tools) and request.messages[-1:] != [] and request.messages[-1].get("role") == "user"
 
-    def payload(self, request: ModelRequest) -> dict[str, Any]:
-        body = super().payload(request)
+    def wire_body(self, request: ModelRequest) -> dict[str, Any]:
+        body = super().wire_body(request)
         if self.forces_tool_call(request):
             body["messages"] = [*request.messages, dict(PREFILL_MESSAGE)]
             body["tool_choice"] = "required"
