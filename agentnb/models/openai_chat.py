@@ -124,8 +124,8 @@ class OpenAIBase(Model):
         if not key:
             if base_url is None:
                 raise ModelAuthenticationError(
-                    f"{self.label}: no OpenAI API key; set OPENAI_API_KEY or pass base_url=… "
-                    f"for an OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
+                    f"{self.label}: no OpenAI API key; set OPENAI_API_KEY (or pass api_key=), or give "
+                    f"base_url= the address of an OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
                 )
             key = PLACEHOLDER_KEY
         cache_key = (key, base_url)
@@ -240,7 +240,7 @@ class OpenAIBase(Model):
         if isinstance(exc, (openai.APITimeoutError, DeadlineError)):
             return ModelConnectionError(
                 f"{self.label}: {url} did not answer within {self.deadline():g} s (the whole answer, "
-                f"retries included); pass a larger timeout=… or check that the server is up"
+                f"retries included); pass a larger timeout (seconds) or check that the server is up"
             )
         if isinstance(exc, CutError):
             return ModelConnectionError(f"{self.label}: the connection to {url} broke during the answer ({exc}); run again")
@@ -248,7 +248,7 @@ class OpenAIBase(Model):
             cause = one_line(exc.__cause__ or exc)
             return ModelConnectionError(
                 f"{self.label}: cannot reach the model server at {url} ({cause}); "
-                f"check base_url=… and that the server is running"
+                f"check the base_url and that the server is running"
             )
         if isinstance(exc, openai.APIStatusError):
             return self._status_error(exc, url, after)
@@ -264,7 +264,7 @@ class OpenAIBase(Model):
         if status == 401 or isinstance(exc, openai.PermissionDeniedError):
             return ModelAuthenticationError(
                 f"{self.label}: {url} refused the API key (HTTP {status}: {detail}); "
-                f"set OPENAI_API_KEY to a valid key or pass base_url=…"
+                + ("check the api_key given to the model" if self._api_key else "set OPENAI_API_KEY to a valid key")
             )
         if status == 404:
             return ModelNotFoundError(
