@@ -29,7 +29,7 @@ from .messages import Message
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
 from .modules import register_state
-from .observe import Observation, prepare, render_prompt
+from .observe import Observation, count_tokens, prepare, render_prompt
 from .prompt import PromptOptions, RenderedPrompt
 from .runs import RunInput, Runs, check_message
 from .run_context import RunContext
@@ -85,6 +85,7 @@ class Agent(Runs):
     add_session_state_to_context = _PromptOption()
     session_state_format = _PromptOption()
     resolve_in_context = _PromptOption()
+    hide_state_keys = _PromptOption()
 
     def __init__(
         self,
@@ -103,6 +104,7 @@ class Agent(Runs):
         enable_agentic_state: bool = False,
         overwrite_db_session_state: bool = False,
         resolve_in_context: bool = True,
+        hide_state_keys: Iterable[str] | str | None = None,
         markdown: bool = False,
         add_name_to_context: bool = False,
         add_datetime_to_context: bool = False,
@@ -294,6 +296,7 @@ class Agent(Runs):
             parse_output=(lambda content: output.parse(content, fields)) if output is not None else None,
             replay=self.recording,
             overwrite_state=self.overwrite_db_session_state,
+            count_tokens=lambda prepared: count_tokens(self, prepared),
         )
         return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
 

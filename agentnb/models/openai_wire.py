@@ -24,7 +24,8 @@ from ..errors import ModelResponseError
 from ..text import one_line
 from ..events import Usage
 from ..messages import ToolCall
-from .base import ModelRequest, estimate_tokens
+from ..tokens import estimate_tokens
+from .base import ModelRequest
 
 MAX_ANSWER_BYTES = 32 << 20
 """A longer answer is refused (no model answer is this large; a broken server can be)."""
