@@ -14,12 +14,17 @@ import os
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from . import agent_state
 from .context import ContextProviders
+from .diff import MISSING
+from .edits import StateEdit
+from .edits import edit as apply_edit
+from .edits import undo as undo_edit
 from .errors import ConfigurationError
 from .events import Event
 from .formatters import FormatSettings
@@ -169,6 +174,11 @@ class Agent(Runs):
         """The notebook recording this agent replays from and writes to (``attach_recording``)."""
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
+        self._edits: list[StateEdit] = []
+        self._edit_listeners: list[Callable[[StateEdit, bool], Any]] = []
+        self._parent: weakref.ref[Agent] | None = None
+        self.forked_at: int | None = None
+        """For a fork: how many of its turns it took from its parent (see ``fork``)."""
         # MASFactory's spellings (memories=, retrievers=) are the same kind of object.
         self.context_providers = ContextProviders([*(context_providers or ()), *(memories or ()), *(retrievers or ())], agent=self)
         self.format = FormatSettings.build(
@@ -276,6 +286,7 @@ class Agent(Runs):
 
     def _new_turn(self, inputs: RunInput) -> Turn:
         run_id = os.urandom(6).hex()
+        self._edits.clear()  # from here they are this turn's changes by "user", not undoable
         ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
         last = self.history[-1] if len(self.history) else None
         # A finished turn's state_after is a snapshot nothing mutates: the next one starts there.
@@ -326,14 +337,83 @@ class Agent(Runs):
         """Back to the state the agent was defined with: no conversation, no turns."""
         self.restore(AgentSnapshot(self._initial_state, (), ()))
 
-    def fork(self, name: str | None = None) -> Agent:
+    def snapshot_at(self, turn: int) -> AgentSnapshot:
+        """The agent as it was at the end of turn ``turn`` (numbered from 1, as shown): the state
+        that turn ended with, the conversation up to it, and the turns up to it."""
+        history = self.history
+        number = _turn_number(turn, len(history), f"agent {self.name!r}")
+        record = history[number - 1]
+        if record.status == "running":
+            raise ConfigurationError(f"turn {number} of agent {self.name!r} is still running; fork from it once it has ended")
+        turns = tuple(history[:number])
+        # The conversation grows by each successful turn's own messages (loop.Turn), in order.
+        messages = tuple(m for t in turns if t.status == "ok" for m in t.messages)
+        return AgentSnapshot(copy.deepcopy(record.state_after), messages, turns)
+
+    def fork(self, name: str | None = None, *, turn: int | None = None) -> Agent:
         """A new agent with the same definition and a copy of this one's state, conversation
-        and turns, that goes its own way from here."""
+        and turns — as they are now, or as they were at the end of turn ``turn`` (1 = the first)
+        — that goes its own way from there. ``forked.parent`` is this agent."""
+        snapshot = self.snapshot() if turn is None else self.snapshot_at(turn)
         forked = Agent(name or f"{self.name}_fork", **self._definition)
         forked.model = self.model
         forked._initial_state = copy.deepcopy(self._initial_state)
-        forked.restore(self.snapshot())
+        forked.restore(snapshot)
+        forked._parent = weakref.ref(self)
+        forked.forked_at = len(snapshot.turns)
         return forked
+
+    @property
+    def parent(self) -> Agent | None:
+        """The agent this one was forked from (while it exists), else None."""
+        return self._parent() if self._parent is not None else None
+
+    # -- edits by hand between turns ----------------------------------------------------------
+
+    @property
+    def state_edits(self) -> tuple[StateEdit, ...]:
+        """The edits made with ``edit_state`` / ``remove_state`` since the last turn, oldest
+        first; the next turn records them as changes by ``user``."""
+        return tuple(self._edits)
+
+    def edit_state(self, path: str, value: Any) -> StateEdit:
+        """Set a state key (``"budget"``) or a path below one (``"/items/0"``, ``"/items/-"`` to
+        append) to ``value``, checked against the state schema; ``undo_edit()`` takes it back.
+        The next turn sees it as a change by ``user``; ``observe()`` shows the prompt it makes."""
+        return self._edit(path, copy.deepcopy(value))
+
+    def remove_state(self, path: str) -> StateEdit:
+        """Remove a state key or a path below one (undoable, like ``edit_state``)."""
+        return self._edit(path, MISSING)
+
+    def undo_edit(self) -> StateEdit:
+        """Take back the last edit made since the last turn; returns it."""
+        if not self._edits:
+            raise ConfigurationError(f"agent {self.name!r} has no edit to undo since its last turn")
+        with self._running():
+            done = self._edits.pop()
+            undo_edit(self.state, done)
+        self._notify_edit(done, undone=True)
+        return done
+
+    def on_edit(self, callback: Callable[[StateEdit, bool], Any]) -> Callable[[], None]:
+        """Call ``callback(edit, undone)`` after each edit and undo; returns an unsubscribe function."""
+        self._edit_listeners.append(callback)
+        return lambda: self._edit_listeners.remove(callback) if callback in self._edit_listeners else None
+
+    def _edit(self, path: str, value: Any) -> StateEdit:
+        with self._running():
+            done = apply_edit(self.state, path, value)
+            self._edits.append(done)
+        self._notify_edit(done, undone=False)
+        return done
+
+    def _notify_edit(self, done: StateEdit, *, undone: bool) -> None:
+        for callback in list(self._edit_listeners):
+            try:
+                callback(done, undone)
+            except Exception as exc:  # a broken viewer must never break an edit
+                warnings.warn(f"agentnb: edit listener {callback!r} failed: {exc}", stacklevel=3)
 
     # -- display --------------------------------------------------------------------------
 
@@ -418,6 +498,16 @@ class Agent(Runs):
 
         self.detach_session()
         return attach(self, session, session_id, fresh=fresh, module=module)
+
+
+def _turn_number(turn: Any, count: int, whose: str) -> int:
+    """A turn number as shown (1 = the first), checked against ``count`` turns."""
+    if isinstance(turn, bool) or not isinstance(turn, int):
+        raise ConfigurationError(f"turn must be a turn number (1 = the first), got {turn!r}")
+    if not 1 <= turn <= count:
+        have = f"turns 1 to {count}" if count else "no turns yet"
+        raise ConfigurationError(f"{whose} has no turn {turn}: it has {have} (turns are numbered from 1)")
+    return turn
 
 
 def _whole_number(option: str, value: Any, alternative: str = "") -> int:

@@ -28,6 +28,10 @@ class StateTypeError(AgentnbError, TypeError):
     """A value does not fit the type declared for its key in the state schema."""
 
 
+class StateEditError(AgentnbError, ValueError):
+    """An edit of the state names a path that does not exist or cannot hold a value."""
+
+
 class ToolDefinitionError(ConfigurationError):
     """A function or Toolkit cannot be turned into a tool."""
 

@@ -207,7 +207,7 @@ def prepare(
     if agent.add_history_to_context:
         runs = agent.num_history_runs
         earlier = [t for t in agent.history if t.run_id != ctx.run_id and t.status == "ok"]
-        for turn in earlier if runs is None else earlier[len(earlier) - runs :] if runs > 0 else []:
+        for turn in earlier if runs is None else earlier[max(0, len(earlier) - runs) :] if runs > 0 else []:
             messages.extend(m for m in turn.messages if m.role != "system")
     history = len(messages) - (1 if rendered.text else 0)
     messages.extend(preceding)
