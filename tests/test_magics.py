@@ -546,3 +546,18 @@ def test_agent_context_bad_values_are_one_line_usage_errors(shell, line, expecte
     )
     assert expected in usage_error(shell, "agent", line, "instructions")
     assert "a" not in shell.user_ns or not isinstance(shell.user_ns["a"], Agent)
+
+
+def test_print_response_shows_markdown_in_a_notebook_with_its_html_escaped(shell, monkeypatch):
+    shown = []
+    monkeypatch.setattr("agentnb.ipython.magics.display", shown.append)
+    agent = Agent("md", ScriptedModel(["# Title\n\n- **one** <img src=x onerror=alert(1)>"]), markdown=True)
+    with capture_output() as out:
+        agent.print_response("hi", stream=True)
+    (markdown,) = shown
+    assert markdown._repr_markdown_() == "# Title\n\n- **one** &lt;img src=x onerror=alert(1)&gt;"
+    assert out.stdout == ""
+    plain = Agent("plain", ScriptedModel(["just text"]))
+    with capture_output() as out:
+        plain.print_response("hi", stream=True)
+    assert out.stdout == "just text\n"
