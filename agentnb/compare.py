@@ -124,8 +124,8 @@ class Comparison:
 
         return comparison_html(self)
 
-    def _repr_html_(self) -> str:
-        return self.html()
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
 
     def __repr__(self) -> str:
         return self.text()

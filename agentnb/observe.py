@@ -22,7 +22,7 @@ from .messages import Message
 from .prompt import PromptOptions, RenderedPrompt, TemplateMap, render_system_prompt, resolve_template
 from .run_context import RunContext, call_with
 from .state import State, render_state
-from .tokens import count_prompt, counter_for_label
+from .tokens import count_prompt, counter_for
 from .tools import Tool
 
 
@@ -229,8 +229,7 @@ def prepare(
 
 def count_tokens(agent: AgentSetup, prepared: Prepared) -> PromptTokens:
     """What ``prepared`` costs with the best counter the agent's model has now."""
-    model = agent.model
-    counter = model.token_counter() if callable(getattr(model, "token_counter", None)) else counter_for_label(str(getattr(model, "label", "")))
+    counter = counter_for(agent.model)
     start = 1 if prepared.system_prompt else 0
     wire = [m.to_openai() for m in prepared.messages]
     return count_prompt(counter, prepared.sections, prepared.system_prompt, prepared.user_prompt, wire[start : start + prepared.history], wire)

@@ -128,6 +128,13 @@ def counter_for_label(label: str) -> TokenCounter:
     return BpeCounter(encoding)
 
 
+def counter_for(model: Any) -> TokenCounter:
+    """The model's own counter (``model.token_counter()``), or the best one for its label."""
+    if callable(getattr(model, "token_counter", None)):
+        return model.token_counter()
+    return counter_for_label(str(getattr(model, "label", "")))
+
+
 def count_prompt(
     counter: TokenCounter,
     sections: Sequence[PromptSection],
@@ -181,6 +188,7 @@ __all__ = [
     "BpeCounter",
     "TokenCounter",
     "count_prompt",
+    "counter_for",
     "counter_for_label",
     "encoding_for_model",
     "estimate_tokens",
