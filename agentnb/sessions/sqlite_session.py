@@ -118,8 +118,9 @@ class SQLiteSession(SessionBase):
         try:
             if not self._has_schema:
                 db.execute("PRAGMA journal_mode=WAL")
-                db.executescript(_SCHEMA)
-                db.execute(f"PRAGMA user_version={fmt.VERSION}")
+                # Tables and version in one transaction: a writer killed in between leaves
+                # neither, never tables without the version that says they are agentnb's.
+                db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={fmt.VERSION}; COMMIT;")
                 self._has_schema = True
             db.execute("BEGIN IMMEDIATE")
             try:
