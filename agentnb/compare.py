@@ -174,11 +174,10 @@ def _sections(left: TurnRecord, right: TurnRecord) -> tuple[SectionDiff, ...]:
     out = []
     for source in dict.fromkeys([*a, *b]):
         (ta, ka), (tb, kb) = a.get(source, (MISSING, None)), b.get(source, (MISSING, None))
-        out.append(
-            SectionDiff(
-                source, _how(ta, tb), line_rows(None if ta is MISSING else ta, None if tb is MISSING else tb), ka, kb
-            )
-        )
+        # Blank lines around a section are how sections are joined, not what they say.
+        ta, tb = (t if t is MISSING else t.strip("\n") for t in (ta, tb))
+        rows = line_rows(None if ta is MISSING else ta, None if tb is MISSING else tb)
+        out.append(SectionDiff(source, _how(ta, tb), rows, ka, kb))
     return tuple(out)
 
 

@@ -260,7 +260,13 @@ def comparison_text(c: Comparison) -> str:
     return "\n".join(lines)
 
 
+_TD = ' style="text-align:left;vertical-align:top"'
+_CODE_TD = ' style="text-align:left;vertical-align:top;white-space:pre-wrap;font-family:monospace"'
+_WRAP_TD = ' style="text-align:left;vertical-align:top;white-space:pre-wrap"'
+
+
 def _rows_html(rows: tuple[LineRow, ...], limit: int = DIFF_LINES) -> str:
+    """A text diff as rows of the comparison table: a sign, then the left and the right line."""
     out = []
     shown = 0
     for row in rows:
@@ -268,19 +274,21 @@ def _rows_html(rows: tuple[LineRow, ...], limit: int = DIFF_LINES) -> str:
             shown += 1
             if shown > limit:
                 continue
+        sign = "" if row.how == "same" else _MARK[row.how]
         out.append(
-            f'<tr data-how="{row.how}"><td><code>{_e(row.left if row.left is not None else "")}</code></td>'
-            f'<td><code>{_e(row.right if row.right is not None else "")}</code></td></tr>'
+            f'<tr class="agentnb-compare-line" data-how="{row.how}"><td{_TD}>{sign}</td>'
+            f'<td{_CODE_TD}>{_e(row.left if row.left is not None else "")}</td>'
+            f'<td{_CODE_TD}>{_e(row.right if row.right is not None else "")}</td></tr>'
         )
     if shown > limit:
-        out.append(f'<tr><td colspan="2"><i>… {shown - limit} more changed line(s)</i></td></tr>')
+        out.append(f'<tr><td{_TD}></td><td colspan="2"{_TD}><i>… {shown - limit} more changed line(s)</i></td></tr>')
     return "".join(out)
 
 
 def comparison_html(c: Comparison) -> str:
     """Two turns side by side as deterministic HTML; every text from a model, tool or state is
     escaped."""
-    head = f"<tr><th></th><th>{_e(c.left)}</th><th>{_e(c.right)}</th></tr>"
+    head = f"<tr><th{_TD}></th><th{_TD}>{_e(c.left)}</th><th{_TD}>{_e(c.right)}</th></tr>"
     parts = [
         f'<div class="{COMPARE_CSS_CLASS} tex2jax_ignore mathjax_ignore" '
         'style="border-left:3px solid #c8a48a;padding:4px 10px;font-size:13px">',
@@ -290,35 +298,35 @@ def comparison_html(c: Comparison) -> str:
     parts.append(f'<div class="agentnb-compare-why"><b>why:</b><ul>{"".join(why)}</ul></div>')
     if c.effects:
         parts.append(f'<div class="agentnb-compare-effects"><b>what came of it:</b><ul>{"".join(f"<li>{_e(x)}</li>" for x in c.effects)}</ul></div>')
-    parts.append(f'<table class="agentnb-compare-table">{head}')
-    parts.append(f"<tr><td><b>prompt tokens</b></td><td>{_e(_counter_text(c.tokens[0]))}</td><td>{_e(_counter_text(c.tokens[1]))}</td></tr>")
+    parts.append(f'<table class="agentnb-compare-table" style="border-collapse:collapse">{head}')
+    parts.append(f"<tr><td{_TD}><b>prompt tokens</b></td><td{_TD}>{_e(_counter_text(c.tokens[0]))}</td><td{_TD}>{_e(_counter_text(c.tokens[1]))}</td></tr>")
     for section in c.sections:
         a, b = c.tokens
         counts = (count_text(a, section.left_tokens) if a else "?", count_text(b, section.right_tokens) if b else "?")
         parts.append(
-            f'<tr data-how="{section.how}"><td>{_MARK[section.how]} <code>{_e(section.source)}</code></td>'
-            f"<td>{_e(counts[0])} tok</td><td>{_e(counts[1])} tok</td></tr>"
+            f'<tr data-how="{section.how}"><td{_TD}>{_MARK[section.how]} <code>{_e(section.source)}</code></td>'
+            f"<td{_TD}>{_e(counts[0])} tok</td><td{_TD}>{_e(counts[1])} tok</td></tr>"
         )
         if section.how != "same":
-            parts.append(f'<tr><td></td><td colspan="2"><table class="agentnb-compare-lines">{_rows_html(section.rows)}</table></td></tr>')
+            parts.append(_rows_html(section.rows))
     for request in c.requests:
         what = ", ".join(request.parts) if request.how == "changed" else {"same": "the same"}.get(request.how, _SIDES.get(request.how, ""))
-        parts.append(f'<tr data-how="{request.how}"><td>{_MARK[request.how]} request {request.call}</td><td colspan="2">{_e(what)}</td></tr>')
+        parts.append(f'<tr data-how="{request.how}"><td{_TD}>{_MARK[request.how]} request {request.call}</td><td colspan="2"{_TD}>{_e(what)}</td></tr>')
     for call in c.tool_calls:
         parts.append(
-            f'<tr data-how="{call.how}"><td>{_MARK[call.how]} tool call {call.number}</td>'
-            f"<td><code>{_e(call.left or '-')}</code></td><td><code>{_e(call.right or '-')}</code></td></tr>"
+            f'<tr data-how="{call.how}"><td{_TD}>{_MARK[call.how]} tool call {call.number}</td>'
+            f"<td{_TD}><code>{_e(call.left or '-')}</code></td><td{_TD}><code>{_e(call.right or '-')}</code></td></tr>"
         )
     for key in c.state:
         hidden = " <i>(hidden from the model)</i>" if key.hidden else ""
         parts.append(
-            f'<tr data-how="{key.how}"><td>{_MARK[key.how]} state <code>{_e(key.key)}</code>{hidden}</td>'
-            f"<td><code>{_e(key.left if key.left is not None else '-')}</code></td>"
-            f"<td><code>{_e(key.right if key.right is not None else '-')}</code></td></tr>"
+            f'<tr data-how="{key.how}"><td{_TD}>{_MARK[key.how]} state <code>{_e(key.key)}</code>{hidden}</td>'
+            f"<td{_TD}><code>{_e(key.left if key.left is not None else '-')}</code></td>"
+            f"<td{_TD}><code>{_e(key.right if key.right is not None else '-')}</code></td></tr>"
         )
     parts.append(
-        '<tr class="agentnb-compare-answer"><td>answer</td>'
-        f'<td style="white-space:pre-wrap">{_e(c.answers[0] or "")}</td><td style="white-space:pre-wrap">{_e(c.answers[1] or "")}</td></tr>'
+        f'<tr class="agentnb-compare-answer"><td{_TD}>answer</td>'
+        f'<td{_WRAP_TD}>{_e(c.answers[0] or "")}</td><td{_WRAP_TD}>{_e(c.answers[1] or "")}</td></tr>'
     )
     parts.append("</table></div>")
     return "".join(parts)

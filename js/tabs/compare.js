@@ -2,7 +2,7 @@
 // kernel compared them (agentnb/compare.py): why they differ, the system prompt by section with
 // token counts, the requests, tool calls, state and answers. Nothing is diffed here.
 
-import { disclosure, empty, h } from "../dom.js";
+import { append, disclosure, empty, h } from "../dom.js";
 import { tokenCount } from "../format.js";
 import { WIRE } from "../wire.js";
 
@@ -53,8 +53,10 @@ function body(ctx, c) {
   const { view } = ctx;
   const [ta, tb] = c.tokens;
   const out = h("div", { class: "anb-cmp-body" });
-  out.appendChild(c.same ? h("div", { class: "anb-cmp-why" }, "The two turns sent and did the same.") : bullets("anb-cmp-why", "why", c.causes.length ? c.causes : ["nothing differs in what was sent"]));
-  out.appendChild(bullets("anb-cmp-effects", "what came of it", c.effects));
+  append(out, [
+    c.same ? h("div", { class: "anb-cmp-why" }, "The two turns sent and did the same.") : bullets("anb-cmp-why", "why", c.causes.length ? c.causes : ["nothing differs in what was sent"]),
+    bullets("anb-cmp-effects", "what came of it", c.effects),
+  ]);
   const head = h("tr", {}, h("th", {}, ""), h("th", {}, c.left), h("th", {}, c.right));
   const table = h("table", { class: "anb-cmp-table" }, h("thead", {}, head));
   const rows = h("tbody", {});

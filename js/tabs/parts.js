@@ -80,7 +80,7 @@ export function templateMap(prompt) {
     );
   }
   const keyRow = (cls, label, keys) =>
-    keys.length ? h("tr", { class: cls }, h("td", {}, label), h("td", {}, keys.map((k, i) => [i ? ", " : "", h("code", {}, k)]))) : null;
+    keys.length ? h("tr", { class: cls }, h("td", {}, label), h("td", {}, keys.flatMap((k, i) => [i ? ", " : "", h("code", {}, k)]))) : null;
   rows.push(keyRow("anb-map-unused", "not in the prompt", prompt.unusedKeys), keyRow("anb-map-hidden", "hidden from the model", prompt.hiddenKeys));
   if (!rows.some(Boolean)) return null;
   return h("div", { class: "anb-map" }, h("div", { class: "anb-label" }, "template map"), h("table", { class: "anb-map-table" }, h("tbody", {}, rows)));
