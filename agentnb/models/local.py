@@ -242,7 +242,7 @@ class LocalModel(OpenAIChat):
         preview never starts it)."""
         if self.server_process.running and self.server_process.port:
             return ServerTokenCounter(self.server_process.port)
-        return TokenCounter("the llama.cpp server is not running yet; counts are exact once it has answered")
+        return TokenCounter("the llama.cpp server is not running; its tokenizer counts exactly while it runs")
 
 
 class ServerTokenCounter(TokenCounter):
