@@ -323,7 +323,13 @@ export default {
   id: "state",
   label: "State",
   count: (ctx) => (ctx.turn && ctx.turn.changes.keys.length ? " (" + ctx.turn.changes.keys.length + " changed)" : ""),
-  inputs: (ctx) => [ctx.turn ? [ctx.turn.v.state, ctx.turn.v.prompt, ctx.turn.state !== undefined] : ctx.store.version.epoch, ctx.store.version.live, ctx.store.version.preview, ctx.store.version.list],
+  // A turn pinned in the past is redrawn only when it changes; the newest with edits pending also
+  // when the next prompt or the turn its state is patched onto arrives.
+  inputs: (ctx) => [
+    ctx.turn ? [ctx.turn.v.state, ctx.turn.v.prompt, ctx.turn.state !== undefined] : ctx.store.version.epoch,
+    ctx.store.version.live,
+    ctx.store.live && ctx.view.selected === null ? [ctx.store.version.preview, ctx.store.version.list] : null,
+  ],
   panel(ctx) {
     const { store, turn, view } = ctx;
     // Edits go to the state as it is now: only while following the newest turn, not mid-run.
