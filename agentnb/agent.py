@@ -291,7 +291,7 @@ class Agent(Runs, TimeTravel):
             parse_output=(lambda content: output.parse(content, fields)) if output is not None else None,
             replay=self.recording,
             overwrite_state=self.overwrite_db_session_state,
-            count_tokens=lambda prepared: count_tokens(self, prepared),
+            count_tokens=lambda prepared: count_tokens(self, prepared, exact_only=True),
         )
         return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
 

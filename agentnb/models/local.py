@@ -250,6 +250,7 @@ class ServerTokenCounter(TokenCounter):
     ``/apply-template``."""
 
     exact = True
+    knows_template = True
 
     def __init__(self, port: int, timeout: float = 10.0) -> None:
         super().__init__("")
