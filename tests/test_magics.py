@@ -452,6 +452,20 @@ def test_a_fork_is_recorded_under_its_own_name(shell, tmp_path):
     assert twin.session_state == {"shopping_list": ["milk", "bread"]} and len(twin.history) == 2
 
 
+def test_a_fork_from_a_turn_is_recorded_with_the_turns_it_took(shell, tmp_path):
+    (tmp_path / "shop.ipynb").write_text("{}")
+    define_shop(shell)
+    for item in ("milk", "eggs", "tea"):
+        shell.user_ns["shop"].run(item)
+    run(shell, "agentnb", "fork shop twin --turn 1")
+    shell.user_ns["twin"].run("bread")
+    saved = JSONSession(tmp_path / "shop.agentnb")
+    twin = Agent("twin", ScriptedModel([]), session_state={"shopping_list": []})
+    saved.load_session_state_sync("twin", agent=twin)
+    assert twin.session_state == {"shopping_list": ["milk", "bread"]}
+    assert [t.message for t in twin.history] == ["milk", "bread"]
+
+
 def test_defaults_sets_the_model_for_new_agents(shell):
     shell.run_cell("fixed = ScriptedModel(['from the default'])")
     _, out = run(shell, "agentnb", "defaults --model fixed --session-dir sessions")
