@@ -49,7 +49,20 @@ def test_the_prompt_carries_token_counts_hidden_and_unused_keys(shop) -> None:
     assert tokens["sections"] == [len(prompt["sections"][0]["text"]) // 4]
     assert tokens["total"] == tokens["system"] + tokens["user"]
     finished = sent.events()[-1][wire.EVENT_BODY]
-    assert finished["kind"] == "run_finished" and finished["prompt_tokens"] == tokens
+    assert finished["kind"] == "run_finished" and "prompt_tokens" not in finished  # nothing recounted
+
+
+def test_a_turn_recounted_at_its_end_sends_the_new_counts(monkeypatch) -> None:
+    from test_tokens import WarmingUp
+
+    agent = make_agent([], tools=[])
+    agent.model = WarmingUp(["Done."])
+    sent = Wire(Inspector.for_agent(agent), monkeypatch)
+    agent.run("hello")
+    bodies = [m[wire.EVENT_BODY] for m in sent.events()]
+    (prompt,) = [b for b in bodies if b["kind"] == "prompt_rendered"]
+    assert prompt["tokens"]["exact"] is False and prompt["tokens"]["note"] == "not started"
+    assert bodies[-1]["prompt_tokens"]["counter"] == "words" and bodies[-1]["prompt_tokens"]["exact"] is True
 
 
 def test_turn_summaries_carry_the_state_blocks_cost(shop) -> None:

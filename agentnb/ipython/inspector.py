@@ -31,7 +31,7 @@ import traitlets
 from ..compare import compare_turns
 from ..diff import make_patch
 from ..errors import AgentnbError, StateEditError
-from ..events import Event, RunFailed, RunFinished, RunStarted, StateChanged, TextDelta
+from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged, TextDelta
 from ..text import one_line
 from . import wire
 from .record import static_view
@@ -98,6 +98,8 @@ class Inspector(anywidget.AnyWidget):
         self._pending: tuple[str, int, str] | None = None  # (run_id, call, text) not sent yet
         self._last_flush = 0.0
         self._finished_changes: tuple[TurnRecord, dict[str, Any]] | None = None
+        self._prompts: dict[str, PromptRendered] = {}
+        """The prompt each running turn was sent with (a turn recounted at its end sends the new counts)."""
         self._preview_message: str | None = None
         """The message last previewed in the browser: previews after an edit use it."""
         self.on_msg(self._on_msg)
@@ -181,14 +183,18 @@ class Inspector(anywidget.AnyWidget):
                 self.model_info = info
         elif isinstance(event, (RunFinished, RunFailed)):
             self._live_text.pop(event.run_id, None)
+        if isinstance(event, PromptRendered):
+            self._prompts[event.run_id] = event
         body = compact_event(event)
         record = self._record_of(event.run_id)
         if record is not None and isinstance(event, (StateChanged, RunFinished, RunFailed)):
             body[wire.CHANGES] = self._changes(record)
+        sent_prompt = self._prompts.pop(event.run_id, None) if isinstance(event, (RunFinished, RunFailed)) else None
         if record is not None and isinstance(event, (RunFinished, RunFailed)):
             body["replayed"] = record.replayed
             prompt = record.prompt
-            if prompt is not None:  # counted again at the end when the tokenizer came up during the turn
+            if prompt is not None and prompt is not sent_prompt:
+                # Counted again at the end (the tokenizer came up during the turn): the new counts.
                 body["prompt_tokens"] = compact_tokens(prompt.tokens)
         self._send_event(event.run_id, body)
         if isinstance(event, (RunFinished, RunFailed)):

@@ -152,6 +152,13 @@ def test_the_inspector_as_a_debugger(lab_server: Callable[..., tuple[int, Path]]
             inspector.locator("button.anb-undo").click()
             expect(inspector.locator(".anb-node[data-path='/coupon']")).to_have_count(0)
             expect(inspector.locator("button.anb-undo")).to_have_text("↶ undo (1)")
+            # A key removed, and taken back.
+            inspector.locator(".anb-node[data-path='/notes'] button.anb-remove").click()
+            expect(inspector.locator(".anb-node[data-path='/notes']")).to_have_count(0)
+            expect(inspector.locator(".anb-edit-row[data-path='/notes'] .anb-change-values")).to_have_text('"weekly shop" (removed)')
+            expect(seen.locator(".anb-model-block")).not_to_contain_text("weekly shop")
+            inspector.locator("button.anb-undo").click()
+            expect(inspector.locator(".anb-node[data-path='/notes'] .anb-value")).to_have_text('"weekly shop"')
 
             # Compare: turn 2 beside the fork's turn 2 (same message, edited instructions).
             tab("history").click()
