@@ -14,7 +14,7 @@ pytest.importorskip("anywidget")
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
 from agentnb.ipython import compact  # noqa: E402
 from agentnb.ipython import inspector as inspector_module  # noqa: E402
-from agentnb.ipython import wire  # noqa: E402
+from agentnb.ipython import outbox, wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 
 STATIC = Path(inspector_module.__file__).parent / "static"
@@ -49,20 +49,43 @@ def make_agent(steps: list[Any], **options: Any) -> Agent:
     return Agent("shop", ScriptedModel(steps), instructions="List: {items} {missing}", tool_hooks=[audit, guard], **options)
 
 
+def decode(data: bytes) -> Any:
+    """JSON as the browser's parser reads it: no NaN or Infinity."""
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(bytes(data), parse_constant=refuse)
+
+
 class Wire:
     """Captures what an inspector sends, decoded as the browser would see it."""
 
     def __init__(self, inspector: Inspector, monkeypatch: pytest.MonkeyPatch) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.bodies: list[int] = []
         self.inspector = inspector
-        monkeypatch.setattr(inspector, "send", lambda content, buffers=None: self.messages.append(json.loads(json.dumps(content, allow_nan=False))))
+        monkeypatch.setattr(inspector, "send", self.receive)
+
+    def receive(self, content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
+        (body,) = buffers or [b"{}"]  # every message carries its body as one buffer
+        self.bodies.append(len(body))
+        self.messages.append({**decode(body), **json.loads(json.dumps(content, allow_nan=False))})
 
     def ask(self, **content: Any) -> dict[str, Any]:
         self.inspector._on_msg(self.inspector, content, [])
         return self.messages[-1]
 
+    def batches(self) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m[wire.KIND] == wire.BATCH]
+
     def events(self) -> list[dict[str, Any]]:
-        return [m for m in self.messages if m[wire.KIND] == wire.EVENT]
+        """Every event item sent, with its number, as the browser applies them."""
+        return [
+            {wire.SEQ: batch[wire.SEQ] + i, wire.TURN_INDEX: item[wire.TURN_INDEX], wire.EVENT_BODY: item[wire.EVENT_BODY]}
+            for batch in self.batches()
+            for i, item in enumerate(batch[wire.ITEMS])
+        ]
 
 
 @pytest.fixture
@@ -232,25 +255,87 @@ def test_a_turn_answered_from_the_recording_says_so(tmp_path, monkeypatch) -> No
     assert [s["replayed"] for s in replay.ask(**{wire.KIND: wire.SYNC})[wire.SUMMARIES]] == [True]
 
 
-def test_the_snapshot_trait_is_fresh_when_displayed_and_after_each_turn(shop) -> None:
+def trait(inspector: Inspector) -> dict[str, Any]:
+    """The snapshot in the synced trait, decoded."""
+    return decode(inspector.view_snapshot)
+
+
+def test_the_snapshot_trait_is_fresh_when_displayed_and_after_each_cell(monkeypatch) -> None:
+    from IPython import get_ipython, start_ipython
+
+    start_ipython()  # the test session's one real shell: the inspector follows its cells
+    shell = get_ipython()
+    agent = make_agent([[tool_call("add_item", item="eggs"), tool_call("banner")], "Added eggs.", "Hello again."])
+    inspector = Inspector(agent)
+    sent = Wire(inspector, monkeypatch)
+    try:
+        assert inspector.view_snapshot == b""  # nothing sent before a view could exist
+        data, _metadata = inspector._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in data
+        assert trait(inspector)[wire.SUMMARIES] == [] and trait(inspector)[wire.STATE] == {"items": ["milk"]}
+        shell.user_ns["shop"] = agent
+        shell.run_cell('shop.run("add eggs")', store_history=False)
+        snap = trait(inspector)
+        # Current to the last event: a view made from it applies the items numbered after it.
+        assert snap[wire.SEQ] == inspector.seq == sent.events()[-1][wire.SEQ]
+        assert [s["status"] for s in snap[wire.SUMMARIES]] == ["ok"]
+        assert snap[wire.STATE] == {"items": ["milk", "eggs"]}
+        assert [c["key"] for c in snap[wire.CHANGES]["keys"]] == ["items"]
+        # The sync message still answers (a view that found a gap), with the same snapshot.
+        assert sent.ask(**{wire.KIND: wire.SYNC}) == snap
+        # A cell that changed nothing leaves the trait alone; one that ran a turn refreshes it.
+        before = inspector.view_snapshot
+        shell.run_cell("1 + 1", store_history=False)
+        assert inspector.view_snapshot is before
+        shell.run_cell('shop.run("again")', store_history=False)
+        assert trait(inspector)[wire.SEQ] == inspector.seq > snap[wire.SEQ]
+        assert len(trait(inspector)[wire.SUMMARIES]) == 2
+    finally:
+        shell.user_ns.pop("shop", None)
+        inspector.close()
+    assert inspector._after_cell not in shell.events.callbacks["post_run_cell"]
+
+
+def test_a_turn_goes_out_as_one_message_and_replies_come_after_what_was_queued(shop) -> None:
     agent, inspector, sent = shop
-    assert inspector.view_snapshot == {}  # nothing sent before a view could exist
-    data, _metadata = inspector._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in data
-    assert inspector.view_snapshot[wire.SUMMARIES] == [] and inspector.view_snapshot[wire.STATE] == {"items": ["milk"]}
     agent.run("add eggs")
-    snap = inspector.view_snapshot
-    # Current to the last event: a view made from it applies the events numbered after it.
-    assert snap[wire.SEQ] == inspector.seq == sent.events()[-1][wire.SEQ]
-    assert [s["status"] for s in snap[wire.SUMMARIES]] == ["ok"]
-    assert snap[wire.STATE] == {"items": ["milk", "eggs"]}
-    assert [c["key"] for c in snap[wire.CHANGES]["keys"]] == ["items"]
-    assert snap == json.loads(json.dumps(snap, allow_nan=False))
-    # The sync message still answers (a view that found a gap), with the same snapshot.
-    assert sent.ask(**{wire.KIND: wire.SYNC}) == snap
-    agent.run("again")
-    assert inspector.view_snapshot[wire.SEQ] == inspector.seq > snap[wire.SEQ]
-    assert len(inspector.view_snapshot[wire.SUMMARIES]) == 2
+    assert [m[wire.KIND] for m in sent.messages] == [wire.BATCH]
+    (batch,) = sent.batches()
+    assert (batch[wire.SEQ], batch[wire.LAST]) == (1, len(batch[wire.ITEMS])) == (1, inspector.seq)
+    assert inspector.messages_sent == 1 and inspector.bytes_sent == sent.bodies[0] == inspector.last_message_bytes
+    agent.run("hello")
+    assert sent.batches()[1][wire.SEQ] == batch[wire.LAST] + 1  # numbered on from the last batch
+    # An event queued when a request comes in goes out first: the reply is current to it.
+    inspector._outbox.add(1, {"kind": "model_requested", "call": 9, "at": 0, "messages": 0, "tools": 0})
+    reply = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 0})
+    assert [m[wire.KIND] for m in sent.messages[-2:]] == [wire.BATCH, wire.TURN]
+    assert reply[wire.TURN_INDEX] == 0 and sent.messages[-2][wire.LAST] == inspector.seq
+
+
+def test_a_slow_step_is_shown_while_it_runs(monkeypatch) -> None:
+    import threading
+
+    seen = threading.Event()
+
+    def slow(session_state) -> str:
+        """Wait until the view has seen this call start."""
+        seen.wait(30)
+        return "done" if seen.is_set() else "the call's start was never sent"
+
+    agent = make_agent([tool_call("slow"), "ok"], tools=[slow])
+    inspector = Inspector.for_agent(agent)
+    sent = Wire(inspector, monkeypatch)
+
+    def receive(content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
+        Wire.receive(sent, content, buffers)
+        if any(e[wire.EVENT_BODY]["kind"] == "tool_call_started" for e in sent.events()):
+            seen.set()  # sent by the flush thread while the tool still runs
+
+    monkeypatch.setattr(inspector, "send", receive)
+    agent.run("go")
+    assert agent.history[-1].tool_calls[0].result == "done"
+    assert len(sent.batches()) >= 2  # the start while the tool ran, the rest at the end
+    assert [e[wire.SEQ] for e in sent.events()] == list(range(1, inspector.seq + 1))
 
 
 def test_tool_calls_carry_the_hook_chain_and_who_answered(shop) -> None:
@@ -268,24 +353,20 @@ def test_one_key_change_in_a_large_state_sends_only_the_patch(monkeypatch) -> No
     agent = make_agent([tool_call("add_item", item="eggs"), "ok"], session_state=big)
     inspector = Inspector.for_agent(agent)
     sent = Wire(inspector, monkeypatch)
-    traits: list[dict[str, Any]] = []
-    inspector.observe(lambda change: traits.append(change["new"]), names=wire.TRAIT_SNAPSHOT)
     agent.run("add eggs")
     sizes = {m[wire.EVENT_BODY]["kind"]: len(json.dumps(m)) for m in sent.events()}
     assert sizes["state_changed"] < 800  # the patch and the turn's change summary so far
     assert max(sizes.values()) < 2000, sizes
     assert not any("item 4999" in json.dumps(m) for m in sent.events())
-    # After the turn the trait's snapshot leaves the large state out: a view asks for it.
-    (after_turn,) = traits
-    assert wire.STATE not in after_turn and len(json.dumps(after_turn)) < 5000
-    custom = sum(len(json.dumps(m, separators=(",", ":"))) for m in sent.messages)
-    assert inspector.bytes_sent == custom + len(json.dumps(after_turn, separators=(",", ":")))
-    assert inspector.messages_sent == len(sent.messages) + 1
-    # The whole state goes only where a view asks for it, or where the widget is displayed.
+    # Where a view asks for the state, or where the widget is displayed, it comes lazily: the
+    # first page of the catalog, and its size.
     snapshot = sent.ask(**{wire.KIND: wire.SYNC})
-    assert snapshot[wire.STATE]["catalog"][4999] == {"sku": 4999, "name": "item 4999"}
+    assert snapshot[wire.STATE]["items"] == ["milk", "eggs"]
+    assert snapshot[wire.STATE]["catalog"][:2] == [{"sku": 0, "name": "item 0"}, {"sku": 1, "name": "item 1"}]
+    assert len(snapshot[wire.STATE]["catalog"]) == 100 and snapshot[wire.STUBS] == {"/catalog": 5000}
+    assert sent.bodies[-1] < 10_000
     inspector._repr_mimebundle_()
-    assert inspector.view_snapshot[wire.STATE]["catalog"][4999] == {"sku": 4999, "name": "item 4999"}
+    assert trait(inspector)[wire.STATE] == snapshot[wire.STATE]
 
 
 def test_model_request_payloads_are_sent_only_on_request(shop) -> None:
@@ -342,11 +423,11 @@ def test_preview_observes_without_calling_the_model(shop) -> None:
     assert agent.model.requests == [] and len(agent.history) == 0
 
 
-def test_streamed_text_is_batched_and_flushed_before_the_next_event(monkeypatch) -> None:
+def test_streamed_text_is_joined_into_one_item_before_the_next_event(monkeypatch) -> None:
     agent = make_agent(["one two three four five six"])
     inspector = Inspector.for_agent(agent)
     sent = Wire(inspector, monkeypatch)
-    monkeypatch.setattr(inspector_module, "TEXT_FLUSH_SECONDS", 3600.0)
+    monkeypatch.setattr(outbox, "FLUSH_SECONDS", 3600.0)  # no flush before the run ends
     agent.run("count")
     kinds = [m[wire.EVENT_BODY]["kind"] for m in sent.events()]
     assert kinds == ["run_started", "prompt_rendered", "model_requested", "text_delta", "model_responded", "run_finished"]

@@ -3,12 +3,9 @@ events, turn summaries, change summaries (by ``agentnb.diff``'s rule, values as 
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
-
-from pydantic_core import to_json
 
 from ..diff import MISSING, Change
 from ..events import (
@@ -60,21 +57,11 @@ def model_info(agent: Agent) -> dict[str, Any]:
     }
 
 
-def json_text(value: Any) -> str:
-    """``value`` as JSON text, with anything JSON cannot hold replaced: NaN and infinities by
-    strings, other objects by their ``repr`` (the browser's JSON parser rejects NaN)."""
-    return to_json(value, fallback=repr, inf_nan_mode="strings").decode()
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` as plain JSON data (see ``json_text``)."""
-    return json.loads(json_text(value))
-
-
 def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
-    """The state a turn ended with (the live state while it runs)."""
+    """The state a turn ended with; the live state itself while it runs (encode it at once:
+    the run changes it)."""
     if record.status == "running":
-        return copy.deepcopy(agent.session_state)
+        return agent.session_state
     return record.state_after
 
 
@@ -375,8 +362,6 @@ __all__ = [
     "compact_rows",
     "compact_tokens",
     "compact_event",
-    "json_text",
-    "jsonable",
     "model_info",
     "turn_state",
     "turn_summary",

@@ -2,14 +2,16 @@
 
 ``Inspector.for_agent(agent)`` returns the one inspector of an agent; displaying it in several
 cells shows several views of the same widget. The kernel side keeps almost nothing: it
-subscribes to the agent, turns each event into a small JSON-safe dict and sends it as a custom
-message. The browser keeps the turns it has seen and applies each event to them — a state change
-arrives as its JSON patch with the turn's change summary so far (computed here, by
-``agentnb.diff``), never as the whole state. A snapshot (turn summaries, the last turn, its
-state) sits in a synced trait, refreshed when the widget is displayed and after each turn, so a
-new view renders at once even while the kernel is busy with queued cells. Other whole turns and
-model request payloads are sent only when the browser asks for them (time travel, the Request
-tab), so a long history or a large state costs little per update.
+subscribes to the agent, turns each event into a small JSON-safe dict and queues it; the queue
+goes to the browser as one message at the end of each run, and every few tens of milliseconds
+while a run goes on (``outbox.py``). The browser keeps the turns it has seen and applies each
+event to them — a state change arrives as its JSON patch with the turn's change summary so far
+(computed here, by ``agentnb.diff``), never as the whole state. A snapshot (turn summaries, the
+last turn, its state) sits in a synced trait, refreshed when the widget is displayed and after
+each cell that changed something, so a new view renders at once even while the kernel is busy
+with queued cells. Other whole turns and model request payloads are sent only when the browser
+asks for them (time travel, the Request tab), and a large state only as far as it is shown
+(``lazy.py``), so a long history or a large state costs little per update.
 
 The front end is built from the ES modules in ``js/`` (at the repository root) into
 ``static/inspector.js`` (``make js``); its styles are ``static/inspector.css``; the wire names
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import time
 import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -34,7 +35,6 @@ from ..errors import AgentnbError, StateEditError
 from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged, TextDelta
 from ..text import one_line
 from . import wire
-from .record import static_view
 from .compact import (
     compact_changes,
     compact_comparison,
@@ -42,26 +42,19 @@ from .compact import (
     compact_event,
     compact_prompt,
     compact_tokens,
-    json_text,
-    jsonable,
     model_info,
     turn_state,
     turn_summary,
 )
+from .lazy import decode_pointer, find, is_small, lazy_form, size_of
+from .outbox import Outbox, encode
+from .record import static_view
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..history import TurnRecord
 
 STATIC = pathlib.Path(__file__).parent / "static"
-
-TEXT_FLUSH_SECONDS = 0.05
-"""Streamed text is sent at most this often (and always before the next other event)."""
-
-TRAIT_STATE_BYTES = 64_000
-"""After a turn the snapshot trait carries the state only up to this size (as JSON), so a large
-state is not resent every turn; a view asks for it when it shows it. A display always carries it."""
-
 
 class Inspector(anywidget.AnyWidget):
     """A live view of one agent: prompt, request, tool calls, state, context and history of its
@@ -74,8 +67,8 @@ class Inspector(anywidget.AnyWidget):
     """The agent's name (header)."""
     model_info = traitlets.Dict().tag(sync=True)
     """The agent's model: label, kind (scripted/replay/local/openai) and origin, if any."""
-    view_snapshot = traitlets.Dict().tag(sync=True)
-    """The latest snapshot (see ``snapshot``), for views created from now on."""
+    view_snapshot = traitlets.Bytes(b"").tag(sync=True)
+    """The latest snapshot (see ``snapshot``) as UTF-8 JSON, for views created from now on."""
 
     _by_agent: ClassVar[weakref.WeakKeyDictionary[Any, Inspector]] = weakref.WeakKeyDictionary()
 
@@ -84,19 +77,12 @@ class Inspector(anywidget.AnyWidget):
         self.agent = agent
         self.agent_name = agent.name
         self.model_info = model_info(agent)
-        self.seq = 0
-        """Number of event messages sent so far."""
-        self.messages_sent = 0
-        """Custom messages sent to the browser (all kinds)."""
-        self.bytes_sent = 0
-        """Their total size as JSON."""
-        self.last_message_bytes = 0
-        """Size of the last message sent, as JSON."""
+        self._outbox = Outbox(lambda content, buffers: self.send(content, buffers))
         self._turn_of: dict[str, int] = {}
         self._live_text: dict[str, list[str]] = {}
         """Text streamed so far per running turn, as chunks (joined only for a snapshot)."""
-        self._pending: tuple[str, int, str] | None = None  # (run_id, call, text) not sent yet
-        self._last_flush = 0.0
+        self._stale = False
+        """Something changed since the snapshot in the trait was made."""
         self._finished_changes: tuple[TurnRecord, dict[str, Any]] | None = None
         self._prompts: dict[str, PromptRendered] = {}
         """The prompt each running turn was sent with (a turn recounted at its end sends the new counts)."""
@@ -105,6 +91,9 @@ class Inspector(anywidget.AnyWidget):
         self.on_msg(self._on_msg)
         self._unsubscribe = agent.subscribe(self._on_event)
         self._unsubscribe_edits = agent.on_edit(self._on_edit)
+        self._shell = _shell()
+        if self._shell is not None:
+            self._shell.events.register("post_run_cell", self._after_cell)
 
     @classmethod
     def for_agent(cls, agent: Agent) -> Inspector:
@@ -135,85 +124,86 @@ class Inspector(anywidget.AnyWidget):
         """Stop following the agent and close the widget."""
         self._unsubscribe()
         self._unsubscribe_edits()
+        if self._shell is not None:
+            self._shell.events.unregister("post_run_cell", self._after_cell)
         if Inspector._by_agent.get(self.agent) is self:
             del Inspector._by_agent[self.agent]
         super().close()
 
     # -- kernel -> browser ----------------------------------------------------------------
 
+    @property
+    def seq(self) -> int:
+        """Event items sent so far (the number of the last one)."""
+        return self._outbox.seq
+
+    @property
+    def messages_sent(self) -> int:
+        """Messages sent to the browser (all kinds, trait updates included)."""
+        return self._outbox.messages
+
+    @property
+    def bytes_sent(self) -> int:
+        """Bytes of their JSON bodies (the kernel adds its envelope)."""
+        return self._outbox.bytes
+
+    @property
+    def last_message_bytes(self) -> int:
+        """Bytes of the last body sent."""
+        return self._outbox.last_bytes
+
     def _post(self, message: dict[str, Any]) -> None:
-        message = self._count(message)
-        self.send(message)
+        """Send ``message`` (a dict with its kind) after the events queued before it."""
+        self._outbox.post({wire.KIND: message[wire.KIND]}, message)
 
-    def _count(self, message: dict[str, Any]) -> dict[str, Any]:
-        """``message`` made plain JSON, counted as sent."""
-        try:
-            # One encoding both checks that the message is plain JSON and measures it.
-            size = len(json.dumps(message, separators=(",", ":"), allow_nan=False))
-        except (TypeError, ValueError):
-            message = jsonable(message)  # a state value that is not JSON: sent as its repr
-            size = len(json.dumps(message, separators=(",", ":")))
-        self.messages_sent += 1
-        self.bytes_sent += size
-        self.last_message_bytes = size
-        return message
+    def publish_snapshot(self) -> None:
+        """Put a fresh snapshot in the synced trait."""
+        data = encode(self.snapshot())
+        self._outbox.count(data)
+        self._stale = False
+        self.view_snapshot = data
 
-    def publish_snapshot(self, *, state_limit: int | None = None) -> None:
-        """Put a fresh snapshot in the synced trait; with ``state_limit``, leave out a state
-        larger than that (in bytes of JSON)."""
-        self.view_snapshot = self._count(self.snapshot(state_limit=state_limit))
+    def _after_cell(self, _result: Any = None) -> None:
+        """After a cell that changed something, a view created from now on starts from it."""
+        if self._stale:
+            self.publish_snapshot()
 
     def _on_event(self, event: Event) -> None:
-        """Subscriber: send what this event changed, nothing more."""
+        """Subscriber: queue what this event changed, nothing more."""
+        self._stale = True
         if isinstance(event, TextDelta):
             self._live_text.setdefault(event.run_id, []).append(event.text)
-            pending = self._pending
-            if pending is not None and (pending[0] != event.run_id or pending[1] != event.call):
-                self._flush_text()
-                pending = None
-            self._pending = (event.run_id, event.call, (pending[2] if pending else "") + event.text)
-            if time.monotonic() - self._last_flush >= TEXT_FLUSH_SECONDS:
-                self._flush_text()
+            turn = self._turn_index(event.run_id)
+            if turn is not None:
+                self._outbox.add_text(turn, event.run_id, event.call, event.text)
             return
-        self._flush_text()
+        end = isinstance(event, (RunFinished, RunFailed))
         if isinstance(event, RunStarted):
             self._turn_of[event.run_id] = event.turn
             info = model_info(self.agent)
             if info != self.model_info:
                 self.model_info = info
-        elif isinstance(event, (RunFinished, RunFailed)):
+        elif end:
             self._live_text.pop(event.run_id, None)
         if isinstance(event, PromptRendered):
             self._prompts[event.run_id] = event
         body = compact_event(event)
         record = self._record_of(event.run_id)
-        if record is not None and isinstance(event, (StateChanged, RunFinished, RunFailed)):
+        if record is not None and (end or isinstance(event, StateChanged)):
             body[wire.CHANGES] = self._changes(record)
-        sent_prompt = self._prompts.pop(event.run_id, None) if isinstance(event, (RunFinished, RunFailed)) else None
-        if record is not None and isinstance(event, (RunFinished, RunFailed)):
-            body["replayed"] = record.replayed
-            prompt = record.prompt
-            if prompt is not None and prompt is not sent_prompt:
-                # Counted again at the end (the tokenizer came up during the turn): the new counts.
-                body["prompt_tokens"] = compact_tokens(prompt.tokens)
-        self._send_event(event.run_id, body)
-        if isinstance(event, (RunFinished, RunFailed)):
-            self.publish_snapshot(state_limit=TRAIT_STATE_BYTES)
-
-    def _flush_text(self) -> None:
-        self._last_flush = time.monotonic()
-        if self._pending is None:
-            return
-        run_id, call, text = self._pending
-        self._pending = None
-        self._send_event(run_id, {"kind": "text_delta", "call": call, "text": text})
-
-    def _send_event(self, run_id: str, body: dict[str, Any]) -> None:
-        turn = self._turn_index(run_id)
-        if turn is None:
-            return
-        self.seq += 1
-        self._post({wire.KIND: wire.EVENT, wire.SEQ: self.seq, wire.TURN_INDEX: turn, wire.EVENT_BODY: body})
+        if end:
+            sent_prompt = self._prompts.pop(event.run_id, None)
+            if record is not None:
+                body["replayed"] = record.replayed
+                prompt = record.prompt
+                if prompt is not None and prompt is not sent_prompt:
+                    # Counted again at the end (the tokenizer came up during the turn): the new counts.
+                    body["prompt_tokens"] = compact_tokens(prompt.tokens)
+        turn = self._turn_index(event.run_id)
+        if turn is not None:
+            self._outbox.add(turn, body)
+        if end:
+            self._outbox.flush()
 
     def _turn_index(self, run_id: str) -> int | None:
         turn = self._turn_of.get(run_id)
@@ -241,14 +231,14 @@ class Inspector(anywidget.AnyWidget):
             self._finished_changes = (record, compact_changes(record.changes()))
         return self._finished_changes[1]
 
-    def snapshot(self, *, state_limit: int | None = None) -> dict[str, Any]:
+    def snapshot(self) -> dict[str, Any]:
         """What a fresh view needs: every turn's summary, the last turn in full (events, change
-        summary, state). With ``state_limit``, a state larger than that (as JSON) is left out."""
-        self._flush_text()
+        summary, state — lazily, see ``lazy.py``)."""
+        seq = self._outbox.flush()
         history = self.agent.history
         message: dict[str, Any] = {
             wire.KIND: wire.SNAPSHOT,
-            wire.SEQ: self.seq,
+            wire.SEQ: seq,
             wire.SUMMARIES: [turn_summary(t) for t in history],
         }
         if len(history):
@@ -260,32 +250,34 @@ class Inspector(anywidget.AnyWidget):
             message[wire.LIVE_TEXT] = "".join(self._live_text.get(last.run_id, ()))
         else:
             state = self.agent.session_state
-        text = json_text(state)
-        if state_limit is None or len(text) <= state_limit:
-            message[wire.STATE] = json.loads(text)
+        message[wire.STATE], stubs = lazy_form(state)
+        if stubs:
+            message[wire.STUBS] = stubs
         if self.agent.state_edits:
-            message.update(self._live(state_limit))
+            message.update(self._live())
         return message
 
     # -- edits by hand ----------------------------------------------------------------------
 
-    def _live(self, state_limit: int | None = TRAIT_STATE_BYTES) -> dict[str, Any]:
+    def _live(self) -> dict[str, Any]:
         """The pending edits and the state with them: whole when small (or when there is no turn
-        to patch against), else as a patch against the last turn's state."""
+        to patch against, then lazily), else as a patch against the last turn's state."""
         live = self.agent.session_state
         out: dict[str, Any] = {wire.EDITS: [compact_edit(e) for e in self.agent.state_edits]}
         history = self.agent.history
-        text = json_text(live)
-        if not len(history) or history[-1].status == "running" or state_limit is None or len(text) <= state_limit:
-            out[wire.LIVE_STATE] = json.loads(text)
+        if not len(history) or history[-1].status == "running" or is_small(live):
+            out[wire.LIVE_STATE], stubs = lazy_form(live)
+            if stubs:
+                out[wire.LIVE_STUBS] = stubs
         else:
-            out[wire.LIVE_PATCH] = jsonable(make_patch(history[-1].state_after, live))
+            out[wire.LIVE_PATCH] = make_patch(history[-1].state_after, live)
             out[wire.TURN_INDEX] = history[-1].index
         return out
 
     def _on_edit(self, _edit: Any, _undone: bool) -> None:
         """An edit (from the browser or from Python): send the edited state, then what the
         model would receive next."""
+        self._stale = True
         self._post({wire.KIND: wire.EDITED, **self._live()})
         try:
             preview = self._preview(self._next_message())
@@ -306,7 +298,7 @@ class Inspector(anywidget.AnyWidget):
             wire.KIND: wire.PREVIEW,
             wire.MESSAGE: text,
             **compact_prompt(observation),
-            wire.REQUEST: jsonable(observation.request),
+            wire.REQUEST: observation.request,
             wire.EDITS: len(self.agent.state_edits),
         }
 
@@ -401,14 +393,17 @@ class Inspector(anywidget.AnyWidget):
             return self.snapshot()
         if kind == wire.NEED_TURN:
             record = self._record(content.get(wire.TURN_INDEX))
-            state = turn_state(record, self.agent)
+            state, stubs = lazy_form(turn_state(record, self.agent))
             return {
                 wire.KIND: wire.TURN,
                 wire.TURN_INDEX: record.index,
                 wire.EVENTS: [compact_event(e) for e in record.events],
                 wire.CHANGES: self._changes(record),
-                wire.STATE: jsonable(state),
+                wire.STATE: state,
+                wire.STUBS: stubs,
             }
+        if kind == wire.NEED_SUBTREE:
+            return self._subtree(content)
         if kind == wire.NEED_REQUEST:
             record = self._record(content.get(wire.TURN_INDEX))
             call = content.get(wire.CALL)
@@ -419,7 +414,7 @@ class Inspector(anywidget.AnyWidget):
                 wire.KIND: wire.REQUEST,
                 wire.TURN_INDEX: record.index,
                 wire.CALL: call,
-                wire.REQUEST: jsonable(calls[call].request),
+                wire.REQUEST: calls[call].request,
             }
         if kind == wire.PREVIEW:
             text = content.get(wire.MESSAGE)
@@ -436,11 +431,36 @@ class Inspector(anywidget.AnyWidget):
             return self._compare(content)
         raise ValueError(f"unknown message kind {kind!r}")
 
+    def _subtree(self, content: Mapping[str, Any]) -> dict[str, Any]:
+        """Part of a state the browser holds only in part (see ``wire.SUBTREE``)."""
+        path, start, turn = content.get(wire.PATH), content.get(wire.FROM, 0), content.get(wire.TURN_INDEX)
+        if not isinstance(path, str) or not isinstance(start, int) or start < 0:
+            raise TypeError("need_subtree takes a path (a JSON pointer) and from (a child number, 0 or more)")
+        live = bool(content.get(wire.LIVE)) or turn is None
+        state = self.agent.session_state if live else turn_state(self._record(turn), self.agent)
+        node = find(state, decode_pointer(path))
+        whole = bool(content.get(wire.WHOLE))
+        reply = {wire.KIND: wire.SUBTREE, wire.PATH: path, wire.TURN_INDEX: turn, wire.LIVE: live, wire.FROM: 0 if whole else start, wire.WHOLE: whole, wire.SIZE: size_of(node)}
+        if whole:
+            reply[wire.VALUE] = node
+        else:
+            reply[wire.VALUE], stubs = lazy_form(node, path, start)
+            stubs.pop(path, None)  # the reply's size says how much of the node is still to come
+            reply[wire.STUBS] = stubs
+        return reply
+
     def _record(self, index: Any) -> TurnRecord:
         history = self.agent.history
         if not isinstance(index, int) or not 0 <= index < len(history):
             raise LookupError(f"there is no turn {index!r}; the agent has {len(history)} turn(s)")
         return history[index]
+
+
+def _shell() -> Any:
+    """The running IPython shell, if any."""
+    from IPython import get_ipython
+
+    return get_ipython()
 
 
 def _namespace_agents() -> list[Agent]:

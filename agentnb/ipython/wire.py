@@ -2,21 +2,33 @@
 
 The kernel and the browser talk through anywidget custom messages (``widget.send`` /
 ``model.send``) and one synced trait. Each message is a small dict whose kind sits under
-``KIND``. The browser's copy of these names lives in ``js/wire.js`` (``const WIRE = {...}``); a
-test checks the two agree, so a rename here that is not made there fails the suite.
+``KIND``. From the kernel, its body travels as one binary buffer of UTF-8 JSON (see
+``outbox.py``), whose keys the browser merges into the message. The browser's copy of these names
+lives in ``js/wire.js`` (``const WIRE = {...}``); a test checks the two agree, so a rename here
+that is not made there fails the suite.
 
-The synced trait ``TRAIT_SNAPSHOT`` holds a snapshot, refreshed when the widget is displayed and
-after each turn: a new view renders from it at once, without asking the kernel (which may be busy
-running queued cells), then applies the events numbered after it.
+The synced trait ``TRAIT_SNAPSHOT`` holds a snapshot (as UTF-8 JSON bytes), refreshed when the
+widget is displayed and after each cell that changed something: a new view renders from it at
+once, without asking the kernel (which may be busy running queued cells), then applies the event
+items numbered after it.
+
+A large state travels lazily (``lazy.py``): where a snapshot, a turn or the edited state carries
+one, ``stubs`` lists its placeholders as ``{pointer: full size}``, and the browser asks for
+those parts (``need_subtree``) when it shows them.
 
 Kernel → browser:
   snapshot  everything a fresh view needs: one summary per turn, the selected turn's events,
             state and change summary, and the event counter ``seq`` it is current to.
-  event     one compact event of a run, numbered ``seq``; the browser applies it to what it holds
-            (a state change carries its JSON patch and the turn's change summary so far, never
-            the whole state).
+  batch     the event items numbered ``seq`` to ``last``, in order: ``items``, each the compact
+            event ``e`` of turn ``turn``; the browser applies them to what it holds (a state
+            change carries its JSON patch and the turn's change summary so far, never the whole
+            state). Sent at the end of each run, and while a run goes on every
+            ``outbox.FLUSH_SECONDS``.
   turn      a turn's events, state and change summary, sent when the browser asks for it (time
             travel).
+  subtree   part of a state a view holds only in part: the children of ``path`` from ``from``
+            on (lazily again), or with ``whole`` the whole value there, and its ``size``; for
+            turn ``turn``'s state, or with ``live`` the state as it is now.
   request   one model call's payload, sent when the browser asks for it (Request tab).
   preview   what the model would receive for a message (``agent.observe``), on request, and
             again after every edit of the state (for the last message previewed, else the last
@@ -32,6 +44,8 @@ Kernel → browser:
 Browser → kernel:
   sync      send a snapshot (the browser noticed a gap in ``seq``).
   need_turn send turn ``turn``.
+  need_subtree  send the ``subtree`` at ``path`` (``from``, ``whole``) of turn ``turn``'s state,
+            or with ``live`` of the state now.
   need_request  send the payload of call ``call`` of turn ``turn``.
   preview   observe ``message`` without calling the model.
   edit      set ``path`` to the JSON text ``value``, or with ``op`` "remove" remove it.
@@ -48,8 +62,9 @@ KIND = "k"
 
 # kernel -> browser
 SNAPSHOT = "snapshot"
-EVENT = "event"
+BATCH = "batch"
 TURN = "turn"
+SUBTREE = "subtree"
 REQUEST = "request"
 PREVIEW = "preview"
 EDITED = "edited"
@@ -60,6 +75,7 @@ ERROR = "error"
 # browser -> kernel
 SYNC = "sync"
 NEED_TURN = "need_turn"
+NEED_SUBTREE = "need_subtree"
 NEED_REQUEST = "need_request"
 EDIT = "edit"
 UNDO = "undo"
@@ -67,7 +83,12 @@ COMPARE = "compare"
 
 # keys
 SEQ = "seq"
-"""Running number of event messages; a gap makes the browser ask for a snapshot."""
+"""Running number of event items (a batch's first; a snapshot's last applied); a gap makes the
+browser ask for a snapshot."""
+LAST = "last"
+"""The number of a batch's last item."""
+ITEMS = "items"
+"""A batch's items, in order: ``{"turn": index, "e": compact event}`` each."""
 TURN_INDEX = "turn"
 """The turn a message is about (0-based index in ``agent.history``)."""
 CALL = "call"
@@ -75,9 +96,12 @@ CALL = "call"
 EVENTS = "events"
 """A turn's compact events, in order."""
 EVENT_BODY = "e"
-"""The compact event inside an ``event`` message."""
+"""The compact event of a batch item."""
 STATE = "state"
-"""A whole state (snapshot and turn replies only)."""
+"""A turn's state, lazily (snapshot and turn replies only)."""
+STUBS = "stubs"
+"""The placeholders of a lazy state or subtree: ``{pointer: full size}`` (children of a
+container sent in part or empty, characters of a string sent as its head)."""
 SUMMARIES = "turns"
 """One summary per turn (snapshot only)."""
 LIVE_TEXT = "live_text"
@@ -94,13 +118,24 @@ with old and new as short JSON text (null where there is no value)."""
 EDITS = "edits"
 """The edits made by hand since the last turn (snapshot and ``edited``), oldest first."""
 LIVE_STATE = "live_state"
-"""The state with those edits (snapshot and ``edited``, when small enough)."""
+"""The state with those edits, lazily (snapshot and ``edited``, when small or without a turn
+to patch against)."""
+LIVE_STUBS = "live_stubs"
+"""The placeholders of ``live_state``."""
 LIVE_PATCH = "live_patch"
 """The edited state as a patch against the last turn's state (``edited``, for a large state)."""
 PATH = "path"
 """A JSON pointer into the state (``edit``, ``edit_failed``)."""
 VALUE = "value"
-"""The JSON text of an edit's new value."""
+"""The JSON text of an edit's new value (``edit``); the part of the state sent (``subtree``)."""
+FROM = "from"
+"""The first child a ``subtree`` holds (children already held are not sent again)."""
+SIZE = "size"
+"""The full size of a ``subtree``'s node: children of a container, characters of a string."""
+WHOLE = "whole"
+"""Send the whole value at a path, not just its next children (to edit it, or a long string)."""
+LIVE = "live"
+"""A ``subtree`` of the state as it is now (the edited state), not of a turn's."""
 OP = "op"
 """``set`` or ``remove`` (``edit``)."""
 LEFT = "left"
@@ -117,8 +152,9 @@ TRAIT_SNAPSHOT = "view_snapshot"
 WIRE: dict[str, str] = {
     "KIND": KIND,
     "SNAPSHOT": SNAPSHOT,
-    "EVENT": EVENT,
+    "BATCH": BATCH,
     "TURN": TURN,
+    "SUBTREE": SUBTREE,
     "REQUEST": REQUEST,
     "PREVIEW": PREVIEW,
     "EDITED": EDITED,
@@ -127,16 +163,20 @@ WIRE: dict[str, str] = {
     "ERROR": ERROR,
     "SYNC": SYNC,
     "NEED_TURN": NEED_TURN,
+    "NEED_SUBTREE": NEED_SUBTREE,
     "NEED_REQUEST": NEED_REQUEST,
     "EDIT": EDIT,
     "UNDO": UNDO,
     "COMPARE": COMPARE,
     "SEQ": SEQ,
+    "LAST": LAST,
+    "ITEMS": ITEMS,
     "TURN_INDEX": TURN_INDEX,
     "CALL": CALL,
     "EVENTS": EVENTS,
     "EVENT_BODY": EVENT_BODY,
     "STATE": STATE,
+    "STUBS": STUBS,
     "SUMMARIES": SUMMARIES,
     "LIVE_TEXT": LIVE_TEXT,
     "MESSAGE": MESSAGE,
@@ -144,9 +184,14 @@ WIRE: dict[str, str] = {
     "CHANGES": CHANGES,
     "EDITS": EDITS,
     "LIVE_STATE": LIVE_STATE,
+    "LIVE_STUBS": LIVE_STUBS,
     "LIVE_PATCH": LIVE_PATCH,
     "PATH": PATH,
     "VALUE": VALUE,
+    "FROM": FROM,
+    "SIZE": SIZE,
+    "WHOLE": WHOLE,
+    "LIVE": LIVE,
     "OP": OP,
     "LEFT": LEFT,
     "RIGHT": RIGHT,

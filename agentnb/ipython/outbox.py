@@ -1,0 +1,178 @@
+"""The inspector's messages to the browser: event items batched, every body encoded once.
+
+Each message is a small content dict (its kind, and for a batch the numbers of its first and
+last item) and one binary buffer holding its body as UTF-8 JSON, encoded here by
+``pydantic_core`` (anything JSON cannot hold becomes text: NaN as "NaN", an object as its repr).
+The kernel then encodes only the small dict: a body is never encoded twice, and its size is
+known without a second pass.
+
+The events of a run are not sent one by one: each becomes an item, encoded at once (the objects
+it names may change later in the run), and queued. The queue goes out as one ``batch`` message
+when the run ends, before any other message, or ``FLUSH_SECONDS`` after its first item was
+queued — a background thread sends it then (ipykernel's IOPub accepts messages from any thread),
+so a slow model call or tool still shows its progress while the cell runs. Streamed text joins
+the text item before it, so a fast stream costs one item per batch.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from pydantic_core import to_json
+
+from . import wire
+
+FLUSH_SECONDS = 0.05
+"""The longest an event waits in the queue (streamed text is sent about this often)."""
+
+Send = Callable[[dict[str, Any], list[bytes]], None]
+
+
+def encode(value: Any) -> bytes:
+    """``value`` as compact UTF-8 JSON, anything JSON cannot hold as text (NaN as "NaN", an
+    object as its repr)."""
+    return to_json(value, fallback=repr, inf_nan_mode="strings")
+
+
+class _Text:
+    """Streamed text of one model call, joined until the queue is sent."""
+
+    __slots__ = ("turn", "run_id", "call", "chunks")
+
+    def __init__(self, turn: int, run_id: str, call: int, text: str) -> None:
+        self.turn, self.run_id, self.call, self.chunks = turn, run_id, call, [text]
+
+    def encode(self) -> bytes:
+        body = {"kind": "text_delta", "call": self.call, "text": "".join(self.chunks)}
+        return encode({wire.TURN_INDEX: self.turn, wire.EVENT_BODY: body})
+
+
+class Outbox:
+    """Sends one widget's messages in order: event items in batches, other messages after the
+    items queued before them."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._lock = threading.Lock()
+        self._items: list[bytes | _Text] = []
+        self._token = 0  # which timer may send the current queue
+        self.seq = 0
+        """Items sent so far (the number of the last one)."""
+        self.messages = 0
+        """Messages sent (all kinds)."""
+        self.bytes = 0
+        """Bytes of their bodies (the JSON we encoded; the kernel adds its envelope)."""
+        self.last_bytes = 0
+        """Bytes of the last body sent."""
+
+    def add(self, turn: int, body: dict[str, Any]) -> None:
+        """Queue one compact event of turn ``turn``."""
+        item = encode({wire.TURN_INDEX: turn, wire.EVENT_BODY: body})
+        with self._lock:
+            self._items.append(item)
+            if len(self._items) == 1:
+                self._arm()
+
+    def add_text(self, turn: int, run_id: str, call: int, text: str) -> None:
+        """Queue streamed text, joined to the text queued just before it for the same call."""
+        with self._lock:
+            last = self._items[-1] if self._items else None
+            if isinstance(last, _Text) and last.run_id == run_id and last.call == call:
+                last.chunks.append(text)
+                return
+            self._items.append(_Text(turn, run_id, call, text))
+            if len(self._items) == 1:
+                self._arm()
+
+    def flush(self) -> int:
+        """Send what is queued now; returns the number of the last item sent."""
+        with self._lock:
+            self._flush()
+            return self.seq
+
+    def post(self, content: dict[str, Any], body: Any) -> None:
+        """Send a message (``content`` names its kind) after the items queued so far."""
+        data = encode(body)
+        with self._lock:
+            self._flush()
+            self._emit(content, data)
+
+    def _arm(self) -> None:
+        self._token += 1
+        _FLUSHER.schedule(self, self._token, time.monotonic() + FLUSH_SECONDS)
+
+    def timer(self, token: int) -> None:
+        """The flush thread's call: send the queue it was armed for, if still waiting."""
+        with self._lock:
+            if token == self._token:
+                self._flush()
+
+    def _flush(self) -> None:
+        items = self._items
+        if not items:
+            return
+        self._items = []
+        first = self.seq + 1
+        self.seq += len(items)
+        data = b'{"items":[' + b",".join(i if isinstance(i, bytes) else i.encode() for i in items) + b"]}"
+        self._emit({wire.KIND: wire.BATCH, wire.SEQ: first, wire.LAST: self.seq}, data)
+
+    def count(self, data: bytes) -> None:
+        """Count a message sent another way (a trait update)."""
+        self.messages += 1
+        self.bytes += len(data)
+        self.last_bytes = len(data)
+
+    def _emit(self, content: dict[str, Any], data: bytes) -> None:
+        self.count(data)
+        self._send(content, [data])
+
+
+class _Flusher:
+    """One daemon thread for every outbox: sends each queue when its time is up."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._due: list[tuple[float, int, weakref.ref[Outbox], int]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, outbox: Outbox, token: int, at: float) -> None:
+        order = next(self._order)
+        with self._cond:
+            heapq.heappush(self._due, (at, order, weakref.ref(outbox), token))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="agentnb-inspector-flush", daemon=True)
+                self._thread.start()
+            elif self._due[0][1] == order:
+                self._cond.notify()  # the new deadline comes first: wake the thread to wait less
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._due:
+                    self._cond.wait()
+                at, _, ref, token = self._due[0]
+                wait = at - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(wait)
+                    continue
+                heapq.heappop(self._due)
+            outbox = ref()
+            if outbox is None:
+                continue
+            try:
+                outbox.timer(token)
+            except Exception:  # a closed comm: the view heals the gap with a snapshot
+                pass
+
+
+_FLUSHER = _Flusher()
+
+__all__ = ["FLUSH_SECONDS", "Outbox", "encode"]
