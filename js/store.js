@@ -1,12 +1,15 @@
 // The store: what a view knows of the agent's turns, built from the kernel's messages.
 //
 // A view starts from the snapshot in the synced trait (no request, so it renders at once even
-// while the kernel runs queued cells), then applies the numbered event messages that follow. A
-// gap in the numbers is healed by the next snapshot: the trait's after each turn, or the reply
-// to a "sync" message. Whole past turns and request payloads are asked for when shown.
+// while the kernel runs queued cells), then applies the numbered event items that follow, which
+// come in batches. A gap in the numbers is healed by the next snapshot: the trait's after each
+// cell, or the reply to a "sync" message. Whole past turns, request payloads and the parts of a
+// large state not held yet (lazy.js) are asked for when shown.
 //
 // ``model`` is anywidget's model: get(name), on(event, fn), off(event, fn), send(message).
 
+import { graft, markStubs } from "./lazy.js";
+import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
 import { applyEvent, blankTurn, loadTurn, turnFromSummary } from "./turn.js";
@@ -34,12 +37,13 @@ export class Store {
     this.comparison = null; // the last comparison received (a "comparison" message)
     this.comparePending = false;
     // Bumped when the list of turns (any summary row) changes, when a snapshot replaces
-    // everything, and when a request, a preview, an edit, a comparison or an error arrives.
-    this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0, live: 0, compare: 0 };
+    // everything, and when a request, a preview, an edit, a comparison, a part of a state or an
+    // error arrives.
+    this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0, live: 0, compare: 0, subtrees: 0 };
     // Counters, shown as data-* attributes for the browser tests.
-    this.applied = { snapshots: 0, events: 0, turns: 0, gaps: 0, syncs: 0 };
+    this.applied = { snapshots: 0, batches: 0, events: 0, turns: 0, subtrees: 0, gaps: 0, syncs: 0 };
     this.listeners = new Set();
-    this.onMessage = (msg) => this.receive(msg) && this.changed();
+    this.onMessage = (msg, buffers) => this.receive(decodeMessage(msg, buffers)) && this.changed();
     this.onTrait = () => this.fromTrait() && this.changed();
     if (this.fromTrait()) {
       // Events that reached the model before this view existed (see createBacklog).
@@ -80,6 +84,22 @@ export class Store {
     if (this.asked.has(key)) return;
     this.asked.add(key);
     this.model.send({ [WIRE.KIND]: WIRE.NEED_TURN, [WIRE.TURN_INDEX]: index });
+  }
+
+  /**
+   * Ask for a part of a state held in part: the children of ``path`` from ``from`` on, or with
+   * ``whole`` all of it. ``source`` says which state: {turn: index}, {live: true} (the state
+   * with the pending edits) or {} (the state before the first turn).
+   */
+  needSubtree(source, path, { from = 0, whole = false } = {}) {
+    const key = subtreeKey(source.live, source.turn, path, whole, from);
+    if (this.asked.has(key)) return;
+    this.asked.add(key);
+    const msg = { [WIRE.KIND]: WIRE.NEED_SUBTREE, [WIRE.PATH]: path, [WIRE.FROM]: from };
+    if (whole) msg[WIRE.WHOLE] = true;
+    if (source.live) msg[WIRE.LIVE] = true;
+    if (source.turn !== undefined && source.turn !== null) msg[WIRE.TURN_INDEX] = source.turn;
+    this.model.send(msg);
   }
 
   needRequest(index, call) {
@@ -153,18 +173,34 @@ export class Store {
 
   takeLive(msg) {
     const edits = msg[WIRE.EDITS] || [];
-    this.live = edits.length ? { edits, state: msg[WIRE.LIVE_STATE], patch: msg[WIRE.LIVE_PATCH], base: msg[WIRE.TURN_INDEX] } : null;
+    const state = msg[WIRE.LIVE_STATE] === undefined ? undefined : markStubs(msg[WIRE.LIVE_STATE], msg[WIRE.LIVE_STUBS]);
+    this.live = edits.length ? { edits, state, patch: msg[WIRE.LIVE_PATCH], base: msg[WIRE.TURN_INDEX] } : null;
     this.version.live += 1;
+  }
+
+  /** Put a part of a state where it belongs; one that no longer fits is asked for again when shown. */
+  takeSubtree(msg) {
+    const live = Boolean(msg[WIRE.LIVE]);
+    const index = msg[WIRE.TURN_INDEX];
+    const whole = Boolean(msg[WIRE.WHOLE]);
+    this.asked.delete(subtreeKey(live, index, msg[WIRE.PATH], whole, msg[WIRE.FROM]));
+    const turn = index === null || index === undefined ? null : this.turns[index];
+    const root = live ? this.live && this.live.state : turn ? turn.state : this.baseState;
+    if (root === undefined || root === null) return;
+    const part = { from: msg[WIRE.FROM], size: msg[WIRE.SIZE], value: msg[WIRE.VALUE], stubs: msg[WIRE.STUBS], whole };
+    if (graft(root, msg[WIRE.PATH], part)) this.applied.subtrees += 1;
+    if (turn && !live) turn.v.state += 1;
+    this.version.subtrees += 1;
   }
 
   // -- what the kernel sends --------------------------------------------------------------
 
   /** Take the trait's snapshot if it is newer than what the store holds. */
   fromTrait() {
-    const snap = this.model.get(WIRE.TRAIT_SNAPSHOT);
-    if (!snap || snap[WIRE.SEQ] === undefined) return false;
-    if (this.synced && snap[WIRE.SEQ] <= this.seq) return false;
-    this.adopt(snap);
+    const value = this.model.get(WIRE.TRAIT_SNAPSHOT);
+    const seq = traitSeq(value);
+    if (seq < 0 || (this.synced && seq <= this.seq)) return false;
+    this.adopt(decodeTrait(value));
     return true;
   }
 
@@ -173,11 +209,12 @@ export class Store {
     this.asked.clear();
     this.baseState = undefined;
     const index = snap[WIRE.TURN_INDEX];
+    const state = markStubs(snap[WIRE.STATE], snap[WIRE.STUBS]);
     if (index === undefined || index === null) {
-      this.baseState = snap[WIRE.STATE];
+      this.baseState = state;
     } else {
       const turn = this.turns[index];
-      loadTurn(turn, snap[WIRE.EVENTS], snap[WIRE.CHANGES], snap[WIRE.STATE]);
+      loadTurn(turn, snap[WIRE.EVENTS], snap[WIRE.CHANGES], state);
       turn.text = snap[WIRE.LIVE_TEXT] || "";
       if (turn.status === "running") turn.receivedAt = turn.at ? turn.at * 1000 : this.now();
     }
@@ -193,7 +230,7 @@ export class Store {
   receive(msg) {
     if (!msg || typeof msg !== "object") return false;
     const kind = msg[WIRE.KIND];
-    if (kind === WIRE.EVENT) return this.receiveEvent(msg);
+    if (kind === WIRE.BATCH) return this.receiveBatch(msg);
     if (kind === WIRE.SNAPSHOT) {
       if (!this.syncing) return false; // another view asked for it
       this.syncing = false;
@@ -202,9 +239,11 @@ export class Store {
       const index = msg[WIRE.TURN_INDEX];
       this.asked.delete("t" + index);
       const turn = this.turns[index];
-      if (turn) loadTurn(turn, msg[WIRE.EVENTS], msg[WIRE.CHANGES], msg[WIRE.STATE]);
+      if (turn) loadTurn(turn, msg[WIRE.EVENTS], msg[WIRE.CHANGES], markStubs(msg[WIRE.STATE], msg[WIRE.STUBS]));
       this.version.list += 1;
       this.applied.turns += 1;
+    } else if (kind === WIRE.SUBTREE) {
+      this.takeSubtree(msg);
     } else if (kind === WIRE.REQUEST) {
       const key = msg[WIRE.TURN_INDEX] + ":" + msg[WIRE.CALL];
       this.asked.delete("r" + key);
@@ -242,23 +281,32 @@ export class Store {
     return true;
   }
 
-  receiveEvent(msg) {
-    const seq = msg[WIRE.SEQ];
-    if (!this.synced || seq <= this.seq) return false; // the snapshot covers it
-    if (seq !== this.seq + 1) {
+  /** Apply a batch's items after the ones held; a gap asks for a snapshot. */
+  receiveBatch(msg) {
+    const first = msg[WIRE.SEQ];
+    const last = msg[WIRE.LAST];
+    if (!this.synced || last <= this.seq) return false; // the snapshot covers it
+    if (first > this.seq + 1) {
       this.synced = false; // a message went missing: start again from a snapshot
       this.applied.gaps += 1;
       this.sync();
       return false;
     }
-    this.seq = seq;
-    const index = msg[WIRE.TURN_INDEX];
+    const items = msg[WIRE.ITEMS];
+    for (let i = this.seq + 1 - first; i < items.length; i++) this.applyItem(items[i]);
+    this.seq = last;
+    this.applied.batches += 1;
+    return true;
+  }
+
+  applyItem(item) {
+    const index = item[WIRE.TURN_INDEX];
     if (!this.turns[index]) {
       this.turns[index] = blankTurn(index);
       this.version.list += 1;
     }
     const turn = this.turns[index];
-    const e = msg[WIRE.EVENT_BODY];
+    const e = item[WIRE.EVENT_BODY];
     if (e.kind === "run_started" && this.live) {
       this.live = null; // the run takes the edits over as the user's changes
       this.version.live += 1;
@@ -271,8 +319,11 @@ export class Store {
     // A state the browser could not follow (not loaded, or a patch that failed) is fetched once
     // the turn has ended.
     if (isEnd(e) && turn.state === undefined) this.needTurn(index);
-    return true;
   }
+}
+
+function subtreeKey(live, turn, path, whole, from) {
+  return "s" + (live ? "live" : turn ?? "base") + ":" + (whole ? "whole" : from) + ":" + path;
 }
 
 export function createStore(model, options) {
@@ -280,33 +331,33 @@ export function createStore(model, options) {
 }
 
 /**
- * The event messages a model receives after its trait's snapshot, kept from the moment the
- * model exists (anywidget's ``initialize``), so a view created later — its output arrives while
- * the next cell already runs — replays them instead of finding a gap. Bounded: past ``limit``
- * messages it gives up, and a view falls back to a sync.
+ * The batches a model receives after its trait's snapshot, kept from the moment the model exists
+ * (anywidget's ``initialize``), so a view created later — its output arrives while the next cell
+ * already runs — replays them instead of finding a gap. Bounded: past ``limit`` batches it gives
+ * up, and a view falls back to a sync.
  */
 export function createBacklog(model, { limit = 5000 } = {}) {
   let messages = [];
   let overflow = false;
-  const traitSeq = () => model.get(WIRE.TRAIT_SNAPSHOT)?.[WIRE.SEQ] ?? -1;
-  const onMessage = (msg) => {
-    if (overflow || !msg || msg[WIRE.KIND] !== WIRE.EVENT) return;
+  const seq = () => traitSeq(model.get(WIRE.TRAIT_SNAPSHOT));
+  const onMessage = (msg, buffers) => {
+    if (overflow || !msg || msg[WIRE.KIND] !== WIRE.BATCH) return;
     if (messages.length >= limit) {
       overflow = true;
       messages = [];
       return;
     }
-    messages.push(msg);
+    messages.push(decodeMessage(msg, buffers));
   };
   const onTrait = () => {
-    const seq = traitSeq();
-    messages = messages.filter((m) => m[WIRE.SEQ] > seq);
+    const covered = seq();
+    messages = messages.filter((m) => m[WIRE.LAST] > covered);
     overflow = false;
   };
   model.on("msg:custom", onMessage);
   model.on("change:" + WIRE.TRAIT_SNAPSHOT, onTrait);
   return {
-    messages: () => (overflow ? [] : messages.filter((m) => m[WIRE.SEQ] > traitSeq())),
+    messages: () => (overflow ? [] : messages.filter((m) => m[WIRE.LAST] > seq())),
     dispose: () => {
       model.off("msg:custom", onMessage);
       model.off("change:" + WIRE.TRAIT_SNAPSHOT, onTrait);

@@ -436,8 +436,9 @@ class Inspector(anywidget.AnyWidget):
         path, start, turn = content.get(wire.PATH), content.get(wire.FROM, 0), content.get(wire.TURN_INDEX)
         if not isinstance(path, str) or not isinstance(start, int) or start < 0:
             raise TypeError("need_subtree takes a path (a JSON pointer) and from (a child number, 0 or more)")
-        live = bool(content.get(wire.LIVE)) or turn is None
-        state = self.agent.session_state if live else turn_state(self._record(turn), self.agent)
+        live = bool(content.get(wire.LIVE))
+        # Without a turn: the state before the first one, which is the state now.
+        state = self.agent.session_state if live or turn is None else turn_state(self._record(turn), self.agent)
         node = find(state, decode_pointer(path))
         whole = bool(content.get(wire.WHOLE))
         reply = {wire.KIND: wire.SUBTREE, wire.PATH: path, wire.TURN_INDEX: turn, wire.LIVE: live, wire.FROM: 0 if whole else start, wire.WHOLE: whole, wire.SIZE: size_of(node)}

@@ -3,12 +3,17 @@
 // it (the <session_state> block, hidden keys, keys no placeholder used). Nothing here works out a
 // change: the marks come from the turn's change summary.
 //
+// A large state is held in part (lazy.js): a node shows its full size, and opening it, paging on
+// ("show more"), showing a long string whole or editing a node asks the kernel for what is not
+// held yet (the store's needSubtree); the tree is drawn again when it arrives.
+//
 // On the newest turn the state can be edited by hand (JSON, checked by the kernel against the
 // schema): the tree then shows the state with the edits, the edits are listed with an undo, and
 // the kernel sends the next prompt re-rendered at once (shown beside the tree and in Preview).
 
 import { disclosure, empty, h } from "../dom.js";
 import { changeSign, changeText, changeTitle, editText, pathLabel, tokenCount } from "../format.js";
+import { Cut, isContainer, isWhole, sizeOf } from "../lazy.js";
 import { decodePointer, encodePointer, hasOwn } from "../patch.js";
 import { WIRE } from "../wire.js";
 import { changedSources, promptOf } from "./parts.js";
@@ -49,31 +54,49 @@ function seenBadge(placed, pointer) {
   return null;
 }
 
-function leafText(view, value, pointer) {
-  if (typeof value !== "string") return h("span", { class: "anb-value anb-value-" + (value === null ? "null" : typeof value) }, JSON.stringify(value));
-  const quoted = JSON.stringify(value);
-  if (quoted.length <= STRING_CUT || view.full.has(pointer)) return h("span", { class: "anb-value anb-value-string" }, quoted);
-  const more = h("button", { type: "button", class: "anb-more", "data-fkey": "full" + pointer }, "show all (" + value.length + " chars)");
+function leafText(ctx, value, pointer) {
+  const { view } = ctx;
+  const cut = value instanceof Cut;
+  if (!cut && typeof value !== "string") return h("span", { class: "anb-value anb-value-" + (value === null ? "null" : typeof value) }, JSON.stringify(value));
+  const quoted = JSON.stringify(cut ? value.head : value);
+  const length = cut ? value.size : value.length;
+  if (!cut && (quoted.length <= STRING_CUT || view.full.has(pointer))) return h("span", { class: "anb-value anb-value-string" }, quoted);
+  if (cut && view.full.has(pointer)) {
+    ctx.need(pointer, { whole: true }); // held as its head only: drawn again when it arrives
+    return h("span", { class: "anb-value anb-value-string" }, quoted.slice(0, STRING_CUT) + "…", " ", h("span", { class: "anb-loading" }, "loading all " + length + " chars…"));
+  }
+  const more = h("button", { type: "button", class: "anb-more", "data-fkey": "full" + pointer }, "show all (" + length + " chars)");
   const span = h("span", { class: "anb-value anb-value-string" }, quoted.slice(0, STRING_CUT) + "…", " ", more);
   more.addEventListener("click", () => {
     view.full.add(pointer);
-    span.replaceWith(leafText(view, value, pointer));
+    span.replaceWith(leafText(ctx, value, pointer));
   });
   return span;
 }
 
 // -- editing ----------------------------------------------------------------------------
 
-/** The inline editor of one path: JSON text, apply / cancel, and why an edit was refused. */
-function editor(ctx, pointer, { isNew = false } = {}) {
+/** The inline editor of one path: JSON text, apply / cancel, and why an edit was refused. A
+ * value held in part is asked for whole first (its text is null until it arrives). */
+function editor(ctx, pointer, { isNew = false, value } = {}) {
   const { store, view } = ctx;
+  let waiting = false;
+  if (!isNew && view.editText === null) {
+    if (isWhole(value)) view.editText = editText(value);
+    else waiting = true;
+  }
   const error = view.editError || (store.editError && store.editError.path === view.editTarget ? store.editError.text : null);
   const keyBox = isNew ? h("input", { type: "text", class: "anb-edit-key", "aria-label": "new key", placeholder: "key", "data-fkey": "edit-key", value: view.editKey || "" }) : null;
   if (keyBox) keyBox.addEventListener("input", () => (view.editKey = keyBox.value));
   const text = h("textarea", { class: "anb-edit-text", "aria-label": "value as JSON", rows: String(Math.min(12, Math.max(1, (view.editText || "").split("\n").length))), "data-fkey": "edit-text", spellcheck: "false" });
-  text.value = view.editText || "";
+  text.value = waiting ? "" : view.editText || "";
+  if (waiting) {
+    text.disabled = true;
+    text.placeholder = "loading the whole value…";
+  }
   text.addEventListener("input", () => (view.editText = text.value));
   const apply = () => {
+    if (waiting) return;
     const path = isNew ? (view.editKey ? encodePointer([view.editKey]) : null) : pointer;
     let problem = path ? null : "write the new key's name";
     if (!problem) {
@@ -104,7 +127,7 @@ function editor(ctx, pointer, { isNew = false } = {}) {
     h(
       "div",
       { class: "anb-editor-actions" },
-      h("button", { type: "button", class: "anb-edit-apply", "data-fkey": "edit-apply", onclick: apply }, store.editPending ? "applying…" : "apply"),
+      h("button", { type: "button", class: "anb-edit-apply", "data-fkey": "edit-apply", disabled: waiting, onclick: apply }, store.editPending ? "applying…" : "apply"),
       h("button", { type: "button", class: "anb-edit-cancel", "data-fkey": "edit-cancel", onclick: () => ctx.update(() => closeEditor(view)) }, "cancel"),
       h("span", { class: "anb-label" }, "JSON · Ctrl+Enter applies"),
     ),
@@ -129,10 +152,12 @@ function settleEditor(store, view) {
 }
 
 function openEditor(ctx, pointer, value) {
+  // What is edited is the whole value: one held in part is fetched first.
+  if (value !== undefined && !isWhole(value)) ctx.need(pointer, { whole: true });
   ctx.update(() => {
     closeEditor(ctx.view);
     ctx.view.editPath = pointer;
-    ctx.view.editText = value === undefined ? "" : editText(value);
+    ctx.view.editText = value === undefined ? "" : isWhole(value) ? editText(value) : null;
     ctx.view.editKey = "";
     ctx.view.editError = null;
   });
@@ -162,12 +187,12 @@ function treeNode(ctx, key, value, pointer, placed) {
   const markClass = change ? " anb-mark-" + change.how : placed.within.has(pointer) ? " anb-mark-within" : "";
   const keyNode = h("span", { class: "anb-key" }, key);
   let node;
-  if (value === null || typeof value !== "object") {
+  if (!isContainer(value)) {
     const was = change && change.how === "changed" ? h("span", { class: "anb-was", title: "before the turn" }, "was " + change.old) : null;
-    node = h("div", { class: "anb-node anb-leaf" + markClass, "data-path": pointer }, keyNode, ": ", leafText(view, value, pointer), badge(change), seenBadge(placed, pointer), was, nodeButtons(ctx, pointer, value));
+    node = h("div", { class: "anb-node anb-leaf" + markClass, "data-path": pointer }, keyNode, ": ", leafText(ctx, value, pointer), badge(change), seenBadge(placed, pointer), was, nodeButtons(ctx, pointer, value));
   } else {
     const isArray = Array.isArray(value);
-    const size = isArray ? value.length : Object.keys(value).length;
+    const size = sizeOf(value);
     node = disclosure(view, pointer, {
       attrs: { class: "anb-node anb-branch" + markClass, "data-path": pointer },
       open: placed.within.has(pointer) && size <= AUTO_OPEN_MAX,
@@ -175,7 +200,7 @@ function treeNode(ctx, key, value, pointer, placed) {
       fill: () => childList(ctx, value, pointer, placed),
     });
   }
-  if (ctx.editable && view.editPath === pointer) return h("div", { class: "anb-node-editing" }, node, editor(ctx, pointer));
+  if (ctx.editable && view.editPath === pointer) return h("div", { class: "anb-node-editing" }, node, editor(ctx, pointer, { value }));
   return node;
 }
 
@@ -183,26 +208,31 @@ function childList(ctx, value, pointer, placed) {
   const { view } = ctx;
   const list = h("div", { class: "anb-children" });
   const keys = Array.isArray(value) ? value.map((_, i) => String(i)) : Object.keys(value);
+  const total = sizeOf(value);
   let shown = 0;
   const moreRow = h("div", { class: "anb-more-row" });
-  const addChunk = () => {
-    const to = Math.min(keys.length, Math.max(view.shown.get(pointer) || 0, shown + CHILD_CHUNK));
+  // ``wanted`` children shown (kept across redraws); those not held yet are asked for.
+  const addChunk = (wanted) => {
+    const to = Math.min(keys.length, wanted);
     for (const key of keys.slice(shown, to)) list.insertBefore(treeNode(ctx, key, value[key], pointer + "/" + key.replace(/~/g, "~0").replace(/\//g, "~1"), placed), moreRow);
     shown = to;
-    view.shown.set(pointer, to);
+    view.shown.set(pointer, wanted);
     moreRow.replaceChildren();
-    if (to < keys.length) {
-      const left = keys.length - to;
-      moreRow.appendChild(h("button", { type: "button", class: "anb-more", "data-fkey": "more" + pointer, onclick: addChunk }, "show " + Math.min(CHILD_CHUNK, left) + " more of " + left + " (" + keys.length + " in all)"));
-    } else {
+    const left = total - shown;
+    if (left <= 0) {
       moreRow.remove();
+    } else if (wanted > shown) {
+      ctx.need(pointer, { from: keys.length });
+      moreRow.appendChild(h("span", { class: "anb-loading" }, "loading " + Math.min(wanted - shown, left) + " more of " + left + "…"));
+    } else {
+      moreRow.appendChild(h("button", { type: "button", class: "anb-more", "data-fkey": "more" + pointer, onclick: () => addChunk(shown + CHILD_CHUNK) }, "show " + Math.min(CHILD_CHUNK, left) + " more of " + left + " (" + total + " in all)"));
     }
   };
   list.appendChild(moreRow);
-  addChunk();
+  addChunk(Math.max(view.shown.get(pointer) || 0, CHILD_CHUNK));
   // Paths removed in the turn are gone from the state: shown as ghost rows with their old value.
   for (const { key, change } of placed.removedUnder.get(pointer) || []) {
-    if (Array.isArray(value) ? Number(key) < value.length : hasOwn(value, key)) continue;
+    if (Array.isArray(value) ? Number(key) < total : hasOwn(value, key)) continue;
     list.appendChild(
       h("div", { class: "anb-node anb-leaf anb-mark-removed", "data-path": change.path }, h("span", { class: "anb-key" }, key), ": ", h("span", { class: "anb-value" }, changeText(change)), badge(change)),
     );
@@ -328,6 +358,7 @@ export default {
   inputs: (ctx) => [
     ctx.turn ? [ctx.turn.v.state, ctx.turn.v.prompt, ctx.turn.state !== undefined] : ctx.store.version.epoch,
     ctx.store.version.live,
+    ctx.store.version.subtrees,
     ctx.store.live && ctx.view.selected === null ? [ctx.store.version.preview, ctx.store.version.list] : null,
   ],
   panel(ctx) {
@@ -337,6 +368,8 @@ export default {
     const live = ctx.editable ? store.live : null;
     settleEditor(store, view);
     const state = live ? store.liveState() : turn ? turn.state : store.baseState;
+    const source = live ? { live: true } : turn ? { turn: turn.index } : {};
+    ctx.need = (pointer, part) => store.needSubtree(source, pointer, part);
     if (state === undefined) {
       if (turn && turn.state === undefined) store.needTurn(turn.index);
       return empty("Loading the state…");

@@ -1,11 +1,19 @@
 // A model with the surface anywidget gives the front end (get / on / off / send), fed by the
-// tests as the kernel would feed it: trait updates and custom messages.
+// tests as the kernel would feed it: trait updates and custom messages, their bodies as bytes.
 
 import { WIRE } from "../wire.js";
 
+/** JSON as UTF-8 bytes, the way ipywidgets hands buffers over (a DataView). */
+export function bytes(value) {
+  const array = new TextEncoder().encode(JSON.stringify(value));
+  return new DataView(array.buffer);
+}
+
+const encodeTrait = (name, value) => (name === WIRE.TRAIT_SNAPSHOT && value && !ArrayBuffer.isView(value) && Object.keys(value).length ? bytes(value) : value);
+
 export class Model {
   constructor(traits = {}) {
-    this.traits = { ...traits };
+    this.traits = Object.fromEntries(Object.entries(traits).map(([name, value]) => [name, encodeTrait(name, value)]));
     this.handlers = new Map();
     this.sent = [];
   }
@@ -31,15 +39,18 @@ export class Model {
     for (const fn of [...(this.handlers.get(name) || [])]) fn(...args);
   }
 
-  /** A trait update from the kernel. */
+  /** A trait update from the kernel (the snapshot as UTF-8 JSON bytes, as the kernel sets it). */
   setTrait(name, value) {
-    this.traits[name] = value;
+    this.traits[name] = encodeTrait(name, value);
     this.emit("change:" + name);
   }
 
-  /** A custom message from the kernel (JSON round trip, as on the wire). */
+  /** A custom message from the kernel, as on the wire: its kind (and a batch's numbers) in the
+   * content, everything in one buffer of JSON. */
   receive(message) {
-    this.emit("msg:custom", JSON.parse(JSON.stringify(message)), []);
+    const content = { [WIRE.KIND]: message[WIRE.KIND] };
+    if (message[WIRE.KIND] === WIRE.BATCH) Object.assign(content, { [WIRE.SEQ]: message[WIRE.SEQ], [WIRE.LAST]: message[WIRE.LAST] });
+    this.emit("msg:custom", content, [bytes(message)]);
   }
 
   listeners() {
@@ -65,8 +76,14 @@ export function snapshot({ seq = 0, turns = [], turn, events = [], state, change
   return snap;
 }
 
+/** A batch of items numbered from ``first``: [turn, event body] each. */
+export function batch(first, items) {
+  return { [WIRE.KIND]: WIRE.BATCH, [WIRE.SEQ]: first, [WIRE.LAST]: first + items.length - 1, [WIRE.ITEMS]: items.map(([turn, e]) => ({ [WIRE.TURN_INDEX]: turn, [WIRE.EVENT_BODY]: e })) };
+}
+
+/** A batch of one item. */
 export function event(seq, turn, body) {
-  return { [WIRE.KIND]: WIRE.EVENT, [WIRE.SEQ]: seq, [WIRE.TURN_INDEX]: turn, [WIRE.EVENT_BODY]: body };
+  return batch(seq, [[turn, body]]);
 }
 
 export const started = (message = "hi") => ({ kind: "run_started", message, model: "scripted", at: 1000 });
