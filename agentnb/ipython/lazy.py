@@ -32,7 +32,7 @@ _CONTAINERS = (dict, list, tuple)
 
 def _leaf_cost(value: Any) -> int:
     if isinstance(value, str):
-        return len(value) + 2
+        return len(value) + 2 if value.isascii() else 3 * len(value) + 2  # UTF-8: up to 3 bytes a character
     return 6  # a number, true/false/null, or an odd value sent as its repr
 
 

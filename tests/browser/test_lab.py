@@ -27,6 +27,17 @@ CODE_CELLS = 7  # the demo's six and the held cell below
 
 # The last cell of the run: it holds the kernel until the test writes "release" beside the
 # notebook (or two minutes pass), so the test can look at the inspector while Run All is busy.
+# Runs CODE in a new cell at the end of the notebook, its output shown under it.
+NEW_CELL_JS = """async (code) => {
+  const app = window.jupyterapp;
+  const notebook = app.shell.currentWidget.content;
+  notebook.activeCellIndex = notebook.widgets.length - 1;
+  await app.commands.execute("notebook:insert-cell-below");
+  notebook.activeCell.model.sharedModel.setSource(code);
+  await app.commands.execute("notebook:run-cell");
+  return notebook.widgets.length;
+}"""
+
 HELD_CELL = """import pathlib, time
 release, deadline = pathlib.Path("release"), time.monotonic() + 120
 while not release.exists() and time.monotonic() < deadline:
@@ -280,6 +291,54 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(ghost).to_have_text('3: "butter" (removed)− user')
             expect(inspector.locator(".anb-node[data-path='/<~1session_state>'] > .anb-key")).to_have_text("</session_state>")
             inspector.screenshot(path=str(ARTIFACTS / "inspector-changes.png"))
+
+            # A large state reaches a new view lazily: a big key's first page and its size; what
+            # is not held yet is fetched when the user pages on, opens it, or edits it.
+            code = (
+                "shop.add_session_state_to_context = False\n"
+                'shop.session_state["catalog"] = {f"sku{i:05d}": {"name": f"item {i}", "price": i, "history": list(range(40))} for i in range(5000)}\n'
+                'model.add("Catalog loaded.")\n'
+                'print(shop.run("load the catalog").content)'
+            )
+            assert page.evaluate(EXECUTE_JS, code) == "ok"
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 6 of 6", timeout=20_000)
+            page.evaluate(NEW_CELL_JS, "Inspector.for_agent(shop)")
+            expect(page.locator(".anb-root")).to_have_count(2, timeout=30_000)
+            fresh = page.locator(".anb-root").nth(1)
+            expect(fresh.locator(".anb-pos")).to_have_text("turn 6 of 6", timeout=20_000)
+            assert fresh.get_attribute("data-applied-subtrees") == "0"
+            fresh.locator("[role=tab][data-tab='state']").click()
+            catalog = fresh.locator(".anb-node[data-path='/catalog']")
+            expect(catalog.locator("> summary .anb-size")).to_have_text(" {5000}")
+            catalog.locator("> summary").click()
+            rows = catalog.locator("> .anb-children > .anb-node")
+            expect(rows).to_have_count(100)
+            more = catalog.locator("> .anb-children > .anb-more-row button.anb-more")
+            expect(more).to_have_text("show 100 more of 4900 (5000 in all)")
+            more.click()
+            expect(rows).to_have_count(200)
+            expect(fresh).to_have_attribute("data-applied-subtrees", "1")
+            expect(rows.nth(199)).to_have_attribute("data-path", "/catalog/sku00199")
+            # A node that came empty (the first message's budget ran out above it) is fetched when opened.
+            entry = fresh.locator(".anb-node[data-path='/catalog/sku00090']")
+            entry.locator("> summary").click()
+            history = fresh.locator(".anb-node[data-path='/catalog/sku00090/history']")
+            expect(history.locator("> summary .anb-size")).to_have_text(" [40]")
+            history.locator("> summary").click()
+            expect(history.locator("> .anb-children > .anb-node")).to_have_count(40)
+            expect(history.locator(".anb-node[data-path='/catalog/sku00090/history/39']")).to_contain_text("39: 39")
+            expect(fresh).to_have_attribute("data-applied-subtrees", "2")
+            fresh.screenshot(path=str(ARTIFACTS / "inspector-lazy.png"))
+            # Editing a node held in part edits all of it: its whole value is fetched first.
+            fresh.locator("button.anb-edit-toggle").click()
+            fresh.locator(".anb-node[data-path='/catalog/sku00091'] > summary").click()
+            fresh.locator(".anb-node[data-path='/catalog/sku00091/history'] > summary button.anb-edit").click()
+            editor = fresh.locator(".anb-editor textarea.anb-edit-text")
+            expect(editor).to_be_enabled()
+            assert json.loads(editor.input_value()) == list(range(40))
+            expect(fresh).to_have_attribute("data-applied-subtrees", "3")
+            fresh.locator("button.anb-edit-cancel").click()
+            expect(fresh.locator(".anb-editor")).to_have_count(0)
         finally:
             browser.close()
     assert dialogs == [], f"a dialog fired: {dialogs}"
