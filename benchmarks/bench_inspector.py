@@ -7,10 +7,13 @@ ZeroMQ transport is missing.
 
 1. A K=1 turn that changes one node of a 10,000-node state (``states.nested_nodes``), and the
    same turn on a 10-node state: messages and bytes per turn on the wire (and the inspector's
-   own JSON), and the time the inspector's subscriber takes per turn, kernel send included.
+   own JSON), and the time the inspector's subscriber takes per turn, kernel send included;
+   then the same with the snapshot trait refreshed after every turn, as when each turn is a
+   cell of its own (``Inspector._after_cell``).
 2. The first message a view gets (the snapshot, answering the browser's ``sync``) for those
-   states: its size on the wire and the time to build it (``Inspector.snapshot``) and to send
-   it (our JSON check + the kernel's serialisation), medians over repetitions.
+   states: its size on the wire and the time to build it (``Inspector.snapshot``: the lazy
+   state and our one JSON encoding) and to send it (the kernel's serialisation of the rest and
+   its signature), medians over repetitions.
 3. Notebook file growth per ``%%chat`` turn: N ``%%chat`` cells run in a real IPython shell,
    their outputs written as an .ipynb (nbformat) the way Jupyter saves them, for N = 1, 10, 50.
 
@@ -68,7 +71,6 @@ def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -
     # Time the inspector's own work, the kernel's send included: replace its subscription by a
     # timed call of the same method.
     inspector._unsubscribe()
-    per_turn_ns: list[int] = []
     acc = [0]
 
     def timed(event) -> None:
@@ -77,45 +79,51 @@ def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -
         acc[0] += time.perf_counter_ns() - t0
 
     inspector._unsubscribe = agent.subscribe(timed)
+    # The size of the state change's item, read from the batches as the browser gets them.
+    items: list[tuple[str, int]] = []
+    send = inspector.send
+
+    def capture(content: dict, buffers: Any = None) -> None:
+        send(content, buffers)
+        if content.get(wire.KIND) == wire.BATCH:
+            for item in json.loads(bytes(buffers[0]))[wire.ITEMS]:
+                items.append((item[wire.EVENT_BODY]["kind"], len(json.dumps(item, separators=(",", ":")))))
+
+    inspector.send = capture
     agent.run("warm up")
-    wire_bytes, wire_msgs, own_bytes, own_msgs, state_msg = [], [], [], [], []
-    for i in range(turns):
-        b0, m0 = inspector.bytes_sent, inspector.messages_sent
-        socket.reset()
-        acc[0] = 0
-        sizes: list[tuple[str, int]] = []
-        orig_post = inspector._post
-
-        def post(message: dict, _orig: Any = orig_post, _sizes: list = sizes) -> None:
-            before = socket.bytes
-            _orig(message)
-            body = message.get(wire.EVENT_BODY) or {}
-            _sizes.append((body.get("kind", message.get(wire.KIND)), socket.bytes - before))
-
-        inspector._post = post
-        result = agent.run(f"change one node ({i})")
-        inspector._post = orig_post
-        assert result.content == "updated"
-        per_turn_ns.append(acc[0])
-        wire_bytes.append(socket.bytes)
-        wire_msgs.append(socket.messages)
-        own_bytes.append(inspector.bytes_sent - b0)
-        own_msgs.append(inspector.messages_sent - m0)
-        state_msg.append(max((s for k, s in sizes if k == "state_changed"), default=0))
-    state_bytes = states.json_bytes(agent.session_state)
+    out: dict = {"nodes": n_nodes, "widget_open": opened}
+    for label, per_cell in (("loop", False), ("cell", True)):
+        per_turn_ns, cell_ns, wire_bytes, wire_msgs, own_bytes, own_msgs, state_item = [], [], [], [], [], [], []
+        for i in range(turns):
+            b0, m0 = inspector.bytes_sent, inspector.messages_sent
+            socket.reset()
+            items.clear()
+            acc[0] = 0
+            result = agent.run(f"change one node ({i})")
+            assert result.content == "updated"
+            t0 = time.perf_counter_ns()
+            if per_cell:
+                inspector._after_cell()  # what IPython's post_run_cell does after a cell
+            cell_ns.append(time.perf_counter_ns() - t0)
+            per_turn_ns.append(acc[0] + cell_ns[-1])
+            wire_bytes.append(socket.bytes)
+            wire_msgs.append(socket.messages)
+            own_bytes.append(inspector.bytes_sent - b0)
+            own_msgs.append(inspector.messages_sent - m0)
+            state_item.append(max((n for k, n in items if k == "state_changed"), default=0))
+        out[label] = {
+            "wire_messages_per_turn": measure.summary(wire_msgs),
+            "wire_bytes_per_turn": measure.summary(wire_bytes),
+            "own_messages_per_turn_median": statistics.median(own_msgs),
+            "own_json_bytes_per_turn_median": statistics.median(own_bytes),
+            "state_changed_item_bytes_median": statistics.median(state_item),
+            "inspector_ms_per_turn": measure.summary([t / 1e6 for t in per_turn_ns]),
+            "after_cell_ms": measure.summary([t / 1e6 for t in cell_ns]),
+        }
+    out["state_json_bytes"] = states.json_bytes(agent.session_state)
+    out["history_len"] = len(agent.history)
     inspector.close()
-    return {
-        "nodes": n_nodes,
-        "state_json_bytes": state_bytes,
-        "widget_open": opened,
-        "wire_messages_per_turn": measure.summary(wire_msgs),
-        "wire_bytes_per_turn": measure.summary(wire_bytes),
-        "own_messages_per_turn_median": statistics.median(own_msgs),
-        "own_json_bytes_per_turn_median": statistics.median(own_bytes),
-        "state_changed_wire_bytes_median": statistics.median(state_msg),
-        "inspector_ms_per_turn": measure.summary([t / 1e6 for t in per_turn_ns]),
-        "inspector_us_per_message_median": statistics.median(t / m for t, m in zip(per_turn_ns, wire_msgs)) / 1e3,
-    }
+    return out
 
 
 def first_message(socket: kernel_stub.CountingSocket, n_nodes: int, reps: int = 15) -> dict:
@@ -127,22 +135,26 @@ def first_message(socket: kernel_stub.CountingSocket, n_nodes: int, reps: int = 
     inspector = Inspector.for_agent(agent)
     for i in range(3):  # a few turns of history, as in a notebook
         agent.run(f"change one node ({i})")
-    build, send, whole, sizes, own = [], [], [], [], []
+    build, send, whole, trait, sizes, own = [], [], [], [], [], []
     for _ in range(reps):
         t0 = time.perf_counter_ns()
-        message = inspector.snapshot()
+        body = inspector.snapshot()
         t1 = time.perf_counter_ns()
         socket.reset()
-        inspector._post(message)
+        inspector._outbox.post({wire.KIND: wire.SNAPSHOT}, body)
         t2 = time.perf_counter_ns()
         build.append((t1 - t0) / 1e6)
         send.append((t2 - t1) / 1e6)
         sizes.append(socket.bytes)
-        own.append(inspector.last_message_bytes)
+        own.append(len(body))
         # The same, the way it happens: the browser's sync request answered through the comm.
         t0 = time.perf_counter_ns()
         inspector._on_msg(inspector, {wire.KIND: wire.SYNC}, [])
         whole.append((time.perf_counter_ns() - t0) / 1e6)
+        # And where the widget is displayed: the snapshot put in the synced trait.
+        t0 = time.perf_counter_ns()
+        inspector.publish_snapshot()
+        trait.append((time.perf_counter_ns() - t0) / 1e6)
     inspector.close()
     return {
         "nodes": n_nodes,
@@ -151,6 +163,7 @@ def first_message(socket: kernel_stub.CountingSocket, n_nodes: int, reps: int = 
         "build_ms": measure.summary(build),
         "send_ms": measure.summary(send),
         "sync_request_ms": measure.summary(whole),
+        "display_trait_ms": measure.summary(trait),
     }
 
 
@@ -195,21 +208,25 @@ def main(argv: list[str] | None = None) -> dict:
     result["traffic"] = [traffic(socket, states.NESTED_NODES), traffic(socket, 10)]
     result["first_message"] = [first_message(socket, states.NESTED_NODES), first_message(socket, 10)]
     for row in result["traffic"]:
-        print(
-            f"inspector, {row['nodes']:>6} nodes (state {row['state_json_bytes'] / 1e3:.0f} kB): "
-            f"{row['wire_bytes_per_turn']['median']:.0f} B/turn on the wire in {row['wire_messages_per_turn']['median']:.0f} messages "
-            f"(own JSON {row['own_json_bytes_per_turn_median']:.0f} B; state_changed {row['state_changed_wire_bytes_median']:.0f} B on the wire); "
-            f"inspector + kernel send {row['inspector_ms_per_turn']['median']:.3f} ms/turn "
-            f"({row['inspector_us_per_message_median']:.0f} us/message); widget open {row['widget_open']['bytes']} B",
-            flush=True,
-        )
+        for label in ("loop", "cell"):
+            t = row[label]
+            print(
+                f"inspector, {row['nodes']:>6} nodes (state {row['state_json_bytes'] / 1e3:.0f} kB), {label}: "
+                f"{t['wire_bytes_per_turn']['median']:.0f} B/turn on the wire in {t['wire_messages_per_turn']['median']:.0f} messages "
+                f"[{t['wire_messages_per_turn']['min']:.0f}-{t['wire_messages_per_turn']['max']:.0f}] "
+                f"(own JSON {t['own_json_bytes_per_turn_median']:.0f} B; state_changed item {t['state_changed_item_bytes_median']:.0f} B); "
+                f"inspector + kernel send {t['inspector_ms_per_turn']['median']:.3f} ms/turn "
+                f"[{t['inspector_ms_per_turn']['min']:.3f}-{t['inspector_ms_per_turn']['max']:.3f}] "
+                f"(after-cell refresh {t['after_cell_ms']['median']:.3f} ms); widget open {row['widget_open']['bytes']} B",
+                flush=True,
+            )
     for row in result["first_message"]:
         print(
             f"first message, {row['nodes']:>6} nodes: {row['wire_bytes'] / 1e3:.1f} kB on the wire "
             f"(own JSON {row['own_json_bytes'] / 1e3:.1f} kB); build {row['build_ms']['median']:.2f} ms "
             f"[{row['build_ms']['min']:.2f}–{row['build_ms']['max']:.2f}], send {row['send_ms']['median']:.2f} ms "
             f"[{row['send_ms']['min']:.2f}–{row['send_ms']['max']:.2f}]; sync request answered in "
-            f"{row['sync_request_ms']['median']:.2f} ms",
+            f"{row['sync_request_ms']['median']:.2f} ms; display (trait) {row['display_trait_ms']['median']:.2f} ms",
             flush=True,
         )
     if not args.skip_notebook:

@@ -16,7 +16,10 @@ history (``agent.history`` keeps every turn). Modes:
   every event, its messages going through ipykernel's real send path (``kernel_stub.py``: the
   kernel's session builds, serialises and signs each one; only ZeroMQ is missing);
 * ``inspector-nokernel``: the same without a kernel (the comm layer drops each message after the
-  inspector built and encoded it), to see the kernel's share.
+  inspector built and encoded it), to see the kernel's share;
+* ``inspector-cell``: ``inspector`` with each turn a cell of its own: after every turn the
+  inspector refreshes its snapshot trait, as IPython's ``post_run_cell`` makes it do (a turn's
+  batch, then the trait: two messages a turn).
 
     python benchmarks/bench_turns.py --mode inspector --out results/
 """
@@ -102,11 +105,19 @@ def make_agent(k: int, mode: str) -> tuple[Any, Any, Any]:
     return agent, model, inspector
 
 
-def make_turn(agent: Any, model: Any) -> Callable[[], Any]:
+def make_turn(agent: Any, model: Any, inspector: Any = None) -> Callable[[], Any]:
     def turn() -> Any:
         return agent.run("please add some items")
 
-    return turn
+    if inspector is None:
+        return turn
+
+    def cell() -> Any:
+        result = agent.run("please add some items")
+        inspector._after_cell()  # what IPython's post_run_cell does after each cell
+        return result
+
+    return cell
 
 
 def make_check(agent: Any, model: Any, k: int) -> Callable[[Any], None]:
@@ -125,7 +136,7 @@ def make_check(agent: Any, model: Any, k: int) -> Callable[[Any], None]:
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["recording", "inspector", "inspector-nokernel"], default="inspector")
+    p.add_argument("--mode", choices=["recording", "inspector", "inspector-nokernel", "inspector-cell"], default="inspector")
     p.add_argument("--n1", type=int, default=200, help="measured turns for K=1")
     p.add_argument("--n10", type=int, default=50, help="measured turns for K=10")
     p.add_argument("--warmup1", type=int, default=20)
@@ -135,7 +146,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = p.parse_args(argv)
 
     socket = None
-    if args.mode == "inspector":
+    if args.mode in ("inspector", "inspector-cell"):
         import kernel_stub
 
         socket = kernel_stub.install()
@@ -154,7 +165,7 @@ def main(argv: list[str] | None = None) -> dict:
     }
     for k, n, w in ((1, args.n1, args.warmup1), (10, args.n10, args.warmup10)):
         agent, model, inspector = make_agent(k, args.mode)
-        st = run_series(make_turn(agent, model), n, w, make_check(agent, model, k))
+        st = run_series(make_turn(agent, model, inspector if args.mode == "inspector-cell" else None), n, w, make_check(agent, model, k))
         st["history_len"] = len(agent.history)
         if inspector is not None:
             st["inspector_messages"] = inspector.messages_sent

@@ -20,6 +20,7 @@ from typing import Any
 
 FAST_ROWS = (
     ("agentnb, recording + inspector (kernel send path)", "mine", "agentnb_inspector_r*.json"),
+    ("agentnb, recording + inspector, a cell per turn (kernel send path)", "mine", "agentnb_inspector-cell_r*.json"),
     ("agentnb, recording + inspector (no kernel)", "mine", "agentnb_inspector-nokernel_r*.json"),
     ("agentnb, recording", "mine", "agentnb_recording_r*.json"),
     ("agno (sync)", "anchors", "agno_sync_r*.json"),
@@ -226,18 +227,20 @@ class Report:
         out = []
         s = self.scale
         ins, rec, g = s[("agentnb", "inspector", "tiny")], s[("agentnb", "recording", "tiny")], s[("agno", "none", "tiny")]
-        fast_ins, fast_agno = self.fast.get("agentnb, recording + inspector (kernel send path)"), self.fast.get("agno (sync)")
+        fast_agno = self.fast.get("agno (sync)")
+        fast = {label: self.fast.get(f"agentnb, recording + inspector{suffix} (kernel send path)") for label, suffix in (("loop", ""), ("cell", ", a cell per turn"))}
         traffic = {t["nodes"]: t for t in self.inspector["traffic"]} if self.inspector else {}
         if ins and g:
             msgs = [r["inspector"]["wire_messages_per_turn"] for r in ins.values()]
             wire = [r["inspector"]["wire_bytes_per_turn"] for r in ins.values()]
             own = [r["inspector"]["own_json_bytes_per_turn"] for r in ins.values()]
             big = traffic.get(10_000)
-            fast_ratio = ratio({k: v for k, v in fast_ins.items()}, fast_agno, lambda r: r["turns"]["K1"]["median_ms"]) if fast_ins and fast_agno else "–"
+            k1 = lambda r: r["turns"]["K1"]["median_ms"]  # noqa: E731
+            fast_ratio = "; ".join(f"{label} {ratio(f, fast_agno, k1)}" for label, f in fast.items() if f and fast_agno) or "–"
             out.append(
-                f"| inspector messages per K=1 turn | {statistics.median(msgs):.0f} messages, {statistics.median(wire):,.0f} B on the wire "
-                f"({statistics.median(own):,.0f} B of our JSON; each message encoded by us, then by the kernel's session)"
-                + (f"; 10,000-node state: {big['wire_messages_per_turn']['median']:.0f} messages, {big['wire_bytes_per_turn']['median']:,.0f} B" if big else "")
+                f"| inspector messages per K=1 turn | {statistics.median(msgs):.0f} message(s), {statistics.median(wire):,.0f} B on the wire "
+                f"({statistics.median(own):,.0f} B of our JSON, encoded once) in a loop of turns; one more (the snapshot trait) after each cell"
+                + (f"; 10,000-node state: {big['loop']['wire_messages_per_turn']['median']:.0f} messages, {big['loop']['wire_bytes_per_turn']['median']:,.0f} B" if big else "")
                 + f"; turn with the inspector {fmt([framework_ms(r) for r in ins.values()], digits=3)} vs "
                 f"{fmt([framework_ms(r) for r in rec.values()], digits=3)} without | "
                 f"{fmt([framework_ms(r) for r in g.values()], digits=3)} per turn (no inspector) | – | "
@@ -248,10 +251,10 @@ class Report:
             first = {f["nodes"]: f for f in self.inspector["first_message"]}.get(10_000)
             if first:
                 out.append(
-                    f"| inspector's first message for a 10,000-node state | {first['wire_bytes'] / 1e3:,.0f} kB on the wire "
-                    f"({first['own_json_bytes'] / 1e3:,.0f} kB of our JSON); build {first['build_ms']['median']:.1f} ms "
-                    f"[{first['build_ms']['min']:.1f}–{first['build_ms']['max']:.1f}] + send (our JSON + the kernel's) "
-                    f"{first['send_ms']['median']:.1f} ms [{first['send_ms']['min']:.1f}–{first['send_ms']['max']:.1f}] | "
+                    f"| inspector's first message for a 10,000-node state | {first['wire_bytes'] / 1e3:,.1f} kB on the wire "
+                    f"({first['own_json_bytes'] / 1e3:,.1f} kB of our JSON); build {first['build_ms']['median']:.2f} ms "
+                    f"[{first['build_ms']['min']:.2f}–{first['build_ms']['max']:.2f}] + send (the kernel's part) "
+                    f"{first['send_ms']['median']:.2f} ms [{first['send_ms']['min']:.2f}–{first['send_ms']['max']:.2f}] | "
                     f"no inspector | – | ≤ 50 KB, ≤ 5 ms | – |"
                 )
         return out
@@ -324,16 +327,18 @@ class Report:
         print("\n".join(self.scale_table()))
         if self.inspector:
             print("\n## Inspector (every message through ipykernel's send path)\n")
-            print("| state | wire messages / turn | wire bytes / turn | our JSON / turn | inspector + kernel per turn | widget open | first message (wire) | build | send | sync answered |")
-            print("|---|---|---|---|---|---|---|---|---|---|")
+            print("| state | turns | wire messages / turn | wire bytes / turn | our JSON / turn | state change item | inspector + kernel per turn | widget open | first message (wire) | build | send | sync answered |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|")
             first = {f["nodes"]: f for f in self.inspector["first_message"]}
             for t in self.inspector["traffic"]:
                 f = first[t["nodes"]]
-                print(f"| {t['nodes']:,} nodes ({t['state_json_bytes'] / 1e3:,.0f} kB) | {t['wire_messages_per_turn']['median']:.0f} | "
-                      f"{t['wire_bytes_per_turn']['median']:,.0f} | {t['own_json_bytes_per_turn_median']:,.0f} | "
-                      f"{t['inspector_ms_per_turn']['median']:.3f} ms [{t['inspector_ms_per_turn']['min']:.3f}–{t['inspector_ms_per_turn']['p95']:.3f} p95] | "
-                      f"{t['widget_open']['messages']} msgs, {t['widget_open']['bytes']:,} B | {f['wire_bytes']:,.0f} B | "
-                      f"{f['build_ms']['median']:.2f} ms | {f['send_ms']['median']:.2f} ms | {f['sync_request_ms']['median']:.2f} ms |")
+                for label, how in (("loop", "in a loop"), ("cell", "a cell each")):
+                    r = t[label]
+                    print(f"| {t['nodes']:,} nodes ({t['state_json_bytes'] / 1e3:,.0f} kB) | {how} | {r['wire_messages_per_turn']['median']:.0f} | "
+                          f"{r['wire_bytes_per_turn']['median']:,.0f} | {r['own_json_bytes_per_turn_median']:,.0f} | {r['state_changed_item_bytes_median']:,.0f} B | "
+                          f"{r['inspector_ms_per_turn']['median']:.3f} ms [{r['inspector_ms_per_turn']['min']:.3f}–{r['inspector_ms_per_turn']['p95']:.3f} p95] | "
+                          f"{t['widget_open']['messages']} msgs, {t['widget_open']['bytes']:,} B | {f['wire_bytes']:,.0f} B | "
+                          f"{f['build_ms']['median']:.2f} ms | {f['send_ms']['median']:.2f} ms | {f['sync_request_ms']['median']:.2f} ms |")
             nb = self.inspector.get("notebook")
             if nb:
                 print(f"\nNotebook growth: {nb['bytes_per_turn']:,.0f} B per %%chat turn.")

@@ -45,6 +45,7 @@ for r in $(seq 1 "$REPS"); do
     "$PY" "$HERE/bench_turns.py" --mode recording --tag "_r$r" --out "$R" | tee -a "$OUT/logs/turns.log"
     "$AS_PY" "$ANCHORS/bench_agno.py" --mode sync --tag "_r$r" | tee -a "$OUT/logs/turns.log"
     "$PY" "$HERE/bench_turns.py" --mode inspector --tag "_r$r" --out "$R" | tee -a "$OUT/logs/turns.log"
+    "$PY" "$HERE/bench_turns.py" --mode inspector-cell --tag "_r$r" --out "$R" | tee -a "$OUT/logs/turns.log"
     "$PY" "$HERE/bench_turns.py" --mode inspector-nokernel --tag "_r$r" --out "$R" | tee -a "$OUT/logs/turns.log"
     "$AS_PY" "$ANCHORS/bench_haystack.py" --mode sync --tag "_r$r" | tee -a "$OUT/logs/turns.log"
     "$AS_PY" "$ANCHORS/bench_pydantic_ai.py" --mode sync --tag "_r$r" | tee -a "$OUT/logs/turns.log"

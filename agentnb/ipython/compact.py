@@ -109,9 +109,16 @@ def compact_change(change: Change) -> dict[str, Any]:
     }
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def preview_text(value: Any, limit: int = CHANGE_TEXT) -> str:
     """``agentnb.render.value_text`` of a value, encoding only the part that is shown: the old
     value of a key holding a large state costs the preview, not the whole value."""
+    if isinstance(value, _SCALARS) or (
+        isinstance(value, (list, dict)) and len(value) <= 8 and all(isinstance(v, _SCALARS) for v in (value.values() if isinstance(value, dict) else value))
+    ):
+        return value_text(value, limit)  # small: encoded whole at C speed
     encoder = json.JSONEncoder(ensure_ascii=False)
     chunks: list[str] = []
     size = 0

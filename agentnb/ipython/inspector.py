@@ -29,15 +29,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anywidget
 import traitlets
 
-from ..compare import compare_turns
 from ..diff import make_patch
 from ..errors import AgentnbError, StateEditError
 from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged, TextDelta
 from ..text import one_line
 from . import wire
+from .comparing import comparable_agents, comparison_message, default_pair
 from .compact import (
     compact_changes,
-    compact_comparison,
     compact_edit,
     compact_event,
     compact_prompt,
@@ -83,7 +82,10 @@ class Inspector(anywidget.AnyWidget):
         """Text streamed so far per running turn, as chunks (joined only for a snapshot)."""
         self._stale = False
         """Something changed since the snapshot in the trait was made."""
+        self._summaries: list[tuple[TurnRecord, bytes]] = []
         self._finished_changes: tuple[TurnRecord, dict[str, Any]] | None = None
+        self._changes_so_far: tuple[TurnRecord, dict[str, Any]] | None = None
+        """The summary the last state change of a running turn was sent with."""
         self._prompts: dict[str, PromptRendered] = {}
         """The prompt each running turn was sent with (a turn recounted at its end sends the new counts)."""
         self._preview_message: str | None = None
@@ -158,7 +160,7 @@ class Inspector(anywidget.AnyWidget):
 
     def publish_snapshot(self) -> None:
         """Put a fresh snapshot in the synced trait."""
-        data = encode(self.snapshot())
+        data = self.snapshot()
         self._outbox.count(data)
         self._stale = False
         self.view_snapshot = data
@@ -183,27 +185,35 @@ class Inspector(anywidget.AnyWidget):
             info = model_info(self.agent)
             if info != self.model_info:
                 self.model_info = info
-        elif end:
-            self._live_text.pop(event.run_id, None)
-        if isinstance(event, PromptRendered):
+        elif isinstance(event, PromptRendered):
             self._prompts[event.run_id] = event
         body = compact_event(event)
-        record = self._record_of(event.run_id)
-        if record is not None and (end or isinstance(event, StateChanged)):
-            body[wire.CHANGES] = self._changes(record)
-        if end:
-            sent_prompt = self._prompts.pop(event.run_id, None)
-            if record is not None:
-                body["replayed"] = record.replayed
-                prompt = record.prompt
-                if prompt is not None and prompt is not sent_prompt:
-                    # Counted again at the end (the tokenizer came up during the turn): the new counts.
-                    body["prompt_tokens"] = compact_tokens(prompt.tokens)
+        if end or isinstance(event, StateChanged):
+            self._add_changes(event, body, end)
         turn = self._turn_index(event.run_id)
         if turn is not None:
             self._outbox.add(turn, body)
         if end:
             self._outbox.flush()
+
+    def _add_changes(self, event: Event, body: dict[str, Any], end: bool) -> None:
+        """A state change or a run's end: the turn's change summary (and at the end, whether it
+        was replayed and its prompt's counts if they were counted again)."""
+        record = self._record_of(event.run_id)
+        if record is not None:
+            body[wire.CHANGES] = self._changes(record)
+        if not end:
+            if record is not None:
+                self._changes_so_far = (record, body[wire.CHANGES])
+            return
+        self._live_text.pop(event.run_id, None)
+        sent_prompt = self._prompts.pop(event.run_id, None)
+        if record is not None:
+            body["replayed"] = record.replayed
+            prompt = record.prompt
+            if prompt is not None and prompt is not sent_prompt:
+                # Counted again at the end (the tokenizer came up during the turn): the new counts.
+                body["prompt_tokens"] = compact_tokens(prompt.tokens)
 
     def _turn_index(self, run_id: str) -> int | None:
         turn = self._turn_of.get(run_id)
@@ -228,19 +238,19 @@ class Inspector(anywidget.AnyWidget):
         if record.status == "running":
             return compact_changes(record.changes(self.agent.session_state))
         if self._finished_changes is None or self._finished_changes[0] is not record:
-            self._finished_changes = (record, compact_changes(record.changes()))
+            so_far = self._changes_so_far
+            # Every state change sends a summary, so the last one sent is the turn's: any later
+            # change of the state would have sent its own.
+            done = so_far[1] if so_far is not None and so_far[0] is record else compact_changes(record.changes())
+            self._finished_changes = (record, done)
         return self._finished_changes[1]
 
-    def snapshot(self) -> dict[str, Any]:
-        """What a fresh view needs: every turn's summary, the last turn in full (events, change
-        summary, state — lazily, see ``lazy.py``)."""
+    def snapshot(self) -> bytes:
+        """What a fresh view needs, as UTF-8 JSON: every turn's summary, the last turn in full
+        (events, change summary, state — lazily, see ``lazy.py``)."""
         seq = self._outbox.flush()
         history = self.agent.history
-        message: dict[str, Any] = {
-            wire.KIND: wire.SNAPSHOT,
-            wire.SEQ: seq,
-            wire.SUMMARIES: [turn_summary(t) for t in history],
-        }
+        message: dict[str, Any] = {wire.KIND: wire.SNAPSHOT, wire.SEQ: seq}
         if len(history):
             last = history[-1]
             state = turn_state(last, self.agent)
@@ -255,7 +265,23 @@ class Inspector(anywidget.AnyWidget):
             message[wire.STUBS] = stubs
         if self.agent.state_edits:
             message.update(self._live())
-        return message
+        # The summaries go in as they were encoded once (a finished turn's does not change), so
+        # a long history costs a copy of its bytes, not its encoding.
+        summaries = b",".join([self._summary(t) for t in history])
+        return b'{"' + wire.SUMMARIES.encode() + b'":[' + summaries + b"]," + encode(message)[1:]
+
+    def _summary(self, record: TurnRecord) -> bytes:
+        """A turn's summary row as JSON, kept once the turn has finished."""
+        cache, index = self._summaries, record.index
+        if index < len(cache) and cache[index][0] is record:
+            return cache[index][1]
+        data = encode(turn_summary(record))
+        if record.status != "running" and index <= len(cache):
+            if index < len(cache):
+                cache[index] = (record, data)
+            else:
+                cache.append((record, data))
+        return data
 
     # -- edits by hand ----------------------------------------------------------------------
 
@@ -326,56 +352,11 @@ class Inspector(anywidget.AnyWidget):
     # -- two turns side by side ---------------------------------------------------------------
 
     def _compare(self, content: Mapping[str, Any]) -> dict[str, Any]:
-        agents = self._agents()
+        agents = comparable_agents(self.agent, Inspector._by_agent.keys())
         left, right = content.get(wire.LEFT), content.get(wire.RIGHT)
         if not (isinstance(left, Mapping) and isinstance(right, Mapping)):
-            left, right = self._default_pair(content.get(wire.TURN_INDEX))
-        a, b = (self._side(side, agents) for side in (left, right))
-        comparison = compare_turns(a[0].history[a[1]], b[0].history[b[1]])
-        return {
-            wire.KIND: wire.COMPARISON,
-            "comparison": compact_comparison(comparison),
-            "agents": [{"name": name, "turns": len(agent.history), "parent": agent.parent.name if agent.parent else None} for name, agent in agents.items()],
-            wire.LEFT: {"agent": a[0].name, "turn": a[1]},
-            wire.RIGHT: {"agent": b[0].name, "turn": b[1]},
-        }
-
-    def _agents(self) -> dict[str, Agent]:
-        """The agents a comparison can pick from: this one, its parent, the agents with an
-        inspector and those in the notebook's namespace, by name."""
-        found: dict[str, Agent] = {self.agent.name: self.agent}
-        candidates = [self.agent.parent, *Inspector._by_agent.keys(), *_namespace_agents()]
-        for agent in candidates:
-            if agent is not None and agent.name not in found:
-                found[agent.name] = agent
-        return found
-
-    def _default_pair(self, selected: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A fork beside its parent at the same turn; a parent beside its newest fork; else the
-        selected turn beside the one before it."""
-        agent = self.agent
-        count = len(agent.history)
-        if not count:
-            raise LookupError(f"agent {agent.name!r} has no turns to compare yet")
-        index = selected if isinstance(selected, int) and 0 <= selected < count else count - 1
-        parent = agent.parent
-        if parent is not None and len(parent.history):
-            return {"agent": parent.name, "turn": min(index, len(parent.history) - 1)}, {"agent": agent.name, "turn": index}
-        forks = [a for a in self._agents().values() if a.parent is agent and len(a.history)]
-        if forks:
-            fork = forks[-1]
-            return {"agent": agent.name, "turn": index}, {"agent": fork.name, "turn": min(index, len(fork.history) - 1)}
-        return {"agent": agent.name, "turn": max(0, index - 1)}, {"agent": agent.name, "turn": index}
-
-    def _side(self, side: Mapping[str, Any], agents: Mapping[str, Agent]) -> tuple[Agent, int]:
-        name, turn = side.get("agent"), side.get("turn")
-        agent = agents.get(name) if isinstance(name, str) else None
-        if agent is None:
-            raise LookupError(f"there is no agent {name!r} to compare; known: {', '.join(agents)}")
-        count = len(agent.history)
-        if not isinstance(turn, int) or not 0 <= turn < count or agent.history[turn].status == "running":
-            raise LookupError(f"agent {agent.name!r} has no finished turn {turn!r} (it has {count} turn(s))")
-        return agent, turn
+            left, right = default_pair(self.agent, agents, content.get(wire.TURN_INDEX))
+        return comparison_message(agents, left, right)
 
     # -- browser -> kernel ----------------------------------------------------------------
 
@@ -390,7 +371,8 @@ class Inspector(anywidget.AnyWidget):
 
     def _answer(self, kind: Any, content: Mapping[str, Any]) -> dict[str, Any] | None:
         if kind == wire.SYNC:
-            return self.snapshot()
+            self._outbox.post({wire.KIND: wire.SNAPSHOT}, self.snapshot())
+            return None
         if kind == wire.NEED_TURN:
             record = self._record(content.get(wire.TURN_INDEX))
             state, stubs = lazy_form(turn_state(record, self.agent))
@@ -462,18 +444,6 @@ def _shell() -> Any:
     from IPython import get_ipython
 
     return get_ipython()
-
-
-def _namespace_agents() -> list[Agent]:
-    """Agents bound in the running IPython shell's namespace (none outside IPython)."""
-    from IPython import get_ipython
-
-    from ..agent import Agent
-
-    shell = get_ipython()
-    if shell is None:
-        return []
-    return [v for k, v in list(shell.user_ns.items()) if isinstance(v, Agent) and not k.startswith("_")]
 
 
 __all__ = ["Inspector"]

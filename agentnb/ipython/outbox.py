@@ -61,7 +61,8 @@ class Outbox:
         self._send = send
         self._lock = threading.Lock()
         self._items: list[bytes | _Text] = []
-        self._token = 0  # which timer may send the current queue
+        self._due = 0.0  # when the queue must go out
+        self._timed = False  # the flush thread will call ``timer``
         self.seq = 0
         """Items sent so far (the number of the last one)."""
         self.messages = 0
@@ -97,21 +98,29 @@ class Outbox:
             return self.seq
 
     def post(self, content: dict[str, Any], body: Any) -> None:
-        """Send a message (``content`` names its kind) after the items queued so far."""
-        data = encode(body)
+        """Send a message (``content`` names its kind) after the items queued so far; ``body``
+        is its JSON, or what to encode."""
+        data = body if isinstance(body, bytes) else encode(body)
         with self._lock:
             self._flush()
             self._emit(content, data)
 
     def _arm(self) -> None:
-        self._token += 1
-        _FLUSHER.schedule(self, self._token, time.monotonic() + FLUSH_SECONDS)
+        # One wake-up of the flush thread per outbox at a time: a queue sent and started again
+        # before it fires moves the deadline (``timer``) instead of adding one.
+        self._due = time.monotonic() + FLUSH_SECONDS
+        if not self._timed:
+            self._timed = True
+            _FLUSHER.schedule(self, self._due)
 
-    def timer(self, token: int) -> None:
-        """The flush thread's call: send the queue it was armed for, if still waiting."""
+    def timer(self) -> float | None:
+        """The flush thread's call: send the queue if its time is up; else when to call again."""
         with self._lock:
-            if token == self._token:
-                self._flush()
+            if self._items and time.monotonic() < self._due:
+                return self._due
+            self._timed = False
+            self._flush()
+            return None
 
     def _flush(self) -> None:
         items = self._items
@@ -139,14 +148,14 @@ class _Flusher:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._due: list[tuple[float, int, weakref.ref[Outbox], int]] = []
+        self._due: list[tuple[float, int, weakref.ref[Outbox]]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
 
-    def schedule(self, outbox: Outbox, token: int, at: float) -> None:
+    def schedule(self, outbox: Outbox, at: float) -> None:
         order = next(self._order)
         with self._cond:
-            heapq.heappush(self._due, (at, order, weakref.ref(outbox), token))
+            heapq.heappush(self._due, (at, order, weakref.ref(outbox)))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="agentnb-inspector-flush", daemon=True)
                 self._thread.start()
@@ -158,7 +167,7 @@ class _Flusher:
             with self._cond:
                 while not self._due:
                     self._cond.wait()
-                at, _, ref, token = self._due[0]
+                at, _, ref = self._due[0]
                 wait = at - time.monotonic()
                 if wait > 0:
                     self._cond.wait(wait)
@@ -168,9 +177,11 @@ class _Flusher:
             if outbox is None:
                 continue
             try:
-                outbox.timer(token)
+                again = outbox.timer()
             except Exception:  # a closed comm: the view heals the gap with a snapshot
-                pass
+                continue
+            if again is not None:
+                self.schedule(outbox, again)
 
 
 _FLUSHER = _Flusher()
