@@ -41,6 +41,7 @@ export function isPartial(container) {
 export function setSize(container, size) {
   if (size > heldCount(container)) PARTIAL.set(container, size);
   else PARTIAL.delete(container);
+  return container;
 }
 
 /** Give a copy the mark of what it copies. */

@@ -8,7 +8,7 @@
 //
 // ``model`` is anywidget's model: get(name), on(event, fn), off(event, fn), send(message).
 
-import { graft, markStubs } from "./lazy.js";
+import { graft, markStubs, setSize } from "./lazy.js";
 import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
@@ -155,7 +155,7 @@ export class Store {
   liveState() {
     const live = this.live;
     if (!live) return undefined;
-    if (live.state === undefined && live.patch) {
+    if (live.state === undefined && live.patch && !live.unpatched) {
       const base = this.turns[live.base];
       if (!base || base.state === undefined) {
         this.needTurn(live.base);
@@ -164,7 +164,10 @@ export class Store {
       try {
         live.state = applyPatch(copyJSON(base.state), live.patch);
       } catch (err) {
-        this.sync(); // the base the kernel patched against is not the one held here
+        // The patch needs a part of the base not held here (or another base): the state is
+        // asked for as it is now instead.
+        live.unpatched = true;
+        this.needSubtree({ live: true }, "", { from: 0 });
         return undefined;
       }
     }
@@ -185,6 +188,12 @@ export class Store {
     const whole = Boolean(msg[WIRE.WHOLE]);
     this.asked.delete(subtreeKey(live, index, msg[WIRE.PATH], whole, msg[WIRE.FROM]));
     const turn = index === null || index === undefined ? null : this.turns[index];
+    if (live && this.live && this.live.unpatched && msg[WIRE.PATH] === "" && !whole) {
+      this.live.state = setSize(markStubs(msg[WIRE.VALUE], msg[WIRE.STUBS]), msg[WIRE.SIZE]); // the whole state, lazily
+      this.live.unpatched = false;
+      this.version.live += 1;
+      return;
+    }
     const root = live ? this.live && this.live.state : turn ? turn.state : this.baseState;
     if (root === undefined || root === null) return;
     const part = { from: msg[WIRE.FROM], size: msg[WIRE.SIZE], value: msg[WIRE.VALUE], stubs: msg[WIRE.STUBS], whole };
@@ -337,7 +346,7 @@ export function createStore(model, options) {
  * up, and a view falls back to a sync.
  */
 export function createBacklog(model, { limit = 5000 } = {}) {
-  let messages = [];
+  let messages = []; // [content, buffers]: parsed only if a view replays them
   let overflow = false;
   const seq = () => traitSeq(model.get(WIRE.TRAIT_SNAPSHOT));
   const onMessage = (msg, buffers) => {
@@ -347,17 +356,17 @@ export function createBacklog(model, { limit = 5000 } = {}) {
       messages = [];
       return;
     }
-    messages.push(decodeMessage(msg, buffers));
+    messages.push([msg, buffers]);
   };
   const onTrait = () => {
     const covered = seq();
-    messages = messages.filter((m) => m[WIRE.LAST] > covered);
+    messages = messages.filter(([msg]) => msg[WIRE.LAST] > covered);
     overflow = false;
   };
   model.on("msg:custom", onMessage);
   model.on("change:" + WIRE.TRAIT_SNAPSHOT, onTrait);
   return {
-    messages: () => (overflow ? [] : messages.filter((m) => m[WIRE.LAST] > seq())),
+    messages: () => (overflow ? [] : messages.filter(([msg]) => msg[WIRE.LAST] > seq()).map(([msg, buffers]) => decodeMessage(msg, buffers))),
     dispose: () => {
       model.off("msg:custom", onMessage);
       model.off("change:" + WIRE.TRAIT_SNAPSHOT, onTrait);

@@ -165,3 +165,25 @@ test("each store parses the trait afresh: two views never share the state they p
   assert.deepEqual(b.turns[1].state.nodes.n1, { value: 1, extra: 1 });
   assert.deepEqual(a.turns[0].state.nodes.n1, { value: 1 });
 });
+
+test("edits patched onto a state held in part: followed where they can be, else the state now is asked for", () => {
+  const model = new Model({ [WIRE.TRAIT_SNAPSHOT]: bigSnapshot() });
+  const store = createStore(model);
+  const edited = (patch) => ({ [WIRE.KIND]: WIRE.EDITED, [WIRE.EDITS]: [{ path: "/nodes/n1/value", how: "changed", old: "1", new: "-1" }], [WIRE.LIVE_PATCH]: patch, [WIRE.TURN_INDEX]: 0 });
+  model.receive(edited([{ op: "replace", path: "/nodes/n1/value", value: -1 }, { op: "remove", path: "/nodes/n4" }]));
+  const live = store.liveState();
+  assert.deepEqual(live.nodes, { n0: { value: 0 }, n1: { value: -1 } });
+  assert.equal(sizeOf(live.nodes), 4);
+  assert.deepEqual(store.turns[0].state.nodes.n1, { value: 1 }, "the turn keeps its own state");
+  assert.deepEqual(model.sent, []);
+  // A move out of a part not held cannot be followed: the state as it is now comes instead.
+  model.receive(edited([{ op: "move", from: "/nodes/n4", path: "/moved" }]));
+  assert.equal(store.liveState(), undefined);
+  assert.deepEqual(model.sent, [{ [WIRE.KIND]: WIRE.NEED_SUBTREE, [WIRE.PATH]: "", [WIRE.FROM]: 0, [WIRE.LIVE]: true }]);
+  assert.equal(store.liveState(), undefined);
+  assert.equal(model.sent.length, 1, "asked once");
+  model.receive({ [WIRE.KIND]: WIRE.SUBTREE, [WIRE.PATH]: "", [WIRE.TURN_INDEX]: null, [WIRE.LIVE]: true, [WIRE.FROM]: 0, [WIRE.WHOLE]: false, [WIRE.SIZE]: 2, [WIRE.VALUE]: { nodes: { n0: { value: 0 } }, moved: { value: 4 } }, [WIRE.STUBS]: { "/nodes": 4 } });
+  const now = store.liveState();
+  assert.deepEqual(now.moved, { value: 4 });
+  assert.equal(sizeOf(now.nodes), 4);
+});
