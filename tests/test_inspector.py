@@ -261,7 +261,8 @@ def trait(inspector: Inspector) -> dict[str, Any]:
 
 
 def test_the_snapshot_trait_is_fresh_when_displayed_and_after_each_cell(monkeypatch) -> None:
-    from IPython import get_ipython, start_ipython
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
 
     start_ipython()  # the test session's one real shell: the inspector follows its cells
     shell = get_ipython()
