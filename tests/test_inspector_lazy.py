@@ -35,6 +35,19 @@ def test_a_state_that_fits_is_sent_as_it_is() -> None:
     assert lazy_form("just text") == ("just text", {})
 
 
+def test_whether_a_state_is_sent_whole_counts_every_level_to_the_byte() -> None:
+    # Estimated cost: "a" 5, its braces 2, "b" 5, the string n + 2, "c" 5, "y" 3: n + 22 in all.
+    # The deep string comes before a sibling, so the count must carry across levels both ways.
+    def state(n: int) -> dict[str, Any]:
+        return {"a": {"b": "x" * n}, "c": "y"}
+
+    limit = lazy.STATE_BYTES - 22
+    assert lazy.is_small(state(limit))
+    assert not lazy.is_small(state(limit + 1))
+    value, stubs = lazy_form(state(limit + 1))
+    assert stubs == {"/a/b": limit + 1} and value["a"]["b"] == "x" * lazy.STRING_HEAD and value["c"] == "y"
+
+
 def test_a_large_container_brings_its_first_page_and_says_how_big_it_is() -> None:
     state = {"items": ["milk"], **nodes(10_000)}
     value, stubs = lazy_form(state)

@@ -49,17 +49,23 @@ def _children(value: Any, start: int = 0) -> Iterator[tuple[Any, Any]]:
 
 def _fits(children: Iterator[tuple[Any, Any]], budget: int) -> bool:
     """Whether everything under ``children`` costs at most ``budget``; stops as soon as it does not."""
+    # Depth first: a container's contents are counted before its next sibling, so a wide state
+    # is found too large after about ``budget`` bytes of nodes, not one iterator per child.
     stack = [children]
     while stack:
-        for key, child in stack.pop():
+        for key, child in stack[-1]:
             budget -= _key_cost(key)
             if isinstance(child, _CONTAINERS):
                 budget -= 2
+                if budget < 0:
+                    return False
                 stack.append(_children(child))
-            else:
-                budget -= _leaf_cost(child)
+                break  # go down; this level resumes from its iterator when the child is done
+            budget -= _leaf_cost(child)
             if budget < 0:
                 return False
+        else:
+            stack.pop()
     return True
 
 
