@@ -277,7 +277,7 @@ class Agent(Runs):
         ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
         last = self.history[-1] if len(self.history) else None
         # A finished turn's state_after is a snapshot nothing mutates: the next one starts there.
-        tracker = StateTracker(self.state, run_id, last.state_after if last and last.status != "running" else None)
+        tracker = StateTracker(self.state, run_id, last.frozen_after if last and last.status != "running" else None)
         record = TurnRecord(
             index=len(self.history), run_id=run_id, agent=self.name, message=inputs.text, model=self.model.label, started_at=time.time()
         )

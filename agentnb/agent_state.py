@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import diff
+from .frozen import EMPTY, FrozenMap
 from .history import History, TurnRecord, turn_entries, turns_from_entries
 from .messages import Message
 from .modules import load_registered, merge, registered_state, splice
@@ -64,8 +65,8 @@ class Cursor:
     """Finished turns stored."""
     last_turn: TurnRecord | None
     """The last stored turn (to notice a history that was replaced)."""
-    state: dict[str, Any]
-    """The state data as stored (values not shared with the live state)."""
+    state: FrozenMap
+    """The state data as stored (frozen: shared with the turn records, not with the live state)."""
     messages: list[Message]
     """The conversation as stored."""
     top: dict[str, Any]
@@ -79,7 +80,7 @@ def cursor(agent: Any) -> Cursor:
         owner=weakref.ref(agent),
         turns=len(done),
         last_turn=done[-1] if done else None,
-        state=copy.deepcopy(agent.state.data),
+        state=agent.state.frozen(),
         messages=list(agent.state.messages),
         top=top_fields(agent),
     )
@@ -100,21 +101,22 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     done = history.finished()
     ops: list[dict[str, Any]] = []
     if len(done) > since.turns:
-        prev = done[since.turns - 1].state_after if since.turns else {}
+        prev = done[since.turns - 1].frozen_after if since.turns else EMPTY
         ops.append(splice(["history", "turns"], turn_entries(done[since.turns :], prev, start=since.turns)))
     live = agent.state.data
     new_turns = done[since.turns :]
     keys = [k for turn in new_turns for k in turn.changed_keys()]
     whole = any(op["path"] == "" for turn in new_turns for c in turn.state_changes for op in c.patch)
+    stored_state = agent.state.frozen()
     if after_turn and new_turns and history[-1] is done[-1] and not whole:
         state_delta = diff.keys_diff(live, keys)
     else:
-        state_delta = diff.top_diff(since.state, live)
-    stored_state = since.state
+        # Both frozen: what the state shares with the last save is not compared.
+        changed = stored_state.changed_keys(since.state)
+        state_delta = diff.top_diff({k: since.state[k] for k in changed if k in since.state}, {k: live[k] for k in changed if k in live})
     if state_delta["set"] or state_delta["unset"]:
         state_delta["set"] = {k: copy.deepcopy(v) for k, v in state_delta["set"].items()}
         ops.append(merge(["state"], state_delta["set"], state_delta["unset"]))
-        stored_state = diff.apply_top_diff(since.state, state_delta)
     messages = agent.state.messages
     known = len(since.messages)
     if known <= len(messages) and (known == 0 or messages[known - 1] is since.messages[-1]):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from . import diff
 from . import events as events_module
 from .diff import top_level_key
+from .frozen import EMPTY, FrozenMap, freeze, frozen_map, thaw
 from .events import (
     ContextRetrieved,
     Event,
@@ -39,6 +40,22 @@ class TurnChanges:
     """Top-level keys added, changed or removed, in first-write order."""
     paths: list[diff.Change]
     """Every path written that ended up different, in first-write order."""
+
+
+class StateField:
+    """A turn's state as a field: kept frozen (sharing what did not change with the turns
+    around it), read as a plain dict (a fresh copy, which costs the state's size)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_frozen_{name}"
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:
+            return None  # the dataclass default: an empty state
+        return thaw(record.__dict__.get(self.slot, EMPTY))
+
+    def __set__(self, record: Any, value: Mapping[str, Any] | None) -> None:
+        record.__dict__[self.slot] = EMPTY if value is None else frozen_map(value)
 
 
 @dataclass(frozen=True)
@@ -79,12 +96,13 @@ class TurnRecord:
     """How long the turn took."""
     usage: Usage = field(default_factory=Usage)
     """Token counts of all its model calls."""
-    state_start: dict[str, Any] = field(default_factory=dict)
+    state_start: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state when the turn began, before the user's edits since the last turn and the run
-    keywords were applied: what ``changes()`` compares with."""
-    state_before: dict[str, Any] = field(default_factory=dict)
+    keywords were applied: what ``changes()`` compares with. (Each read is a fresh copy;
+    ``frozen_start`` is the stored one.)"""
+    state_before: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state the prompt was rendered from (after the user's edits and the run keywords)."""
-    state_after: dict[str, Any] = field(default_factory=dict)
+    state_after: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state when the run ended."""
     events: list[Event] = field(default_factory=list)
     """Every event but text deltas, in order."""
@@ -94,6 +112,21 @@ class TurnRecord:
     """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
     replayed: bool = False
     """Whether its model calls were answered from the notebook's recording (not saved)."""
+
+    @property
+    def frozen_start(self) -> FrozenMap:
+        """``state_start`` as stored: frozen, shared with the other turns (read it, no copy)."""
+        return self.__dict__.get("_frozen_state_start", EMPTY)
+
+    @property
+    def frozen_before(self) -> FrozenMap:
+        """``state_before`` as stored."""
+        return self.__dict__.get("_frozen_state_before", EMPTY)
+
+    @property
+    def frozen_after(self) -> FrozenMap:
+        """``state_after`` as stored."""
+        return self.__dict__.get("_frozen_state_after", EMPTY)
 
     @property
     def number(self) -> int:
@@ -145,14 +178,24 @@ class TurnRecord:
         written, each added / changed / removed with its authors and old and new values.
         ``state`` is the state to compare with (default: the state the turn ended with; pass the
         live state for a turn still running)."""
-        log = diff.ChangeLog(self.state_start)
+        log = diff.ChangeLog(self.frozen_start)
         for change in self.state_changes:
             log.add(change.patch, change.cause.label())
-        after = self.state_after if state is None else state
+        after = self.frozen_after if state is None else state
         return TurnChanges(keys=log.keys(after), paths=log.paths(after))
 
     def to_dict(self) -> dict[str, Any]:
-        """This turn as plain data (events through ``EVENTS_ADAPTER``); state values as they are."""
+        """This turn as plain data (events through ``EVENTS_ADAPTER``; states as plain dicts)."""
+        return {
+            **self._fields(),
+            "state_start": self.state_start,
+            "state_before": self.state_before,
+            "state_after": self.state_after,
+            "events": events_module.EVENTS_ADAPTER.dump_python(self.events),
+            "messages": [m.to_dict() for m in self.messages],
+        }
+
+    def _fields(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "run_id": self.run_id,
@@ -165,11 +208,6 @@ class TurnRecord:
             "started_at": self.started_at,
             "duration_ms": self.duration_ms,
             "usage": dataclasses.asdict(self.usage),
-            "state_start": self.state_start,
-            "state_before": self.state_before,
-            "state_after": self.state_after,
-            "events": events_module.EVENTS_ADAPTER.dump_python(self.events),
-            "messages": [m.to_dict() for m in self.messages],
         }
 
     @classmethod
@@ -282,17 +320,20 @@ def turn_entry(turn: TurnRecord, prev_after: Mapping[str, Any], *, first: bool =
     The loop records every state change as a StateChanged event, before the prompt was rendered
     (the user's edits, run keywords) and after; so, but for the first turn, the changed keys
     come from the events and nothing is compared key by key."""
-    data = turn.to_dict()
-    for key in ("state_start", "state_before", "state_after"):
-        data.pop(key)
+    data = {
+        **turn._fields(),
+        "events": events_module.EVENTS_ADAPTER.dump_python(turn.events),
+        "messages": [m.to_dict() for m in turn.messages],
+    }
     split = None if first else _changed_keys_by_phase(turn)
-    data["state_start_patch"] = diff.top_diff(prev_after, turn.state_start)
+    start, before, after = turn.frozen_start, turn.frozen_before, turn.frozen_after
+    data["state_start_patch"] = _delta(frozen_map(prev_after), start)
     if split is None:
-        data["state_before_patch"] = diff.top_diff(turn.state_start, turn.state_before)
-        data["state_after_patch"] = diff.top_diff(turn.state_before, turn.state_after)
+        data["state_before_patch"] = _delta(start, before)
+        data["state_after_patch"] = _delta(before, after)
     else:
-        data["state_before_patch"] = diff.keys_diff(turn.state_before, split[0])
-        data["state_after_patch"] = diff.keys_diff(turn.state_after, split[1])
+        data["state_before_patch"] = _keys_delta(before, split[0])
+        data["state_after_patch"] = _keys_delta(after, split[1])
     return data
 
 
@@ -301,27 +342,46 @@ def turn_entries(turns: Sequence[TurnRecord], prev_after: Mapping[str, Any], sta
     entries = []
     for i, turn in enumerate(turns, start=start):
         entries.append(turn_entry(turn, prev_after, first=i == 0))
-        prev_after = turn.state_after
+        prev_after = turn.frozen_after
     return entries
 
 
 def turns_from_entries(entries: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
-    """The inverse of ``turn_entries`` from the first turn on."""
+    """The inverse of ``turn_entries`` from the first turn on. Each state is the one before
+    with the delta applied, sharing everything else: rebuilding costs the changes."""
     turns = []
-    prev: dict[str, Any] = {}
+    prev: FrozenMap = EMPTY
     for i, stored in enumerate(entries):
         entry = dict(stored)
-        start = diff.apply_top_diff(prev, entry.pop("state_start_patch", {}))
-        before = diff.apply_top_diff(start, entry.pop("state_before_patch", {}))
-        after = diff.apply_top_diff(before, entry.pop("state_after_patch", {}))
+        start = _apply(prev, entry.pop("state_start_patch", {}))
+        before = _apply(start, entry.pop("state_before_patch", {}))
+        after = _apply(before, entry.pop("state_after_patch", {}))
         entry.setdefault("state_start", start)
         entry.setdefault("state_before", before)
         entry.setdefault("state_after", after)
         turn = TurnRecord.from_dict(entry)
         turn.index = i
         turns.append(turn)
-        prev = turn.state_after
+        prev = turn.frozen_after
     return turns
+
+
+def _delta(before: FrozenMap, after: FrozenMap) -> dict[str, Any]:
+    """Top-level changes between two frozen states: ``{"set": {key: new}, "unset": [key]}``."""
+    keys = after.changed_keys(before)
+    changed = [k for k in keys if k in after and (k not in before or not diff.json_equal(before[k], after[k]))]
+    return {"set": {k: thaw(after[k]) for k in changed}, "unset": [k for k in keys if k not in after]}
+
+
+def _keys_delta(after: FrozenMap, keys: Sequence[str]) -> dict[str, Any]:
+    """``_delta`` when the keys that may have changed are known."""
+    known = list(dict.fromkeys(keys))
+    return {"set": {k: thaw(after[k]) for k in known if k in after}, "unset": [k for k in known if k not in after]}
+
+
+def _apply(base: FrozenMap, delta: Mapping[str, Any]) -> FrozenMap:
+    changes = delta.get("set") or {}
+    return base.updated({k: freeze(v) for k, v in changes.items()}, delta.get("unset") or ())
 
 
 def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | None:
@@ -343,4 +403,4 @@ def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | No
     return (before, after) if rendered else None
 
 
-__all__ = ["History", "ModelCall", "TurnChanges", "TurnRecord", "turn_entries", "turn_entry", "turns_from_entries"]
+__all__ = ["History", "ModelCall", "StateField", "TurnChanges", "TurnRecord", "turn_entries", "turn_entry", "turns_from_entries"]

@@ -19,10 +19,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 from .errors import StateKeyError, StateSchemaError, StateTypeError
+from .frozen import FrozenMap, freeze, reorder, update_along
 from .messages import Message
 from .modules import load_registered, register_state, registered_state
 from .serialization import callable_to_str, import_dotted, type_from_str, type_to_str, value_from_data, value_to_data
 from .text import shorten
+from .tracked import Journal, track
 
 Handler = Callable[[Any, Any], Any]
 
@@ -183,7 +185,8 @@ class State:
         data: Mapping[str, Any] | None = None,
     ) -> None:
         self._schema = normalize_schema(schema)
-        self._data: dict[str, Any] = {}
+        self._journal = Journal()
+        self._data: dict[str, Any] = self._journal.root
         self._messages: list[Message] = []
         for key, value in copy.deepcopy(dict(data or {})).items():
             if key == MESSAGES_KEY:
@@ -191,7 +194,7 @@ class State:
                 continue
             self._check_key(key)
             self._check_type(key, value)
-            self._data[key] = value
+            self._data[key] = track(value, self._journal, owned=True)
 
     @property
     def schema(self) -> dict[str, dict[str, Any]]:
@@ -208,6 +211,28 @@ class State:
     def data(self) -> dict[str, Any]:
         """The live state dict, without ``messages``. Mutations here change the state."""
         return self._data
+
+    @property
+    def journal(self) -> Journal:
+        """What was written in ``data`` since the last checkpoint (see ``agentnb.tracked``)."""
+        return self._journal
+
+    def frozen(self, *, consume: bool = False) -> FrozenMap:
+        """A frozen copy of the data now, sharing what did not change with the copy of the
+        last checkpoint (``journal.image``). ``consume``: it becomes that copy, and what was
+        written since counts as checkpointed (nothing is reported for it)."""
+        journal = self._journal
+        if journal.image is None:
+            journal.image = freeze(self._data)
+            journal.written(consume=True)
+            return journal.image
+        written = journal.written(consume=consume)
+        image = journal.image
+        if written.paths is not None:
+            image = reorder(update_along(image, self._data, written.paths), image, self._data, written.inserted)
+        if consume:
+            journal.image = image
+        return image
 
     @property
     def messages(self) -> list[Message]:
