@@ -14,42 +14,31 @@ import os
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from . import agent_state
 from .context import ContextProviders
+from .edits import StateEdit
 from .errors import ConfigurationError
 from .events import Event
 from .formatters import FormatSettings
 from .history import History, TurnRecord
 from .loop import Turn, TurnSetup
-from .messages import Message
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
 from .modules import register_state
-from .observe import Observation, prepare, render_prompt
+from .observe import Observation, count_tokens, prepare, render_prompt
 from .prompt import PromptOptions, RenderedPrompt
 from .runs import RunInput, Runs, check_message
+from .time_travel import AgentSnapshot, TimeTravel
 from .run_context import RunContext
 from .state import State, replace_values
 from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session_state_tool
 from .tracking import StateTracker
 
 Subscriber = Callable[[Event], Any]
-
-
-@dataclass(frozen=True)
-class AgentSnapshot:
-    """An agent's state, conversation and turns at one moment (``agent.snapshot()``)."""
-
-    state: dict[str, Any]
-    """The state data (a deep copy)."""
-    messages: tuple[Message, ...]
-    """The conversation."""
-    turns: tuple[TurnRecord, ...]
-    """The turns (records are never changed once finished, so they are shared)."""
 
 
 class _PromptOption:
@@ -65,7 +54,7 @@ class _PromptOption:
         setattr(agent.prompt, self.name, value)
 
 
-class Agent(Runs):
+class Agent(Runs, TimeTravel):
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
 
     __agentnb_inject__ = "agent"
@@ -85,6 +74,7 @@ class Agent(Runs):
     add_session_state_to_context = _PromptOption()
     session_state_format = _PromptOption()
     resolve_in_context = _PromptOption()
+    hide_state_keys = _PromptOption()
 
     def __init__(
         self,
@@ -103,6 +93,7 @@ class Agent(Runs):
         enable_agentic_state: bool = False,
         overwrite_db_session_state: bool = False,
         resolve_in_context: bool = True,
+        hide_state_keys: Iterable[str] | str | None = None,
         markdown: bool = False,
         add_name_to_context: bool = False,
         add_datetime_to_context: bool = False,
@@ -167,6 +158,11 @@ class Agent(Runs):
         """The notebook recording this agent replays from and writes to (``attach_recording``)."""
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
+        self._edits: list[StateEdit] = []
+        self._edit_listeners: list[Callable[[StateEdit, bool], Any]] = []
+        self._parent: weakref.ref[Agent] | None = None
+        self.forked_at: int | None = None
+        """For a fork: how many of its turns it took from its parent (see ``fork``)."""
         # MASFactory's spellings (memories=, retrievers=) are the same kind of object.
         self.context_providers = ContextProviders([*(context_providers or ()), *(memories or ()), *(retrievers or ())], agent=self)
         self.format = FormatSettings.build(
@@ -274,6 +270,7 @@ class Agent(Runs):
 
     def _new_turn(self, inputs: RunInput) -> Turn:
         run_id = os.urandom(6).hex()
+        self._edits.clear()  # from here they are this turn's changes by "user", not undoable
         ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
         last = self.history[-1] if len(self.history) else None
         # A finished turn's state_after is a snapshot nothing mutates: the next one starts there.
@@ -294,6 +291,7 @@ class Agent(Runs):
             parse_output=(lambda content: output.parse(content, fields)) if output is not None else None,
             replay=self.recording,
             overwrite_state=self.overwrite_db_session_state,
+            count_tokens=lambda prepared: count_tokens(self, prepared, exact_only=True),
         )
         return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
 
@@ -305,32 +303,6 @@ class Agent(Runs):
             yield
         finally:
             self._lock.release()
-
-    # -- time travel ------------------------------------------------------------------------
-
-    def snapshot(self) -> AgentSnapshot:
-        """A copy of the state, the conversation and the turns, to ``restore`` later."""
-        return AgentSnapshot(copy.deepcopy(self.state.data), tuple(self.state.messages), tuple(self.history))
-
-    def restore(self, snapshot: AgentSnapshot) -> None:
-        """Put the agent back as it was at ``snapshot`` (checked against the state schema)."""
-        with self._running():
-            self.state.replace_data(copy.deepcopy(snapshot.state))
-            self.state.messages[:] = list(snapshot.messages)
-            self.history.replace(snapshot.turns)
-
-    def reset(self) -> None:
-        """Back to the state the agent was defined with: no conversation, no turns."""
-        self.restore(AgentSnapshot(self._initial_state, (), ()))
-
-    def fork(self, name: str | None = None) -> Agent:
-        """A new agent with the same definition and a copy of this one's state, conversation
-        and turns, that goes its own way from here."""
-        forked = Agent(name or f"{self.name}_fork", **self._definition)
-        forked.model = self.model
-        forked._initial_state = copy.deepcopy(self._initial_state)
-        forked.restore(self.snapshot())
-        return forked
 
     # -- display --------------------------------------------------------------------------
 

@@ -323,30 +323,32 @@ class ChangeLog:
         for path, authors in self._keys.items():
             key = top_level_key(path)
             old, new = self.before.get(key, MISSING), after.get(key, MISSING)
-            if old is MISSING and new is MISSING:
-                continue
-            if old is MISSING:
-                out.append(Change(path, "added", tuple(authors), None, plain(new)))
-            elif new is MISSING:
-                out.append(Change(path, "removed", tuple(authors), plain(old), None))
-            elif key in changed_under or not json_equal(old, new):
-                out.append(Change(path, "changed", tuple(authors), plain(old), plain(new)))
+            change = _net(path, authors, old, new, key in changed_under)
+            if change is not None:
+                out.append(change)
         return out
 
     def paths(self, after: Mapping[str, Any]) -> list[Change]:
         """Every path written that changed, in first-write order."""
         out = []
         for path, authors in self._authors.items():
-            old, new = lookup(self.before, path), lookup(after, path)
-            if old is MISSING and new is MISSING:
-                continue
-            if old is MISSING:
-                out.append(Change(path, "added", tuple(authors), None, plain(new)))
-            elif new is MISSING:
-                out.append(Change(path, "removed", tuple(authors), plain(old), None))
-            elif not json_equal(old, new):
-                out.append(Change(path, "changed", tuple(authors), plain(old), plain(new)))
+            change = _net(path, authors, lookup(self.before, path), lookup(after, path))
+            if change is not None:
+                out.append(change)
         return out
+
+
+def _net(path: str, authors: Mapping[str, None], old: Any, new: Any, known_changed: bool = False) -> Change | None:
+    """How ``path`` changed between ``old`` and ``new`` (MISSING for absent), or None."""
+    if old is MISSING and new is MISSING:
+        return None
+    if old is MISSING:
+        return Change(path, "added", tuple(authors), None, plain(new))
+    if new is MISSING:
+        return Change(path, "removed", tuple(authors), plain(old), None)
+    if known_changed or not json_equal(old, new):
+        return Change(path, "changed", tuple(authors), plain(old), plain(new))
+    return None
 
 
 __all__ = [

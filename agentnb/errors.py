@@ -28,6 +28,10 @@ class StateTypeError(AgentnbError, TypeError):
     """A value does not fit the type declared for its key in the state schema."""
 
 
+class StateEditError(AgentnbError, ValueError):
+    """An edit of the state names a path that does not exist or cannot hold a value."""
+
+
 class ToolDefinitionError(ConfigurationError):
     """A function or Toolkit cannot be turned into a tool."""
 
@@ -112,6 +116,16 @@ class ModelRateLimitError(ModelError):
 
 class ContextLengthError(ModelError):
     """The request is longer than the model's context window."""
+
+
+class ModelResponseError(ModelError):
+    """A model server's answer is malformed (not JSON, a field of the wrong type, a stream cut
+    short); the message says what it sent wrong."""
+
+
+class SessionWriteError(SessionError):
+    """A session could not be written (disk full, read-only, database locked); the message names
+    the file and the cause."""
 
 
 class LocalModelError(ModelError):

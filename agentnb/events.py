@@ -92,6 +92,34 @@ class PromptSection:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PromptTokens:
+    """What a run's prompt costs in tokens: each system-prompt section, the earlier turns sent as
+    context, the user message and the chat template's overhead (``agentnb.tokens``)."""
+
+    counter: str
+    """What counted: a BPE encoding (``o200k_base``), a server's tokenizer, or ``estimate``."""
+    exact: bool
+    """Whether the counts are the model's own tokenizer's (False: an estimate)."""
+    note: str | None = None
+    """Why the counts are an estimate, when they are."""
+    sections: tuple[int, ...] = ()
+    """Tokens of each section of the system prompt, in order."""
+    system: int = 0
+    """Tokens of the whole system prompt."""
+    history: int = 0
+    """Tokens of the earlier turns' messages sent as context."""
+    user: int = 0
+    """Tokens of the user message."""
+    template: int | None = None
+    """Tokens the chat template adds around the messages (None when unknown)."""
+
+    @property
+    def total(self) -> int:
+        """System prompt, history, user message and template overhead together."""
+        return self.system + self.history + self.user + (self.template or 0)
+
+
+@dataclass(frozen=True, kw_only=True)
 class HookStep:
     """What one tool hook did during a tool call."""
 
@@ -163,6 +191,12 @@ class PromptRendered:
     """The user message as sent."""
     notes: tuple[str, ...] = ()
     """Options that were set but had no effect on the prompt, and why."""
+    hidden_keys: tuple[str, ...] = ()
+    """State keys kept out of the prompt (``hide_state_keys``): in no block, filling no placeholder."""
+    unused_keys: tuple[str, ...] = ()
+    """State keys the model saw nowhere: no placeholder and no ``<session_state>`` block used them."""
+    tokens: PromptTokens | None = None
+    """What the prompt costs in tokens, by section (``agentnb.tokens``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -405,6 +439,7 @@ __all__ = [
     "Placeholder",
     "PromptRendered",
     "PromptSection",
+    "PromptTokens",
     "RunFailed",
     "RunFinished",
     "RunStarted",

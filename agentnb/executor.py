@@ -19,7 +19,12 @@ from .events import StateCause, ToolCallFinished
 from .messages import ToolCall
 from .run_context import RunContext
 from .tools import AGENTIC_TOOL, Tool, result_text, run_chain
+from .text import shorten
 from .tracking import Authors, StateTracker
+
+
+ERROR_LIMIT = 4000
+"""Most characters of an error sent back to the model as a tool call's result."""
 
 
 class ToolExecutor:
@@ -67,7 +72,7 @@ class ToolExecutor:
             return None, None
         try:
             sent = tool_call.parsed_arguments()
-        except json.JSONDecodeError:
+        except ValueError:
             sent = {}
         sent = sent if isinstance(sent, dict) else {}
         reads = {key for key, param in (tool.inputs_from_state or {}).items() if param not in sent}
@@ -75,94 +80,61 @@ class ToolExecutor:
 
     def run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
         """Run one call; its state changes wait in ``tracker.pending``."""
-        started = time.perf_counter()
-        base = dict(
-            run_id=self.ctx.run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments
-        )
-
-        def failed(kind: str, error: str, **extra: Any) -> ToolCallFinished:
-            return ToolCallFinished(
-                **base,
-                result=f"Error: {error}",
-                error=error,
-                error_kind=kind,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                **extra,
-            )
-
-        tool = self.tools.get(tool_call.name)
-        if tool is None:
-            available = ", ".join(sorted(self.tools)) or "(none)"
-            return failed("unknown_tool", f"there is no tool named {tool_call.name!r}. Available tools: {available}.")
-        try:
-            raw = tool_call.parsed_arguments()
-        except json.JSONDecodeError as exc:
-            return failed(
-                "malformed_arguments",
-                f"the arguments for {tool.name!r} are not valid JSON ({exc.msg} at position {exc.pos}). "
-                f"Send a JSON object matching the tool's parameters.",
-            )
-        try:
-            arguments = tool.validate_arguments(raw, self.ctx.state)
-        except ToolArgumentsError as exc:
-            return failed(
-                "invalid_arguments",
-                f"invalid arguments for {tool.name!r}: {exc}. Fix the arguments and call the tool again.",
-            )
-
-        base["source"] = getattr(tool, "source", None)
+        done = _Finish(self.ctx.run_id, call, tool_call)
+        checked = self._check(tool_call, done)
+        if isinstance(checked, ToolCallFinished):
+            return checked
+        tool, arguments = checked
+        done.base["source"] = getattr(tool, "source", None)
         recorded = self.recorded(tool_call) if self.recorded is not None and getattr(tool, "external", False) else None
         if recorded is not None:
             # The server's answer as recorded: the hooks run as Python does, the server is not asked.
             tool = _Recorded.stand_in(tool, recorded)
-            base["replayed"] = True
+            done.base["replayed"] = True
         start = self.tracker.snapshot
         authors = Authors(self.tracker, lambda link: self._cause(tool, tool_call.id, link))
         # The agent's hooks replace a tool's own (``@tool(tool_hooks=...)``), as in Agno.
         hooks = self.hooks or tool.tool_hooks or []
         outcome = run_chain(tool, arguments, hooks, self.ctx, on_link=authors.on_link if hooks else None)
-        if isinstance(outcome.error, _Recorded):
+        steps = tuple(outcome.steps)
+        if outcome.error is not None:
             self.tracker.rollback(start)
-            return ToolCallFinished(
-                **base, result=recorded.result, error=recorded.error, error_kind=recorded.error_kind,
-                hooks=tuple(outcome.steps), duration_ms=(time.perf_counter() - started) * 1000,
+            if isinstance(outcome.error, _Recorded):
+                return done.ok(recorded.result, steps, error=recorded.error, error_kind=recorded.error_kind)
+            return done.failed(*_blame(tool, outcome.error, outcome.error_source), hooks=steps, answered_by=None)
+        authors.close()
+        try:
+            self._apply_outputs(tool, outcome.result, tool_call.id)
+            changed = self.tracker.changed_since(start)
+            if self.ctx.state.has_schema:
+                self.ctx.state.validate(changed)
+        except (StateKeyError, StateTypeError) as exc:
+            self.tracker.rollback(start)
+            message = f"tool {tool.name!r} left the state invalid: {exc}. The state was not changed."
+            return done.failed("state_error", message, hooks=steps, answered_by=outcome.answered_by)
+        return done.ok(result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=tuple(changed))
+
+    def _check(self, tool_call: ToolCall, done: _Finish) -> tuple[Tool, dict[str, Any]] | ToolCallFinished:
+        """The tool and its checked arguments, or the call's error: no such tool, arguments that
+        are not JSON, arguments that do not fit the schema."""
+        tool = self.tools.get(tool_call.name)
+        if tool is None:
+            available = ", ".join(sorted(self.tools)) or "(none)"
+            return done.failed("unknown_tool", f"there is no tool named {tool_call.name!r}. Available tools: {available}.")
+        try:
+            raw = tool_call.parsed_arguments()
+        except ValueError as exc:
+            why = f"{exc.msg} at position {exc.pos}" if isinstance(exc, json.JSONDecodeError) else shorten(str(exc), 200)
+            return done.failed(
+                "malformed_arguments",
+                f"the arguments for {tool.name!r} are not valid JSON ({why}). Send a JSON object matching the tool's parameters.",
             )
-        if outcome.error is None:
-            authors.close()
-            try:
-                self._apply_outputs(tool, outcome.result, tool_call.id)
-                changed = self.tracker.changed_since(start)
-                if self.ctx.state.has_schema:
-                    self.ctx.state.validate(changed)
-            except (StateKeyError, StateTypeError) as exc:
-                self.tracker.rollback(start)
-                return failed(
-                    "state_error",
-                    f"tool {tool.name!r} left the state invalid: {exc}. The state was not changed.",
-                    hooks=tuple(outcome.steps),
-                    answered_by=outcome.answered_by,
-                )
-            return ToolCallFinished(
-                **base,
-                result=result_text(outcome.result),
-                hooks=tuple(outcome.steps),
-                answered_by=outcome.answered_by,
-                changed_keys=tuple(changed),
-                duration_ms=(time.perf_counter() - started) * 1000,
+        try:
+            return tool, tool.validate_arguments(raw, self.ctx.state)
+        except ToolArgumentsError as exc:
+            return done.failed(
+                "invalid_arguments", f"invalid arguments for {tool.name!r}: {exc}. Fix the arguments and call the tool again."
             )
-        self.tracker.rollback(start)
-        exc = outcome.error
-        source = outcome.error_source
-        who = f"tool {tool.name!r}" if source == "tool" else f"hook {source!r}"
-        kind = "tool_error" if source == "tool" else "hook_error"
-        if isinstance(exc, (StateKeyError, StateTypeError)):
-            kind = "state_error"
-        return failed(
-            kind,
-            f"{exc} ({type(exc).__name__} raised by {who})" if str(exc) else f"{type(exc).__name__} raised by {who}",
-            hooks=tuple(outcome.steps),
-            answered_by=None,
-        )
 
     @staticmethod
     def _cause(tool: Tool, tool_call_id: str, link: str) -> StateCause:
@@ -191,6 +163,36 @@ class ToolExecutor:
                     handler=getattr(used, "__name__", None) if used else None,
                 )
             )
+
+
+class _Finish:
+    """Builds the ToolCallFinished of one call: its result, or its error bounded in size."""
+
+    def __init__(self, run_id: str, call: int, tool_call: ToolCall) -> None:
+        self.started = time.perf_counter()
+        self.base: dict[str, Any] = dict(
+            run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments
+        )
+
+    def ok(self, result: str, hooks: tuple[Any, ...], **extra: Any) -> ToolCallFinished:
+        return ToolCallFinished(**self.base, result=result, hooks=hooks, duration_ms=self._ms(), **extra)
+
+    def failed(self, kind: str, error: str, **extra: Any) -> ToolCallFinished:
+        if len(error) > ERROR_LIMIT:  # what goes back to the model stays bounded
+            error = f"{error[: ERROR_LIMIT - 60]}… (the error is {len(error):,} characters; cut here)"
+        return ToolCallFinished(**self.base, result=f"Error: {error}", error=error, error_kind=kind, duration_ms=self._ms(), **extra)
+
+    def _ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000
+
+
+def _blame(tool: Tool, exc: BaseException, source: str | None) -> tuple[str, str]:
+    """The error kind and text of a tool or hook that raised."""
+    who = f"tool {tool.name!r}" if source == "tool" else f"hook {source!r}"
+    kind = "tool_error" if source == "tool" else "hook_error"
+    if isinstance(exc, (StateKeyError, StateTypeError)):
+        kind = "state_error"
+    return kind, f"{exc} ({type(exc).__name__} raised by {who})" if str(exc) else f"{type(exc).__name__} raised by {who}"
 
 
 class _Recorded(Exception):

@@ -29,8 +29,14 @@ TURN_COLUMNS = (
     "output_tokens",
     "duration_ms",
     "tool_calls",
+    "prompt_tokens",
+    "state_tokens",
+    "tokens_counted_by",
 )
-"""Columns of ``History.turns()``."""
+"""Columns of ``History.turns()``. ``prompt_tokens`` is what the prompt cost as counted before
+it was sent (system prompt, earlier turns, user message, chat template), ``state_tokens`` the
+``<session_state>`` block's part of it (None without one); ``tokens_counted_by`` names the
+tokenizer (``o200k_base``, ``llama.cpp (...)``) or says ``estimate``."""
 
 TOOL_CALL_COLUMNS = (
     "turn",
@@ -74,10 +80,24 @@ def turns_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
             "output_tokens": t.usage.output_tokens,
             "duration_ms": t.duration_ms,
             "tool_calls": len(t.tool_calls),
+            **_prompt_tokens(t),
         }
         for t in turns
     ]
     return pd.DataFrame(rows, columns=list(TURN_COLUMNS))
+
+
+def _prompt_tokens(turn: TurnRecord) -> dict[str, object]:
+    prompt = turn.prompt
+    tokens = prompt.tokens if prompt is not None else None
+    if prompt is None or tokens is None:
+        return {"prompt_tokens": None, "state_tokens": None, "tokens_counted_by": None}
+    state = [n for s, n in zip(prompt.sections, tokens.sections) if s.source == "session_state"]
+    return {
+        "prompt_tokens": tokens.total,
+        "state_tokens": sum(state) if state else None,
+        "tokens_counted_by": tokens.counter,
+    }
 
 
 def tool_calls_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .errors import AgentRunError, MaxToolIterationsError, StateKeyError, StateTypeError
@@ -22,6 +22,7 @@ from .events import (
     ModelRequested,
     ModelResponded,
     PromptRendered,
+    PromptTokens,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -80,6 +81,10 @@ class TurnSetup:
     """Answers from a recording where it holds them."""
     overwrite_state: bool = False
     """A run's ``session_state`` replaces the state instead of merging into it."""
+    count_tokens: Callable[[Prepared], PromptTokens | None] | None = None
+    """Counts the prompt again with the model's own tokenizer (None when it has none) at the end
+    of a turn whose counts were estimated before it was there (the local server starts with the
+    turn's first call)."""
 
 
 class Turn:
@@ -101,6 +106,7 @@ class Turn:
         self.error: BaseException | None = None
         self._usage, self._model_calls, self._tool_calls, self._start = Usage(), 0, 0, 0.0
         self._context_messages = slice(0, 0)
+        self._prepared: Prepared | None = None
 
     def _emit(self, event: Event) -> Event:
         if not isinstance(event, TextDelta):
@@ -133,7 +139,19 @@ class Turn:
             return
         for retrieved in prepared.context:
             yield self._emit(retrieved)
-        yield self._emit(PromptRendered(run_id=run_id, system_prompt=prepared.system_prompt, sections=prepared.sections, user_prompt=prepared.user_prompt, notes=prepared.notes))
+        self._prepared = prepared
+        yield self._emit(
+            PromptRendered(
+                run_id=run_id,
+                system_prompt=prepared.system_prompt,
+                sections=prepared.sections,
+                user_prompt=prepared.user_prompt,
+                notes=prepared.notes,
+                hidden_keys=prepared.hidden_keys,
+                unused_keys=prepared.unused_keys,
+                tokens=prepared.tokens,
+            )
+        )
         messages = self.ctx.messages
         messages[:] = prepared.messages
         # The earlier turns sent as context belong to those turns: this turn keeps its own.
@@ -234,8 +252,24 @@ class Turn:
         self.record.usage = self._usage
         self.record.duration_ms = (time.perf_counter() - self._start) * 1000
         self.record.state_after = state_after
+        self._recount()
         if self.setup.replay is not None:
             self.setup.replay.finish(self.record)
+
+    def _recount(self) -> None:
+        """Estimated counts are counted again once the model's tokenizer is there (the local
+        server starts with the turn's first call); the turn's PromptRendered is replaced."""
+        prepared, count = self._prepared, self.setup.count_tokens
+        if prepared is None or count is None or prepared.tokens is None or prepared.tokens.exact or not self._model_calls:
+            return
+        tokens = count(prepared)
+        if tokens is None or not tokens.exact:
+            return
+        events = self.record.events
+        for i, event in enumerate(events):
+            if isinstance(event, PromptRendered):
+                events[i] = replace(event, tokens=tokens)
+                break
 
     def _fail(self, exc: BaseException) -> Iterator[Event]:
         self.error = exc

@@ -13,6 +13,21 @@ from typing import Any, Literal
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
+MAX_ARGUMENT_DEPTH = 64
+"""Deepest nesting accepted in a tool call's arguments (deeper is malformed: state, patches and
+session files must stay within Python's recursion limits)."""
+
+
+def _too_deep(value: Any) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_ARGUMENT_DEPTH:
+            return True
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -25,9 +40,27 @@ class ToolCall:
     arguments: str
     """The arguments exactly as the model sent them: a JSON text, possibly malformed."""
 
+    def __post_init__(self) -> None:
+        # A model may send anything: a name or arguments that are not text are kept as their
+        # JSON text, so the call fails as an unknown tool or bad arguments, and records load back.
+        for field_name in ("name", "arguments"):
+            value = getattr(self, field_name)
+            if not isinstance(value, str):
+                object.__setattr__(self, field_name, json.dumps(value, ensure_ascii=False, default=repr))
+
     def parsed_arguments(self) -> Any:
-        """The arguments decoded from JSON; raises ``json.JSONDecodeError`` if malformed."""
-        return json.loads(self.arguments) if self.arguments.strip() else {}
+        """The arguments decoded from JSON; raises ``ValueError`` (``json.JSONDecodeError``
+        included) if they are malformed, hold an integer too long to read, or nest deeper than
+        ``MAX_ARGUMENT_DEPTH`` levels."""
+        if not self.arguments.strip():
+            return {}
+        try:
+            value = json.loads(self.arguments)
+        except RecursionError:
+            raise ValueError(f"nested deeper than {MAX_ARGUMENT_DEPTH} levels") from None
+        if _too_deep(value):
+            raise ValueError(f"nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+        return value
 
     def to_openai(self) -> dict[str, Any]:
         return {

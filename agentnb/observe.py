@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from .context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
-from .events import ContextRetrieved, PromptSection
+from .events import ContextRetrieved, PromptSection, PromptTokens
 from .formatters import FormatSettings, ParagraphFormatter, build_payload
 from .history import TurnRecord
 from .messages import Message
-from .prompt import PromptOptions, RenderedPrompt, render_system_prompt, resolve_template
+from .prompt import PromptOptions, RenderedPrompt, TemplateMap, render_system_prompt, resolve_template
 from .run_context import RunContext, call_with
 from .state import State, render_state
+from .tokens import count_prompt, counter_for
 from .tools import Tool
 
 
@@ -37,6 +38,7 @@ class AgentSetup(Protocol):
     add_dependencies_to_context: bool
     format: FormatSettings
     context_providers: ContextProviders
+    model: Any
 
     def all_tools(self) -> list[Tool]: ...
 
@@ -61,6 +63,12 @@ class Prepared:
     """What each passive context provider returned for this turn."""
     history: int = 0
     """How many of ``messages`` (after the system prompt) are earlier turns sent as context."""
+    hidden_keys: tuple[str, ...] = ()
+    """State keys kept out of the prompt (``hide_state_keys``)."""
+    unused_keys: tuple[str, ...] = ()
+    """State keys no placeholder (system prompt or user message) and no block used."""
+    tokens: PromptTokens | None = None
+    """What the prompt costs in tokens, by section."""
 
 
 class Observation(tuple):
@@ -75,6 +83,9 @@ class Observation(tuple):
     notes: tuple[str, ...]
     request: dict[str, Any]
     context: list[ContextRetrieved]
+    hidden_keys: tuple[str, ...]
+    unused_keys: tuple[str, ...]
+    tokens: PromptTokens | None
 
     def __new__(cls, prepared: Prepared, request: dict[str, Any]) -> Observation:
         messages = [m.to_openai() for m in prepared.messages]
@@ -87,7 +98,15 @@ class Observation(tuple):
         self.notes = prepared.notes
         self.request = request
         self.context = list(prepared.context)
+        self.hidden_keys = prepared.hidden_keys
+        self.unused_keys = prepared.unused_keys
+        self.tokens = prepared.tokens
         return self
+
+    @property
+    def template_map(self) -> TemplateMap:
+        """Which key filled each placeholder, which stayed as written, and the unused state keys."""
+        return TemplateMap.of(self)
 
     def __repr__(self) -> str:
         return (
@@ -113,6 +132,7 @@ def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> 
     """The system prompt from the agent's options and its state now, with its assembly
     (callable instructions, system message and dependencies are called here)."""
     options = agent.prompt
+    visible, hidden = visible_state(agent)
     resolve_dependencies(ctx)
     instructions = _resolved(options.instructions, ctx)
     if instructions is None:
@@ -122,7 +142,7 @@ def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> 
     system_message = _resolved(options.system_message, ctx)
     shows_state = options.add_session_state_to_context and system_message is None
     now = datetime.datetime.now()
-    return render_system_prompt(
+    rendered = render_system_prompt(
         options,
         system_message=None if system_message is None else str(system_message),
         instructions=[str(i) for i in instructions],
@@ -132,9 +152,37 @@ def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> 
         else None,
         # A Toolkit's instructions come with each of its tools, and go in once.
         tool_instructions=list(dict.fromkeys(t.instructions for t in tools if t.instructions)),
-        session_state_text=render_state(agent.state.data, options.session_state_format) if shows_state else None,
-        variables=[("session_state", agent.state.data), ("dependencies", ctx.dependencies)],
+        session_state_text=render_state(visible, options.session_state_format) if shows_state else None,
+        variables=[("session_state", visible), ("dependencies", ctx.dependencies)],
     )
+    notes = [
+        f"{{{p.name}}}: left as written, state key {p.name!r} is hidden from the model (hide_state_keys)"
+        for p in rendered.placeholders
+        if not p.resolved and p.name in hidden
+    ]
+    return replace(
+        rendered,
+        notes=rendered.notes + tuple(dict.fromkeys(notes)),
+        hidden_keys=hidden,
+        unused_keys=unused_keys(visible, rendered.sections, ()),
+    )
+
+
+def visible_state(agent: AgentSetup) -> tuple[Mapping[str, Any], tuple[str, ...]]:
+    """The state as the prompt may show it (without the hidden keys), and the hidden keys."""
+    data = agent.state.data
+    hidden = agent.prompt.hidden_keys(data)
+    return ({k: v for k, v in data.items() if k not in hidden} if hidden else data), hidden
+
+
+def unused_keys(visible: Mapping[str, Any], sections: Sequence[PromptSection], used: Iterable[str]) -> tuple[str, ...]:
+    """The visible state keys that no ``<session_state>`` block and no placeholder filled from
+    the state (in ``sections`` or among ``used``) put in front of the model."""
+    if any(s.source == "session_state" for s in sections):
+        return ()
+    filled = {p.name for s in sections for p in s.placeholders if p.resolved and p.source == "session_state"}
+    filled.update(used)
+    return tuple(k for k in visible if k not in filled)
 
 
 def prepare(
@@ -148,7 +196,7 @@ def prepare(
     ``preceding`` messages (a run's ``messages=[...]``) go just before it."""
     tools = agent.all_tools()
     rendered = render_prompt(agent, ctx, tools)
-    user_prompt, query, context = _user_prompt(agent, message, ctx)
+    user_prompt, query, context, used = _user_prompt(agent, message, ctx)
     if agent.add_dependencies_to_context and ctx.dependencies:
         deps = json.dumps(ctx.dependencies, indent=2, default=str, ensure_ascii=False)
         user_prompt += f"\n\n<additional context>\n{deps}\n</additional context>"
@@ -159,12 +207,12 @@ def prepare(
     if agent.add_history_to_context:
         runs = agent.num_history_runs
         earlier = [t for t in agent.history if t.run_id != ctx.run_id and t.status == "ok"]
-        for turn in earlier if runs is None else earlier[len(earlier) - runs :] if runs > 0 else []:
+        for turn in earlier if runs is None else earlier[max(0, len(earlier) - runs) :] if runs > 0 else []:
             messages.extend(m for m in turn.messages if m.role != "system")
     history = len(messages) - (1 if rendered.text else 0)
     messages.extend(preceding)
     messages.append(Message.user(user_prompt))
-    return Prepared(
+    prepared = Prepared(
         system_prompt=rendered.text,
         sections=rendered.sections,
         notes=rendered.notes,
@@ -173,24 +221,45 @@ def prepare(
         tools=tuple(tools),
         context=tuple(context),
         history=history,
+        hidden_keys=rendered.hidden_keys,
+        unused_keys=tuple(k for k in rendered.unused_keys if k not in used),
     )
+    return replace(prepared, tokens=count_tokens(agent, prepared))
+
+
+def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = False) -> PromptTokens | None:
+    """What ``prepared`` costs with the best counter the agent's model has now (with
+    ``exact_only``, None unless that counter is the model's own tokenizer)."""
+    counter = counter_for(agent.model)
+    if exact_only and not counter.exact:
+        return None
+    start = 1 if prepared.system_prompt else 0
+    history = [m.text for m in prepared.messages[start : start + prepared.history]]
+    # Only a counter that knows the chat template needs the messages in the wire format.
+    wire = [m.to_openai() for m in prepared.messages] if counter.knows_template else ()
+    return count_prompt(counter, prepared.sections, prepared.system_prompt, prepared.user_prompt, history, wire)
 
 
 def _user_prompt(
     agent: AgentSetup, message: str | Mapping[str, Any], ctx: RunContext
-) -> tuple[str, ContextQuery, list[ContextRetrieved]]:
-    """The user prompt, the query context providers see, and what passive providers returned."""
-    variables = [("session_state", agent.state.data), ("dependencies", ctx.dependencies)]
+) -> tuple[str, ContextQuery, list[ContextRetrieved], set[str]]:
+    """The user prompt, the query context providers see, what passive providers returned, and
+    the state keys its placeholders were filled from."""
+    variables = [("session_state", visible_state(agent)[0]), ("dependencies", ctx.dependencies)]
+    used: set[str] = set()
     text = message if isinstance(message, str) else None
     if text is not None and agent.prompt.resolve_in_context:
-        text, _ = resolve_template(text, variables)
+        text, found = resolve_template(text, variables)
+        used.update(p.name for p in found if p.source == "session_state")
     if text is not None and not agent.format.structured and not agent.context_providers.passive:
         # The plain chat path: the user's message goes out as it is.
-        return text, ContextQuery(text, inputs={"message": text}, agent=agent.name), []
+        return text, ContextQuery(text, inputs={"message": text}, agent=agent.name), [], used
+
     inputs = {"message": text} if text is not None else dict(message)
 
     def resolve(template: str, values: Mapping[str, Any]) -> tuple[str, set[str]]:
         out, found = resolve_template(template, [("input", values), *variables])
+        used.update(p.name for p in found if p.source == "session_state")
         return out, {p.name for p in found if p.source == "input"}
 
     payload = build_payload(agent.format, inputs, text, resolve)
@@ -200,7 +269,7 @@ def _user_prompt(
     context_text = render_context([(c.label, c.blocks) for c in context])
     if context_text:
         fields[CONTEXT_KEY] = context_text
-    return (agent.format.input_formatter or ParagraphFormatter()).dump(fields), query, context
+    return (agent.format.input_formatter or ParagraphFormatter()).dump(fields), query, context, used
 
 
-__all__ = ["AgentSetup", "Observation", "Prepared", "prepare", "render_prompt"]
+__all__ = ["AgentSetup", "Observation", "Prepared", "count_tokens", "prepare", "render_prompt", "unused_keys", "visible_state"]

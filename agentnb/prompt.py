@@ -13,6 +13,7 @@ exactly as written — unlike Agno's ``string.Template`` round trip, which mangl
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -58,6 +59,9 @@ class PromptOptions:
     """repr: Python ``str(dict)`` as Agno writes it; json: indented JSON."""
     resolve_in_context: bool = True
     """Fill ``{name}`` placeholders from the state and dependencies."""
+    hide_state_keys: tuple[str, ...] = ()
+    """State keys kept out of the prompt, by name or glob pattern (``secret_*``): they are in no
+    ``<session_state>`` block and fill no ``{placeholder}``; tools and hooks still see them."""
 
     def __post_init__(self) -> None:
         for option in fields(self):
@@ -68,10 +72,41 @@ class PromptOptions:
                 f"session_state_format must be 'repr' (Agno's str(dict)) or 'json'; got {self.session_state_format!r}"
             )
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Checked whenever it is set (agent.hide_state_keys = [...] too), not only at creation.
+        super().__setattr__(name, key_patterns(value) if name == "hide_state_keys" else value)
+
     @classmethod
     def names(cls) -> tuple[str, ...]:
         """The option names (each is also an ``Agent`` keyword and attribute)."""
         return tuple(f.name for f in fields(cls))
+
+    def hidden_keys(self, data: Mapping[str, Any]) -> tuple[str, ...]:
+        """The keys of ``data`` that ``hide_state_keys`` keeps out of the prompt, in state order."""
+        patterns = self.hide_state_keys
+        if not patterns:
+            return ()
+        return tuple(k for k in data if any(fnmatch.fnmatchcase(str(k), p) for p in patterns))
+
+
+def key_patterns(value: Any) -> tuple[str, ...]:
+    """``hide_state_keys`` as a tuple of names or glob patterns; a clear error for anything else."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    try:
+        patterns = tuple(value)
+    except TypeError:
+        raise ConfigurationError(
+            f"hide_state_keys must be a list of state key names or glob patterns, got {type(value).__name__}: {value!r}"
+        ) from None
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise ConfigurationError(
+                f"hide_state_keys holds {pattern!r}; each entry is a state key name or a glob pattern such as 'secret_*'"
+            )
+    return tuple(p.strip() for p in patterns)
 
 
 @dataclass(frozen=True)
@@ -84,6 +119,10 @@ class RenderedPrompt:
     """Its parts in order, each labelled with the option that produced it."""
     notes: tuple[str, ...] = ()
     """Options that were set but had no effect, and why."""
+    hidden_keys: tuple[str, ...] = ()
+    """State keys kept out of the prompt (``hide_state_keys``)."""
+    unused_keys: tuple[str, ...] = ()
+    """State keys no placeholder and no ``<session_state>`` block used."""
 
     @property
     def placeholders(self) -> list[Placeholder]:
@@ -93,6 +132,49 @@ class RenderedPrompt:
     def unresolved(self) -> list[str]:
         """Names of placeholders that stayed as written."""
         return [p.name for p in self.placeholders if not p.resolved]
+
+    @property
+    def template_map(self) -> TemplateMap:
+        """Which key filled each placeholder, which stayed as written, and the unused state keys."""
+        return TemplateMap.of(self)
+
+
+@dataclass(frozen=True)
+class TemplateMap:
+    """The whole template map of a prompt: which state key or dependency filled each
+    ``{placeholder}``, which stayed as written, which state keys no placeholder or block used,
+    and which were hidden from the model."""
+
+    filled: tuple[tuple[str, str], ...]
+    """(placeholder, where its value came from: session_state / dependencies), in prompt order."""
+    unresolved: tuple[str, ...]
+    """Placeholders left as written (no key of that name, or a hidden one)."""
+    unused_keys: tuple[str, ...]
+    """State keys the model saw nowhere."""
+    hidden_keys: tuple[str, ...]
+    """State keys kept out of the prompt (``hide_state_keys``)."""
+
+    @classmethod
+    def of(cls, prompt: Any) -> TemplateMap:
+        """The map of anything with ``sections``, ``hidden_keys`` and ``unused_keys``: a
+        RenderedPrompt, an ``agent.observe(...)`` result or a turn's ``PromptRendered``."""
+        holders = [p for s in prompt.sections for p in s.placeholders]
+        filled = {p.name: p.source or "" for p in holders if p.resolved}
+        unresolved = dict.fromkeys(p.name for p in holders if not p.resolved)
+        return cls(tuple(filled.items()), tuple(unresolved), tuple(prompt.unused_keys), tuple(prompt.hidden_keys))
+
+    def lines(self) -> list[str]:
+        """The map as lines of text (empty parts left out)."""
+        out = [f"{{{name}}} ← {source}.{name}" for name, source in self.filled]
+        out += [f"{{{name}}} unresolved (left as written)" for name in self.unresolved]
+        if self.unused_keys:
+            out.append("state keys used by no placeholder or block: " + ", ".join(self.unused_keys))
+        if self.hidden_keys:
+            out.append("state keys hidden from the model: " + ", ".join(self.hidden_keys))
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines()) or "no placeholders; every state key is in the prompt"
 
 
 @dataclass(frozen=True)
@@ -268,4 +350,4 @@ def _assemble(
     return RenderedPrompt(text=final, sections=tuple(sections), notes=notes)
 
 
-__all__ = ["PromptOptions", "RenderedPrompt", "render_instructions", "render_system_prompt", "resolve_template"]
+__all__ = ["PromptOptions", "RenderedPrompt", "TemplateMap", "key_patterns", "render_instructions", "render_system_prompt", "resolve_template"]

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import ConfigurationError, ReplayDriftError
-from .events import Event, RunFailed, RunFinished, ToolCallFinished
+from .events import Event, PromptRendered, RunFailed, RunFinished, ToolCallFinished
 from .history import TurnRecord
 from .messages import ToolCall
 from .models.base import Model, ModelResponse
@@ -190,8 +190,9 @@ class Recording:
 
 
 def adopt_timing(record: TurnRecord, recorded: TurnRecord) -> None:
-    """Give ``record`` the times ``recorded`` has (durations, start times, token counts), event
-    by matching event, so a replayed turn shows exactly as it was recorded."""
+    """Give ``record`` the times ``recorded`` has (durations, start times, token counts, the
+    prompt's token counts by section), event by matching event, so a replayed turn shows
+    exactly as it was recorded."""
     record.started_at = recorded.started_at
     record.duration_ms = recorded.duration_ms
     record.usage = recorded.usage
@@ -208,6 +209,9 @@ def _timed(event: Event, recorded: Event | None) -> Event:
     if recorded is None:
         return event
     changes = {name: getattr(recorded, name) for name in ("at", "duration_ms", "usage") if hasattr(event, name)}
+    if isinstance(event, PromptRendered) and isinstance(recorded, PromptRendered) and recorded.tokens is not None:
+        # Counted when it was recorded, with the tokenizer then at hand (a replay may not start one).
+        changes["tokens"] = recorded.tokens
     if isinstance(event, ToolCallFinished) and isinstance(recorded, ToolCallFinished) and len(event.hooks) == len(recorded.hooks):
         changes["hooks"] = tuple(dataclasses.replace(h, duration_ms=r.duration_ms) for h, r in zip(event.hooks, recorded.hooks))
     return dataclasses.replace(event, **changes)  # type: ignore[arg-type]

@@ -27,6 +27,11 @@ Subscriber = Callable[[Event], Any]
 Messages = Sequence["Message | Mapping[str, Any]"]
 
 
+MARKDOWN_DISPLAY: list[Callable[[str], None]] = []
+"""How ``print_response(markdown=True)`` shows an answer; the notebook layer puts its display
+here when it loads (the core never imports IPython)."""
+
+
 @dataclass(frozen=True)
 class RunInput:
     """What one run was given."""
@@ -155,16 +160,28 @@ class Runs:
         self, message: str | Mapping[str, Any] | Messages | None = None, *, stream: bool = False, markdown: bool | None = None, **kwargs: Any
     ) -> None:
         """Run a turn and print the answer (Agno's ``print_response``); ``stream=True`` prints
-        the text as it arrives. The text is printed as the model wrote it (``markdown`` is
-        accepted for Agno's signature: a notebook shows the turn's record instead)."""
+        the text as it arrives. ``markdown=True`` (or the agent's ``markdown``) shows the answer
+        as markdown where something can (a notebook with ``%load_ext agentnb``), the text
+        otherwise."""
+        as_markdown = self.markdown if markdown is None else markdown
         if not stream:
-            print(self.run(message, **kwargs).content or "")
-            return
-        printed: Iterator[Event] = self.iter_run(message, **kwargs)
-        for event in printed:
-            if isinstance(event, TextDelta):
-                print(event.text, end="", flush=True)
-        print()
+            content = self.run(message, **kwargs).content or ""
+        else:
+            pieces: list[str] = []
+            printed: Iterator[Event] = self.iter_run(message, **kwargs)
+            for event in printed:
+                if isinstance(event, TextDelta):
+                    pieces.append(event.text)
+                    if not (as_markdown and MARKDOWN_DISPLAY):
+                        print(event.text, end="", flush=True)
+            content = "".join(pieces)
+            if not (as_markdown and MARKDOWN_DISPLAY):
+                print()
+                return
+        if as_markdown and MARKDOWN_DISPLAY:
+            MARKDOWN_DISPLAY[0](content)
+        else:
+            print(content)
 
     async def aprint_response(self, message: str | Mapping[str, Any] | Messages | None = None, **kwargs: Any) -> None:
         """``print_response`` for async code."""

@@ -65,3 +65,32 @@ export function changeSign(how) {
 export function changeTitle(change) {
   return change.how + " by " + change.authors.join(", ") + ": " + changeText(change);
 }
+
+/** A token count as shown: "42", or "≈42" when the counts are an estimate ("" when unknown). */
+export function tokenCount(tokens, n) {
+  if (!tokens || n === null || n === undefined) return "";
+  return (tokens.exact ? "" : "≈") + n;
+}
+
+/** What counted a prompt's tokens: the tokenizer's name, or "≈ estimate" with the reason. */
+export function counterText(tokens) {
+  if (!tokens) return "";
+  return tokens.exact ? "counted with " + tokens.counter : "≈ estimate" + (tokens.note ? ": " + tokens.note : "");
+}
+
+/** The parts of a prompt's cost after its sections: earlier turns, user message, chat template. */
+export function tokenParts(tokens) {
+  if (!tokens) return [];
+  const parts = [];
+  if (tokens.history) parts.push(["earlier turns", tokens.history]);
+  parts.push(["user message", tokens.user]);
+  if (tokens.template !== null && tokens.template !== undefined) parts.push(["chat template", tokens.template]);
+  parts.push(["total", tokens.total]);
+  return parts.map(([label, n]) => label + " " + tokenCount(tokens, n));
+}
+
+/** A value as JSON text to edit (indented when it spans lines). */
+export function editText(value) {
+  const text = JSON.stringify(value);
+  return text !== undefined && text.length > 60 ? JSON.stringify(value, null, 2) : String(text);
+}

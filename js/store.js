@@ -7,6 +7,7 @@
 //
 // ``model`` is anywidget's model: get(name), on(event, fn), off(event, fn), send(message).
 
+import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
 import { applyEvent, blankTurn, loadTurn, turnFromSummary } from "./turn.js";
 
@@ -26,9 +27,15 @@ export class Store {
     this.preview = null;
     this.previewPending = false;
     this.error = null;
+    // Edits of the state by hand since the last turn: {edits, state, patch, base}, or null.
+    this.live = null;
+    this.editError = null; // {path, text} of the last refused edit
+    this.editPending = false;
+    this.comparison = null; // the last comparison received (a "comparison" message)
+    this.comparePending = false;
     // Bumped when the list of turns (any summary row) changes, when a snapshot replaces
-    // everything, and when a request, a preview or an error arrives.
-    this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0 };
+    // everything, and when a request, a preview, an edit, a comparison or an error arrives.
+    this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0, live: 0, compare: 0 };
     // Counters, shown as data-* attributes for the browser tests.
     this.applied = { snapshots: 0, events: 0, turns: 0, gaps: 0, syncs: 0 };
     this.listeners = new Set();
@@ -89,6 +96,67 @@ export class Store {
     this.changed();
   }
 
+  /** Set ``path`` (a JSON pointer) to the value written as JSON ``text``; the kernel checks it. */
+  edit(path, text) {
+    this.editPending = true;
+    this.editError = null;
+    this.version.live += 1;
+    this.model.send({ [WIRE.KIND]: WIRE.EDIT, [WIRE.PATH]: path, [WIRE.VALUE]: text });
+    this.changed();
+  }
+
+  remove(path) {
+    this.editPending = true;
+    this.editError = null;
+    this.version.live += 1;
+    this.model.send({ [WIRE.KIND]: WIRE.EDIT, [WIRE.PATH]: path, [WIRE.OP]: "remove" });
+    this.changed();
+  }
+
+  undo() {
+    this.editPending = true;
+    this.version.live += 1;
+    this.model.send({ [WIRE.KIND]: WIRE.UNDO });
+    this.changed();
+  }
+
+  /** Compare two turns ({agent, turn} each), or with none the default pair for turn ``index``. */
+  compare(left, right, index) {
+    this.comparePending = true;
+    this.version.compare += 1;
+    const msg = { [WIRE.KIND]: WIRE.COMPARE };
+    if (left && right) Object.assign(msg, { [WIRE.LEFT]: left, [WIRE.RIGHT]: right });
+    if (index !== undefined && index !== null) msg[WIRE.TURN_INDEX] = index;
+    this.model.send(msg);
+    this.changed();
+  }
+
+  /** The state with the pending edits, once it can be built (a patch needs its base turn). */
+  liveState() {
+    const live = this.live;
+    if (!live) return undefined;
+    if (live.state === undefined && live.patch) {
+      const base = this.turns[live.base];
+      if (!base || base.state === undefined) {
+        this.needTurn(live.base);
+        return undefined;
+      }
+      try {
+        live.state = applyPatch(copyJSON(base.state), live.patch);
+      } catch (err) {
+        this.sync(); // the base the kernel patched against is not the one held here
+        return undefined;
+      }
+    }
+    return live.state;
+  }
+
+  takeLive(msg) {
+    const edits = msg[WIRE.EDITS] || [];
+    this.live = edits.length ? { edits, state: msg[WIRE.LIVE_STATE], patch: msg[WIRE.LIVE_PATCH], base: msg[WIRE.TURN_INDEX] } : null;
+    this.version.live += 1;
+  }
+
   // -- what the kernel sends --------------------------------------------------------------
 
   /** Take the trait's snapshot if it is newer than what the store holds. */
@@ -113,6 +181,7 @@ export class Store {
       turn.text = snap[WIRE.LIVE_TEXT] || "";
       if (turn.status === "running") turn.receivedAt = turn.at ? turn.at * 1000 : this.now();
     }
+    this.takeLive(snap);
     this.seq = snap[WIRE.SEQ];
     this.synced = true;
     this.applied.snapshots += 1;
@@ -145,12 +214,28 @@ export class Store {
       this.preview = msg;
       this.previewPending = false;
       this.version.preview += 1;
+    } else if (kind === WIRE.EDITED) {
+      this.takeLive(msg);
+      this.editPending = false;
+      this.editError = null;
+    } else if (kind === WIRE.EDIT_FAILED) {
+      this.editError = { path: msg[WIRE.PATH], text: msg[WIRE.TEXT] };
+      this.editPending = false;
+      this.version.live += 1;
+    } else if (kind === WIRE.COMPARISON) {
+      this.comparison = msg;
+      this.comparePending = false;
+      this.version.compare += 1;
     } else if (kind === WIRE.ERROR) {
       this.error = msg[WIRE.TEXT];
       this.previewPending = false;
+      this.editPending = false;
+      this.comparePending = false;
       this.syncing = false;
       this.version.error += 1;
       this.version.preview += 1;
+      this.version.live += 1;
+      this.version.compare += 1;
     } else {
       return false;
     }
@@ -174,6 +259,10 @@ export class Store {
     }
     const turn = this.turns[index];
     const e = msg[WIRE.EVENT_BODY];
+    if (e.kind === "run_started" && this.live) {
+      this.live = null; // the run takes the edits over as the user's changes
+      this.version.live += 1;
+    }
     const previous = index === 0 ? this.baseState : this.turns[index - 1]?.state;
     const summary = turn.v.summary;
     applyEvent(turn, e, { live: true, previousState: previous, now: this.now });

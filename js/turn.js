@@ -34,6 +34,9 @@ export function blankTurn(index) {
     contextCount: 0, // retrievals and blocks, known from the summary before the turn is loaded
     contextBlocks: 0,
     state: undefined, // the state the turn ended with (the live state while it runs)
+    promptTokens: null, // what the prompt cost and the <session_state> block's part (History)
+    stateTokens: null,
+    tokensExact: null,
     text: "",
     v: Object.fromEntries(PARTS.map((p) => [p, 0])),
   };
@@ -53,6 +56,9 @@ export function turnFromSummary(s) {
   turn.replayed = Boolean(s.replayed);
   turn.contextCount = s.context || 0;
   turn.contextBlocks = s.context_blocks || 0;
+  turn.promptTokens = s.prompt_tokens ?? null;
+  turn.stateTokens = s.state_tokens ?? null;
+  turn.tokensExact = s.tokens_exact ?? null;
   return turn;
 }
 
@@ -64,13 +70,25 @@ function addUsage(a, b) {
   return { input: a.input + b.input, output: a.output + b.output, estimated: a.estimated || b.estimated };
 }
 
+/** The prompt's token counts, and what the History columns show of them. */
+function setTokens(turn, tokens) {
+  if (turn.prompt) turn.prompt.tokens = tokens;
+  turn.promptTokens = tokens ? tokens.total : null;
+  turn.tokensExact = tokens ? tokens.exact : null;
+  const sections = turn.prompt ? turn.prompt.sections : [];
+  const state = tokens ? sections.map((s, i) => (s.source === "session_state" ? tokens.sections[i] || 0 : null)).filter((n) => n !== null) : [];
+  turn.stateTokens = state.length ? state.reduce((a, b) => a + b, 0) : null;
+}
+
 function endRun(turn, e, status) {
   turn.status = status;
   turn.usage = e.usage;
   turn.durationMs = e.duration_ms;
   if (e.changes) turn.changes = e.changes;
   if (e.replayed !== undefined) turn.replayed = e.replayed;
-  bump(turn, "summary", "state");
+  // Counted again at the end when the model's tokenizer came up during the turn.
+  if (e.prompt_tokens !== undefined) setTokens(turn, e.prompt_tokens);
+  bump(turn, "summary", "state", "prompt");
 }
 
 // One handler per event kind: (turn, event, options) -> nothing; each bumps the parts it changes.
@@ -86,8 +104,9 @@ const HANDLERS = {
     bump(turn, ...PARTS);
   },
   prompt_rendered(turn, e) {
-    turn.prompt = { sections: e.sections, userPrompt: e.user_prompt, notes: e.notes };
-    bump(turn, "prompt");
+    turn.prompt = { sections: e.sections, userPrompt: e.user_prompt, notes: e.notes, hiddenKeys: e.hidden_keys || [], unusedKeys: e.unused_keys || [], tokens: null };
+    setTokens(turn, e.tokens || null);
+    bump(turn, "prompt", "summary");
   },
   model_requested(turn, e) {
     turn.calls[e.call] = { call: e.call, messages: e.messages, tools: e.tools, text: "", response: null };

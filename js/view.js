@@ -42,13 +42,17 @@ function buildHeader(actions) {
   return parts;
 }
 
-function buildAnswer() {
+function buildAnswer(onToggle) {
   const parts = {
     message: h("span", { class: "anb-message", title: "user message" }),
     label: h("span", { class: "anb-label" }),
     text: h("span", { class: "anb-text" }),
+    box: h("div", { class: "anb-answer-box" }),
+    // A long answer scrolls in the box, or shows whole (the box's fixed height keeps streaming
+    // from shifting the layout below it).
+    toggle: h("button", { type: "button", class: "anb-answer-toggle", "data-fkey": "answer-toggle", hidden: true, onclick: onToggle }),
   };
-  parts.node = h("div", { class: "anb-answer", "aria-live": "polite" });
+  parts.node = h("div", { class: "anb-answer", "aria-live": "polite" }, parts.box, parts.toggle);
   return parts;
 }
 
@@ -91,11 +95,26 @@ class InspectorView {
       shown: new Map(), // tree pointer -> number of children shown
       full: new Set(), // long texts and lists shown in full
       previewInput: null,
+      editing: false, // the State tab shows edit buttons
+      editPath: null, // where an editor is open (a JSON pointer, "" for a new key)
+      editTarget: null,
+      editSent: false,
+      editText: "",
+      editKey: "",
+      editError: null,
+      askedNext: false,
+      answerOpen: false, // the answer box shows a long answer whole
+      compareSides: null, // the turns picked in Compare (null: the default pair)
+      compareAsked: null,
       nonce: 0, // bumped by the user's actions on a panel, to rebuild it
     };
     this.drawn = { header: null, answer: null, panel: null, panelView: null, builds: 0 };
     this.header = buildHeader({ prev: () => this.select(this.turnIndex() - 1), next: () => this.select(this.turnIndex() + 1) });
-    this.answer = buildAnswer();
+    this.answer = buildAnswer(() => {
+      this.view.answerOpen = !this.view.answerOpen;
+      this.drawn.answer = null;
+      this.draw();
+    });
     this.tabs = buildTabs((id) => {
       this.view.tab = id;
       this.draw();
@@ -189,8 +208,9 @@ class InspectorView {
     const key = turn ? [turn.index, turn.status, turn.v.text, turn.v.summary, this.store.version.epoch].join("|") : "";
     if (key === this.drawn.answer) return;
     this.drawn.answer = key;
-    clear(answer.node);
-    answer.node.className = "anb-answer";
+    clear(answer.box);
+    answer.node.className = "anb-answer" + (this.view.answerOpen ? " anb-answer-open" : "");
+    answer.toggle.hidden = true;
     if (!turn) return;
     let [label, text] = ["answer", turn.content ?? ""];
     if (turn.status === "running") {
@@ -203,7 +223,17 @@ class InspectorView {
     answer.message.textContent = "» " + short(turn.message, 120);
     answer.label.textContent = label;
     answer.text.textContent = text;
-    append(answer.node, [answer.message, answer.label, answer.text]);
+    append(answer.box, [answer.message, answer.label, answer.text]);
+    this.fitAnswer();
+  }
+
+  /** Offer "show all" when the answer overflows its box (or "fold" when it is shown whole). */
+  fitAnswer() {
+    const { box, toggle } = this.answer;
+    const open = this.view.answerOpen;
+    toggle.hidden = !(open || box.scrollHeight > box.clientHeight + 2);
+    toggle.textContent = open ? "fold ▴" : "show all ▾";
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
   }
 
   drawTabs(ctx) {
@@ -254,11 +284,15 @@ class InspectorView {
       if (turn && turn.status === "running") this.drawClock(turn);
     }, CLOCK_MS);
     const unsubscribe = this.store.subscribe(schedule);
+    // The answer box's size is known once the view is in the page, and changes with its width.
+    const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => this.fitAnswer());
+    if (resized) resized.observe(this.answer.box);
     this.model.on("change:" + WIRE.TRAIT_AGENT, schedule);
     this.model.on("change:" + WIRE.TRAIT_MODEL, schedule);
     this.draw();
     return () => {
       clearInterval(clock);
+      if (resized) resized.disconnect();
       if (scheduled !== null) clearTimeout(scheduled);
       unsubscribe();
       this.model.off("change:" + WIRE.TRAIT_AGENT, schedule);

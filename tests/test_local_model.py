@@ -114,3 +114,24 @@ def test_a_local_session_replays_offline_identically(server):
 def test_only_one_model_is_embedded():
     with pytest.raises(LocalModelError, match="the only embedded model is 'smollm2-135m'"):
         resolve_model("local:llama-70b")
+
+
+def test_the_servers_tokenizer_counts_each_section_and_the_chat_template(server):
+    agent = shop(LocalModel(), instructions="You manage a shopping list. Be brief.")
+    counter = agent.model.token_counter()
+    assert (counter.name, counter.exact) == ("llama.cpp (smollm2-135m)", True)
+    text = "You manage a shopping list. Be brief."
+    assert counter.count(text) == len(counter._post("/tokenize", {"content": text})["tokens"])
+    tokens = agent.observe("add milk").tokens
+    assert tokens.exact and tokens.sections == (counter.count(text),)
+    # ChatML wraps each message in <|im_start|>role ... <|im_end|> and primes the answer.
+    assert tokens.template is not None and tokens.template > 0
+    assert tokens.total == tokens.system + tokens.user + tokens.template
+
+
+def test_a_local_turn_counts_what_the_server_reports(server):
+    turn = Agent("geo", model="local", instructions="Answer briefly.", model_options={"max_tokens": 8}).run("What is the capital of France?").turn
+    tokens = turn.prompt.tokens
+    assert tokens.exact and tokens.counter == "llama.cpp (smollm2-135m)"
+    # Sections, user message and template overhead add up to the prompt tokens the server counted.
+    assert tokens.total == turn.usage.input_tokens

@@ -328,8 +328,92 @@ def test_list_and_preview(shell):
     _, out = run(shell, "agentnb", "preview shop add bread")
     system = shell.user_ns["shop"].observe("add bread").system_prompt
     assert system.endswith("<session_state>\n{'shopping_list': []}\n</session_state>")
-    assert out.stdout == f"system prompt:\n{system}\n\nuser prompt:\nadd bread\n\nmessages: 2; tools: add_item\n"
+    assert out.stdout == (
+        f"system prompt:\n{system}\n\nuser prompt:\nadd bread\n\nmessages: 2; tools: add_item\n"
+        "prompt tokens: ≈19 (instructions ≈3 · session_state ≈13 · user message ≈2) · ≈ estimate: no tokenizer known for scripted\n"
+        "template map:\n  {shopping_list} ← session_state.shopping_list\n"
+    )
     assert model.requests == [] and len(shell.user_ns["shop"].history) == 0  # no model call
+
+
+def test_preview_lists_unused_and_hidden_keys_in_the_template_map(shell):
+    define_shop(shell, """--state '{"shopping_list": [], "note": "x", "api_key": "k"}' --hide-keys api_key""")
+    _, out = run(shell, "agentnb", "preview shop add tea")
+    assert out.stdout.endswith(
+        "template map:\n  {shopping_list} ← session_state.shopping_list\n"
+        "  state keys used by no placeholder or block: note\n  state keys hidden from the model: api_key\n"
+    )
+
+
+def test_hide_keys_keeps_keys_out_of_the_block_and_the_placeholders(shell):
+    define_shop(shell, """--state '{"shopping_list": [], "secret_a": 1, "secret_b": 2, "budget": 3}' --hide-keys 'secret_*, budget' --state-in-context""", body="Budget {budget}.")
+    shop = shell.user_ns["shop"]
+    assert shop.hide_state_keys == ("secret_*", "budget")
+    system = shop.observe("x").system_prompt
+    assert system == "Budget {budget}.\n\n\n<session_state>\n{'shopping_list': []}\n</session_state>"
+    assert "expected one argument" in usage_error(shell, "agent", "other --hide-keys", "Hi.")
+
+
+def test_fork_from_a_turn_then_diff_the_two(shell):
+    define_shop(shell, "--no-session")
+    shop = shell.user_ns["shop"]
+    for item in ("milk", "eggs", "tea"):
+        shop.run(item)
+    _, out = run(shell, "agentnb", "fork shop shop_v2 --turn 2")
+    assert out.stdout == "forked shop into shop_v2 at turn 2 of 3: copied state keys ['shopping_list'], 2 turn(s)\n"
+    fork = shell.user_ns["shop_v2"]
+    assert fork.session_state == {"shopping_list": ["milk", "eggs"]}
+    fork.instructions = "You keep {shopping_list}. No tea."
+    fork.run("tea")
+    _, out = run(shell, "agentnb", "diff shop shop_v2")
+    text = out.outputs[0].data["text/plain"]
+    assert text.startswith("compare: shop · turn 3  ↔  shop_v2 · turn 3\nwhy: the system prompt differs in: instructions\n")
+    assert "<table" in out.outputs[0].data["text/html"]
+    _, out = run(shell, "agentnb", "diff shop:2 shop:3")
+    assert out.outputs[0].data["text/plain"].startswith("compare: shop · turn 2  ↔  shop · turn 3\nwhy: the user message differs")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("fork shop twin --turn 9", "agent 'shop' has no turn 9: it has turns 1 to 1"),
+        ("diff shop", "expected %agentnb diff A B"),
+        ("diff shop:x shop", "'shop:x': write NAME:N with N a turn number"),
+        ("diff shop:4 shop", "agent 'shop' has no turn 4"),
+        ("diff shop ghost", "there is no agent named 'ghost'"),
+        ("diff shop shop --turn 1", "--turn belongs to %agentnb fork"),
+        ("edit shop budget", "expected %agentnb edit NAME PATH JSON"),
+        ("edit shop budget ten", "ten is not a JSON value; write e.g. 20"),
+        ("edit shop /shopping_list/5 1", "/shopping_list/5: index 5 is out of range"),
+        ("remove shop ghost", "there is no state key 'ghost' to remove"),
+        ("undo shop", "has no edit to undo since its last turn"),
+    ],
+)
+def test_debugging_commands_bad_input(shell, line, expected):
+    define_shop(shell, "--no-session")
+    shell.user_ns["shop"].run("milk")
+    assert expected in usage_error(shell, "agentnb", line)
+
+
+def test_edit_remove_and_undo_say_what_the_next_prompt_becomes(shell):
+    define_shop(shell, "--no-session --state-in-context")
+    shop = shell.user_ns["shop"]
+    _, out = run(shell, "agentnb", "edit shop shopping_list [\"oat milk\", \"tea\"]")
+    assert out.stdout.splitlines() == [
+        'shop: edited ~ /shopping_list: [] → ["oat milk", "tea"] (%agentnb undo shop takes it back)',
+        "next system prompt changes in: instructions, session_state (≈17 → ≈25 tokens)",
+    ]
+    _, out = run(shell, "agentnb", "edit shop note '{\"text\": \"a b\"}'")
+    assert shop.session_state["note"] == {"text": "a b"}
+    assert out.stdout.splitlines()[1] == "next system prompt changes in: session_state (≈25 → ≈32 tokens)"
+    _, out = run(shell, "agentnb", "remove shop /shopping_list/0")
+    assert shop.session_state["shopping_list"] == ["tea"]
+    _, out = run(shell, "agentnb", "undo shop")
+    assert out.stdout.splitlines()[0] == 'shop: undid - /shopping_list/0: "oat milk" (removed)'
+    assert shop.session_state["shopping_list"] == ["oat milk", "tea"]
+    shop.hide_state_keys = ["note"]
+    _, out = run(shell, "agentnb", "edit shop note 1")
+    assert out.stdout.splitlines()[1] == "next system prompt: unchanged ('note' is hidden from the model)"
 
 
 def test_save_load_reset_fork(shell, tmp_path):
@@ -366,6 +450,20 @@ def test_a_fork_is_recorded_under_its_own_name(shell, tmp_path):
     twin = Agent("twin", ScriptedModel([]), session_state={"shopping_list": []})
     saved.load_session_state_sync("twin", agent=twin)
     assert twin.session_state == {"shopping_list": ["milk", "bread"]} and len(twin.history) == 2
+
+
+def test_a_fork_from_a_turn_is_recorded_with_the_turns_it_took(shell, tmp_path):
+    (tmp_path / "shop.ipynb").write_text("{}")
+    define_shop(shell)
+    for item in ("milk", "eggs", "tea"):
+        shell.user_ns["shop"].run(item)
+    run(shell, "agentnb", "fork shop twin --turn 1")
+    shell.user_ns["twin"].run("bread")
+    saved = JSONSession(tmp_path / "shop.agentnb")
+    twin = Agent("twin", ScriptedModel([]), session_state={"shopping_list": []})
+    saved.load_session_state_sync("twin", agent=twin)
+    assert twin.session_state == {"shopping_list": ["milk", "bread"]}
+    assert [t.message for t in twin.history] == ["milk", "bread"]
 
 
 def test_defaults_sets_the_model_for_new_agents(shell):
@@ -546,3 +644,18 @@ def test_agent_context_bad_values_are_one_line_usage_errors(shell, line, expecte
     )
     assert expected in usage_error(shell, "agent", line, "instructions")
     assert "a" not in shell.user_ns or not isinstance(shell.user_ns["a"], Agent)
+
+
+def test_print_response_shows_markdown_in_a_notebook_with_its_html_escaped(shell, monkeypatch):
+    shown = []
+    monkeypatch.setattr("agentnb.ipython.magics.display", shown.append)
+    agent = Agent("md", ScriptedModel(["# Title\n\n- **one** <img src=x onerror=alert(1)>"]), markdown=True)
+    with capture_output() as out:
+        agent.print_response("hi", stream=True)
+    (markdown,) = shown
+    assert markdown._repr_markdown_() == "# Title\n\n- **one** &lt;img src=x onerror=alert(1)&gt;"
+    assert out.stdout == ""
+    plain = Agent("plain", ScriptedModel(["just text"]))
+    with capture_output() as out:
+        plain.print_response("hi", stream=True)
+    assert out.stdout == "just text\n"

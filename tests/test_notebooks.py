@@ -201,7 +201,7 @@ def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
         from agentnb import Agent, ScriptedModel
         from agentnb.render import turn_html, turn_text
 
-        agent = Agent("bot", ScriptedModel(answers))
+        agent = Agent("bot", ScriptedModel(answers), instructions="Be brief.", add_history_to_context=True)  # as %%agent below
         turns = [agent.run("hi").turn for _ in answers]
         live = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": ""}}
         return [

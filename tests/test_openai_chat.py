@@ -135,7 +135,8 @@ def run_failing(agent: Agent, error_type: type[Exception]) -> tuple[Exception, R
 def test_no_key_and_no_base_url_names_the_fix():
     agent = Agent("a", model=OpenAIChat("gpt-5-mini"), session_state={"n": 1})
     error, _ = run_failing(agent, ModelAuthenticationError)
-    assert "set OPENAI_API_KEY or pass base_url=" in str(error)
+    assert "set OPENAI_API_KEY (or pass api_key=), or give base_url= the address of an OpenAI-compatible server" in str(error)
+    assert "…" not in str(error)
 
 
 def test_a_rejected_key_is_one_line(monkeypatch):
@@ -144,6 +145,14 @@ def test_a_rejected_key_is_one_line(monkeypatch):
         error, _ = run_failing(Agent("a", model=model(server)), ModelAuthenticationError)
     assert "HTTP 401" in str(error) and "set OPENAI_API_KEY" in str(error)
     assert "sk-wrong" not in str(error)
+
+
+def test_a_rejected_api_key_argument_says_so_not_the_environment_variable():
+    with OpenAIServer(api_key="sk-right") as server:
+        wrong = OpenAIChat("gpt-test", base_url=server.url, api_key="sk-wrong-given", stream=False, max_retries=0)
+        error, _ = run_failing(Agent("a", model=wrong), ModelAuthenticationError)
+    assert "check the api_key given to the model" in str(error) and "OPENAI_API_KEY" not in str(error)
+    assert "sk-wrong-given" not in str(error)
 
 
 def test_unknown_model(server):

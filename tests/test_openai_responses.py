@@ -96,5 +96,5 @@ def test_errors_are_one_line(server):
     server.add(Reply(status=429, error="slow down", repeat=True, headers={"retry-after-ms": "5"}))
     with pytest.raises(ModelRateLimitError, match="after 1 retry"):
         Agent("a", model=model(server, max_retries=1)).run("hi")
-    with pytest.raises(ModelAuthenticationError, match="set OPENAI_API_KEY or pass base_url="):
+    with pytest.raises(ModelAuthenticationError, match=r"set OPENAI_API_KEY \(or pass api_key=\), or give base_url="):
         Agent("a", model=resolve_model("openai-responses:gpt-5-mini")).run("hi")

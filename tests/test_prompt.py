@@ -136,3 +136,89 @@ def test_a_failing_callable_dependency_fails_the_turn_with_a_record():
         raise AssertionError("the run should fail")
     assert agent.history[-1].status == "failed" and "no name today" in agent.history[-1].error
     assert agent.dependencies["robot_name"] is broken  # the agent's definition is untouched
+
+
+def test_hidden_keys_stay_in_state_for_tools_but_out_of_the_prompt():
+    seen = {}
+
+    def check_key(session_state) -> str:
+        """Look at the key."""
+        seen["api_key"] = session_state["api_key"]
+        return "ok"
+
+    from agentnb import tool_call
+
+    agent = Agent(
+        "shop",
+        ScriptedModel([tool_call("check_key"), "Done."]),
+        instructions="Items: {items}. Key: {api_key}.",
+        session_state={"items": ["milk"], "api_key": "sk-secret", "secret_token": "t0k", "budget": 3},
+        add_session_state_to_context=True,
+        hide_state_keys=["api_key", "secret_*"],
+        tools=[check_key],
+    )
+    turn = agent.run("go").turn
+    system = turn.system_prompt
+    assert system == (
+        "Items: ['milk']. Key: {api_key}.\n\n\n<session_state>\n{'items': ['milk'], 'budget': 3}\n</session_state>"
+    )
+    assert "sk-secret" not in str(agent.model.requests) and "t0k" not in str(agent.model.requests)
+    assert seen == {"api_key": "sk-secret"}  # the tool still reads it
+    assert turn.prompt.hidden_keys == ("api_key", "secret_token")
+    assert turn.prompt.notes == ("{api_key}: left as written, state key 'api_key' is hidden from the model (hide_state_keys)",)
+
+
+def test_a_hidden_key_does_not_fill_the_user_message_and_dependencies_still_do():
+    agent = Agent(
+        "shop",
+        instructions="Region {region}.",
+        session_state={"region": "state-region"},
+        dependencies={"region": "from-dependencies"},
+        hide_state_keys="region",
+    )
+    obs = agent.observe("Ship to {region}")
+    assert obs.system_prompt == "Region from-dependencies."
+    assert obs.user_prompt == "Ship to from-dependencies"
+    assert obs.template_map.filled == (("region", "dependencies"),)
+
+
+def test_hide_state_keys_can_change_and_bad_values_say_what_to_pass():
+    agent = Agent("shop", instructions="{a} {b}", session_state={"a": 1, "b": 2})
+    agent.hide_state_keys = ["b"]
+    assert agent.observe("x").system_prompt == "1 {b}"
+    assert agent.prompt.hide_state_keys == ("b",)
+    import pytest
+
+    from agentnb.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="each entry is a state key name or a glob pattern"):
+        Agent("bad", hide_state_keys=["ok", ""])
+    with pytest.raises(ConfigurationError, match="must be a list of state key names or glob patterns, got int"):
+        agent.hide_state_keys = 3
+
+
+def test_the_template_map_lists_filled_unresolved_unused_and_hidden_keys():
+    agent = Agent(
+        "shop",
+        instructions="List {items}; budget {budget}; note {missing}.",
+        session_state={"items": [], "budget": 5, "notes": "x", "greeting": "hi", "token": "t"},
+        hide_state_keys=["token"],
+    )
+    obs = agent.observe("{greeting}!")
+    tmap = obs.template_map
+    assert tmap.filled == (("items", "session_state"), ("budget", "session_state"))
+    assert tmap.unresolved == ("missing",)
+    assert tmap.unused_keys == ("notes",)  # greeting filled the user message
+    assert tmap.hidden_keys == ("token",)
+    assert str(tmap) == (
+        "{items} ← session_state.items\n{budget} ← session_state.budget\n{missing} unresolved (left as written)\n"
+        "state keys used by no placeholder or block: notes\nstate keys hidden from the model: token"
+    )
+
+
+def test_with_the_state_block_every_visible_key_is_used():
+    agent = Agent("shop", session_state={"a": 1, "b": 2}, add_session_state_to_context=True, hide_state_keys=["b"])
+    obs = agent.observe("x")
+    assert (obs.unused_keys, obs.hidden_keys) == ((), ("b",))
+    turn = Agent("shop", ScriptedModel(["ok"]), instructions="{a}", session_state={"a": 1, "c": 3}).run("x").turn
+    assert turn.prompt.unused_keys == ("c",)

@@ -92,6 +92,7 @@ def test_text_record_shows_answer_calls_hooks_and_state_diff():
     assert text.splitlines() == [
         "shop · turn 1 · ok · model scripted",
         f"user: please {IMG}",
+        "prompt tokens: ≈8 (user message ≈8) · ≈ estimate: no tokenizer known for scripted",
         "tool calls (2):",
         f'  1. add_item({{"item": "{IMG}"}}) -> "added {IMG}"',
         "     hooks: stamp (passed); answered by: tool",

@@ -458,3 +458,43 @@ def test_among_several_notebooks_the_one_holding_the_cell_is_found(tmp_path):
     assert (found.source, found.path, found.notice) == ("cwd", tmp_path / "b.ipynb", None)
     assert found.session_dir == tmp_path / "b.agentnb"
     assert find_notebook_path({}, environ={}, cwd=tmp_path, cell="%%agent other").source == "fallback"
+
+
+# -- values JSON text cannot hold ---------------------------------------------------------------
+
+
+def test_nan_infinities_and_lone_surrogates_round_trip(session):
+    agent = make_agent()
+    values = {"nan": float("nan"), "inf": float("inf"), "ninf": float("-inf"), "text": "a\ud800b", "\udfff": [1.5]}
+    agent.session_state.update(values)
+    session.save_session_state_sync("odd", agent=agent)
+    other = make_agent()
+    session.load_session_state_sync("odd", agent=other)
+    loaded = other.session_state
+    assert loaded["nan"] != loaded["nan"] and loaded["inf"] == float("inf") and loaded["ninf"] == float("-inf")
+    assert loaded["text"] == "a\ud800b" and loaded["\udfff"] == [1.5]
+
+
+def test_snapshots_with_odd_values_are_strict_utf8_json(tmp_path):
+    agent = make_agent()
+    agent.session_state.update(score=float("nan"), text="x\ud83dy")
+    JSONSession(tmp_path).save_session_state_sync("odd", agent=agent)
+    data = json.loads((tmp_path / "odd.json").read_bytes().decode("utf-8"))  # strict: raises on bad bytes
+    assert data["agent"]["state"]["score"] == {"$agentnb": "float", "value": "nan"}
+    assert data["agent"]["state"]["text"] == "x\ud83dy"
+
+
+def test_a_malformed_tag_is_a_format_error(tmp_path):
+    (tmp_path / "t.json").write_text(json.dumps({"agent": {"state": {"$agentnb": "dict", "value": 5}}}))
+    with pytest.raises(SessionFormatError, match=r"t\.json.*tagged 'dict' holds 5"):
+        JSONSession(tmp_path).load_session_state_sync("t", agent=make_agent())
+
+
+def test_a_sqlite_session_sees_sessions_another_writer_created_after_it_looked(tmp_path):
+    path = tmp_path / "s.db"
+    path.write_bytes(b"")  # an empty database: nothing to load, and loading must not create tables
+    reader, writer = SQLiteSession(path), SQLiteSession(path)
+    assert reader.load_session_state_sync("shop", agent=make_agent()) is False
+    assert path.read_bytes() == b""
+    writer.save_session_state_sync("shop", agent=make_agent())
+    assert reader.load_session_state_sync("shop", agent=make_agent()) is True

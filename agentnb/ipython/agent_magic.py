@@ -33,6 +33,7 @@ class AgentMagics(WorkspaceMagics):
     @argument("--schema", help="a variable holding a state schema {key: {'type': T, 'handler': fn?}}")
     @argument("--agentic-state", action="store_true", help="give the model the update_session_state tool")
     @argument("--state-in-context", action="store_true", help="append the <session_state> block to the system prompt")
+    @argument("--hide-keys", metavar="KEYS", help="comma-separated state keys or glob patterns (secret_*) kept out of the prompt: no <session_state> entry, no {placeholder}; tools and hooks still see them")
     @argument("--tools", help="comma-separated names of functions, Tools, Toolkits or lists (or tools from %%tool)")
     @argument("--hooks", help="comma-separated names of tool-hook functions (first = outermost) or lists of them")
     @argument("--mcp", action="append", metavar="SERVER", help="an MCP server's tools: a command (stdio) or an http(s) URL (streamable HTTP); repeatable")
@@ -79,6 +80,7 @@ class AgentMagics(WorkspaceMagics):
             "state_schema": self._schema(args.schema),
             "enable_agentic_state": args.agentic_state,
             "add_session_state_to_context": args.state_in_context,
+            "hide_state_keys": names(args.hide_keys, "--hide-keys", "%%agent") if args.hide_keys else None,
             "markdown": args.markdown,
             "tools": self._tools(args.tools) if args.tools else None,
             "tool_hooks": self._hooks(args.hooks) if args.hooks else None,

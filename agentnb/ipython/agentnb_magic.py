@@ -1,16 +1,22 @@
-"""``%agentnb``: list, show, preview, save / load / reset / fork agents; set defaults."""
+"""``%agentnb``: list, show, preview, save / load / reset / fork agents, compare turns, edit
+state by hand; set defaults."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
 
+from ..edits import edit_text
 from ..errors import AgentnbError
 from ..models import Model
+from ..render import tokens_text
+from ..tokens import TokenCounter, counter_for
 from ..text import one_line
 from . import mcp_support
 from .parsing import identifier, parse_options
@@ -18,7 +24,7 @@ from .workspace import WorkspaceMagics
 from .agent_magic import described, show_inspector
 
 
-COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "mcp", "defaults")
+COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "diff", "edit", "remove", "undo", "mcp", "defaults")
 
 
 @magics_class
@@ -30,6 +36,7 @@ class AgentnbMagics(WorkspaceMagics):
     @argument("args", nargs="*", help="the command's arguments")
     @argument("--model", help="defaults: the model for agents defined without --model")
     @argument("--session-dir", help="defaults: the folder sessions are kept in")
+    @argument("--turn", type=int, metavar="N", help="fork: the turn to fork from (1 = the first; default: the last)")
     @line_magic
     def agentnb(self, line: str) -> None:
         """Manage the notebook's agents.
@@ -44,8 +51,15 @@ class AgentnbMagics(WorkspaceMagics):
             %agentnb save NAME [PATH]        save the agent whole (default: beside the notebook)
             %agentnb load NAME [PATH]        load what was saved (default: beside the notebook)
             %agentnb reset NAME              back to the state it was defined with, no turns
-            %agentnb fork NAME NEW           a new agent NEW: same definition, a copy of the state,
-                                             conversation and turns, recorded under its own name
+            %agentnb fork NAME NEW [--turn N]  a new agent NEW: same definition, a copy of the state,
+                                             conversation and turns (as at the end of turn N),
+                                             recorded under its own name
+            %agentnb diff A B                two turns side by side, and why they differ: A and B
+                                             are agents (their last turn) or NAME:N (turn N)
+            %agentnb edit NAME PATH JSON     set a state key or path (/items/0, /items/- appends)
+                                             to a JSON value; the next prompt shows it at once
+            %agentnb remove NAME PATH        remove a state key or path
+            %agentnb undo NAME               take back the last edit or removal
 
         PATH is a folder (one JSON session per agent) or a .db file (SQLite).
             %agentnb mcp                     MCP servers of this kernel: state, transport, tools
@@ -60,7 +74,11 @@ class AgentnbMagics(WorkspaceMagics):
             "save": (1, 2, " NAME [PATH]"),
             "load": (1, 2, " NAME [PATH]"),
             "reset": (1, 1, " NAME"),
-            "fork": (2, 2, " NAME NEW"),
+            "fork": (2, 2, " NAME NEW [--turn N]"),
+            "diff": (2, 2, " A B (agents, or NAME:N for turn N)"),
+            "edit": (3, None, " NAME PATH JSON"),
+            "remove": (2, 2, " NAME PATH"),
+            "undo": (1, 1, " NAME"),
             "mcp": (0, 0, ""),
             "defaults": (0, 0, " [--model M] [--session-dir D]"),
         }
@@ -69,6 +87,10 @@ class AgentnbMagics(WorkspaceMagics):
             raise UsageError(f"%agentnb {args.command}: expected %agentnb {args.command}{usage}")
         if args.command != "defaults" and (args.model or args.session_dir):
             raise UsageError("%agentnb: --model and --session-dir belong to %agentnb defaults")
+        if args.command != "fork" and args.turn is not None:
+            raise UsageError("%agentnb: --turn belongs to %agentnb fork; for diff write NAME:N")
+        if args.command == "edit":
+            args.value = line.split(None, 3)[3] if len(line.split(None, 3)) == 4 else ""
         getattr(self, f"_{args.command}")(args)
 
     def _list(self, args: Any) -> None:
@@ -96,6 +118,12 @@ class AgentnbMagics(WorkspaceMagics):
         print(f"system prompt:\n{observation.system_prompt or '(none)'}\n")
         print(f"user prompt:\n{observation.user_prompt}\n")
         print(f"messages: {len(observation.messages)}; tools: {tools}")
+        tokens = tokens_text(observation)
+        if tokens:
+            print(f"prompt tokens: {tokens}")
+        lines = observation.template_map.lines()
+        if lines:
+            print("template map:\n" + "\n".join(f"  {line}" for line in lines))
         for note in observation.notes:
             print(f"note: {note}")
 
@@ -157,7 +185,7 @@ class AgentnbMagics(WorkspaceMagics):
         if new_name in self.workspace.ns or new_name in self.workspace.agents:
             raise UsageError(f"%agentnb fork: the name {new_name!r} is taken; pick another")
         try:
-            forked = agent.fork(new_name)
+            forked = agent.fork(new_name, turn=args.turn)
             if agent.recording is not None:
                 # A fork is recorded beside its parent, under its own name.
                 forked.attach_recording(agent.recording.session, new_name)
@@ -165,7 +193,54 @@ class AgentnbMagics(WorkspaceMagics):
             raise UsageError(f"%agentnb fork: {one_line(exc)}") from None
         self.workspace.agents[new_name] = forked
         self.workspace.ns[new_name] = forked
-        print(f"forked {name} into {new_name}: copied state keys {list(forked.session_state)}, {len(forked.history)} turn(s)")
+        at = f" at turn {args.turn} of {len(agent.history)}" if args.turn is not None else ""
+        print(f"forked {name} into {new_name}{at}: copied state keys {list(forked.session_state)}, {len(forked.history)} turn(s)")
+
+    def _diff(self, args: Any) -> None:
+        (left, left_turn), (right, right_turn) = (self._turn_spec(spec) for spec in args.args)
+        try:
+            comparison = left.compare(right, turn=left_turn, other_turn=right_turn)
+        except AgentnbError as exc:
+            raise UsageError(f"%agentnb diff: {one_line(exc)}") from None
+        display(comparison)
+
+    def _turn_spec(self, spec: str) -> tuple[Any, int | None]:
+        """``NAME`` (the agent's last turn) or ``NAME:N`` (its turn N) for ``%agentnb diff``."""
+        name, sep, number = spec.partition(":")
+        agent = self.workspace.agent(name, "%agentnb diff")
+        if not sep:
+            return agent, None
+        if not number.isdigit():
+            raise UsageError(f"%agentnb diff: {spec!r}: write NAME:N with N a turn number (1 = the first), e.g. {name}:2")
+        return agent, int(number)
+
+    def _edit(self, args: Any) -> None:
+        name, path = args.args[0], args.args[1]
+        agent = self.workspace.agent(name, "%agentnb edit")
+        value = json_value(args.value, f"%agentnb edit {name} {path}")
+        self._edited(agent, "%agentnb edit", lambda: agent.edit_state(path, value))
+
+    def _remove(self, args: Any) -> None:
+        name, path = args.args
+        agent = self.workspace.agent(name, "%agentnb remove")
+        self._edited(agent, "%agentnb remove", lambda: agent.remove_state(path))
+
+    def _undo(self, args: Any) -> None:
+        agent = self.workspace.agent(args.args[0], "%agentnb undo")
+        self._edited(agent, "%agentnb undo", agent.undo_edit, undo=True)
+
+    def _edited(self, agent: Any, magic: str, change: Any, *, undo: bool = False) -> None:
+        """Make ``change`` (an edit, a removal or an undo) and say what it does to the next prompt."""
+        try:
+            before = agent.render_prompt()
+            done = change()
+            after = agent.render_prompt()
+        except AgentnbError as exc:
+            raise UsageError(f"{magic} {agent.name}: {one_line(exc)}") from None
+        verb = "undid" if undo else "edited"
+        tail = "" if undo else f" (%agentnb undo {agent.name} takes it back)"
+        print(f"{agent.name}: {verb} {edit_text(done)}{tail}")
+        print(prompt_change(before, after, done.key, counter_for(agent.model)))
 
     def _mcp(self, args: Any) -> None:
         print(mcp_support.servers_text())
@@ -189,6 +264,41 @@ class AgentnbMagics(WorkspaceMagics):
         model = self.workspace.default_model
         model_text = "offline" if model is None else model if isinstance(model, str) else model.label
         print(f"defaults: model {model_text}; session dir {self.workspace.session_dir or 'next to the notebook'}")
+
+
+def json_value(text: str, magic: str) -> Any:
+    """The JSON value of an edit, as written (single quotes around it are allowed)."""
+    candidates = [text.strip()]
+    if len(candidates[0]) >= 2 and candidates[0][0] == candidates[0][-1] == "'":
+        candidates.append(candidates[0][1:-1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    raise UsageError(
+        f"{magic}: {text.strip() or '(nothing)'} is not a JSON value; write e.g. 20, \"text\" (double quotes), [1, 2] or {{\"a\": 1}}"
+    )
+
+
+def prompt_change(before: Any, after: Any, key: str, counter: TokenCounter) -> str:
+    """One line on what an edit did to the next system prompt: the sections it changed, or why
+    it changed none."""
+    def texts(prompt: Any) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for section in prompt.sections:
+            out[section.source] = out.get(section.source, "") + section.text
+        return out
+
+    a, b = texts(before), texts(after)
+    changed = [source for source in dict.fromkeys([*a, *b]) if a.get(source) != b.get(source)]
+    if changed:
+        mark = "" if counter.exact else "≈"
+        cost = f"{mark}{counter.count(before.text)} → {mark}{counter.count(after.text)} tokens"
+        return f"next system prompt changes in: {', '.join(changed)} ({cost})"
+    if key in after.hidden_keys or key in before.hidden_keys:
+        return f"next system prompt: unchanged ({key!r} is hidden from the model)"
+    return f"next system prompt: unchanged (no placeholder or block uses {key!r})"
 
 
 def _session_at(path: str, magic: str) -> Any:

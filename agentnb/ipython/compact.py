@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
-from ..diff import Change
+from ..diff import MISSING, Change
 from ..events import (
     ContextRetrieved,
     Event,
@@ -18,6 +19,7 @@ from ..events import (
     ModelResponded,
     PromptRendered,
     PromptSection,
+    PromptTokens,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -32,6 +34,8 @@ from ..render import value_text
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..compare import Comparison, LineRow
+    from ..edits import StateEdit
     from ..history import TurnChanges, TurnRecord
 
 SUMMARY_TEXT = 300
@@ -91,7 +95,19 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         # Both counts, so the Context tab of a turn not loaded yet can be labelled or greyed.
         "context": len(context),
         "context_blocks": sum(len(c.blocks) for c in context),
+        **summary_tokens(record),
     }
+
+
+def summary_tokens(record: TurnRecord) -> dict[str, Any]:
+    """What the turn's prompt cost, and its ``<session_state>`` block's part (the History tab's
+    columns)."""
+    prompt = record.prompt
+    tokens = prompt.tokens if prompt is not None else None
+    if prompt is None or tokens is None:
+        return {"prompt_tokens": None, "state_tokens": None, "tokens_exact": None}
+    state = [n for s, n in zip(prompt.sections, tokens.sections) if s.source == "session_state"]
+    return {"prompt_tokens": tokens.total, "state_tokens": sum(state) if state else None, "tokens_exact": tokens.exact}
 
 
 def compact_change(change: Change) -> dict[str, Any]:
@@ -136,6 +152,103 @@ def compact_changes(changes: TurnChanges) -> dict[str, Any]:
 
 def compact_usage(usage: Usage) -> dict[str, Any]:
     return {"input": usage.input_tokens, "output": usage.output_tokens, "estimated": usage.estimated}
+
+
+def compact_tokens(tokens: PromptTokens | None) -> dict[str, Any] | None:
+    """A prompt's token counts: per section, system prompt, earlier turns, user message,
+    template overhead and total, with what counted them."""
+    if tokens is None:
+        return None
+    return {
+        "counter": tokens.counter,
+        "exact": tokens.exact,
+        "note": tokens.note,
+        "sections": list(tokens.sections),
+        "system": tokens.system,
+        "history": tokens.history,
+        "user": tokens.user,
+        "template": tokens.template,
+        "total": tokens.total,
+    }
+
+
+def compact_prompt(prompt: Any) -> dict[str, Any]:
+    """What the Prompt and Preview tabs show of a rendered prompt (a PromptRendered or an
+    Observation): sections, user message, notes, hidden and unused keys, token counts."""
+    return {
+        "sections": [compact_section(s) for s in prompt.sections],
+        "user_prompt": prompt.user_prompt,
+        "notes": list(prompt.notes),
+        "hidden_keys": list(prompt.hidden_keys),
+        "unused_keys": list(prompt.unused_keys),
+        "tokens": compact_tokens(prompt.tokens),
+    }
+
+
+def compact_edit(edit: StateEdit) -> dict[str, Any]:
+    """One pending edit of the state, as the State tab lists it."""
+    return {
+        "path": edit.path,
+        "how": edit.how,
+        "old": None if edit.old is MISSING else preview_text(edit.old),
+        "new": None if edit.new is MISSING else preview_text(edit.new),
+    }
+
+
+FOLD_KEEP = 2
+"""Equal lines kept on each side of a folded run in a comparison."""
+
+MAX_ROWS = 400
+"""Rows of one side-by-side text sent; the rest are counted."""
+
+
+def compact_rows(rows: Sequence[LineRow]) -> list[dict[str, Any]]:
+    """Side-by-side rows with long runs of equal lines folded into one ``fold`` row."""
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(rows):
+        j = i
+        while j < len(rows) and rows[j].how == "same":
+            j += 1
+        run = j - i
+        if run > 2 * FOLD_KEEP + 1:
+            keep_start = 0 if i == 0 else FOLD_KEEP
+            keep_end = 0 if j == len(rows) else FOLD_KEEP
+            out.extend({"how": "same", "left": r.left, "right": r.right} for r in rows[i : i + keep_start])
+            out.append({"how": "fold", "count": run - keep_start - keep_end})
+            out.extend({"how": "same", "left": r.left, "right": r.right} for r in rows[j - keep_end : j])
+        else:
+            out.extend({"how": "same", "left": r.left, "right": r.right} for r in rows[i:j])
+        if j < len(rows):
+            out.append({"how": rows[j].how, "left": rows[j].left, "right": rows[j].right})
+            j += 1
+        i = j
+    if len(out) > MAX_ROWS:
+        out = out[:MAX_ROWS] + [{"how": "fold", "count": len(out) - MAX_ROWS, "cut": True}]
+    return out
+
+
+def compact_comparison(c: Comparison) -> dict[str, Any]:
+    """Two turns side by side for the Compare tab (``agentnb.compare``)."""
+    return {
+        "left": c.left,
+        "right": c.right,
+        "causes": list(c.causes),
+        "effects": list(c.effects),
+        "same": c.same,
+        "tokens": [compact_tokens(t) for t in c.tokens],
+        "sections": [
+            {"source": s.source, "how": s.how, "rows": compact_rows(s.rows), "left_tokens": s.left_tokens, "right_tokens": s.right_tokens}
+            for s in c.sections
+        ],
+        "requests": [{"call": r.call, "how": r.how, "parts": list(r.parts), "rows": compact_rows(r.rows)} for r in c.requests],
+        "tool_calls": [{"number": t.number, "how": t.how, "left": t.left, "right": t.right} for t in c.tool_calls],
+        "state": [
+            {"key": k.key, "how": k.how, "left": k.left, "right": k.right, "hidden": k.hidden, "paths": list(k.paths)}
+            for k in c.state
+        ],
+        "answers": list(c.answers),
+    }
 
 
 def compact_section(section: PromptSection) -> dict[str, Any]:
@@ -191,11 +304,7 @@ def compact_event(event: Event) -> dict[str, Any]:
     if isinstance(event, RunStarted):
         body = {"message": event.message, "model": event.model, "at": event.at}
     elif isinstance(event, PromptRendered):
-        body = {
-            "sections": [compact_section(s) for s in event.sections],
-            "user_prompt": event.user_prompt,
-            "notes": list(event.notes),
-        }
+        body = compact_prompt(event)
     elif isinstance(event, ModelRequested):
         request = event.request
         body = {
@@ -260,6 +369,11 @@ def compact_event(event: Event) -> dict[str, Any]:
 
 __all__ = [
     "compact_changes",
+    "compact_comparison",
+    "compact_edit",
+    "compact_prompt",
+    "compact_rows",
+    "compact_tokens",
     "compact_event",
     "json_text",
     "jsonable",

@@ -28,13 +28,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anywidget
 import traitlets
 
-from ..events import Event, RunFailed, RunFinished, RunStarted, StateChanged, TextDelta
+from ..compare import compare_turns
+from ..diff import make_patch
+from ..errors import AgentnbError, StateEditError
+from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged, TextDelta
+from ..text import one_line
 from . import wire
 from .record import static_view
 from .compact import (
     compact_changes,
+    compact_comparison,
+    compact_edit,
     compact_event,
-    compact_section,
+    compact_prompt,
+    compact_tokens,
     json_text,
     jsonable,
     model_info,
@@ -91,8 +98,13 @@ class Inspector(anywidget.AnyWidget):
         self._pending: tuple[str, int, str] | None = None  # (run_id, call, text) not sent yet
         self._last_flush = 0.0
         self._finished_changes: tuple[TurnRecord, dict[str, Any]] | None = None
+        self._prompts: dict[str, PromptRendered] = {}
+        """The prompt each running turn was sent with (a turn recounted at its end sends the new counts)."""
+        self._preview_message: str | None = None
+        """The message last previewed in the browser: previews after an edit use it."""
         self.on_msg(self._on_msg)
         self._unsubscribe = agent.subscribe(self._on_event)
+        self._unsubscribe_edits = agent.on_edit(self._on_edit)
 
     @classmethod
     def for_agent(cls, agent: Agent) -> Inspector:
@@ -122,6 +134,7 @@ class Inspector(anywidget.AnyWidget):
     def close(self) -> None:
         """Stop following the agent and close the widget."""
         self._unsubscribe()
+        self._unsubscribe_edits()
         if Inspector._by_agent.get(self.agent) is self:
             del Inspector._by_agent[self.agent]
         super().close()
@@ -170,12 +183,19 @@ class Inspector(anywidget.AnyWidget):
                 self.model_info = info
         elif isinstance(event, (RunFinished, RunFailed)):
             self._live_text.pop(event.run_id, None)
+        if isinstance(event, PromptRendered):
+            self._prompts[event.run_id] = event
         body = compact_event(event)
         record = self._record_of(event.run_id)
         if record is not None and isinstance(event, (StateChanged, RunFinished, RunFailed)):
             body[wire.CHANGES] = self._changes(record)
+        sent_prompt = self._prompts.pop(event.run_id, None) if isinstance(event, (RunFinished, RunFailed)) else None
         if record is not None and isinstance(event, (RunFinished, RunFailed)):
             body["replayed"] = record.replayed
+            prompt = record.prompt
+            if prompt is not None and prompt is not sent_prompt:
+                # Counted again at the end (the tokenizer came up during the turn): the new counts.
+                body["prompt_tokens"] = compact_tokens(prompt.tokens)
         self._send_event(event.run_id, body)
         if isinstance(event, (RunFinished, RunFailed)):
             self.publish_snapshot(state_limit=TRAIT_STATE_BYTES)
@@ -243,7 +263,127 @@ class Inspector(anywidget.AnyWidget):
         text = json_text(state)
         if state_limit is None or len(text) <= state_limit:
             message[wire.STATE] = json.loads(text)
+        if self.agent.state_edits:
+            message.update(self._live(state_limit))
         return message
+
+    # -- edits by hand ----------------------------------------------------------------------
+
+    def _live(self, state_limit: int | None = TRAIT_STATE_BYTES) -> dict[str, Any]:
+        """The pending edits and the state with them: whole when small (or when there is no turn
+        to patch against), else as a patch against the last turn's state."""
+        live = self.agent.session_state
+        out: dict[str, Any] = {wire.EDITS: [compact_edit(e) for e in self.agent.state_edits]}
+        history = self.agent.history
+        text = json_text(live)
+        if not len(history) or history[-1].status == "running" or state_limit is None or len(text) <= state_limit:
+            out[wire.LIVE_STATE] = json.loads(text)
+        else:
+            out[wire.LIVE_PATCH] = jsonable(make_patch(history[-1].state_after, live))
+            out[wire.TURN_INDEX] = history[-1].index
+        return out
+
+    def _on_edit(self, _edit: Any, _undone: bool) -> None:
+        """An edit (from the browser or from Python): send the edited state, then what the
+        model would receive next."""
+        self._post({wire.KIND: wire.EDITED, **self._live()})
+        try:
+            preview = self._preview(self._next_message())
+        except Exception as exc:  # a failing instructions callable or context provider
+            preview = {wire.KIND: wire.ERROR, wire.TEXT: f"preview: {type(exc).__name__}: {exc}"}
+        self._post(preview)
+
+    def _next_message(self) -> str:
+        """What a preview after an edit shows: the message last previewed, else the last turn's."""
+        if self._preview_message is not None:
+            return self._preview_message
+        history = self.agent.history
+        return history[-1].message if len(history) else ""
+
+    def _preview(self, text: str) -> dict[str, Any]:
+        observation = self.agent.observe(text)
+        return {
+            wire.KIND: wire.PREVIEW,
+            wire.MESSAGE: text,
+            **compact_prompt(observation),
+            wire.REQUEST: jsonable(observation.request),
+            wire.EDITS: len(self.agent.state_edits),
+        }
+
+    def _edit(self, content: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Apply an edit from the browser; a refusal goes back as ``edit_failed``."""
+        path = content.get(wire.PATH)
+        try:
+            if not isinstance(path, str):
+                raise StateEditError("an edit needs a path (a key name or a JSON pointer)")
+            if content.get(wire.OP) == "remove":
+                self.agent.remove_state(path)
+            else:
+                raw = content.get(wire.VALUE)
+                if not isinstance(raw, str):
+                    raise StateEditError("an edit needs a value (JSON text)")
+                try:
+                    value = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    raise StateEditError(f"not JSON: {exc.msg} at position {exc.pos}") from None
+                self.agent.edit_state(path, value)
+        except (AgentnbError, ValueError, TypeError, KeyError) as exc:
+            return {wire.KIND: wire.EDIT_FAILED, wire.PATH: path, wire.TEXT: one_line(exc)}
+        return None  # the agent's edit listener sends the result
+
+    # -- two turns side by side ---------------------------------------------------------------
+
+    def _compare(self, content: Mapping[str, Any]) -> dict[str, Any]:
+        agents = self._agents()
+        left, right = content.get(wire.LEFT), content.get(wire.RIGHT)
+        if not (isinstance(left, Mapping) and isinstance(right, Mapping)):
+            left, right = self._default_pair(content.get(wire.TURN_INDEX))
+        a, b = (self._side(side, agents) for side in (left, right))
+        comparison = compare_turns(a[0].history[a[1]], b[0].history[b[1]])
+        return {
+            wire.KIND: wire.COMPARISON,
+            "comparison": compact_comparison(comparison),
+            "agents": [{"name": name, "turns": len(agent.history), "parent": agent.parent.name if agent.parent else None} for name, agent in agents.items()],
+            wire.LEFT: {"agent": a[0].name, "turn": a[1]},
+            wire.RIGHT: {"agent": b[0].name, "turn": b[1]},
+        }
+
+    def _agents(self) -> dict[str, Agent]:
+        """The agents a comparison can pick from: this one, its parent, the agents with an
+        inspector and those in the notebook's namespace, by name."""
+        found: dict[str, Agent] = {self.agent.name: self.agent}
+        candidates = [self.agent.parent, *Inspector._by_agent.keys(), *_namespace_agents()]
+        for agent in candidates:
+            if agent is not None and agent.name not in found:
+                found[agent.name] = agent
+        return found
+
+    def _default_pair(self, selected: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A fork beside its parent at the same turn; a parent beside its newest fork; else the
+        selected turn beside the one before it."""
+        agent = self.agent
+        count = len(agent.history)
+        if not count:
+            raise LookupError(f"agent {agent.name!r} has no turns to compare yet")
+        index = selected if isinstance(selected, int) and 0 <= selected < count else count - 1
+        parent = agent.parent
+        if parent is not None and len(parent.history):
+            return {"agent": parent.name, "turn": min(index, len(parent.history) - 1)}, {"agent": agent.name, "turn": index}
+        forks = [a for a in self._agents().values() if a.parent is agent and len(a.history)]
+        if forks:
+            fork = forks[-1]
+            return {"agent": agent.name, "turn": index}, {"agent": fork.name, "turn": min(index, len(fork.history) - 1)}
+        return {"agent": agent.name, "turn": max(0, index - 1)}, {"agent": agent.name, "turn": index}
+
+    def _side(self, side: Mapping[str, Any], agents: Mapping[str, Agent]) -> tuple[Agent, int]:
+        name, turn = side.get("agent"), side.get("turn")
+        agent = agents.get(name) if isinstance(name, str) else None
+        if agent is None:
+            raise LookupError(f"there is no agent {name!r} to compare; known: {', '.join(agents)}")
+        count = len(agent.history)
+        if not isinstance(turn, int) or not 0 <= turn < count or agent.history[turn].status == "running":
+            raise LookupError(f"agent {agent.name!r} has no finished turn {turn!r} (it has {count} turn(s))")
+        return agent, turn
 
     # -- browser -> kernel ----------------------------------------------------------------
 
@@ -285,15 +425,15 @@ class Inspector(anywidget.AnyWidget):
             text = content.get(wire.MESSAGE)
             if not isinstance(text, str):
                 raise TypeError("a preview needs a message (text)")
-            observation = self.agent.observe(text)
-            return {
-                wire.KIND: wire.PREVIEW,
-                wire.MESSAGE: text,
-                "sections": [compact_section(s) for s in observation.sections],
-                "user_prompt": observation.user_prompt,
-                "notes": list(observation.notes),
-                wire.REQUEST: jsonable(observation.request),
-            }
+            self._preview_message = text
+            return self._preview(text)
+        if kind == wire.EDIT:
+            return self._edit(content)
+        if kind == wire.UNDO:
+            self.agent.undo_edit()
+            return None  # the agent's edit listener sends the result
+        if kind == wire.COMPARE:
+            return self._compare(content)
         raise ValueError(f"unknown message kind {kind!r}")
 
     def _record(self, index: Any) -> TurnRecord:
@@ -301,6 +441,18 @@ class Inspector(anywidget.AnyWidget):
         if not isinstance(index, int) or not 0 <= index < len(history):
             raise LookupError(f"there is no turn {index!r}; the agent has {len(history)} turn(s)")
         return history[index]
+
+
+def _namespace_agents() -> list[Agent]:
+    """Agents bound in the running IPython shell's namespace (none outside IPython)."""
+    from IPython import get_ipython
+
+    from ..agent import Agent
+
+    shell = get_ipython()
+    if shell is None:
+        return []
+    return [v for k, v in list(shell.user_ns.items()) if isinstance(v, Agent) and not k.startswith("_")]
 
 
 __all__ = ["Inspector"]

@@ -7,7 +7,12 @@ one-line ``UsageError`` that says what is wrong and how to fix it.
 
 from __future__ import annotations
 
+import html
 from typing import Any
+
+from IPython.display import Markdown, display
+
+from .. import runs
 
 from .agent_magic import AgentMagics
 from .agentnb_magic import AgentnbMagics
@@ -16,8 +21,15 @@ from .tool_magic import ToolMagics
 from .workspace import Workspace
 
 
+def show_markdown(text: str) -> None:
+    """An answer as markdown in the notebook (``print_response(markdown=True)``). Its HTML is
+    escaped first: headings and lists render, nothing from the model becomes live HTML."""
+    display(Markdown(html.escape(text, quote=False)))
+
+
 def register_magics(shell: Any) -> Workspace:
     """Register the magics on ``shell`` with a fresh workspace; returns the workspace."""
+    runs.MARKDOWN_DISPLAY[:] = [show_markdown]
     workspace = Workspace(shell)
     for cls in (ToolMagics, AgentMagics, ChatMagics, AgentnbMagics):
         shell.register_magics(cls(shell, workspace))

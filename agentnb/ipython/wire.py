@@ -18,7 +18,15 @@ Kernel → browser:
   turn      a turn's events, state and change summary, sent when the browser asks for it (time
             travel).
   request   one model call's payload, sent when the browser asks for it (Request tab).
-  preview   what the model would receive for a message (``agent.observe``), on request.
+  preview   what the model would receive for a message (``agent.observe``), on request, and
+            again after every edit of the state (for the last message previewed, else the last
+            turn's message), so the next prompt shows an edit at once.
+  edited    the state was edited by hand (from the browser or Python): the pending edits and
+            the live state (whole when small, else a patch against the last turn's state).
+  edit_failed  an edit was refused (bad JSON, a path that is not there, a schema violation);
+            ``path`` and ``text`` say where and why.
+  comparison  two turns side by side (``agentnb.compare``), the agents to choose from, and
+            which turns were compared.
   error     a request from the browser could not be served; ``text`` says why.
 
 Browser → kernel:
@@ -26,6 +34,11 @@ Browser → kernel:
   need_turn send turn ``turn``.
   need_request  send the payload of call ``call`` of turn ``turn``.
   preview   observe ``message`` without calling the model.
+  edit      set ``path`` to the JSON text ``value``, or with ``op`` "remove" remove it.
+  undo      take back the last edit.
+  compare   compare ``left`` with ``right`` (each ``{"agent": name, "turn": index}``); without
+            them, the default pair for the selected ``turn`` (a fork beside its parent, else
+            the turn before).
 """
 
 from __future__ import annotations
@@ -39,12 +52,18 @@ EVENT = "event"
 TURN = "turn"
 REQUEST = "request"
 PREVIEW = "preview"
+EDITED = "edited"
+EDIT_FAILED = "edit_failed"
+COMPARISON = "comparison"
 ERROR = "error"
 
 # browser -> kernel
 SYNC = "sync"
 NEED_TURN = "need_turn"
 NEED_REQUEST = "need_request"
+EDIT = "edit"
+UNDO = "undo"
+COMPARE = "compare"
 
 # keys
 SEQ = "seq"
@@ -72,6 +91,23 @@ CHANGES = "changes"
 "paths": [...], "more": N}``, each change ``{"path", "key", "how", "authors", "old", "new"}``
 with old and new as short JSON text (null where there is no value)."""
 
+EDITS = "edits"
+"""The edits made by hand since the last turn (snapshot and ``edited``), oldest first."""
+LIVE_STATE = "live_state"
+"""The state with those edits (snapshot and ``edited``, when small enough)."""
+LIVE_PATCH = "live_patch"
+"""The edited state as a patch against the last turn's state (``edited``, for a large state)."""
+PATH = "path"
+"""A JSON pointer into the state (``edit``, ``edit_failed``)."""
+VALUE = "value"
+"""The JSON text of an edit's new value."""
+OP = "op"
+"""``set`` or ``remove`` (``edit``)."""
+LEFT = "left"
+"""The left side of a comparison: ``{"agent": name, "turn": index}``."""
+RIGHT = "right"
+"""The right side of a comparison."""
+
 # synced traits (small, rarely changing)
 TRAIT_AGENT = "agent_name"
 TRAIT_MODEL = "model_info"
@@ -85,10 +121,16 @@ WIRE: dict[str, str] = {
     "TURN": TURN,
     "REQUEST": REQUEST,
     "PREVIEW": PREVIEW,
+    "EDITED": EDITED,
+    "EDIT_FAILED": EDIT_FAILED,
+    "COMPARISON": COMPARISON,
     "ERROR": ERROR,
     "SYNC": SYNC,
     "NEED_TURN": NEED_TURN,
     "NEED_REQUEST": NEED_REQUEST,
+    "EDIT": EDIT,
+    "UNDO": UNDO,
+    "COMPARE": COMPARE,
     "SEQ": SEQ,
     "TURN_INDEX": TURN_INDEX,
     "CALL": CALL,
@@ -100,6 +142,14 @@ WIRE: dict[str, str] = {
     "MESSAGE": MESSAGE,
     "TEXT": TEXT,
     "CHANGES": CHANGES,
+    "EDITS": EDITS,
+    "LIVE_STATE": LIVE_STATE,
+    "LIVE_PATCH": LIVE_PATCH,
+    "PATH": PATH,
+    "VALUE": VALUE,
+    "OP": OP,
+    "LEFT": LEFT,
+    "RIGHT": RIGHT,
     "TRAIT_AGENT": TRAIT_AGENT,
     "TRAIT_MODEL": TRAIT_MODEL,
     "TRAIT_SNAPSHOT": TRAIT_SNAPSHOT,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import Usage
+from ..tokens import TokenCounter, counter_for_label
 from ..messages import ToolCall
 
 
@@ -102,6 +103,11 @@ class Model(abc.ABC):
         """Why this model cannot be called here and now (no API key, no weights), or None."""
         return None
 
+    def token_counter(self) -> TokenCounter:
+        """The best token counter for this model available here and now (an estimate when no
+        tokenizer is known; ``agentnb.tokens``)."""
+        return counter_for_label(self.label)
+
     @abc.abstractmethod
     def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
         """Answer ``request``: yield text deltas as they arrive, then the full response."""
@@ -128,6 +134,3 @@ def text_chunks(text: str | None) -> list[str]:
     return _CHUNK.findall(text or "")
 
 
-def estimate_tokens(text: str | None) -> int:
-    """A rough token count (4 characters a token) for models that report none."""
-    return 0 if not text else max(1, len(text) // 4)

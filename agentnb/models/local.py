@@ -31,6 +31,7 @@ from __future__ import annotations
 import atexit
 import collections
 import importlib.util
+import json
 import logging
 import os
 import socket
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LocalModelError, ModelError
+from ..tokens import TokenCounter
 from .base import ModelRequest, ModelResponse
 from .openai_chat import PLACEHOLDER_KEY, OpenAIChat
 from .replay import PREFILL_MESSAGE
@@ -211,8 +213,8 @@ class LocalModel(OpenAIChat):
     def forces_tool_call(self, request: ModelRequest) -> bool:
         return self.force_tool_calls and bool(request.tools) and request.messages[-1:] != [] and request.messages[-1].get("role") == "user"
 
-    def payload(self, request: ModelRequest) -> dict[str, Any]:
-        body = super().payload(request)
+    def wire_body(self, request: ModelRequest) -> dict[str, Any]:
+        body = super().wire_body(request)
         if self.forces_tool_call(request):
             body["messages"] = [*request.messages, dict(PREFILL_MESSAGE)]
             body["tool_choice"] = "required"
@@ -234,6 +236,48 @@ class LocalModel(OpenAIChat):
         if isinstance(translated, ModelError) and not self.server_process.running:
             return LocalModelError(f"model='local': the llama.cpp server stopped ({translated}); run again to restart it")
         return translated
+
+    def token_counter(self) -> TokenCounter:
+        """The server's own tokenizer while it runs; an estimate before it has started (a
+        preview never starts it)."""
+        if self.server_process.running and self.server_process.port:
+            return ServerTokenCounter(self.server_process.port)
+        return TokenCounter("the llama.cpp server is not running; its tokenizer counts exactly while it runs")
+
+
+class ServerTokenCounter(TokenCounter):
+    """Counts with the llama.cpp server's ``/tokenize``; the chat template's overhead from
+    ``/apply-template``."""
+
+    exact = True
+    knows_template = True
+
+    def __init__(self, port: int, timeout: float = 10.0) -> None:
+        super().__init__("")
+        self.root = f"http://127.0.0.1:{port}"
+        self.timeout = timeout
+
+    @property
+    def name(self) -> str:
+        return f"llama.cpp ({MODEL_NAME})"
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        request = urllib.request.Request(
+            self.root + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            return json.loads(response.read())
+
+    def count(self, text: str) -> int:
+        return len(self._post("/tokenize", {"content": text})["tokens"]) if text else 0
+
+    def template_overhead(self, messages: Any, content_tokens: int) -> int | None:
+        plain = [{"role": m.get("role"), "content": m.get("content") or ""} for m in messages]
+        try:
+            prompt = self._post("/apply-template", {"messages": plain})["prompt"]
+            return max(0, self.count(prompt) - content_tokens)
+        except (OSError, ValueError, KeyError, TypeError):  # a template the server cannot apply: unknown
+            return None
 
 
 def _free_port() -> int:

@@ -3,14 +3,19 @@
 Works with api.openai.com and with any OpenAI-compatible server (Ollama, vLLM, llama.cpp's
 ``llama-server``) through ``base_url``. Streaming is on by default: text deltas are yielded as
 they arrive and tool-call deltas are assembled per index, so parallel tool calls come out whole.
-Errors a user meets (no key, bad key, unreachable server, unknown model, rate limit, timeout,
-context too long) become one-line ``ModelError`` subclasses.
+The answer is read under a total deadline (``timeout``) and checked field by field; errors a
+user meets (no key, bad key, unreachable server, unknown model, rate limit, timeout, context
+too long, a malformed answer) become one-line ``ModelError`` subclasses. The model's own
+credentials are redacted from everything it returns: payloads, answers, error texts.
 """
 
 from __future__ import annotations
 
+import abc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import Any
 
 from ..errors import (
@@ -20,20 +25,40 @@ from ..errors import (
     ModelError,
     ModelNotFoundError,
     ModelRateLimitError,
+    ModelResponseError,
 )
 from ..text import one_line
-from ..events import Usage
 from ..messages import ToolCall
-from .base import Model, ModelRequest, ModelResponse, estimate_tokens
+from .base import Model, ModelRequest, ModelResponse
+from .credentials import Redactor, header_secrets, query_secrets, redact_url, url_secrets
+from .openai_wire import (
+    CutError,
+    DeadlineError,
+    arguments_text,
+    as_list,
+    event_error,
+    kind,
+    load_json,
+    read_answer,
+    show,
+    sse_data,
+    tool_call_from,
+    usage_from,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Keys sent to servers that need none (Ollama, vLLM, llama.cpp) but that the client insists on.
 PLACEHOLDER_KEY = "not-needed"
+DEFAULT_TIMEOUT = 600.0
+"""The ``openai`` client's own default, used as the total deadline when none is given."""
 _CONTEXT_MARKERS = ("context_length_exceeded", "context length", "context window", "context size", "too many tokens")
+
+Parser = Callable[[Iterator[tuple[str, str]], ModelRequest], Iterator["str | ModelResponse"]]
 
 
 class OpenAIBase(Model):
-    """What the Chat Completions and Responses models share: settings, the client, errors."""
+    """What the Chat Completions and Responses models share: settings, the client, reading
+    answers, errors and credentials."""
 
     kind = "openai"
     prefix = "openai"
@@ -86,18 +111,21 @@ class OpenAIBase(Model):
         return "no OpenAI API key: set OPENAI_API_KEY"
 
     def server(self) -> str:
-        """The server's URL, for messages."""
-        return (self.resolved_base_url() or DEFAULT_BASE_URL).rstrip("/")
+        """The server's URL, for messages (credentials in it redacted)."""
+        return redact_url((self.resolved_base_url() or DEFAULT_BASE_URL).rstrip("/"))
+
+    def _key(self) -> str | None:
+        return self._api_key or os.environ.get("OPENAI_API_KEY")
 
     def client(self) -> Any:
         """The ``openai.OpenAI`` client (created on first use, re-created if the key or URL changed)."""
         base_url = self.resolved_base_url()
-        key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        key = self._key()
         if not key:
             if base_url is None:
                 raise ModelAuthenticationError(
-                    f"{self.label}: no OpenAI API key; set OPENAI_API_KEY or pass base_url=… "
-                    f"for an OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
+                    f"{self.label}: no OpenAI API key; set OPENAI_API_KEY (or pass api_key=), or give "
+                    f"base_url= the address of an OpenAI-compatible server (Ollama, vLLM, llama.cpp)"
                 )
             key = PLACEHOLDER_KEY
         cache_key = (key, base_url)
@@ -119,54 +147,143 @@ class OpenAIBase(Model):
         client = self._client_cache[1] if self._client_cache else None
         return getattr(client, "max_retries", self.max_retries if self.max_retries is not None else 2)
 
+    def deadline(self) -> float:
+        """Seconds the whole answer to one request may take, retries included (``timeout``)."""
+        for value in (self.timeout, self.client_options.get("timeout")):
+            value = getattr(value, "read", value)  # an httpx.Timeout: its read timeout
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                return float(value)
+        return DEFAULT_TIMEOUT
+
+    # -- credentials ----------------------------------------------------------------------
+
+    def credentials(self, request: ModelRequest | None = None) -> list[str]:
+        """Every secret this model is configured with (for redaction, never for display)."""
+        key = self._key()
+        out = [key] if key and key != PLACEHOLDER_KEY else []
+        client = self.client_options
+        out += url_secrets(self.resolved_base_url()) + url_secrets(client.get("base_url"))
+        if isinstance(client.get("api_key"), str):
+            out.append(client["api_key"])
+        out += header_secrets(client.get("default_headers")) + query_secrets(client.get("default_query"))
+        out += header_secrets(getattr(client.get("http_client"), "headers", None))
+        for options in (self.request_options, request.options if request is not None else {}):
+            out += header_secrets(options.get("extra_headers")) + query_secrets(options.get("extra_query"))
+        return out
+
+    def redactor(self, request: ModelRequest | None = None) -> Redactor:
+        """What removes this model's credentials (and those of ``request``'s options)."""
+        return Redactor(self.credentials(request))
+
+    @abc.abstractmethod
+    def wire_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of the ``openai`` call, credentials included."""
+
+    def payload(self, request: ModelRequest) -> dict[str, Any]:
+        """The request as recorded and shown: the wire body with every credential redacted."""
+        return self.redactor(request).data(self.wire_body(request))
+
+    # -- answers --------------------------------------------------------------------------
+
+    def _answer(
+        self,
+        open_response: Callable[[], AbstractContextManager[Any]],
+        request: ModelRequest,
+        parse_stream: Parser,
+        parse_body: Callable[[Any, ModelRequest], ModelResponse],
+    ) -> Iterator[str | ModelResponse]:
+        """Read the answer under the deadline, parse it, and yield it with credentials redacted."""
+        redactor = self.redactor(request)
+        try:
+            content_type, chunks = read_answer(open_response, self.deadline())
+            if "text/event-stream" in content_type:
+                items: Iterator[str | ModelResponse] = parse_stream(sse_data(chunks), request)
+            else:
+                items = _whole(parse_body(load_json(b"".join(chunks), "a body"), request))
+            held = redactor.deltas()
+            for item in items:
+                if isinstance(item, ModelResponse):
+                    rest = held.flush()
+                    if rest:
+                        yield rest
+                    yield _redacted(item, redactor)
+                else:
+                    shown = held.feed(item)
+                    if shown:
+                        yield shown
+        except ModelResponseError as exc:
+            raise ModelResponseError(redactor.text(f"{self.label}: {self.server()} {exc}")) from None
+        except ModelError:
+            raise
+        except Exception as exc:
+            translated = self.translate_error(exc)
+            if translated is exc:
+                raise
+            translated.args = (redactor.text(str(translated)),)
+            # The cause may hold the server's echo of a credential: then it is not chained.
+            raise translated from (None if redactor.found_in(f"{exc!r} {exc}") else exc)
+
     def translate_error(self, exc: BaseException) -> BaseException:
-        """An ``openai`` exception as a one-line agentnb ``ModelError`` (others unchanged)."""
+        """An ``openai`` (or reading) exception as a one-line agentnb ``ModelError``, without
+        the model's credentials (``stream`` also removes those of the request's options)."""
+        error = self._translate(exc)
+        if isinstance(error, ModelError):
+            error.args = (self.redactor().text(str(error)),)
+        return error
+
+    def _translate(self, exc: BaseException) -> BaseException:
         import openai
 
         url = self.server()
         retries = self._retries()
         after = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
-        if isinstance(exc, openai.APITimeoutError):
-            timeout = self.timeout if self.timeout is not None else self.client_options.get("timeout", 600)
+        if isinstance(exc, (openai.APITimeoutError, DeadlineError)):
             return ModelConnectionError(
-                f"{self.label}: {url} did not answer within {timeout} s{after}; "
-                f"pass a larger timeout=… or check that the server is up"
+                f"{self.label}: {url} did not answer within {self.deadline():g} s (the whole answer, "
+                f"retries included); pass a larger timeout (seconds) or check that the server is up"
             )
+        if isinstance(exc, CutError):
+            return ModelConnectionError(f"{self.label}: the connection to {url} broke during the answer ({exc}); run again")
         if isinstance(exc, openai.APIConnectionError):
             cause = one_line(exc.__cause__ or exc)
             return ModelConnectionError(
                 f"{self.label}: cannot reach the model server at {url} ({cause}); "
-                f"check base_url=… and that the server is running"
+                f"check the base_url and that the server is running"
             )
         if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            detail = _server_message(exc)
-            if status == 401 or isinstance(exc, openai.PermissionDeniedError):
-                return ModelAuthenticationError(
-                    f"{self.label}: {url} refused the API key (HTTP {status}: {detail}); "
-                    f"set OPENAI_API_KEY to a valid key or pass base_url=…"
-                )
-            if status == 404:
-                return ModelNotFoundError(
-                    f"{self.label}: model {self.id!r} was not found at {url} (HTTP 404: {detail}); "
-                    f"check the model name and base_url"
-                )
-            if status == 429:
-                return ModelRateLimitError(
-                    f"{self.label}: rate limited by {url} (HTTP 429{after}: {detail}); "
-                    f"wait and run again, or check your quota"
-                )
-            text = f"{getattr(exc, 'code', '') or ''} {detail}".lower()
-            if status in (400, 413) and any(m in text for m in _CONTEXT_MARKERS):
-                return ContextLengthError(
-                    f"{self.label}: the request is too long for the model's context window "
-                    f"(HTTP {status}: {detail}); shorten the instructions or history "
-                    f"(num_history_runs) or use a model with a longer context"
-                )
-            return ModelError(f"{self.label}: {url} answered HTTP {status}{after if status >= 500 else ''}: {detail}")
+            return self._status_error(exc, url, after)
         if isinstance(exc, openai.OpenAIError):
-            return ModelError(f"{self.label}: {one_line(exc)}")
+            return ModelError(f"{self.label}: {one_line(exc)[:300]}")
         return exc
+
+    def _status_error(self, exc: Any, url: str, after: str) -> ModelError:
+        import openai
+
+        status = exc.status_code
+        detail = _server_message(exc)
+        if status == 401 or isinstance(exc, openai.PermissionDeniedError):
+            return ModelAuthenticationError(
+                f"{self.label}: {url} refused the API key (HTTP {status}: {detail}); "
+                + ("check the api_key given to the model" if self._api_key else "set OPENAI_API_KEY to a valid key")
+            )
+        if status == 404:
+            return ModelNotFoundError(
+                f"{self.label}: model {self.id!r} was not found at {url} (HTTP 404: {detail}); "
+                f"check the model name and base_url"
+            )
+        if status == 429:
+            return ModelRateLimitError(
+                f"{self.label}: rate limited by {url} (HTTP 429{after}: {detail}); "
+                f"wait and run again, or check your quota"
+            )
+        text = f"{getattr(exc, 'code', '') or ''} {detail}".lower()
+        if status in (400, 413) and any(m in text for m in _CONTEXT_MARKERS):
+            return ContextLengthError(
+                f"{self.label}: the request is too long for the model's context window "
+                f"(HTTP {status}: {detail}); shorten the instructions or history "
+                f"(num_history_runs) or use a model with a longer context"
+            )
+        return ModelError(f"{self.label}: {url} answered HTTP {status}{after if status >= 500 else ''}: {detail}")
 
     def _settings(self) -> dict[str, Any]:
         """Model-level request settings (before the request's own options)."""
@@ -177,8 +294,35 @@ class OpenAIBase(Model):
         return out
 
     def __repr__(self) -> str:
-        where = f" at {self.base_url}" if self.base_url else ""
+        where = f" at {redact_url(self.base_url)}" if self.base_url else ""
         return f"<{type(self).__name__} {self.label}{where}>"
+
+
+_MERGED = ("extra_headers", "extra_query", "extra_body")
+
+
+def merge_options(body: dict[str, Any], options: dict[str, Any]) -> None:
+    """Add a request's options to ``body``; extra headers, query and body fields given both by
+    the model and by the request are merged (the request's win), not replaced."""
+    for key, value in options.items():
+        if key in _MERGED and isinstance(value, dict) and isinstance(body.get(key), dict):
+            body[key] = {**body[key], **value}
+        else:
+            body[key] = value
+
+
+def _whole(response: ModelResponse) -> Iterator[str | ModelResponse]:
+    if response.content:
+        yield response.content
+    yield response
+
+
+def _redacted(response: ModelResponse, redactor: Redactor) -> ModelResponse:
+    if not redactor:
+        return response
+    calls = tuple(replace(c, arguments=redactor.text(c.arguments), name=redactor.text(c.name)) for c in response.tool_calls)
+    content = redactor.text(response.content) if response.content is not None else None
+    return replace(response, content=content, tool_calls=calls, raw=redactor.data(response.raw))
 
 
 class OpenAIChat(OpenAIBase):
@@ -186,7 +330,7 @@ class OpenAIChat(OpenAIBase):
 
     prefix = "openai"
 
-    def payload(self, request: ModelRequest) -> dict[str, Any]:
+    def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.id, "messages": request.messages}
         if request.tools:
             body["tools"] = request.tools
@@ -194,114 +338,142 @@ class OpenAIChat(OpenAIBase):
         if self.max_tokens is not None:
             # OpenAI's own API has renamed the field; compatible servers still read the old one.
             body["max_completion_tokens" if self.resolved_base_url() is None else "max_tokens"] = self.max_tokens
-        body.update(request.options)
+        merge_options(body, request.options)
         if self.streaming:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return body
 
     def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
-        body = self.payload(request)
-        try:
-            client = self.client()
-            if not body.get("stream"):
-                completion = client.chat.completions.create(**body)
-                response = chat_response(completion.to_dict(mode="json"), request)
-                if response.content:
-                    yield response.content
-                yield response
-                return
-            yield from _assemble_chat_stream(client.chat.completions.create(**body), request)
-        except ModelError:
-            raise
-        except Exception as exc:
-            translated = self.translate_error(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+        body = self.wire_body(request)
+        client = self.client()
+        opener = lambda: client.chat.completions.with_streaming_response.create(**body)  # noqa: E731
+        yield from self._answer(opener, request, chat_stream, chat_response)
 
 
-def _assemble_chat_stream(chunks: Any, request: ModelRequest) -> Iterator[str | ModelResponse]:
-    """Text deltas as they come, then the whole completion assembled from the chunks."""
+# -- reading Chat Completions answers ------------------------------------------------------------
+
+
+def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Iterator[str | ModelResponse]:
+    """Text deltas as they come, then the whole completion assembled from the stream's chunks.
+    An empty stream, or one that ends before a ``finish_reason``, is an error, not an answer."""
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     finish: str | None = None
     usage: dict[str, Any] | None = None
     head: dict[str, Any] = {}
-    for chunk in chunks:
+    for event, data in events:
+        chunk = load_json(data, "a stream event")
+        error = event_error(event, chunk)
+        if error is not None:
+            raise error
+        if not isinstance(chunk, dict):
+            raise ModelResponseError(f"sent a stream event that is {kind(chunk)}, not an object: {show(chunk)}")
         if not head:
-            head = {"id": chunk.id, "created": chunk.created, "model": chunk.model}
-        if chunk.usage is not None:
-            usage = chunk.usage.to_dict(mode="json")
-        for choice in chunk.choices:
-            if choice.index != 0:
+            head = {k: chunk[k] for k in ("id", "created", "model") if k in chunk}
+        if isinstance(chunk.get("usage"), dict):
+            usage = chunk["usage"]
+        for choice in as_list(chunk.get("choices"), "choices"):
+            if not isinstance(choice, dict):
+                raise ModelResponseError(f"sent a choice that is {kind(choice)}: {show(choice)}")
+            if choice.get("index", 0) != 0:
                 continue
-            delta = choice.delta
-            if delta.content:
-                text.append(delta.content)
-                yield delta.content
-            for part in delta.tool_calls or ():
-                entry = calls.setdefault(part.index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
-                if part.id:
-                    entry["id"] = part.id
-                if part.function is not None:
-                    if part.function.name:
-                        entry["function"]["name"] += part.function.name
-                    if part.function.arguments:
-                        entry["function"]["arguments"] += part.function.arguments
-            if choice.finish_reason:
-                finish = choice.finish_reason
+            delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):
+                raise ModelResponseError(f"sent a delta that is {kind(delta)}, not an object: {show(delta)}")
+            content = delta.get("content")
+            if content is not None and not isinstance(content, str):
+                raise ModelResponseError(f"sent content {show(content)} ({kind(content)}) in a stream delta; content is text")
+            if content:
+                text.append(content)
+                yield content
+            for position, part in enumerate(as_list(delta.get("tool_calls"), "tool_calls")):
+                _add_call_delta(calls, position, part)
+            finish = _finish_reason(choice.get("finish_reason")) or finish
+    if finish is None:
+        if not text and not calls:
+            raise ModelResponseError("ended the stream without any answer (an empty stream)")
+        raise ModelResponseError("cut the stream before the answer was complete (no finish_reason came)")
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
     if calls:
         message["tool_calls"] = [calls[i] for i in sorted(calls)]
-    raw: dict[str, Any] = {
-        **head,
-        "object": "chat.completion",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-    }
+    raw: dict[str, Any] = {**head, "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
     if usage is not None:
         raw["usage"] = usage
     yield chat_response(raw, request)
 
 
-def chat_response(raw: dict[str, Any], request: ModelRequest | None = None) -> ModelResponse:
-    """A ModelResponse from a Chat Completions response body (also used by replay)."""
-    choices = raw.get("choices") or []
-    if not choices:
-        raise ModelError(f"the server's answer has no choices: {str(raw)[:200]}")
+def _add_call_delta(calls: dict[int, dict[str, Any]], position: int, part: Any) -> None:
+    if not isinstance(part, dict):
+        raise ModelResponseError(f"sent a tool call delta that is {kind(part)}: {show(part)}")
+    index = part.get("index", position)
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise ModelResponseError(f"sent a tool call whose index is {kind(index)} ({show(index)}), not a whole number")
+    entry = calls.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+    if part.get("id") is not None:
+        entry["id"] = part["id"]
+    function = part.get("function")
+    if function is None:
+        return
+    if not isinstance(function, dict):
+        raise ModelResponseError(f"sent a tool call whose function is {kind(function)}: {show(function)}")
+    name = function.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ModelResponseError(f"sent a tool call whose name is {kind(name)} ({show(name)}), not a string")
+    entry["function"]["name"] += name or ""
+    entry["function"]["arguments"] += arguments_text(function.get("arguments"))
+
+
+def chat_response(raw: Any, request: ModelRequest | None = None) -> ModelResponse:
+    """A ModelResponse from a Chat Completions response body (also used by replay); a
+    ModelResponseError says what is malformed."""
+    if not isinstance(raw, dict):
+        raise ModelResponseError(f"sent {kind(raw)} where a completion object belongs: {show(raw)}")
+    error = event_error("", raw)
+    if error is not None:
+        raise ModelResponseError(str(error).replace("in the stream", "instead of an answer"))
+    choices = raw.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ModelResponseError(f"sent an answer without choices (choices is {show(choices)})")
     choice = choices[0]
-    message = choice.get("message") or {}
-    calls = tuple(
-        ToolCall(
-            id=c.get("id") or f"call_{i}",
-            name=(c.get("function") or {}).get("name") or "",
-            arguments=(c.get("function") or {}).get("arguments") or "",
-        )
-        for i, c in enumerate(message.get("tool_calls") or ())
-    )
-    content = message.get("content") or None
+    if not isinstance(choice, dict):
+        raise ModelResponseError(f"sent a choice that is {kind(choice)}: {show(choice)}")
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise ModelResponseError(f"sent a message that is {kind(message)}, not an object: {show(message)}")
+    content = _content_text(message.get("content"))
+    calls = tuple(_tool_call(c, i) for i, c in enumerate(as_list(message.get("tool_calls"), "tool_calls")))
     return ModelResponse(
         content=content,
         tool_calls=calls,
-        finish_reason=choice.get("finish_reason"),
+        finish_reason=_finish_reason(choice.get("finish_reason")),
         usage=usage_from(raw.get("usage"), request, content),
         raw=raw,
     )
 
 
-def usage_from(usage: dict[str, Any] | None, request: ModelRequest | None, content: str | None) -> Usage:
-    """Server token counts; a marked estimate when the server sent none."""
-    if usage:
-        return Usage(
-            input_tokens=int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0),
-            output_tokens=int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0),
-        )
-    messages = request.messages if request is not None else []
-    return Usage(
-        input_tokens=sum(estimate_tokens(m.get("content")) for m in messages if isinstance(m.get("content"), str)),
-        output_tokens=estimate_tokens(content),
-        estimated=True,
-    )
+def _content_text(content: Any) -> str | None:
+    """Text content; a list of text parts (as some servers send) is joined."""
+    if content is None or isinstance(content, str):
+        return content or None
+    if isinstance(content, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
+        return "".join(p["text"] for p in content) or None
+    raise ModelResponseError(f"sent content {show(content)} ({kind(content)}); content is text")
+
+
+def _finish_reason(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value or None
+    raise ModelResponseError(f"sent a finish_reason that is {kind(value)} ({show(value)}), not a string")
+
+
+def _tool_call(call: Any, position: int) -> ToolCall:
+    if not isinstance(call, dict):
+        raise ModelResponseError(f"sent a tool call that is {kind(call)}: {show(call)}")
+    function = call.get("function")
+    if not isinstance(function, dict):
+        raise ModelResponseError(f"sent a tool call whose function is {kind(function)}: {show(function)}")
+    return tool_call_from(call.get("id"), function.get("name"), function.get("arguments"), position)
 
 
 def _server_message(exc: Any) -> str:

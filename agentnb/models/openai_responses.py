@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import ModelError
+from ..errors import ModelError, ModelResponseError
 from ..messages import ToolCall
 from .base import ModelRequest, ModelResponse
-from .openai_chat import OpenAIBase, usage_from
+from .openai_chat import OpenAIBase, merge_options
+from .openai_wire import event_error, kind, load_json, show, tool_call_from, usage_from
 
 
 def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -78,72 +79,79 @@ class OpenAIResponses(OpenAIBase):
 
     prefix = "openai-responses"
 
-    def payload(self, request: ModelRequest) -> dict[str, Any]:
+    def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.id, "input": responses_input(request.messages)}
         if request.tools:
             body["tools"] = responses_tools(request.tools)
         body.update(self._settings())
         if self.max_tokens is not None:
             body["max_output_tokens"] = self.max_tokens
-        body.update(responses_options(request.options))
+        merge_options(body, responses_options(request.options))
         if self.streaming:
             body["stream"] = True
         return body
 
     def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
-        body = self.payload(request)
-        try:
-            client = self.client()
-            if not body.get("stream"):
-                response = responses_response(client.responses.create(**body).to_dict(mode="json"), request)
-                if response.content:
-                    yield response.content
-                yield response
-                return
-            final: dict[str, Any] | None = None
-            for event in client.responses.create(**body):
-                kind = getattr(event, "type", "")
-                if kind == "response.output_text.delta" and event.delta:
-                    yield event.delta
-                elif kind in ("response.completed", "response.incomplete"):
-                    final = event.response.to_dict(mode="json")
-                elif kind == "response.failed":
-                    error = getattr(event.response, "error", None)
-                    raise ModelError(f"{self.label}: the response failed: {getattr(error, 'message', error)}")
-                elif kind == "error":
-                    raise ModelError(f"{self.label}: the server sent an error event: {getattr(event, 'message', event)}")
-            if final is None:
-                raise ModelError(f"{self.label}: the stream from {self.server()} ended without a completed response")
-            yield responses_response(final, request)
-        except ModelError:
-            raise
-        except Exception as exc:
-            translated = self.translate_error(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+        body = self.wire_body(request)
+        client = self.client()
+        opener = lambda: client.responses.with_streaming_response.create(**body)  # noqa: E731
+        yield from self._answer(opener, request, responses_stream, responses_response)
 
 
-def responses_response(raw: dict[str, Any], request: ModelRequest | None = None) -> ModelResponse:
-    """A ModelResponse from a Responses API response body (also used by replay)."""
+def responses_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Iterator[str | ModelResponse]:
+    """Text deltas as they come, then the completed response; a stream that ends without one
+    (empty, or cut) is an error."""
+    for name, data in events:
+        event = load_json(data, "a stream event")
+        if not isinstance(event, dict):
+            raise ModelResponseError(f"sent a stream event that is {kind(event)}, not an object: {show(event)}")
+        what = event.get("type", name)
+        if what == "response.output_text.delta":
+            delta = event.get("delta")
+            if not isinstance(delta, str):
+                raise ModelResponseError(f"sent a text delta that is {kind(delta)} ({show(delta)}), not text")
+            if delta:
+                yield delta
+        elif what in ("response.completed", "response.incomplete"):
+            yield responses_response(event.get("response"), request)
+            return
+        elif what == "response.failed":
+            response = event.get("response")
+            error = response.get("error") if isinstance(response, dict) else None
+            message = error.get("message") if isinstance(error, dict) else error
+            raise ModelResponseError(f"reported that the response failed: {show(message or response, 200)}")
+        else:
+            error = event_error(str(what), event)
+            if error is not None:
+                raise error
+    raise ModelResponseError("ended the stream without a completed response (empty or cut short)")
+
+
+def responses_response(raw: Any, request: ModelRequest | None = None) -> ModelResponse:
+    """A ModelResponse from a Responses API response body (also used by replay); a
+    ModelResponseError says what is malformed."""
+    if not isinstance(raw, dict):
+        raise ModelResponseError(f"sent a response that is {kind(raw)}, not an object: {show(raw)}")
+    if raw.get("error") and raw.get("status") in (None, "failed"):
+        error = raw["error"]
+        raise ModelResponseError(f"answered with an error: {show(error.get('message') if isinstance(error, dict) else error, 200)}")
     texts: list[str] = []
     calls: list[ToolCall] = []
-    for item in raw.get("output") or ():
+    output = raw.get("output")
+    if output is not None and not isinstance(output, list):
+        raise ModelResponseError(f"sent output that is {kind(output)}, not a list: {show(output)}")
+    for item in output or ():
+        if not isinstance(item, dict):
+            raise ModelResponseError(f"sent an output item that is {kind(item)}: {show(item)}")
         if item.get("type") == "message":
-            for part in item.get("content") or ():
-                if part.get("type") == "output_text":
-                    texts.append(part.get("text") or "")
+            texts += _message_texts(item.get("content"))
         elif item.get("type") == "function_call":
-            calls.append(
-                ToolCall(
-                    id=item.get("call_id") or item.get("id") or f"call_{len(calls)}",
-                    name=item.get("name") or "",
-                    arguments=item.get("arguments") or "",
-                )
-            )
+            calls.append(tool_call_from(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments"), len(calls)))
     content = "".join(texts) or None
     if raw.get("status") == "incomplete":
-        finish = "length" if (raw.get("incomplete_details") or {}).get("reason") == "max_output_tokens" else "incomplete"
+        details = raw.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        finish = "length" if reason == "max_output_tokens" else "incomplete"
     else:
         finish = "tool_calls" if calls else "stop"
     return ModelResponse(
@@ -153,3 +161,18 @@ def responses_response(raw: dict[str, Any], request: ModelRequest | None = None)
         usage=usage_from(raw.get("usage"), request, content),
         raw=raw,
     )
+
+
+def _message_texts(content: Any) -> list[str]:
+    if content is None:
+        return []
+    if not isinstance(content, list):
+        raise ModelResponseError(f"sent message content that is {kind(content)}, not a list of parts: {show(content)}")
+    texts = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "output_text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise ModelResponseError(f"sent output text that is {kind(text)} ({show(text)}), not text")
+            texts.append(text)
+    return texts

@@ -28,7 +28,8 @@ from typing import Any
 from ..errors import ConfigurationError, ReplayDriftError, ReplayDriftWarning, ReplayExhaustedError
 from ..events import ModelRequested, ModelResponded, Usage
 from ..messages import ToolCall
-from .base import Model, ModelRequest, ModelResponse, estimate_tokens, text_chunks
+from ..tokens import estimate_tokens
+from .base import Model, ModelRequest, ModelResponse, text_chunks
 
 # The local model's forced-tool-call prefill (see local.py); rebuilt requests keep it.
 PREFILL_MESSAGE = {"role": "assistant", "content": "<tool_call>\n"}

@@ -15,7 +15,8 @@ from typing import Any, Union
 from ..errors import ConfigurationError, ScriptedModelExhaustedError
 from ..events import Usage
 from ..messages import ToolCall
-from .base import Model, ModelRequest, ModelResponse, estimate_tokens, text_chunks
+from ..tokens import estimate_tokens
+from .base import Model, ModelRequest, ModelResponse, text_chunks
 
 
 @dataclass(frozen=True)

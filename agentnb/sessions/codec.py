@@ -1,9 +1,9 @@
 """Strict JSON encoding of state values, with a registry for types JSON cannot hold.
 
 A value JSON cannot represent is an error at save time that names the key path and the type,
-never a silent ``str()``. Types that need it get an encoder: ``register_encoder(type, name,
-encode, decode)``; the stored form is ``{"$agentnb": name, "value": encode(obj)}`` and loading
-calls ``decode`` for that name. Decoders are looked up by name in this process's registry, so
+never a silent ``str()``; NaN and the infinities are stored tagged. Types that need it get an
+encoder: ``register_encoder(type, name, encode, decode)``; the stored form is
+``{"$agentnb": name, "value": encode(obj)}`` and loading calls ``decode`` for that name. Decoders are looked up by name in this process's registry, so
 loading never imports or executes anything named by the file.
 """
 
@@ -75,6 +75,7 @@ register_encoder(bytes, "bytes", lambda b: base64.b64encode(b).decode("ascii"), 
 register_encoder(pathlib.PurePath, "path", str, pathlib.Path)
 
 _PLAIN = (str, int, bool, type(None))
+_NON_FINITE = ("nan", "inf", "-inf")
 
 
 def _find_encoder(value: Any) -> Encoder | None:
@@ -92,17 +93,14 @@ def encode(value: Any, path: str) -> Any:
     """``value`` as JSON-ready data (the same object when nothing needed encoding).
 
     Raises SessionEncodeError naming ``path`` (e.g. ``agent.state.orders[2].when``) for a
-    value JSON cannot hold: an unregistered type, a non-string dict key, NaN or infinity.
+    value JSON cannot hold: an unregistered type or a non-string dict key.
     """
     kind = type(value)
     if kind in _PLAIN:
         return value
     if kind is float:
-        if math.isfinite(value):
-            return value
-        raise SessionEncodeError(
-            f"cannot save {path}: {value!r} is not valid JSON; store None or a string instead"
-        )
+        # NaN and the infinities are not JSON numbers: stored tagged, they come back as floats.
+        return value if math.isfinite(value) else {TAG: "float", "value": repr(value)}
     if kind is dict:
         out = value
         for key, item in value.items():
@@ -151,13 +149,24 @@ def encode(value: Any, path: str) -> Any:
 
 def decode(value: Any, where: str) -> Any:
     """Rebuild encoded values inside loaded JSON data (``where`` names the file for errors)."""
+    try:
+        return _decode(value, where)
+    except RecursionError:
+        raise SessionFormatError(f"{where}: a value is nested too deeply to load") from None
+
+
+def _decode(value: Any, where: str) -> Any:
     if isinstance(value, dict):
         if TAG in value:
             name = value[TAG]
             inner = value.get("value")
-            if name == "dict":
-                return {k: decode(v, where) for k, v in inner.items()}
-            encoder = _BY_NAME.get(name)
+            if name == "dict" and isinstance(inner, dict):
+                return {k: _decode(v, where) for k, v in inner.items()}
+            if name == "float" and inner in _NON_FINITE:
+                return float(inner)
+            if name in ("dict", "float"):
+                raise SessionFormatError(f"{where}: a value tagged {name!r} holds {inner!r:.80}, which is not one")
+            encoder = _BY_NAME.get(name) if isinstance(name, str) else None
             if encoder is None:
                 raise SessionFormatError(
                     f"{where}: a value was saved with the encoder {name!r}, which is not registered "
@@ -165,12 +174,12 @@ def decode(value: Any, where: str) -> Any:
                     f"before loading"
                 )
             try:
-                return encoder.decode(decode(inner, where))
+                return encoder.decode(_decode(inner, where))
             except Exception as exc:
-                raise SessionFormatError(f"{where}: decoder {name!r} failed on {inner!r}: {exc}") from exc
-        return {k: decode(v, where) for k, v in value.items()}
+                raise SessionFormatError(f"{where}: decoder {name!r} failed on {inner!r:.200}: {exc}") from exc
+        return {k: _decode(v, where) for k, v in value.items()}
     if isinstance(value, list):
-        return [decode(v, where) for v in value]
+        return [_decode(v, where) for v in value]
     return value
 
 

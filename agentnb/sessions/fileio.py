@@ -1,10 +1,86 @@
-"""Crash-safe file primitives: atomic replace, durable append, directory fsync."""
+"""Crash-safe file primitives: atomic replace, durable append, directory fsync, and the checks
+and locks that keep reads of damaged or read-only sessions safe."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from filelock import FileLock
+
+from ..errors import SessionError, SessionFormatError
+
+_READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def is_file(path: Path) -> bool:
+    """Whether a session file exists at ``path``: False when nothing is there, True for a
+    regular file, SessionFormatError for anything else (a folder, a FIFO that would block the
+    read forever, a device, a symlink loop)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SessionFormatError(f"{path} is a symlink loop, not a session file; remove it") from None
+        if exc.errno in _READ_ONLY:
+            raise SessionError(f"cannot read {path}: {exc.strerror}") from None
+        raise SessionFormatError(f"{path} cannot be read as a session file ({exc.strerror})") from None
+    if stat.S_ISREG(mode):
+        return True
+    what = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+    raise SessionFormatError(f"{path} is {what}, not a session file; move it away")
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of a session file (checked with ``is_file`` first)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An inter-process lock held in the file ``path``. In a folder this process cannot write
+    to, no lock can be taken, and none is needed to read: the body then runs unlocked (a
+    write there fails by itself, with a clear error)."""
+    lock = FileLock(str(path))
+    held = True
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except OSError as exc:
+        if exc.errno not in _READ_ONLY or os.access(path.parent, os.W_OK):
+            raise SessionError(f"cannot lock the session with {path}: {exc.strerror or exc}") from None
+        held = False
+    try:
+        yield
+    finally:
+        if held:
+            lock.release()
+
+
+def remove_leftovers(path: Path) -> None:
+    """Delete temporary files that writers of ``path`` killed before their rename left behind
+    (call with the lock held: no live writer of ``path`` can be using them)."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    prefix = f".{path.name}."
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".tmp") and name.count(".") == path.name.count(".") + 3:
+            try:
+                os.unlink(path.parent / name)
+            except OSError:
+                pass
 
 
 def fsync_dir(directory: Path) -> None:
@@ -58,9 +134,18 @@ def append_durably(path: Path, data: bytes, *, expected_size: int | None = None)
                 f.truncate(cut)
                 size = cut
         f.seek(0, os.SEEK_END)
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        try:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        except OSError:
+            # Not durable: take the lines back, so the save that retries them does not append
+            # them twice (best effort: on a full disk the truncation frees the space it needs).
+            try:
+                f.truncate(size)
+            except OSError:
+                pass
+            raise
         size += len(data)
     if created:
         fsync_dir(path.parent)

@@ -13,6 +13,7 @@ only ``seq``). Lines with ``seq`` at or below the snapshot's were folded into it
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -30,22 +31,46 @@ def meta(seq: int) -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, "seq": seq, "saved_at": time.time()}
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(obj: Any) -> str:
-    """Compact JSON for lines, readable JSON is what ``jq`` is for."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Compact JSON for lines, readable JSON is what ``jq`` is for.
+
+    Text is written as UTF-8, except lone surrogates (which UTF-8 cannot hold; a model or a tool
+    can produce them): they are written as ``\\udXXX`` escapes, which JSON reads back exactly.
+    """
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if text.isascii():  # the usual case, checked far faster than by looking for surrogates
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def loads(text: str | bytes, where: str, fix: str) -> Any:
+    """JSON from a session file; SessionFormatError naming ``where`` when it cannot be read
+    (malformed, nested deeper than Python can follow, integers too long to convert)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(
+            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); {fix}"
+        ) from None
+    except RecursionError:
+        raise SessionFormatError(f"{where} is not a session: its JSON is nested too deeply to read; {fix}") from None
+    except ValueError as exc:  # an integer longer than Python converts, or bytes that are not UTF-8
+        raise SessionFormatError(f"{where} is not valid JSON ({str(exc).split(';')[0]}); {fix}") from None
 
 
 def parse_snapshot(text: str, where: str) -> tuple[dict[str, Any], int]:
     """The module states and the seq of a snapshot's text; SessionFormatError when malformed."""
     if not text.strip():
         raise SessionFormatError(f"{where} is empty; restore it from a backup or delete it to start fresh")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SessionFormatError(
-            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-            f"the file may be truncated or edited by hand; fix it or delete it to start fresh"
-        ) from None
+    data = loads(text, where, "the file may be truncated or edited by hand; fix it or delete it to start fresh")
     if not isinstance(data, dict):
         raise SessionFormatError(
             f"{where} holds a JSON {type(data).__name__}; a session file is an object "
@@ -75,12 +100,7 @@ def check_version(info: Any, where: str) -> None:
 
 
 def parse_line(raw: str | bytes, where: str) -> dict[str, Any]:
-    try:
-        line = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SessionFormatError(
-            f"{where} is not valid JSON ({exc}); fix or remove that line (later lines are kept)"
-        ) from None
+    line = loads(raw, where, "fix or remove that line (later lines are kept)")
     if not isinstance(line, dict) or not isinstance(line.get("seq"), int) or "op" not in line:
         raise SessionFormatError(f"{where} is not a session log entry (needs 'v', 'seq' and 'op')")
     if line.get("v") != VERSION:
@@ -117,12 +137,16 @@ def apply_ops(target: dict[str, Any], ops: list[dict[str, Any]], where: str) -> 
     keeps the first ``n`` items of the list at ``path`` (all of them when ``keep`` is null) and
     appends the rest.
     """
+    if not isinstance(ops, list):
+        raise SessionFormatError(f"{where}: 'ops' must be a list of changes, got {type(ops).__name__}")
     for op in ops:
+        if not isinstance(op, dict) or not isinstance(op.get("path") or [], list):
+            raise SessionFormatError(f"{where}: a change must be an object with a list 'path', got {op!r:.80}")
         path = op.get("path") or []
         kind = op.get("op")
         try:
             target = _apply_at(target, list(path), op, kind)
-        except (KeyError, TypeError, IndexError) as exc:
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
             raise SessionFormatError(f"{where}: cannot apply {kind} at {path}: {exc}") from None
     return target
 
@@ -138,18 +162,23 @@ def _apply_at(node: Any, path: list[str], op: dict[str, Any], kind: Any) -> Any:
     if kind == "merge":
         if not isinstance(node, dict):
             raise TypeError(f"merge needs an object, found {type(node).__name__}")
+        changes, unset = op.get("set") or {}, op.get("unset") or []
+        if not isinstance(changes, dict) or not isinstance(unset, list):
+            raise TypeError("merge needs 'set' to be an object and 'unset' a list")
         out = dict(node)
-        out.update(op.get("set") or {})
-        for key in op.get("unset") or ():
+        out.update(changes)
+        for key in unset:
             out.pop(key, None)
         return out
     if kind == "splice":
         if not isinstance(node, list):
             raise TypeError(f"splice needs a list, found {type(node).__name__}")
-        keep = op.get("keep")
+        keep, append = op.get("keep"), op.get("append") or []
+        if not isinstance(append, list):
+            raise TypeError(f"append must be a list, got {type(append).__name__}")
         if keep is None:  # pure append: concurrent writers' items all stay
-            return node + list(op.get("append") or [])
-        if not isinstance(keep, int) or keep < 0:
+            return node + append
+        if not isinstance(keep, int) or isinstance(keep, bool) or keep < 0:
             raise TypeError(f"keep must be a whole number, got {keep!r}")
-        return node[:keep] + list(op.get("append") or [])
+        return node[:keep] + append
     raise TypeError(f"unknown operation {kind!r}")

@@ -6,15 +6,14 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
-from ..errors import SessionFormatError
+from ..errors import SessionFormatError, SessionWriteError
 from . import format as fmt
 from .base import SessionBase, check_session_id
-from .fileio import _last_newline_end, append_durably, atomic_write
+from .fileio import _last_newline_end, append_durably, atomic_write, file_lock, is_file, read_file, remove_leftovers
 
 
 class JSONSession(SessionBase):
@@ -25,7 +24,10 @@ class JSONSession(SessionBase):
         self.save_dir = Path(save_dir)
         if compact_min_bytes is not None:
             self.compact_min_bytes = compact_min_bytes
-        self._tail: dict[str, tuple[int, int, int]] = {}
+        # (inode, size, mtime) of the log as last written here, and its last seq: an append
+        # by another process changes the size, a compaction the inode.
+        self._tail: dict[str, tuple[int, int, int, int]] = {}
+        self._cleaned: set[str] = set()
 
     def __repr__(self) -> str:
         return f"JSONSession({str(self.save_dir)!r})"
@@ -42,36 +44,37 @@ class JSONSession(SessionBase):
     def describe(self, session_id: str) -> str:
         return str(self._get_save_path(session_id))
 
-    def _lock(self, session_id: str) -> FileLock:
-        self.save_dir.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.save_dir / f"{session_id}.lock"))
+    def _lock(self, session_id: str) -> AbstractContextManager[None]:
+        return file_lock(self.save_dir / f"{session_id}.lock")
 
     def _exists(self, session_id: str) -> bool:
-        return self._get_save_path(session_id).exists() or self.log_path(session_id).exists()
+        # Both checked, so a damaged one is an error even when the other is missing.
+        snapshot, log = is_file(self._get_save_path(session_id)), is_file(self.log_path(session_id))
+        return snapshot or log
 
     # -- reading ----------------------------------------------------------------------------
 
     def _read(self, session_id: str) -> tuple[dict[str, Any], int, Iterator[tuple[dict[str, Any], str]]] | None:
         snap, log = self._get_save_path(session_id), self.log_path(session_id)
-        if not snap.exists() and not log.exists():
+        has_snap, has_log = is_file(snap), is_file(log)
+        if not has_snap and not has_log:
             return None
         modules: dict[str, Any] = {}
         seq = 0
-        if snap.exists():
+        if has_snap:
             modules, seq = fmt.parse_snapshot(_read_text(snap), str(snap))
-        entries = list(_log_entries(log)) if log.exists() else []
+        entries = list(_log_entries(log)) if has_log else []
         return modules, seq, iter(entries)
 
     def _last_seq(self, session_id: str) -> int:
         log = self.log_path(session_id)
-        try:
-            st = log.stat()
-        except FileNotFoundError:
+        if not is_file(log):
             snap = self._get_save_path(session_id)
-            return fmt.parse_snapshot(_read_text(snap), str(snap))[1] if snap.exists() else 0
+            return fmt.parse_snapshot(_read_text(snap), str(snap))[1] if is_file(snap) else 0
+        st = log.stat()
         cached = self._tail.get(session_id)
-        if cached and cached[:2] == (st.st_size, st.st_mtime_ns):
-            return cached[2]
+        if cached and cached[:3] == (st.st_ino, st.st_size, st.st_mtime_ns):
+            return cached[3]
         with open(log, "rb") as f:
             end = _last_newline_end(f, st.st_size)
             if end == 0:
@@ -82,27 +85,32 @@ class JSONSession(SessionBase):
                 seq = fmt.parse_line(f.read(end - start), f"{log} (last line)")["seq"]
         if end == 0:
             snap = self._get_save_path(session_id)
-            seq = fmt.parse_snapshot(_read_text(snap), str(snap))[1] if snap.exists() else 0
+            seq = fmt.parse_snapshot(_read_text(snap), str(snap))[1] if is_file(snap) else 0
         if end == st.st_size:  # a torn tail must still be cut by the next append
-            self._tail[session_id] = (st.st_size, st.st_mtime_ns, seq)
+            self._tail[session_id] = (st.st_ino, st.st_size, st.st_mtime_ns, seq)
         return seq
 
     # -- writing ----------------------------------------------------------------------------
 
     def _write_snapshot(self, session_id: str, text: str, seq: int) -> None:
-        atomic_write(self._get_save_path(session_id), text.encode("utf-8"))
-        log = self.log_path(session_id)
-        if log.exists():
+        snap, log = self._get_save_path(session_id), self.log_path(session_id)
+        self._clean(session_id, force=True)
+        with _writing(snap):
+            atomic_write(snap, text.encode("utf-8"))
+        if is_file(log):
             # The snapshot holds everything up to seq; the log restarts from there. A crash
             # between the two renames leaves old lines that loading skips by their seq.
-            atomic_write(log, (fmt.dumps({"v": fmt.VERSION, "seq": seq, "op": "base"}) + "\n").encode())
+            with _writing(log):
+                atomic_write(log, (fmt.dumps({"v": fmt.VERSION, "seq": seq, "op": "base"}) + "\n").encode())
             self._remember_tail(session_id, seq)
 
     def _append(self, session_id: str, lines: list[str], first_seq: int) -> tuple[int, int]:
         log = self.log_path(session_id)
+        self._clean(session_id)
         cached = self._tail.get(session_id)
         data = "".join(line + "\n" for line in lines).encode("utf-8")
-        size = append_durably(log, data, expected_size=cached[0] if cached else None)
+        with _writing(log):
+            size = append_durably(log, data, expected_size=cached[1] if cached else None)
         self._remember_tail(session_id, first_seq + len(lines) - 1)
         try:
             snapshot_size = self._get_save_path(session_id).stat().st_size
@@ -110,13 +118,29 @@ class JSONSession(SessionBase):
             snapshot_size = 0
         return size, snapshot_size
 
+    def _clean(self, session_id: str, force: bool = False) -> None:
+        """Remove what killed writers left (once per session here, and at every snapshot)."""
+        if force or session_id not in self._cleaned:
+            remove_leftovers(self._get_save_path(session_id))
+            remove_leftovers(self.log_path(session_id))
+            self._cleaned.add(session_id)
+
     def _remember_tail(self, session_id: str, seq: int) -> None:
         st = self.log_path(session_id).stat()
-        self._tail[session_id] = (st.st_size, st.st_mtime_ns, seq)
+        self._tail[session_id] = (st.st_ino, st.st_size, st.st_mtime_ns, seq)
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """Turns an OSError while writing ``path`` (disk full, read-only) into a SessionWriteError naming it."""
+    try:
+        yield
+    except OSError as exc:
+        raise SessionWriteError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _read_text(path: Path) -> str:
-    data = path.read_bytes()
+    data = read_file(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -124,7 +148,7 @@ def _read_text(path: Path) -> str:
 
 
 def _log_entries(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
-    data = path.read_bytes()
+    data = read_file(path)
     if not data:
         return
     lines = data.split(b"\n")
@@ -135,6 +159,17 @@ def _log_entries(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
             f"the session loads as of the last complete save",
             stacklevel=3,
         )
+    previous = None
     for number, raw in enumerate(lines, start=1):
         if raw.strip():
-            yield fmt.parse_line(raw, f"{path} line {number}"), f"{path} line {number}"
+            where = f"{path} line {number}"
+            line = fmt.parse_line(raw, where)
+            # Every save appends after the last seq, under the lock: a seq that does not grow
+            # is a line copied, moved or edited by something else.
+            if previous is not None and line["seq"] <= previous:
+                raise SessionFormatError(
+                    f"{where} has seq {line['seq']} after seq {previous}: the log was duplicated or "
+                    f"reordered; restore it from a backup, or remove the lines out of order"
+                )
+            previous = line["seq"]
+            yield line, where

@@ -4,6 +4,10 @@ Tables: ``snapshots(session_id, seq, data)`` holds each session's snapshot as JS
 ``log(session_id, seq, line)`` its changes since, one JSON object per row. Both columns are
 the JSON documented in docs/sessions.md, so ``sqlite3 db 'select data from snapshots' | jq``
 reads them.
+
+Reading never writes: the schema is created by the first save, a file that holds something
+else is refused untouched, and a database in a folder this process cannot write to is opened
+read-only.
 """
 
 from __future__ import annotations
@@ -11,19 +15,19 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
-from ..errors import SessionFormatError
+from ..errors import SessionError, SessionFormatError, SessionWriteError
 from . import format as fmt
 from .base import SessionBase
+from .fileio import file_lock, is_file
 
 SIZE_CHECK_EVERY = 32
 """Appends between two checks of whether the log should be folded into the snapshot."""
 
+_TABLES = {"snapshots", "log"}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS snapshots (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS log (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL,
@@ -41,6 +45,7 @@ class SQLiteSession(SessionBase):
             self.compact_min_bytes = compact_min_bytes
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
+        self._has_schema = False
 
     def __repr__(self) -> str:
         return f"SQLiteSession({str(self.path)!r})"
@@ -48,74 +53,141 @@ class SQLiteSession(SessionBase):
     def describe(self, session_id: str) -> str:
         return f"{self.path} (session {session_id!r})"
 
-    def _db(self) -> sqlite3.Connection:
+    # -- the connection -----------------------------------------------------------------------
+
+    def _db(self, create: bool = False) -> sqlite3.Connection | None:
+        """The connection; None when there is no database file and ``create`` is false."""
         # A connection must not cross a fork; reopen in a child process.
-        if self._conn is None or self._pid != os.getpid():
+        if self._conn is not None and self._pid == os.getpid():
+            return self._conn
+        if not is_file(self.path):
+            if not create:
+                return None
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=FULL")
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version == 0:
-                    conn.executescript(_SCHEMA)
-                    conn.execute(f"PRAGMA user_version={fmt.VERSION}")
-                elif version != fmt.VERSION:
-                    raise SessionFormatError(
-                        f"{self.path} has session format version {version}; this agentnb reads "
-                        f"version {fmt.VERSION}"
-                    )
-            except sqlite3.DatabaseError as exc:
-                raise SessionFormatError(f"{self.path} is not a usable SQLite session database: {exc}") from None
-            self._conn, self._pid = conn, os.getpid()
-        return self._conn
+        with self._reading():
+            conn = self._connect()
+            self._has_schema = self._check(conn)
+        self._conn, self._pid = conn, os.getpid()
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        folder_writable = os.access(self.path.parent, os.W_OK)
+        if folder_writable and (not self.path.exists() or os.access(self.path, os.W_OK)):
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA synchronous=FULL")
+            return conn
+        # Nobody here can write: immutable, so SQLite needs no lock or -shm file beside it.
+        uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+
+    def _check(self, conn: sqlite3.Connection) -> bool:
+        """Whether the database holds agentnb sessions (False: an empty one); SessionFormatError
+        for a database of something else, of another version, or missing its tables."""
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version == 0 and not tables:
+            return False
+        if version == 0:
+            raise SessionFormatError(
+                f"{self.path} is a SQLite database of something else (tables {sorted(tables)}), not "
+                f"agentnb sessions; choose another file"
+            )
+        if version != fmt.VERSION:
+            raise SessionFormatError(f"{self.path} has session format version {version}; this agentnb reads version {fmt.VERSION}")
+        missing = _TABLES - tables
+        if missing:
+            raise SessionFormatError(f"{self.path} is damaged: it has no {', '.join(sorted(missing))} table; restore it from a backup")
+        return True
 
     @contextmanager
-    def _lock(self, session_id: str) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
+    def _reading(self) -> Iterator[None]:
+        try:
             yield
+        except sqlite3.DatabaseError as exc:
+            if _transient(exc):  # locked, busy, cannot open: the file itself may be fine
+                raise SessionError(f"cannot read {self.path}: {exc}") from None
+            raise SessionFormatError(f"{self.path} is not a usable SQLite session database: {exc}") from None
+
+    def _lock(self, session_id: str) -> AbstractContextManager[None]:
+        return file_lock(Path(str(self.path) + ".lock"))
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
+        db = self._db(create=True)
+        assert db is not None
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            if not self._has_schema:
+                db.execute("PRAGMA journal_mode=WAL")
+                # Tables and version in one transaction: a writer killed in between leaves
+                # neither, never tables without the version that says they are agentnb's.
+                db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={fmt.VERSION}; COMMIT;")
+                self._has_schema = True
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                _rollback(db)
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            _rollback(db)
+            damaged = isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError)
+            if damaged and not _transient(exc, writing=True):
+                raise SessionFormatError(f"{self.path} is not a usable SQLite session database: {exc}") from None
+            raise SessionWriteError(f"cannot write {self.path}: {exc}") from exc
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def _ready(self) -> sqlite3.Connection | None:
+        """The connection when the database holds sessions (another process may have created
+        the schema since this one looked)."""
+        db = self._db()
+        if db is not None and not self._has_schema:
+            with self._reading():
+                self._has_schema = self._check(db)
+        return db if self._has_schema else None
 
     def _exists(self, session_id: str) -> bool:
-        if not self.path.exists():
+        db = self._ready()
+        if db is None:
             return False
-        db = self._db()
-        row = db.execute(
-            "SELECT 1 FROM snapshots WHERE session_id=? UNION ALL SELECT 1 FROM log WHERE session_id=? LIMIT 1",
-            (session_id, session_id),
-        ).fetchone()
+        with self._reading():
+            row = db.execute(
+                "SELECT 1 FROM snapshots WHERE session_id=? UNION ALL SELECT 1 FROM log WHERE session_id=? LIMIT 1",
+                (session_id, session_id),
+            ).fetchone()
         return row is not None
 
     def _read(self, session_id: str) -> tuple[dict[str, Any], int, Iterator[tuple[dict[str, Any], str]]] | None:
-        if not self._exists(session_id):
+        db = self._ready()
+        if db is None or not self._exists(session_id):
             return None
-        db = self._db()
         where = self.describe(session_id)
-        row = db.execute("SELECT data FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
-        modules, seq = fmt.parse_snapshot(row[0], f"{where} snapshot") if row else ({}, 0)
-        rows = db.execute("SELECT seq, line FROM log WHERE session_id=? AND seq>? ORDER BY seq", (session_id, seq)).fetchall()
-        entries = [(fmt.parse_line(line, f"{where} log entry {s}"), f"{where} log entry {s}") for s, line in rows]
+        with self._reading():
+            row = db.execute("SELECT data FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
+            modules, seq = fmt.parse_snapshot(_text(row[0], f"{where} snapshot"), f"{where} snapshot") if row else ({}, 0)
+            rows = db.execute("SELECT seq, line FROM log WHERE session_id=? AND seq>? ORDER BY seq", (session_id, seq)).fetchall()
+        entries = []
+        for s, line in rows:
+            entry = fmt.parse_line(_text(line, f"{where} log entry {s}"), f"{where} log entry {s}")
+            if entry["seq"] != s:
+                raise SessionFormatError(f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved")
+            entries.append((entry, f"{where} log entry {s}"))
         return modules, seq, iter(entries)
 
     def _last_seq(self, session_id: str) -> int:
-        db = self._db()
-        row = db.execute(
-            "SELECT MAX(s) FROM (SELECT MAX(seq) AS s FROM log WHERE session_id=? "
-            "UNION ALL SELECT seq FROM snapshots WHERE session_id=?)",
-            (session_id, session_id),
-        ).fetchone()
+        db = self._ready()
+        if db is None:
+            return 0
+        with self._reading():
+            row = db.execute(
+                "SELECT MAX(s) FROM (SELECT MAX(seq) AS s FROM log WHERE session_id=? "
+                "UNION ALL SELECT seq FROM snapshots WHERE session_id=?)",
+                (session_id, session_id),
+            ).fetchone()
         return row[0] or 0
+
+    # -- writing --------------------------------------------------------------------------------
 
     def _write_snapshot(self, session_id: str, text: str, seq: int) -> None:
         with self._tx() as db:
@@ -145,3 +217,28 @@ class SQLiteSession(SessionBase):
         if self._conn is not None and self._pid == os.getpid():
             self._conn.close()
         self._conn = None
+
+
+_TRANSIENT = ("locked", "busy", "unable to open", "readonly", "read-only", "disk i/o")
+_WRITE_FAILURES = ("full", "no space", "too big", "out of memory", "interrupted")
+
+
+def _transient(exc: sqlite3.Error, writing: bool = False) -> bool:
+    """Whether an SQLite error is about this moment (a lock, permissions, a full disk) rather
+    than about a damaged file."""
+    text = str(exc).lower()
+    return any(m in text for m in _TRANSIENT + (_WRITE_FAILURES if writing else ()))
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    if db.in_transaction:
+        try:
+            db.execute("ROLLBACK")
+        except sqlite3.Error:  # SQLite may have rolled back itself (a full disk): nothing to undo
+            pass
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise SessionFormatError(f"{where} holds {type(value).__name__} data, not JSON text")
+    return value

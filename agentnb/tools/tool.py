@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolArgumentsError, ToolDefinitionError, ToolInvocationError
+from ..text import shorten
 from ..run_context import RunContext, run_sync
 from .checks import (
     check_inputs_from_state,
@@ -146,7 +147,7 @@ class Tool:
         ``inputs_from_state`` values filled in (Haystack injects, then calls)."""
         if not isinstance(arguments, dict):
             raise ToolArgumentsError(
-                f"arguments must be a JSON object, got {type(arguments).__name__}: {arguments!r}"
+                f"arguments must be a JSON object, got {type(arguments).__name__}: {shorten(repr(arguments), 200)}"
             )
         if self.args_model is not None:
             from pydantic import ValidationError

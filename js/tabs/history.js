@@ -26,6 +26,7 @@ function row(ctx, t, selected) {
     h("td", { class: "anb-cell-text" + (t.status === "failed" ? " anb-bad" : "") }, answer),
     h("td", { class: "anb-num" }, String(t.loaded ? t.tools.length : t.toolCount)),
     h("td", { class: "anb-num" }, (t.usage.estimated ? "≈" : "") + (t.usage.input + t.usage.output)),
+    h("td", { class: "anb-num anb-state-tokens", title: "tokens of the <session_state> block in this turn's prompt" + (t.tokensExact === false ? " (estimated)" : "") }, t.stateTokens === null ? "–" : (t.tokensExact ? "" : "≈") + t.stateTokens),
     h("td", { class: "anb-num" }, ms(t.durationMs)),
   );
 }
@@ -42,7 +43,7 @@ export default {
     return h(
       "table",
       { class: "anb-history" },
-      h("thead", {}, h("tr", {}, ["#", "message", "answer", "tools", "tokens", "time"].map((c) => h("th", {}, c)))),
+      h("thead", {}, h("tr", {}, ["#", "message", "answer", "tools", "tokens", "state block", "time"].map((c) => h("th", { title: c === "state block" ? "tokens of the <session_state> block" : null }, c)))),
       h(
         "tbody",
         {},

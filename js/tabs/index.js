@@ -4,6 +4,7 @@
 //   idle(ctx)    a reason to grey the tab out (it stays in place), or null
 // ctx = {store, view, turn, update(fn), select(index)}; see ../view.js.
 
+import compare from "./compare.js";
 import context from "./context.js";
 import history from "./history.js";
 import preview from "./preview.js";
@@ -12,4 +13,4 @@ import request from "./request.js";
 import state from "./state.js";
 import tools from "./tools.js";
 
-export const TABS = [prompt, request, tools, state, context, history, preview];
+export const TABS = [prompt, request, tools, state, context, history, preview, compare];

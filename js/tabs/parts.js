@@ -2,7 +2,7 @@
 // picker.
 
 import { disclosure, h } from "../dom.js";
-import { argsText, firstLine, pretty, short } from "../format.js";
+import { argsText, counterText, firstLine, pretty, short, tokenCount, tokenParts } from "../format.js";
 
 export function jsonBlock(value) {
   return h("pre", { class: "anb-pre anb-json" }, typeof value === "string" ? value : pretty(value));
@@ -36,27 +36,101 @@ function sectionText(section) {
   return out;
 }
 
-/** The system prompt one section per row, then the user message and the prompt's notes. */
-export function sectionsView(sections, userPrompt, notes) {
-  const rows = h("div", { class: "anb-sections" });
-  for (const section of sections) {
-    const isState = section.source === "session_state";
-    rows.appendChild(
+/** A prompt as the tabs show it, from a prompt_rendered event's fields or a preview message. */
+export function promptOf(p) {
+  return {
+    sections: p.sections || [],
+    userPrompt: p.userPrompt ?? p.user_prompt,
+    notes: p.notes || [],
+    hiddenKeys: p.hiddenKeys || p.hidden_keys || [],
+    unusedKeys: p.unusedKeys || p.unused_keys || [],
+    tokens: p.tokens || null,
+  };
+}
+
+function textBySource(prompt) {
+  const out = new Map();
+  for (const s of prompt ? prompt.sections : []) out.set(s.source, (out.get(s.source) || "") + s.text);
+  return out;
+}
+
+/** The sources of ``prompt``'s sections whose text differs from ``against``'s (new ones too). */
+export function changedSources(prompt, against) {
+  if (!against) return new Set();
+  const a = textBySource(against);
+  const b = textBySource(prompt);
+  return new Set([...b.keys()].filter((source) => a.get(source) !== b.get(source)));
+}
+
+/** Which key filled each placeholder, which stayed as written, the state keys the prompt did not
+ * use, and those hidden from the model. */
+export function templateMap(prompt) {
+  const rows = [];
+  const seen = new Set();
+  for (const p of prompt.sections.flatMap((s) => s.placeholders || [])) {
+    if (seen.has(p.name)) continue;
+    seen.add(p.name);
+    rows.push(
       h(
-        "div",
-        { class: "anb-section" + (isState ? " anb-section-state" : ""), "data-source": section.source },
-        h("div", { class: "anb-section-label", title: "produced by the " + section.source + " option" }, section.source),
-        sectionText(section),
+        "tr",
+        { class: p.resolved ? "anb-map-filled" : "anb-map-unresolved", "data-placeholder": p.name },
+        h("td", {}, h("code", {}, "{" + p.name + "}")),
+        h("td", {}, p.resolved ? "← " + p.source + "." + p.name : "unresolved: left as written"),
       ),
     );
   }
-  if (userPrompt !== undefined && userPrompt !== null) {
+  const keyRow = (cls, label, keys) =>
+    keys.length ? h("tr", { class: cls }, h("td", {}, label), h("td", {}, keys.flatMap((k, i) => [i ? ", " : "", h("code", {}, k)]))) : null;
+  rows.push(keyRow("anb-map-unused", "not in the prompt", prompt.unusedKeys), keyRow("anb-map-hidden", "hidden from the model", prompt.hiddenKeys));
+  if (!rows.some(Boolean)) return null;
+  return h("div", { class: "anb-map" }, h("div", { class: "anb-label" }, "template map"), h("table", { class: "anb-map-table" }, h("tbody", {}, rows)));
+}
+
+function tokensFooter(prompt) {
+  const tokens = prompt.tokens;
+  if (!tokens) return null;
+  return h("div", { class: "anb-tokens-line" + (tokens.exact ? "" : " anb-estimate"), title: counterText(tokens) }, "prompt tokens: " + tokenParts(tokens).join(" · ") + " — " + counterText(tokens));
+}
+
+/** The system prompt one section per row (each with its token count), then the user message,
+ * the prompt's cost, the template map and the notes. Sections that differ from ``against`` are
+ * marked changed. */
+export function sectionsView(prompt, { against = null } = {}) {
+  const rows = h("div", { class: "anb-sections" });
+  const changed = changedSources(prompt, against);
+  const tokens = prompt.tokens;
+  prompt.sections.forEach((section, i) => {
+    const isState = section.source === "session_state";
+    const count = tokens ? tokenCount(tokens, tokens.sections[i]) : "";
+    const isChanged = changed.has(section.source);
     rows.appendChild(
-      h("div", { class: "anb-section anb-section-user", "data-source": "user" }, h("div", { class: "anb-section-label" }, "user message"), h("div", { class: "anb-section-text" }, userPrompt)),
+      h(
+        "div",
+        { class: "anb-section" + (isState ? " anb-section-state" : "") + (isChanged ? " anb-section-changed" : ""), "data-source": section.source },
+        h(
+          "div",
+          { class: "anb-section-label", title: "produced by the " + section.source + " option" },
+          section.source,
+          count ? h("span", { class: "anb-section-tokens", title: counterText(tokens) }, count + " tok") : null,
+          isChanged ? h("span", { class: "anb-section-mark" }, "changed") : null,
+        ),
+        sectionText(section),
+      ),
+    );
+  });
+  if (prompt.userPrompt !== undefined && prompt.userPrompt !== null) {
+    const count = tokens ? tokenCount(tokens, tokens.user) : "";
+    rows.appendChild(
+      h(
+        "div",
+        { class: "anb-section anb-section-user", "data-source": "user" },
+        h("div", { class: "anb-section-label" }, "user message", count ? h("span", { class: "anb-section-tokens" }, count + " tok") : null),
+        h("div", { class: "anb-section-text" }, prompt.userPrompt),
+      ),
     );
   }
-  const out = h("div", {}, rows);
-  if (notes && notes.length) out.appendChild(h("ul", { class: "anb-notes" }, notes.map((n) => h("li", {}, n))));
+  const out = h("div", {}, rows, tokensFooter(prompt), templateMap(prompt));
+  if (prompt.notes && prompt.notes.length) out.appendChild(h("ul", { class: "anb-notes" }, prompt.notes.map((n) => h("li", {}, n))));
   return out;
 }
 

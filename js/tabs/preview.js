@@ -1,8 +1,10 @@
 // Preview: what the model would receive for a message now (agent.observe), without calling it.
+// After an edit of the state the kernel sends it again at once (for the message previewed last,
+// else the last turn's), with the sections that differ from the last turn's prompt marked.
 
 import { h } from "../dom.js";
 import { WIRE } from "../wire.js";
-import { requestView, sectionsView } from "./parts.js";
+import { promptOf, requestView, sectionsView } from "./parts.js";
 
 /** The message box, made once per view so typing, focus and caret survive redraws. */
 function input(ctx) {
@@ -17,10 +19,17 @@ function input(ctx) {
   return view.previewInput;
 }
 
+/** The newest turn's prompt, to mark what an edit changed (null until that turn is loaded). */
+function lastPrompt(store) {
+  const last = store.turns[store.turns.length - 1];
+  return last && last.prompt ? last.prompt : null;
+}
+
 export default {
   id: "preview",
   label: "Preview",
-  inputs: (ctx) => [ctx.store.version.preview],
+  count: (ctx) => (ctx.store.live ? " (" + ctx.store.live.edits.length + " edit" + (ctx.store.live.edits.length === 1 ? "" : "s") + ")" : ""),
+  inputs: (ctx) => [ctx.store.version.preview, ctx.store.version.list],
   panel(ctx) {
     const { store, view } = ctx;
     const box = input(ctx);
@@ -28,8 +37,13 @@ export default {
     const out = h("div", { class: "anb-preview" }, h("div", { class: "anb-preview-form" }, box, go));
     const p = store.preview;
     if (p) {
-      out.appendChild(h("div", { class: "anb-label" }, "what the model would receive for " + JSON.stringify(p[WIRE.MESSAGE]) + " now"));
-      out.appendChild(sectionsView(p.sections, p.user_prompt, p.notes));
+      const edits = p[WIRE.EDITS] || 0;
+      const against = edits ? lastPrompt(store) : null;
+      const label = edits
+        ? "the next prompt, after " + edits + " edit(s) of the state " + (store.turns.length ? "since turn " + store.turns.length : "before the first turn") + ", for " + JSON.stringify(p[WIRE.MESSAGE]) + (against ? " (changed sections marked)" : "")
+        : "what the model would receive for " + JSON.stringify(p[WIRE.MESSAGE]) + " now";
+      out.appendChild(h("div", { class: "anb-label anb-preview-what", "data-edits": edits }, label));
+      out.appendChild(sectionsView(promptOf(p), { against }));
       out.appendChild(requestView(view, "preview:" + store.version.preview, p[WIRE.REQUEST]));
     }
     return out;

@@ -30,7 +30,7 @@ export default {
   panel(ctx) {
     const turn = ctx.turn;
     if (!turn.prompt) return turn.loaded ? empty("The prompt is not rendered yet.") : loading(ctx);
-    const out = h("div", { class: "anb-prompt" }, sectionsView(turn.prompt.sections, turn.prompt.userPrompt, turn.prompt.notes));
+    const out = h("div", { class: "anb-prompt" }, sectionsView(turn.prompt));
     const picker = callPicker(ctx, "messages of");
     if (picker) out.append(picker, callMessages(ctx, pickedCall(ctx)));
     return out;

@@ -90,7 +90,7 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             state_section = inspector.locator(".anb-section-state")
             expect(state_section).to_contain_text("<session_state>")
             expect(state_section).to_contain_text("{'items': ['milk', 'eggs']}")
-            expect(inspector.locator(".anb-section[data-source='instructions'] .anb-section-label")).to_have_text("instructions")
+            expect(inspector.locator(".anb-section[data-source='instructions'] .anb-section-label")).to_have_text(re.compile(r"^instructions≈\d+ tok$"))
             expect(inspector.locator(".anb-ph:not(.anb-ph-unresolved)")).to_contain_text("['milk', 'eggs']")
             expect(inspector.locator(".anb-ph-unresolved")).to_contain_text("{budget}")
             inspector.screenshot(path=str(ARTIFACTS / "inspector.png"))
