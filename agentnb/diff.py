@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .frozen import plain
+from .views import view
 
 How = Literal["added", "changed", "removed"]
 
@@ -290,8 +290,8 @@ class Change:
 class ChangeLog:
     """A turn's state changes as they happen: which paths were written, and by whom.
 
-    ``before`` may be frozen (``agentnb.frozen``); the changes' old and new values are plain
-    copies of its frozen values (live ones are the live values). Feed it every patch with its author (``add``); ``keys(after)`` and ``paths(after)`` give the
+    ``before`` may be frozen (``agentnb.frozen``); the changes' old and new values are read-only
+    views of its frozen values (``agentnb.views``; live ones are the live values). Feed it every patch with its author (``add``); ``keys(after)`` and ``paths(after)`` give the
     net changes against ``before`` by the rule of this module. Adding costs the size of the patch;
     a summary costs the number of paths written (times their depth), not the size of the state.
     """
@@ -343,11 +343,11 @@ def _net(path: str, authors: Mapping[str, None], old: Any, new: Any, known_chang
     if old is MISSING and new is MISSING:
         return None
     if old is MISSING:
-        return Change(path, "added", tuple(authors), None, plain(new))
+        return Change(path, "added", tuple(authors), None, view(new))
     if new is MISSING:
-        return Change(path, "removed", tuple(authors), plain(old), None)
+        return Change(path, "removed", tuple(authors), view(old), None)
     if known_changed or not json_equal(old, new):
-        return Change(path, "changed", tuple(authors), plain(old), plain(new))
+        return Change(path, "changed", tuple(authors), view(old), view(new))
     return None
 
 

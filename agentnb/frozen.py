@@ -14,6 +14,7 @@ frozen one (what users are handed). Values other than dicts, lists and tuples ar
 from __future__ import annotations
 
 import copy
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -34,11 +35,12 @@ class FrozenMap(Mapping[Any, Any]):
     Small maps hold a private dict. Large ones hold a trie of 32-way tuples whose leaves are
     dicts ``{key: (seq, value)}``, ``seq`` giving the key's place in the order."""
 
-    __slots__ = ("_small", "_trie", "_depth", "_len", "_next")
+    __slots__ = ("_small", "_trie", "_depth", "_len", "_next", "_base", "__weakref__")
 
     def __init__(self, items: Mapping[Any, Any] | Iterable[tuple[Any, Any]] = ()) -> None:
         """A frozen map of ``items``, whose values must be frozen already (see ``freeze``)."""
         data = dict(items)
+        self._base: weakref.ref[FrozenMap] | None = None
         if len(data) <= SMALL:
             self._small: dict[Any, Any] | None = data
             self._trie: tuple[Any, ...] | None = None
@@ -62,6 +64,7 @@ class FrozenMap(Mapping[Any, Any]):
     def _raw(cls, small: dict[Any, Any] | None, trie: tuple[Any, ...] | None, depth: int, size: int, next_seq: int) -> FrozenMap:
         out = cls.__new__(cls)
         out._small, out._trie, out._depth, out._len, out._next = small, trie, depth, size, next_seq
+        out._base = None
         return out
 
     # -- reading ------------------------------------------------------------------------------
@@ -161,16 +164,20 @@ class FrozenMap(Mapping[Any, Any]):
     def updated(self, changes: Mapping[Any, Any], removed: Iterable[Any] = ()) -> FrozenMap:
         """A copy with the keys of ``changes`` set (values frozen already) and ``removed`` deleted.
         A new key goes last; a replaced one keeps its place."""
-        gone = list(dict.fromkeys(k for k in removed if k in self and k not in changes))
+        gone = list(dict.fromkeys(k for k in removed if k in self and k not in changes)) if removed else ()
         if not changes and not gone:
             return self
         small = self._small
         if small is not None:
-            data = dict(small)
+            data = small.copy()
             data.update(changes)
             for key in gone:
                 del data[key]
-            return FrozenMap._raw(data, None, 0, 0, 0) if len(data) <= SMALL else FrozenMap(data)
+            if len(data) > SMALL:
+                return FrozenMap(data)
+            out = _new_map()
+            out._small, out._trie, out._depth, out._len, out._next, out._base = data, None, 0, 0, 0, None
+            return out
         trie, depth, size, next_seq = self._trie, self._depth, self._len, self._next
         for key, value in changes.items():
             trie, grew, next_seq = _put(trie, depth, key, value, next_seq)
@@ -184,7 +191,12 @@ class FrozenMap(Mapping[Any, Any]):
         if size > _WIDTH**depth * _LEAF * 4:
             ordered = out._ordered()
             out._build(((k, (s, v)) for s, k, v in ordered), size, next_seq)
+        out._base = weakref.ref(self)
         return out
+
+    def base(self) -> FrozenMap | None:
+        """The large map this one was ``updated`` from, while it exists (views build on it)."""
+        return self._base() if self._base is not None else None
 
     # -- Python protocols ---------------------------------------------------------------------
 
@@ -235,6 +247,10 @@ class FrozenList(tuple):  # type: ignore[type-arg]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenList, (tuple(self),))
+
+
+def _new_map() -> FrozenMap:
+    return FrozenMap.__new__(FrozenMap)
 
 
 EMPTY = FrozenMap()

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from . import diff
 from . import events as events_module
 from .diff import top_level_key
-from .frozen import EMPTY, FrozenMap, freeze, frozen_map, thaw
+from .frozen import EMPTY, FrozenMap, freeze, frozen_map
+from .views import view
 from .events import (
     ContextRetrieved,
     Event,
@@ -44,7 +45,8 @@ class TurnChanges:
 
 class StateField:
     """A turn's state as a field: kept frozen (sharing what did not change with the turns
-    around it), read as a plain dict (a fresh copy, which costs the state's size)."""
+    around it), read as a read-only plain dict (``agentnb.views``; ``copy.deepcopy`` it to get
+    a copy to change)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_frozen_{name}"
@@ -52,10 +54,15 @@ class StateField:
     def __get__(self, record: Any, owner: type | None = None) -> Any:
         if record is None:
             return None  # the dataclass default: an empty state
-        return thaw(record.__dict__.get(self.slot, EMPTY))
+        return view(record.__dict__.get(self.slot, EMPTY))
 
     def __set__(self, record: Any, value: Mapping[str, Any] | None) -> None:
-        record.__dict__[self.slot] = EMPTY if value is None else frozen_map(value)
+        if type(value) is FrozenMap:
+            record.__dict__[self.slot] = value
+        elif value is None:
+            record.__dict__.pop(self.slot, None)
+        else:
+            record.__dict__[self.slot] = frozen_map(value)
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,7 @@ class TurnRecord:
     """Token counts of all its model calls."""
     state_start: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state when the turn began, before the user's edits since the last turn and the run
-    keywords were applied: what ``changes()`` compares with. (Each read is a fresh copy;
+    keywords were applied: what ``changes()`` compares with. (Read-only: see ``StateField``;
     ``frozen_start`` is the stored one.)"""
     state_before: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state the prompt was rendered from (after the user's edits and the run keywords)."""
@@ -370,13 +377,13 @@ def _delta(before: FrozenMap, after: FrozenMap) -> dict[str, Any]:
     """Top-level changes between two frozen states: ``{"set": {key: new}, "unset": [key]}``."""
     keys = after.changed_keys(before)
     changed = [k for k in keys if k in after and (k not in before or not diff.json_equal(before[k], after[k]))]
-    return {"set": {k: thaw(after[k]) for k in changed}, "unset": [k for k in keys if k not in after]}
+    return {"set": {k: view(after[k]) for k in changed}, "unset": [k for k in keys if k not in after]}
 
 
 def _keys_delta(after: FrozenMap, keys: Sequence[str]) -> dict[str, Any]:
     """``_delta`` when the keys that may have changed are known."""
     known = list(dict.fromkeys(keys))
-    return {"set": {k: thaw(after[k]) for k in known if k in after}, "unset": [k for k in known if k not in after]}
+    return {"set": {k: view(after[k]) for k in known if k in after}, "unset": [k for k in known if k not in after]}
 
 
 def _apply(base: FrozenMap, delta: Mapping[str, Any]) -> FrozenMap:

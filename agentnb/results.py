@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import AgentnbError, AgentRunError
 from .events import Event, ToolCallFinished, Usage
-from .frozen import thaw
+from .views import view
 from .history import StateField, TurnRecord
 from .loop import Turn
 from .messages import Message
@@ -32,8 +32,8 @@ class RunResult:
     events: list[Event]
     """Every event of the run (text deltas excluded)."""
     state: dict[str, Any] = StateField()  # type: ignore[assignment]
-    """The state after the run, as the turn record keeps it (each read is a fresh copy;
-    ``result["key"]`` copies one key); ``agent.session_state`` is the live one."""
+    """The state after the run, as the turn record keeps it (read-only: ``copy.deepcopy`` it
+    to change a copy); ``agent.session_state`` is the live one."""
     usage: Usage = field(default_factory=Usage)
     """Token counts of the run."""
     turn: TurnRecord | None = field(default=None, repr=False)
@@ -58,7 +58,7 @@ class RunResult:
         state = self.__dict__["_frozen_state"]
         if key not in state:
             raise KeyError(f"{key!r} is not in the state; keys: {sorted(state)}")
-        return thaw(state[key])
+        return view(state[key])
 
     def __contains__(self, key: object) -> bool:
         return key == MESSAGES_KEY or key in self.__dict__["_frozen_state"]

@@ -90,34 +90,52 @@ class Journal:
             writes = container._writes
             if consume:
                 container._writes = None
+            # The root and top-level values (the usual cases) are marked here, without a search.
             if container is root:
-                located = _ROOT
-            elif container._parent is root and container._more is None:
-                located = [((container._key,), True)]  # a top-level value: the usual case
-            else:
-                located = _locate(container, root, [])
-            for path, exact in located:
+                if writes is WHOLE:
+                    whole = True
+                    continue
+                for key in writes:
+                    trie[key] = WHOLE
+                if True in writes.values():
+                    inserted.append(((), [k for k, added in writes.items() if added]))
+                continue
+            if container._parent is root and container._more is None:
+                key = container._key
+                if writes is WHOLE or type(container) is TrackedList:
+                    trie[key] = WHOLE
+                    continue
+                node = trie.get(key)
+                if node is not WHOLE:
+                    if node is None:
+                        node = trie[key] = {}
+                    for name in writes:
+                        node[name] = WHOLE
+                if True in writes.values():
+                    inserted.append(((key,), [k for k, added in writes.items() if added]))
+                continue
+            for path, exact in _locate(container, root, []):
                 if not exact or writes is WHOLE or type(container) is TrackedList:
                     whole |= mark(trie, path)
                     continue
                 for key in writes:
                     mark(trie, (*path, key))
-                new = [key for key, added in writes.items() if added]
-                if new:
-                    inserted.append((path, new))
+                if True in writes.values():
+                    inserted.append((path, [k for k, added in writes.items() if added]))
         if consume:
             self.dirty = []
         places = []
-        for spot, (ref, key) in list(self.loose.items()):
-            container = ref()
-            if container is None or (type(container) is TrackedDict and not _loose_value(container, key, self)):
-                del self.loose[spot]
-                continue
-            located = _locate(container, root, [])
-            if located:
-                places.append((container, key))
-            for path, exact in located:
-                whole |= mark(trie, path if type(container) is TrackedList or not exact else (*path, key))
+        if self.loose:
+            for spot, (ref, key) in list(self.loose.items()):
+                container = ref()
+                if container is None or (type(container) is TrackedDict and not _loose_value(container, key, self)):
+                    del self.loose[spot]
+                    continue
+                located = _ROOT if container is root else _locate(container, root, [])
+                if located:
+                    places.append((container, key))
+                for path, exact in located:
+                    whole |= mark(trie, path if type(container) is TrackedList or not exact else (*path, key))
         if whole:
             return Written(WHOLE, places, [])
         return Written(trie or None, places, inserted)
@@ -281,6 +299,10 @@ def track(value: Any, journal: Journal, *, owned: bool) -> Any:
     caller holds the only reference to ``value`` and everything in it (a fresh copy), so every
     plain container is converted; otherwise only those their container alone holds."""
     kind = type(value)
+    if not value and (kind is list or kind is dict):  # an empty one (``state["items"] = []``)
+        out = TrackedList() if kind is list else TrackedDict()
+        out._journal = journal
+        return out
     if kind is dict:
         out: Any = TrackedDict()
         out._journal = journal
@@ -341,10 +363,24 @@ class TrackedDict(dict):  # type: ignore[type-arg]
         old = dict.get(self, key, _ABSENT)
         dict.__setitem__(self, key, value)
         if old is not value:
-            if old is not _ABSENT:
+            # Scalars, the usual values, need no bookkeeping: checked here, not in a call.
+            if type(old) in _CONTAINERS:
                 _detach(old, self, key)
-            _attach(value, self, key)
-        self._wrote(key, old is _ABSENT)
+            if type(value) not in SCALARS:
+                _attach(value, self, key)
+        writes = self._writes
+        if writes is None:
+            journal = self._journal
+            if journal is None:
+                return
+            self._writes = writes = {}
+            journal.dirty.append(self)
+        elif writes is WHOLE:
+            return
+        if old is _ABSENT:
+            writes[key] = True
+        elif key not in writes:
+            writes[key] = False
 
     def __delitem__(self, key: Any) -> None:
         old = dict.__getitem__(self, key)
@@ -463,8 +499,11 @@ class TrackedList(list):  # type: ignore[type-arg]
 
     def append(self, value: Any) -> None:
         list.append(self, value)
-        _attach(value, self, None)
-        self._wrote()
+        if type(value) not in SCALARS:
+            _attach(value, self, None)
+        if self._writes is None and self._journal is not None:
+            self._writes = WHOLE
+            self._journal.dirty.append(self)
 
     def extend(self, values: Iterable[Any]) -> None:
         items = list(values)
@@ -531,6 +570,7 @@ class TrackedList(list):  # type: ignore[type-arg]
         return (list, (), None, iter(list.__iter__(self)))
 
 
+_CONTAINERS = frozenset({TrackedDict, TrackedList})
 _SOLE = _calibrate()
 
 __all__ = ["Journal", "SCALARS", "Written", "TrackedDict", "TrackedList", "Trie", "WHOLE", "immutable", "mark", "track"]

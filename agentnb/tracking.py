@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .diff import escape, make_patch, tokens
+from .diff import escape, make_patch, tokens, top_level_key
 from .events import StateCause, StateChanged
 from .frozen import FrozenList, FrozenMap, freeze, live_order, reorder, thaw, update_along
 from .state import State
@@ -51,14 +51,19 @@ class StateTracker:
         elif written is None:
             return
         data, snapshot = self.state.data, self.snapshot
-        before, after = (thaw(snapshot), data) if written is WHOLE else _prune(snapshot, data, written)
-        patch = make_patch(before, after)
-        del before, after  # the live values they hold must not count as references below
         if written is WHOLE:
+            patch = make_patch(thaw(snapshot), data)
             # The whole state, written anew (its dicts may be new ones, in another order).
             new = snapshot if not patch and _same_order(snapshot, data) else freeze(data)
+        elif all(sub is WHOLE for sub in written.values()):
+            patch, new = _top_values(snapshot, data, written)
         else:
-            new = reorder(update_along(snapshot, data, _patched(patch, written)), snapshot, data, found.inserted)
+            before, after = _prune(snapshot, data, written)
+            patch = make_patch(before, after)
+            del before, after  # the live values they hold must not count as references below
+            new = update_along(snapshot, data, _patched(patch, written))
+        if found.inserted:
+            new = reorder(new, snapshot, data, found.inserted)
         self.snapshot = journal.image = new
         if found.places:
             journal.settle(found.places)
@@ -118,6 +123,41 @@ class Authors:
 
 
 # -- comparing only what was written ----------------------------------------------------------
+
+
+def _top_values(frozen: FrozenMap, live: dict[str, Any], keys: Trie) -> tuple[list[dict[str, Any]], FrozenMap]:
+    """The patch and the new snapshot when every write was to top-level values as a whole (the
+    usual case: ``_prune``, ``make_patch``, ``_patched`` and ``update_along`` in one pass)."""
+    if len(keys) == 1:  # one key (a tool's append, a user's reset): nothing to order
+        (key,) = keys
+        old, new = frozen.get(key, _ABSENT), live.get(key, _ABSENT)
+        patch = make_patch({} if old is _ABSENT else {key: thaw(old)}, {} if new is _ABSENT else {key: new})
+        if not patch:
+            return patch, frozen
+        if new is _ABSENT:
+            return patch, frozen.updated({}, (key,))
+        return patch, frozen.updated({key: freeze(new)})
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    for key in frozen.order([k for k in keys if k in frozen]):
+        before[key] = thaw(frozen[key])
+        value = live.get(key, _ABSENT)
+        if value is not _ABSENT:
+            after[key] = value
+    added = live_order(live, [k for k in keys if k not in frozen and k in live])
+    for key in added:
+        after[key] = live[key]
+    patch = make_patch(before, after)
+    del before, after  # the live values they hold must not count as references below
+    if not patch:
+        return patch, frozen
+    touched = {top_level_key(path) for op in patch for path in (op["path"], op.get("from")) if path}
+    changed = [k for k in keys if (k if type(k) is str else str(k)) in touched]
+    changes = {k: freeze(live[k]) for k in changed if k in frozen and k in live}
+    for key in added:
+        if key in touched or str(key) in touched:
+            changes[key] = freeze(live[key])
+    return patch, frozen.updated(changes, [k for k in changed if k not in live])
 
 
 def _prune(frozen: FrozenMap, live: dict[str, Any], written: Trie) -> tuple[dict[str, Any], dict[str, Any]]:
