@@ -45,7 +45,9 @@ def load_state_dict(agent: Any, data: Mapping[str, Any], strict: bool = True) ->
     """Restore what ``state_dict`` saved into an agent built by the same code."""
     turns = turns_from_entries((data.get("history") or {}).get("turns") or [])
     messages = [Message.from_dict(m) for m in data.get("messages") or []]
-    agent.state.replace_data(copy.deepcopy(data.get("state") or {}))
+    # A state saved as the last turn left it shares that turn's frozen copy (compared, not trusted).
+    last = turns[-1].frozen_after if turns and turns[-1].status != "running" else None
+    agent.state.load_data(data.get("state") or {}, image=last)
     agent.state.messages[:] = messages
     agent.history.replace(turns)
     if isinstance(data.get("session_id"), str):

@@ -298,6 +298,23 @@ def plain(value: Any) -> Any:
     return thaw(value) if kind is FrozenMap or kind is FrozenList or kind is tuple else value
 
 
+def same(frozen: Any, value: Any) -> bool:
+    """Whether ``value`` is what the frozen ``frozen`` holds: equal as JSON (``1``, ``1.0`` and
+    ``True`` differ), dicts with their keys in the same order."""
+    kind = type(frozen)
+    if kind is FrozenMap:
+        if not isinstance(value, dict) or len(value) != len(frozen):
+            return False
+        return all(k == k2 and same(v, value[k2]) for (k, v), k2 in zip(frozen.items(), value))
+    if kind is FrozenList:
+        return isinstance(value, list) and len(value) == len(frozen) and all(map(same, frozen, value))
+    if kind in SCALARS:
+        return type(value) is kind and (frozen == value or frozen != frozen and value != value)
+    if kind is tuple:
+        return type(value) is tuple and len(value) == len(frozen) and all(map(same, frozen, value))
+    return type(value) is kind and frozen == value
+
+
 def frozen_map(value: Mapping[Any, Any]) -> FrozenMap:
     """``value`` as a FrozenMap (itself when it is one)."""
     return value if type(value) is FrozenMap else FrozenMap({k: freeze(v) for k, v in value.items()})
@@ -460,4 +477,4 @@ def _diff_tries(a: Any, b: Any, depth: int, mine: list[Any], theirs: list[Any]) 
         _diff_tries(a[i] if a is not None else None, b[i] if b is not None else None, depth - 1, mine, theirs)
 
 
-__all__ = ["EMPTY", "FrozenList", "FrozenMap", "SMALL", "freeze", "frozen_map", "live_order", "plain", "reorder", "thaw", "update_along"]
+__all__ = ["EMPTY", "FrozenList", "FrozenMap", "SMALL", "freeze", "frozen_map", "live_order", "plain", "reorder", "same", "thaw", "update_along"]

@@ -8,7 +8,8 @@ changes in a session file, not N copies.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -65,6 +66,34 @@ class StateField:
             record.__dict__[self.slot] = frozen_map(value)
 
 
+class Stored:
+    """A field's value as a session stored it, decoded the first time it is read."""
+
+    __slots__ = ("decode",)
+
+    def __init__(self, decode: Callable[[], Any]) -> None:
+        self.decode = decode
+
+
+class LazyField:
+    """A list field of a TurnRecord that may hold a ``Stored`` value: a long history loads
+    without decoding every turn's events and messages (only those read)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:
+            return None  # the dataclass default: an empty list
+        value = record.__dict__[self.slot]
+        if type(value) is Stored:
+            value = record.__dict__[self.slot] = value.decode()
+        return value
+
+    def __set__(self, record: Any, value: Any) -> None:
+        record.__dict__[self.slot] = [] if value is None else value
+
+
 @dataclass(frozen=True)
 class ModelCall:
     """One request/response pair of a turn."""
@@ -111,9 +140,9 @@ class TurnRecord:
     """The state the prompt was rendered from (after the user's edits and the run keywords)."""
     state_after: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state when the run ended."""
-    events: list[Event] = field(default_factory=list)
+    events: list[Event] = LazyField()  # type: ignore[assignment]
     """Every event but text deltas, in order."""
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message] = LazyField()  # type: ignore[assignment]
     """The run's messages: system, user, assistant and tool."""
     output: Any = None
     """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
@@ -218,8 +247,9 @@ class TurnRecord:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TurnRecord:
-        """The inverse of ``to_dict``."""
+    def from_dict(cls, data: Mapping[str, Any], *, lazy: bool = False) -> TurnRecord:
+        """The inverse of ``to_dict`` (``lazy``: events and messages decoded when first read)."""
+        events, messages = data.get("events", []), data.get("messages", [])
         return cls(
             index=data["index"],
             run_id=data["run_id"],
@@ -235,8 +265,8 @@ class TurnRecord:
             state_start=data.get("state_start", data.get("state_before", {})),
             state_before=data.get("state_before", {}),
             state_after=data.get("state_after", {}),
-            events=events_module.EVENTS_ADAPTER.validate_python(data.get("events", [])),
-            messages=[Message.from_dict(m) for m in data.get("messages", [])],
+            events=Stored(partial(_events, events)) if lazy else _events(events),
+            messages=Stored(partial(_messages, messages)) if lazy else _messages(messages),
         )
 
     def __repr__(self) -> str:
@@ -244,6 +274,14 @@ class TurnRecord:
             f"TurnRecord(#{self.index} {self.status}: {self.message[:40]!r} -> "
             f"{(self.content or self.error or '')[:40]!r}; {len(self.tool_calls)} tool call(s))"
         )
+
+
+def _events(stored: list[Any]) -> list[Event]:
+    return events_module.EVENTS_ADAPTER.validate_python(stored)
+
+
+def _messages(stored: list[Any]) -> list[Message]:
+    return [Message.from_dict(m) for m in stored]
 
 
 class History(Sequence[TurnRecord]):
@@ -332,6 +370,13 @@ def turn_entry(turn: TurnRecord, prev_after: Mapping[str, Any], *, first: bool =
         "events": events_module.EVENTS_ADAPTER.dump_python(turn.events),
         "messages": [m.to_dict() for m in turn.messages],
     }
+    used = _prompt_used_keys(turn)
+    if used is not None:
+        # "Every key but these": a large state's key names are not written again every turn.
+        for event in data["events"]:
+            if event.get("kind") == "prompt_rendered":
+                del event["unused_keys"]
+        data[PROMPT_USED_KEYS] = used
     split = None if first else _changed_keys_by_phase(turn)
     start, before, after = turn.frozen_start, turn.frozen_before, turn.frozen_after
     data["state_start_patch"] = _delta(frozen_map(prev_after), start)
@@ -355,7 +400,8 @@ def turn_entries(turns: Sequence[TurnRecord], prev_after: Mapping[str, Any], sta
 
 def turns_from_entries(entries: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
     """The inverse of ``turn_entries`` from the first turn on. Each state is the one before
-    with the delta applied, sharing everything else: rebuilding costs the changes."""
+    with the delta applied, sharing everything else, and events and messages are decoded when
+    first read: loading costs the changes, not the turns' whole contents."""
     turns = []
     prev: FrozenMap = EMPTY
     for i, stored in enumerate(entries):
@@ -366,11 +412,50 @@ def turns_from_entries(entries: Sequence[Mapping[str, Any]]) -> list[TurnRecord]
         entry.setdefault("state_start", start)
         entry.setdefault("state_before", before)
         entry.setdefault("state_after", after)
-        turn = TurnRecord.from_dict(entry)
+        used = entry.pop(PROMPT_USED_KEYS, None)
+        turn = TurnRecord.from_dict(entry, lazy=True)
+        if isinstance(used, list):
+            turn.events = Stored(partial(_with_unused_keys, entry.get("events") or [], before, used))  # type: ignore[assignment]
         turn.index = i
         turns.append(turn)
         prev = turn.frozen_after
     return turns
+
+
+PROMPT_USED_KEYS = "prompt_used_keys"
+"""A stored turn's key for the state keys its prompt used, written instead of the prompt's
+``unused_keys`` when those are many: they are every other key the prompt could show."""
+_INLINE_KEYS = 16
+_used_memo: list[tuple[tuple[str, ...], tuple[str, ...], list[str]] | None] = [None]
+
+
+def _prompt_used_keys(turn: TurnRecord) -> list[str] | None:
+    """The visible state keys the turn's prompt used, when its many unused keys are exactly
+    the others (in the order of ``state_before``); else None."""
+    prompt = next((e for e in turn.events if isinstance(e, PromptRendered)), None)
+    if prompt is None or len(prompt.unused_keys) <= _INLINE_KEYS:
+        return None
+    memo = _used_memo[0]
+    if memo is not None and memo[0] is prompt.unused_keys and memo[1] == prompt.hidden_keys:
+        return memo[2]  # the same tuple (observe gives the same one for the same keys)
+    hidden, unused = set(prompt.hidden_keys), set(prompt.unused_keys)
+    visible = [k for k in turn.frozen_before if k not in hidden]
+    if tuple(k for k in visible if k in unused) != prompt.unused_keys:
+        return None
+    used = [k for k in visible if k not in unused]
+    _used_memo[0] = (prompt.unused_keys, prompt.hidden_keys, used)
+    return used
+
+
+def _with_unused_keys(events: list[Any], before: FrozenMap, used: list[str]) -> list[Event]:
+    """The stored events, decoded, with the prompt's ``unused_keys`` put back."""
+    out = []
+    for event in events:
+        if isinstance(event, dict) and event.get("kind") == "prompt_rendered" and "unused_keys" not in event:
+            skip = {*event.get("hidden_keys", ()), *used}
+            event = {**event, "unused_keys": [k for k in before if k not in skip]}
+        out.append(event)
+    return _events(out)
 
 
 def _delta(before: FrozenMap, after: FrozenMap) -> dict[str, Any]:

@@ -17,6 +17,7 @@ apart; values that can never be tracked (sets, custom objects) stay loose.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import decimal
 import fractions
@@ -328,6 +329,33 @@ def track(value: Any, journal: Journal, *, owned: bool) -> Any:
     return value
 
 
+def tracked_copy(value: Any, journal: Journal) -> Any:
+    """A deep copy of ``value`` whose dicts and lists are tracked containers of ``journal``
+    (one pass: what loading a state needs)."""
+    kind = type(value)
+    if kind in SCALARS:
+        return value
+    if kind is dict or kind is TrackedDict:
+        out: Any = TrackedDict()
+        out._journal = journal
+        for key, item in value.items():
+            item = tracked_copy(item, journal)
+            dict.__setitem__(out, key, item)
+            if type(item) not in SCALARS:
+                _attach(item, out, key)
+        return out
+    if kind is list or kind is TrackedList:
+        out = TrackedList()
+        out._journal = journal
+        for item in value:
+            item = tracked_copy(item, journal)
+            list.append(out, item)
+            if type(item) not in SCALARS:
+                _attach(item, out, None)
+        return out
+    return copy.deepcopy(value)
+
+
 class TrackedDict(dict):  # type: ignore[type-arg]
     """A dict of a tracked state: a plain dict to its users; writes are noted in the journal."""
 
@@ -438,8 +466,6 @@ class TrackedDict(dict):  # type: ignore[type-arg]
         return dict(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
-        import copy
-
         out: dict[Any, Any] = {}
         memo[id(self)] = out
         for key, value in dict.items(self):
@@ -559,8 +585,6 @@ class TrackedList(list):  # type: ignore[type-arg]
         return list(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        import copy
-
         out: list[Any] = []
         memo[id(self)] = out
         out.extend(copy.deepcopy(value, memo) for value in list.__iter__(self))
@@ -573,4 +597,4 @@ class TrackedList(list):  # type: ignore[type-arg]
 _CONTAINERS = frozenset({TrackedDict, TrackedList})
 _SOLE = _calibrate()
 
-__all__ = ["Journal", "SCALARS", "Written", "TrackedDict", "TrackedList", "Trie", "WHOLE", "immutable", "mark", "track"]
+__all__ = ["Journal", "SCALARS", "Written", "TrackedDict", "TrackedList", "Trie", "WHOLE", "immutable", "mark", "track", "tracked_copy"]

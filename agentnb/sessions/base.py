@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import gc
 import os
 import re
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from ..errors import SessionEncodeError, SessionNotFoundError
@@ -108,7 +109,7 @@ class SessionBase(abc.ABC):
         for line, where in entries:
             if line["seq"] <= seq:
                 continue
-            fmt.apply_line(modules, line, where)
+            _apply_read_line(modules, line, where)
             seq = line["seq"]
         return modules, seq
 
@@ -137,7 +138,7 @@ class SessionBase(abc.ABC):
         A module the session does not hold keeps its current state.
         """
         session_id = user_session_id(session_id, user_id)
-        with self._lock(session_id):
+        with _no_cycle_collection(), self._lock(session_id):
             found = self.read_modules(session_id) if self._exists(session_id) else None
         if found is None:
             if not allow_not_exist:
@@ -148,14 +149,15 @@ class SessionBase(abc.ABC):
             return False
         modules, _ = found
         where = self.describe(session_id)
-        for name, module in state_modules.items():
-            if name not in modules:
-                continue
-            state = modules[name]
-            if isinstance(state, (dict, list)) and has_tags(fmt.dumps(state)):
-                state = decode(state, f"{where} (module {name!r})")
-            module.load_state_dict(state)
-            self._set_cursor(session_id, name, module)
+        with _no_cycle_collection():
+            for name, module in state_modules.items():
+                if name not in modules:
+                    continue
+                state = modules[name]
+                if isinstance(state, (dict, list)) and has_tags(fmt.dumps(state)):
+                    state = decode(state, f"{where} (module {name!r})")
+                module.load_state_dict(state)
+                self._set_cursor(session_id, name, module)
         return True
 
     async def save_session_state(self, session_id: str, user_id: str = "", **state_modules: Any) -> None:
@@ -249,6 +251,72 @@ class SessionBase(abc.ABC):
             self._cursors[(session_id, name)] = module.state_cursor()
         else:
             self._cursors[(session_id, name)] = self._encode_module(name, module)
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Loading builds many objects and frees none: the cycle collector, which would scan the
+    whole heap again and again meanwhile, waits until it is done (it more than doubled a load)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _apply_read_line(modules: dict[str, Any], line: dict[str, Any], where: str) -> None:
+    """Replay one log line onto modules just read (``_read`` hands over data nobody else holds):
+    in place when its ops are the usual merges and splices into containers that exist, so a
+    long log replays without copying a module's dicts and lists line after line; anything
+    else goes through ``format.apply_line``, which copies and names what is wrong."""
+    if line.get("op") == "delta":
+        target, ops = modules.get(line.get("module")), line.get("ops")  # type: ignore[arg-type]
+        places = _places(target, ops) if isinstance(target, dict) and isinstance(ops, list) else None
+        if places is not None:
+            for op, place in zip(ops, places):  # type: ignore[arg-type]
+                if op["op"] == "merge":
+                    place.update(op.get("set") or {})
+                    for key in op.get("unset") or ():
+                        place.pop(key, None)
+                else:
+                    if op.get("keep") is not None:
+                        del place[op["keep"] :]
+                    place.extend(op.get("append") or ())
+            return
+    fmt.apply_line(modules, line, where)
+
+
+def _places(target: dict[str, Any], ops: list[Any]) -> list[Any] | None:
+    """The container each op changes, when every op is well formed, its container exists, and
+    no op replaces a container a later op changes; else None."""
+    places = []
+    for i, op in enumerate(ops):
+        if not isinstance(op, dict) or not isinstance(op.get("path"), list):
+            return None
+        node: Any = target
+        for key in op["path"]:
+            node = node.get(key) if isinstance(node, dict) and isinstance(key, str) else None
+        kind = op.get("op")
+        if kind == "merge":
+            changes, unset = op.get("set") or {}, op.get("unset") or []
+            if not (isinstance(node, dict) and isinstance(changes, dict) and isinstance(unset, list)):
+                return None
+            depth, touched = len(op["path"]), {*changes, *unset}
+            if any(later.get("path", [])[:depth] == op["path"] and len(later.get("path", [])) > depth
+                   and later["path"][depth] in touched for later in ops[i + 1 :] if isinstance(later, dict)):
+                return None
+        elif kind == "splice":
+            keep, append = op.get("keep"), op.get("append") or []
+            if not (isinstance(node, list) and isinstance(append, list)):
+                return None
+            if keep is not None and (type(keep) is not int or keep < 0):
+                return None
+        else:
+            return None
+        places.append(node)
+    return places
 
 
 def _encode_op(op: dict[str, Any], module: str) -> dict[str, Any]:

@@ -21,8 +21,10 @@ from ..errors import SessionFormatError
 
 FORMAT = "agentnb.session"
 """The value of ``__agentnb__.format`` in every snapshot."""
-VERSION = 1
-"""The on-disk format version this code reads and writes."""
+VERSION = 2
+"""The on-disk format version this code writes (docs/sessions.md)."""
+READABLE = (1, 2)
+"""The versions it reads."""
 META_KEY = "__agentnb__"
 """The snapshot key holding metadata; never a module name."""
 
@@ -92,7 +94,7 @@ def check_version(info: Any, where: str) -> None:
             f"{where}: {META_KEY} must be {{'format': {FORMAT!r}, 'version': {VERSION}, ...}}, got {info!r}"
         )
     version = info.get("version")
-    if version != VERSION:
+    if version not in READABLE or isinstance(version, bool):
         hint = "upgrade agentnb" if isinstance(version, int) and version > VERSION else "the file is damaged"
         raise SessionFormatError(
             f"{where} has session format version {version!r}; this agentnb reads version {VERSION} ({hint})"
@@ -103,7 +105,7 @@ def parse_line(raw: str | bytes, where: str) -> dict[str, Any]:
     line = loads(raw, where, "fix or remove that line (later lines are kept)")
     if not isinstance(line, dict) or not isinstance(line.get("seq"), int) or "op" not in line:
         raise SessionFormatError(f"{where} is not a session log entry (needs 'v', 'seq' and 'op')")
-    if line.get("v") != VERSION:
+    if line.get("v") not in READABLE or isinstance(line.get("v"), bool):
         raise SessionFormatError(
             f"{where} has session format version {line.get('v')!r}; this agentnb reads version {VERSION}"
         )

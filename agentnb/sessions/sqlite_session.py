@@ -46,6 +46,7 @@ class SQLiteSession(SessionBase):
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
         self._has_schema = False
+        self._version = fmt.VERSION
 
     def __repr__(self) -> str:
         return f"SQLiteSession({str(self.path)!r})"
@@ -92,8 +93,9 @@ class SQLiteSession(SessionBase):
                 f"{self.path} is a SQLite database of something else (tables {sorted(tables)}), not "
                 f"agentnb sessions; choose another file"
             )
-        if version != fmt.VERSION:
+        if version not in fmt.READABLE:
             raise SessionFormatError(f"{self.path} has session format version {version}; this agentnb reads version {fmt.VERSION}")
+        self._version = version
         missing = _TABLES - tables
         if missing:
             raise SessionFormatError(f"{self.path} is damaged: it has no {', '.join(sorted(missing))} table; restore it from a backup")
@@ -123,12 +125,17 @@ class SQLiteSession(SessionBase):
                 db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={fmt.VERSION}; COMMIT;")
                 self._has_schema = True
             db.execute("BEGIN IMMEDIATE")
+            older = self._version < fmt.VERSION
+            if older:  # an older file gets this version's lines: it says so
+                db.execute(f"PRAGMA user_version={fmt.VERSION}")
             try:
                 yield db
             except BaseException:
                 _rollback(db)
                 raise
             db.execute("COMMIT")
+            if older:
+                self._version = fmt.VERSION
         except sqlite3.Error as exc:
             _rollback(db)
             damaged = isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError)

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.errors import SessionFormatError
 from agentnb.sessions import JSONSession, SQLiteSession
+from agentnb.sessions import format as fmt
 
 GIVE_UP = 20.0
 NAMED = Tally("damaged files, named kinds")
@@ -147,7 +148,9 @@ JSON_DAMAGE: dict[str, Callable[[Path, Path], None]] = {
     "snapshot with a 5000-digit integer": lambda s, log: s.write_text('{"agent": {"n": ' + "7" * 5000 + "}}"),
     "log line duplicated": lambda s, log: log.write_bytes(b"".join(_lines(log) + _lines(log)[-1:])),
     "log seq going backwards": lambda s, log: log.write_bytes(b"".join([*_lines(log)[:-2], _lines(log)[-1], _lines(log)[-2]])),
-    "log line of version 2": lambda s, log: log.write_bytes(_lines(log)[-1].replace(b'"v":1', b'"v":2')),
+    "log line of a newer version": lambda s, log: log.write_bytes(
+        _lines(log)[-1].replace(b'"v":%d' % fmt.VERSION, b'"v":%d' % (fmt.VERSION + 1))
+    ),
     "log line cut in the middle": lambda s, log: log.write_bytes(b"".join([_lines(log)[0][:20] + b"\n", *_lines(log)[1:]])),
     "log line a JSON list": lambda s, log: log.write_bytes(b"".join([*_lines(log), b"[1]\n"])),
     "log line nested 100000 deep": lambda s, log: log.write_bytes(b"".join([*_lines(log), _nested(100_000).encode() + b"\n"])),
