@@ -16,12 +16,13 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import SessionEncodeError, SessionNotFoundError
 from ..modules import is_state_module
 from . import format as fmt
-from .codec import decode, encode, has_tags
+from .codec import decode, encode
+from .repeats import drop_repeats, restore_repeats
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
@@ -57,6 +58,29 @@ def redact(text: str) -> str:
     return text
 
 
+class Read(NamedTuple):
+    """What a backend's ``_read`` found."""
+
+    modules: dict[str, Any]
+    """The snapshot's ``{module: state_dict}`` as parsed."""
+    seq: int
+    """The snapshot's seq."""
+    entries: Iterator[tuple[dict[str, Any], str]]
+    """The log entries after it, each with where it was read (for errors)."""
+    tagged: bool
+    """Whether the text read holds ``codec.TAG``: only then do values need decoding."""
+
+
+class Modules(NamedTuple):
+    """A session's modules as stored: the snapshot with the log applied."""
+
+    modules: dict[str, Any]
+    seq: int
+    """The last seq applied."""
+    tagged: bool
+    """Whether values need ``codec.decode`` (some were stored encoded)."""
+
+
 class SessionBase(abc.ABC):
     """Save and load state modules by session id (AgentScope semantics, plus appends).
 
@@ -79,8 +103,9 @@ class SessionBase(abc.ABC):
     def _exists(self, session_id: str) -> bool: ...
 
     @abc.abstractmethod
-    def _read(self, session_id: str) -> tuple[dict[str, Any], int, Iterator[tuple[dict[str, Any], str]]] | None:
-        """The snapshot's modules and seq, and the log entries after it (entry, where)."""
+    def _read(self, session_id: str) -> Read | None:
+        """The snapshot's modules and seq, the log entries after it (entry, where), and whether
+        any of the text read holds an encoded value (``codec.TAG``)."""
 
     @abc.abstractmethod
     def _write_snapshot(self, session_id: str, text: str, seq: int) -> None:
@@ -99,19 +124,22 @@ class SessionBase(abc.ABC):
 
     # -- reading ----------------------------------------------------------------------------
 
-    def read_modules(self, session_id: str) -> tuple[dict[str, Any], int] | None:
-        """The stored ``{module: state_dict}`` (decoded) and the last seq, or None."""
+    def read_modules(self, session_id: str) -> Modules | None:
+        """The stored ``{module: state_dict}`` (not yet decoded: see ``Modules.tagged``), the
+        last seq, or None."""
         check_session_id(session_id)
         raw = self._read(session_id)
         if raw is None:
             return None
-        modules, seq, entries = raw
-        for line, where in entries:
+        modules, seq = raw.modules, raw.seq
+        for line, where in raw.entries:
             if line["seq"] <= seq:
                 continue
+            if fmt.REPEATS in line:
+                restore_repeats(line, line.pop(fmt.REPEATS), where)
             _apply_read_line(modules, line, where)
             seq = line["seq"]
-        return modules, seq
+        return Modules(modules, seq, raw.tagged)
 
     # -- AgentScope API -----------------------------------------------------------------------
 
@@ -122,7 +150,7 @@ class SessionBase(abc.ABC):
         encoded = {name: self._encode_module(name, module) for name, module in state_modules.items()}
         with self._lock(session_id):
             current = self.read_modules(session_id) if self._exists(session_id) else None
-            modules, seq = current if current is not None else ({}, 0)
+            modules, seq = (current.modules, current.seq) if current is not None else ({}, 0)
             if current is not None:
                 seq = max(seq, self._last_seq(session_id))
             modules.update(encoded)
@@ -147,14 +175,14 @@ class SessionBase(abc.ABC):
                     f"session id and folder, or pass allow_not_exist=True"
                 )
             return False
-        modules, _ = found
+        modules = found.modules
         where = self.describe(session_id)
         with _no_cycle_collection():
             for name, module in state_modules.items():
                 if name not in modules:
                     continue
                 state = modules[name]
-                if isinstance(state, (dict, list)) and has_tags(fmt.dumps(state)):
+                if found.tagged and isinstance(state, (dict, list)):
                     state = decode(state, f"{where} (module {name!r})")
                 module.load_state_dict(state)
                 self._set_cursor(session_id, name, module)
@@ -204,7 +232,7 @@ class SessionBase(abc.ABC):
                         new_cursors[name] = state
             if lines:
                 seq = self._last_seq(session_id) if exists else 0
-                texts = [redact(fmt.dumps({"v": fmt.VERSION, "seq": i, **line})) for i, line in enumerate(lines, start=seq + 1)]
+                texts = [_line_text(line, i) for i, line in enumerate(lines, start=seq + 1)]
                 log_size, snapshot_size = self._append(session_id, texts, seq + 1)
                 if log_size > max(snapshot_size, self.compact_min_bytes):
                     self._compact(session_id)
@@ -223,8 +251,7 @@ class SessionBase(abc.ABC):
         found = self.read_modules(session_id)
         if found is None:
             return
-        modules, seq = found
-        self._write_snapshot(session_id, self._snapshot_text(modules, seq), seq)
+        self._write_snapshot(session_id, self._snapshot_text(found.modules, found.seq), found.seq)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -232,7 +259,8 @@ class SessionBase(abc.ABC):
         return self._exists(check_session_id(session_id))
 
     def _snapshot_text(self, modules: dict[str, Any], seq: int) -> str:
-        return redact(fmt.dumps({fmt.META_KEY: fmt.meta(seq), **modules}))
+        modules, repeats = drop_repeats(modules)
+        return redact(fmt.dumps({fmt.META_KEY: fmt.meta(seq, repeats), **modules}))
 
     def _encode_module(self, name: str, module: Any) -> Any:
         if name == fmt.META_KEY:
@@ -317,6 +345,14 @@ def _places(target: dict[str, Any], ops: list[Any]) -> list[Any] | None:
             return None
         places.append(node)
     return places
+
+
+def _line_text(line: dict[str, Any], seq: int) -> str:
+    """A log line as written: each long text once (``repeats``), credentials redacted."""
+    line, repeats = drop_repeats(line)
+    if repeats:
+        line = {**line, fmt.REPEATS: repeats}
+    return redact(fmt.dumps({"v": fmt.VERSION, "seq": seq, **line}))
 
 
 def _encode_op(op: dict[str, Any], module: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from ..errors import SessionFormatError
+from .repeats import restore_repeats
 
 FORMAT = "agentnb.session"
 """The value of ``__agentnb__.format`` in every snapshot."""
@@ -29,8 +30,16 @@ META_KEY = "__agentnb__"
 """The snapshot key holding metadata; never a module name."""
 
 
-def meta(seq: int) -> dict[str, Any]:
-    return {"format": FORMAT, "version": VERSION, "seq": seq, "saved_at": time.time()}
+REPEATS = "repeats"
+"""The key, in a snapshot's metadata and in a log line, for where long texts were repeated
+(``agentnb.sessions.repeats``)."""
+
+
+def meta(seq: int, repeats: list[Any] | None = None) -> dict[str, Any]:
+    info = {"format": FORMAT, "version": VERSION, "seq": seq, "saved_at": time.time()}
+    if repeats:
+        info[REPEATS] = repeats
+    return info
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -85,6 +94,8 @@ def parse_snapshot(text: str, where: str) -> tuple[dict[str, Any], int]:
     seq = info.get("seq", 0)
     if not isinstance(seq, int):
         raise SessionFormatError(f"{where}: {META_KEY}.seq must be a whole number, got {seq!r}")
+    if REPEATS in info:
+        restore_repeats(data, info[REPEATS], where)
     return data, seq
 
 
