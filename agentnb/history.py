@@ -8,6 +8,7 @@ changes in a session file, not N copies.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from . import events as events_module
 from .diff import top_level_key
 from .frozen import EMPTY, FrozenMap, freeze, frozen_map
 from .views import view
+from .errors import SessionFormatError
 from .events import (
     ContextRetrieved,
     Event,
@@ -276,12 +278,40 @@ class TurnRecord:
         )
 
 
+_EVENT_KINDS = frozenset(field.default for cls in typing.get_args(Event) for field in dataclasses.fields(cls) if field.name == "kind")
+
+
+def _check_entry(entry: Any, number: int) -> None:
+    """What a stored turn must be before it is read lazily: its events and messages are
+    decoded when first shown, so a kind no event has, or a message that is no object, is
+    caught here, at load, where the file can still be named."""
+    if not isinstance(entry, dict):
+        raise SessionFormatError(f"turn {number} is a {type(entry).__name__}, not an object")
+    for name in ("events", "messages"):
+        items = entry.get(name, [])
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise SessionFormatError(f"turn {number}: {name!r} must be a list of objects")
+    for event in entry.get("events", []):
+        if event.get("kind") not in _EVENT_KINDS:
+            raise SessionFormatError(f"turn {number} has an event of unknown kind {event.get('kind')!r:.40}")
+
+
 def _events(stored: list[Any]) -> list[Event]:
-    return events_module.EVENTS_ADAPTER.validate_python(stored)
+    try:
+        return events_module.EVENTS_ADAPTER.validate_python(stored)
+    except ValueError as exc:  # pydantic's ValidationError
+        raise SessionFormatError(f"a stored turn's events do not load: {_first_line(exc)}") from None
 
 
 def _messages(stored: list[Any]) -> list[Message]:
-    return [Message.from_dict(m) for m in stored]
+    try:
+        return [Message.from_dict(m) for m in stored]
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise SessionFormatError(f"a stored turn's messages do not load: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split("\n")[:3])[:300]
 
 
 class History(Sequence[TurnRecord]):
@@ -402,9 +432,12 @@ def turns_from_entries(entries: Sequence[Mapping[str, Any]]) -> list[TurnRecord]
     """The inverse of ``turn_entries`` from the first turn on. Each state is the one before
     with the delta applied, sharing everything else, and events and messages are decoded when
     first read: loading costs the changes, not the turns' whole contents."""
+    if not isinstance(entries, list):
+        raise SessionFormatError(f"the history's turns must be a list, got {type(entries).__name__}")
     turns = []
     prev: FrozenMap = EMPTY
     for i, stored in enumerate(entries):
+        _check_entry(stored, i + 1)
         entry = dict(stored)
         start = _apply(prev, entry.pop("state_start_patch", {}))
         before = _apply(start, entry.pop("state_before_patch", {}))

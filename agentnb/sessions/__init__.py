@@ -36,7 +36,12 @@ def read_history(session: SessionBase, session_id: str, module: str = "agent") -
     history_state = state.get("history", state)
     if found.tagged:
         history_state = decode(history_state, session.describe(session_id))
-    return History(turns_from_entries(history_state.get("turns") or []))
+    if not isinstance(history_state, dict):
+        raise SessionFormatError(f"{session.describe(session_id)}: the history of module {module!r} is a {type(history_state).__name__}, not an object")
+    try:
+        return History(turns_from_entries(history_state.get("turns") or []))
+    except SessionFormatError as exc:
+        raise SessionFormatError(f"{session.describe(session_id)} (module {module!r}): {exc}") from None
 
 
 def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = None, module: str = "agent") -> History:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, NamedTuple
 
-from ..errors import SessionEncodeError, SessionNotFoundError
+from ..errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
 from ..modules import is_state_module
 from . import format as fmt
 from .codec import decode, encode
@@ -184,7 +184,7 @@ class SessionBase(abc.ABC):
                 state = modules[name]
                 if found.tagged and isinstance(state, (dict, list)):
                     state = decode(state, f"{where} (module {name!r})")
-                module.load_state_dict(state)
+                _load_module(module, state, f"{where} (module {name!r})")
                 self._set_cursor(session_id, name, module)
         return True
 
@@ -345,6 +345,18 @@ def _places(target: dict[str, Any], ops: list[Any]) -> list[Any] | None:
             return None
         places.append(node)
     return places
+
+
+def _load_module(module: Any, state: Any, where: str) -> None:
+    """``module.load_state_dict(state)``, where a state of the wrong shape is a
+    SessionFormatError naming the file and the module (modules check before they change)."""
+    try:
+        module.load_state_dict(state)
+    except SessionFormatError as exc:
+        raise SessionFormatError(f"{where}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        what = f"{type(exc).__name__}: {' '.join(str(exc).splitlines()[:3])}"[:300]
+        raise SessionFormatError(f"{where} does not hold a state this module can load ({what})") from None
 
 
 def _line_text(line: dict[str, Any], seq: int) -> str:

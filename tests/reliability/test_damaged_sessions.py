@@ -218,9 +218,6 @@ AGENT_DAMAGE: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="fix in sessions/base.py load_session_state_sync: wrap "
-                   "load_agent_state_dict / module.load_state_dict so that KeyError, TypeError, ValueError, "
-                   "AttributeError and pydantic.ValidationError become SessionFormatError naming the file and module")
 @pytest.mark.parametrize("damage", list(AGENT_DAMAGE))
 def test_an_agent_module_of_the_wrong_shape_is_a_clear_error(tmp_path, damage):
     session, files = build("json", tmp_path)
@@ -486,8 +483,6 @@ def test_fuzzed_damage_never_gets_past_the_storage_layer(kind, scale):
     assert campaign.storage_failures == 0, f"{campaign.by_origin}: {campaign.tally.summary()}"
 
 
-@pytest.mark.xfail(strict=True, reason="fix in sessions/base.py load_session_state_sync (wrap agent-module "
-                   "loading errors in SessionFormatError); see test_an_agent_module_of_the_wrong_shape_is_a_clear_error")
 def test_fuzzed_damage_is_always_a_clear_error_or_a_clean_load(scale):
     failures = {kind: c.tally.summary() for kind in FUZZ_KINDS if (c := fuzzed(kind, scale)).tally.failed}
     assert not failures, failures
