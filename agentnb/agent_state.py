@@ -88,6 +88,11 @@ def cursor(agent: Any) -> Cursor:
     )
 
 
+def empty_cursor(agent: Any) -> Cursor:
+    """A cursor for nothing stored: the next delta writes every turn, key and message as new."""
+    return Cursor(owner=weakref.ref(agent), turns=0, last_turn=None, state=EMPTY, messages=[], top={})
+
+
 def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dict[str, Any]], Cursor] | None:
     """Ops for what changed since ``since`` and the cursor after them; None when a whole save
     is needed (no cursor, another agent, or a history that was rewritten).
@@ -110,7 +115,7 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     keys = [k for turn in new_turns for k in turn.changed_keys()]
     whole = any(op["path"] == "" for turn in new_turns for c in turn.state_changes for op in c.patch)
     stored_state = agent.state.frozen()
-    if after_turn and new_turns and history[-1] is done[-1] and not whole:
+    if after_turn and new_turns and history[-1] is done[-1] and not whole and since.state is not EMPTY:
         state_delta = diff.keys_diff(live, keys)
     else:
         # Both frozen: what the state shares with the last save is not compared.
@@ -146,4 +151,4 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     return ops, after
 
 
-__all__ = ["KIND", "Cursor", "cursor", "delta", "load_state_dict", "state_dict", "top_fields"]
+__all__ = ["KIND", "Cursor", "cursor", "delta", "empty_cursor", "load_state_dict", "state_dict", "top_fields"]

@@ -92,6 +92,7 @@ class SessionBase(abc.ABC):
 
     def __init__(self) -> None:
         self._cursors: dict[tuple[str, str], Any] = {}
+        self._started_empty: set[tuple[str, str]] = set()
 
     # -- storage (subclasses) ---------------------------------------------------------------
 
@@ -216,6 +217,8 @@ class SessionBase(abc.ABC):
             new_cursors: dict[str, Any] = {}
             for name, module in state_modules.items():
                 cursor = self._cursors.get((session_id, name)) if exists else None
+                if cursor is None and exists and (session_id, name) in self._started_empty:
+                    cursor = self._empty_cursor(session_id, name, module)
                 if callable(getattr(module, "state_delta", None)):
                     found = module.state_delta(cursor, after_turn=_after_turn) if cursor is not None else None
                     if found is None:
@@ -238,6 +241,27 @@ class SessionBase(abc.ABC):
                     self._compact(session_id)
         for name, cursor in new_cursors.items():
             self._cursors[(session_id, name)] = cursor
+            self._started_empty.discard((session_id, name))
+
+    def start_empty(self, session_id: str, name: str) -> None:
+        """Note that module ``name`` found nothing in ``session_id`` when it was attached: if
+        the session exists by its first save (another process started it meanwhile), that save
+        adds to what is there rather than replacing it."""
+        self._cursors.pop((session_id, name), None)
+        self._started_empty.add((session_id, name))
+
+    def _empty_cursor(self, session_id: str, name: str, module: Any) -> Any:
+        """A cursor for nothing stored, when the session holds ``name`` for the delta to add to
+        (else None: the module is written whole). Called with the lock held."""
+        if not callable(getattr(module, "state_cursor", None)):
+            return None
+        found = self.read_modules(session_id)
+        if found is None or not isinstance(found.modules.get(name), dict):
+            return None
+        try:
+            return module.state_cursor(empty=True)
+        except TypeError:  # a module whose state_cursor knows no empty cursor
+            return None
 
     async def append_session_state(self, session_id: str, **state_modules: Any) -> None:
         await asyncio.to_thread(self.append_session_state_sync, session_id, **state_modules)
