@@ -274,7 +274,7 @@ class Agent(Runs, TimeTravel):
         ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
         last = self.history[-1] if len(self.history) else None
         # A finished turn's state_after is a snapshot nothing mutates: the next one starts there.
-        tracker = StateTracker(self.state, run_id, last.state_after if last and last.status != "running" else None)
+        tracker = StateTracker(self.state, run_id, last.frozen_after if last and last.status != "running" else None)
         record = TurnRecord(
             index=len(self.history), run_id=run_id, agent=self.name, message=inputs.text, model=self.model.label, started_at=time.time()
         )
@@ -328,9 +328,9 @@ class Agent(Runs, TimeTravel):
         """Restore what ``state_dict()`` returned into this agent (built by the same code)."""
         agent_state.load_state_dict(self, state_dict, strict)
 
-    def state_cursor(self) -> Any:
-        """What a session just stored of this agent (see ``agentnb.modules``)."""
-        return agent_state.cursor(self)
+    def state_cursor(self, *, empty: bool = False) -> Any:
+        """What a session just stored of this agent, or (``empty``) nothing (see ``agentnb.modules``)."""
+        return agent_state.empty_cursor(self) if empty else agent_state.cursor(self)
 
     def state_delta(self, cursor: Any, *, after_turn: bool = False) -> tuple[list[dict[str, Any]], Any] | None:
         """What changed since ``cursor``, as ops, and the cursor after them (see ``agentnb.modules``)."""

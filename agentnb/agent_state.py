@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import diff
+from .frozen import EMPTY, FrozenMap
 from .history import History, TurnRecord, turn_entries, turns_from_entries
 from .messages import Message
 from .modules import load_registered, merge, registered_state, splice
@@ -44,7 +45,9 @@ def load_state_dict(agent: Any, data: Mapping[str, Any], strict: bool = True) ->
     """Restore what ``state_dict`` saved into an agent built by the same code."""
     turns = turns_from_entries((data.get("history") or {}).get("turns") or [])
     messages = [Message.from_dict(m) for m in data.get("messages") or []]
-    agent.state.replace_data(copy.deepcopy(data.get("state") or {}))
+    # A state saved as the last turn left it shares that turn's frozen copy (compared, not trusted).
+    last = turns[-1].frozen_after if turns and turns[-1].status != "running" else None
+    agent.state.load_data(data.get("state") or {}, image=last)
     agent.state.messages[:] = messages
     agent.history.replace(turns)
     if isinstance(data.get("session_id"), str):
@@ -64,8 +67,8 @@ class Cursor:
     """Finished turns stored."""
     last_turn: TurnRecord | None
     """The last stored turn (to notice a history that was replaced)."""
-    state: dict[str, Any]
-    """The state data as stored (values not shared with the live state)."""
+    state: FrozenMap
+    """The state data as stored (frozen: shared with the turn records, not with the live state)."""
     messages: list[Message]
     """The conversation as stored."""
     top: dict[str, Any]
@@ -79,10 +82,15 @@ def cursor(agent: Any) -> Cursor:
         owner=weakref.ref(agent),
         turns=len(done),
         last_turn=done[-1] if done else None,
-        state=copy.deepcopy(agent.state.data),
+        state=agent.state.frozen(),
         messages=list(agent.state.messages),
         top=top_fields(agent),
     )
+
+
+def empty_cursor(agent: Any) -> Cursor:
+    """A cursor for nothing stored: the next delta writes every turn, key and message as new."""
+    return Cursor(owner=weakref.ref(agent), turns=0, last_turn=None, state=EMPTY, messages=[], top={})
 
 
 def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dict[str, Any]], Cursor] | None:
@@ -100,21 +108,22 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     done = history.finished()
     ops: list[dict[str, Any]] = []
     if len(done) > since.turns:
-        prev = done[since.turns - 1].state_after if since.turns else {}
+        prev = done[since.turns - 1].frozen_after if since.turns else EMPTY
         ops.append(splice(["history", "turns"], turn_entries(done[since.turns :], prev, start=since.turns)))
     live = agent.state.data
     new_turns = done[since.turns :]
     keys = [k for turn in new_turns for k in turn.changed_keys()]
     whole = any(op["path"] == "" for turn in new_turns for c in turn.state_changes for op in c.patch)
-    if after_turn and new_turns and history[-1] is done[-1] and not whole:
+    stored_state = agent.state.frozen()
+    if after_turn and new_turns and history[-1] is done[-1] and not whole and since.state is not EMPTY:
         state_delta = diff.keys_diff(live, keys)
     else:
-        state_delta = diff.top_diff(since.state, live)
-    stored_state = since.state
+        # Both frozen: what the state shares with the last save is not compared.
+        changed = stored_state.changed_keys(since.state)
+        state_delta = diff.top_diff({k: since.state[k] for k in changed if k in since.state}, {k: live[k] for k in changed if k in live})
     if state_delta["set"] or state_delta["unset"]:
         state_delta["set"] = {k: copy.deepcopy(v) for k, v in state_delta["set"].items()}
         ops.append(merge(["state"], state_delta["set"], state_delta["unset"]))
-        stored_state = diff.apply_top_diff(since.state, state_delta)
     messages = agent.state.messages
     known = len(since.messages)
     if known <= len(messages) and (known == 0 or messages[known - 1] is since.messages[-1]):
@@ -142,4 +151,4 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     return ops, after
 
 
-__all__ = ["KIND", "Cursor", "cursor", "delta", "load_state_dict", "state_dict", "top_fields"]
+__all__ = ["KIND", "Cursor", "cursor", "delta", "empty_cursor", "load_state_dict", "state_dict", "top_fields"]

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .views import view
+
 How = Literal["added", "changed", "removed"]
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
@@ -48,6 +50,8 @@ def tokens(path: str) -> list[str]:
     """The unescaped tokens of a JSON pointer."""
     if not path:
         return []
+    if "~" not in path:
+        return path[1:].split("/")
     return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
 
 
@@ -111,7 +115,15 @@ def json_equal(a: Any, b: Any) -> bool:
 def _dump_any(value: Any) -> str:
     # jsonpatch serialises values to compare list items; objects that are not JSON (dataclasses,
     # custom classes) compare by their attributes instead of failing the run.
-    return json.dumps(value, sort_keys=True, default=lambda o: getattr(o, "__dict__", None) or repr(o))
+    return _DUMPER.encode(value)
+
+
+def _attributes(obj: Any) -> Any:
+    return getattr(obj, "__dict__", None) or repr(obj)
+
+
+_DUMPER = json.JSONEncoder(sort_keys=True, default=_attributes)
+"""One encoder for every comparison (``json.dumps`` with options builds one per call)."""
 
 
 @functools.cache
@@ -210,6 +222,8 @@ def _diff_value(ops: list[dict[str, Any]], kinds: set[str], path: str, old: Any,
 
 def _same_items(a: list[Any], b: list[Any]) -> bool:
     """Equal as JSON, like jsonpatch compares list items (1 and True differ)."""
+    if not a and not b:
+        return True
     try:
         return json_equal(a, b) and _dump_any(a) == _dump_any(b)
     except (TypeError, ValueError, RecursionError):
@@ -276,7 +290,8 @@ class Change:
 class ChangeLog:
     """A turn's state changes as they happen: which paths were written, and by whom.
 
-    Feed it every patch with its author (``add``); ``keys(after)`` and ``paths(after)`` give the
+    ``before`` may be frozen (``agentnb.frozen``); the changes' old and new values are read-only
+    views of its frozen values (``agentnb.views``; live ones are the live values). Feed it every patch with its author (``add``); ``keys(after)`` and ``paths(after)`` give the
     net changes against ``before`` by the rule of this module. Adding costs the size of the patch;
     a summary costs the number of paths written (times their depth), not the size of the state.
     """
@@ -328,11 +343,11 @@ def _net(path: str, authors: Mapping[str, None], old: Any, new: Any, known_chang
     if old is MISSING and new is MISSING:
         return None
     if old is MISSING:
-        return Change(path, "added", tuple(authors), None, new)
+        return Change(path, "added", tuple(authors), None, view(new))
     if new is MISSING:
-        return Change(path, "removed", tuple(authors), old, None)
+        return Change(path, "removed", tuple(authors), view(old), None)
     if known_changed or not json_equal(old, new):
-        return Change(path, "changed", tuple(authors), old, new)
+        return Change(path, "changed", tuple(authors), view(old), view(new))
     return None
 
 

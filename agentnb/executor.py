@@ -53,6 +53,8 @@ class ToolExecutor:
         """The order a batch of calls runs in: the model's, except that a call reading a state
         key (``inputs_from_state``, or a ``State`` parameter) runs after the calls of the batch
         that write it (Haystack's read-after-write rule; a cycle runs in the model's order)."""
+        if len(calls) < 2:
+            return list(calls)
         io = [self._state_io(c) for c in calls]
         pending = list(range(len(calls)))
         order: list[int] = []

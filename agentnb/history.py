@@ -8,13 +8,18 @@ changes in a session file, not N copies.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from . import diff
 from . import events as events_module
 from .diff import top_level_key
+from .frozen import EMPTY, FrozenMap, freeze, frozen_map
+from .views import view
+from .errors import SessionFormatError
 from .events import (
     ContextRetrieved,
     Event,
@@ -39,6 +44,56 @@ class TurnChanges:
     """Top-level keys added, changed or removed, in first-write order."""
     paths: list[diff.Change]
     """Every path written that ended up different, in first-write order."""
+
+
+class StateField:
+    """A turn's state as a field: kept frozen (sharing what did not change with the turns
+    around it), read as a read-only plain dict (``agentnb.views``; ``copy.deepcopy`` it to get
+    a copy to change)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_frozen_{name}"
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:
+            return None  # the dataclass default: an empty state
+        return view(record.__dict__.get(self.slot, EMPTY))
+
+    def __set__(self, record: Any, value: Mapping[str, Any] | None) -> None:
+        if type(value) is FrozenMap:
+            record.__dict__[self.slot] = value
+        elif value is None:
+            record.__dict__.pop(self.slot, None)
+        else:
+            record.__dict__[self.slot] = frozen_map(value)
+
+
+class Stored:
+    """A field's value as a session stored it, decoded the first time it is read."""
+
+    __slots__ = ("decode",)
+
+    def __init__(self, decode: Callable[[], Any]) -> None:
+        self.decode = decode
+
+
+class LazyField:
+    """A list field of a TurnRecord that may hold a ``Stored`` value: a long history loads
+    without decoding every turn's events and messages (only those read)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:
+            return None  # the dataclass default: an empty list
+        value = record.__dict__[self.slot]
+        if type(value) is Stored:
+            value = record.__dict__[self.slot] = value.decode()
+        return value
+
+    def __set__(self, record: Any, value: Any) -> None:
+        record.__dict__[self.slot] = [] if value is None else value
 
 
 @dataclass(frozen=True)
@@ -79,21 +134,37 @@ class TurnRecord:
     """How long the turn took."""
     usage: Usage = field(default_factory=Usage)
     """Token counts of all its model calls."""
-    state_start: dict[str, Any] = field(default_factory=dict)
+    state_start: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state when the turn began, before the user's edits since the last turn and the run
-    keywords were applied: what ``changes()`` compares with."""
-    state_before: dict[str, Any] = field(default_factory=dict)
+    keywords were applied: what ``changes()`` compares with. (Read-only: see ``StateField``;
+    ``frozen_start`` is the stored one.)"""
+    state_before: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state the prompt was rendered from (after the user's edits and the run keywords)."""
-    state_after: dict[str, Any] = field(default_factory=dict)
+    state_after: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state when the run ended."""
-    events: list[Event] = field(default_factory=list)
+    events: list[Event] = LazyField()  # type: ignore[assignment]
     """Every event but text deltas, in order."""
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message] = LazyField()  # type: ignore[assignment]
     """The run's messages: system, user, assistant and tool."""
     output: Any = None
     """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
     replayed: bool = False
     """Whether its model calls were answered from the notebook's recording (not saved)."""
+
+    @property
+    def frozen_start(self) -> FrozenMap:
+        """``state_start`` as stored: frozen, shared with the other turns (read it, no copy)."""
+        return self.__dict__.get("_frozen_state_start", EMPTY)
+
+    @property
+    def frozen_before(self) -> FrozenMap:
+        """``state_before`` as stored."""
+        return self.__dict__.get("_frozen_state_before", EMPTY)
+
+    @property
+    def frozen_after(self) -> FrozenMap:
+        """``state_after`` as stored."""
+        return self.__dict__.get("_frozen_state_after", EMPTY)
 
     @property
     def number(self) -> int:
@@ -145,14 +216,24 @@ class TurnRecord:
         written, each added / changed / removed with its authors and old and new values.
         ``state`` is the state to compare with (default: the state the turn ended with; pass the
         live state for a turn still running)."""
-        log = diff.ChangeLog(self.state_start)
+        log = diff.ChangeLog(self.frozen_start)
         for change in self.state_changes:
             log.add(change.patch, change.cause.label())
-        after = self.state_after if state is None else state
+        after = self.frozen_after if state is None else state
         return TurnChanges(keys=log.keys(after), paths=log.paths(after))
 
     def to_dict(self) -> dict[str, Any]:
-        """This turn as plain data (events through ``EVENTS_ADAPTER``); state values as they are."""
+        """This turn as plain data (events through ``EVENTS_ADAPTER``; states as plain dicts)."""
+        return {
+            **self._fields(),
+            "state_start": self.state_start,
+            "state_before": self.state_before,
+            "state_after": self.state_after,
+            "events": events_module.EVENTS_ADAPTER.dump_python(self.events),
+            "messages": [m.to_dict() for m in self.messages],
+        }
+
+    def _fields(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "run_id": self.run_id,
@@ -165,16 +246,12 @@ class TurnRecord:
             "started_at": self.started_at,
             "duration_ms": self.duration_ms,
             "usage": dataclasses.asdict(self.usage),
-            "state_start": self.state_start,
-            "state_before": self.state_before,
-            "state_after": self.state_after,
-            "events": events_module.EVENTS_ADAPTER.dump_python(self.events),
-            "messages": [m.to_dict() for m in self.messages],
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TurnRecord:
-        """The inverse of ``to_dict``."""
+    def from_dict(cls, data: Mapping[str, Any], *, lazy: bool = False) -> TurnRecord:
+        """The inverse of ``to_dict`` (``lazy``: events and messages decoded when first read)."""
+        events, messages = data.get("events", []), data.get("messages", [])
         return cls(
             index=data["index"],
             run_id=data["run_id"],
@@ -190,8 +267,8 @@ class TurnRecord:
             state_start=data.get("state_start", data.get("state_before", {})),
             state_before=data.get("state_before", {}),
             state_after=data.get("state_after", {}),
-            events=events_module.EVENTS_ADAPTER.validate_python(data.get("events", [])),
-            messages=[Message.from_dict(m) for m in data.get("messages", [])],
+            events=Stored(partial(_events, events)) if lazy else _events(events),
+            messages=Stored(partial(_messages, messages)) if lazy else _messages(messages),
         )
 
     def __repr__(self) -> str:
@@ -199,6 +276,42 @@ class TurnRecord:
             f"TurnRecord(#{self.index} {self.status}: {self.message[:40]!r} -> "
             f"{(self.content or self.error or '')[:40]!r}; {len(self.tool_calls)} tool call(s))"
         )
+
+
+_EVENT_KINDS = frozenset(field.default for cls in typing.get_args(Event) for field in dataclasses.fields(cls) if field.name == "kind")
+
+
+def _check_entry(entry: Any, number: int) -> None:
+    """What a stored turn must be before it is read lazily: its events and messages are
+    decoded when first shown, so a kind no event has, or a message that is no object, is
+    caught here, at load, where the file can still be named."""
+    if not isinstance(entry, dict):
+        raise SessionFormatError(f"turn {number} is a {type(entry).__name__}, not an object")
+    for name in ("events", "messages"):
+        items = entry.get(name, [])
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise SessionFormatError(f"turn {number}: {name!r} must be a list of objects")
+    for event in entry.get("events", []):
+        if event.get("kind") not in _EVENT_KINDS:
+            raise SessionFormatError(f"turn {number} has an event of unknown kind {event.get('kind')!r:.40}")
+
+
+def _events(stored: list[Any]) -> list[Event]:
+    try:
+        return events_module.EVENTS_ADAPTER.validate_python(stored)
+    except ValueError as exc:  # pydantic's ValidationError
+        raise SessionFormatError(f"a stored turn's events do not load: {_first_line(exc)}") from None
+
+
+def _messages(stored: list[Any]) -> list[Message]:
+    try:
+        return [Message.from_dict(m) for m in stored]
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise SessionFormatError(f"a stored turn's messages do not load: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split("\n")[:3])[:300]
 
 
 class History(Sequence[TurnRecord]):
@@ -282,17 +395,27 @@ def turn_entry(turn: TurnRecord, prev_after: Mapping[str, Any], *, first: bool =
     The loop records every state change as a StateChanged event, before the prompt was rendered
     (the user's edits, run keywords) and after; so, but for the first turn, the changed keys
     come from the events and nothing is compared key by key."""
-    data = turn.to_dict()
-    for key in ("state_start", "state_before", "state_after"):
-        data.pop(key)
+    data = {
+        **turn._fields(),
+        "events": events_module.EVENTS_ADAPTER.dump_python(turn.events),
+        "messages": [m.to_dict() for m in turn.messages],
+    }
+    used = _prompt_used_keys(turn)
+    if used is not None:
+        # "Every key but these": a large state's key names are not written again every turn.
+        for event in data["events"]:
+            if event.get("kind") == "prompt_rendered":
+                del event["unused_keys"]
+        data[PROMPT_USED_KEYS] = used
     split = None if first else _changed_keys_by_phase(turn)
-    data["state_start_patch"] = diff.top_diff(prev_after, turn.state_start)
+    start, before, after = turn.frozen_start, turn.frozen_before, turn.frozen_after
+    data["state_start_patch"] = _delta(frozen_map(prev_after), start)
     if split is None:
-        data["state_before_patch"] = diff.top_diff(turn.state_start, turn.state_before)
-        data["state_after_patch"] = diff.top_diff(turn.state_before, turn.state_after)
+        data["state_before_patch"] = _delta(start, before)
+        data["state_after_patch"] = _delta(before, after)
     else:
-        data["state_before_patch"] = diff.keys_diff(turn.state_before, split[0])
-        data["state_after_patch"] = diff.keys_diff(turn.state_after, split[1])
+        data["state_before_patch"] = _keys_delta(before, split[0])
+        data["state_after_patch"] = _keys_delta(after, split[1])
     return data
 
 
@@ -301,27 +424,89 @@ def turn_entries(turns: Sequence[TurnRecord], prev_after: Mapping[str, Any], sta
     entries = []
     for i, turn in enumerate(turns, start=start):
         entries.append(turn_entry(turn, prev_after, first=i == 0))
-        prev_after = turn.state_after
+        prev_after = turn.frozen_after
     return entries
 
 
 def turns_from_entries(entries: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
-    """The inverse of ``turn_entries`` from the first turn on."""
+    """The inverse of ``turn_entries`` from the first turn on. Each state is the one before
+    with the delta applied, sharing everything else, and events and messages are decoded when
+    first read: loading costs the changes, not the turns' whole contents."""
+    if not isinstance(entries, list):
+        raise SessionFormatError(f"the history's turns must be a list, got {type(entries).__name__}")
     turns = []
-    prev: dict[str, Any] = {}
+    prev: FrozenMap = EMPTY
     for i, stored in enumerate(entries):
+        _check_entry(stored, i + 1)
         entry = dict(stored)
-        start = diff.apply_top_diff(prev, entry.pop("state_start_patch", {}))
-        before = diff.apply_top_diff(start, entry.pop("state_before_patch", {}))
-        after = diff.apply_top_diff(before, entry.pop("state_after_patch", {}))
+        start = _apply(prev, entry.pop("state_start_patch", {}))
+        before = _apply(start, entry.pop("state_before_patch", {}))
+        after = _apply(before, entry.pop("state_after_patch", {}))
         entry.setdefault("state_start", start)
         entry.setdefault("state_before", before)
         entry.setdefault("state_after", after)
-        turn = TurnRecord.from_dict(entry)
+        used = entry.pop(PROMPT_USED_KEYS, None)
+        turn = TurnRecord.from_dict(entry, lazy=True)
+        if isinstance(used, list):
+            turn.events = Stored(partial(_with_unused_keys, entry.get("events") or [], before, used))  # type: ignore[assignment]
         turn.index = i
         turns.append(turn)
-        prev = turn.state_after
+        prev = turn.frozen_after
     return turns
+
+
+PROMPT_USED_KEYS = "prompt_used_keys"
+"""A stored turn's key for the state keys its prompt used, written instead of the prompt's
+``unused_keys`` when those are many: they are every other key the prompt could show."""
+_INLINE_KEYS = 16
+_used_memo: list[tuple[tuple[str, ...], tuple[str, ...], list[str]] | None] = [None]
+
+
+def _prompt_used_keys(turn: TurnRecord) -> list[str] | None:
+    """The visible state keys the turn's prompt used, when its many unused keys are exactly
+    the others (in the order of ``state_before``); else None."""
+    prompt = next((e for e in turn.events if isinstance(e, PromptRendered)), None)
+    if prompt is None or len(prompt.unused_keys) <= _INLINE_KEYS:
+        return None
+    memo = _used_memo[0]
+    if memo is not None and memo[0] is prompt.unused_keys and memo[1] == prompt.hidden_keys:
+        return memo[2]  # the same tuple (observe gives the same one for the same keys)
+    hidden, unused = set(prompt.hidden_keys), set(prompt.unused_keys)
+    visible = [k for k in turn.frozen_before if k not in hidden]
+    if tuple(k for k in visible if k in unused) != prompt.unused_keys:
+        return None
+    used = [k for k in visible if k not in unused]
+    _used_memo[0] = (prompt.unused_keys, prompt.hidden_keys, used)
+    return used
+
+
+def _with_unused_keys(events: list[Any], before: FrozenMap, used: list[str]) -> list[Event]:
+    """The stored events, decoded, with the prompt's ``unused_keys`` put back."""
+    out = []
+    for event in events:
+        if isinstance(event, dict) and event.get("kind") == "prompt_rendered" and "unused_keys" not in event:
+            skip = {*event.get("hidden_keys", ()), *used}
+            event = {**event, "unused_keys": [k for k in before if k not in skip]}
+        out.append(event)
+    return _events(out)
+
+
+def _delta(before: FrozenMap, after: FrozenMap) -> dict[str, Any]:
+    """Top-level changes between two frozen states: ``{"set": {key: new}, "unset": [key]}``."""
+    keys = after.changed_keys(before)
+    changed = [k for k in keys if k in after and (k not in before or not diff.json_equal(before[k], after[k]))]
+    return {"set": {k: view(after[k]) for k in changed}, "unset": [k for k in keys if k not in after]}
+
+
+def _keys_delta(after: FrozenMap, keys: Sequence[str]) -> dict[str, Any]:
+    """``_delta`` when the keys that may have changed are known."""
+    known = list(dict.fromkeys(keys))
+    return {"set": {k: view(after[k]) for k in known if k in after}, "unset": [k for k in known if k not in after]}
+
+
+def _apply(base: FrozenMap, delta: Mapping[str, Any]) -> FrozenMap:
+    changes = delta.get("set") or {}
+    return base.updated({k: freeze(v) for k, v in changes.items()}, delta.get("unset") or ())
 
 
 def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | None:
@@ -343,4 +528,4 @@ def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | No
     return (before, after) if rendered else None
 
 
-__all__ = ["History", "ModelCall", "TurnChanges", "TurnRecord", "turn_entries", "turn_entry", "turns_from_entries"]
+__all__ = ["History", "ModelCall", "StateField", "TurnChanges", "TurnRecord", "turn_entries", "turn_entry", "turns_from_entries"]

@@ -8,7 +8,9 @@ implement the protocol themselves; sessions never need to know which kind of mod
 A module may also save by *delta*, so a session writes what changed rather than the whole state:
 
 - ``module.state_cursor()`` returns an opaque value describing what was just stored (called
-  after a save or a load);
+  after a save or a load); ``state_cursor(empty=True)`` describes nothing stored yet, so that
+  the first delta holds everything (a session that another process created after this module
+  found it empty gets this module's turns appended, not replaced);
 - ``module.state_delta(cursor)`` returns ``(ops, new_cursor)`` for what changed since, or None
   when only a whole save will do. The session keeps ``new_cursor`` once the ops are on disk.
 

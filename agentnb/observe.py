@@ -182,7 +182,18 @@ def unused_keys(visible: Mapping[str, Any], sections: Sequence[PromptSection], u
         return ()
     filled = {p.name for s in sections for p in s.placeholders if p.resolved and p.source == "session_state"}
     filled.update(used)
-    return tuple(k for k in visible if k not in filled)
+    # Every turn's PromptRendered keeps this tuple: the same keys give the very same tuple, so a
+    # large state's turns do not each keep a copy (and the keys are walked in C, not Python).
+    keys = tuple(visible)
+    last = _last_unused[0]
+    if last is not None and last[0] == keys and last[1] == filled:
+        return last[2]
+    unused = tuple(k for k in keys if k not in filled)
+    _last_unused[0] = (keys, filled, unused)
+    return unused
+
+
+_last_unused: list[tuple[tuple[str, ...], set[str], tuple[str, ...]] | None] = [None]
 
 
 def prepare(
@@ -222,7 +233,7 @@ def prepare(
         context=tuple(context),
         history=history,
         hidden_keys=rendered.hidden_keys,
-        unused_keys=tuple(k for k in rendered.unused_keys if k not in used),
+        unused_keys=tuple(k for k in rendered.unused_keys if k not in used) if used else rendered.unused_keys,
     )
     return replace(prepared, tokens=count_tokens(agent, prepared))
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import AgentnbError, AgentRunError
 from .events import Event, ToolCallFinished, Usage
-from .history import TurnRecord
+from .views import view
+from .history import StateField, TurnRecord
 from .loop import Turn
 from .messages import Message
 from .state import MESSAGES_KEY
@@ -30,9 +31,9 @@ class RunResult:
     """Every tool call of the run, with results, errors and hooks."""
     events: list[Event]
     """Every event of the run (text deltas excluded)."""
-    state: dict[str, Any]
-    """The state after the run: the turn record's snapshot (not the live state), so read it
-    and do not change it; ``agent.session_state`` is the live one."""
+    state: dict[str, Any] = StateField()  # type: ignore[assignment]
+    """The state after the run, as the turn record keeps it (read-only: ``copy.deepcopy`` it
+    to change a copy); ``agent.session_state`` is the live one."""
     usage: Usage = field(default_factory=Usage)
     """Token counts of the run."""
     turn: TurnRecord | None = field(default=None, repr=False)
@@ -46,7 +47,7 @@ class RunResult:
             messages=list(record.messages),
             tool_calls=record.tool_calls,
             events=list(record.events),
-            state=record.state_after,
+            state=record.frozen_after,
             usage=record.usage,
             turn=record,
         )
@@ -54,12 +55,13 @@ class RunResult:
     def __getitem__(self, key: str) -> Any:
         if key == MESSAGES_KEY:
             return self.messages
-        if key not in self.state:
-            raise KeyError(f"{key!r} is not in the state; keys: {sorted(self.state)}")
-        return self.state[key]
+        state = self.__dict__["_frozen_state"]
+        if key not in state:
+            raise KeyError(f"{key!r} is not in the state; keys: {sorted(state)}")
+        return view(state[key])
 
     def __contains__(self, key: object) -> bool:
-        return key == MESSAGES_KEY or key in self.state
+        return key == MESSAGES_KEY or key in self.__dict__["_frozen_state"]
 
     def get(self, key: str, default: Any = None) -> Any:
         """The state value under ``key``, or ``default``."""

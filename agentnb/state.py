@@ -19,10 +19,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 from .errors import StateKeyError, StateSchemaError, StateTypeError
+from .frozen import FrozenMap, freeze, reorder, same, update_along
 from .messages import Message
 from .modules import load_registered, register_state, registered_state
 from .serialization import callable_to_str, import_dotted, type_from_str, type_to_str, value_from_data, value_to_data
 from .text import shorten
+from .tracked import Journal, track, tracked_copy
 
 Handler = Callable[[Any, Any], Any]
 
@@ -183,7 +185,8 @@ class State:
         data: Mapping[str, Any] | None = None,
     ) -> None:
         self._schema = normalize_schema(schema)
-        self._data: dict[str, Any] = {}
+        self._journal = Journal()
+        self._data: dict[str, Any] = self._journal.root
         self._messages: list[Message] = []
         for key, value in copy.deepcopy(dict(data or {})).items():
             if key == MESSAGES_KEY:
@@ -191,7 +194,7 @@ class State:
                 continue
             self._check_key(key)
             self._check_type(key, value)
-            self._data[key] = value
+            self._data[key] = track(value, self._journal, owned=True)
 
     @property
     def schema(self) -> dict[str, dict[str, Any]]:
@@ -208,6 +211,28 @@ class State:
     def data(self) -> dict[str, Any]:
         """The live state dict, without ``messages``. Mutations here change the state."""
         return self._data
+
+    @property
+    def journal(self) -> Journal:
+        """What was written in ``data`` since the last checkpoint (see ``agentnb.tracked``)."""
+        return self._journal
+
+    def frozen(self, *, consume: bool = False) -> FrozenMap:
+        """A frozen copy of the data now, sharing what did not change with the copy of the
+        last checkpoint (``journal.image``). ``consume``: it becomes that copy, and what was
+        written since counts as checkpointed (nothing is reported for it)."""
+        journal = self._journal
+        if journal.image is None:
+            journal.image = freeze(self._data)
+            journal.written(consume=True)
+            return journal.image
+        written = journal.written(consume=consume)
+        image = journal.image
+        if written.paths is not None:
+            image = reorder(update_along(image, self._data, written.paths), image, self._data, written.inserted)
+        if consume:
+            journal.image = image
+        return image
 
     @property
     def messages(self) -> list[Message]:
@@ -271,6 +296,20 @@ class State:
         self._data.clear()
         self._data.update(new)
 
+    def load_data(self, data: Mapping[str, Any], image: FrozenMap | None = None) -> None:
+        """Replace all data (not the messages) with a copy of ``data`` after checking it against
+        the schema. ``image``: a frozen state that ``data`` may equal (the last turn's, when a
+        session is loaded); when it does, it becomes the last checkpoint's copy, shared."""
+        for key, value in data.items():
+            self._check_key(key)
+            self._check_type(key, value)
+        journal = self._journal
+        self._data.clear()
+        self._data.update({k: tracked_copy(v, journal) for k, v in data.items()})
+        if image is not None and same(image, data):
+            journal.written(consume=True)
+            journal.image = image
+
     def to_dict(self, skip_keys: typing.Iterable[str] = ()) -> dict[str, Any]:
         """The schema and the data as plain data, in Haystack's shape: ``{"schema": {key:
         {"type": "list[str]", "handler": "module.function"}}, "data": {"serialization_schema":
@@ -326,7 +365,7 @@ class State:
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
         """Restore what ``state_dict()`` returned (checked against the schema)."""
-        self.replace_data(copy.deepcopy(dict(state_dict.get("data") or {})))
+        self.load_data(dict(state_dict.get("data") or {}))
         self._messages[:] = [Message.from_dict(m) for m in state_dict.get("messages") or []]
         load_registered(self, dict(state_dict.get("registered") or {}), strict)
 

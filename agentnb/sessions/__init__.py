@@ -14,8 +14,7 @@ from ..history import History, turns_from_entries
 from ..modules import StateModule
 from .agno_db import InMemoryDb, JsonDb, SqliteDb
 from .base import SessionBase
-from .codec import decode, has_tags, register_encoder, unregister_encoder
-from .format import dumps
+from .codec import decode, register_encoder, unregister_encoder
 from .json_session import JSONSession
 from .locate import NotebookLocation, find_notebook_path, notebook_session_dir
 from .memory_session import MemorySession
@@ -29,16 +28,20 @@ def read_history(session: SessionBase, session_id: str, module: str = "agent") -
     found = session.read_modules(session_id) if session.exists(session_id) else None
     if found is None:
         return None
-    modules, _ = found
-    state = modules.get(module)
+    state = found.modules.get(module)
     if state is None:
         return History()
     if not isinstance(state, dict):
         raise SessionFormatError(f"{session.describe(session_id)}: module {module!r} is not a saved state (a {type(state).__name__})")
     history_state = state.get("history", state)
-    if has_tags(dumps(history_state)):
+    if found.tagged:
         history_state = decode(history_state, session.describe(session_id))
-    return History(turns_from_entries(history_state.get("turns") or []))
+    if not isinstance(history_state, dict):
+        raise SessionFormatError(f"{session.describe(session_id)}: the history of module {module!r} is a {type(history_state).__name__}, not an object")
+    try:
+        return History(turns_from_entries(history_state.get("turns") or []))
+    except SessionFormatError as exc:
+        raise SessionFormatError(f"{session.describe(session_id)} (module {module!r}): {exc}") from None
 
 
 def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = None, module: str = "agent") -> History:

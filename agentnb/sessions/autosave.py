@@ -42,6 +42,8 @@ def attach(agent: Any, session: Any, session_id: str | None, *, fresh: bool, mod
     restored = False
     if not fresh:
         restored = session.load_session_state_sync(session_id, **{module: agent})
+        if not restored:
+            session.start_empty(session_id, module)
 
     def save_after_turn(event: Any) -> None:
         if not isinstance(event, (RunFinished, RunFailed)):

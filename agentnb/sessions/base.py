@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import gc
 import os
 import re
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
-from typing import Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, NamedTuple
 
-from ..errors import SessionEncodeError, SessionNotFoundError
+from ..errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
 from ..modules import is_state_module
 from . import format as fmt
-from .codec import decode, encode, has_tags
+from .codec import decode, encode
+from .repeats import drop_repeats, restore_repeats
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
@@ -56,6 +58,29 @@ def redact(text: str) -> str:
     return text
 
 
+class Read(NamedTuple):
+    """What a backend's ``_read`` found."""
+
+    modules: dict[str, Any]
+    """The snapshot's ``{module: state_dict}`` as parsed."""
+    seq: int
+    """The snapshot's seq."""
+    entries: Iterator[tuple[dict[str, Any], str]]
+    """The log entries after it, each with where it was read (for errors)."""
+    tagged: bool
+    """Whether the text read holds ``codec.TAG``: only then do values need decoding."""
+
+
+class Modules(NamedTuple):
+    """A session's modules as stored: the snapshot with the log applied."""
+
+    modules: dict[str, Any]
+    seq: int
+    """The last seq applied."""
+    tagged: bool
+    """Whether values need ``codec.decode`` (some were stored encoded)."""
+
+
 class SessionBase(abc.ABC):
     """Save and load state modules by session id (AgentScope semantics, plus appends).
 
@@ -67,6 +92,7 @@ class SessionBase(abc.ABC):
 
     def __init__(self) -> None:
         self._cursors: dict[tuple[str, str], Any] = {}
+        self._started_empty: set[tuple[str, str]] = set()
 
     # -- storage (subclasses) ---------------------------------------------------------------
 
@@ -78,8 +104,9 @@ class SessionBase(abc.ABC):
     def _exists(self, session_id: str) -> bool: ...
 
     @abc.abstractmethod
-    def _read(self, session_id: str) -> tuple[dict[str, Any], int, Iterator[tuple[dict[str, Any], str]]] | None:
-        """The snapshot's modules and seq, and the log entries after it (entry, where)."""
+    def _read(self, session_id: str) -> Read | None:
+        """The snapshot's modules and seq, the log entries after it (entry, where), and whether
+        any of the text read holds an encoded value (``codec.TAG``)."""
 
     @abc.abstractmethod
     def _write_snapshot(self, session_id: str, text: str, seq: int) -> None:
@@ -98,19 +125,22 @@ class SessionBase(abc.ABC):
 
     # -- reading ----------------------------------------------------------------------------
 
-    def read_modules(self, session_id: str) -> tuple[dict[str, Any], int] | None:
-        """The stored ``{module: state_dict}`` (decoded) and the last seq, or None."""
+    def read_modules(self, session_id: str) -> Modules | None:
+        """The stored ``{module: state_dict}`` (not yet decoded: see ``Modules.tagged``), the
+        last seq, or None."""
         check_session_id(session_id)
         raw = self._read(session_id)
         if raw is None:
             return None
-        modules, seq, entries = raw
-        for line, where in entries:
+        modules, seq = raw.modules, raw.seq
+        for line, where in raw.entries:
             if line["seq"] <= seq:
                 continue
-            fmt.apply_line(modules, line, where)
+            if fmt.REPEATS in line:
+                restore_repeats(line, line.pop(fmt.REPEATS), where)
+            _apply_read_line(modules, line, where)
             seq = line["seq"]
-        return modules, seq
+        return Modules(modules, seq, raw.tagged)
 
     # -- AgentScope API -----------------------------------------------------------------------
 
@@ -121,7 +151,7 @@ class SessionBase(abc.ABC):
         encoded = {name: self._encode_module(name, module) for name, module in state_modules.items()}
         with self._lock(session_id):
             current = self.read_modules(session_id) if self._exists(session_id) else None
-            modules, seq = current if current is not None else ({}, 0)
+            modules, seq = (current.modules, current.seq) if current is not None else ({}, 0)
             if current is not None:
                 seq = max(seq, self._last_seq(session_id))
             modules.update(encoded)
@@ -137,7 +167,7 @@ class SessionBase(abc.ABC):
         A module the session does not hold keeps its current state.
         """
         session_id = user_session_id(session_id, user_id)
-        with self._lock(session_id):
+        with _no_cycle_collection(), self._lock(session_id):
             found = self.read_modules(session_id) if self._exists(session_id) else None
         if found is None:
             if not allow_not_exist:
@@ -146,16 +176,17 @@ class SessionBase(abc.ABC):
                     f"session id and folder, or pass allow_not_exist=True"
                 )
             return False
-        modules, _ = found
+        modules = found.modules
         where = self.describe(session_id)
-        for name, module in state_modules.items():
-            if name not in modules:
-                continue
-            state = modules[name]
-            if isinstance(state, (dict, list)) and has_tags(fmt.dumps(state)):
-                state = decode(state, f"{where} (module {name!r})")
-            module.load_state_dict(state)
-            self._set_cursor(session_id, name, module)
+        with _no_cycle_collection():
+            for name, module in state_modules.items():
+                if name not in modules:
+                    continue
+                state = modules[name]
+                if found.tagged and isinstance(state, (dict, list)):
+                    state = decode(state, f"{where} (module {name!r})")
+                _load_module(module, state, f"{where} (module {name!r})")
+                self._set_cursor(session_id, name, module)
         return True
 
     async def save_session_state(self, session_id: str, user_id: str = "", **state_modules: Any) -> None:
@@ -186,6 +217,8 @@ class SessionBase(abc.ABC):
             new_cursors: dict[str, Any] = {}
             for name, module in state_modules.items():
                 cursor = self._cursors.get((session_id, name)) if exists else None
+                if cursor is None and exists and (session_id, name) in self._started_empty:
+                    cursor = self._empty_cursor(session_id, name, module)
                 if callable(getattr(module, "state_delta", None)):
                     found = module.state_delta(cursor, after_turn=_after_turn) if cursor is not None else None
                     if found is None:
@@ -202,12 +235,33 @@ class SessionBase(abc.ABC):
                         new_cursors[name] = state
             if lines:
                 seq = self._last_seq(session_id) if exists else 0
-                texts = [redact(fmt.dumps({"v": fmt.VERSION, "seq": i, **line})) for i, line in enumerate(lines, start=seq + 1)]
+                texts = [_line_text(line, i) for i, line in enumerate(lines, start=seq + 1)]
                 log_size, snapshot_size = self._append(session_id, texts, seq + 1)
                 if log_size > max(snapshot_size, self.compact_min_bytes):
                     self._compact(session_id)
         for name, cursor in new_cursors.items():
             self._cursors[(session_id, name)] = cursor
+            self._started_empty.discard((session_id, name))
+
+    def start_empty(self, session_id: str, name: str) -> None:
+        """Note that module ``name`` found nothing in ``session_id`` when it was attached: if
+        the session exists by its first save (another process started it meanwhile), that save
+        adds to what is there rather than replacing it."""
+        self._cursors.pop((session_id, name), None)
+        self._started_empty.add((session_id, name))
+
+    def _empty_cursor(self, session_id: str, name: str, module: Any) -> Any:
+        """A cursor for nothing stored, when the session holds ``name`` for the delta to add to
+        (else None: the module is written whole). Called with the lock held."""
+        if not callable(getattr(module, "state_cursor", None)):
+            return None
+        found = self.read_modules(session_id)
+        if found is None or not isinstance(found.modules.get(name), dict):
+            return None
+        try:
+            return module.state_cursor(empty=True)
+        except TypeError:  # a module whose state_cursor knows no empty cursor
+            return None
 
     async def append_session_state(self, session_id: str, **state_modules: Any) -> None:
         await asyncio.to_thread(self.append_session_state_sync, session_id, **state_modules)
@@ -221,8 +275,7 @@ class SessionBase(abc.ABC):
         found = self.read_modules(session_id)
         if found is None:
             return
-        modules, seq = found
-        self._write_snapshot(session_id, self._snapshot_text(modules, seq), seq)
+        self._write_snapshot(session_id, self._snapshot_text(found.modules, found.seq), found.seq)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -230,7 +283,8 @@ class SessionBase(abc.ABC):
         return self._exists(check_session_id(session_id))
 
     def _snapshot_text(self, modules: dict[str, Any], seq: int) -> str:
-        return redact(fmt.dumps({fmt.META_KEY: fmt.meta(seq), **modules}))
+        modules, repeats = drop_repeats(modules)
+        return redact(fmt.dumps({fmt.META_KEY: fmt.meta(seq, repeats), **modules}))
 
     def _encode_module(self, name: str, module: Any) -> Any:
         if name == fmt.META_KEY:
@@ -249,6 +303,92 @@ class SessionBase(abc.ABC):
             self._cursors[(session_id, name)] = module.state_cursor()
         else:
             self._cursors[(session_id, name)] = self._encode_module(name, module)
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Loading builds many objects and frees none: the cycle collector, which would scan the
+    whole heap again and again meanwhile, waits until it is done (it more than doubled a load)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _apply_read_line(modules: dict[str, Any], line: dict[str, Any], where: str) -> None:
+    """Replay one log line onto modules just read (``_read`` hands over data nobody else holds):
+    in place when its ops are the usual merges and splices into containers that exist, so a
+    long log replays without copying a module's dicts and lists line after line; anything
+    else goes through ``format.apply_line``, which copies and names what is wrong."""
+    if line.get("op") == "delta":
+        target, ops = modules.get(line.get("module")), line.get("ops")  # type: ignore[arg-type]
+        places = _places(target, ops) if isinstance(target, dict) and isinstance(ops, list) else None
+        if places is not None:
+            for op, place in zip(ops, places):  # type: ignore[arg-type]
+                if op["op"] == "merge":
+                    place.update(op.get("set") or {})
+                    for key in op.get("unset") or ():
+                        place.pop(key, None)
+                else:
+                    if op.get("keep") is not None:
+                        del place[op["keep"] :]
+                    place.extend(op.get("append") or ())
+            return
+    fmt.apply_line(modules, line, where)
+
+
+def _places(target: dict[str, Any], ops: list[Any]) -> list[Any] | None:
+    """The container each op changes, when every op is well formed, its container exists, and
+    no op replaces a container a later op changes; else None."""
+    places = []
+    for i, op in enumerate(ops):
+        if not isinstance(op, dict) or not isinstance(op.get("path"), list):
+            return None
+        node: Any = target
+        for key in op["path"]:
+            node = node.get(key) if isinstance(node, dict) and isinstance(key, str) else None
+        kind = op.get("op")
+        if kind == "merge":
+            changes, unset = op.get("set") or {}, op.get("unset") or []
+            if not (isinstance(node, dict) and isinstance(changes, dict) and isinstance(unset, list)):
+                return None
+            depth, touched = len(op["path"]), {*changes, *unset}
+            if any(later.get("path", [])[:depth] == op["path"] and len(later.get("path", [])) > depth
+                   and later["path"][depth] in touched for later in ops[i + 1 :] if isinstance(later, dict)):
+                return None
+        elif kind == "splice":
+            keep, append = op.get("keep"), op.get("append") or []
+            if not (isinstance(node, list) and isinstance(append, list)):
+                return None
+            if keep is not None and (type(keep) is not int or keep < 0):
+                return None
+        else:
+            return None
+        places.append(node)
+    return places
+
+
+def _load_module(module: Any, state: Any, where: str) -> None:
+    """``module.load_state_dict(state)``, where a state of the wrong shape is a
+    SessionFormatError naming the file and the module (modules check before they change)."""
+    try:
+        module.load_state_dict(state)
+    except SessionFormatError as exc:
+        raise SessionFormatError(f"{where}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        what = f"{type(exc).__name__}: {' '.join(str(exc).splitlines()[:3])}"[:300]
+        raise SessionFormatError(f"{where} does not hold a state this module can load ({what})") from None
+
+
+def _line_text(line: dict[str, Any], seq: int) -> str:
+    """A log line as written: each long text once (``repeats``), credentials redacted."""
+    line, repeats = drop_repeats(line)
+    if repeats:
+        line = {**line, fmt.REPEATS: repeats}
+    return redact(fmt.dumps({"v": fmt.VERSION, "seq": seq, **line}))
 
 
 def _encode_op(op: dict[str, Any], module: str) -> dict[str, Any]:

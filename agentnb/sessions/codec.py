@@ -181,8 +181,3 @@ def _decode(value: Any, where: str) -> Any:
     if isinstance(value, list):
         return [_decode(v, where) for v in value]
     return value
-
-
-def has_tags(text: str) -> bool:
-    """Whether JSON text may hold encoded values (so plain files skip the decode walk)."""
-    return TAG in text

@@ -18,17 +18,28 @@ import time
 from typing import Any
 
 from ..errors import SessionFormatError
+from .repeats import restore_repeats
 
 FORMAT = "agentnb.session"
 """The value of ``__agentnb__.format`` in every snapshot."""
-VERSION = 1
-"""The on-disk format version this code reads and writes."""
+VERSION = 2
+"""The on-disk format version this code writes (docs/sessions.md)."""
+READABLE = (1, 2)
+"""The versions it reads."""
 META_KEY = "__agentnb__"
 """The snapshot key holding metadata; never a module name."""
 
 
-def meta(seq: int) -> dict[str, Any]:
-    return {"format": FORMAT, "version": VERSION, "seq": seq, "saved_at": time.time()}
+REPEATS = "repeats"
+"""The key, in a snapshot's metadata and in a log line, for where long texts were repeated
+(``agentnb.sessions.repeats``)."""
+
+
+def meta(seq: int, repeats: list[Any] | None = None) -> dict[str, Any]:
+    info = {"format": FORMAT, "version": VERSION, "seq": seq, "saved_at": time.time()}
+    if repeats:
+        info[REPEATS] = repeats
+    return info
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -83,6 +94,8 @@ def parse_snapshot(text: str, where: str) -> tuple[dict[str, Any], int]:
     seq = info.get("seq", 0)
     if not isinstance(seq, int):
         raise SessionFormatError(f"{where}: {META_KEY}.seq must be a whole number, got {seq!r}")
+    if REPEATS in info:
+        restore_repeats(data, info[REPEATS], where)
     return data, seq
 
 
@@ -92,7 +105,7 @@ def check_version(info: Any, where: str) -> None:
             f"{where}: {META_KEY} must be {{'format': {FORMAT!r}, 'version': {VERSION}, ...}}, got {info!r}"
         )
     version = info.get("version")
-    if version != VERSION:
+    if version not in READABLE or isinstance(version, bool):
         hint = "upgrade agentnb" if isinstance(version, int) and version > VERSION else "the file is damaged"
         raise SessionFormatError(
             f"{where} has session format version {version!r}; this agentnb reads version {VERSION} ({hint})"
@@ -103,7 +116,7 @@ def parse_line(raw: str | bytes, where: str) -> dict[str, Any]:
     line = loads(raw, where, "fix or remove that line (later lines are kept)")
     if not isinstance(line, dict) or not isinstance(line.get("seq"), int) or "op" not in line:
         raise SessionFormatError(f"{where} is not a session log entry (needs 'v', 'seq' and 'op')")
-    if line.get("v") != VERSION:
+    if line.get("v") not in READABLE or isinstance(line.get("v"), bool):
         raise SessionFormatError(
             f"{where} has session format version {line.get('v')!r}; this agentnb reads version {VERSION}"
         )

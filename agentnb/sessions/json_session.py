@@ -12,7 +12,8 @@ from typing import Any
 
 from ..errors import SessionFormatError, SessionWriteError
 from . import format as fmt
-from .base import SessionBase, check_session_id
+from .base import Read, SessionBase, check_session_id
+from .codec import TAG
 from .fileio import _last_newline_end, append_durably, atomic_write, file_lock, is_file, read_file, remove_leftovers
 
 
@@ -54,17 +55,20 @@ class JSONSession(SessionBase):
 
     # -- reading ----------------------------------------------------------------------------
 
-    def _read(self, session_id: str) -> tuple[dict[str, Any], int, Iterator[tuple[dict[str, Any], str]]] | None:
+    def _read(self, session_id: str) -> Read | None:
         snap, log = self._get_save_path(session_id), self.log_path(session_id)
         has_snap, has_log = is_file(snap), is_file(log)
         if not has_snap and not has_log:
             return None
         modules: dict[str, Any] = {}
-        seq = 0
+        seq, tagged = 0, False
         if has_snap:
-            modules, seq = fmt.parse_snapshot(_read_text(snap), str(snap))
-        entries = list(_log_entries(log)) if has_log else []
-        return modules, seq, iter(entries)
+            text = _read_text(snap)
+            modules, seq = fmt.parse_snapshot(text, str(snap))
+            tagged = TAG in text
+        data = read_file(log) if has_log else b""
+        entries = list(_log_entries(log, data))
+        return Read(modules, seq, iter(entries), tagged or TAG.encode() in data)
 
     def _last_seq(self, session_id: str) -> int:
         log = self.log_path(session_id)
@@ -147,8 +151,7 @@ def _read_text(path: Path) -> str:
         raise SessionFormatError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); it is not a session file") from None
 
 
-def _log_entries(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
-    data = read_file(path)
+def _log_entries(path: Path, data: bytes) -> Iterator[tuple[dict[str, Any], str]]:
     if not data:
         return
     lines = data.split(b"\n")

@@ -9,7 +9,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import format as fmt
-from .base import SessionBase
+from .base import Read, SessionBase
+from .codec import TAG
 
 
 class MemorySession(SessionBase):
@@ -36,14 +37,15 @@ class MemorySession(SessionBase):
     def _exists(self, session_id: str) -> bool:
         return session_id in self._snapshots or bool(self._logs.get(session_id))
 
-    def _read(self, session_id: str) -> tuple[dict[str, Any], int, Iterator[tuple[dict[str, Any], str]]] | None:
+    def _read(self, session_id: str) -> Read | None:
         if not self._exists(session_id):
             return None
         where = self.describe(session_id)
         seq, text = self._snapshots.get(session_id, (0, ""))
         modules, seq = fmt.parse_snapshot(text, where) if text else ({}, 0)
-        entries = [(fmt.parse_line(line, where), where) for s, line in self._logs.get(session_id, []) if s > seq]
-        return modules, seq, iter(entries)
+        lines = [line for s, line in self._logs.get(session_id, []) if s > seq]
+        tagged = TAG in text or any(TAG in line for line in lines)
+        return Read(modules, seq, iter([(fmt.parse_line(line, where), where) for line in lines]), tagged)
 
     def _last_seq(self, session_id: str) -> int:
         logged = [s for s, _ in self._logs.get(session_id, [])]

@@ -21,7 +21,8 @@ from typing import Any
 
 from ..errors import SessionError, SessionFormatError, SessionWriteError
 from . import format as fmt
-from .base import SessionBase
+from .base import Read, SessionBase
+from .codec import TAG
 from .fileio import file_lock, is_file
 
 SIZE_CHECK_EVERY = 32
@@ -46,6 +47,7 @@ class SQLiteSession(SessionBase):
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
         self._has_schema = False
+        self._version = fmt.VERSION
 
     def __repr__(self) -> str:
         return f"SQLiteSession({str(self.path)!r})"
@@ -92,8 +94,9 @@ class SQLiteSession(SessionBase):
                 f"{self.path} is a SQLite database of something else (tables {sorted(tables)}), not "
                 f"agentnb sessions; choose another file"
             )
-        if version != fmt.VERSION:
+        if version not in fmt.READABLE:
             raise SessionFormatError(f"{self.path} has session format version {version}; this agentnb reads version {fmt.VERSION}")
+        self._version = version
         missing = _TABLES - tables
         if missing:
             raise SessionFormatError(f"{self.path} is damaged: it has no {', '.join(sorted(missing))} table; restore it from a backup")
@@ -123,12 +126,17 @@ class SQLiteSession(SessionBase):
                 db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={fmt.VERSION}; COMMIT;")
                 self._has_schema = True
             db.execute("BEGIN IMMEDIATE")
+            older = self._version < fmt.VERSION
+            if older:  # an older file gets this version's lines: it says so
+                db.execute(f"PRAGMA user_version={fmt.VERSION}")
             try:
                 yield db
             except BaseException:
                 _rollback(db)
                 raise
             db.execute("COMMIT")
+            if older:
+                self._version = fmt.VERSION
         except sqlite3.Error as exc:
             _rollback(db)
             damaged = isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError)
@@ -158,22 +166,25 @@ class SQLiteSession(SessionBase):
             ).fetchone()
         return row is not None
 
-    def _read(self, session_id: str) -> tuple[dict[str, Any], int, Iterator[tuple[dict[str, Any], str]]] | None:
+    def _read(self, session_id: str) -> Read | None:
         db = self._ready()
         if db is None or not self._exists(session_id):
             return None
         where = self.describe(session_id)
         with self._reading():
             row = db.execute("SELECT data FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
-            modules, seq = fmt.parse_snapshot(_text(row[0], f"{where} snapshot"), f"{where} snapshot") if row else ({}, 0)
+            text = _text(row[0], f"{where} snapshot") if row else ""
+            modules, seq = fmt.parse_snapshot(text, f"{where} snapshot") if row else ({}, 0)
             rows = db.execute("SELECT seq, line FROM log WHERE session_id=? AND seq>? ORDER BY seq", (session_id, seq)).fetchall()
-        entries = []
+        entries, tagged = [], TAG in text
         for s, line in rows:
-            entry = fmt.parse_line(_text(line, f"{where} log entry {s}"), f"{where} log entry {s}")
+            line = _text(line, f"{where} log entry {s}")
+            tagged = tagged or TAG in line
+            entry = fmt.parse_line(line, f"{where} log entry {s}")
             if entry["seq"] != s:
                 raise SessionFormatError(f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved")
             entries.append((entry, f"{where} log entry {s}"))
-        return modules, seq, iter(entries)
+        return Read(modules, seq, iter(entries), tagged)
 
     def _last_seq(self, session_id: str) -> int:
         db = self._ready()

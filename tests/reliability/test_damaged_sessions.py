@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.errors import SessionFormatError
 from agentnb.sessions import JSONSession, SQLiteSession
+from agentnb.sessions import format as fmt
 
 GIVE_UP = 20.0
 NAMED = Tally("damaged files, named kinds")
@@ -147,7 +148,9 @@ JSON_DAMAGE: dict[str, Callable[[Path, Path], None]] = {
     "snapshot with a 5000-digit integer": lambda s, log: s.write_text('{"agent": {"n": ' + "7" * 5000 + "}}"),
     "log line duplicated": lambda s, log: log.write_bytes(b"".join(_lines(log) + _lines(log)[-1:])),
     "log seq going backwards": lambda s, log: log.write_bytes(b"".join([*_lines(log)[:-2], _lines(log)[-1], _lines(log)[-2]])),
-    "log line of version 2": lambda s, log: log.write_bytes(_lines(log)[-1].replace(b'"v":1', b'"v":2')),
+    "log line of a newer version": lambda s, log: log.write_bytes(
+        _lines(log)[-1].replace(b'"v":%d' % fmt.VERSION, b'"v":%d' % (fmt.VERSION + 1))
+    ),
     "log line cut in the middle": lambda s, log: log.write_bytes(b"".join([_lines(log)[0][:20] + b"\n", *_lines(log)[1:]])),
     "log line a JSON list": lambda s, log: log.write_bytes(b"".join([*_lines(log), b"[1]\n"])),
     "log line nested 100000 deep": lambda s, log: log.write_bytes(b"".join([*_lines(log), _nested(100_000).encode() + b"\n"])),
@@ -215,9 +218,6 @@ AGENT_DAMAGE: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="fix in sessions/base.py load_session_state_sync: wrap "
-                   "load_agent_state_dict / module.load_state_dict so that KeyError, TypeError, ValueError, "
-                   "AttributeError and pydantic.ValidationError become SessionFormatError naming the file and module")
 @pytest.mark.parametrize("damage", list(AGENT_DAMAGE))
 def test_an_agent_module_of_the_wrong_shape_is_a_clear_error(tmp_path, damage):
     session, files = build("json", tmp_path)
@@ -483,8 +483,6 @@ def test_fuzzed_damage_never_gets_past_the_storage_layer(kind, scale):
     assert campaign.storage_failures == 0, f"{campaign.by_origin}: {campaign.tally.summary()}"
 
 
-@pytest.mark.xfail(strict=True, reason="fix in sessions/base.py load_session_state_sync (wrap agent-module "
-                   "loading errors in SessionFormatError); see test_an_agent_module_of_the_wrong_shape_is_a_clear_error")
 def test_fuzzed_damage_is_always_a_clear_error_or_a_clean_load(scale):
     failures = {kind: c.tally.summary() for kind in FUZZ_KINDS if (c := fuzzed(kind, scale)).tally.failed}
     assert not failures, failures

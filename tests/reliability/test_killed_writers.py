@@ -164,9 +164,6 @@ def test_concurrent_writers_on_an_existing_session_lose_nothing(tmp_path, kind, 
     assert tally.failed == 0, tally.summary()
 
 
-@pytest.mark.xfail(strict=True, reason="fix in sessions/base.py append_session_state_sync: with no cursor, a "
-                   "session that already holds the module must not be replaced whole - re-read it under the "
-                   "lock and append this agent's turns (splice keep=None) and merge its state keys")
 @pytest.mark.parametrize("kind, writers", WARM)
 def test_concurrent_writers_starting_a_new_session_lose_nothing(tmp_path, kind, writers, scale):
     tally = Tally("concurrent writers, cold start")

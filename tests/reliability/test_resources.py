@@ -50,11 +50,6 @@ def test_a_turn_that_changes_a_small_key_writes_about_the_change(tmp_path):
     assert max(sizes) < 64_000, sizes
 
 
-@pytest.mark.xfail(strict=True, reason="fix in sessions/modules.py turn_entry (with history.py/events): a turn "
-                   "stores the rendered system prompt in PromptRendered, in every ModelRequested payload and in its "
-                   "messages, and the agentic tool's answer in ToolCallFinished, the tool message and the next "
-                   "request - 4 to 6 copies of the state per turn; store each large text once per turn (a "
-                   "content-addressed blob referenced from the others)")
 @pytest.mark.parametrize(
     "step, options",
     [
