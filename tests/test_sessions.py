@@ -210,6 +210,7 @@ def test_compaction_folds_the_log_into_the_snapshot(tmp_path):
     agent = make_agent(session=session)
     for i in range(30):
         agent.run(f"turn {i}")
+    session.flush()  # compactions run in the background
     assert (tmp_path / "shop.json").exists()
     assert len((tmp_path / "shop.jsonl").read_text().splitlines()) < 30
     restored = make_agent(session=JSONSession(tmp_path))
@@ -405,6 +406,7 @@ def test_sqlite_log_is_folded_into_the_snapshot_as_it_grows(tmp_path):
     agent = Agent("a", ScriptedModel(lambda request: "ok" * 100), session=session)
     for i in range(2 * SIZE_CHECK_EVERY):
         agent.run(f"turn {i}")
+    session.flush()
     rows = sqlite3.connect(tmp_path / "s.db").execute("SELECT COUNT(*) FROM log").fetchone()[0]
     assert rows < SIZE_CHECK_EVERY  # folded at least once; each turn appended one row
     fresh = Agent("a", ScriptedModel([]), session=SQLiteSession(tmp_path / "s.db"))

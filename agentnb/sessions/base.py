@@ -14,7 +14,9 @@ import asyncio
 import gc
 import os
 import re
-from collections.abc import Iterator
+import threading
+import warnings
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, NamedTuple
 
@@ -71,6 +73,17 @@ class Read(NamedTuple):
     """Whether the text read holds ``codec.TAG``: only then do values need decoding."""
 
 
+class Fetched(NamedTuple):
+    """A session's stored text as read under the lock, parsed later (``parse``)."""
+
+    parse: Callable[[], Read]
+    """The snapshot and log entries parsed (SessionFormatError when they do not parse)."""
+    token: Any
+    """What ``_unchanged`` compares to tell that only appends happened since."""
+    log_size: int
+    """Bytes of log read (the JSON backend keeps what was appended after them)."""
+
+
 class Modules(NamedTuple):
     """A session's modules as stored: the snapshot with the log applied."""
 
@@ -89,9 +102,14 @@ class SessionBase(abc.ABC):
 
     compact_min_bytes: int = 1 << 20
     """The log is folded into the snapshot once it is larger than this and than the snapshot."""
+    compact_in_background: bool = True
+    """A compaction the log's growth calls for runs in a thread, off the turn's path: the lock
+    is held only to read the files and to write the new snapshot, and the parsing and encoding
+    in between wait for nobody (``flush()`` waits for it). ``compact()`` runs at once."""
 
     def __init__(self) -> None:
         self._cursors: dict[tuple[str, str], Any] = {}
+        self._compactions: dict[str, threading.Thread] = {}
         self._started_empty: set[tuple[str, str]] = set()
 
     # -- storage (subclasses) ---------------------------------------------------------------
@@ -104,13 +122,22 @@ class SessionBase(abc.ABC):
     def _exists(self, session_id: str) -> bool: ...
 
     @abc.abstractmethod
+    def _fetch(self, session_id: str) -> Fetched | None:
+        """The session's stored text, read (under the lock) but not yet parsed, or None."""
+
     def _read(self, session_id: str) -> Read | None:
-        """The snapshot's modules and seq, the log entries after it (entry, where), and whether
-        any of the text read holds an encoded value (``codec.TAG``)."""
+        fetched = self._fetch(session_id)
+        return None if fetched is None else fetched.parse()
+
+    def _unchanged(self, session_id: str, token: Any) -> bool:
+        """Whether the snapshot (and the log it starts) are still the ones ``token`` was read
+        with: only appends since (called with the lock held)."""
+        return False
 
     @abc.abstractmethod
-    def _write_snapshot(self, session_id: str, text: str, seq: int) -> None:
-        """Atomically replace the snapshot; log entries up to ``seq`` become obsolete."""
+    def _write_snapshot(self, session_id: str, text: str, seq: int, *, log_from: int | None = None) -> None:
+        """Atomically replace the snapshot; log entries up to ``seq`` become obsolete. With
+        ``log_from``, the log's bytes after that offset (appended since it was read) are kept."""
 
     @abc.abstractmethod
     def _append(self, session_id: str, lines: list[str], first_seq: int) -> tuple[int, int]:
@@ -130,8 +157,9 @@ class SessionBase(abc.ABC):
         last seq, or None."""
         check_session_id(session_id)
         raw = self._read(session_id)
-        if raw is None:
-            return None
+        return None if raw is None else self._apply_log(raw)
+
+    def _apply_log(self, raw: Read) -> Modules:
         modules, seq = raw.modules, raw.seq
         for line, where in raw.entries:
             if line["seq"] <= seq:
@@ -238,7 +266,10 @@ class SessionBase(abc.ABC):
                 texts = [_line_text(line, i) for i, line in enumerate(lines, start=seq + 1)]
                 log_size, snapshot_size = self._append(session_id, texts, seq + 1)
                 if log_size > max(snapshot_size, self.compact_min_bytes):
-                    self._compact(session_id)
+                    if self.compact_in_background:
+                        self._compact_soon(session_id)
+                    else:
+                        self._compact(session_id)
         for name, cursor in new_cursors.items():
             self._cursors[(session_id, name)] = cursor
             self._started_empty.discard((session_id, name))
@@ -270,6 +301,40 @@ class SessionBase(abc.ABC):
         """Fold the log into the snapshot now (it happens by itself as the log grows)."""
         with self._lock(session_id):
             self._compact(session_id)
+
+    def flush(self) -> None:
+        """Wait for the compactions running in the background to finish."""
+        for thread in list(self._compactions.values()):
+            thread.join()
+
+    def _compact_soon(self, session_id: str) -> None:
+        running = self._compactions.get(session_id)
+        if running is not None and running.is_alive():
+            return
+        thread = threading.Thread(target=self._compact_off_path, args=(session_id,), name=f"agentnb compaction of {session_id}")
+        self._compactions[session_id] = thread
+        thread.start()
+
+    def _compact_off_path(self, session_id: str) -> None:
+        """Fold the log into the snapshot holding the lock only to read and to write. If the
+        files changed otherwise than by appends meanwhile (a whole save, another process's
+        compaction), nothing is written: the log's further growth calls for another."""
+        try:
+            with self._lock(session_id):
+                fetched = self._fetch(session_id)
+            if fetched is None:
+                return
+            found = self._apply_log(fetched.parse())
+            with _no_cycle_collection():
+                text = self._snapshot_text(found.modules, found.seq)
+            with self._lock(session_id):
+                if self._unchanged(session_id, fetched.token):
+                    self._write_snapshot(session_id, text, found.seq, log_from=fetched.log_size)
+        except Exception as exc:  # a thread's error reaches nobody: say it, the log stays as it is
+            warnings.warn(
+                f"agentnb: could not compact {self.describe(session_id)} ({exc}); its log is kept and loads as it is",
+                stacklevel=1,
+            )
 
     def _compact(self, session_id: str) -> None:
         found = self.read_modules(session_id)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import SessionFormatError, SessionWriteError
 from . import format as fmt
-from .base import Read, SessionBase, check_session_id
+from .base import Fetched, Read, SessionBase, check_session_id
 from .codec import TAG
 from .fileio import _last_newline_end, append_durably, atomic_write, file_lock, is_file, read_file, remove_leftovers
 
@@ -55,20 +55,29 @@ class JSONSession(SessionBase):
 
     # -- reading ----------------------------------------------------------------------------
 
-    def _read(self, session_id: str) -> Read | None:
+    def _fetch(self, session_id: str) -> Fetched | None:
         snap, log = self._get_save_path(session_id), self.log_path(session_id)
         has_snap, has_log = is_file(snap), is_file(log)
         if not has_snap and not has_log:
             return None
-        modules: dict[str, Any] = {}
-        seq, tagged = 0, False
-        if has_snap:
-            text = _read_text(snap)
-            modules, seq = fmt.parse_snapshot(text, str(snap))
-            tagged = TAG in text
+        token = self._token(session_id)
+        text = _read_text(snap) if has_snap else None
         data = read_file(log) if has_log else b""
-        entries = list(_log_entries(log, data))
-        return Read(modules, seq, iter(entries), tagged or TAG.encode() in data)
+
+        def parse() -> Read:
+            modules, seq = fmt.parse_snapshot(text, str(snap)) if text is not None else ({}, 0)
+            entries = list(_log_entries(log, data))
+            return Read(modules, seq, iter(entries), (text is not None and TAG in text) or TAG.encode() in data)
+
+        return Fetched(parse, token, len(data))
+
+    def _token(self, session_id: str) -> tuple[Any, Any]:
+        """The snapshot as it is (inode, size, time) and the log's inode: appends keep both."""
+        snap, log = _identity(self._get_save_path(session_id)), _identity(self.log_path(session_id))
+        return snap, log and log[0]
+
+    def _unchanged(self, session_id: str, token: Any) -> bool:
+        return self._token(session_id) == token
 
     def _last_seq(self, session_id: str) -> int:
         log = self.log_path(session_id)
@@ -96,17 +105,21 @@ class JSONSession(SessionBase):
 
     # -- writing ----------------------------------------------------------------------------
 
-    def _write_snapshot(self, session_id: str, text: str, seq: int) -> None:
+    def _write_snapshot(self, session_id: str, text: str, seq: int, *, log_from: int | None = None) -> None:
         snap, log = self._get_save_path(session_id), self.log_path(session_id)
         self._clean(session_id, force=True)
         with _writing(snap):
             atomic_write(snap, text.encode("utf-8"))
         if is_file(log):
-            # The snapshot holds everything up to seq; the log restarts from there. A crash
-            # between the two renames leaves old lines that loading skips by their seq.
+            # The snapshot holds everything up to seq; the log restarts from there, with what
+            # was appended while the snapshot was being made. A crash between the two renames
+            # leaves old lines that loading skips by their seq.
+            later = read_file(log)[log_from:] if log_from is not None else b""
+            if later and not later.endswith(b"\n"):  # a torn line: the next append cuts it
+                later = later[: later.rfind(b"\n") + 1]
             with _writing(log):
-                atomic_write(log, (fmt.dumps({"v": fmt.VERSION, "seq": seq, "op": "base"}) + "\n").encode())
-            self._remember_tail(session_id, seq)
+                atomic_write(log, (fmt.dumps({"v": fmt.VERSION, "seq": seq, "op": "base"}) + "\n").encode() + later)
+            self._remember_tail(session_id, _last_seq_in(later, seq))
 
     def _append(self, session_id: str, lines: list[str], first_seq: int) -> tuple[int, int]:
         log = self.log_path(session_id)
@@ -141,6 +154,20 @@ def _writing(path: Path) -> Iterator[None]:
         yield
     except OSError as exc:
         raise SessionWriteError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _last_seq_in(lines: bytes, default: int) -> int:
+    """The seq of the last of whole log ``lines`` (``default`` when there are none)."""
+    last = lines.rstrip(b"\n").rpartition(b"\n")[2]
+    return fmt.parse_line(last, "the log's last line")["seq"] if last.strip() else default
 
 
 def _read_text(path: Path) -> str:

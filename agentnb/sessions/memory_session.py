@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import format as fmt
-from .base import Read, SessionBase
+from .base import Fetched, Read, SessionBase
 from .codec import TAG
 
 
@@ -37,21 +37,27 @@ class MemorySession(SessionBase):
     def _exists(self, session_id: str) -> bool:
         return session_id in self._snapshots or bool(self._logs.get(session_id))
 
-    def _read(self, session_id: str) -> Read | None:
+    compact_in_background = False  # nothing to wait for in memory
+
+    def _fetch(self, session_id: str) -> Fetched | None:
         if not self._exists(session_id):
             return None
         where = self.describe(session_id)
         seq, text = self._snapshots.get(session_id, (0, ""))
-        modules, seq = fmt.parse_snapshot(text, where) if text else ({}, 0)
         lines = [line for s, line in self._logs.get(session_id, []) if s > seq]
-        tagged = TAG in text or any(TAG in line for line in lines)
-        return Read(modules, seq, iter([(fmt.parse_line(line, where), where) for line in lines]), tagged)
+
+        def parse() -> Read:
+            modules, _ = fmt.parse_snapshot(text, where) if text else ({}, 0)
+            tagged = TAG in text or any(TAG in line for line in lines)
+            return Read(modules, seq, iter([(fmt.parse_line(line, where), where) for line in lines]), tagged)
+
+        return Fetched(parse, None, 0)
 
     def _last_seq(self, session_id: str) -> int:
         logged = [s for s, _ in self._logs.get(session_id, [])]
         return max([self._snapshots.get(session_id, (0, ""))[0], *logged])
 
-    def _write_snapshot(self, session_id: str, text: str, seq: int) -> None:
+    def _write_snapshot(self, session_id: str, text: str, seq: int, *, log_from: int | None = None) -> None:
         self._snapshots[session_id] = (seq, text)
         self._logs[session_id] = [(s, line) for s, line in self._logs.get(session_id, []) if s > seq]
         self._log_size[session_id] = sum(len(line) for _, line in self._logs[session_id])

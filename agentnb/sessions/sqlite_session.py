@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import SessionError, SessionFormatError, SessionWriteError
 from . import format as fmt
-from .base import Read, SessionBase
+from .base import Fetched, Read, SessionBase
 from .codec import TAG
 from .fileio import file_lock, is_file
 
@@ -166,25 +166,40 @@ class SQLiteSession(SessionBase):
             ).fetchone()
         return row is not None
 
-    def _read(self, session_id: str) -> Read | None:
+    def _fetch(self, session_id: str) -> Fetched | None:
         db = self._ready()
         if db is None or not self._exists(session_id):
             return None
         where = self.describe(session_id)
         with self._reading():
-            row = db.execute("SELECT data FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
+            row = db.execute("SELECT data, seq FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
+            # The rows after the snapshot's seq: the snapshot says which, so it is read first.
             text = _text(row[0], f"{where} snapshot") if row else ""
+            rows = db.execute(
+                "SELECT seq, line FROM log WHERE session_id=? AND seq>? ORDER BY seq", (session_id, row[1] if row else 0)
+            ).fetchall()
+
+        def parse() -> Read:
             modules, seq = fmt.parse_snapshot(text, f"{where} snapshot") if row else ({}, 0)
-            rows = db.execute("SELECT seq, line FROM log WHERE session_id=? AND seq>? ORDER BY seq", (session_id, seq)).fetchall()
-        entries, tagged = [], TAG in text
-        for s, line in rows:
-            line = _text(line, f"{where} log entry {s}")
-            tagged = tagged or TAG in line
-            entry = fmt.parse_line(line, f"{where} log entry {s}")
-            if entry["seq"] != s:
-                raise SessionFormatError(f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved")
-            entries.append((entry, f"{where} log entry {s}"))
-        return Read(modules, seq, iter(entries), tagged)
+            entries, tagged = [], TAG in text
+            for s, line in rows:
+                line = _text(line, f"{where} log entry {s}")
+                tagged = tagged or TAG in line
+                entry = fmt.parse_line(line, f"{where} log entry {s}")
+                if entry["seq"] != s:
+                    raise SessionFormatError(f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved")
+                entries.append((entry, f"{where} log entry {s}"))
+            return Read(modules, seq, iter(entries), tagged)
+
+        return Fetched(parse, row[1] if row else None, 0)
+
+    def _unchanged(self, session_id: str, token: Any) -> bool:
+        db = self._ready()
+        if db is None:
+            return False
+        with self._reading():
+            row = db.execute("SELECT seq FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
+        return (row[0] if row else None) == token
 
     def _last_seq(self, session_id: str) -> int:
         db = self._ready()
@@ -200,8 +215,8 @@ class SQLiteSession(SessionBase):
 
     # -- writing --------------------------------------------------------------------------------
 
-    def _write_snapshot(self, session_id: str, text: str, seq: int) -> None:
-        with self._tx() as db:
+    def _write_snapshot(self, session_id: str, text: str, seq: int, *, log_from: int | None = None) -> None:
+        with self._tx() as db:  # (the rows after seq stay: log_from is the JSON backend's)
             db.execute(
                 "INSERT INTO snapshots(session_id, seq, data) VALUES (?,?,?) "
                 "ON CONFLICT(session_id) DO UPDATE SET seq=excluded.seq, data=excluded.data",
