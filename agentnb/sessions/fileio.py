@@ -55,7 +55,9 @@ def file_lock(path: Path) -> Iterator[None]:
     held = True
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        lock.acquire()
+        # Polled every 2 ms, not filelock's 50: a background compaction waiting between two
+        # turns' saves gets its turn, rather than starving behind a loop of quick turns.
+        lock.acquire(poll_interval=0.002)
     except OSError as exc:
         if exc.errno not in _READ_ONLY or os.access(path.parent, os.W_OK):
             raise SessionError(f"cannot lock the session with {path}: {exc.strerror or exc}") from None
