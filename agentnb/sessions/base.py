@@ -325,8 +325,9 @@ class SessionBase(abc.ABC):
             if fetched is None:
                 return
             found = self._apply_log(fetched.parse())
-            with _no_cycle_collection():
-                text = self._snapshot_text(found.modules, found.seq)
+            # (no _no_cycle_collection here: from a thread, it would switch the collector off
+            # for the turns running meanwhile too)
+            text = self._snapshot_text(found.modules, found.seq)
             with self._lock(session_id):
                 if self._unchanged(session_id, fetched.token):
                     self._write_snapshot(session_id, text, found.seq, log_from=fetched.log_size)

@@ -38,10 +38,12 @@ def is_file(path: Path) -> bool:
     raise SessionFormatError(f"{path} is {what}, not a session file; move it away")
 
 
-def read_file(path: Path) -> bytes:
-    """The bytes of a session file (checked with ``is_file`` first)."""
+def read_file(path: Path, offset: int = 0) -> bytes:
+    """The bytes of a session file from ``offset`` on (checked with ``is_file`` first)."""
     try:
-        return path.read_bytes()
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read()
     except OSError as exc:
         raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
 

@@ -114,7 +114,7 @@ class JSONSession(SessionBase):
             # The snapshot holds everything up to seq; the log restarts from there, with what
             # was appended while the snapshot was being made. A crash between the two renames
             # leaves old lines that loading skips by their seq.
-            later = read_file(log)[log_from:] if log_from is not None else b""
+            later = read_file(log, log_from) if log_from is not None else b""
             if later and not later.endswith(b"\n"):  # a torn line: the next append cuts it
                 later = later[: later.rfind(b"\n") + 1]
             with _writing(log):
