@@ -12,7 +12,7 @@ from typing import Any
 
 from . import diff
 from .frozen import EMPTY, FrozenMap
-from .history import History, TurnRecord, turn_entries, turns_from_entries
+from .history import History, TurnRecord, turn_entries
 from .messages import Message
 from .modules import load_registered, merge, registered_state, splice
 
@@ -43,13 +43,13 @@ def state_dict(agent: Any) -> dict[str, Any]:
 
 def load_state_dict(agent: Any, data: Mapping[str, Any], strict: bool = True) -> None:
     """Restore what ``state_dict`` saved into an agent built by the same code."""
-    turns = turns_from_entries((data.get("history") or {}).get("turns") or [])
+    history = History.from_state_dict(data.get("history") or {})
     messages = [Message.from_dict(m) for m in data.get("messages") or []]
     # A state saved as the last turn left it shares that turn's frozen copy (compared, not trusted).
-    last = turns[-1].frozen_after if turns and turns[-1].status != "running" else None
+    last = history[-1].frozen_after if len(history) and history[-1].status != "running" else None
     agent.state.load_data(data.get("state") or {}, image=last)
     agent.state.messages[:] = messages
-    agent.history.replace(turns)
+    agent.history.adopt(history)
     if isinstance(data.get("session_id"), str):
         agent.session_id = data["session_id"]
     if isinstance(data.get("name"), str):
@@ -77,11 +77,12 @@ class Cursor:
 
 def cursor(agent: Any) -> Cursor:
     """A cursor for what the agent holds now (after a save or a load)."""
-    done = agent.history.finished()
+    history = agent.history
+    done = history.finished_count()
     return Cursor(
         owner=weakref.ref(agent),
-        turns=len(done),
-        last_turn=done[-1] if done else None,
+        turns=done,
+        last_turn=history[done - 1] if done else None,
         state=agent.state.frozen(),
         messages=list(agent.state.messages),
         top=top_fields(agent),
@@ -105,17 +106,17 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     history: History = agent.history
     if len(history) < since.turns or (since.turns and history[since.turns - 1] is not since.last_turn):
         return None
-    done = history.finished()
+    done = history.finished_count()
+    new_turns = history[since.turns : done]
     ops: list[dict[str, Any]] = []
-    if len(done) > since.turns:
-        prev = done[since.turns - 1].frozen_after if since.turns else EMPTY
-        ops.append(splice(["history", "turns"], turn_entries(done[since.turns :], prev, start=since.turns)))
+    if new_turns:
+        prev = history[since.turns - 1].frozen_after if since.turns else EMPTY
+        ops.append(splice(["history", "turns"], turn_entries(new_turns, prev, start=since.turns)))
     live = agent.state.data
-    new_turns = done[since.turns :]
     keys = [k for turn in new_turns for k in turn.changed_keys()]
     whole = any(op["path"] == "" for turn in new_turns for c in turn.state_changes for op in c.patch)
     stored_state = agent.state.frozen()
-    if after_turn and new_turns and history[-1] is done[-1] and not whole and since.state is not EMPTY:
+    if after_turn and new_turns and done == len(history) and not whole and since.state is not EMPTY:
         state_delta = diff.keys_diff(live, keys)
     else:
         # Both frozen: what the state shares with the last save is not compared.
@@ -142,8 +143,8 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
         ops.append(merge([], top_changes["set"]))
     after = Cursor(
         owner=since.owner,
-        turns=len(done),
-        last_turn=done[-1] if done else None,
+        turns=done,
+        last_turn=history[done - 1] if done else None,
         state=stored_state,
         messages=list(messages),
         top=top,

@@ -1,337 +1,136 @@
-"""Turn records: everything one run did, kept on the agent as ``agent.history``.
+"""An agent's turns (``agent.history``), and how they are stored in a session.
 
-A ``TurnRecord`` and a ``History`` serialise themselves (``to_dict`` / ``state_dict``): a turn's
-states are stored as top-level deltas against the turn before, so N turns of a large state cost N
-changes in a session file, not N copies.
+A ``History`` serialises itself (``state_dict``): a turn's states are stored as top-level
+deltas against the turn before, so N turns of a large state cost N changes in a session file,
+not N copies. A session may keep a long history's older turns apart, in segments
+(``EarlierTurns``): they are read from disk the first time one of them is asked for, so
+loading costs the recent turns, not the whole history.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import typing
+import bisect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from . import diff
 from . import events as events_module
 from .diff import top_level_key
-from .frozen import EMPTY, FrozenMap, freeze, frozen_map
-from .views import view
 from .errors import SessionFormatError
-from .events import (
-    ContextRetrieved,
-    Event,
-    ModelRequested,
-    ModelResponded,
-    PromptRendered,
-    StateChanged,
-    ToolCallFinished,
-    Usage,
+from .events import Event, PromptRendered
+from .frozen import EMPTY, FrozenMap, freeze, frozen_map
+from .records import (
+    ModelCall,
+    StateField,
+    Stored,
+    TurnChanges,
+    TurnRecord,
+    _check_entry,
+    _events,
 )
-from .messages import Message
+from .views import view
 
 if TYPE_CHECKING:
     import pandas
 
-
-@dataclass(frozen=True)
-class TurnChanges:
-    """What a turn changed in the state (see ``agentnb.diff`` for the rule)."""
-
-    keys: list[diff.Change]
-    """Top-level keys added, changed or removed, in first-write order."""
-    paths: list[diff.Change]
-    """Every path written that ended up different, in first-write order."""
+KIND = "agentnb.History"
+"""The ``kind`` a History's saved state carries (sessions find its turns by it)."""
+EARLIER = "earlier"
+"""The key of a history's state dict under which a session hands over the turns it stored
+apart (an ``EarlierTurns``); never written."""
 
 
-class StateField:
-    """A turn's state as a field: kept frozen (sharing what did not change with the turns
-    around it), read as a read-only plain dict (``agentnb.views``; ``copy.deepcopy`` it to get
-    a copy to change)."""
+class Segment(NamedTuple):
+    """Consecutive turns a session stored apart."""
 
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.slot = f"_frozen_{name}"
-
-    def __get__(self, record: Any, owner: type | None = None) -> Any:
-        if record is None:
-            return None  # the dataclass default: an empty state
-        return view(record.__dict__.get(self.slot, EMPTY))
-
-    def __set__(self, record: Any, value: Mapping[str, Any] | None) -> None:
-        if type(value) is FrozenMap:
-            record.__dict__[self.slot] = value
-        elif value is None:
-            record.__dict__.pop(self.slot, None)
-        else:
-            record.__dict__[self.slot] = frozen_map(value)
+    first: int
+    """The index of its first turn."""
+    count: int
+    """How many turns it holds."""
+    read: Callable[[], list[Any]]
+    """Its stored entries (the first one self-contained), read from disk when called."""
 
 
-class Stored:
-    """A field's value as a session stored it, decoded the first time it is read."""
+class EarlierTurns:
+    """The turns before a stored history's recent part, as segments read on demand."""
 
-    __slots__ = ("decode",)
-
-    def __init__(self, decode: Callable[[], Any]) -> None:
-        self.decode = decode
-
-
-class LazyField:
-    """A list field of a TurnRecord that may hold a ``Stored`` value: a long history loads
-    without decoding every turn's events and messages (only those read)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.slot = f"_{name}"
-
-    def __get__(self, record: Any, owner: type | None = None) -> Any:
-        if record is None:
-            return None  # the dataclass default: an empty list
-        value = record.__dict__[self.slot]
-        if type(value) is Stored:
-            value = record.__dict__[self.slot] = value.decode()
-        return value
-
-    def __set__(self, record: Any, value: Any) -> None:
-        record.__dict__[self.slot] = [] if value is None else value
-
-
-@dataclass(frozen=True)
-class ModelCall:
-    """One request/response pair of a turn."""
-
-    index: int
-    """Position within the turn (0-based)."""
-    request: dict[str, Any]
-    """The payload exactly as sent."""
-    response: ModelResponded | None
-    """The answer (None when the call failed)."""
-
-
-@dataclass
-class TurnRecord:
-    """One run of an agent: its events, requests, responses, tool calls and state."""
-
-    index: int
-    """Position in the agent's history (0-based)."""
-    run_id: str
-    """Unique id of the run."""
-    agent: str
-    """The agent's name."""
-    message: str
-    """The user's message."""
-    model: str
-    """The model's label."""
-    status: Literal["running", "ok", "failed"] = "running"
-    """running while the turn runs, then ok (an answer) or failed."""
-    content: str | None = None
-    """The final answer."""
-    error: str | None = None
-    """Why the run failed, if it did."""
-    started_at: float = 0.0
-    """Wall-clock start (epoch seconds)."""
-    duration_ms: float = 0.0
-    """How long the turn took."""
-    usage: Usage = field(default_factory=Usage)
-    """Token counts of all its model calls."""
-    state_start: dict[str, Any] = StateField()  # type: ignore[assignment]
-    """The state when the turn began, before the user's edits since the last turn and the run
-    keywords were applied: what ``changes()`` compares with. (Read-only: see ``StateField``;
-    ``frozen_start`` is the stored one.)"""
-    state_before: dict[str, Any] = StateField()  # type: ignore[assignment]
-    """The state the prompt was rendered from (after the user's edits and the run keywords)."""
-    state_after: dict[str, Any] = StateField()  # type: ignore[assignment]
-    """The state when the run ended."""
-    events: list[Event] = LazyField()  # type: ignore[assignment]
-    """Every event but text deltas, in order."""
-    messages: list[Message] = LazyField()  # type: ignore[assignment]
-    """The run's messages: system, user, assistant and tool."""
-    output: Any = None
-    """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
-    replayed: bool = False
-    """Whether its model calls were answered from the notebook's recording (not saved)."""
-
-    @property
-    def frozen_start(self) -> FrozenMap:
-        """``state_start`` as stored: frozen, shared with the other turns (read it, no copy)."""
-        return self.__dict__.get("_frozen_state_start", EMPTY)
-
-    @property
-    def frozen_before(self) -> FrozenMap:
-        """``state_before`` as stored."""
-        return self.__dict__.get("_frozen_state_before", EMPTY)
-
-    @property
-    def frozen_after(self) -> FrozenMap:
-        """``state_after`` as stored."""
-        return self.__dict__.get("_frozen_state_after", EMPTY)
-
-    @property
-    def number(self) -> int:
-        """The turn's number as records, the inspector and DataFrames show it (1 = the first;
-        ``history[number - 1]``)."""
-        return self.index + 1
-
-    @property
-    def context(self) -> list[ContextRetrieved]:
-        """Every context retrieval of the turn, in order: passive injections (``via='passive'``)
-        then the model's ``retrieve_context`` calls (``via='tool'``); each has label and blocks."""
-        return [e for e in self.events if isinstance(e, ContextRetrieved)]
-
-    @property
-    def prompt(self) -> PromptRendered | None:
-        """The turn's rendered system prompt with its sections."""
-        return next((e for e in self.events if isinstance(e, PromptRendered)), None)
-
-    @property
-    def system_prompt(self) -> str | None:
-        """The system prompt's text."""
-        prompt = self.prompt
-        return prompt.system_prompt if prompt else None
-
-    @property
-    def model_calls(self) -> list[ModelCall]:
-        """Each request with its answer, in order."""
-        requests = [e for e in self.events if isinstance(e, ModelRequested)]
-        responses = {e.call: e for e in self.events if isinstance(e, ModelResponded)}
-        return [ModelCall(index=r.call, request=r.request, response=responses.get(r.call)) for r in requests]
-
-    @property
-    def tool_calls(self) -> list[ToolCallFinished]:
-        """Every finished tool call, in order."""
-        return [e for e in self.events if isinstance(e, ToolCallFinished)]
-
-    @property
-    def state_changes(self) -> list[StateChanged]:
-        """Every state change (patch and author), in order."""
-        return [e for e in self.events if isinstance(e, StateChanged)]
-
-    def changed_keys(self) -> list[str]:
-        """Top-level keys written during this turn, in first-write order."""
-        keys = (top_level_key(op["path"]) for change in self.state_changes for op in change.patch)
-        return [k for k in dict.fromkeys(keys) if k]
-
-    def changes(self, state: Mapping[str, Any] | None = None) -> TurnChanges:
-        """What this turn changed, by the rule of ``agentnb.diff``: top-level keys and every path
-        written, each added / changed / removed with its authors and old and new values.
-        ``state`` is the state to compare with (default: the state the turn ended with; pass the
-        live state for a turn still running)."""
-        log = diff.ChangeLog(self.frozen_start)
-        for change in self.state_changes:
-            log.add(change.patch, change.cause.label())
-        after = self.frozen_after if state is None else state
-        return TurnChanges(keys=log.keys(after), paths=log.paths(after))
-
-    def to_dict(self) -> dict[str, Any]:
-        """This turn as plain data (events through ``EVENTS_ADAPTER``; states as plain dicts)."""
-        return {
-            **self._fields(),
-            "state_start": self.state_start,
-            "state_before": self.state_before,
-            "state_after": self.state_after,
-            "events": events_module.EVENTS_ADAPTER.dump_python(self.events),
-            "messages": [m.to_dict() for m in self.messages],
-        }
-
-    def _fields(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "run_id": self.run_id,
-            "agent": self.agent,
-            "message": self.message,
-            "model": self.model,
-            "status": self.status,
-            "content": self.content,
-            "error": self.error,
-            "started_at": self.started_at,
-            "duration_ms": self.duration_ms,
-            "usage": dataclasses.asdict(self.usage),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, lazy: bool = False) -> TurnRecord:
-        """The inverse of ``to_dict`` (``lazy``: events and messages decoded when first read)."""
-        events, messages = data.get("events", []), data.get("messages", [])
-        return cls(
-            index=data["index"],
-            run_id=data["run_id"],
-            agent=data["agent"],
-            message=data["message"],
-            model=data["model"],
-            status=data["status"],
-            content=data.get("content"),
-            error=data.get("error"),
-            started_at=data.get("started_at", 0.0),
-            duration_ms=data.get("duration_ms", 0.0),
-            usage=Usage(**data.get("usage", {})),
-            state_start=data.get("state_start", data.get("state_before", {})),
-            state_before=data.get("state_before", {}),
-            state_after=data.get("state_after", {}),
-            events=Stored(partial(_events, events)) if lazy else _events(events),
-            messages=Stored(partial(_messages, messages)) if lazy else _messages(messages),
-        )
+    def __init__(self, segments: Sequence[Segment]) -> None:
+        expected = 0
+        for segment in segments:
+            if segment.first != expected or segment.count < 1:
+                raise SessionFormatError(f"the history's stored segments do not follow each other (turn {expected + 1} expected, found {segment.first + 1})")
+            expected += segment.count
+        self.segments = list(segments)
+        self.count = expected
+        self._firsts = [s.first for s in self.segments]
+        self._loaded: dict[int, list[TurnRecord]] = {}
 
     def __repr__(self) -> str:
-        return (
-            f"TurnRecord(#{self.index} {self.status}: {self.message[:40]!r} -> "
-            f"{(self.content or self.error or '')[:40]!r}; {len(self.tool_calls)} tool call(s))"
-        )
+        return f"EarlierTurns({self.count} turn(s) in {len(self.segments)} segment(s), {len(self._loaded)} read)"
 
-
-_EVENT_KINDS = frozenset(field.default for cls in typing.get_args(Event) for field in dataclasses.fields(cls) if field.name == "kind")
-
-
-def _check_entry(entry: Any, number: int) -> None:
-    """What a stored turn must be before it is read lazily: its events and messages are
-    decoded when first shown, so a kind no event has, or a message that is no object, is
-    caught here, at load, where the file can still be named."""
-    if not isinstance(entry, dict):
-        raise SessionFormatError(f"turn {number} is a {type(entry).__name__}, not an object")
-    for name in ("events", "messages"):
-        items = entry.get(name, [])
-        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-            raise SessionFormatError(f"turn {number}: {name!r} must be a list of objects")
-    for event in entry.get("events", []):
-        if event.get("kind") not in _EVENT_KINDS:
-            raise SessionFormatError(f"turn {number} has an event of unknown kind {event.get('kind')!r:.40}")
-
-
-def _events(stored: list[Any]) -> list[Event]:
-    try:
-        return events_module.EVENTS_ADAPTER.validate_python(stored)
-    except ValueError as exc:  # pydantic's ValidationError
-        raise SessionFormatError(f"a stored turn's events do not load: {_first_line(exc)}") from None
-
-
-def _messages(stored: list[Any]) -> list[Message]:
-    try:
-        return [Message.from_dict(m) for m in stored]
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise SessionFormatError(f"a stored turn's messages do not load: {_first_line(exc)}") from None
-
-
-def _first_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split("\n")[:3])[:300]
+    def turn(self, index: int) -> TurnRecord:
+        """Turn ``index`` (0 <= index < count), reading its segment the first time."""
+        number = bisect.bisect_right(self._firsts, index) - 1
+        turns = self._loaded.get(number)
+        if turns is None:
+            segment = self.segments[number]
+            turns = turns_from_entries(segment.read(), start=segment.first)
+            if len(turns) != segment.count:
+                raise SessionFormatError(
+                    f"the stored segment of turns {segment.first + 1}-{segment.first + segment.count} holds {len(turns)} turn(s)"
+                )
+            self._loaded[number] = turns
+        return turns[index - self.segments[number].first]
 
 
 class History(Sequence[TurnRecord]):
     """The turns of an agent, oldest first, with pandas views."""
 
-    def __init__(self, turns: list[TurnRecord] | None = None) -> None:
+    def __init__(self, turns: list[TurnRecord] | None = None, earlier: EarlierTurns | None = None) -> None:
         self._turns: list[TurnRecord] = turns if turns is not None else []
+        self._earlier = earlier
+        self._offset = earlier.count if earlier is not None else 0
 
     @overload
     def __getitem__(self, index: int) -> TurnRecord: ...
     @overload
     def __getitem__(self, index: slice) -> list[TurnRecord]: ...
     def __getitem__(self, index: int | slice) -> TurnRecord | list[TurnRecord]:
-        return self._turns[index]
+        offset = self._offset
+        if isinstance(index, slice):
+            if not offset:
+                return self._turns[index]
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if not offset:
+            return self._turns[index]
+        position = index + len(self) if index < 0 else index
+        if position >= offset:
+            return self._turns[position - offset]
+        if position < 0:
+            raise IndexError("history index out of range")
+        assert self._earlier is not None
+        return self._earlier.turn(position)
 
     def __len__(self) -> int:
-        return len(self._turns)
+        return self._offset + len(self._turns)
 
     def __iter__(self) -> Iterator[TurnRecord]:
-        return iter(self._turns)
+        for i in range(self._offset):
+            yield self[i]
+        yield from self._turns
+
+    def __reversed__(self) -> Iterator[TurnRecord]:
+        yield from reversed(self._turns)
+        for i in range(self._offset - 1, -1, -1):
+            yield self[i]
+
+    @property
+    def stored_apart(self) -> int:
+        """How many of the oldest turns are still on disk only (read when first asked for)."""
+        if self._earlier is None:
+            return 0
+        return self._earlier.count - sum(s.count for n, s in enumerate(self._earlier.segments) if n in self._earlier._loaded)
 
     def append(self, turn: TurnRecord) -> None:
         """Add a turn at the end."""
@@ -339,50 +138,76 @@ class History(Sequence[TurnRecord]):
 
     def replace(self, turns: Sequence[TurnRecord]) -> None:
         """Replace every turn (the list is copied)."""
-        self._turns[:] = list(turns)
+        turns = list(turns)
+        self._earlier, self._offset = None, 0
+        self._turns[:] = turns
+
+    def adopt(self, other: History) -> None:
+        """Take ``other``'s turns, the ones it keeps on disk included (``other`` is left as it is)."""
+        self._earlier, self._offset = other._earlier, other._offset
+        self._turns[:] = other._turns
 
     def clear(self) -> None:
         """Forget every turn."""
-        self._turns.clear()
+        self.replace([])
 
-    def finished(self) -> list[TurnRecord]:
-        """The turns that ended; a running turn is saved by the next save after it ends."""
+    def finished_count(self) -> int:
+        """How many turns, from the first, have ended (a running turn is saved by the next
+        save after it ends); stored turns are never running."""
         turns = self._turns
         if not turns or turns[-1].status != "running":
-            return list(turns)  # the usual case, without walking the history
+            return len(self)  # the usual case, without walking the history
         for i, turn in enumerate(turns):
             if turn.status == "running":
-                return turns[:i]
-        return list(turns)
+                return self._offset + i
+        return len(self)
+
+    def finished(self) -> list[TurnRecord]:
+        """The turns that ended (every stored one is read)."""
+        count = self.finished_count()
+        if not self._offset:
+            return self._turns[:count]
+        return [self[i] for i in range(count)]
 
     def state_dict(self) -> dict[str, Any]:
         """The finished turns as plain data, each turn's states stored as deltas."""
-        return {"turns": turn_entries(self.finished(), {})}
+        return {"kind": KIND, "turns": turn_entries(self.finished(), {})}
+
+    @classmethod
+    def from_state_dict(cls, state_dict: Mapping[str, Any]) -> History:
+        """A history from ``state_dict()`` (and the turns a session stored apart, if any)."""
+        if not isinstance(state_dict, Mapping):
+            raise SessionFormatError(f"a history must be an object, got {type(state_dict).__name__}")
+        earlier = state_dict.get(EARLIER)
+        if earlier is not None and not isinstance(earlier, EarlierTurns):
+            raise SessionFormatError(f"{EARLIER!r} is not something a history stores")
+        start = earlier.count if earlier is not None else 0
+        return cls(turns_from_entries(state_dict.get("turns") or [], start=start), earlier)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
         """Replace the turns with those of ``state_dict`` (from ``state_dict()``)."""
-        self._turns[:] = turns_from_entries(state_dict.get("turns") or [])
+        self.adopt(History.from_state_dict(state_dict))
 
     def __repr__(self) -> str:
-        return f"History({len(self._turns)} turn(s))"
+        return f"History({len(self)} turn(s))"
 
     def turns(self) -> pandas.DataFrame:
         """One row per turn: message, answer, status, model, tokens, duration, tool calls."""
         from .frames import turns_frame
 
-        return turns_frame(self._turns)
+        return turns_frame(list(self))
 
     def tool_calls(self) -> pandas.DataFrame:
         """One row per tool call: turn, name, arguments, result, error, hooks, duration."""
         from .frames import tool_calls_frame
 
-        return tool_calls_frame(self._turns)
+        return tool_calls_frame(list(self))
 
     def states(self) -> pandas.DataFrame:
         """The state after each turn, one column per top-level key."""
         from .frames import states_frame
 
-        return states_frame(self._turns)
+        return states_frame(list(self))
 
 
 # -- turns as stored in a session --------------------------------------------------------------
@@ -428,15 +253,16 @@ def turn_entries(turns: Sequence[TurnRecord], prev_after: Mapping[str, Any], sta
     return entries
 
 
-def turns_from_entries(entries: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
-    """The inverse of ``turn_entries`` from the first turn on. Each state is the one before
-    with the delta applied, sharing everything else, and events and messages are decoded when
-    first read: loading costs the changes, not the turns' whole contents."""
+def turns_from_entries(entries: Sequence[Mapping[str, Any]], start: int = 0) -> list[TurnRecord]:
+    """The inverse of ``turn_entries``: turns ``start``, ``start + 1``, ... whose first entry
+    is self-contained (its start state stored whole). Each state is the one before with the
+    delta applied, sharing everything else, and events and messages are decoded when first
+    read: loading costs the changes, not the turns' whole contents."""
     if not isinstance(entries, list):
         raise SessionFormatError(f"the history's turns must be a list, got {type(entries).__name__}")
     turns = []
     prev: FrozenMap = EMPTY
-    for i, stored in enumerate(entries):
+    for i, stored in enumerate(entries, start=start):
         _check_entry(stored, i + 1)
         entry = dict(stored)
         start = _apply(prev, entry.pop("state_start_patch", {}))
@@ -527,5 +353,47 @@ def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | No
                 target.append(key)
     return (before, after) if rendered else None
 
+_PATCHES = ("state_start_patch", "state_before_patch", "state_after_patch")
 
-__all__ = ["History", "ModelCall", "StateField", "TurnChanges", "TurnRecord", "turn_entries", "turn_entry", "turns_from_entries"]
+
+def rebased(entries: Sequence[Mapping[str, Any]], index: int) -> dict[str, Any] | None:
+    """Entry ``index`` of stored ``entries`` (the first self-contained) made self-contained:
+    its start state stored whole, so the turns from it on load without those before it. None
+    when an entry is not in the delta form (``turn_entry``'s)."""
+    state: dict[str, Any] = {}
+    for entry in entries[:index]:
+        for name in _PATCHES:
+            if not _apply_plain(state, entry.get(name) if isinstance(entry, Mapping) else None):
+                return None
+    entry = entries[index]
+    if not isinstance(entry, Mapping) or not _apply_plain(state, entry.get("state_start_patch")):
+        return None
+    return {**entry, "state_start_patch": {"set": state, "unset": []}}
+
+
+def _apply_plain(state: dict[str, Any], delta: Any) -> bool:
+    """Apply a stored top-level delta to a plain dict in place (False: not a delta)."""
+    if not isinstance(delta, Mapping) or not isinstance(delta.get("set", {}), Mapping) or not isinstance(delta.get("unset", []), list):
+        return False
+    state.update(delta.get("set") or {})
+    for key in delta.get("unset") or ():
+        state.pop(key, None)
+    return True
+
+
+__all__ = [
+    "EARLIER",
+    "KIND",
+    "EarlierTurns",
+    "History",
+    "ModelCall",
+    "Segment",
+    "StateField",
+    "Stored",
+    "TurnChanges",
+    "TurnRecord",
+    "rebased",
+    "turn_entries",
+    "turn_entry",
+    "turns_from_entries",
+]

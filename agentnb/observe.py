@@ -216,9 +216,7 @@ def prepare(
     if rendered.text:
         messages.append(Message.system(rendered.text))
     if agent.add_history_to_context:
-        runs = agent.num_history_runs
-        earlier = [t for t in agent.history if t.run_id != ctx.run_id and t.status == "ok"]
-        for turn in earlier if runs is None else earlier[max(0, len(earlier) - runs) :] if runs > 0 else []:
+        for turn in _earlier_turns(agent.history, ctx.run_id, agent.num_history_runs):
             messages.extend(m for m in turn.messages if m.role != "system")
     history = len(messages) - (1 if rendered.text else 0)
     messages.extend(preceding)
@@ -284,3 +282,18 @@ def _user_prompt(
 
 
 __all__ = ["AgentSetup", "Observation", "Prepared", "count_tokens", "prepare", "render_prompt", "unused_keys", "visible_state"]
+
+
+def _earlier_turns(history: Sequence[TurnRecord], run_id: str, runs: int | None) -> list[TurnRecord]:
+    """The last ``runs`` turns that answered (all of them when None), oldest first, found from
+    the end: a long history's older turns, which a session may keep on disk, are not read."""
+    if runs is not None and runs <= 0:
+        return []
+    found: list[TurnRecord] = []
+    for turn in reversed(history):
+        if turn.run_id != run_id and turn.status == "ok":
+            found.append(turn)
+            if runs is not None and len(found) == runs:
+                break
+    found.reverse()
+    return found

@@ -10,6 +10,7 @@ import pytest
 
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.sessions import JSONSession, SQLiteSession
+from agentnb.sessions import format as fmt
 
 
 def add(session_state: dict, item: str) -> str:
@@ -33,11 +34,11 @@ class Gate:
         self.opened_in_time = None
         original = session._snapshot_text
 
-        def slow_snapshot_text(modules, seq):
+        def slow_snapshot_text(*args):
             if threading.current_thread() is not threading.main_thread():
                 self.reached.set()
                 self.opened_in_time = self.open.wait(10)  # False: the turns waited for the compaction
-            return original(modules, seq)
+            return original(*args)
 
         monkeypatch.setattr(session, "_snapshot_text", slow_snapshot_text)
 
@@ -67,7 +68,7 @@ def test_turns_run_and_are_kept_while_a_compaction_is_under_way(tmp_path, kind, 
     if kind == "json":  # the snapshot was written, and the log restarted with the later turns
         snapshot = json.loads((tmp_path / "s" / "shop.json").read_text())
         log = (tmp_path / "s" / "shop.jsonl").read_text().splitlines()
-        assert json.loads(log[0]) == {"v": 2, "seq": snapshot["__agentnb__"]["seq"], "op": "base"}
+        assert json.loads(log[0]) == {"v": fmt.VERSION, "seq": snapshot["__agentnb__"]["seq"], "op": "base"}
         assert len(log) >= 1 + 5
     fresh = _agent(_backend(kind, tmp_path))
     assert [t.message for t in fresh.history] == [f"item {i}" for i in range(turn)]

@@ -1,5 +1,6 @@
-"""Format version 2 reads version 1 files and says so when it writes into them; a stored event
-that is damaged inside (its kind known) is a SessionFormatError when the turn is read."""
+"""The current format reads files of the older versions and says so when it writes into them;
+a stored event that is damaged inside (its kind known) is a SessionFormatError when the turn is
+read."""
 
 from __future__ import annotations
 
@@ -11,48 +12,55 @@ import pytest
 from agentnb import Agent, ScriptedModel
 from agentnb.errors import SessionFormatError
 from agentnb.sessions import JSONSession, SQLiteSession
+from agentnb.sessions.format import VERSION
+
+OLDER = [v for v in range(1, VERSION)]
 
 
 def _agent(session) -> Agent:
     return Agent("v", ScriptedModel(lambda request: "ok"), session_state={"n": 1}, session=session)
 
 
-def _as_version_1(text: str) -> str:
-    return text.replace('"version":2', '"version":1').replace('"v":2', '"v":1')
+def _as_version(text: str, older: int) -> str:
+    return text.replace(f'"version":{VERSION}', f'"version":{older}').replace(f'"v":{VERSION}', f'"v":{older}')
 
 
-def test_a_version_1_json_session_loads_and_its_next_save_writes_version_2(tmp_path):
+@pytest.mark.parametrize("older", OLDER)
+def test_an_older_json_session_loads_and_its_next_save_writes_the_current_version(tmp_path, older):
     agent = _agent(JSONSession(tmp_path))
     agent.run("one")
     JSONSession(tmp_path).compact("v")
     agent.run("two")
     for name in ("v.json", "v.jsonl"):
         path = tmp_path / name
-        path.write_text(_as_version_1(path.read_text()))
-    assert '"v":1' in (tmp_path / "v.jsonl").read_text() and '"version":1' in (tmp_path / "v.json").read_text()
+        path.write_text(_as_version(path.read_text(), older))
+    assert f'"v":{older}' in (tmp_path / "v.jsonl").read_text() and f'"version":{older}' in (tmp_path / "v.json").read_text()
     again = _agent(JSONSession(tmp_path))
     assert [t.message for t in again.history] == ["one", "two"]
     again.run("three")
     last = json.loads((tmp_path / "v.jsonl").read_text().splitlines()[-1])
-    assert last["v"] == 2
+    assert last["v"] == VERSION
     assert [t.message for t in _agent(JSONSession(tmp_path)).history] == ["one", "two", "three"]
 
 
-def test_a_version_1_sqlite_session_loads_and_is_marked_version_2_by_its_next_save(tmp_path):
+@pytest.mark.parametrize("older", OLDER)
+def test_an_older_sqlite_session_loads_and_is_marked_current_by_its_next_save(tmp_path, older):
     db = tmp_path / "s.db"
     agent = _agent(SQLiteSession(db))
     agent.run("one")
     with sqlite3.connect(db) as conn:
         for (data,) in conn.execute("SELECT data FROM snapshots").fetchall():
-            conn.execute("UPDATE snapshots SET data=?", (_as_version_1(data),))
+            conn.execute("UPDATE snapshots SET data=?", (_as_version(data, older),))
         for seq, line in conn.execute("SELECT seq, line FROM log").fetchall():
-            conn.execute("UPDATE log SET line=? WHERE seq=?", (_as_version_1(line), seq))
-        conn.execute("PRAGMA user_version=1")
+            conn.execute("UPDATE log SET line=? WHERE seq=?", (_as_version(line, older), seq))
+        if older < 3:  # (the segments table came with version 3)
+            conn.execute("DROP TABLE segments")
+        conn.execute(f"PRAGMA user_version={older}")
     again = _agent(SQLiteSession(db))
     assert [t.message for t in again.history] == ["one"]
     again.run("two")
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == VERSION
     assert [t.message for t in _agent(SQLiteSession(db)).history] == ["one", "two"]
 
 

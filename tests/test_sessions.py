@@ -25,6 +25,7 @@ from agentnb.sessions import (
     register_encoder,
     unregister_encoder,
 )
+from agentnb.sessions import format as fmt
 
 
 def add_item(item: str, session_state: dict) -> str:
@@ -66,7 +67,7 @@ def test_json_session_writes_agentscope_layout(tmp_path):
     asyncio.run(JSONSession(tmp_path).save_session_state("run-1", agent=agent))
     data = json.loads((tmp_path / "run-1.json").read_text())
     assert data["__agentnb__"]["format"] == "agentnb.session"
-    assert data["__agentnb__"]["version"] == 2
+    assert data["__agentnb__"]["version"] == fmt.VERSION
     assert data["agent"]["state"] == {"items": ["milk"]}
     turn = data["agent"]["history"]["turns"][0]
     assert [e["kind"] for e in turn["events"]][0] == "run_started"

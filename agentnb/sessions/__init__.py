@@ -10,11 +10,11 @@ import os
 from pathlib import Path
 
 from ..errors import SessionFormatError
-from ..history import History, turns_from_entries
+from ..history import History
 from ..modules import StateModule
 from .agno_db import InMemoryDb, JsonDb, SqliteDb
 from .base import SessionBase
-from .codec import decode, register_encoder, unregister_encoder
+from .codec import register_encoder, unregister_encoder
 from .json_session import JSONSession
 from .locate import NotebookLocation, find_notebook_path, notebook_session_dir
 from .memory_session import MemorySession
@@ -28,18 +28,16 @@ def read_history(session: SessionBase, session_id: str, module: str = "agent") -
     found = session.read_modules(session_id) if session.exists(session_id) else None
     if found is None:
         return None
-    state = found.modules.get(module)
-    if state is None:
+    if found.modules.get(module) is None:
         return History()
-    if not isinstance(state, dict):
-        raise SessionFormatError(f"{session.describe(session_id)}: module {module!r} is not a saved state (a {type(state).__name__})")
+    if not isinstance(found.modules[module], dict):
+        raise SessionFormatError(f"{session.describe(session_id)}: module {module!r} is not a saved state (a {type(found.modules[module]).__name__})")
+    state = session._module_state(session_id, found, module)
     history_state = state.get("history", state)
-    if found.tagged:
-        history_state = decode(history_state, session.describe(session_id))
     if not isinstance(history_state, dict):
         raise SessionFormatError(f"{session.describe(session_id)}: the history of module {module!r} is a {type(history_state).__name__}, not an object")
     try:
-        return History(turns_from_entries(history_state.get("turns") or []))
+        return History.from_state_dict(history_state)
     except SessionFormatError as exc:
         raise SessionFormatError(f"{session.describe(session_id)} (module {module!r}): {exc}") from None
 

@@ -18,11 +18,13 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from typing import Any, NamedTuple
 
 from ..errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
 from ..modules import is_state_module
 from . import format as fmt
+from . import segments as seg
 from .codec import decode, encode
 from .repeats import drop_repeats, restore_repeats
 
@@ -71,6 +73,8 @@ class Read(NamedTuple):
     """The log entries after it, each with where it was read (for errors)."""
     tagged: bool
     """Whether the text read holds ``codec.TAG``: only then do values need decoding."""
+    segments: list[dict[str, Any]] = []
+    """The snapshot's segments of turns stored apart (``segments.py``)."""
 
 
 class Fetched(NamedTuple):
@@ -92,6 +96,8 @@ class Modules(NamedTuple):
     """The last seq applied."""
     tagged: bool
     """Whether values need ``codec.decode`` (some were stored encoded)."""
+    segments: list[dict[str, Any]] = []
+    """Turns stored apart from ``modules`` (``segments.py``), not yet read."""
 
 
 class SessionBase(abc.ABC):
@@ -102,6 +108,10 @@ class SessionBase(abc.ABC):
 
     compact_min_bytes: int = 1 << 20
     """The log is folded into the snapshot once it is larger than this and than the snapshot."""
+    stores_segments: bool = False
+    """Whether this backend stores a long history's older turns apart (``segments.py``)."""
+    segments_under_lock: bool = False
+    """Whether a compaction in the background writes its segments holding the lock."""
     compact_in_background: bool = True
     """A compaction the log's growth calls for runs in a thread, off the turn's path: the lock
     is held only to read the files and to write the new snapshot, and the parsing and encoding
@@ -146,6 +156,21 @@ class SessionBase(abc.ABC):
     @abc.abstractmethod
     def _last_seq(self, session_id: str) -> int: ...
 
+    def _put_segment(self, session_id: str, key: str, text: str) -> None:
+        """Durably store a segment of turns under ``key`` (before any snapshot names it)."""
+        raise NotImplementedError
+
+    def _get_segment(self, session_id: str, key: str) -> tuple[str, str]:
+        """A segment's text and where it was read; SessionFormatError when it is gone."""
+        raise NotImplementedError
+
+    def _segment_keys(self, session_id: str) -> set[str]:
+        """The keys of the segments stored for ``session_id``."""
+        return set()
+
+    def _delete_segments(self, session_id: str, keys: set[str]) -> None:
+        """Delete segments (called with the lock held, once no snapshot names them)."""
+
     @abc.abstractmethod
     def describe(self, session_id: str) -> str:
         """Where the session is stored (for messages)."""
@@ -160,15 +185,31 @@ class SessionBase(abc.ABC):
         return None if raw is None else self._apply_log(raw)
 
     def _apply_log(self, raw: Read) -> Modules:
-        modules, seq = raw.modules, raw.seq
+        modules, seq, segments = raw.modules, raw.seq, list(raw.segments)
         for line, where in raw.entries:
             if line["seq"] <= seq:
                 continue
             if fmt.REPEATS in line:
                 restore_repeats(line, line.pop(fmt.REPEATS), where)
+            if segments:
+                line = seg.adjust_line(line, segments, where)
             _apply_read_line(modules, line, where)
             seq = line["seq"]
-        return Modules(modules, seq, raw.tagged)
+        return Modules(modules, seq, raw.tagged, segments)
+
+    def _module_state(self, session_id: str, found: Modules, name: str) -> Any:
+        """Module ``name``'s stored state, decoded, its turns stored apart handed over unread."""
+        state = found.modules[name]
+        where = f"{self.describe(session_id)} (module {name!r})"
+        if found.tagged and isinstance(state, (dict, list)):
+            state = decode(state, where)
+        if found.segments:
+            state = seg.attach(state, name, found.segments, partial(self._read_segment, session_id))
+        return state
+
+    def _read_segment(self, session_id: str, info: dict[str, Any]) -> list[Any]:
+        text, where = self._get_segment(session_id, info["key"])
+        return seg.parse(text, info, where)
 
     # -- AgentScope API -----------------------------------------------------------------------
 
@@ -183,7 +224,10 @@ class SessionBase(abc.ABC):
             if current is not None:
                 seq = max(seq, self._last_seq(session_id))
             modules.update(encoded)
-            self._write_snapshot(session_id, self._snapshot_text(modules, seq), seq)
+            # A module saved whole holds its turns inline: its segments are no longer needed.
+            kept = [s for s in current.segments if s["module"] not in encoded] if current is not None else []
+            self._write_snapshot(session_id, self._snapshot_text(modules, seq, kept), seq)
+            self._drop_unnamed_segments(session_id, kept)
         for name, module in state_modules.items():
             self._set_cursor(session_id, name, module)
 
@@ -210,9 +254,7 @@ class SessionBase(abc.ABC):
             for name, module in state_modules.items():
                 if name not in modules:
                     continue
-                state = modules[name]
-                if found.tagged and isinstance(state, (dict, list)):
-                    state = decode(state, f"{where} (module {name!r})")
+                state = self._module_state(session_id, found, name)
                 _load_module(module, state, f"{where} (module {name!r})")
                 self._set_cursor(session_id, name, module)
         return True
@@ -327,10 +369,18 @@ class SessionBase(abc.ABC):
             found = self._apply_log(fetched.parse())
             # (no _no_cycle_collection here: from a thread, it would switch the collector off
             # for the turns running meanwhile too)
-            text = self._snapshot_text(found.modules, found.seq)
+            if self.segments_under_lock:
+                with self._lock(session_id):
+                    made = self._split(session_id, found)
+            else:
+                made = self._split(session_id, found)
+            text = self._snapshot_text(found.modules, found.seq, found.segments)
             with self._lock(session_id):
                 if self._unchanged(session_id, fetched.token):
                     self._write_snapshot(session_id, text, found.seq, log_from=fetched.log_size)
+                    self._drop_unnamed_segments(session_id, found.segments)
+                elif made:  # not named by any snapshot: nobody can be reading them
+                    self._delete_segments(session_id, made)
         except Exception as exc:  # a thread's error reaches nobody: say it, the log stays as it is
             warnings.warn(
                 f"agentnb: could not compact {self.describe(session_id)} ({exc}); its log is kept and loads as it is",
@@ -341,16 +391,35 @@ class SessionBase(abc.ABC):
         found = self.read_modules(session_id)
         if found is None:
             return
-        self._write_snapshot(session_id, self._snapshot_text(found.modules, found.seq), found.seq)
+        self._split(session_id, found)
+        self._write_snapshot(session_id, self._snapshot_text(found.modules, found.seq, found.segments), found.seq)
+        self._drop_unnamed_segments(session_id, found.segments)
+
+    def _split(self, session_id: str, found: Modules) -> set[str]:
+        """Store long histories' older turns apart (``segments.split``); the keys written."""
+        if not self.stores_segments:
+            return set()
+        made = seg.split(found.modules, found.segments)
+        for info, document in made:
+            self._put_segment(session_id, info["key"], redact(seg.document_text(document)))
+        return {info["key"] for info, _ in made}
+
+    def _drop_unnamed_segments(self, session_id: str, named: list[dict[str, Any]]) -> None:
+        """Delete the segments the snapshot just written does not name (a module saved whole,
+        a compaction that was not written): called with the lock held."""
+        if self.stores_segments:
+            unnamed = self._segment_keys(session_id) - {s["key"] for s in named}
+            if unnamed:
+                self._delete_segments(session_id, unnamed)
 
     # -- helpers ----------------------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
         return self._exists(check_session_id(session_id))
 
-    def _snapshot_text(self, modules: dict[str, Any], seq: int) -> str:
+    def _snapshot_text(self, modules: dict[str, Any], seq: int, segments: list[dict[str, Any]] | None = None) -> str:
         modules, repeats = drop_repeats(modules)
-        return redact(fmt.dumps({fmt.META_KEY: fmt.meta(seq, repeats), **modules}))
+        return redact(fmt.dumps({fmt.META_KEY: fmt.meta(seq, repeats, segments), **modules}))
 
     def _encode_module(self, name: str, module: Any) -> Any:
         if name == fmt.META_KEY:

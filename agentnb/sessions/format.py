@@ -22,9 +22,9 @@ from .repeats import restore_repeats
 
 FORMAT = "agentnb.session"
 """The value of ``__agentnb__.format`` in every snapshot."""
-VERSION = 2
+VERSION = 3
 """The on-disk format version this code writes (docs/sessions.md)."""
-READABLE = (1, 2)
+READABLE = (1, 2, 3)
 """The versions it reads."""
 META_KEY = "__agentnb__"
 """The snapshot key holding metadata; never a module name."""
@@ -35,10 +35,16 @@ REPEATS = "repeats"
 (``agentnb.sessions.repeats``)."""
 
 
-def meta(seq: int, repeats: list[Any] | None = None) -> dict[str, Any]:
+SEGMENTS = "segments"
+"""The key, in a snapshot's metadata, for the turns stored apart (``agentnb.sessions.segments``)."""
+
+
+def meta(seq: int, repeats: list[Any] | None = None, segments: list[Any] | None = None) -> dict[str, Any]:
     info = {"format": FORMAT, "version": VERSION, "seq": seq, "saved_at": time.time()}
     if repeats:
         info[REPEATS] = repeats
+    if segments:
+        info[SEGMENTS] = segments
     return info
 
 
@@ -79,6 +85,12 @@ def loads(text: str | bytes, where: str, fix: str) -> Any:
 
 def parse_snapshot(text: str, where: str) -> tuple[dict[str, Any], int]:
     """The module states and the seq of a snapshot's text; SessionFormatError when malformed."""
+    modules, seq, _ = parse_snapshot_meta(text, where)
+    return modules, seq
+
+
+def parse_snapshot_meta(text: str, where: str) -> tuple[dict[str, Any], int, Any]:
+    """``parse_snapshot`` and the snapshot's segments metadata as written (``[]`` if none)."""
     if not text.strip():
         raise SessionFormatError(f"{where} is empty; restore it from a backup or delete it to start fresh")
     data = loads(text, where, "the file may be truncated or edited by hand; fix it or delete it to start fresh")
@@ -89,14 +101,14 @@ def parse_snapshot(text: str, where: str) -> tuple[dict[str, Any], int]:
         )
     info = data.pop(META_KEY, None)
     if info is None:  # written by AgentScope or by hand: plain {module: state_dict}
-        return data, 0
+        return data, 0, []
     check_version(info, where)
     seq = info.get("seq", 0)
     if not isinstance(seq, int):
         raise SessionFormatError(f"{where}: {META_KEY}.seq must be a whole number, got {seq!r}")
     if REPEATS in info:
         restore_repeats(data, info[REPEATS], where)
-    return data, seq
+    return data, seq, info.get(SEGMENTS, [])
 
 
 def check_version(info: Any, where: str) -> None:

@@ -1,5 +1,6 @@
 """JSONSession: ``<save_dir>/<session_id>.json`` (AgentScope's layout) plus an append-only
-``<session_id>.jsonl`` log of per-turn changes, and a ``<session_id>.lock`` file lock."""
+``<session_id>.jsonl`` log of per-turn changes, a ``<session_id>.lock`` file lock, and a long
+history's older turns in ``<session_id>.turns-<key>.json`` segments (``segments.py``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from ..errors import SessionFormatError, SessionWriteError
 from . import format as fmt
+from . import segments as seg
 from .base import Fetched, Read, SessionBase, check_session_id
 from .codec import TAG
 from .fileio import _last_newline_end, append_durably, atomic_write, file_lock, is_file, read_file, remove_leftovers
@@ -19,6 +21,8 @@ from .fileio import _last_newline_end, append_durably, atomic_write, file_lock, 
 
 class JSONSession(SessionBase):
     """Sessions as JSON files in ``save_dir`` (created when first written)."""
+
+    stores_segments = True
 
     def __init__(self, save_dir: str | os.PathLike[str] = "./", *, compact_min_bytes: int | None = None) -> None:
         super().__init__()
@@ -65,9 +69,10 @@ class JSONSession(SessionBase):
         data = read_file(log) if has_log else b""
 
         def parse() -> Read:
-            modules, seq = fmt.parse_snapshot(text, str(snap)) if text is not None else ({}, 0)
+            modules, seq, segments = fmt.parse_snapshot_meta(text, str(snap)) if text is not None else ({}, 0, [])
             entries = list(_log_entries(log, data))
-            return Read(modules, seq, iter(entries), (text is not None and TAG in text) or TAG.encode() in data)
+            tagged = (text is not None and TAG in text) or TAG.encode() in data
+            return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, str(snap)))
 
         return Fetched(parse, token, len(data))
 
@@ -102,6 +107,43 @@ class JSONSession(SessionBase):
         if end == st.st_size:  # a torn tail must still be cut by the next append
             self._tail[session_id] = (st.st_ino, st.st_size, st.st_mtime_ns, seq)
         return seq
+
+    # -- segments of turns stored apart -------------------------------------------------------
+
+    def _segment_path(self, session_id: str, key: str) -> Path:
+        return self.save_dir / f"{session_id}.turns-{key}.json"
+
+    def _put_segment(self, session_id: str, key: str, text: str) -> None:
+        path = self._segment_path(session_id, key)
+        with _writing(path):
+            atomic_write(path, text.encode("utf-8"))
+
+    def _get_segment(self, session_id: str, key: str) -> tuple[str, str]:
+        path = self._segment_path(session_id, key)
+        if not is_file(path):
+            raise SessionFormatError(
+                f"{path} is missing: the session was saved whole or its files were moved since it was "
+                f"loaded; load the session again"
+            )
+        return _read_text(path), str(path)
+
+    def _segment_keys(self, session_id: str) -> set[str]:
+        prefix, suffix = f"{session_id}.turns-", ".json"
+        try:
+            names = os.listdir(self.save_dir)
+        except OSError:
+            return set()
+        keys = (name[len(prefix) : -len(suffix)] for name in names if name.startswith(prefix) and name.endswith(suffix))
+        return {key for key in keys if seg.KEY.match(key)}
+
+    def _delete_segments(self, session_id: str, keys: set[str]) -> None:
+        for key in keys:
+            try:
+                self._segment_path(session_id, key).unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:  # kept: it only takes room
+                warnings.warn(f"agentnb: could not delete {self._segment_path(session_id, key)}: {exc}", stacklevel=2)
 
     # -- writing ----------------------------------------------------------------------------
 

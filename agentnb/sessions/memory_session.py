@@ -47,7 +47,7 @@ class MemorySession(SessionBase):
         lines = [line for s, line in self._logs.get(session_id, []) if s > seq]
 
         def parse() -> Read:
-            modules, _ = fmt.parse_snapshot(text, where) if text else ({}, 0)
+            modules, _ = fmt.parse_snapshot(text, where) if text else ({}, 0)  # (no segments in memory)
             tagged = TAG in text or any(TAG in line for line in lines)
             return Read(modules, seq, iter([(fmt.parse_line(line, where), where) for line in lines]), tagged)
 

@@ -1,7 +1,8 @@
 """SQLiteSession: the same sessions in one SQLite file (stdlib ``sqlite3``), a row per change.
 
-Tables: ``snapshots(session_id, seq, data)`` holds each session's snapshot as JSON text and
-``log(session_id, seq, line)`` its changes since, one JSON object per row. Both columns are
+Tables: ``snapshots(session_id, seq, data)`` holds each session's snapshot as JSON text,
+``log(session_id, seq, line)`` its changes since, one JSON object per row, and
+``segments(session_id, key, data)`` a long history's older turns (``segments.py``). Both columns are
 the JSON documented in docs/sessions.md, so ``sqlite3 db 'select data from snapshots' | jq``
 reads them.
 
@@ -21,6 +22,7 @@ from typing import Any
 
 from ..errors import SessionError, SessionFormatError, SessionWriteError
 from . import format as fmt
+from . import segments as seg
 from .base import Fetched, Read, SessionBase
 from .codec import TAG
 from .fileio import file_lock, is_file
@@ -29,15 +31,23 @@ SIZE_CHECK_EVERY = 32
 """Appends between two checks of whether the log should be folded into the snapshot."""
 
 _TABLES = {"snapshots", "log"}
+_SEGMENTS_TABLE = """CREATE TABLE IF NOT EXISTS segments (session_id TEXT NOT NULL, key TEXT NOT NULL, data TEXT NOT NULL,
+                                     PRIMARY KEY (session_id, key));"""
+"""(Version 2 files have no such table: the first segment written creates it.)"""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS snapshots (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS log (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL,
                                 PRIMARY KEY (session_id, seq));
-"""
+""" + _SEGMENTS_TABLE
 
 
 class SQLiteSession(SessionBase):
     """Sessions in the SQLite database at ``path`` (created when first written)."""
+
+    stores_segments = True
+    segments_under_lock = True
+    """(A compaction's thread shares the connection with the turns' appends, and a connection
+    holds one transaction at a time.)"""
 
     def __init__(self, path: str | os.PathLike[str], *, compact_min_bytes: int | None = None) -> None:
         super().__init__()
@@ -180,7 +190,7 @@ class SQLiteSession(SessionBase):
             ).fetchall()
 
         def parse() -> Read:
-            modules, seq = fmt.parse_snapshot(text, f"{where} snapshot") if row else ({}, 0)
+            modules, seq, segments = fmt.parse_snapshot_meta(text, f"{where} snapshot") if row else ({}, 0, [])
             entries, tagged = [], TAG in text
             for s, line in rows:
                 line = _text(line, f"{where} log entry {s}")
@@ -189,7 +199,7 @@ class SQLiteSession(SessionBase):
                 if entry["seq"] != s:
                     raise SessionFormatError(f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved")
                 entries.append((entry, f"{where} log entry {s}"))
-            return Read(modules, seq, iter(entries), tagged)
+            return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, f"{where} snapshot"))
 
         return Fetched(parse, row[1] if row else None, 0)
 
@@ -238,6 +248,35 @@ class SQLiteSession(SessionBase):
             log_size = db.execute("SELECT COALESCE(SUM(LENGTH(line)),0) FROM log WHERE session_id=?", (session_id,)).fetchone()[0]
             snap = db.execute("SELECT LENGTH(data) FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
         return log_size, snap[0] if snap else 0
+
+    # -- segments of turns stored apart -------------------------------------------------------
+
+    def _put_segment(self, session_id: str, key: str, text: str) -> None:
+        with self._tx() as db:
+            db.execute(_SEGMENTS_TABLE)
+            db.execute("INSERT OR REPLACE INTO segments(session_id, key, data) VALUES (?,?,?)", (session_id, key, text))
+
+    def _get_segment(self, session_id: str, key: str) -> tuple[str, str]:
+        where = f"{self.describe(session_id)} segment {key}"
+        db = self._ready()
+        with self._reading():
+            row = db.execute("SELECT data FROM segments WHERE session_id=? AND key=?", (session_id, key)).fetchone() if db else None
+        if row is None:
+            raise SessionFormatError(f"{where} is missing: the session was saved whole since it was loaded; load the session again")
+        return _text(row[0], where), where
+
+    def _segment_keys(self, session_id: str) -> set[str]:
+        db = self._ready()
+        if db is None:
+            return set()
+        with self._reading():
+            if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='segments'").fetchone() is None:
+                return set()
+            return {row[0] for row in db.execute("SELECT key FROM segments WHERE session_id=?", (session_id,))}
+
+    def _delete_segments(self, session_id: str, keys: set[str]) -> None:
+        with self._tx() as db:
+            db.executemany("DELETE FROM segments WHERE session_id=? AND key=?", [(session_id, key) for key in keys])
 
     def close(self) -> None:
         if self._conn is not None and self._pid == os.getpid():

@@ -1,0 +1,313 @@
+"""Turn records: everything one run did (``TurnRecord``), as ``agent.history`` holds them.
+
+A record's three states are frozen maps shared with the turns around it; its events and
+messages may be kept as stored and decoded when first read (``Stored`` / ``LazyField``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Literal
+
+from . import diff
+from . import events as events_module
+from .diff import top_level_key
+from .errors import SessionFormatError
+from .events import (
+    ContextRetrieved,
+    Event,
+    ModelRequested,
+    ModelResponded,
+    PromptRendered,
+    StateChanged,
+    ToolCallFinished,
+    Usage,
+)
+from .frozen import EMPTY, FrozenMap, frozen_map
+from .messages import Message
+from .views import view
+
+
+@dataclass(frozen=True)
+class TurnChanges:
+    """What a turn changed in the state (see ``agentnb.diff`` for the rule)."""
+
+    keys: list[diff.Change]
+    """Top-level keys added, changed or removed, in first-write order."""
+    paths: list[diff.Change]
+    """Every path written that ended up different, in first-write order."""
+
+
+class StateField:
+    """A turn's state as a field: kept frozen (sharing what did not change with the turns
+    around it), read as a read-only plain dict (``agentnb.views``; ``copy.deepcopy`` it to get
+    a copy to change)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_frozen_{name}"
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:
+            return None  # the dataclass default: an empty state
+        return view(record.__dict__.get(self.slot, EMPTY))
+
+    def __set__(self, record: Any, value: Mapping[str, Any] | None) -> None:
+        if type(value) is FrozenMap:
+            record.__dict__[self.slot] = value
+        elif value is None:
+            record.__dict__.pop(self.slot, None)
+        else:
+            record.__dict__[self.slot] = frozen_map(value)
+
+
+class Stored:
+    """A field's value as a session stored it, decoded the first time it is read."""
+
+    __slots__ = ("decode",)
+
+    def __init__(self, decode: Callable[[], Any]) -> None:
+        self.decode = decode
+
+
+class LazyField:
+    """A list field of a TurnRecord that may hold a ``Stored`` value: a long history loads
+    without decoding every turn's events and messages (only those read)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:
+            return None  # the dataclass default: an empty list
+        value = record.__dict__[self.slot]
+        if type(value) is Stored:
+            value = record.__dict__[self.slot] = value.decode()
+        return value
+
+    def __set__(self, record: Any, value: Any) -> None:
+        record.__dict__[self.slot] = [] if value is None else value
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One request/response pair of a turn."""
+
+    index: int
+    """Position within the turn (0-based)."""
+    request: dict[str, Any]
+    """The payload exactly as sent."""
+    response: ModelResponded | None
+    """The answer (None when the call failed)."""
+
+
+@dataclass
+class TurnRecord:
+    """One run of an agent: its events, requests, responses, tool calls and state."""
+
+    index: int
+    """Position in the agent's history (0-based)."""
+    run_id: str
+    """Unique id of the run."""
+    agent: str
+    """The agent's name."""
+    message: str
+    """The user's message."""
+    model: str
+    """The model's label."""
+    status: Literal["running", "ok", "failed"] = "running"
+    """running while the turn runs, then ok (an answer) or failed."""
+    content: str | None = None
+    """The final answer."""
+    error: str | None = None
+    """Why the run failed, if it did."""
+    started_at: float = 0.0
+    """Wall-clock start (epoch seconds)."""
+    duration_ms: float = 0.0
+    """How long the turn took."""
+    usage: Usage = field(default_factory=Usage)
+    """Token counts of all its model calls."""
+    state_start: dict[str, Any] = StateField()  # type: ignore[assignment]
+    """The state when the turn began, before the user's edits since the last turn and the run
+    keywords were applied: what ``changes()`` compares with. (Read-only: see ``StateField``;
+    ``frozen_start`` is the stored one.)"""
+    state_before: dict[str, Any] = StateField()  # type: ignore[assignment]
+    """The state the prompt was rendered from (after the user's edits and the run keywords)."""
+    state_after: dict[str, Any] = StateField()  # type: ignore[assignment]
+    """The state when the run ended."""
+    events: list[Event] = LazyField()  # type: ignore[assignment]
+    """Every event but text deltas, in order."""
+    messages: list[Message] = LazyField()  # type: ignore[assignment]
+    """The run's messages: system, user, assistant and tool."""
+    output: Any = None
+    """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
+    replayed: bool = False
+    """Whether its model calls were answered from the notebook's recording (not saved)."""
+
+    @property
+    def frozen_start(self) -> FrozenMap:
+        """``state_start`` as stored: frozen, shared with the other turns (read it, no copy)."""
+        return self.__dict__.get("_frozen_state_start", EMPTY)
+
+    @property
+    def frozen_before(self) -> FrozenMap:
+        """``state_before`` as stored."""
+        return self.__dict__.get("_frozen_state_before", EMPTY)
+
+    @property
+    def frozen_after(self) -> FrozenMap:
+        """``state_after`` as stored."""
+        return self.__dict__.get("_frozen_state_after", EMPTY)
+
+    @property
+    def number(self) -> int:
+        """The turn's number as records, the inspector and DataFrames show it (1 = the first;
+        ``history[number - 1]``)."""
+        return self.index + 1
+
+    @property
+    def context(self) -> list[ContextRetrieved]:
+        """Every context retrieval of the turn, in order: passive injections (``via='passive'``)
+        then the model's ``retrieve_context`` calls (``via='tool'``); each has label and blocks."""
+        return [e for e in self.events if isinstance(e, ContextRetrieved)]
+
+    @property
+    def prompt(self) -> PromptRendered | None:
+        """The turn's rendered system prompt with its sections."""
+        return next((e for e in self.events if isinstance(e, PromptRendered)), None)
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The system prompt's text."""
+        prompt = self.prompt
+        return prompt.system_prompt if prompt else None
+
+    @property
+    def model_calls(self) -> list[ModelCall]:
+        """Each request with its answer, in order."""
+        requests = [e for e in self.events if isinstance(e, ModelRequested)]
+        responses = {e.call: e for e in self.events if isinstance(e, ModelResponded)}
+        return [ModelCall(index=r.call, request=r.request, response=responses.get(r.call)) for r in requests]
+
+    @property
+    def tool_calls(self) -> list[ToolCallFinished]:
+        """Every finished tool call, in order."""
+        return [e for e in self.events if isinstance(e, ToolCallFinished)]
+
+    @property
+    def state_changes(self) -> list[StateChanged]:
+        """Every state change (patch and author), in order."""
+        return [e for e in self.events if isinstance(e, StateChanged)]
+
+    def changed_keys(self) -> list[str]:
+        """Top-level keys written during this turn, in first-write order."""
+        keys = (top_level_key(op["path"]) for change in self.state_changes for op in change.patch)
+        return [k for k in dict.fromkeys(keys) if k]
+
+    def changes(self, state: Mapping[str, Any] | None = None) -> TurnChanges:
+        """What this turn changed, by the rule of ``agentnb.diff``: top-level keys and every path
+        written, each added / changed / removed with its authors and old and new values.
+        ``state`` is the state to compare with (default: the state the turn ended with; pass the
+        live state for a turn still running)."""
+        log = diff.ChangeLog(self.frozen_start)
+        for change in self.state_changes:
+            log.add(change.patch, change.cause.label())
+        after = self.frozen_after if state is None else state
+        return TurnChanges(keys=log.keys(after), paths=log.paths(after))
+
+    def to_dict(self) -> dict[str, Any]:
+        """This turn as plain data (events through ``EVENTS_ADAPTER``; states as plain dicts)."""
+        return {
+            **self._fields(),
+            "state_start": self.state_start,
+            "state_before": self.state_before,
+            "state_after": self.state_after,
+            "events": events_module.EVENTS_ADAPTER.dump_python(self.events),
+            "messages": [m.to_dict() for m in self.messages],
+        }
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "run_id": self.run_id,
+            "agent": self.agent,
+            "message": self.message,
+            "model": self.model,
+            "status": self.status,
+            "content": self.content,
+            "error": self.error,
+            "started_at": self.started_at,
+            "duration_ms": self.duration_ms,
+            "usage": dataclasses.asdict(self.usage),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, lazy: bool = False) -> TurnRecord:
+        """The inverse of ``to_dict`` (``lazy``: events and messages decoded when first read)."""
+        events, messages = data.get("events", []), data.get("messages", [])
+        return cls(
+            index=data["index"],
+            run_id=data["run_id"],
+            agent=data["agent"],
+            message=data["message"],
+            model=data["model"],
+            status=data["status"],
+            content=data.get("content"),
+            error=data.get("error"),
+            started_at=data.get("started_at", 0.0),
+            duration_ms=data.get("duration_ms", 0.0),
+            usage=Usage(**data.get("usage", {})),
+            state_start=data.get("state_start", data.get("state_before", {})),
+            state_before=data.get("state_before", {}),
+            state_after=data.get("state_after", {}),
+            events=Stored(partial(_events, events)) if lazy else _events(events),
+            messages=Stored(partial(_messages, messages)) if lazy else _messages(messages),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"TurnRecord(#{self.index} {self.status}: {self.message[:40]!r} -> "
+            f"{(self.content or self.error or '')[:40]!r}; {len(self.tool_calls)} tool call(s))"
+        )
+
+
+_EVENT_KINDS = frozenset(field.default for cls in typing.get_args(Event) for field in dataclasses.fields(cls) if field.name == "kind")
+
+
+def _check_entry(entry: Any, number: int) -> None:
+    """What a stored turn must be before it is read lazily: its events and messages are
+    decoded when first shown, so a kind no event has, or a message that is no object, is
+    caught here, at load, where the file can still be named."""
+    if not isinstance(entry, dict):
+        raise SessionFormatError(f"turn {number} is a {type(entry).__name__}, not an object")
+    for name in ("events", "messages"):
+        items = entry.get(name, [])
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise SessionFormatError(f"turn {number}: {name!r} must be a list of objects")
+    for event in entry.get("events", []):
+        if event.get("kind") not in _EVENT_KINDS:
+            raise SessionFormatError(f"turn {number} has an event of unknown kind {event.get('kind')!r:.40}")
+
+
+def _events(stored: list[Any]) -> list[Event]:
+    try:
+        return events_module.EVENTS_ADAPTER.validate_python(stored)
+    except ValueError as exc:  # pydantic's ValidationError
+        raise SessionFormatError(f"a stored turn's events do not load: {_first_line(exc)}") from None
+
+
+def _messages(stored: list[Any]) -> list[Message]:
+    try:
+        return [Message.from_dict(m) for m in stored]
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise SessionFormatError(f"a stored turn's messages do not load: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split("\n")[:3])[:300]
+
+
+__all__ = ["LazyField", "ModelCall", "StateField", "Stored", "TurnChanges", "TurnRecord"]
