@@ -57,6 +57,7 @@ def _same_turns(loaded, original) -> None:
     for a, b in zip(loaded, original):
         assert (a.index, a.run_id, a.message, a.content) == (b.index, b.run_id, b.message, b.content)
         assert a.state_start == b.state_start and a.state_before == b.state_before and a.state_after == b.state_after
+        assert list(a.state_start) == list(b.state_start) and list(a.state_after) == list(b.state_after)
         assert [m.to_dict() for m in a.messages] == [m.to_dict() for m in b.messages]
         assert [e.kind for e in a.events] == [e.kind for e in b.events]
         assert a.changes() == b.changes()
@@ -83,7 +84,11 @@ def test_a_compaction_stores_older_turns_apart_and_loading_reads_them_only_when_
         snapshot = json.loads((tmp_path / "s" / "long.json").read_text())
         [info] = snapshot["__agentnb__"]["segments"]
         assert (info["module"], info["path"], info["first"], info["count"]) == ("agent", ["history", "turns"], 0, 16)
-        assert len(snapshot["agent"]["history"]["turns"]) == 4
+        kept = snapshot["agent"]["history"]["turns"]
+        assert len(kept) == 4
+        # the first kept turn's start state is written against the saved state, not whole again
+        assert kept[0]["state_start_patch"]["base"] == ["state"]
+        assert len(json.dumps(kept[0]["state_start_patch"])) < len(json.dumps(snapshot["agent"]["state"]))
         assert [p.name for p in (tmp_path / "s").glob("long.turns-*.json")] == [f"long.turns-{info['key']}.json"]
 
     session = _backend(kind, tmp_path)
@@ -256,3 +261,31 @@ def test_long_texts_are_written_once_in_a_segment(tmp_path):
     loaded = _agent(_backend("json", tmp_path), instructions=f"Remember {big}")
     assert big in loaded.history[0].system_prompt
     _same_turns(loaded.history, agent.history)
+
+
+def test_a_first_kept_turn_whose_start_state_differs_in_order_is_stored_whole(tmp_path):
+    agent = _agent(_backend("json", tmp_path))
+    _run(agent, 0, 20)
+    data = agent.session_state
+    moved = {k: data.pop(k) for k in list(data)[:2]}
+    data.update(moved)  # the same keys in another order: a delta against it cannot rebuild the order
+    session = _backend("json", tmp_path)
+    session.save_session_state_sync("long", agent=agent)
+    session.compact("long")
+    snapshot = json.loads((tmp_path / "s" / "long.json").read_text())
+    assert "base" not in snapshot["agent"]["history"]["turns"][0]["state_start_patch"]
+    loaded = _agent(_backend("json", tmp_path))
+    _same_turns(loaded.history, agent.history)
+    assert list(loaded.session_state) == list(agent.session_state)
+
+
+def test_a_first_kept_turn_based_on_something_else_is_a_format_error(tmp_path):
+    agent = _agent(_backend("json", tmp_path))
+    _run(agent, 0, 20)
+    _backend("json", tmp_path).compact("long")
+    path = tmp_path / "s" / "long.json"
+    snapshot = json.loads(path.read_text())
+    snapshot["agent"]["history"]["turns"][0]["state_start_patch"]["base"] = ["messages"]
+    path.write_text(json.dumps(snapshot))
+    with pytest.raises(SessionFormatError, match="cannot be built from"):
+        _agent(_backend("json", tmp_path))

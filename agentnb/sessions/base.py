@@ -106,12 +106,15 @@ class SessionBase(abc.ABC):
     Subclasses store bytes: ``_read``, ``_write_snapshot``, ``_append`` and ``_lock``.
     """
 
-    compact_min_bytes: int = 1 << 20
-    """The log is folded into the snapshot once it is larger than this and than the snapshot."""
+    compact_min_bytes: int = 1 << 19
+    """The log is folded into the snapshot once it is larger than this and than half the
+    snapshot: each byte appended costs at most two of rewriting, and a load reads at most half
+    a snapshot's worth of log (a long history's older turns are not in the snapshot)."""
     stores_segments: bool = False
     """Whether this backend stores a long history's older turns apart (``segments.py``)."""
-    segments_under_lock: bool = False
-    """Whether a compaction in the background writes its segments holding the lock."""
+    segments_with_snapshot: bool = False
+    """Whether new segments are written by ``_write_snapshot`` (in its transaction) rather
+    than by ``_put_segment`` ahead of it."""
     compact_in_background: bool = True
     """A compaction the log's growth calls for runs in a thread, off the turn's path: the lock
     is held only to read the files and to write the new snapshot, and the parsing and encoding
@@ -145,9 +148,21 @@ class SessionBase(abc.ABC):
         return False
 
     @abc.abstractmethod
-    def _write_snapshot(self, session_id: str, text: str, seq: int, *, log_from: int | None = None) -> None:
-        """Atomically replace the snapshot; log entries up to ``seq`` become obsolete. With
-        ``log_from``, the log's bytes after that offset (appended since it was read) are kept."""
+    def _write_snapshot(
+        self, session_id: str, text: Any, seq: int, *, log_from: int | None = None, segments: list[tuple[str, str]] = ()
+    ) -> None:
+        """Atomically replace the snapshot with ``text`` (or what ``_prepare_snapshot`` made of
+        it); log entries up to ``seq`` become obsolete. With ``log_from``, the log's bytes after
+        that offset (appended since it was read) are kept. ``segments``: ``(key, text)`` of new
+        segments, for a backend that writes them with the snapshot."""
+
+    def _prepare_snapshot(self, session_id: str, text: str) -> Any:
+        """Do what writing a snapshot can do before taking the lock (a backend may write it to
+        a temporary file); ``_write_snapshot`` finishes it, ``_discard_prepared`` drops it."""
+        return text
+
+    def _discard_prepared(self, prepared: Any) -> None:
+        """Drop a prepared snapshot that will not be written."""
 
     @abc.abstractmethod
     def _append(self, session_id: str, lines: list[str], first_seq: int) -> tuple[int, int]:
@@ -186,6 +201,8 @@ class SessionBase(abc.ABC):
 
     def _apply_log(self, raw: Read) -> Modules:
         modules, seq, segments = raw.modules, raw.seq, list(raw.segments)
+        if segments:
+            seg.expand_bases(modules, "the session's snapshot")
         for line, where in raw.entries:
             if line["seq"] <= seq:
                 continue
@@ -307,7 +324,7 @@ class SessionBase(abc.ABC):
                 seq = self._last_seq(session_id) if exists else 0
                 texts = [_line_text(line, i) for i, line in enumerate(lines, start=seq + 1)]
                 log_size, snapshot_size = self._append(session_id, texts, seq + 1)
-                if log_size > max(snapshot_size, self.compact_min_bytes):
+                if log_size > max(snapshot_size // 2, self.compact_min_bytes):
                     if self.compact_in_background:
                         self._compact_soon(session_id)
                     else:
@@ -369,18 +386,18 @@ class SessionBase(abc.ABC):
             found = self._apply_log(fetched.parse())
             # (no _no_cycle_collection here: from a thread, it would switch the collector off
             # for the turns running meanwhile too)
-            if self.segments_under_lock:
-                with self._lock(session_id):
-                    made = self._split(session_id, found)
-            else:
-                made = self._split(session_id, found)
-            text = self._snapshot_text(found.modules, found.seq, found.segments)
+            made = self._split(session_id, found)
+            # The snapshot is written (and synced) before the lock is taken: the lock is held
+            # only for the renames, so the turns saved meanwhile do not wait for the disk.
+            prepared = self._prepare_snapshot(session_id, self._snapshot_text(found.modules, found.seq, found.segments))
             with self._lock(session_id):
                 if self._unchanged(session_id, fetched.token):
-                    self._write_snapshot(session_id, text, found.seq, log_from=fetched.log_size)
+                    self._write_snapshot(session_id, prepared, found.seq, log_from=fetched.log_size, segments=made)
                     self._drop_unnamed_segments(session_id, found.segments)
-                elif made:  # not named by any snapshot: nobody can be reading them
-                    self._delete_segments(session_id, made)
+                    return
+                self._discard_prepared(prepared)
+                if made and not self.segments_with_snapshot:  # named by no snapshot: nobody reads them
+                    self._delete_segments(session_id, {key for key, _ in made})
         except Exception as exc:  # a thread's error reaches nobody: say it, the log stays as it is
             warnings.warn(
                 f"agentnb: could not compact {self.describe(session_id)} ({exc}); its log is kept and loads as it is",
@@ -391,18 +408,20 @@ class SessionBase(abc.ABC):
         found = self.read_modules(session_id)
         if found is None:
             return
-        self._split(session_id, found)
-        self._write_snapshot(session_id, self._snapshot_text(found.modules, found.seq, found.segments), found.seq)
+        made = self._split(session_id, found)
+        self._write_snapshot(session_id, self._snapshot_text(found.modules, found.seq, found.segments), found.seq, segments=made)
         self._drop_unnamed_segments(session_id, found.segments)
 
-    def _split(self, session_id: str, found: Modules) -> set[str]:
-        """Store long histories' older turns apart (``segments.split``); the keys written."""
+    def _split(self, session_id: str, found: Modules) -> list[tuple[str, str]]:
+        """Store long histories' older turns apart (``segments.split``): ``(key, text)`` of
+        each new segment, already written unless the snapshot's write writes it."""
         if not self.stores_segments:
-            return set()
-        made = seg.split(found.modules, found.segments)
-        for info, document in made:
-            self._put_segment(session_id, info["key"], redact(seg.document_text(document)))
-        return {info["key"] for info, _ in made}
+            return []
+        made = [(info["key"], redact(seg.document_text(document))) for info, document in seg.split(found.modules, found.segments)]
+        if not self.segments_with_snapshot:
+            for key, text in made:
+                self._put_segment(session_id, key, text)
+        return made
 
     def _drop_unnamed_segments(self, session_id: str, named: list[dict[str, Any]]) -> None:
         """Delete the segments the snapshot just written does not name (a module saved whole,

@@ -7,6 +7,7 @@ import errno
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -104,21 +105,62 @@ def fsync_dir(directory: Path) -> None:
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data``: readers see the old file or the new one, never a mix,
     even when the process is killed half way (write temp, flush, fsync, rename, fsync dir)."""
+    commit_prepared(prepare_write(path, data, suffix=".tmp"), path)
+
+
+PREPARED = ".prepared"
+"""The suffix of a file written ahead of the rename that will make it ``path`` (outside the
+lock; ``remove_leftovers`` leaves it to its writer)."""
+
+
+def prepare_write(path: Path, data: bytes, *, suffix: str = PREPARED) -> Path:
+    """Write ``data`` durably to a new temporary file beside ``path``; ``commit_prepared``
+    renames it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+    except BaseException:
+        discard_prepared(Path(tmp))
+        raise
+    return Path(tmp)
+
+
+def commit_prepared(tmp: Path, path: Path) -> None:
+    """Rename a prepared file into place, durably."""
+    try:
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        discard_prepared(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def discard_prepared(tmp: Path) -> None:
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+
+
+def remove_stale_prepared(path: Path, older_than: float = 600.0) -> None:
+    """Delete files prepared for ``path`` by writers killed before their rename (those older
+    than ``older_than`` seconds: a live writer renames its file within moments)."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    prefix, now = f".{path.name}.", time.time()
+    for name in names:
+        if name.startswith(prefix) and name.endswith(PREPARED):
+            try:
+                if now - os.stat(path.parent / name).st_mtime > older_than:
+                    os.unlink(path.parent / name)
+            except OSError:
+                pass
 
 
 def append_durably(path: Path, data: bytes, *, expected_size: int | None = None) -> int:

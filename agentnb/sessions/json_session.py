@@ -16,7 +16,19 @@ from . import format as fmt
 from . import segments as seg
 from .base import Fetched, Read, SessionBase, check_session_id
 from .codec import TAG
-from .fileio import _last_newline_end, append_durably, atomic_write, file_lock, is_file, read_file, remove_leftovers
+from .fileio import (
+    _last_newline_end,
+    append_durably,
+    atomic_write,
+    commit_prepared,
+    discard_prepared,
+    file_lock,
+    is_file,
+    prepare_write,
+    read_file,
+    remove_leftovers,
+    remove_stale_prepared,
+)
 
 
 class JSONSession(SessionBase):
@@ -147,11 +159,24 @@ class JSONSession(SessionBase):
 
     # -- writing ----------------------------------------------------------------------------
 
-    def _write_snapshot(self, session_id: str, text: str, seq: int, *, log_from: int | None = None) -> None:
+    def _prepare_snapshot(self, session_id: str, text: str) -> Path:
+        snap = self._get_save_path(session_id)
+        with _writing(snap):
+            return prepare_write(snap, text.encode("utf-8"))
+
+    def _discard_prepared(self, prepared: Any) -> None:
+        discard_prepared(prepared)
+
+    def _write_snapshot(
+        self, session_id: str, text: Any, seq: int, *, log_from: int | None = None, segments: list[tuple[str, str]] = ()
+    ) -> None:
         snap, log = self._get_save_path(session_id), self.log_path(session_id)
         self._clean(session_id, force=True)
         with _writing(snap):
-            atomic_write(snap, text.encode("utf-8"))
+            if isinstance(text, Path):
+                commit_prepared(text, snap)
+            else:
+                atomic_write(snap, text.encode("utf-8"))
         if is_file(log):
             # The snapshot holds everything up to seq; the log restarts from there, with what
             # was appended while the snapshot was being made. A crash between the two renames
@@ -181,6 +206,7 @@ class JSONSession(SessionBase):
         """Remove what killed writers left (once per session here, and at every snapshot)."""
         if force or session_id not in self._cleaned:
             remove_leftovers(self._get_save_path(session_id))
+            remove_stale_prepared(self._get_save_path(session_id))
             remove_leftovers(self.log_path(session_id))
             self._cleaned.add(session_id)
 

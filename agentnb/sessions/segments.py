@@ -26,15 +26,16 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
+from ..diff import json_equal
 from ..errors import SessionFormatError
 from ..history import EARLIER, EarlierTurns, Segment, rebased
 from . import format as fmt
 from .codec import TAG, decode
 from .repeats import drop_repeats, restore_repeats
 
-RECENT = 100
+RECENT = 50
 """Turns a compaction leaves in the snapshot when it stores older ones apart."""
-SPLIT_AT = 200
+SPLIT_AT = 150
 """A compaction stores a history's older turns apart once the snapshot holds more than this."""
 
 TURN_LISTS: dict[str, tuple[str, ...]] = {"agentnb.Agent": ("history", "turns"), "agentnb.History": ("turns",)}
@@ -100,7 +101,55 @@ def split(modules: dict[str, Any], segments: list[dict[str, Any]]) -> list[tuple
         made.append((info, {"v": fmt.VERSION, **info, "entries": turns[:cut]}))
         parent[path[-1]] = [head, *turns[cut + 1 :]]
         segments.append(info)
+    for name, path, parent in _turn_lists(modules):
+        state = modules[name].get("state")
+        turns = parent[path[-1]]
+        if path == ["history", "turns"] and isinstance(state, dict) and turns and stored_apart(segments, name, path):
+            turns[0] = _against_state(turns[0], state)
     return made
+
+
+BASE = "base"
+"""The key, in the first kept turn's ``state_start_patch``, saying that its ``set`` and
+``unset`` apply to the agent's saved ``state`` rather than to nothing: a turn stored
+self-contained would otherwise hold the whole state a second time."""
+
+
+def _against_state(entry: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """A self-contained entry with its start state written against the agent's ``state``
+    (when that rebuilds it exactly, key order included)."""
+    patch = entry.get("state_start_patch")
+    if not isinstance(patch, dict) or patch.get(BASE) is not None or patch.get("unset") or not isinstance(patch.get("set"), dict):
+        return entry
+    start = patch["set"]
+    changed = {k: v for k, v in start.items() if k not in state or not json_equal(state[k], v)}
+    unset = [k for k in state if k not in start]
+    rebuilt = dict(state)
+    rebuilt.update(changed)
+    for key in unset:
+        del rebuilt[key]
+    if list(rebuilt) != list(start):
+        return entry
+    return {**entry, "state_start_patch": {BASE: ["state"], "set": changed, "unset": unset}}
+
+
+def expand_bases(modules: dict[str, Any], where: str) -> None:
+    """Undo ``_against_state`` in data just read, before the log changes the ``state`` it
+    refers to (the start state is a copy of it, sharing its values)."""
+    for name, path, parent in _turn_lists(modules):
+        turns = parent[path[-1]]
+        patch = turns[0].get("state_start_patch") if turns and isinstance(turns[0], dict) else None
+        if not isinstance(patch, dict) or patch.get(BASE) is None:
+            continue
+        state = modules[name].get("state")
+        changes, unset = patch.get("set"), patch.get("unset")
+        if patch[BASE] != ["state"] or not isinstance(state, dict) or not isinstance(changes, dict) or not isinstance(unset, list):
+            raise SessionFormatError(f"{where}: module {name!r}: the first stored turn's start state refers to {patch[BASE]!r:.60}, which it cannot be built from")
+        start = dict(state)
+        start.update(changes)
+        for key in unset:
+            start.pop(key, None)
+        turns[0] = {**turns[0], "state_start_patch": {"set": start, "unset": []}}
 
 
 def document_text(document: dict[str, Any]) -> str:
@@ -180,4 +229,4 @@ def attach(state: Any, name: str, segments: list[dict[str, Any]], read: Callable
     return state
 
 
-__all__ = ["RECENT", "SPLIT_AT", "TURN_LISTS", "adjust_line", "attach", "check_segments", "document_text", "parse", "split", "stored_apart"]
+__all__ = ["BASE", "RECENT", "expand_bases", "SPLIT_AT", "TURN_LISTS", "adjust_line", "attach", "check_segments", "document_text", "parse", "split", "stored_apart"]

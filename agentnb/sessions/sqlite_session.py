@@ -45,9 +45,9 @@ class SQLiteSession(SessionBase):
     """Sessions in the SQLite database at ``path`` (created when first written)."""
 
     stores_segments = True
-    segments_under_lock = True
-    """(A compaction's thread shares the connection with the turns' appends, and a connection
-    holds one transaction at a time.)"""
+    segments_with_snapshot = True
+    """(In the snapshot's transaction: one commit, and a compaction's thread, which shares the
+    connection with the turns' appends, writes only while it holds the lock.)"""
 
     def __init__(self, path: str | os.PathLike[str], *, compact_min_bytes: int | None = None) -> None:
         super().__init__()
@@ -225,8 +225,16 @@ class SQLiteSession(SessionBase):
 
     # -- writing --------------------------------------------------------------------------------
 
-    def _write_snapshot(self, session_id: str, text: str, seq: int, *, log_from: int | None = None) -> None:
+    def _write_snapshot(
+        self, session_id: str, text: Any, seq: int, *, log_from: int | None = None, segments: list[tuple[str, str]] = ()
+    ) -> None:
         with self._tx() as db:  # (the rows after seq stay: log_from is the JSON backend's)
+            if segments:
+                db.execute(_SEGMENTS_TABLE)
+                db.executemany(
+                    "INSERT OR REPLACE INTO segments(session_id, key, data) VALUES (?,?,?)",
+                    [(session_id, key, data) for key, data in segments],
+                )
             db.execute(
                 "INSERT INTO snapshots(session_id, seq, data) VALUES (?,?,?) "
                 "ON CONFLICT(session_id) DO UPDATE SET seq=excluded.seq, data=excluded.data",
@@ -250,11 +258,6 @@ class SQLiteSession(SessionBase):
         return log_size, snap[0] if snap else 0
 
     # -- segments of turns stored apart -------------------------------------------------------
-
-    def _put_segment(self, session_id: str, key: str, text: str) -> None:
-        with self._tx() as db:
-            db.execute(_SEGMENTS_TABLE)
-            db.execute("INSERT OR REPLACE INTO segments(session_id, key, data) VALUES (?,?,?)", (session_id, key, text))
 
     def _get_segment(self, session_id: str, key: str) -> tuple[str, str]:
         where = f"{self.describe(session_id)} segment {key}"
