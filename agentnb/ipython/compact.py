@@ -137,10 +137,15 @@ def preview_text(value: Any, limit: int = CHANGE_TEXT) -> str:
 
 def compact_changes(changes: TurnChanges) -> dict[str, Any]:
     """A turn's change summary for the wire: every key, and the first ``MAX_CHANGED_PATHS`` paths."""
+    return summarize_changes(changes.keys, changes.paths)
+
+
+def summarize_changes(keys: Sequence[Change], paths: Sequence[Change]) -> dict[str, Any]:
+    """``compact_changes`` of the changed keys and paths (``ChangeLog.keys`` / ``paths``)."""
     return {
-        "keys": [compact_change(c) for c in changes.keys],
-        "paths": [compact_change(c) for c in changes.paths[:MAX_CHANGED_PATHS]],
-        "more": max(0, len(changes.paths) - MAX_CHANGED_PATHS),
+        "keys": [compact_change(c) for c in keys],
+        "paths": [compact_change(c) for c in paths[:MAX_CHANGED_PATHS]],
+        "more": max(0, len(paths) - MAX_CHANGED_PATHS),
     }
 
 
@@ -363,6 +368,7 @@ def compact_event(event: Event) -> dict[str, Any]:
 
 __all__ = [
     "compact_changes",
+    "summarize_changes",
     "compact_comparison",
     "compact_edit",
     "compact_prompt",
