@@ -309,7 +309,9 @@ class ChangeLog:
                 if not path:
                     continue
                 self._authors.setdefault(path, {})[author] = None
-                self._keys.setdefault(pointer([top_level_key(path)]), {})[author] = None
+                # The top-level key's pointer is the path's first token, escaped as it is there.
+                end = path.find("/", 1)
+                self._keys.setdefault(path if end < 0 else path[:end], {})[author] = None
 
     def keys(self, after: Mapping[str, Any], paths: list[Change] | None = None) -> list[Change]:
         """Top-level keys that changed, in first-write order (``paths``: ``self.paths(after)``
