@@ -10,7 +10,8 @@ batch's items at once, so it shows the same summaries as if every state change c
 
 ``Batcher`` runs under the outbox's lock on whichever thread flushes (the run's, or the flush
 thread while a slow step runs): it reads only what does not change under it — the events, which
-are the turn's record, their patches (copies, never the live state), and frozen states.
+are the turn's record, their patches (copies, never the live state), frozen states, and at a
+run's end the live state, which the run does not change again before the flush it waits for.
 """
 
 from __future__ import annotations
@@ -110,7 +111,9 @@ class Batcher:
         if log is None:
             done = NO_CHANGES
         else:
-            after = record.frozen_after
+            # The live state is the turn's final state here (the run waits for this flush), and
+            # its values are read as they are, where the frozen one's would be copied into views.
+            after = self.agent.session_state
             paths = log.paths(after)
             done = summarize_changes(log.keys(after, paths), paths)
         self.finished = (record, done)
