@@ -369,6 +369,40 @@ def test_a_slow_step_is_shown_while_it_runs(monkeypatch) -> None:
     assert [e[wire.SEQ] for e in sent.events()] == list(range(1, inspector.seq + 1))
 
 
+def test_the_change_summary_so_far_is_shown_while_a_slow_step_runs(monkeypatch) -> None:
+    import threading
+
+    seen = threading.Event()
+
+    def slow(session_state) -> str:
+        """Wait until the view has the change summary of the step before."""
+        seen.wait(30)
+        session_state["items"].append("tea")  # after the summary went out: not in it
+        return "done" if seen.is_set() else "the summary was never sent"
+
+    agent = make_agent([[tool_call("add_item", item="eggs"), tool_call("slow")], "ok"], tools=[add_item, slow])
+    agent.tool_hooks = []
+    inspector = Inspector.for_agent(agent)
+    sent = Wire(inspector, monkeypatch)
+    summaries: list[dict[str, Any]] = []
+
+    def receive(content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
+        Wire.receive(sent, content, buffers)
+        if not seen.is_set():
+            summaries.extend(e[wire.EVENT_BODY][wire.CHANGES] for e in sent.events() if wire.CHANGES in e[wire.EVENT_BODY])
+            if summaries:
+                seen.set()  # built and sent by the flush thread while the slow tool waits
+
+    monkeypatch.setattr(inspector, "send", receive)
+    agent.run("add eggs, then wait")
+    assert agent.history[-1].tool_calls[1].result == "done"
+    (so_far,) = summaries
+    assert [(c["path"], c["how"], c["new"]) for c in so_far["paths"]] == [("/items/1", "added", '"eggs"')]
+    final = sent.events()[-1][wire.EVENT_BODY]
+    assert final["kind"] == "run_finished"
+    assert [(c["path"], c["new"]) for c in final[wire.CHANGES]["paths"]] == [("/items/1", '"eggs"'), ("/items/2", '"tea"')]
+
+
 def test_tool_calls_carry_the_hook_chain_and_who_answered(shop) -> None:
     agent, _inspector, sent = shop
     agent.run("add eggs")

@@ -16,7 +16,7 @@ run's end the live state, which the run does not change again before the flush i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..diff import ChangeLog
@@ -138,7 +138,7 @@ class Batcher:
         return done
 
 
-def follow(event: Event, history: Any) -> Run | None:
+def follow(event: Event, history: Sequence[TurnRecord]) -> Run | None:
     """The ``Run`` of a turn the inspector has not followed yet: one starting now, or (subscribed
     in the middle of a run) the history's last turn; None for a run not in the history."""
     if isinstance(event, RunStarted):
