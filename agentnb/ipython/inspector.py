@@ -57,6 +57,7 @@ ROWS_PAGE = 100
 
 _ENDS = (RunFinished, RunFailed)
 
+
 class Inspector(anywidget.AnyWidget):
     """A live view of one agent: prompt, request, tool calls, state, context and history of its
     turns."""
