@@ -309,16 +309,19 @@ class ChangeLog:
                 if not path:
                     continue
                 self._authors.setdefault(path, {})[author] = None
-                self._keys.setdefault(pointer([top_level_key(path)]), {})[author] = None
+                # The top-level key's pointer is the path's first token, escaped as it is there.
+                end = path.find("/", 1)
+                self._keys.setdefault(path if end < 0 else path[:end], {})[author] = None
 
-    def keys(self, after: Mapping[str, Any]) -> list[Change]:
-        """Top-level keys that changed, in first-write order.
+    def keys(self, after: Mapping[str, Any], paths: list[Change] | None = None) -> list[Change]:
+        """Top-level keys that changed, in first-write order (``paths``: ``self.paths(after)``
+        when the caller has it already).
 
         A key written below its top (``/items/3``) is changed as soon as one of those paths
         ended up different, without comparing the whole value; only when every write under it
         cancelled out is the value compared whole (a list item removed and an equal one now in
         its place, say)."""
-        changed_under = {c.key for c in self.paths(after) if c.path.count("/") > 1}
+        changed_under = {c.key for c in (self.paths(after) if paths is None else paths) if c.path.count("/") > 1}
         out = []
         for path, authors in self._keys.items():
             key = top_level_key(path)

@@ -1,9 +1,10 @@
 // agentnb inspector: the browser side of agentnb/ipython/inspector.py (an anywidget module).
 //
-// Data flow: a view starts from the snapshot in the synced trait, then receives one small
-// message per event; its store applies them (a state change is a JSON patch applied here, with
-// the change summary the kernel computed) and the view redraws what changed. Whole past turns
-// and request payloads are asked for on demand.
+// Data flow: a view starts from the snapshot in the synced trait (the last turns' History rows,
+// the last turn whole), then receives the events in batches; its store applies them (a state
+// change is a JSON patch applied here; each batch brings the change summary the kernel computed)
+// and the view redraws what changed. Older History rows, whole past turns and request payloads
+// are asked for on demand.
 //
 // Built into agentnb/ipython/static/inspector.js by `make js` (esbuild).
 

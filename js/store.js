@@ -3,8 +3,10 @@
 // A view starts from the snapshot in the synced trait (no request, so it renders at once even
 // while the kernel runs queued cells), then applies the numbered event items that follow, which
 // come in batches. A gap in the numbers is healed by the next snapshot: the trait's after each
-// cell, or the reply to a "sync" message. Whole past turns, request payloads and the parts of a
-// large state not held yet (lazy.js) are asked for when shown.
+// cell, or the reply to a "sync" message. The snapshot holds the last turns' summary rows only;
+// older rows (History), whole past turns, request payloads and the parts of a large state not
+// held yet (lazy.js) are asked for when shown. ``turns`` is indexed by turn number and has
+// holes below ``listedFrom`` until their rows arrive (``turnAt`` fills one when a turn is shown).
 //
 // ``model`` is anywidget's model: get(name), on(event, fn), off(event, fn), send(message).
 
@@ -12,7 +14,7 @@ import { graft, markStubs, setSize } from "./lazy.js";
 import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
-import { applyEvent, blankTurn, loadTurn, turnFromSummary } from "./turn.js";
+import { applyEvent, blankTurn, loadTurn, stubTurn, turnFromSummary } from "./turn.js";
 
 const isEnd = (e) => e.kind === "run_finished" || e.kind === "run_failed";
 
@@ -24,6 +26,7 @@ export class Store {
     this.syncing = false; // asked the kernel for a snapshot
     this.seq = 0;
     this.turns = [];
+    this.listedFrom = 0; // the first turn whose summary row is held (all rows after it are)
     this.baseState = undefined; // the state before the first turn
     this.requests = new Map(); // "turn:call" -> request payload
     this.asked = new Set(); // requests sent and not answered yet
@@ -41,7 +44,7 @@ export class Store {
     // error arrives.
     this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0, live: 0, compare: 0, subtrees: 0 };
     // Counters, shown as data-* attributes for the browser tests.
-    this.applied = { snapshots: 0, batches: 0, events: 0, turns: 0, subtrees: 0, gaps: 0, syncs: 0 };
+    this.applied = { snapshots: 0, batches: 0, events: 0, turns: 0, subtrees: 0, gaps: 0, syncs: 0, rows: 0 };
     this.listeners = new Set();
     this.onMessage = (msg, buffers) => this.receive(decodeMessage(msg, buffers)) && this.changed();
     this.onTrait = () => this.fromTrait() && this.changed();
@@ -77,6 +80,41 @@ export class Store {
     this.syncing = true;
     this.applied.syncs += 1;
     this.model.send({ [WIRE.KIND]: WIRE.SYNC });
+  }
+
+  /** Turn ``index``: a stub in place of one whose row is not held yet (its events are asked
+   * for when it is shown). */
+  turnAt(index) {
+    if (index < 0 || index >= this.turns.length) return null;
+    return this.turns[index] || (this.turns[index] = stubTurn(index));
+  }
+
+  /** Ask for the summary rows before the first one held (History), a page at a time. */
+  needRows() {
+    const before = this.listedFrom;
+    const key = "rows" + before;
+    if (before <= 0 || this.asked.has(key)) return;
+    this.asked.add(key);
+    this.model.send({ [WIRE.KIND]: WIRE.NEED_ROWS, [WIRE.BEFORE]: before });
+    this.version.list += 1; // the History tab shows that they are on their way
+    this.changed();
+  }
+
+  /** Rows older than the ones held: each fills its turn's place unless the turn was loaded
+   * meanwhile (time travel), which knows more than its row. */
+  takeRows(msg) {
+    const from = msg[WIRE.TURNS_FROM];
+    const rows = msg[WIRE.SUMMARIES] || [];
+    this.asked.delete("rows" + (from + rows.length));
+    if (from + rows.length !== this.listedFrom) return false; // not the page before the held rows
+    for (const s of rows) {
+      const held = this.turns[s.turn];
+      if (!held || !held.loaded) this.turns[s.turn] = Object.assign(turnFromSummary(s), held ? { v: held.v } : {});
+    }
+    this.listedFrom = from;
+    this.applied.rows += 1;
+    this.version.list += 1;
+    return true;
   }
 
   needTurn(index) {
@@ -214,7 +252,10 @@ export class Store {
   }
 
   adopt(snap) {
-    this.turns = snap[WIRE.SUMMARIES].map(turnFromSummary);
+    const from = snap[WIRE.TURNS_FROM] || 0;
+    this.turns = new Array(from); // holes for the turns whose rows are not held
+    for (const s of snap[WIRE.SUMMARIES]) this.turns.push(turnFromSummary(s));
+    this.listedFrom = from;
     this.asked.clear();
     this.baseState = undefined;
     const index = snap[WIRE.TURN_INDEX];
@@ -244,10 +285,12 @@ export class Store {
       if (!this.syncing) return false; // another view asked for it
       this.syncing = false;
       this.adopt(msg);
+    } else if (kind === WIRE.ROWS) {
+      return this.takeRows(msg);
     } else if (kind === WIRE.TURN) {
       const index = msg[WIRE.TURN_INDEX];
       this.asked.delete("t" + index);
-      const turn = this.turns[index];
+      const turn = this.turnAt(index);
       if (turn) loadTurn(turn, msg[WIRE.EVENTS], msg[WIRE.CHANGES], markStubs(msg[WIRE.STATE], msg[WIRE.STUBS]));
       this.version.list += 1;
       this.applied.turns += 1;

@@ -42,6 +42,14 @@ export function blankTurn(index) {
   };
 }
 
+/** A turn older than the rows held: only its number is known until its row or the turn
+ * itself is fetched. */
+export function stubTurn(index) {
+  const turn = blankTurn(index);
+  turn.status = "unknown";
+  return turn;
+}
+
 /** A turn known only from its summary row (a History row). */
 export function turnFromSummary(s) {
   const turn = blankTurn(s.turn);

@@ -11,10 +11,12 @@ import { TABS } from "./tabs/index.js";
 import { WIRE } from "./wire.js";
 
 const DRAW_DELAY_MS = 30; // store changes within this time are drawn together
+const TOP_PX = 24; // a panel scrolled up to within this of its top is at its top
 const CLOCK_MS = 200; // how often the running clock in the header ticks
 
 function statusOf(turn, now) {
   if (!turn) return ["idle", "no turns yet"];
+  if (turn.status === "unknown") return ["idle", "loading turn " + (turn.index + 1) + "…"];
   if (turn.status === "running") return ["running", "● running " + ((now - (turn.receivedAt || now)) / 1000).toFixed(1) + " s"];
   if (turn.status === "failed") return ["failed", "✕ failed: " + firstLine(turn.error)];
   return ["ok", "✓ done " + ms(turn.durationMs) + (turn.replayed ? " · replayed" : "")];
@@ -108,7 +110,7 @@ class InspectorView {
       compareAsked: null,
       nonce: 0, // bumped by the user's actions on a panel, to rebuild it
     };
-    this.drawn = { header: null, answer: null, panel: null, panelView: null, builds: 0 };
+    this.drawn = { header: null, answer: null, panel: null, panelView: null, builds: 0, scrollTop: 0 };
     this.header = buildHeader({ prev: () => this.select(this.turnIndex() - 1), next: () => this.select(this.turnIndex() + 1) });
     this.answer = buildAnswer(() => {
       this.view.answerOpen = !this.view.answerOpen;
@@ -119,7 +121,19 @@ class InspectorView {
       this.view.tab = id;
       this.draw();
     });
-    this.panel = h("div", { class: "anb-panel", role: "tabpanel", tabindex: "-1" });
+    this.panel = h("div", {
+      class: "anb-panel",
+      role: "tabpanel",
+      tabindex: "-1",
+      onscroll: () => this.scrolled(),
+      // At the top already, a scroll up moves nothing (no scroll event): the wheel says it.
+      onwheel: (ev) => {
+        if (ev.deltaY < 0 && this.panel.scrollTop === 0) {
+          this.drawn.scrollTop = 1;
+          this.scrolled();
+        }
+      },
+    });
     this.errorLine = h("div", { class: "anb-error-line", role: "status" });
     this.root = h("div", { class: "anb-root" }, this.header.node, this.answer.node, this.tabs.node, this.panel, this.errorLine);
     el.appendChild(this.root);
@@ -132,7 +146,7 @@ class InspectorView {
   }
 
   current() {
-    return this.store.turns.length ? this.store.turns[this.turnIndex()] : null;
+    return this.store.turns.length ? this.store.turnAt(this.turnIndex()) : null;
   }
 
   /** Apply a change the user made to what the view shows, and redraw its panel. */
@@ -257,9 +271,12 @@ class InspectorView {
     const noTurn = tab.needsTurn && !turn;
     const key = JSON.stringify([tab.id, turn ? turn.index : -1, store.version.epoch, view.nonce, noTurn ? null : tab.inputs(ctx)]);
     if (key === drawn.panel) return;
-    // Same tab and turn: a redraw of what the user is looking at, so keep the scroll position.
+    // Same tab and turn: a redraw of what the user is looking at, so keep the scroll position,
+    // and the first row in sight where it was (rows added above it do not push it away).
     const shows = tab.id + ":" + (turn ? turn.index : -1);
-    const top = drawn.panelView === shows ? panel.scrollTop : 0;
+    const same = drawn.panelView === shows;
+    const top = same ? panel.scrollTop : 0;
+    const anchor = same ? firstInSight(panel) : null;
     drawn.panel = key;
     drawn.panelView = shows;
     drawn.builds += 1;
@@ -267,6 +284,17 @@ class InspectorView {
     panel.setAttribute("data-tab", tab.id);
     panel.appendChild(noTurn ? empty("No turns yet: run the agent (agent.run(...) or %%chat).") : tab.panel(ctx));
     panel.scrollTop = top;
+    if (anchor) keepInPlace(panel, anchor);
+    drawn.scrollTop = panel.scrollTop;
+  }
+
+  /** The panel scrolled: a scroll up to its top tells the tab (History lists earlier turns). */
+  scrolled() {
+    const { panel, drawn } = this;
+    const up = panel.scrollTop < drawn.scrollTop;
+    drawn.scrollTop = panel.scrollTop;
+    const tab = TABS.find((t) => t.id === this.view.tab);
+    if (up && panel.scrollTop <= TOP_PX && tab.onScrollTop) tab.onScrollTop(this.ctx(this.current()));
   }
 
   /** Follow the store and the traits until the returned function is called. */
@@ -300,6 +328,22 @@ class InspectorView {
       this.store.dispose();
     };
   }
+}
+
+/** The first element marked ``data-anchor`` that is in sight in ``panel``, and where. */
+function firstInSight(panel) {
+  const top = panel.getBoundingClientRect().top;
+  for (const el of panel.querySelectorAll("[data-anchor]")) {
+    const box = el.getBoundingClientRect();
+    if (box.bottom > top) return { key: el.getAttribute("data-anchor"), at: box.top - top };
+  }
+  return null;
+}
+
+/** Scroll ``panel`` so that the element ``anchor`` names is where it was. */
+function keepInPlace(panel, anchor) {
+  const el = panel.querySelector('[data-anchor="' + CSS.escape(anchor.key) + '"]');
+  if (el) panel.scrollTop += el.getBoundingClientRect().top - panel.getBoundingClientRect().top - anchor.at;
 }
 
 /** anywidget's render: draw the inspector into ``el``; returns the clean-up function. */

@@ -15,7 +15,9 @@ from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
 from agentnb.ipython import compact  # noqa: E402
 from agentnb.ipython import inspector as inspector_module  # noqa: E402
 from agentnb.ipython import outbox, wire  # noqa: E402
+from agentnb.events import ModelRequested  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
+from agentnb.ipython.live import Run  # noqa: E402
 
 STATIC = Path(inspector_module.__file__).parent / "static"
 JS = Path(__file__).resolve().parents[1] / "js"
@@ -149,16 +151,20 @@ def tag_block(session_state) -> str:
     return "tagged"
 
 
-def test_each_state_change_carries_the_turns_change_summary_so_far(monkeypatch) -> None:
+def test_each_batch_carries_the_turns_change_summary_so_far(monkeypatch) -> None:
     agent = make_agent(
-        ["hello", [tool_call("add_item", item="eggs")], [tool_call("remove_item", item="eggs")], "done"],
+        ["hello", [tool_call("add_item", item="eggs")], [tool_call("remove_item", item="eggs")], "done", [tool_call("add_item", item="tea")], "ok"],
         session_state={"items": ["milk"], "count": 1},
         tools=[add_item, remove_item],
     )
     agent.run("hi")
-    sent = Wire(Inspector.for_agent(agent), monkeypatch)
+    inspector = Inspector.for_agent(agent)
+    sent = Wire(inspector, monkeypatch)
+    # The queue sent right after each state change, as the flush thread does while a run goes on.
+    flush_after_changes = agent.subscribe(lambda e: inspector._outbox.flush() if e.kind == "state_changed" else None)
     agent.session_state["count"] = 2  # between turns, by the user: part of the next turn
     agent.run("add eggs, then remove them")
+    flush_after_changes()
     bodies = [m[wire.EVENT_BODY] for m in sent.events()]
     user, added, removed = [b[wire.CHANGES] for b in bodies if b["kind"] == "state_changed"]
     assert user["keys"] == [{"path": "/count", "key": "count", "how": "changed", "authors": ["user"], "old": "1", "new": "2"}]
@@ -173,6 +179,31 @@ def test_each_state_change_carries_the_turns_change_summary_so_far(monkeypatch) 
     reply = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 1})
     assert reply[wire.CHANGES] == finished[wire.CHANGES]
     assert all(wire.CHANGES not in e for e in reply[wire.EVENTS])
+    # A turn sent as one batch: its end carries the summary, its state changes none.
+    agent.session_state["count"] = 3
+    agent.run("again")
+    last = [m[wire.EVENT_BODY] for m in sent.batches()[-1][wire.ITEMS]]
+    assert [wire.CHANGES in b for b in last if b["kind"] == "state_changed"] == [False, False]
+    assert [(c["key"], c["authors"]) for c in last[-1][wire.CHANGES]["keys"]] == [("count", ["user"]), ("items", ["tool:add_item"])]
+
+
+def test_a_batch_is_built_and_encoded_once_with_one_change_summary(monkeypatch) -> None:
+    from agentnb.ipython import live
+
+    agent = make_agent(["hi", [tool_call("add_item", item="eggs"), tool_call("add_item", item="tea")], "ok"], session_state={"items": [], "n": 0})
+    agent.run("hi")
+    inspector = Inspector.for_agent(agent)
+    sent = Wire(inspector, monkeypatch)
+    encoded: list[Any] = []
+    summaries: list[Any] = []
+    monkeypatch.setattr(live, "encode", lambda value: encoded.append(value) or outbox.encode(value))
+    monkeypatch.setattr(live, "summarize_changes", lambda *a: summaries.append(a) or compact.summarize_changes(*a))
+    agent.session_state["n"] = 1
+    agent.run("add eggs and tea")
+    (batch,) = sent.batches()
+    changes = [i for i in batch[wire.ITEMS] if i[wire.EVENT_BODY]["kind"] == "state_changed"]
+    assert len(changes) == 3 and len(encoded) == 1 and len(summaries) == 1
+    assert [c["key"] for c in batch[wire.ITEMS][-1][wire.EVENT_BODY][wire.CHANGES]["keys"]] == ["n", "items"]
 
 
 def test_a_removed_item_keeps_its_old_value_and_key_names_stay_as_they_are(monkeypatch) -> None:
@@ -198,8 +229,7 @@ def test_change_values_are_short_previews_and_long_summaries_are_counted(monkeyp
     agent = make_agent([tool_call("fill"), "ok"], session_state={"bulk": {}}, tools=[fill])
     sent = Wire(Inspector.for_agent(agent), monkeypatch)
     agent.run("fill")
-    (changed,) = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "state_changed"]
-    summary = changed[wire.CHANGES]
+    summary = sent.events()[-1][wire.EVENT_BODY][wire.CHANGES]
     assert len(summary["paths"]) == compact.MAX_CHANGED_PATHS and summary["more"] == 5
     assert all(len(c["new"]) <= compact.CHANGE_TEXT for c in summary["paths"])
     assert summary["paths"][0]["new"].endswith("…")
@@ -307,7 +337,7 @@ def test_a_turn_goes_out_as_one_message_and_replies_come_after_what_was_queued(s
     agent.run("hello")
     assert sent.batches()[1][wire.SEQ] == batch[wire.LAST] + 1  # numbered on from the last batch
     # An event queued when a request comes in goes out first: the reply is current to it.
-    inspector._outbox.add(1, {"kind": "model_requested", "call": 9, "at": 0, "messages": 0, "tools": 0})
+    inspector._outbox.add((Run(1, "r", None), ModelRequested(run_id="r", call=9, request={})))
     reply = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 0})
     assert [m[wire.KIND] for m in sent.messages[-2:]] == [wire.BATCH, wire.TURN]
     assert reply[wire.TURN_INDEX] == 0 and sent.messages[-2][wire.LAST] == inspector.seq
@@ -337,6 +367,40 @@ def test_a_slow_step_is_shown_while_it_runs(monkeypatch) -> None:
     assert agent.history[-1].tool_calls[0].result == "done"
     assert len(sent.batches()) >= 2  # the start while the tool ran, the rest at the end
     assert [e[wire.SEQ] for e in sent.events()] == list(range(1, inspector.seq + 1))
+
+
+def test_the_change_summary_so_far_is_shown_while_a_slow_step_runs(monkeypatch) -> None:
+    import threading
+
+    seen = threading.Event()
+
+    def slow(session_state) -> str:
+        """Wait until the view has the change summary of the step before."""
+        seen.wait(30)
+        session_state["items"].append("tea")  # after the summary went out: not in it
+        return "done" if seen.is_set() else "the summary was never sent"
+
+    agent = make_agent([[tool_call("add_item", item="eggs"), tool_call("slow")], "ok"], tools=[add_item, slow])
+    agent.tool_hooks = []
+    inspector = Inspector.for_agent(agent)
+    sent = Wire(inspector, monkeypatch)
+    summaries: list[dict[str, Any]] = []
+
+    def receive(content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
+        Wire.receive(sent, content, buffers)
+        if not seen.is_set():
+            summaries.extend(e[wire.EVENT_BODY][wire.CHANGES] for e in sent.events() if wire.CHANGES in e[wire.EVENT_BODY])
+            if summaries:
+                seen.set()  # built and sent by the flush thread while the slow tool waits
+
+    monkeypatch.setattr(inspector, "send", receive)
+    agent.run("add eggs, then wait")
+    assert agent.history[-1].tool_calls[1].result == "done"
+    (so_far,) = summaries
+    assert [(c["path"], c["how"], c["new"]) for c in so_far["paths"]] == [("/items/1", "added", '"eggs"')]
+    final = sent.events()[-1][wire.EVENT_BODY]
+    assert final["kind"] == "run_finished"
+    assert [(c["path"], c["new"]) for c in final[wire.CHANGES]["paths"]] == [("/items/1", '"eggs"'), ("/items/2", '"tea"')]
 
 
 def test_tool_calls_carry_the_hook_chain_and_who_answered(shop) -> None:

@@ -137,10 +137,15 @@ def preview_text(value: Any, limit: int = CHANGE_TEXT) -> str:
 
 def compact_changes(changes: TurnChanges) -> dict[str, Any]:
     """A turn's change summary for the wire: every key, and the first ``MAX_CHANGED_PATHS`` paths."""
+    return summarize_changes(changes.keys, changes.paths)
+
+
+def summarize_changes(keys: Sequence[Change], paths: Sequence[Change]) -> dict[str, Any]:
+    """``compact_changes`` of the changed keys and paths (``ChangeLog.keys`` / ``paths``)."""
     return {
-        "keys": [compact_change(c) for c in changes.keys],
-        "paths": [compact_change(c) for c in changes.paths[:MAX_CHANGED_PATHS]],
-        "more": max(0, len(changes.paths) - MAX_CHANGED_PATHS),
+        "keys": [compact_change(c) for c in keys],
+        "paths": [compact_change(c) for c in paths[:MAX_CHANGED_PATHS]],
+        "more": max(0, len(paths) - MAX_CHANGED_PATHS),
     }
 
 
@@ -291,78 +296,109 @@ def compact_context(event: ContextRetrieved) -> dict[str, Any]:
     }
 
 
+def _run_started(e: RunStarted) -> dict[str, Any]:
+    return {"message": e.message, "model": e.model, "at": e.at, "kind": e.kind}
+
+
+def _prompt_rendered(e: PromptRendered) -> dict[str, Any]:
+    body = compact_prompt(e)
+    body["kind"] = e.kind
+    return body
+
+
+def _model_requested(e: ModelRequested) -> dict[str, Any]:
+    request = e.request
+    return {"call": e.call, "at": e.at, "messages": len(request.get("messages") or ()), "tools": len(request.get("tools") or ()), "kind": e.kind}
+
+
+def _text_delta(e: TextDelta) -> dict[str, Any]:
+    return {"call": e.call, "text": e.text, "kind": e.kind}
+
+
+def _model_responded(e: ModelResponded) -> dict[str, Any]:
+    return {
+        "call": e.call,
+        "content": e.content,
+        "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in e.tool_calls],
+        "finish_reason": e.finish_reason,
+        "usage": compact_usage(e.usage),
+        "duration_ms": e.duration_ms,
+        "kind": e.kind,
+    }
+
+
+def _tool_call_started(e: ToolCallStarted) -> dict[str, Any]:
+    return {"call": e.call, "id": e.tool_call_id, "name": e.name, "arguments": e.arguments, "source": e.source, "kind": e.kind}
+
+
+def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
+    return {
+        "call": e.call,
+        "id": e.tool_call_id,
+        "name": e.name,
+        "arguments": e.arguments,
+        "result": e.result,
+        "error": e.error,
+        "error_kind": e.error_kind,
+        "hooks": [compact_hook(h) for h in e.hooks],
+        "answered_by": e.answered_by,
+        "changed_keys": list(e.changed_keys),
+        "source": e.source,
+        "replayed": e.replayed,
+        "duration_ms": e.duration_ms,
+        "kind": e.kind,
+    }
+
+
+def _state_changed(e: StateChanged) -> dict[str, Any]:
+    return {"patch": list(e.patch), "cause": compact_cause(e.cause), "kind": e.kind}
+
+
+def _run_finished(e: RunFinished) -> dict[str, Any]:
+    return {"content": e.content, "usage": compact_usage(e.usage), "duration_ms": e.duration_ms, "model_calls": e.model_calls, "tool_calls": e.tool_calls, "kind": e.kind}
+
+
+def _context_retrieved(e: ContextRetrieved) -> dict[str, Any]:
+    body = compact_context(e)
+    body["kind"] = e.kind
+    return body
+
+
+def _run_failed(e: RunFailed) -> dict[str, Any]:
+    return {"error": e.error, "error_type": e.error_type, "usage": compact_usage(e.usage), "duration_ms": e.duration_ms, "kind": e.kind}
+
+
+_COMPACT: dict[type, Any] = {
+    RunStarted: _run_started,
+    PromptRendered: _prompt_rendered,
+    ModelRequested: _model_requested,
+    TextDelta: _text_delta,
+    ModelResponded: _model_responded,
+    ToolCallStarted: _tool_call_started,
+    ToolCallFinished: _tool_call_finished,
+    StateChanged: _state_changed,
+    RunFinished: _run_finished,
+    ContextRetrieved: _context_retrieved,
+    RunFailed: _run_failed,
+}
+"""The compact form of each kind of event (looked up by the event's class: one dict lookup per
+event, not a chain of isinstance tests)."""
+
+
 def compact_event(event: Event) -> dict[str, Any]:
     """The part of an event the browser shows. A model request's payload is left out (it is
     fetched when the Request tab opens); a state change keeps only its patch and author."""
-    body: dict[str, Any]
-    if isinstance(event, RunStarted):
-        body = {"message": event.message, "model": event.model, "at": event.at}
-    elif isinstance(event, PromptRendered):
-        body = compact_prompt(event)
-    elif isinstance(event, ModelRequested):
-        request = event.request
-        body = {
-            "call": event.call,
-            "at": event.at,
-            "messages": len(request.get("messages") or ()),
-            "tools": len(request.get("tools") or ()),
-        }
-    elif isinstance(event, TextDelta):
-        body = {"call": event.call, "text": event.text}
-    elif isinstance(event, ModelResponded):
-        body = {
-            "call": event.call,
-            "content": event.content,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in event.tool_calls],
-            "finish_reason": event.finish_reason,
-            "usage": compact_usage(event.usage),
-            "duration_ms": event.duration_ms,
-        }
-    elif isinstance(event, ToolCallStarted):
-        body = {"call": event.call, "id": event.tool_call_id, "name": event.name, "arguments": event.arguments, "source": event.source}
-    elif isinstance(event, ToolCallFinished):
-        body = {
-            "call": event.call,
-            "id": event.tool_call_id,
-            "name": event.name,
-            "arguments": event.arguments,
-            "result": event.result,
-            "error": event.error,
-            "error_kind": event.error_kind,
-            "hooks": [compact_hook(h) for h in event.hooks],
-            "answered_by": event.answered_by,
-            "changed_keys": list(event.changed_keys),
-            "source": event.source,
-            "replayed": event.replayed,
-            "duration_ms": event.duration_ms,
-        }
-    elif isinstance(event, StateChanged):
-        body = {"patch": list(event.patch), "cause": compact_cause(event.cause)}
-    elif isinstance(event, RunFinished):
-        body = {
-            "content": event.content,
-            "usage": compact_usage(event.usage),
-            "duration_ms": event.duration_ms,
-            "model_calls": event.model_calls,
-            "tool_calls": event.tool_calls,
-        }
-    elif isinstance(event, ContextRetrieved):
-        body = compact_context(event)
-    elif isinstance(event, RunFailed):
-        body = {
-            "error": event.error,
-            "error_type": event.error_type,
-            "usage": compact_usage(event.usage),
-            "duration_ms": event.duration_ms,
-        }
-    else:
-        body = {}
-    body["kind"] = event.kind
-    return body
+    make = _COMPACT.get(type(event))
+    if make is None:  # a subclass of an event class, or an unknown kind
+        make = next((f for cls, f in _COMPACT.items() if isinstance(event, cls)), None)
+        if make is None:
+            return {"kind": event.kind}
+    return make(event)  # type: ignore[no-any-return]
 
 
 __all__ = [
     "compact_changes",
+    "summarize_changes",
     "compact_comparison",
     "compact_edit",
     "compact_prompt",

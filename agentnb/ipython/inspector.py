@@ -2,16 +2,18 @@
 
 ``Inspector.for_agent(agent)`` returns the one inspector of an agent; displaying it in several
 cells shows several views of the same widget. The kernel side keeps almost nothing: it
-subscribes to the agent, turns each event into a small JSON-safe dict and queues it; the queue
-goes to the browser as one message at the end of each run, and every few tens of milliseconds
-while a run goes on (``outbox.py``). The browser keeps the turns it has seen and applies each
-event to them — a state change arrives as its JSON patch with the turn's change summary so far
-(computed here, by ``agentnb.diff``), never as the whole state. A snapshot (turn summaries, the
-last turn, its state) sits in a synced trait, refreshed when the widget is displayed and after
-each cell that changed something, so a new view renders at once even while the kernel is busy
-with queued cells. Other whole turns and model request payloads are sent only when the browser
-asks for them (time travel, the Request tab), and a large state only as far as it is shown
-(``lazy.py``), so a long history or a large state costs little per update.
+subscribes to the agent and queues each event as it is; the queue goes to the browser as one
+message at the end of each run, and every few tens of milliseconds while a run goes on
+(``outbox.py``), its events made into small JSON-safe dicts and encoded then, once per batch
+(``live.py``). The browser keeps the turns it has seen and applies each event to them — a state
+change arrives as its JSON patch, never as the whole state, and each batch brings the turn's
+change summary so far (computed here, once per batch, by ``agentnb.diff``). A snapshot (the last
+turns' summary rows, the last turn, its state) sits in a synced trait, refreshed when the widget
+is displayed and after each cell that changed something, so a new view renders at once even
+while the kernel is busy with queued cells. Older summary rows, other whole turns and model
+request payloads are sent only when the browser asks for them (History, time travel, the
+Request tab), and a large state only as far as it is shown (``lazy.py``), so a long history or
+a large state costs little per update.
 
 The front end is built from the ES modules in ``js/`` (at the repository root) into
 ``static/inspector.js`` (``make js``); its styles are ``static/inspector.css``; the wire names
@@ -31,21 +33,13 @@ import traitlets
 
 from ..diff import make_patch
 from ..errors import AgentnbError, StateEditError
-from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged, TextDelta
+from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta
 from ..text import one_line
 from . import wire
 from .comparing import comparable_agents, comparison_message, default_pair
-from .compact import (
-    compact_changes,
-    compact_edit,
-    compact_event,
-    compact_prompt,
-    compact_tokens,
-    model_info,
-    turn_state,
-    turn_summary,
-)
+from .compact import compact_edit, compact_event, compact_prompt, model_info, turn_state, turn_summary
 from .lazy import decode_pointer, find, is_small, lazy_form, size_of
+from .live import Batcher, Run, follow
 from .outbox import Outbox, encode
 from .record import static_view
 
@@ -54,6 +48,15 @@ if TYPE_CHECKING:
     from ..history import TurnRecord
 
 STATIC = pathlib.Path(__file__).parent / "static"
+
+SNAPSHOT_TURNS = 20
+"""Turns whose summary rows a snapshot carries (the last ones); older rows are sent on request."""
+
+ROWS_PAGE = 100
+"""Summary rows sent per ``need_rows`` request."""
+
+_ENDS = (RunFinished, RunFailed)
+
 
 class Inspector(anywidget.AnyWidget):
     """A live view of one agent: prompt, request, tool calls, state, context and history of its
@@ -76,18 +79,17 @@ class Inspector(anywidget.AnyWidget):
         self.agent = agent
         self.agent_name = agent.name
         self.model_info = model_info(agent)
-        self._outbox = Outbox(lambda content, buffers: self.send(content, buffers))
-        self._turn_of: dict[str, int] = {}
-        self._live_text: dict[str, list[str]] = {}
-        """Text streamed so far per running turn, as chunks (joined only for a snapshot)."""
+        self._batcher = Batcher(agent)
+        self._outbox = Outbox(lambda content, buffers: self.send(content, buffers), self._batcher)
+        self._runs: dict[str, Run] = {}
+        """The runs going on, by run id."""
+        self._model_info = self.model_info
+        """The trait's value, read without traitlets at each run's start."""
         self._stale = False
         """Something changed since the snapshot in the trait was made."""
-        self._summaries: list[tuple[TurnRecord, bytes]] = []
-        self._finished_changes: tuple[TurnRecord, dict[str, Any]] | None = None
-        self._changes_so_far: tuple[TurnRecord, dict[str, Any]] | None = None
-        """The summary the last state change of a running turn was sent with."""
-        self._prompts: dict[str, PromptRendered] = {}
-        """The prompt each running turn was sent with (a turn recounted at its end sends the new counts)."""
+        self._summaries: dict[int, tuple[str, bytes]] = {}
+        """Summary rows of finished turns as encoded, by turn index (with the run id they are
+        of): the last turns' only, the ones a snapshot carries."""
         self._preview_message: str | None = None
         """The message last previewed in the browser: previews after an edit use it."""
         self.on_msg(self._on_msg)
@@ -171,93 +173,44 @@ class Inspector(anywidget.AnyWidget):
             self.publish_snapshot()
 
     def _on_event(self, event: Event) -> None:
-        """Subscriber: queue what this event changed, nothing more."""
+        """Subscriber: queue the event as it is; the batch it goes out in is built at the flush."""
         self._stale = True
-        if isinstance(event, TextDelta):
-            self._live_text.setdefault(event.run_id, []).append(event.text)
-            turn = self._turn_index(event.run_id)
-            if turn is not None:
-                self._outbox.add_text(turn, event.run_id, event.call, event.text)
+        run = self._runs.get(event.run_id)
+        if run is None:
+            run = follow(event, self.agent.history)
+            if run is None:
+                return
+            self._runs[event.run_id] = run
+            if isinstance(event, RunStarted):
+                info = model_info(self.agent)
+                if info != self._model_info:
+                    self._model_info = self.model_info = info
+        if type(event) is TextDelta:
+            run.text.append(event.text)
+            self._outbox.add_text(run.turn, run, event.call, event.text)
             return
-        end = isinstance(event, (RunFinished, RunFailed))
-        if isinstance(event, RunStarted):
-            self._turn_of[event.run_id] = event.turn
-            info = model_info(self.agent)
-            if info != self.model_info:
-                self.model_info = info
-        elif isinstance(event, PromptRendered):
-            self._prompts[event.run_id] = event
-        body = compact_event(event)
-        if end or isinstance(event, StateChanged):
-            self._add_changes(event, body, end)
-        turn = self._turn_index(event.run_id)
-        if turn is not None:
-            self._outbox.add(turn, body)
-        if end:
+        self._outbox.add((run, event))
+        if isinstance(event, _ENDS):
+            del self._runs[event.run_id]
             self._outbox.flush()
 
-    def _add_changes(self, event: Event, body: dict[str, Any], end: bool) -> None:
-        """A state change or a run's end: the turn's change summary (and at the end, whether it
-        was replayed and its prompt's counts if they were counted again)."""
-        record = self._record_of(event.run_id)
-        if record is not None:
-            body[wire.CHANGES] = self._changes(record)
-        if not end:
-            if record is not None:
-                self._changes_so_far = (record, body[wire.CHANGES])
-            return
-        self._live_text.pop(event.run_id, None)
-        sent_prompt = self._prompts.pop(event.run_id, None)
-        if record is not None:
-            body["replayed"] = record.replayed
-            prompt = record.prompt
-            if prompt is not None and prompt is not sent_prompt:
-                # Counted again at the end (the tokenizer came up during the turn): the new counts.
-                body["prompt_tokens"] = compact_tokens(prompt.tokens)
-
-    def _turn_index(self, run_id: str) -> int | None:
-        turn = self._turn_of.get(run_id)
-        if turn is None:
-            # Subscribed in the middle of a run: find it in the history.
-            for record in reversed(self.agent.history):
-                if record.run_id == run_id:
-                    turn = self._turn_of[run_id] = record.index
-                    break
-        return turn
-
-    def _record_of(self, run_id: str) -> TurnRecord | None:
-        index = self._turn_index(run_id)
-        history = self.agent.history
-        if index is None or not 0 <= index < len(history) or history[index].run_id != run_id:
-            return None
-        return history[index]
-
-    def _changes(self, record: TurnRecord) -> dict[str, Any]:
-        """What ``record`` changed, for the wire: so far (against the live state) while it runs;
-        for a finished turn computed once (its run_finished message and the snapshot after it)."""
-        if record.status == "running":
-            return compact_changes(record.changes(self.agent.session_state))
-        if self._finished_changes is None or self._finished_changes[0] is not record:
-            so_far = self._changes_so_far
-            # Every state change sends a summary, so the last one sent is the turn's: any later
-            # change of the state would have sent its own.
-            done = so_far[1] if so_far is not None and so_far[0] is record else compact_changes(record.changes())
-            self._finished_changes = (record, done)
-        return self._finished_changes[1]
-
     def snapshot(self) -> bytes:
-        """What a fresh view needs, as UTF-8 JSON: every turn's summary, the last turn in full
-        (events, change summary, state — lazily, see ``lazy.py``)."""
+        """What a fresh view needs, as UTF-8 JSON: the last turns' summary rows (older ones are
+        sent on request), the last turn in full (events, change summary, state — lazily, see
+        ``lazy.py``)."""
         seq = self._outbox.flush()
         history = self.agent.history
-        message: dict[str, Any] = {wire.KIND: wire.SNAPSHOT, wire.SEQ: seq}
-        if len(history):
+        count = len(history)
+        first = max(0, count - SNAPSHOT_TURNS)
+        message: dict[str, Any] = {wire.KIND: wire.SNAPSHOT, wire.SEQ: seq, wire.TURNS_FROM: first}
+        if count:
             last = history[-1]
             state = turn_state(last, self.agent)
             message[wire.TURN_INDEX] = last.index
             message[wire.EVENTS] = [compact_event(e) for e in last.events]
-            message[wire.CHANGES] = self._changes(last)
-            message[wire.LIVE_TEXT] = "".join(self._live_text.get(last.run_id, ()))
+            message[wire.CHANGES] = self._batcher.changes(last)
+            run = self._runs.get(last.run_id)
+            message[wire.LIVE_TEXT] = "".join(run.text) if run is not None else ""
         else:
             state = self.agent.session_state
         message[wire.STATE], stubs = lazy_form(state)
@@ -265,23 +218,35 @@ class Inspector(anywidget.AnyWidget):
             message[wire.STUBS] = stubs
         if self.agent.state_edits:
             message.update(self._live())
-        # The summaries go in as they were encoded once (a finished turn's does not change), so
-        # a long history costs a copy of its bytes, not its encoding.
-        summaries = b",".join([self._summary(t) for t in history])
-        return b'{"' + wire.SUMMARIES.encode() + b'":[' + summaries + b"]," + encode(message)[1:]
+        # Only the last turns' rows, as they were encoded once (a finished turn's does not
+        # change): the snapshot stays the same size however long the history grows.
+        cache = self._summaries
+        for index in [i for i in cache if i < first]:
+            del cache[index]
+        rows = b",".join([self._summary(history[i], cache) for i in range(first, count)])
+        return b'{"' + wire.SUMMARIES.encode() + b'":[' + rows + b"]," + encode(message)[1:]
 
-    def _summary(self, record: TurnRecord) -> bytes:
-        """A turn's summary row as JSON, kept once the turn has finished."""
-        cache, index = self._summaries, record.index
-        if index < len(cache) and cache[index][0] is record:
-            return cache[index][1]
+    def _summary(self, record: TurnRecord, cache: dict[int, tuple[str, bytes]] | None = None) -> bytes:
+        """A turn's summary row as JSON (kept in ``cache`` once the turn has finished)."""
+        if cache is not None:
+            kept = cache.get(record.index)
+            if kept is not None and kept[0] == record.run_id:
+                return kept[1]
         data = encode(turn_summary(record))
-        if record.status != "running" and index <= len(cache):
-            if index < len(cache):
-                cache[index] = (record, data)
-            else:
-                cache.append((record, data))
+        if cache is not None and record.status != "running":
+            cache[record.index] = (record.run_id, data)
         return data
+
+    def _rows(self, content: Mapping[str, Any]) -> bytes:
+        """Up to ``ROWS_PAGE`` summary rows of the turns before turn ``before`` (``wire.ROWS``)."""
+        history = self.agent.history
+        before = content.get(wire.BEFORE)
+        if not isinstance(before, int) or not 0 < before <= len(history):
+            raise LookupError(f"need_rows takes before, a turn index from 1 to {len(history)}; got {before!r}")
+        first = max(0, before - ROWS_PAGE)
+        rows = b",".join([self._summary(history[i]) for i in range(first, before)])
+        head = encode({wire.KIND: wire.ROWS, wire.TURNS_FROM: first})
+        return head[:-1] + b',"' + wire.SUMMARIES.encode() + b'":[' + rows + b"]}"
 
     # -- edits by hand ----------------------------------------------------------------------
 
@@ -380,12 +345,15 @@ class Inspector(anywidget.AnyWidget):
                 wire.KIND: wire.TURN,
                 wire.TURN_INDEX: record.index,
                 wire.EVENTS: [compact_event(e) for e in record.events],
-                wire.CHANGES: self._changes(record),
+                wire.CHANGES: self._batcher.changes(record),
                 wire.STATE: state,
                 wire.STUBS: stubs,
             }
         if kind == wire.NEED_SUBTREE:
             return self._subtree(content)
+        if kind == wire.NEED_ROWS:
+            self._outbox.post({wire.KIND: wire.ROWS}, self._rows(content))
+            return None
         if kind == wire.NEED_REQUEST:
             record = self._record(content.get(wire.TURN_INDEX))
             call = content.get(wire.CALL)

@@ -6,12 +6,14 @@ last item) and one binary buffer holding its body as UTF-8 JSON, encoded here by
 The kernel then encodes only the small dict: a body is never encoded twice, and its size is
 known without a second pass.
 
-The events of a run are not sent one by one: each becomes an item, encoded at once (the objects
-it names may change later in the run), and queued. The queue goes out as one ``batch`` message
-when the run ends, before any other message, or ``FLUSH_SECONDS`` after its first item was
-queued — a background thread sends it then (ipykernel's IOPub accepts messages from any thread),
-so a slow model call or tool still shows its progress while the cell runs. Streamed text joins
-the text item before it, so a fast stream costs one item per batch.
+The events of a run are not sent one by one: each is queued as it is, and the queue goes out as
+one ``batch`` message when the run ends, before any other message, or ``FLUSH_SECONDS`` after its
+first item was queued — a background thread sends it then (ipykernel's IOPub accepts messages
+from any thread), so a slow model call or tool still shows its progress while the cell runs.
+Only then are the items made into their compact forms and the batch encoded, once, by the
+``render`` function the outbox was given (under the outbox's lock, on the thread that flushes):
+a turn's events cost one encoding per batch, not one per event. Streamed text joins the text
+item before it, so a fast stream costs one item per batch.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ FLUSH_SECONDS = 0.05
 
 Send = Callable[[dict[str, Any], list[bytes]], None]
 
+Render = Callable[[list[Any]], bytes]
+"""Makes the queued items (in order) into a batch's body: ``{"items": [...]}`` as UTF-8 JSON."""
+
 
 def encode(value: Any) -> bytes:
     """``value`` as compact UTF-8 JSON, anything JSON cannot hold as text (NaN as "NaN", an
@@ -40,27 +45,28 @@ def encode(value: Any) -> bytes:
     return to_json(value, fallback=repr, inf_nan_mode="strings")
 
 
-class _Text:
+class Text:
     """Streamed text of one model call, joined until the queue is sent."""
 
-    __slots__ = ("turn", "run_id", "call", "chunks")
+    __slots__ = ("turn", "run", "call", "chunks")
 
-    def __init__(self, turn: int, run_id: str, call: int, text: str) -> None:
-        self.turn, self.run_id, self.call, self.chunks = turn, run_id, call, [text]
+    def __init__(self, turn: int, run: object, call: int, text: str) -> None:
+        self.turn, self.run, self.call, self.chunks = turn, run, call, [text]
 
-    def encode(self) -> bytes:
-        body = {"kind": "text_delta", "call": self.call, "text": "".join(self.chunks)}
-        return encode({wire.TURN_INDEX: self.turn, wire.EVENT_BODY: body})
+    def item(self) -> dict[str, Any]:
+        """The batch item: a ``text_delta`` event with the text joined."""
+        return {wire.TURN_INDEX: self.turn, wire.EVENT_BODY: {"kind": "text_delta", "call": self.call, "text": "".join(self.chunks)}}
 
 
 class Outbox:
     """Sends one widget's messages in order: event items in batches, other messages after the
     items queued before them."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, render: Render) -> None:
         self._send = send
+        self._render = render
         self._lock = threading.Lock()
-        self._items: list[bytes | _Text] = []
+        self._items: list[Any] = []
         self._due = 0.0  # when the queue must go out
         self._timed = False  # the flush thread will call ``timer``
         self.seq = 0
@@ -72,22 +78,22 @@ class Outbox:
         self.last_bytes = 0
         """Bytes of the last body sent."""
 
-    def add(self, turn: int, body: dict[str, Any]) -> None:
-        """Queue one compact event of turn ``turn``."""
-        item = encode({wire.TURN_INDEX: turn, wire.EVENT_BODY: body})
+    def add(self, item: Any) -> None:
+        """Queue one item, as it is (``render`` makes it into its compact form at the flush)."""
         with self._lock:
             self._items.append(item)
             if len(self._items) == 1:
                 self._arm()
 
-    def add_text(self, turn: int, run_id: str, call: int, text: str) -> None:
-        """Queue streamed text, joined to the text queued just before it for the same call."""
+    def add_text(self, turn: int, run: object, call: int, text: str) -> None:
+        """Queue streamed text of model call ``call`` of ``run``, joined to the text queued just
+        before it for the same call."""
         with self._lock:
             last = self._items[-1] if self._items else None
-            if isinstance(last, _Text) and last.run_id == run_id and last.call == call:
+            if type(last) is Text and last.run is run and last.call == call:
                 last.chunks.append(text)
                 return
-            self._items.append(_Text(turn, run_id, call, text))
+            self._items.append(Text(turn, run, call, text))
             if len(self._items) == 1:
                 self._arm()
 
@@ -129,7 +135,7 @@ class Outbox:
         self._items = []
         first = self.seq + 1
         self.seq += len(items)
-        data = b'{"items":[' + b",".join(i if isinstance(i, bytes) else i.encode() for i in items) + b"]}"
+        data = self._render(items)
         self._emit({wire.KIND: wire.BATCH, wire.SEQ: first, wire.LAST: self.seq}, data)
 
     def count(self, data: bytes) -> None:
@@ -186,4 +192,4 @@ class _Flusher:
 
 _FLUSHER = _Flusher()
 
-__all__ = ["FLUSH_SECONDS", "Outbox", "encode"]
+__all__ = ["FLUSH_SECONDS", "Outbox", "Render", "Text", "encode"]

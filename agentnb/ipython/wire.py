@@ -17,13 +17,16 @@ one, ``stubs`` lists its placeholders as ``{pointer: full size}``, and the brows
 those parts (``need_subtree``) when it shows them.
 
 Kernel → browser:
-  snapshot  everything a fresh view needs: one summary per turn, the selected turn's events,
-            state and change summary, and the event counter ``seq`` it is current to.
+  snapshot  everything a fresh view needs: the last turns' summary rows (``turns``, from turn
+            ``turns_from`` to the last; older rows come with ``rows``), the selected turn's
+            events, state and change summary, and the event counter ``seq`` it is current to.
   batch     the event items numbered ``seq`` to ``last``, in order: ``items``, each the compact
             event ``e`` of turn ``turn``; the browser applies them to what it holds (a state
-            change carries its JSON patch and the turn's change summary so far, never the whole
-            state). Sent at the end of each run, and while a run goes on every
-            ``outbox.FLUSH_SECONDS``.
+            change carries its JSON patch, never the whole state; a batch's last state change
+            of a turn, and a run's end, also carry the turn's change summary so far). Sent at
+            the end of each run, and while a run goes on every ``outbox.FLUSH_SECONDS``.
+  rows      summary rows ``turns`` of the turns from ``turns_from`` on, sent when the browser
+            asks for rows older than the ones it holds (History).
   turn      a turn's events, state and change summary, sent when the browser asks for it (time
             travel).
   subtree   part of a state a view holds only in part: the children of ``path`` from ``from``
@@ -44,6 +47,7 @@ Kernel → browser:
 Browser → kernel:
   sync      send a snapshot (the browser noticed a gap in ``seq``).
   need_turn send turn ``turn``.
+  need_rows send the summary rows of the turns before turn ``before`` (a page of them).
   need_subtree  send the ``subtree`` at ``path`` (``from``, ``whole``) of turn ``turn``'s state,
             or with ``live`` of the state now.
   need_request  send the payload of call ``call`` of turn ``turn``.
@@ -64,6 +68,7 @@ KIND = "k"
 SNAPSHOT = "snapshot"
 BATCH = "batch"
 TURN = "turn"
+ROWS = "rows"
 SUBTREE = "subtree"
 REQUEST = "request"
 PREVIEW = "preview"
@@ -75,6 +80,7 @@ ERROR = "error"
 # browser -> kernel
 SYNC = "sync"
 NEED_TURN = "need_turn"
+NEED_ROWS = "need_rows"
 NEED_SUBTREE = "need_subtree"
 NEED_REQUEST = "need_request"
 EDIT = "edit"
@@ -103,7 +109,11 @@ STUBS = "stubs"
 """The placeholders of a lazy state or subtree: ``{pointer: full size}`` (children of a
 container sent in part or empty, characters of a string sent as its head)."""
 SUMMARIES = "turns"
-"""One summary per turn (snapshot only)."""
+"""Summary rows of consecutive turns (snapshot and ``rows``)."""
+TURNS_FROM = "turns_from"
+"""The turn of the first row in ``turns`` (snapshot and ``rows``)."""
+BEFORE = "before"
+"""``need_rows``: the rows wanted end just before this turn."""
 LIVE_TEXT = "live_text"
 """Text streamed so far in the running turn (snapshot only)."""
 MESSAGE = "message"
@@ -154,6 +164,7 @@ WIRE: dict[str, str] = {
     "SNAPSHOT": SNAPSHOT,
     "BATCH": BATCH,
     "TURN": TURN,
+    "ROWS": ROWS,
     "SUBTREE": SUBTREE,
     "REQUEST": REQUEST,
     "PREVIEW": PREVIEW,
@@ -163,6 +174,7 @@ WIRE: dict[str, str] = {
     "ERROR": ERROR,
     "SYNC": SYNC,
     "NEED_TURN": NEED_TURN,
+    "NEED_ROWS": NEED_ROWS,
     "NEED_SUBTREE": NEED_SUBTREE,
     "NEED_REQUEST": NEED_REQUEST,
     "EDIT": EDIT,
@@ -178,6 +190,8 @@ WIRE: dict[str, str] = {
     "STATE": STATE,
     "STUBS": STUBS,
     "SUMMARIES": SUMMARIES,
+    "TURNS_FROM": TURNS_FROM,
+    "BEFORE": BEFORE,
     "LIVE_TEXT": LIVE_TEXT,
     "MESSAGE": MESSAGE,
     "TEXT": TEXT,

@@ -1,7 +1,13 @@
 // History: one row per turn; selecting a row makes that turn the selected one everywhere.
+//
+// A view holds the last turns' rows (the snapshot's); the older ones are fetched a page at a time
+// when the user asks for them (the "earlier turns" row) or scrolls up to the top of the table.
+// The view keeps the rows that were in sight in place when older rows arrive above them.
 
 import { empty, h } from "../dom.js";
 import { firstLine, ms, short } from "../format.js";
+
+const COLUMNS = ["#", "message", "answer", "tools", "tokens", "state block", "time"];
 
 function row(ctx, t, selected) {
   const answer = t.status === "failed" ? "✕ " + short(firstLine(t.error), 80) : t.status === "running" ? "running…" : short(t.content ?? "", 80);
@@ -13,6 +19,7 @@ function row(ctx, t, selected) {
       "aria-selected": t.index === selected ? "true" : "false",
       "data-turn": t.index,
       "data-fkey": "turn-" + t.index,
+      "data-anchor": "turn-" + t.index,
       onclick: () => ctx.select(t.index),
       onkeydown: (ev) => {
         if (ev.key === "Enter" || ev.key === " ") {
@@ -31,24 +38,43 @@ function row(ctx, t, selected) {
   );
 }
 
+/** The row above the held rows: how many turns are not listed yet, and a button to list more. */
+function earlier(store) {
+  const count = store.listedFrom;
+  const asking = store.asked.has("rows" + count);
+  return h(
+    "tr",
+    { class: "anb-history-earlier", "data-anchor": "earlier" },
+    h(
+      "td",
+      { colspan: String(COLUMNS.length) },
+      h(
+        "button",
+        { type: "button", class: "anb-more", "data-fkey": "history-earlier", disabled: asking, onclick: () => store.needRows() },
+        asking ? "loading earlier turns…" : "show earlier turns (" + count + " not listed)",
+      ),
+    ),
+  );
+}
+
 export default {
   id: "history",
   label: "History",
   count: (ctx) => (ctx.store.turns.length ? " (" + ctx.store.turns.length + ")" : ""),
   inputs: (ctx) => [ctx.store.version.list, ctx.turn ? ctx.turn.index : -1],
+  // Scrolled up to the top of the table: list the turns before it.
+  onScrollTop: (ctx) => ctx.store.needRows(),
   panel(ctx) {
-    const turns = ctx.store.turns;
+    const store = ctx.store;
+    const turns = store.turns;
     if (!turns.length) return empty("No turns yet.");
     const selected = ctx.turn ? ctx.turn.index : null;
+    const rows = turns.slice(store.listedFrom).map((t) => row(ctx, t, selected));
     return h(
       "table",
       { class: "anb-history" },
-      h("thead", {}, h("tr", {}, ["#", "message", "answer", "tools", "tokens", "state block", "time"].map((c) => h("th", { title: c === "state block" ? "tokens of the <session_state> block" : null }, c)))),
-      h(
-        "tbody",
-        {},
-        turns.map((t) => row(ctx, t, selected)),
-      ),
+      h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", { title: c === "state block" ? "tokens of the <session_state> block" : null }, c)))),
+      h("tbody", {}, store.listedFrom > 0 ? earlier(store) : null, rows),
     );
   },
 };

@@ -2,6 +2,7 @@
 //   inputs(ctx)  the values its panel shows; the panel is rebuilt only when one of them changes
 //   needsTurn    the panel needs a turn ("No turns yet" before the first)
 //   idle(ctx)    a reason to grey the tab out (it stays in place), or null
+//   onScrollTop(ctx)  the user scrolled up to the top of its panel
 // ctx = {store, view, turn, update(fn), select(index)}; see ../view.js.
 
 import compare from "./compare.js";

@@ -70,8 +70,8 @@ export function change(path, how, { key, authors = ["tool:add_item"], old = null
   return { path, key: key ?? path.split("/")[1], how, authors, old, new: now };
 }
 
-export function snapshot({ seq = 0, turns = [], turn, events = [], state, changes, live_text = "" } = {}) {
-  const snap = { [WIRE.KIND]: WIRE.SNAPSHOT, [WIRE.SEQ]: seq, [WIRE.SUMMARIES]: turns, [WIRE.STATE]: state };
+export function snapshot({ seq = 0, turns = [], from = 0, turn, events = [], state, changes, live_text = "" } = {}) {
+  const snap = { [WIRE.KIND]: WIRE.SNAPSHOT, [WIRE.SEQ]: seq, [WIRE.SUMMARIES]: turns, [WIRE.TURNS_FROM]: from, [WIRE.STATE]: state };
   if (turn !== undefined) Object.assign(snap, { [WIRE.TURN_INDEX]: turn, [WIRE.EVENTS]: events, [WIRE.CHANGES]: changes ?? { keys: [], paths: [], more: 0 }, [WIRE.LIVE_TEXT]: live_text });
   return snap;
 }

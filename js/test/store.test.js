@@ -277,3 +277,75 @@ test("a turn answered from the notebook's recording is marked replayed, loaded o
   model.receive(event(11, 2, { ...finished(), replayed: true }));
   assert.equal(store.turns[2].replayed, true);
 });
+
+/** A snapshot of a long history: the rows of turns 30 to 49 only, the last turn loaded. */
+function longHistory() {
+  const rows = Array.from({ length: 20 }, (_, i) => summary(30 + i));
+  return snapshot({ seq: 80, turns: rows, from: 30, turn: 49, events: [started("m49"), finished("a49")], state: { items: [] } });
+}
+
+const rowsReply = (from, count) => ({ [WIRE.KIND]: WIRE.ROWS, [WIRE.TURNS_FROM]: from, [WIRE.SUMMARIES]: Array.from({ length: count }, (_, i) => summary(from + i, { message: "older " + (from + i) })) });
+
+test("a long history starts from the last rows; older rows are asked for a page at a time", () => {
+  const model = new Model({ [T]: longHistory() });
+  const store = createStore(model);
+  assert.equal(store.turns.length, 50, "the count is known");
+  assert.equal(store.listedFrom, 30);
+  assert.equal(store.turns[29], undefined, "no row held for turn 30");
+  assert.equal(store.turns[30].message, "m30");
+  const seen = counting(store);
+  store.needRows();
+  store.needRows();
+  assert.deepEqual(model.sent, [{ [WIRE.KIND]: WIRE.NEED_ROWS, [WIRE.BEFORE]: 30 }], "asked once");
+  assert.equal(seen.n, 1, "the view learns that the rows are on their way");
+  // A reply that does not end where the held rows begin (asked by another view) changes nothing.
+  model.receive(rowsReply(0, 10));
+  assert.equal(store.listedFrom, 30);
+  model.receive(rowsReply(10, 20));
+  assert.equal(store.listedFrom, 10);
+  assert.equal(store.turns[10].message, "older 10");
+  assert.equal(store.turns[10].status, "ok");
+  assert.equal(store.turns[29].loaded, false);
+  assert.equal(store.applied.rows, 1);
+  store.needRows();
+  assert.deepEqual(model.sent[1], { [WIRE.KIND]: WIRE.NEED_ROWS, [WIRE.BEFORE]: 10 });
+  model.receive(rowsReply(0, 10));
+  assert.equal(store.listedFrom, 0);
+  store.needRows();
+  assert.equal(model.sent.length, 2, "nothing older to ask for");
+});
+
+test("a turn older than the rows held can be shown: it is loaded whole, and its row does not replace it", () => {
+  const model = new Model({ [T]: longHistory() });
+  const store = createStore(model);
+  const stub = store.turnAt(3);
+  assert.equal(stub.status, "unknown");
+  assert.equal(stub.loaded, false);
+  assert.equal(store.turnAt(3), stub, "the same stub each time");
+  assert.equal(store.turnAt(50), null);
+  store.needTurn(3);
+  model.receive({ [WIRE.KIND]: WIRE.TURN, [WIRE.TURN_INDEX]: 3, [WIRE.EVENTS]: [started("m3"), finished("a3")], [WIRE.CHANGES]: null, [WIRE.STATE]: { items: ["x"] } });
+  const loaded = store.turns[3];
+  assert.equal(loaded.loaded, true);
+  assert.equal(loaded.content, "a3");
+  assert.deepEqual(loaded.state, { items: ["x"] });
+  store.needRows();
+  model.receive(rowsReply(0, 30));
+  assert.equal(store.turns[3], loaded, "the loaded turn is kept");
+  assert.equal(store.turns[4].message, "older 4");
+});
+
+test("a new snapshot starts the rows again from its own", () => {
+  const model = new Model({ [T]: longHistory() });
+  const store = createStore(model);
+  store.needRows();
+  model.receive(rowsReply(0, 30));
+  assert.equal(store.listedFrom, 0);
+  const next = longHistory();
+  next[WIRE.SEQ] = 90;
+  model.setTrait(T, next);
+  assert.equal(store.listedFrom, 30);
+  assert.equal(store.turns[0], undefined);
+  store.needRows();
+  assert.deepEqual(model.sent.at(-1), { [WIRE.KIND]: WIRE.NEED_ROWS, [WIRE.BEFORE]: 30 }, "asked again");
+});

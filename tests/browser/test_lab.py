@@ -339,6 +339,45 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(fresh).to_have_attribute("data-applied-subtrees", "3")
             fresh.locator("button.anb-edit-cancel").click()
             expect(fresh.locator(".anb-editor")).to_have_count(0)
+
+            # A long history reaches a new view as its last turns' rows; earlier rows come a page
+            # at a time when the user asks for them or scrolls up to the top of the table.
+            code = 'model.add(*["Noted."] * 130)\nfor n in range(130):\n    shop.run(f"note {n}")'
+            assert page.evaluate(EXECUTE_JS, code) == "ok"
+            expect(fresh.locator(".anb-pos")).to_have_text("turn 136 of 136", timeout=30_000)
+            page.evaluate(NEW_CELL_JS, "Inspector.for_agent(shop)")
+            expect(page.locator(".anb-root")).to_have_count(3, timeout=30_000)
+            third = page.locator(".anb-root").nth(2)
+            expect(third.locator(".anb-pos")).to_have_text("turn 136 of 136", timeout=20_000)
+            third.locator("[role=tab][data-tab='history']").click()
+            expect(third.locator("[role=tab][data-tab='history']")).to_have_text("History (136)")
+            listed = third.locator("tr.anb-history-row")
+            expect(listed).to_have_count(20)
+            expect(listed.first).to_have_attribute("data-turn", "116")
+            earlier = third.locator("button.anb-more[data-fkey='history-earlier']")
+            expect(earlier).to_have_text("show earlier turns (116 not listed)")
+            third.screenshot(path=str(ARTIFACTS / "inspector-history-last-rows.png"))
+            earlier.click()
+            expect(listed).to_have_count(120)
+            expect(earlier).to_have_text("show earlier turns (16 not listed)")
+            expect(listed.first).to_have_attribute("data-turn", "16")
+            expect(listed.first).to_be_in_viewport()  # the rows that came are the ones in sight
+            expect(third).to_have_attribute("data-applied-rows", "1")
+            panel = third.locator(".anb-panel")
+            panel.hover()
+            page.mouse.wheel(0, 3000)
+            page.wait_for_function("(el) => el.scrollTop > 100", arg=panel.element_handle())
+            page.mouse.wheel(0, -6000)
+            expect(listed).to_have_count(136, timeout=20_000)
+            expect(earlier).to_have_count(0)
+            expect(third).to_have_attribute("data-applied-rows", "2")
+            expect(listed.first).to_contain_text("add eggs and show the banner")
+            listed.nth(2).click()
+            expect(third.locator(".anb-pos")).to_have_text("turn 3 of 136")
+            third.locator("[role=tab][data-tab='tools']").click()
+            expect(third.locator(".anb-tool[data-tool='add_item']")).to_have_count(1)
+            third.locator("[role=tab][data-tab='history']").click()
+            third.screenshot(path=str(ARTIFACTS / "inspector-history-all-rows.png"))
         finally:
             browser.close()
     assert dialogs == [], f"a dialog fired: {dialogs}"

@@ -1,0 +1,156 @@
+"""The turns the inspector follows while they run, and how their queued events become a batch.
+
+The inspector queues each event as it is (``outbox.py``); nothing is built per event. When the
+queue goes out, ``Batcher`` makes each event into its compact form and encodes the batch once.
+A running turn's state changes feed its ``ChangeLog`` there, and the turn's change summary is
+computed once per batch: it rides on the batch's last state change of that turn (as of the
+last checkpoint, the state every patch so far led to), or, when the run ended, on its
+``run_finished`` / ``run_failed`` item (as of the turn's final state). The browser applies a
+batch's items at once, so it shows the same summaries as if every state change carried one.
+
+``Batcher`` runs under the outbox's lock on whichever thread flushes (the run's, or the flush
+thread while a slow step runs): it reads only what does not change under it — the events, which
+are the turn's record, their patches (copies, never the live state), frozen states, and at a
+run's end the live state, which the run does not change again before the flush it waits for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..diff import ChangeLog
+from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged
+from . import wire
+from .compact import compact_changes, compact_event, compact_tokens, summarize_changes
+from .outbox import Text, encode
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..history import TurnRecord
+
+NO_CHANGES: Mapping[str, Any] = {"keys": [], "paths": [], "more": 0}
+"""The change summary of a turn that wrote nothing (only ever encoded, never changed)."""
+
+
+class Run:
+    """One turn the inspector follows while it runs."""
+
+    __slots__ = ("turn", "run_id", "record", "text", "log", "prompt")
+
+    def __init__(self, turn: int, run_id: str, record: TurnRecord | None) -> None:
+        self.turn = turn
+        """Its index in the agent's history."""
+        self.run_id = run_id
+        self.record = record
+        """Its record in the history (None if it could not be found)."""
+        self.text: list[str] = []
+        """Text streamed so far, as chunks (joined only for a snapshot)."""
+        self.log: ChangeLog | None = None
+        """Its state changes so far, as the batches sent so far carried them."""
+        self.prompt: PromptRendered | None = None
+        """The prompt it was sent with (a prompt counted again at the end sends its new counts)."""
+
+    def seen(self, record: TurnRecord) -> None:
+        """Followed from the middle of the run: the changes it made before are in its record."""
+        log = self.log = ChangeLog(record.frozen_start)
+        for change in record.state_changes:
+            log.add(change.patch, change.cause.label())
+
+
+class Batcher:
+    """Makes a batch's body from its queued items: ``(Run, Event)`` pairs and streamed ``Text``."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.finished: tuple[TurnRecord, Mapping[str, Any]] | None = None
+        """The change summary of the turn that finished last, as its end item carried it."""
+
+    def __call__(self, items: list[Any]) -> bytes:
+        out: list[dict[str, Any]] = []
+        owed: dict[Run, dict[str, Any]] = {}  # a running turn -> its last state change here
+        for item in items:
+            if type(item) is Text:
+                out.append(item.item())
+                continue
+            run, event = item
+            body = compact_event(event)
+            kind = type(event)
+            if kind is StateChanged:
+                log = run.log
+                if log is None and run.record is not None:
+                    log = run.log = ChangeLog(run.record.frozen_start)
+                if log is not None:
+                    log.add(event.patch, event.cause.label())
+                    owed[run] = body
+            elif kind is PromptRendered:
+                run.prompt = event
+            elif kind is RunFinished or kind is RunFailed:
+                owed.pop(run, None)  # the end carries the final summary
+                self._end(run, body)
+            out.append({wire.TURN_INDEX: run.turn, wire.EVENT_BODY: body})
+        for run, body in owed.items():
+            if run.log is not None:
+                body[wire.CHANGES] = self._so_far(run.log)
+        return encode({wire.ITEMS: out})
+
+    def _so_far(self, log: ChangeLog) -> Mapping[str, Any]:
+        """A running turn's changes up to its last checkpoint (the frozen state it left)."""
+        image = self.agent.state.journal.image
+        after = image if image is not None else self.agent.session_state
+        paths = log.paths(after)
+        return summarize_changes(log.keys(after, paths), paths)
+
+    def _end(self, run: Run, body: dict[str, Any]) -> None:
+        """A run's end: the turn's change summary, whether it was replayed, and its prompt's
+        counts if they were counted again."""
+        record = run.record
+        if record is None:
+            return
+        log = run.log
+        if log is None:
+            done = NO_CHANGES
+        else:
+            # The live state is the turn's final state here (the run waits for this flush), and
+            # its values are read as they are, where the frozen one's would be copied into views.
+            after = self.agent.session_state
+            paths = log.paths(after)
+            done = summarize_changes(log.keys(after, paths), paths)
+        self.finished = (record, done)
+        body[wire.CHANGES] = done
+        body["replayed"] = record.replayed
+        prompt = record.prompt
+        if prompt is not None and prompt is not run.prompt:
+            # Counted again at the end (the tokenizer came up during the turn): the new counts.
+            body["prompt_tokens"] = compact_tokens(prompt.tokens)
+
+    def changes(self, record: TurnRecord) -> Mapping[str, Any]:
+        """What ``record`` changed, for a snapshot or a turn reply: so far while it runs; for the
+        turn that finished last, the summary its end carried; else computed once more."""
+        if record.status == "running":
+            image = self.agent.state.journal.image
+            return compact_changes(record.changes(image if image is not None else self.agent.session_state))
+        finished = self.finished
+        if finished is not None and finished[0] is record:
+            return finished[1]
+        done = compact_changes(record.changes())
+        self.finished = (record, done)
+        return done
+
+
+def follow(event: Event, history: Sequence[TurnRecord]) -> Run | None:
+    """The ``Run`` of a turn the inspector has not followed yet: one starting now, or (subscribed
+    in the middle of a run) the history's last turn; None for a run not in the history."""
+    if isinstance(event, RunStarted):
+        turn = event.turn
+        record = history[turn] if 0 <= turn < len(history) and history[turn].run_id == event.run_id else None
+        return Run(turn, event.run_id, record)
+    if not len(history) or history[-1].run_id != event.run_id:
+        return None
+    record = history[-1]
+    run = Run(record.index, event.run_id, record)
+    run.seen(record)
+    return run
+
+
+__all__ = ["NO_CHANGES", "Batcher", "Run", "follow"]
