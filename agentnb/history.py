@@ -83,6 +83,10 @@ class EarlierTurns:
             self._loaded[number] = turns
         return turns[index - self.segments[number].first]
 
+    def unread(self) -> int:
+        """How many of its turns have not been read from disk yet."""
+        return self.count - sum(s.count for n, s in enumerate(self.segments) if n in self._loaded)
+
 
 class History(Sequence[TurnRecord]):
     """The turns of an agent, oldest first, with pandas views."""
@@ -128,9 +132,7 @@ class History(Sequence[TurnRecord]):
     @property
     def stored_apart(self) -> int:
         """How many of the oldest turns are still on disk only (read when first asked for)."""
-        if self._earlier is None:
-            return 0
-        return self._earlier.count - sum(s.count for n, s in enumerate(self._earlier.segments) if n in self._earlier._loaded)
+        return 0 if self._earlier is None else self._earlier.unread()
 
     def append(self, turn: TurnRecord) -> None:
         """Add a turn at the end."""

@@ -52,6 +52,14 @@ def _run(agent, first: int, count: int) -> None:
         assert agent.run(f"turn {n}").content == f"done k{n % 7}={n}"
 
 
+def _compacted(kind, tmp_path, **kwargs) -> Agent:
+    """An agent that ran 20 turns, its session folded (16 turns stored apart, 4 kept)."""
+    agent = _agent(_backend(kind, tmp_path), **kwargs)
+    _run(agent, 0, 20)
+    _backend(kind, tmp_path).compact("long")
+    return agent
+
+
 def _same_turns(loaded, original) -> None:
     assert len(loaded) == len(original)
     for a, b in zip(loaded, original):
@@ -77,9 +85,7 @@ def _segment_reads(monkeypatch, session) -> list[str]:
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_a_compaction_stores_older_turns_apart_and_loading_reads_them_only_when_asked(tmp_path, kind, monkeypatch):
-    agent = _agent(_backend(kind, tmp_path))
-    _run(agent, 0, 20)
-    _backend(kind, tmp_path).compact("long")
+    agent = _compacted(kind, tmp_path)
     if kind == "json":
         snapshot = json.loads((tmp_path / "s" / "long.json").read_text())
         [info] = snapshot["__agentnb__"]["segments"]
@@ -104,9 +110,7 @@ def test_a_compaction_stores_older_turns_apart_and_loading_reads_them_only_when_
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_turns_run_after_loading_are_saved_and_a_later_compaction_adds_a_segment(tmp_path, kind, monkeypatch):
-    agent = _agent(_backend(kind, tmp_path))
-    _run(agent, 0, 20)
-    _backend(kind, tmp_path).compact("long")
+    agent = _compacted(kind, tmp_path)
     session = _backend(kind, tmp_path)
     reads = _segment_reads(monkeypatch, session)
     again = _agent(session, add_history_to_context=True, num_history_runs=2)
@@ -138,9 +142,7 @@ def test_a_background_compaction_stores_turns_apart_too(tmp_path, kind):
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_a_whole_save_writes_every_turn_inline_and_deletes_the_segments(tmp_path, kind):
-    agent = _agent(_backend(kind, tmp_path))
-    _run(agent, 0, 20)
-    _backend(kind, tmp_path).compact("long")
+    agent = _compacted(kind, tmp_path)
     session = _backend(kind, tmp_path)
     loaded = _agent(session)
     session.save_session_state_sync("long", agent=loaded)  # reads its stored turns first
@@ -152,9 +154,7 @@ def test_a_whole_save_writes_every_turn_inline_and_deletes_the_segments(tmp_path
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_a_history_rewritten_after_loading_drops_its_segments(tmp_path, kind):
-    agent = _agent(_backend(kind, tmp_path))
-    _run(agent, 0, 20)
-    _backend(kind, tmp_path).compact("long")
+    agent = _compacted(kind, tmp_path)
     session = _backend(kind, tmp_path)
     loaded = _agent(session)
     loaded.reset()
@@ -174,9 +174,7 @@ def _segment_keys(kind, tmp_path) -> set[str]:
 
 
 def test_load_history_and_fork_read_the_stored_turns(tmp_path):
-    agent = _agent(_backend("json", tmp_path))
-    _run(agent, 0, 20)
-    _backend("json", tmp_path).compact("long")
+    agent = _compacted("json", tmp_path)
     history = load_history(tmp_path / "s" / "long.json")
     assert history.stored_apart == 16
     _same_turns(history, agent.history)
@@ -187,9 +185,7 @@ def test_load_history_and_fork_read_the_stored_turns(tmp_path):
 
 
 def test_a_missing_segment_is_an_error_naming_it_when_an_old_turn_is_read(tmp_path):
-    agent = _agent(_backend("json", tmp_path))
-    _run(agent, 0, 20)
-    _backend("json", tmp_path).compact("long")
+    agent = _compacted("json", tmp_path)
     [path] = (tmp_path / "s").glob("long.turns-*.json")
     path.unlink()
     loaded = _agent(_backend("json", tmp_path))  # the recent part loads
@@ -207,9 +203,7 @@ def test_a_missing_segment_is_an_error_naming_it_when_an_old_turn_is_read(tmp_pa
     ],
 )
 def test_a_damaged_segment_is_a_format_error(tmp_path, damage, message):
-    agent = _agent(_backend("json", tmp_path))
-    _run(agent, 0, 20)
-    _backend("json", tmp_path).compact("long")
+    agent = _compacted("json", tmp_path)
     [path] = (tmp_path / "s").glob("long.turns-*.json")
     doc = json.loads(path.read_text())
     damage(doc)
@@ -228,9 +222,7 @@ def test_a_damaged_segment_is_a_format_error(tmp_path, damage, message):
     ],
 )
 def test_damaged_segment_metadata_is_a_format_error_at_load(tmp_path, segments, message):
-    agent = _agent(_backend("json", tmp_path))
-    _run(agent, 0, 20)
-    _backend("json", tmp_path).compact("long")
+    agent = _compacted("json", tmp_path)
     path = tmp_path / "s" / "long.json"
     snapshot = json.loads(path.read_text())
     snapshot["__agentnb__"]["segments"] = segments
@@ -280,12 +272,40 @@ def test_a_first_kept_turn_whose_start_state_differs_in_order_is_stored_whole(tm
 
 
 def test_a_first_kept_turn_based_on_something_else_is_a_format_error(tmp_path):
-    agent = _agent(_backend("json", tmp_path))
-    _run(agent, 0, 20)
-    _backend("json", tmp_path).compact("long")
+    agent = _compacted("json", tmp_path)
     path = tmp_path / "s" / "long.json"
     snapshot = json.loads(path.read_text())
     snapshot["agent"]["history"]["turns"][0]["state_start_patch"]["base"] = ["messages"]
     path.write_text(json.dumps(snapshot))
     with pytest.raises(SessionFormatError, match="cannot be built from"):
         _agent(_backend("json", tmp_path))
+
+
+def test_log_lines_after_a_fold_apply_to_the_turns_it_kept():
+    segments = [{"module": "agent", "path": ["history", "turns"], "first": 0, "count": 16, "key": "0-15-0123abcd"}]
+    cut = {"op": "delta", "module": "agent", "ops": [{"op": "splice", "path": ["history", "turns"], "keep": 18, "append": []}]}
+    assert seg.adjust_line(cut, list(segments), "here")["ops"][0]["keep"] == 2  # 18 turns = 16 apart + 2 kept
+    inside = {**cut, "ops": [{**cut["ops"][0], "keep": 3}]}
+    with pytest.raises(SessionFormatError, match="inside the turns stored apart"):
+        seg.adjust_line(inside, list(segments), "here")
+    replaced = {"op": "delta", "module": "agent", "ops": [{"op": "merge", "path": [], "set": {"history": {"turns": []}}, "unset": []}]}
+    left = list(segments)
+    seg.adjust_line(replaced, left, "here")
+    assert left == []  # the list was replaced from above: its segments no longer apply
+    state_only = {"op": "delta", "module": "agent", "ops": [{"op": "merge", "path": ["state"], "set": {"k": 1}, "unset": []}]}
+    left = list(segments)
+    assert seg.adjust_line(state_only, left, "here") == state_only and left == segments
+
+
+def test_a_snapshot_prepared_by_a_killed_writer_is_removed_once_stale(tmp_path):
+    import os
+    import time
+
+    from agentnb.sessions.fileio import prepare_write, remove_leftovers
+
+    target = tmp_path / "long.json"
+    stale, fresh = prepare_write(target, b"{}"), prepare_write(target, b"{}")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    remove_leftovers(target)
+    assert not stale.exists() and fresh.exists()  # a fresh one may be a live writer's

@@ -73,7 +73,7 @@ class Read(NamedTuple):
     """The log entries after it, each with where it was read (for errors)."""
     tagged: bool
     """Whether the text read holds ``codec.TAG``: only then do values need decoding."""
-    segments: list[dict[str, Any]] = []
+    segments: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ()
     """The snapshot's segments of turns stored apart (``segments.py``)."""
 
 
@@ -96,8 +96,8 @@ class Modules(NamedTuple):
     """The last seq applied."""
     tagged: bool
     """Whether values need ``codec.decode`` (some were stored encoded)."""
-    segments: list[dict[str, Any]] = []
-    """Turns stored apart from ``modules`` (``segments.py``), not yet read."""
+    segments: list[dict[str, Any]]
+    """Turns stored apart from ``modules`` (``segments.py``), not yet read (a fold adds to it)."""
 
 
 class SessionBase(abc.ABC):
@@ -375,7 +375,8 @@ class SessionBase(abc.ABC):
         thread.start()
 
     def _compact_off_path(self, session_id: str) -> None:
-        """Fold the log into the snapshot holding the lock only to read and to write. If the
+        """Fold the log into the snapshot holding the lock only to read the files and to rename
+        the new snapshot (written and synced before) into place. If the
         files changed otherwise than by appends meanwhile (a whole save, another process's
         compaction), nothing is written: the log's further growth calls for another."""
         try:

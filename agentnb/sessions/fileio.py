@@ -72,20 +72,29 @@ def file_lock(path: Path) -> Iterator[None]:
             lock.release()
 
 
-def remove_leftovers(path: Path) -> None:
+PREPARED = ".prepared"
+"""The suffix of a file written ahead of the rename that will make it ``path`` (outside the
+lock; ``remove_leftovers`` leaves it to its writer for a while)."""
+
+
+def remove_leftovers(path: Path, prepared_older_than: float = 600.0) -> None:
     """Delete temporary files that writers of ``path`` killed before their rename left behind
-    (call with the lock held: no live writer of ``path`` can be using them)."""
+    (call with the lock held: no live writer of ``path`` can be using them). A file prepared
+    ahead of the lock (``prepare_write``) may belong to a live writer: it is deleted only once
+    older than ``prepared_older_than`` seconds (a live writer renames its file within moments)."""
     try:
         names = os.listdir(path.parent)
     except OSError:
         return
-    prefix = f".{path.name}."
+    prefix, now = f".{path.name}.", time.time()
     for name in names:
-        if name.startswith(prefix) and name.endswith(".tmp") and name.count(".") == path.name.count(".") + 3:
-            try:
+        if not name.startswith(prefix) or name.count(".") != path.name.count(".") + 3:
+            continue
+        try:
+            if name.endswith(".tmp") or (name.endswith(PREPARED) and now - os.stat(path.parent / name).st_mtime > prepared_older_than):
                 os.unlink(path.parent / name)
-            except OSError:
-                pass
+        except OSError:
+            pass
 
 
 def fsync_dir(directory: Path) -> None:
@@ -106,9 +115,6 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data``: readers see the old file or the new one, never a mix,
     even when the process is killed half way (write temp, flush, fsync, rename, fsync dir)."""
     commit_prepared(prepare_write(path, data, suffix=".tmp"), path)
-
-
-PREPARED = ".prepared"
 """The suffix of a file written ahead of the rename that will make it ``path`` (outside the
 lock; ``remove_leftovers`` leaves it to its writer)."""
 
@@ -144,23 +150,6 @@ def discard_prepared(tmp: Path) -> None:
         os.unlink(tmp)
     except FileNotFoundError:
         pass
-
-
-def remove_stale_prepared(path: Path, older_than: float = 600.0) -> None:
-    """Delete files prepared for ``path`` by writers killed before their rename (those older
-    than ``older_than`` seconds: a live writer renames its file within moments)."""
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return
-    prefix, now = f".{path.name}.", time.time()
-    for name in names:
-        if name.startswith(prefix) and name.endswith(PREPARED):
-            try:
-                if now - os.stat(path.parent / name).st_mtime > older_than:
-                    os.unlink(path.parent / name)
-            except OSError:
-                pass
 
 
 def append_durably(path: Path, data: bytes, *, expected_size: int | None = None) -> int:

@@ -27,7 +27,6 @@ from .fileio import (
     prepare_write,
     read_file,
     remove_leftovers,
-    remove_stale_prepared,
 )
 
 
@@ -206,7 +205,6 @@ class JSONSession(SessionBase):
         """Remove what killed writers left (once per session here, and at every snapshot)."""
         if force or session_id not in self._cleaned:
             remove_leftovers(self._get_save_path(session_id))
-            remove_stale_prepared(self._get_save_path(session_id))
             remove_leftovers(self.log_path(session_id))
             self._cleaned.add(session_id)
 

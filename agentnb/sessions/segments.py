@@ -66,16 +66,22 @@ def check_segments(raw: Any, where: str) -> list[dict[str, Any]]:
     return out
 
 
+def _parent(state: Any, path: list[str] | tuple[str, ...]) -> Any:
+    """The dict that holds the list at ``path`` in ``state`` (None when there is none)."""
+    parent = state
+    for key in path[:-1]:
+        parent = parent.get(key) if isinstance(parent, dict) else None
+    return parent if isinstance(parent, dict) and isinstance(parent.get(path[-1]), list) else None
+
+
 def _turn_lists(modules: dict[str, Any]) -> Iterator[tuple[str, list[str], dict[str, Any]]]:
     """(module, path, the dict holding the list) for each turn list in ``modules``."""
     for name, state in modules.items():
         if not isinstance(state, dict) or state.get("kind") not in TURN_LISTS:
             continue
         path = list(TURN_LISTS[state["kind"]])
-        parent: Any = state
-        for key in path[:-1]:
-            parent = parent.get(key) if isinstance(parent, dict) else None
-        if isinstance(parent, dict) and isinstance(parent.get(path[-1]), list):
+        parent = _parent(state, path)
+        if parent is not None:
             yield name, path, parent
 
 
@@ -219,10 +225,8 @@ def attach(state: Any, name: str, segments: list[dict[str, Any]], read: Callable
     if not mine or not isinstance(state, dict):
         return state
     for path in {tuple(s["path"]) for s in mine}:
-        parent: Any = state
-        for key in path[:-1]:
-            parent = parent.get(key) if isinstance(parent, dict) else None
-        if not isinstance(parent, dict) or not isinstance(parent.get(path[-1]), list):
+        parent = _parent(state, path)
+        if parent is None:
             raise SessionFormatError(f"module {name!r} has turns stored apart but no list at {'.'.join(path)} to add them to")
         ordered = sorted((s for s in mine if tuple(s["path"]) == path), key=lambda s: s["first"])
         parent[EARLIER] = EarlierTurns([Segment(s["first"], s["count"], partial(read, s)) for s in ordered])
