@@ -82,8 +82,8 @@ def test_load_ext_registers_the_magics(shell):
     assert "agentnb" in magics["line"]
 
 
-def test_agent_magic_documents_its_options():
-    doc = ipython().find_cell_magic("agent").__doc__
+def test_agent_magic_documents_its_options(shell):
+    doc = shell.find_cell_magic("agent").__doc__
     for option in ("--model", "--state", "--schema", "--agentic-state", "--state-in-context", "--tools",
                    "--hooks", "--context", "--session", "--max-iterations", "--fresh"):
         assert option in doc
