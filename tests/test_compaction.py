@@ -27,20 +27,20 @@ def _agent(session, name: str = "shop") -> Agent:
 
 
 class Gate:
-    """Holds a background compaction between its read and its write until opened."""
+    """Holds a background compaction between its fold and its write until opened."""
 
     def __init__(self, session, monkeypatch) -> None:
         self.reached, self.open = threading.Event(), threading.Event()
         self.opened_in_time = None
-        original = session._snapshot_text
+        original = session._prepare_snapshot
 
-        def slow_snapshot_text(*args):
+        def slow_prepare(*args):
             if threading.current_thread() is not threading.main_thread():
                 self.reached.set()
                 self.opened_in_time = self.open.wait(10)  # False: the turns waited for the compaction
             return original(*args)
 
-        monkeypatch.setattr(session, "_snapshot_text", slow_snapshot_text)
+        monkeypatch.setattr(session, "_prepare_snapshot", slow_prepare)
 
 
 def _backend(kind, tmp_path):
@@ -69,7 +69,8 @@ def test_turns_run_and_are_kept_while_a_compaction_is_under_way(tmp_path, kind, 
         snapshot = json.loads((tmp_path / "s" / "shop.json").read_text())
         log = (tmp_path / "s" / "shop.jsonl").read_text().splitlines()
         assert json.loads(log[0]) == {"v": fmt.VERSION, "seq": snapshot["__agentnb__"]["seq"], "op": "base"}
-        assert len(log) >= 1 + 5
+        # (the turns saved meanwhile grew the log again: a second fold ran when the first ended)
+        assert [json.loads(line)["seq"] for line in log[1:]] == list(range(snapshot["__agentnb__"]["seq"] + 1, snapshot["__agentnb__"]["seq"] + len(log)))
     fresh = _agent(_backend(kind, tmp_path))
     assert [t.message for t in fresh.history] == [f"item {i}" for i in range(turn)]
     assert fresh.session_state["items"] == [f"item {i}" for i in range(turn)]
@@ -110,3 +111,23 @@ def test_a_failed_background_compaction_is_a_warning_and_loses_nothing(tmp_path,
         session.flush()
     fresh = _agent(JSONSession(tmp_path))
     assert len(fresh.history) == 40
+
+
+def test_growth_during_a_compaction_calls_for_another_when_it_ends(tmp_path, monkeypatch):
+    session = JSONSession(tmp_path, compact_min_bytes=3_000)
+    gate = Gate(session, monkeypatch)
+    agent = _agent(session)
+    turn = 0
+    while not gate.reached.is_set():
+        agent.run(f"item {turn}")
+        turn += 1
+    held = json.loads((tmp_path / "shop.jsonl").read_text().splitlines()[-1])["seq"]
+    for _ in range(40):  # the log outgrows the rule again while the first fold waits
+        agent.run(f"item {turn}")
+        turn += 1
+    gate.open.set()
+    session.flush()
+    folded = json.loads((tmp_path / "shop.json").read_text())["__agentnb__"]["seq"]
+    assert folded > held  # the second fold took the turns the first one had not read
+    assert (tmp_path / "shop.jsonl").stat().st_size <= max((tmp_path / "shop.json").stat().st_size // 2, 3_000)
+    assert [t.message for t in _agent(JSONSession(tmp_path)).history] == [f"item {i}" for i in range(turn)]

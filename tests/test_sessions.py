@@ -212,8 +212,11 @@ def test_compaction_folds_the_log_into_the_snapshot(tmp_path):
     for i in range(30):
         agent.run(f"turn {i}")
     session.flush()  # compactions run in the background
-    assert (tmp_path / "shop.json").exists()
-    assert len((tmp_path / "shop.jsonl").read_text().splitlines()) < 30
+    folded = json.loads((tmp_path / "shop.json").read_text())["__agentnb__"]["seq"]
+    lines = [json.loads(line) for line in (tmp_path / "shop.jsonl").read_text().splitlines()]
+    # The log restarts at the snapshot's seq and holds only what was appended after the fold.
+    assert folded > 1 and lines[0] == {"v": fmt.VERSION, "seq": folded, "op": "base"}
+    assert [line["seq"] for line in lines[1:]] == list(range(folded + 1, folded + len(lines)))
     restored = make_agent(session=JSONSession(tmp_path))
     assert [t.message for t in restored.history] == [f"turn {i}" for i in range(30)]
     assert restored.session_state["items"] == ["milk"] * 30

@@ -23,10 +23,13 @@ from typing import Any, NamedTuple
 
 from ..errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
 from ..modules import is_state_module
+from . import folding
 from . import format as fmt
 from . import segments as seg
 from .codec import decode, encode
-from .repeats import drop_repeats, restore_repeats
+from .folding import Folded, Modules, Read, apply_log, fold, snapshot_text
+from .repeats import drop_repeats
+from .worker import WorkerUnavailable, worker
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
@@ -56,25 +59,7 @@ def _secrets() -> list[str]:
 
 def redact(text: str) -> str:
     """Defence in depth: replace any credential from the environment by ``[redacted]``."""
-    for secret in _secrets():
-        if secret in text:
-            text = text.replace(secret, "[redacted]")
-    return text
-
-
-class Read(NamedTuple):
-    """What a backend's ``_read`` found."""
-
-    modules: dict[str, Any]
-    """The snapshot's ``{module: state_dict}`` as parsed."""
-    seq: int
-    """The snapshot's seq."""
-    entries: Iterator[tuple[dict[str, Any], str]]
-    """The log entries after it, each with where it was read (for errors)."""
-    tagged: bool
-    """Whether the text read holds ``codec.TAG``: only then do values need decoding."""
-    segments: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ()
-    """The snapshot's segments of turns stored apart (``segments.py``)."""
+    return folding.redact(text, _secrets())
 
 
 class Fetched(NamedTuple):
@@ -86,18 +71,6 @@ class Fetched(NamedTuple):
     """What ``_unchanged`` compares to tell that only appends happened since."""
     log_size: int
     """Bytes of log read (the JSON backend keeps what was appended after them)."""
-
-
-class Modules(NamedTuple):
-    """A session's modules as stored: the snapshot with the log applied."""
-
-    modules: dict[str, Any]
-    seq: int
-    """The last seq applied."""
-    tagged: bool
-    """Whether values need ``codec.decode`` (some were stored encoded)."""
-    segments: list[dict[str, Any]]
-    """Turns stored apart from ``modules`` (``segments.py``), not yet read (a fold adds to it)."""
 
 
 class SessionBase(abc.ABC):
@@ -119,10 +92,16 @@ class SessionBase(abc.ABC):
     """A compaction the log's growth calls for runs in a thread, off the turn's path: the lock
     is held only to read the files and to write the new snapshot, and the parsing and encoding
     in between wait for nobody (``flush()`` waits for it). ``compact()`` runs at once."""
+    compact_in_subprocess: bool = True
+    """A background compaction parses and encodes in a child process (``worker.py``), so
+    that the turns saved meanwhile do not wait for this interpreter; its ``parse`` must pickle.
+    Where no child process can start it runs in the thread."""
 
     def __init__(self) -> None:
         self._cursors: dict[tuple[str, str], Any] = {}
         self._compactions: dict[str, threading.Thread] = {}
+        self._compact_again: set[str] = set()
+        self._compacting = threading.Lock()
         self._started_empty: set[tuple[str, str]] = set()
 
     # -- storage (subclasses) ---------------------------------------------------------------
@@ -197,22 +176,7 @@ class SessionBase(abc.ABC):
         last seq, or None."""
         check_session_id(session_id)
         raw = self._read(session_id)
-        return None if raw is None else self._apply_log(raw)
-
-    def _apply_log(self, raw: Read) -> Modules:
-        modules, seq, segments = raw.modules, raw.seq, list(raw.segments)
-        if segments:
-            seg.expand_bases(modules, "the session's snapshot")
-        for line, where in raw.entries:
-            if line["seq"] <= seq:
-                continue
-            if fmt.REPEATS in line:
-                restore_repeats(line, line.pop(fmt.REPEATS), where)
-            if segments:
-                line = seg.adjust_line(line, segments, where)
-            _apply_read_line(modules, line, where)
-            seq = line["seq"]
-        return Modules(modules, seq, raw.tagged, segments)
+        return None if raw is None else apply_log(raw)
 
     def _module_state(self, session_id: str, found: Modules, name: str) -> Any:
         """Module ``name``'s stored state, decoded, its turns stored apart handed over unread."""
@@ -367,12 +331,25 @@ class SessionBase(abc.ABC):
             thread.join()
 
     def _compact_soon(self, session_id: str) -> None:
-        running = self._compactions.get(session_id)
-        if running is not None and running.is_alive():
-            return
-        thread = threading.Thread(target=self._compact_off_path, args=(session_id,), name=f"agentnb compaction of {session_id}")
-        self._compactions[session_id] = thread
+        # One compaction per session at a time; the log's growth while it runs calls for
+        # another as soon as it ends (in its thread), so that none is lost and flush() leaves
+        # a log no longer than the rule allows.
+        with self._compacting:
+            if session_id in self._compactions:
+                self._compact_again.add(session_id)
+                return
+            thread = threading.Thread(target=self._compactions_of, args=(session_id,), name=f"agentnb compaction of {session_id}")
+            self._compactions[session_id] = thread
         thread.start()
+
+    def _compactions_of(self, session_id: str) -> None:
+        while True:
+            self._compact_off_path(session_id)
+            with self._compacting:
+                if session_id not in self._compact_again:
+                    del self._compactions[session_id]
+                    return
+                self._compact_again.discard(session_id)
 
     def _compact_off_path(self, session_id: str) -> None:
         """Fold the log into the snapshot holding the lock only to read the files and to rename
@@ -384,17 +361,15 @@ class SessionBase(abc.ABC):
                 fetched = self._fetch(session_id)
             if fetched is None:
                 return
-            found = self._apply_log(fetched.parse())
-            # (no _no_cycle_collection here: from a thread, it would switch the collector off
-            # for the turns running meanwhile too)
-            made = self._split(session_id, found)
+            folded = self._fold_elsewhere(fetched.parse)
+            made = self._put_segments(session_id, folded)
             # The snapshot is written (and synced) before the lock is taken: the lock is held
             # only for the renames, so the turns saved meanwhile do not wait for the disk.
-            prepared = self._prepare_snapshot(session_id, self._snapshot_text(found.modules, found.seq, found.segments))
+            prepared = self._prepare_snapshot(session_id, folded.text)
             with self._lock(session_id):
                 if self._unchanged(session_id, fetched.token):
-                    self._write_snapshot(session_id, prepared, found.seq, log_from=fetched.log_size, segments=made)
-                    self._drop_unnamed_segments(session_id, found.segments)
+                    self._write_snapshot(session_id, prepared, folded.seq, log_from=fetched.log_size, segments=made)
+                    self._drop_unnamed_segments(session_id, folded.segments)
                     return
                 self._discard_prepared(prepared)
                 if made and not self.segments_with_snapshot:  # named by no snapshot: nobody reads them
@@ -405,24 +380,35 @@ class SessionBase(abc.ABC):
                 stacklevel=1,
             )
 
-    def _compact(self, session_id: str) -> None:
-        found = self.read_modules(session_id)
-        if found is None:
-            return
-        made = self._split(session_id, found)
-        self._write_snapshot(session_id, self._snapshot_text(found.modules, found.seq, found.segments), found.seq, segments=made)
-        self._drop_unnamed_segments(session_id, found.segments)
+    def _fold_elsewhere(self, parse: Callable[[], Read]) -> Folded:
+        """``folding.fold`` in the child process (``worker.py``) when the backend's ``parse``
+        can go there, else in this thread."""
+        if self.compact_in_subprocess:
+            try:
+                return worker().call(fold, parse, self._layout(), _secrets())
+            except WorkerUnavailable:
+                pass  # no child process here: the fold runs in this thread, as it would
+        return fold(parse, self._layout(), _secrets())
 
-    def _split(self, session_id: str, found: Modules) -> list[tuple[str, str]]:
-        """Store long histories' older turns apart (``segments.split``): ``(key, text)`` of
-        each new segment, already written unless the snapshot's write writes it."""
-        if not self.stores_segments:
-            return []
-        made = [(info["key"], redact(seg.document_text(document))) for info, document in seg.split(found.modules, found.segments)]
+    def _layout(self) -> tuple[int, int] | None:
+        return (seg.SPLIT_AT, seg.RECENT) if self.stores_segments else None
+
+    def _compact(self, session_id: str) -> None:
+        fetched = self._fetch(session_id)
+        if fetched is None:
+            return
+        folded = fold(fetched.parse, self._layout(), _secrets())
+        made = self._put_segments(session_id, folded)
+        self._write_snapshot(session_id, folded.text, folded.seq, segments=made)
+        self._drop_unnamed_segments(session_id, folded.segments)
+
+    def _put_segments(self, session_id: str, folded: Folded) -> list[tuple[str, str]]:
+        """Write the segments a fold made, unless the snapshot's write writes them: ``(key,
+        text)`` of each, for that write."""
         if not self.segments_with_snapshot:
-            for key, text in made:
+            for key, text in folded.made:
                 self._put_segment(session_id, key, text)
-        return made
+        return folded.made
 
     def _drop_unnamed_segments(self, session_id: str, named: list[dict[str, Any]]) -> None:
         """Delete the segments the snapshot just written does not name (a module saved whole,
@@ -438,8 +424,7 @@ class SessionBase(abc.ABC):
         return self._exists(check_session_id(session_id))
 
     def _snapshot_text(self, modules: dict[str, Any], seq: int, segments: list[dict[str, Any]] | None = None) -> str:
-        modules, repeats = drop_repeats(modules)
-        return redact(fmt.dumps({fmt.META_KEY: fmt.meta(seq, repeats, segments), **modules}))
+        return snapshot_text(modules, seq, segments, _secrets())
 
     def _encode_module(self, name: str, module: Any) -> Any:
         if name == fmt.META_KEY:
@@ -471,59 +456,6 @@ def _no_cycle_collection() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _apply_read_line(modules: dict[str, Any], line: dict[str, Any], where: str) -> None:
-    """Replay one log line onto modules just read (``_read`` hands over data nobody else holds):
-    in place when its ops are the usual merges and splices into containers that exist, so a
-    long log replays without copying a module's dicts and lists line after line; anything
-    else goes through ``format.apply_line``, which copies and names what is wrong."""
-    if line.get("op") == "delta":
-        target, ops = modules.get(line.get("module")), line.get("ops")  # type: ignore[arg-type]
-        places = _places(target, ops) if isinstance(target, dict) and isinstance(ops, list) else None
-        if places is not None:
-            for op, place in zip(ops, places):  # type: ignore[arg-type]
-                if op["op"] == "merge":
-                    place.update(op.get("set") or {})
-                    for key in op.get("unset") or ():
-                        place.pop(key, None)
-                else:
-                    if op.get("keep") is not None:
-                        del place[op["keep"] :]
-                    place.extend(op.get("append") or ())
-            return
-    fmt.apply_line(modules, line, where)
-
-
-def _places(target: dict[str, Any], ops: list[Any]) -> list[Any] | None:
-    """The container each op changes, when every op is well formed, its container exists, and
-    no op replaces a container a later op changes; else None."""
-    places = []
-    for i, op in enumerate(ops):
-        if not isinstance(op, dict) or not isinstance(op.get("path"), list):
-            return None
-        node: Any = target
-        for key in op["path"]:
-            node = node.get(key) if isinstance(node, dict) and isinstance(key, str) else None
-        kind = op.get("op")
-        if kind == "merge":
-            changes, unset = op.get("set") or {}, op.get("unset") or []
-            if not (isinstance(node, dict) and isinstance(changes, dict) and isinstance(unset, list)):
-                return None
-            depth, touched = len(op["path"]), {*changes, *unset}
-            if any(later.get("path", [])[:depth] == op["path"] and len(later.get("path", [])) > depth
-                   and later["path"][depth] in touched for later in ops[i + 1 :] if isinstance(later, dict)):
-                return None
-        elif kind == "splice":
-            keep, append = op.get("keep"), op.get("append") or []
-            if not (isinstance(node, list) and isinstance(append, list)):
-                return None
-            if keep is not None and (type(keep) is not int or keep < 0):
-                return None
-        else:
-            return None
-        places.append(node)
-    return places
 
 
 def _load_module(module: Any, state: Any, where: str) -> None:

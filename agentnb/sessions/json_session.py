@@ -8,6 +8,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -76,16 +77,9 @@ class JSONSession(SessionBase):
         if not has_snap and not has_log:
             return None
         token = self._token(session_id)
-        text = _read_text(snap) if has_snap else None
+        text = read_file(snap) if has_snap else None
         data = read_file(log) if has_log else b""
-
-        def parse() -> Read:
-            modules, seq, segments = fmt.parse_snapshot_meta(text, str(snap)) if text is not None else ({}, 0, [])
-            entries = list(_log_entries(log, data))
-            tagged = (text is not None and TAG in text) or TAG.encode() in data
-            return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, str(snap)))
-
-        return Fetched(parse, token, len(data))
+        return Fetched(partial(_parse, text, data, snap, log), token, len(data))
 
     def _token(self, session_id: str) -> tuple[Any, Any]:
         """The snapshot as it is (inode, size, time) and the log's inode: appends keep both."""
@@ -236,8 +230,21 @@ def _last_seq_in(lines: bytes, default: int) -> int:
     return fmt.parse_line(last, "the log's last line")["seq"] if last.strip() else default
 
 
+def _parse(snapshot: bytes | None, data: bytes, snap: Path, log: Path) -> Read:
+    """The snapshot and log as read: a module-level function of bytes, so that a fold can
+    send it to another process (``worker.py``)."""
+    text = _decode(snapshot, snap) if snapshot is not None else None
+    modules, seq, segments = fmt.parse_snapshot_meta(text, str(snap)) if text is not None else ({}, 0, [])
+    entries = list(_log_entries(log, data))
+    tagged = (text is not None and TAG in text) or TAG.encode() in data
+    return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, str(snap)))
+
+
 def _read_text(path: Path) -> str:
-    data = read_file(path)
+    return _decode(read_file(path), path)
+
+
+def _decode(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -90,15 +90,20 @@ def stored_apart(segments: list[dict[str, Any]], module: str, path: list[str]) -
     return sum(s["count"] for s in segments if s["module"] == module and s["path"] == path)
 
 
-def split(modules: dict[str, Any], segments: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def split(
+    modules: dict[str, Any], segments: list[dict[str, Any]], split_at: int | None = None, recent: int | None = None
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Move each long turn list's older entries out of ``modules`` (in place: data just read)
-    into new segments, added to ``segments``; returns ``(metadata, document)`` for each."""
+    into new segments, added to ``segments``; returns ``(metadata, document)`` for each.
+    (``split_at`` and ``recent`` are ``SPLIT_AT`` and ``RECENT`` unless given.)"""
+    split_at = SPLIT_AT if split_at is None else split_at
+    recent = RECENT if recent is None else recent
     made = []
     for name, path, parent in _turn_lists(modules):
         turns = parent[path[-1]]
-        if len(turns) <= SPLIT_AT:
+        if len(turns) <= split_at:
             continue
-        cut = len(turns) - RECENT
+        cut = len(turns) - recent
         head = rebased(turns, cut)
         if head is None:  # entries in an older form: left inline
             continue

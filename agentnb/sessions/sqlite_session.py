@@ -17,6 +17,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -189,19 +190,7 @@ class SQLiteSession(SessionBase):
                 "SELECT seq, line FROM log WHERE session_id=? AND seq>? ORDER BY seq", (session_id, row[1] if row else 0)
             ).fetchall()
 
-        def parse() -> Read:
-            modules, seq, segments = fmt.parse_snapshot_meta(text, f"{where} snapshot") if row else ({}, 0, [])
-            entries, tagged = [], TAG in text
-            for s, line in rows:
-                line = _text(line, f"{where} log entry {s}")
-                tagged = tagged or TAG in line
-                entry = fmt.parse_line(line, f"{where} log entry {s}")
-                if entry["seq"] != s:
-                    raise SessionFormatError(f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved")
-                entries.append((entry, f"{where} log entry {s}"))
-            return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, f"{where} snapshot"))
-
-        return Fetched(parse, row[1] if row else None, 0)
+        return Fetched(partial(_parse, text if row else None, rows, where), row[1] if row else None, 0)
 
     def _unchanged(self, session_id: str, token: Any) -> bool:
         db = self._ready()
@@ -304,6 +293,21 @@ def _rollback(db: sqlite3.Connection) -> None:
             db.execute("ROLLBACK")
         except sqlite3.Error:  # SQLite may have rolled back itself (a full disk): nothing to undo
             pass
+
+
+def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:
+    """The snapshot and log rows as read: a module-level function of what they hold, so that a
+    fold can send it to another process (``worker.py``)."""
+    modules, seq, segments = fmt.parse_snapshot_meta(text, f"{where} snapshot") if text is not None else ({}, 0, [])
+    entries, tagged = [], text is not None and TAG in text
+    for s, line in rows:
+        line = _text(line, f"{where} log entry {s}")
+        tagged = tagged or TAG in line
+        entry = fmt.parse_line(line, f"{where} log entry {s}")
+        if entry["seq"] != s:
+            raise SessionFormatError(f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved")
+        entries.append((entry, f"{where} log entry {s}"))
+    return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, f"{where} snapshot"))
 
 
 def _text(value: Any, where: str) -> str:
