@@ -189,3 +189,32 @@ def test_a_damaged_log_found_by_the_childs_fold_is_a_warning_naming_it(tmp_path,
             agent.run(f"more {i}")
         session.flush()
     assert fresh_worker.started == 1
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has exited (a zombie nobody reaped counts as exited)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_the_child_exits_when_the_kernel_is_killed(tmp_path):
+    import subprocess
+    import time
+
+    script = "from agentnb.sessions.worker import worker; import os, sys, time; print(worker().call(os.getpid), flush=True); time.sleep(600)"
+    kernel = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(kernel.stdout.readline())
+        assert not _gone(child)
+        kernel.kill()  # no atexit, no close: only the pipe's end tells the child
+        kernel.wait()
+        deadline = time.monotonic() + 30  # well before its idle exit (60 s)
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(child)
+    finally:
+        kernel.kill()
