@@ -55,6 +55,9 @@ class Probe:
         self.compactions = 0
         self.background: list[float] = []
         """Durations of compactions run in a thread, off the turn's path (ms)."""
+        self.background_cpu: list[float] = []
+        """This process's CPU time for each of them (its thread's: the work done in the fold's
+        child process is not in it), which the turns running meanwhile compete with (ms)."""
 
     def reset(self) -> None:
         self.save_wall = self.save_cpu = self.fsync = self.compact = 0
@@ -81,11 +84,12 @@ class Probe:
         background = session._compact_off_path
 
         def timed_background(*args: Any, **kwargs: Any) -> None:
-            t0 = time.perf_counter_ns()
+            c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
             try:
                 background(*args, **kwargs)
             finally:
                 self.background.append((time.perf_counter_ns() - t0) / 1e6)
+                self.background_cpu.append((time.thread_time_ns() - c0) / 1e6)
 
         session.append_session_state_sync = timed_save
         session._compact = timed_compact
@@ -158,6 +162,7 @@ def autosave(kind: str, root: Path, turns: int, load_at: list[int], load_reps: i
     loads = []
     probe.compactions = 0
     probe.background.clear()
+    probe.background_cpu.clear()
     pc, pt = time.perf_counter_ns, time.process_time_ns
     for i in range(1, turns + 1):
         probe.reset()
@@ -195,6 +200,7 @@ def autosave(kind: str, root: Path, turns: int, load_at: list[int], load_reps: i
         "compactions": len(compactions),
         "compaction_ms": compactions,
         "background_compaction_ms": list(probe.background),
+        "background_compaction_cpu_ms": list(probe.background_cpu),
         "bytes_on_disk": size,
         "loads": loads,
     }
@@ -277,7 +283,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                   f"save median {r['save_ms']['median']:.2f} p99 {r['save_ms']['p99']:.2f} max {r['save_ms']['max']:.2f} ms, "
                   f"CPU {r['save_cpu_ms']['median']:.2f} ms, fsync {r['fsync_ms']['median']:.2f} ms; "
                   f"{r['compactions']} compactions in turns {[round(c) for c in r['compaction_ms']]} ms, "
-                  f"{len(r['background_compaction_ms'])} in the background {[round(c) for c in r['background_compaction_ms']]} ms; "
+                  f"{len(r['background_compaction_ms'])} in the background {[round(c) for c in r['background_compaction_ms']]} ms "
+                  f"(this process's CPU {[round(c) for c in r['background_compaction_cpu_ms']]} ms); "
                   f"{r['bytes_on_disk'] / 1e6:.1f} MB on disk", flush=True)
             for load in r["loads"]:
                 print(f"agentnb {kind:6} load after {load['turns']:5d} turns: {load['wall_ms']['median']:.1f} ms "
