@@ -255,6 +255,41 @@ def whole(value: Any, root: Path, name: str) -> dict[str, float]:
     return {"save_ms": save * 1e3, "load_ms": load * 1e3, "json_dump_ms": base_save * 1e3, "json_load_ms": base_load * 1e3}
 
 
+def hold(kind: str, root: Path, folds: int = 6) -> dict[str, Any]:
+    """How long the interpreter is out of reach while a background fold runs: a loop in the
+    main thread (a turn's stand-in) times the gaps between its own iterations while a fold of a
+    300-turn, 1 MB-state session runs, 60 turns of log each time."""
+    where = root / f"hold-{kind}"
+    where.mkdir()
+    session = JSONSession(where, compact_min_bytes=1 << 40) if kind == "json" else SQLiteSession(where / "s.db", compact_min_bytes=1 << 40)
+    agent, _ = make_agent(None, states.flat_1mb())
+    agent.attach_session(session, "bench", fresh=True)
+
+    def turns(count: int) -> None:
+        for _ in range(count):
+            agent.run("change one key")
+            agent.model.requests.clear()
+
+    turns(300)
+    longest, lost = [], []
+    for _ in range(folds):
+        turns(60)
+        session._compact_soon("bench")
+        thread = session._compactions.get("bench")
+        gaps, last = [], time.perf_counter()
+        while thread is not None and thread.is_alive():
+            sum(range(100))
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+        session.flush()
+        longest.append(max(gaps, default=0) * 1000)
+        lost.append(sum(g for g in gaps if g > 0.002) * 1000)
+    if kind == "sqlite":
+        session.close()
+    return {"backend": kind, "longest_gap_ms": longest, "gaps_over_2ms_ms": lost}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--turns", type=int, default=1000)
@@ -263,7 +298,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--backends", nargs="*", default=["json", "sqlite"])
     p.add_argument("--profile", action="store_true", help="print where a load and a save of a --turns session go, and stop")
     p.add_argument("--json", default=None, help="write the figures here")
+    p.add_argument("--hold", action="store_true", help="measure how long a background fold keeps the main thread waiting, and stop")
     args = p.parse_args(argv)
+    if args.hold:
+        with tempfile.TemporaryDirectory() as tmp:
+            for kind in args.backends:
+                r = hold(kind, Path(tmp))
+                print(f"agentnb {kind:6} main thread during a fold: longest gap {[round(g, 1) for g in r['longest_gap_ms']]} ms, "
+                      f"time in gaps over 2 ms {[round(g) for g in r['gaps_over_2ms_ms']]} ms", flush=True)
+        return {}
     if args.profile:
         with tempfile.TemporaryDirectory() as tmp:
             for kind in args.backends:
