@@ -218,3 +218,22 @@ def test_the_child_exits_when_the_kernel_is_killed(tmp_path):
         assert _gone(child)
     finally:
         kernel.kill()
+
+
+@posix_only
+def test_an_interpreter_that_never_says_it_is_ready_is_given_up_on_once(tmp_path, monkeypatch, fresh_worker):
+    starts = tmp_path / "starts"
+    fake = tmp_path / "not-python"
+    fake.write_text(f"#!/bin/sh\necho started >> {starts}\nexec sleep 600\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(fake))
+    monkeypatch.setattr(worker_module, "START_SECONDS", 0.5)
+    session = _backend("json", tmp_path)
+    agent = _agent(session)
+    for i in range(60):  # several folds: the first gives up on the child, the others do not try
+        agent.run(f"item {i}")
+    session.flush()
+    assert starts.read_text().splitlines() == ["started"]
+    assert fresh_worker.started == 0 and "did not start agentnb's worker" in fresh_worker.broken
+    assert json.loads(_snapshot_text("json", tmp_path))["__agentnb__"]["seq"] > 1  # folded in the thread
+    assert [t.message for t in _agent(_backend("json", tmp_path)).history] == [f"item {i}" for i in range(60)]

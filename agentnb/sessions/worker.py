@@ -34,7 +34,11 @@ T = TypeVar("T")
 IDLE_SECONDS = 60.0
 """A child with no work for this long exits (another starts when work comes)."""
 
+START_SECONDS = 60.0
+"""A child that has not said it is ready this long after it started is given up on."""
+
 _HEADER = 8
+_HELLO = b"agentnb\n"
 
 
 class WorkerUnavailable(RuntimeError):
@@ -49,6 +53,8 @@ class Worker:
         self.idle_seconds = idle_seconds
         self.started = 0
         """Child processes started so far."""
+        self.broken: str | None = None
+        """Why no child can be used in this process (then every call raises at once)."""
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid = os.getpid()
@@ -101,10 +107,29 @@ class Worker:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         self._drop(wait=False)
+        if self.broken is not None:
+            raise WorkerUnavailable(self.broken)
+        proc = self._start()
+        # A child that does not say it is ready (an interpreter that is not Python, an agentnb
+        # that does not import there) is not tried again: the caller does the work itself.
+        try:
+            ready = _wait_readable(proc.stdout, START_SECONDS) and _read_exact(proc.stdout, len(_HELLO)) == _HELLO  # type: ignore[arg-type]
+        except (OSError, EOFError):
+            ready = False
+        if not ready:
+            self._proc = proc
+            self._drop(wait=False)
+            self.broken = f"{sys.executable!r} -c did not start agentnb's worker (exit status {proc.returncode})"
+            raise WorkerUnavailable(self.broken)
+        self._proc = proc
+        self.started += 1
+        return proc
+
+    def _start(self) -> subprocess.Popen[bytes]:
         root = str(Path(__file__).resolve().parents[2])  # the folder that holds this agentnb
         code = f"import sys; sys.path[0] = {root!r}; from agentnb.sessions.worker import serve; serve()"
         try:
-            self._proc = subprocess.Popen(
+            return subprocess.Popen(
                 [sys.executable, "-c", code, repr(self.idle_seconds)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -112,9 +137,8 @@ class Worker:
                 start_new_session=os.name == "posix",
             )
         except (OSError, ValueError) as exc:
-            raise WorkerUnavailable(f"could not start {sys.executable!r} ({exc})") from None
-        self.started += 1
-        return self._proc
+            self.broken = f"could not start {sys.executable!r} ({exc})"
+            raise WorkerUnavailable(self.broken) from None
 
     def _drop(self, wait: bool) -> None:
         proc, self._proc = self._proc, None
@@ -130,6 +154,12 @@ class Worker:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _wait_readable(source: IO[bytes], seconds: float) -> bool:
+    """Whether ``source`` has something to read (or its end) within ``seconds`` (always true
+    where pipes cannot be waited on)."""
+    return os.name != "posix" or bool(select.select([source], [], [], seconds)[0])
 
 
 def _write_frame(out: IO[bytes], data: bytes) -> None:
@@ -164,8 +194,9 @@ def serve() -> None:
     source = os.fdopen(sys.stdin.fileno(), "rb", buffering=0, closefd=False)
     out = os.fdopen(sys.stdout.fileno(), "wb", buffering=0, closefd=False)
     sys.stdout = sys.stderr  # anything printed goes to stderr, never into the answers
+    out.write(_HELLO)
     while True:
-        if os.name == "posix" and not select.select([source], [], [], idle)[0]:
+        if not _wait_readable(source, idle):
             return
         try:
             fn, args = pickle.loads(_read_frame(source))
