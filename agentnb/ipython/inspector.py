@@ -3,9 +3,10 @@
 ``Inspector.for_agent(agent)`` returns the one inspector of an agent; displaying it in several
 cells shows several views of the same widget. The kernel side keeps almost nothing: it
 subscribes to the agent and queues each event as it is; the queue goes to the browser as one
-message at the end of each run, and every few tens of milliseconds while a run goes on
-(``outbox.py``), its events made into small JSON-safe dicts and encoded then, once per batch
-(``live.py``). The browser keeps the turns it has seen and applies each event to them — a state
+message every few tens of milliseconds while events come, and at the end of a run unless one
+went out just before (``outbox.py``): a loop of quick turns sends about twenty messages a
+second, whole turns in them as their History rows but the latest. The events are made into
+small JSON-safe dicts and encoded then, once per batch (``live.py``). The browser keeps the turns it has seen and applies each event to them — a state
 change arrives as its JSON patch, never as the whole state, and each batch brings the turn's
 change summary so far (computed here, once per batch, by ``agentnb.diff``). A snapshot (the last
 turns' summary rows, the last turn, its state) sits in a synced trait, refreshed when the widget
@@ -192,7 +193,7 @@ class Inspector(anywidget.AnyWidget):
         self._outbox.add((run, event))
         if isinstance(event, _ENDS):
             del self._runs[event.run_id]
-            self._outbox.flush()
+            self._outbox.ended()
 
     def snapshot(self) -> bytes:
         """What a fresh view needs, as UTF-8 JSON: the last turns' summary rows (older ones are
