@@ -382,7 +382,8 @@ def test_a_turn_goes_out_as_one_message_and_replies_come_after_what_was_queued(s
     agent.run("hello")
     assert sent.batches()[1][wire.SEQ] == batch[wire.LAST] + 1  # numbered on from the last batch
     # An event queued when a request comes in goes out first: the reply is current to it.
-    inspector._outbox.add((Run(1, "r", None), ModelRequested(run_id="r", call=9, request={})))
+    inspector._runs["r"] = Run(1, "r", None)
+    inspector._outbox.add(ModelRequested(run_id="r", call=9, request={}))
     reply = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 0})
     assert [m[wire.KIND] for m in sent.messages[-2:]] == [wire.BATCH, wire.TURN]
     assert reply[wire.TURN_INDEX] == 0 and sent.messages[-2][wire.LAST] == inspector.seq

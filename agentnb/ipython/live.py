@@ -69,29 +69,33 @@ class Run:
 
 
 class Batcher:
-    """Makes a batch's body from its queued items: ``(Run, Event)`` pairs and streamed ``Text``."""
+    """Makes a batch's body from its queued items: events (of the runs in ``runs``, by run id)
+    and streamed ``Text``."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, runs: dict[str, Run]) -> None:
         self.agent = agent
+        self.runs = runs
+        """The runs followed, by run id: the subscriber adds each at its start, a batch drops it
+        once it has sent its end."""
         self.finished: tuple[TurnRecord, Mapping[str, Any]] | None = None
         """The change summary of the turn that finished last, as its end item carried it."""
 
     def __call__(self, items: list[Any]) -> tuple[bytes, int]:
         out: list[dict[str, Any]] = []
         owed: dict[Run, dict[str, Any]] = {}  # a running turn -> its last state change here
-        rows = _as_rows(items)
+        runs = self.runs
+        items, rows = _fold(items, runs)
         row_turns = {run.turn for run in rows}
-        for item in items:
-            if type(item) is Text:
-                if item.run not in rows:
-                    out.append(item.item())
+        for event in items:
+            if type(event) is Text:
+                out.append(event.item())
                 continue
-            run, event = item
+            run = runs[event.run_id]
+            if run in rows:  # only its end is left
+                out.append({wire.TURN_INDEX: run.turn, wire.ROW: turn_summary(run.record)})  # type: ignore[arg-type]
+                del runs[event.run_id]
+                continue
             kind = type(event)
-            if run in rows:
-                if kind is RunFinished or kind is RunFailed:
-                    out.append({wire.TURN_INDEX: run.turn, wire.ROW: turn_summary(run.record)})  # type: ignore[arg-type]
-                continue
             body = compact_event(event)
             entry = {wire.TURN_INDEX: run.turn, wire.EVENT_BODY: body}
             if kind is StateChanged:
@@ -106,6 +110,7 @@ class Batcher:
             elif kind is RunFinished or kind is RunFailed:
                 owed.pop(run, None)  # the end carries the final summary
                 self._end(run, body)
+                del runs[event.run_id]
             elif kind is RunStarted and run.turn - 1 in row_turns and run.record is not None:
                 # The turn before went out as a row: the browser has no state to start from.
                 entry[wire.STATE], stubs = lazy_form(run.record.state_start)
@@ -160,23 +165,35 @@ class Batcher:
         return done
 
 
-def _as_rows(items: list[Any]) -> set[Run]:
-    """The turns of ``items`` to send as their History rows: begun and ended among them, with
-    more items after them (the latest turn of a batch goes out whole)."""
+def _fold(items: list[Any], runs: Mapping[str, Run]) -> tuple[list[Any], set[Run]]:
+    """The turns of ``items`` to send as their History rows — begun and ended among them, with
+    more items after them (the latest turn of a batch goes out whole) — and ``items`` with each
+    of those turns cut down to its end (a run's items are consecutive: an agent runs one turn
+    at a time)."""
     rows: set[Run] = set()
-    ended: set[Run] = set()
-    later = False
-    for item in reversed(items):
-        if type(item) is not Text:
-            run, event = item
-            kind = type(event)
-            if kind is RunStarted:
-                if run in ended:
-                    rows.add(run)
-            elif later and (kind is RunFinished or kind is RunFailed) and run.record is not None:
-                ended.add(run)
-        later = True
-    return rows
+    ends: dict[str, int] = {}
+    spans: list[tuple[int, int]] = []
+    last = len(items) - 1
+    for at in range(last, -1, -1):
+        event = items[at]
+        kind = type(event)
+        if kind is RunStarted:
+            end = ends.get(event.run_id)
+            if end is not None:
+                rows.add(runs[event.run_id])
+                spans.append((at, end))
+        elif (kind is RunFinished or kind is RunFailed) and at < last and runs[event.run_id].record is not None:
+            ends[event.run_id] = at
+    if not spans:
+        return items, rows
+    kept: list[Any] = []
+    start = 0
+    for first, end in reversed(spans):
+        kept += items[start:first]
+        kept.append(items[end])
+        start = end + 1
+    kept += items[start:]
+    return kept, rows
 
 
 def follow(event: Event, history: Sequence[TurnRecord]) -> Run | None:

@@ -27,6 +27,7 @@ import math
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -78,7 +79,9 @@ class Outbox:
         self._clock = clock
         self._schedule = schedule if schedule is not None else _FLUSHER.schedule
         self._lock = threading.Lock()
-        self._items: list[Any] = []
+        # Appended to without the lock (one append is atomic) and taken from the left under it:
+        # an item queued while a batch is built waits for the next one.
+        self._items: deque[Any] = deque()
         self._due = 0.0  # when the queue must go out
         self._timed = False  # the flush thread will call ``timer``
         self._sent_at = -math.inf  # when the last batch went out
@@ -92,10 +95,13 @@ class Outbox:
         """Bytes of the last body sent."""
 
     def add(self, item: Any) -> None:
-        """Queue one item, as it is (``render`` makes it into its compact form at the flush)."""
-        with self._lock:
-            self._items.append(item)
-            if len(self._items) == 1:
+        """Queue one item, as it is (``render`` makes it into its compact form at the flush).
+        Called for every event: only the first item of a queue takes the lock, to set when the
+        queue must go out."""
+        items = self._items
+        items.append(item)
+        if len(items) == 1 or not self._timed:
+            with self._lock:
                 self._arm()
 
     def add_text(self, turn: int, run: object, call: int, text: str) -> None:
@@ -107,7 +113,7 @@ class Outbox:
                 last.chunks.append(text)
                 return
             self._items.append(Text(turn, run, call, text))
-            if len(self._items) == 1:
+            if len(self._items) == 1 or not self._timed:
                 self._arm()
 
     def flush(self) -> int:
@@ -150,11 +156,12 @@ class Outbox:
             return None
 
     def _flush(self) -> None:
-        items = self._items
-        if not items:
+        queue = self._items
+        n = len(queue)
+        if not n:
             return
-        self._items = []
-        data, count = self._render(items)
+        take = queue.popleft
+        data, count = self._render([take() for _ in range(n)])
         first = self.seq + 1
         self.seq += count
         self._sent_at = self._clock()
