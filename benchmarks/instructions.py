@@ -20,7 +20,8 @@ batch (a turn that takes as long as a real model call).
 Where the inspector's instructions go (``--modes`` adds these): ``inspector-queue`` queues the
 events but drops each batch unbuilt (the subscriber and the queue), ``inspector-nokernel`` builds
 and encodes every batch but no kernel sends it (the comm drops it); ``inspector`` minus
-``inspector-nokernel`` is the kernel's send.
+``inspector-nokernel`` is the kernel's send. ``--no-gc`` counts with the cyclic garbage collector
+off, so that a share is not blurred by where its collections happen to fall.
 
     python benchmarks/instructions.py --agno-python $ANCHORS/venv/bin/python
 """
@@ -65,7 +66,7 @@ class TurnClock:
                 self.schedule(outbox, again)
 
 
-def child(framework: str, mode: str, turns: int, turn_ms: float) -> None:
+def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) -> None:
     """Run ``WARMUP`` + ``turns`` turns of one case (inside valgrind)."""
     sys.path.insert(0, str(HERE))
     import measure
@@ -100,8 +101,8 @@ def child(framework: str, mode: str, turns: int, turn_ms: float) -> None:
             after.append(turn_clock.turned)
             if mode == "inspector-cell":
                 after.append(inspector._after_cell)  # what IPython's post_run_cell does after each cell
-    if os.environ.get("AGENTNB_BENCH_NO_GC"):
-        gc.disable()  # attribution only: counts without the cyclic collector's share
+    if not collect:
+        gc.disable()  # to split a share: counts without the cyclic collector's
     for _ in range(WARMUP + turns):
         result: Any = agent.run("please add some items")
         for call in after:
@@ -109,9 +110,11 @@ def child(framework: str, mode: str, turns: int, turn_ms: float) -> None:
         check(result)
 
 
-def count(python: str, framework: str, mode: str, turns: int, turn_ms: float) -> int:
+def count(python: str, framework: str, mode: str, turns: int, turn_ms: float, collect: bool) -> int:
     """Instructions of one child process under callgrind."""
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, __file__, "--child", framework, mode, str(turns), "--turn-ms", str(turn_ms)]
+    if not collect:
+        command.append("--no-gc")
     done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"), check=True)
     match = re.search(r"Collected : (\d+)", done.stderr)
     if match is None:
@@ -125,17 +128,18 @@ def main() -> None:
     p.add_argument("--modes", nargs="*", default=["recording", "inspector", "inspector-cell"])
     p.add_argument("--agno-python", default=None, help="the anchors' venv python, to count Agno too")
     p.add_argument("--turn-ms", type=float, default=0.3, help="how long a turn takes on the inspector's clock")
+    p.add_argument("--no-gc", action="store_true", help="count with the cyclic garbage collector off (to split a share)")
     args = p.parse_args()
     if args.child:
         framework, mode, turns = args.child
-        child(framework, mode, int(turns), args.turn_ms)
+        child(framework, mode, int(turns), args.turn_ms, not args.no_gc)
         return
     cases = [("agentnb", mode, sys.executable) for mode in args.modes]
     if args.agno_python:
         cases.append(("agno", "none", args.agno_python))
     per_turn: dict[str, float] = {}
     for framework, mode, python in cases:
-        low, high = (count(python, framework, mode, n, args.turn_ms) for n in COUNTS)
+        low, high = (count(python, framework, mode, n, args.turn_ms, not args.no_gc) for n in COUNTS)
         name = f"{framework} {mode}"
         per_turn[name] = (high - low) / (COUNTS[1] - COUNTS[0])
         print(f"{name:28} {per_turn[name] / 1e6:6.3f} M instructions per turn", flush=True)
