@@ -8,7 +8,8 @@ ZeroMQ transport is missing.
 1. A K=1 turn that changes one node of a 10,000-node state (``states.nested_nodes``), and the
    same turn on a 10-node state: messages and bytes per turn on the wire (and the inspector's
    own JSON), and the time the inspector takes per turn (its subscriber and the flush thread's
-   batches), kernel send included, as means over the series;
+   batches), kernel send included and garbage-collector pauses left out, as means over the
+   series;
    then the same with the snapshot trait refreshed after every turn, as when each turn is a
    cell of its own (``Inspector._after_cell``).
 2. The first message a view gets (the snapshot, answering the browser's ``sync``) for those
@@ -24,6 +25,7 @@ ZeroMQ transport is missing.
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import statistics
@@ -78,22 +80,39 @@ def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -
     # timed call of the same function, and time the flush thread's calls too.
     inspector._unsubscribe()
     acc = [0]
+    # A full garbage collection (tens of ms with a 10,000-node history) runs wherever the
+    # allocations that make it due happen: its pauses inside the timed work are counted apart.
+    paused = [0, 0]  # ns of collector pauses inside the timed work; the start of the current one
+    timing = [False]
+
+    def collected(phase: str, _info: dict) -> None:
+        if timing[0]:
+            if phase == "start":
+                paused[1] = time.perf_counter_ns()
+            else:
+                paused[0] += time.perf_counter_ns() - paused[1]
+
+    gc.callbacks.append(collected)
 
     def timed(event) -> None:
+        timing[0] = True
         t0 = time.perf_counter_ns()
         inspector._on_event(event)
         acc[0] += time.perf_counter_ns() - t0
+        timing[0] = False
 
     inspector._unsubscribe = agent.subscribe(timed)
     outbox = inspector._outbox
     timer = outbox.timer
 
     def timed_timer() -> float | None:
+        timing[0] = True
         t0 = time.perf_counter_ns()
         try:
             return timer()
         finally:
             acc[0] += time.perf_counter_ns() - t0
+            timing[0] = False
 
     outbox.timer = timed_timer  # type: ignore[method-assign]
     # The size of the state change's item, read from the batches as the browser gets them.
@@ -112,21 +131,24 @@ def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -
     outbox.flush()
     out: dict = {"nodes": n_nodes, "widget_open": opened}
     for label, per_cell in (("loop", False), ("cell", True)):
-        per_turn_ns, cell_ns, wire_bytes, wire_msgs, own_bytes, own_msgs = [], [], [], [], [], []
+        per_turn_ns, cell_ns, wire_bytes, wire_msgs, own_bytes, own_msgs, gc_ns = [], [], [], [], [], [], []
         items.clear()
         for i in range(turns):
             b0, m0 = inspector.bytes_sent, inspector.messages_sent
             socket.reset()
-            acc[0] = 0
+            acc[0] = paused[0] = 0
             result = agent.run(f"change one node ({i})")
             assert result.content == "updated"
+            timing[0] = True
             t0 = time.perf_counter_ns()
             if per_cell:
                 inspector._after_cell()  # what IPython's post_run_cell does after a cell
             elif i == turns - 1:
                 outbox.flush()  # the last batch, which the flush thread would send within 50 ms
             cell_ns.append(time.perf_counter_ns() - t0)
-            per_turn_ns.append(acc[0] + cell_ns[-1])
+            timing[0] = False
+            gc_ns.append(paused[0])
+            per_turn_ns.append(acc[0] + cell_ns[-1] - paused[0])
             wire_bytes.append(socket.bytes)
             wire_msgs.append(socket.messages)
             own_bytes.append(inspector.bytes_sent - b0)
@@ -139,8 +161,10 @@ def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -
             "state_changed_item_bytes_median": statistics.median([n for k, n in items if k == "state_changed"] or [0]),
             "rows_per_turn": sum(k == "row" for k, _ in items) / turns,
             "inspector_ms_per_turn": measure.summary([t / 1e6 for t in per_turn_ns]),
+            "collector_ms_in_it": sum(gc_ns) / 1e6,
             "after_cell_ms": measure.summary([t / 1e6 for t in cell_ns]),
         }
+    gc.callbacks.remove(collected)
     out["state_json_bytes"] = states.json_bytes(agent.session_state)
     out["history_len"] = len(agent.history)
     inspector.close()
@@ -237,6 +261,7 @@ def main(argv: list[str] | None = None) -> dict:
                 f"(own JSON {t['own_json_bytes_per_turn_mean']:.0f} B; state_changed item {t['state_changed_item_bytes_median']:.0f} B; "
                 f"{t['rows_per_turn']:.2f} turns sent as rows); inspector + kernel send {t['inspector_ms_per_turn']['mean']:.3f} ms/turn "
                 f"(median {t['inspector_ms_per_turn']['median']:.3f}, max {t['inspector_ms_per_turn']['max']:.3f}; "
+                f"garbage collector pauses in it, left out: {t['collector_ms_in_it']:.1f} ms in all; "
                 f"after-cell refresh {t['after_cell_ms']['median']:.3f} ms); widget open {row['widget_open']['bytes']} B",
                 flush=True,
             )
