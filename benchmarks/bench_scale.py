@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return {}
     out["series"] = measure.run_series(turn, check, n, args.warmup, clock)
     if socket is not None and inspector is not None:
+        inspector._outbox.flush()  # what the series left queued is not this count's
         socket.reset()
         m0, b0 = inspector.messages_sent, inspector.bytes_sent
         turns = 20
