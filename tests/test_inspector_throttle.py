@@ -86,9 +86,12 @@ def test_the_next_message_sends_a_held_back_batch_before_it(monkeypatch) -> None
     assert [m[wire.KIND] for m in sent.messages] == [wire.BATCH, wire.BATCH, wire.TURN]
     assert reply[wire.TURN_INDEX] == 1 and sent.batches()[1][wire.LAST] == inspector.seq
     agent.run("third")
-    snapshot = decode(inspector.snapshot())  # what a cell's end publishes
-    assert snapshot[wire.SEQ] == inspector.seq == sent.batches()[2][wire.LAST]
+    inspector._after_cell()  # the cell ends (IPython's post_run_cell): the batch, then the trait
+    assert decode(inspector.view_snapshot)[wire.SEQ] == inspector.seq == sent.batches()[2][wire.LAST]
     assert kinds(sent.batches()[2])[-1] == "run_finished"
+    assert clock.timers  # the flush thread's call, when it comes, finds nothing left
+    clock.advance(TICK)
+    assert len(sent.batches()) == 3
 
 
 def test_whole_turns_inside_a_batch_go_out_as_their_rows_and_the_latest_in_full(monkeypatch) -> None:
