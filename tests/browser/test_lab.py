@@ -372,6 +372,11 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             fresh.locator("[role=tab][data-tab='state']").click()
             expect(fresh.locator(".anb-change[data-path='/items/{}']".format(held[0] - 3))).to_contain_text(f'"note {held[0] - 6}"')
             fresh.screenshot(path=str(ARTIFACTS / "inspector-loop-early-turn.png"))
+            # Compared with the turn before it (another row): the kernel compares their records.
+            fresh.locator("[role=tab][data-tab='compare']").click()
+            expect(fresh.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-turn")).to_have_value(str(held[0]))
+            expect(fresh.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-turn")).to_have_value(str(held[0] - 1))
+            expect(fresh.locator(".anb-cmp-state tr[data-key='items']")).to_have_class(re.compile("anb-cmp-changed"))
 
             # A long history reaches a new view as its last turns' rows; earlier rows come a page
             # at a time when the user asks for them or scrolls up to the top of the table.
