@@ -198,6 +198,11 @@ class FrozenMap(Mapping[Any, Any]):
         """The large map this one was ``updated`` from, while it exists (views build on it)."""
         return self._base() if self._base is not None else None
 
+    def insertions(self) -> int:
+        """Keys set in this large map and the maps it was ``updated`` from where they were not
+        (a key removed and set again counts twice): what put each key in its place."""
+        return self._next
+
     # -- Python protocols ---------------------------------------------------------------------
 
     def __eq__(self, other: object) -> bool:

@@ -58,6 +58,9 @@ class ListView(list):  # type: ignore[type-arg]
 
 _KEPT = 4
 """Views of large maps kept for the next view to be built from (the last few turns' states)."""
+_ANCESTORS = 1_000
+"""Updates a view is built across (the changed keys between a map and its ancestor are found in
+time proportional to the difference, not the map's size)."""
 _kept: OrderedDict[int, tuple[FrozenMap, StateView]] = OrderedDict()
 _lock = threading.Lock()
 
@@ -84,11 +87,11 @@ def _map_view(frozen: FrozenMap) -> StateView:
         if kept is not None and kept[0] is frozen:
             _kept.move_to_end(id(frozen))
             return kept[1]
-        base = frozen.base()
-        kept = _kept.get(id(base)) if base is not None else None
-    if kept is not None and kept[0] is base:
-        out = StateView(kept[1])  # the base's view, copied in C; then what changed since
-        for key in frozen.changed_keys(base):
+        base, kept = _kept_ancestor(frozen)
+    changed = frozen.changed_keys(base) if base is not None else None
+    if kept is not None and base is not None and changed is not None and _in_place(frozen, base, changed):
+        out = StateView(kept[1])  # an ancestor's view, copied in C; then what changed since
+        for key in changed:
             if key in frozen:
                 dict.__setitem__(out, key, view(frozen[key]))
             else:
@@ -100,6 +103,29 @@ def _map_view(frozen: FrozenMap) -> StateView:
         if len(_kept) > _KEPT:
             _kept.popitem(last=False)
     return out
+
+
+def _kept_ancestor(frozen: FrozenMap) -> tuple[FrozenMap | None, tuple[FrozenMap, StateView] | None]:
+    """The nearest map ``frozen`` was derived from (through ``_ANCESTORS`` updates at most) whose
+    view is kept, and that view: the turns in between may never have been viewed (a loop of
+    quick turns the inspector sends as History rows)."""
+    base = frozen.base()
+    for _ in range(_ANCESTORS):
+        if base is None:
+            break
+        kept = _kept.get(id(base))
+        if kept is not None and kept[0] is base:
+            return base, kept
+        base = base.base()
+    return None, None
+
+
+def _in_place(frozen: FrozenMap, base: FrozenMap, changed: list[Any]) -> bool:
+    """Whether ``base``'s order with ``changed`` applied (new keys last) is ``frozen``'s order:
+    not when a key was removed and set again since (it moved to the end, perhaps with the same
+    value), which shows as more insertions than new keys."""
+    fresh = sum(1 for key in changed if key not in base and key in frozen)
+    return frozen.insertions() - base.insertions() == fresh
 
 
 __all__ = ["ListView", "READ_ONLY", "StateView", "view"]

@@ -7,7 +7,9 @@ ZeroMQ transport is missing.
 
 1. A K=1 turn that changes one node of a 10,000-node state (``states.nested_nodes``), and the
    same turn on a 10-node state: messages and bytes per turn on the wire (and the inspector's
-   own JSON), and the time the inspector's subscriber takes per turn, kernel send included;
+   own JSON), and the time the inspector takes per turn (its subscriber and the flush thread's
+   batches), kernel send included and garbage-collector pauses left out, as means over the
+   series;
    then the same with the snapshot trait refreshed after every turn, as when each turn is a
    cell of its own (``Inspector._after_cell``).
 2. The first message a view gets (the snapshot, answering the browser's ``sync``) for those
@@ -23,6 +25,7 @@ ZeroMQ transport is missing.
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import statistics
@@ -60,7 +63,12 @@ def make_agent(n_nodes: int) -> Any:
 
 
 def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -> dict:
-    """Messages, bytes and the inspector's time per K=1 turn that changes one node."""
+    """Messages, bytes and the inspector's time per K=1 turn that changes one node.
+
+    In a loop of quick turns a run's end waits for the batch's deadline unless no batch went out
+    in the last 50 ms, so most turns send nothing themselves: the figures per turn are the
+    series' totals divided by its turns (``mean`` in each summary), the batches the flush thread
+    sent and the one left at the end included."""
     from agentnb.ipython import wire
     from agentnb.ipython.inspector import Inspector
 
@@ -69,16 +77,44 @@ def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -
     inspector = Inspector.for_agent(agent)
     opened = {"messages": socket.messages, "bytes": socket.bytes}  # the widget's comm_open and state
     # Time the inspector's own work, the kernel's send included: replace its subscription by a
-    # timed call of the same method.
+    # timed call of the same function, and time the flush thread's calls too.
     inspector._unsubscribe()
     acc = [0]
+    # A full garbage collection (tens of ms with a 10,000-node history) runs wherever the
+    # allocations that make it due happen: its pauses inside the timed work are counted apart.
+    paused = [0, 0]  # ns of collector pauses inside the timed work; the start of the current one
+    timing = [False]
+
+    def collected(phase: str, _info: dict) -> None:
+        if timing[0]:
+            if phase == "start":
+                paused[1] = time.perf_counter_ns()
+            else:
+                paused[0] += time.perf_counter_ns() - paused[1]
+
+    gc.callbacks.append(collected)
 
     def timed(event) -> None:
+        timing[0] = True
         t0 = time.perf_counter_ns()
         inspector._on_event(event)
         acc[0] += time.perf_counter_ns() - t0
+        timing[0] = False
 
     inspector._unsubscribe = agent.subscribe(timed)
+    outbox = inspector._outbox
+    timer = outbox.timer
+
+    def timed_timer() -> float | None:
+        timing[0] = True
+        t0 = time.perf_counter_ns()
+        try:
+            return timer()
+        finally:
+            acc[0] += time.perf_counter_ns() - t0
+            timing[0] = False
+
+    outbox.timer = timed_timer  # type: ignore[method-assign]
     # The size of the state change's item, read from the batches as the browser gets them.
     items: list[tuple[str, int]] = []
     send = inspector.send
@@ -87,39 +123,48 @@ def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -
         send(content, buffers)
         if content.get(wire.KIND) == wire.BATCH:
             for item in json.loads(bytes(buffers[0]))[wire.ITEMS]:
-                items.append((item[wire.EVENT_BODY]["kind"], len(json.dumps(item, separators=(",", ":")))))
+                kind = item[wire.EVENT_BODY]["kind"] if wire.EVENT_BODY in item else "row"
+                items.append((kind, len(json.dumps(item, separators=(",", ":")))))
 
     inspector.send = capture
     agent.run("warm up")
+    outbox.flush()
     out: dict = {"nodes": n_nodes, "widget_open": opened}
     for label, per_cell in (("loop", False), ("cell", True)):
-        per_turn_ns, cell_ns, wire_bytes, wire_msgs, own_bytes, own_msgs, state_item = [], [], [], [], [], [], []
+        per_turn_ns, cell_ns, wire_bytes, wire_msgs, own_bytes, own_msgs, gc_ns = [], [], [], [], [], [], []
+        items.clear()
         for i in range(turns):
             b0, m0 = inspector.bytes_sent, inspector.messages_sent
             socket.reset()
-            items.clear()
-            acc[0] = 0
+            acc[0] = paused[0] = 0
             result = agent.run(f"change one node ({i})")
             assert result.content == "updated"
+            timing[0] = True
             t0 = time.perf_counter_ns()
             if per_cell:
                 inspector._after_cell()  # what IPython's post_run_cell does after a cell
+            elif i == turns - 1:
+                outbox.flush()  # the last batch, which the flush thread would send within 50 ms
             cell_ns.append(time.perf_counter_ns() - t0)
-            per_turn_ns.append(acc[0] + cell_ns[-1])
+            timing[0] = False
+            gc_ns.append(paused[0])
+            per_turn_ns.append(acc[0] + cell_ns[-1] - paused[0])
             wire_bytes.append(socket.bytes)
             wire_msgs.append(socket.messages)
             own_bytes.append(inspector.bytes_sent - b0)
             own_msgs.append(inspector.messages_sent - m0)
-            state_item.append(max((n for k, n in items if k == "state_changed"), default=0))
         out[label] = {
             "wire_messages_per_turn": measure.summary(wire_msgs),
             "wire_bytes_per_turn": measure.summary(wire_bytes),
-            "own_messages_per_turn_median": statistics.median(own_msgs),
-            "own_json_bytes_per_turn_median": statistics.median(own_bytes),
-            "state_changed_item_bytes_median": statistics.median(state_item),
+            "own_messages_per_turn_mean": statistics.fmean(own_msgs),
+            "own_json_bytes_per_turn_mean": statistics.fmean(own_bytes),
+            "state_changed_item_bytes_median": statistics.median([n for k, n in items if k == "state_changed"] or [0]),
+            "rows_per_turn": sum(k == "row" for k, _ in items) / turns,
             "inspector_ms_per_turn": measure.summary([t / 1e6 for t in per_turn_ns]),
+            "collector_ms_in_it": sum(gc_ns) / 1e6,
             "after_cell_ms": measure.summary([t / 1e6 for t in cell_ns]),
         }
+    gc.callbacks.remove(collected)
     out["state_json_bytes"] = states.json_bytes(agent.session_state)
     out["history_len"] = len(agent.history)
     inspector.close()
@@ -212,12 +257,12 @@ def main(argv: list[str] | None = None) -> dict:
             t = row[label]
             print(
                 f"inspector, {row['nodes']:>6} nodes (state {row['state_json_bytes'] / 1e3:.0f} kB), {label}: "
-                f"{t['wire_bytes_per_turn']['median']:.0f} B/turn on the wire in {t['wire_messages_per_turn']['median']:.0f} messages "
-                f"[{t['wire_messages_per_turn']['min']:.0f}-{t['wire_messages_per_turn']['max']:.0f}] "
-                f"(own JSON {t['own_json_bytes_per_turn_median']:.0f} B; state_changed item {t['state_changed_item_bytes_median']:.0f} B); "
-                f"inspector + kernel send {t['inspector_ms_per_turn']['median']:.3f} ms/turn "
-                f"[{t['inspector_ms_per_turn']['min']:.3f}-{t['inspector_ms_per_turn']['max']:.3f}] "
-                f"(after-cell refresh {t['after_cell_ms']['median']:.3f} ms); widget open {row['widget_open']['bytes']} B",
+                f"{t['wire_bytes_per_turn']['mean']:.0f} B/turn on the wire in {t['wire_messages_per_turn']['mean']:.2f} messages "
+                f"(own JSON {t['own_json_bytes_per_turn_mean']:.0f} B; state_changed item {t['state_changed_item_bytes_median']:.0f} B; "
+                f"{t['rows_per_turn']:.2f} turns sent as rows); inspector + kernel send {t['inspector_ms_per_turn']['mean']:.3f} ms/turn "
+                f"(median {t['inspector_ms_per_turn']['median']:.3f}, max {t['inspector_ms_per_turn']['max']:.3f}; "
+                f"garbage collector pauses in it, left out: {t['collector_ms_in_it']:.1f} ms in all; "
+                f"after-cell refresh {t['after_cell_ms']['median']:.3f} ms); widget open {row['widget_open']['bytes']} B",
                 flush=True,
             )
     for row in result["first_message"]:

@@ -137,11 +137,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return {}
     out["series"] = measure.run_series(turn, check, n, args.warmup, clock)
     if socket is not None and inspector is not None:
+        inspector._outbox.flush()  # what the series left queued is not this count's
         socket.reset()
         m0, b0 = inspector.messages_sent, inspector.bytes_sent
         turns = 20
         for _ in range(turns):
             check(turn())
+        inspector._outbox.flush()  # what the flush thread would send within 50 ms
         out["inspector"] = {
             "wire_messages_per_turn": socket.messages / turns,
             "wire_bytes_per_turn": socket.bytes / turns,
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"agentnb {args.mode:9} {args.case:16} wall {s['wall_ms']['median']:8.3f} ms (p95 {s['wall_ms']['p95']:.3f}) "
         f"framework {s['framework_ms']['median']:8.3f} ms  model {s['model_ms']['median']:.3f} ms  "
         f"cpu {s['cpu_ms']['median']:.3f} ms | retained {out['memory']['retained_bytes_per_turn'] / 1024:8.1f} KiB/turn"
-        + (f" | {out['inspector']['wire_messages_per_turn']:.0f} msgs {out['inspector']['wire_bytes_per_turn']:.0f} B on the wire"
+        + (f" | {out['inspector']['wire_messages_per_turn']:.2f} msgs {out['inspector']['wire_bytes_per_turn']:.0f} B on the wire"
            if "inspector" in out else ""),
         flush=True,
     )

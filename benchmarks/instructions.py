@@ -9,12 +9,28 @@ and Agno with no db (``peers/agno_turns.py``, run by ``--agno-python``). Instruc
 time (Agno's code runs at fewer instructions per cycle than agentnb's here), but they show what a
 change to agentnb's own code did, whatever the machine's load.
 
+The inspector sends a run's end at once only if no batch went out in the last 50 ms
+(``outbox.FLUSH_SECONDS``). Under valgrind a turn takes ~50× longer than natively, so by the
+wall clock a batch would hold a turn or two where natively it holds ~150: the inspector's outbox
+runs here on a clock that moves ``--turn-ms`` (default 0.3 ms, a K=1 turn with the inspector
+natively) per turn, its deadlines called after each turn as the flush thread would, so batches
+hold what they hold natively, the same in every run. ``--turn-ms 100`` gives every turn its own
+batch (a turn that takes as long as a real model call).
+
+Where the inspector's instructions go (``--modes`` adds these): ``inspector-queue`` queues the
+events but drops each batch unbuilt (the subscriber and the queue), ``inspector-nokernel`` builds
+and encodes every batch but no kernel sends it (the comm drops it); ``inspector`` minus
+``inspector-nokernel`` is the kernel's send. ``--no-gc`` counts with the cyclic garbage collector
+off, so that a share is not blurred by where its collections happen to fall.
+
     python benchmarks/instructions.py --agno-python $ANCHORS/venv/bin/python
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import math
 import os
 import re
 import subprocess
@@ -27,22 +43,51 @@ WARMUP = 20
 COUNTS = (50, 250)
 
 
-def child(framework: str, mode: str, turns: int) -> None:
+class TurnClock:
+    """The outbox's clock and flush thread: ``seconds`` pass with each turn, and the deadlines that
+    came due are called after it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.now = 0.0
+        self.seconds = seconds
+        self.timers: list[tuple[float, Any]] = []
+        self.next = math.inf  # the first deadline
+
+    def __call__(self) -> float:
+        return self.now
+
+    def schedule(self, outbox: Any, at: float) -> None:
+        self.timers.append((at, outbox))
+        self.next = min(self.next, at)
+
+    def turned(self) -> None:
+        self.now += self.seconds
+        if self.now < self.next:  # what the sleeping flush thread costs a turn: nothing
+            return
+        due, self.timers = [t for t in self.timers if t[0] <= self.now], [t for t in self.timers if t[0] > self.now]
+        self.next = min((t[0] for t in self.timers), default=math.inf)
+        for _, outbox in due:
+            again = outbox.timer()
+            if again is not None:
+                self.schedule(outbox, again)
+
+
+def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) -> None:
     """Run ``WARMUP`` + ``turns`` turns of one case (inside valgrind)."""
     sys.path.insert(0, str(HERE))
     import measure
 
     clock = measure.ModelClock()
+    after: list[Any] = []
     if framework == "agno":
         sys.path.insert(0, str(HERE / "peers"))
         import agno_turns
 
         agent, turn_no = agno_turns.make_agent("tiny", clock, "none")
         check = agno_turns.make_check("tiny", turn_no, agent, "none")
-        after = None
     else:
         sys.path.insert(0, str(HERE.parent))
-        if mode != "recording":
+        if mode in ("inspector", "inspector-cell"):
             import kernel_stub
 
             kernel_stub.install()
@@ -50,22 +95,32 @@ def child(framework: str, mode: str, turns: int) -> None:
 
         agent, model, turn_no = bench_scale.make_agent("tiny", clock)
         check = bench_scale.make_check("tiny", agent, model, turn_no)
-        after = None
         if mode != "recording":
             from agentnb.ipython.inspector import Inspector
 
             inspector = Inspector.for_agent(agent)
-            after = inspector._after_cell if mode == "inspector-cell" else None
+            outbox = inspector._outbox
+            turn_clock = TurnClock(turn_ms / 1000)
+            outbox._clock, outbox._schedule = turn_clock, turn_clock.schedule
+            if mode == "inspector-queue":
+                outbox._render = lambda items: (b"{}", len(items))  # the batch dropped unbuilt
+            after.append(turn_clock.turned)
+            if mode == "inspector-cell":
+                after.append(inspector._after_cell)  # what IPython's post_run_cell does after each cell
+    if not collect:
+        gc.disable()  # to split a share: counts without the cyclic collector's
     for _ in range(WARMUP + turns):
         result: Any = agent.run("please add some items")
-        if after is not None:
-            after()  # what IPython's post_run_cell does after each cell
+        for call in after:
+            call()
         check(result)
 
 
-def count(python: str, framework: str, mode: str, turns: int) -> int:
+def count(python: str, framework: str, mode: str, turns: int, turn_ms: float, collect: bool) -> int:
     """Instructions of one child process under callgrind."""
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, __file__, "--child", framework, mode, str(turns)]
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, __file__, "--child", framework, mode, str(turns), "--turn-ms", str(turn_ms)]
+    if not collect:
+        command.append("--no-gc")
     done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"), check=True)
     match = re.search(r"Collected : (\d+)", done.stderr)
     if match is None:
@@ -78,17 +133,19 @@ def main() -> None:
     p.add_argument("--child", nargs=3, metavar=("FRAMEWORK", "MODE", "TURNS"), help=argparse.SUPPRESS)
     p.add_argument("--modes", nargs="*", default=["recording", "inspector", "inspector-cell"])
     p.add_argument("--agno-python", default=None, help="the anchors' venv python, to count Agno too")
+    p.add_argument("--turn-ms", type=float, default=0.3, help="how long a turn takes on the inspector's clock")
+    p.add_argument("--no-gc", action="store_true", help="count with the cyclic garbage collector off (to split a share)")
     args = p.parse_args()
     if args.child:
         framework, mode, turns = args.child
-        child(framework, mode, int(turns))
+        child(framework, mode, int(turns), args.turn_ms, not args.no_gc)
         return
     cases = [("agentnb", mode, sys.executable) for mode in args.modes]
     if args.agno_python:
         cases.append(("agno", "none", args.agno_python))
     per_turn: dict[str, float] = {}
     for framework, mode, python in cases:
-        low, high = (count(python, framework, mode, n) for n in COUNTS)
+        low, high = (count(python, framework, mode, n, args.turn_ms, not args.no_gc) for n in COUNTS)
         name = f"{framework} {mode}"
         per_turn[name] = (high - low) / (COUNTS[1] - COUNTS[0])
         print(f"{name:28} {per_turn[name] / 1e6:6.3f} M instructions per turn", flush=True)

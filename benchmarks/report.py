@@ -238,9 +238,9 @@ class Report:
             k1 = lambda r: r["turns"]["K1"]["median_ms"]  # noqa: E731
             fast_ratio = "; ".join(f"{label} {ratio(f, fast_agno, k1)}" for label, f in fast.items() if f and fast_agno) or "–"
             out.append(
-                f"| inspector messages per K=1 turn | {statistics.median(msgs):.0f} message(s), {statistics.median(wire):,.0f} B on the wire "
+                f"| inspector messages per K=1 turn | {statistics.median(msgs):.2f} message(s), {statistics.median(wire):,.0f} B on the wire "
                 f"({statistics.median(own):,.0f} B of our JSON, encoded once) in a loop of turns; one more (the snapshot trait) after each cell"
-                + (f"; 10,000-node state: {big['loop']['wire_messages_per_turn']['median']:.0f} messages, {big['loop']['wire_bytes_per_turn']['median']:,.0f} B" if big else "")
+                + (f"; 10,000-node state: {big['loop']['wire_messages_per_turn']['mean']:.2f} messages, {big['loop']['wire_bytes_per_turn']['mean']:,.0f} B" if big else "")
                 + f"; turn with the inspector {fmt([framework_ms(r) for r in ins.values()], digits=3)} vs "
                 f"{fmt([framework_ms(r) for r in rec.values()], digits=3)} without | "
                 f"{fmt([framework_ms(r) for r in g.values()], digits=3)} per turn (no inspector) | – | "
@@ -327,16 +327,16 @@ class Report:
         print("\n".join(self.scale_table()))
         if self.inspector:
             print("\n## Inspector (every message through ipykernel's send path)\n")
-            print("| state | turns | wire messages / turn | wire bytes / turn | our JSON / turn | state change item | inspector + kernel per turn | widget open | first message (wire) | build | send | sync answered |")
+            print("| state | turns | wire messages / turn (mean) | wire bytes / turn (mean) | our JSON / turn (mean) | state change item | inspector + kernel per turn (mean) | widget open | first message (wire) | build | send | sync answered |")
             print("|---|---|---|---|---|---|---|---|---|---|---|---|")
             first = {f["nodes"]: f for f in self.inspector["first_message"]}
             for t in self.inspector["traffic"]:
                 f = first[t["nodes"]]
                 for label, how in (("loop", "in a loop"), ("cell", "a cell each")):
                     r = t[label]
-                    print(f"| {t['nodes']:,} nodes ({t['state_json_bytes'] / 1e3:,.0f} kB) | {how} | {r['wire_messages_per_turn']['median']:.0f} | "
-                          f"{r['wire_bytes_per_turn']['median']:,.0f} | {r['own_json_bytes_per_turn_median']:,.0f} | {r['state_changed_item_bytes_median']:,.0f} B | "
-                          f"{r['inspector_ms_per_turn']['median']:.3f} ms [{r['inspector_ms_per_turn']['min']:.3f}–{r['inspector_ms_per_turn']['p95']:.3f} p95] | "
+                    print(f"| {t['nodes']:,} nodes ({t['state_json_bytes'] / 1e3:,.0f} kB) | {how} | {r['wire_messages_per_turn']['mean']:.2f} | "
+                          f"{r['wire_bytes_per_turn']['mean']:,.0f} | {r['own_json_bytes_per_turn_mean']:,.0f} | {r['state_changed_item_bytes_median']:,.0f} B | "
+                          f"{r['inspector_ms_per_turn']['mean']:.3f} ms (median {r['inspector_ms_per_turn']['median']:.3f}) | "
                           f"{t['widget_open']['messages']} msgs, {t['widget_open']['bytes']:,} B | {f['wire_bytes']:,.0f} B | "
                           f"{f['build_ms']['median']:.2f} ms | {f['send_ms']['median']:.2f} ms | {f['sync_request_ms']['median']:.2f} ms |")
             nb = self.inspector.get("notebook")

@@ -1,8 +1,9 @@
 // The store: what a view knows of the agent's turns, built from the kernel's messages.
 //
 // A view starts from the snapshot in the synced trait (no request, so it renders at once even
-// while the kernel runs queued cells), then applies the numbered event items that follow, which
-// come in batches. A gap in the numbers is healed by the next snapshot: the trait's after each
+// while the kernel runs queued cells), then applies the numbered items that follow, which come in
+// batches: events, or a whole turn of a fast loop as its History row (its events are asked for
+// when it is shown, like an older turn's). A gap in the numbers is healed by the next snapshot: the trait's after each
 // cell, or the reply to a "sync" message. The snapshot holds the last turns' summary rows only;
 // older rows (History), whole past turns, request payloads and the parts of a large state not
 // held yet (lazy.js) are asked for when shown. ``turns`` is indexed by turn number and has
@@ -14,7 +15,7 @@ import { graft, markStubs, setSize } from "./lazy.js";
 import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
-import { applyEvent, blankTurn, loadTurn, stubTurn, turnFromSummary } from "./turn.js";
+import { PARTS, applyEvent, blankTurn, bump, loadTurn, stubTurn, turnFromSummary } from "./turn.js";
 
 const isEnd = (e) => e.kind === "run_finished" || e.kind === "run_failed";
 
@@ -44,7 +45,7 @@ export class Store {
     // error arrives.
     this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0, live: 0, compare: 0, subtrees: 0 };
     // Counters, shown as data-* attributes for the browser tests.
-    this.applied = { snapshots: 0, batches: 0, events: 0, turns: 0, subtrees: 0, gaps: 0, syncs: 0, rows: 0 };
+    this.applied = { snapshots: 0, batches: 0, events: 0, turns: 0, subtrees: 0, gaps: 0, syncs: 0, rows: 0, folded: 0 };
     this.listeners = new Set();
     this.onMessage = (msg, buffers) => this.receive(decodeMessage(msg, buffers)) && this.changed();
     this.onTrait = () => this.fromTrait() && this.changed();
@@ -353,6 +354,8 @@ export class Store {
 
   applyItem(item) {
     const index = item[WIRE.TURN_INDEX];
+    const row = item[WIRE.ROW];
+    if (row) return this.takeRow(index, row);
     if (!this.turns[index]) {
       this.turns[index] = blankTurn(index);
       this.version.list += 1;
@@ -363,7 +366,9 @@ export class Store {
       this.live = null; // the run takes the edits over as the user's changes
       this.version.live += 1;
     }
-    const previous = index === 0 ? this.baseState : this.turns[index - 1]?.state;
+    // After a turn sent as its row, the item brings the state this turn starts from.
+    const start = item[WIRE.STATE];
+    const previous = start !== undefined ? markStubs(start, item[WIRE.STUBS]) : index === 0 ? this.baseState : this.turns[index - 1]?.state;
     const summary = turn.v.summary;
     applyEvent(turn, e, { live: true, previousState: previous, now: this.now });
     if (turn.v.summary !== summary) this.version.list += 1;
@@ -371,6 +376,24 @@ export class Store {
     // A state the browser could not follow (not loaded, or a patch that failed) is fetched once
     // the turn has ended.
     if (isEnd(e) && turn.state === undefined) this.needTurn(index);
+  }
+
+  /** A whole turn sent as its History row (a loop of quick turns): held as a row, its events
+   * asked for when it is shown. */
+  takeRow(index, row) {
+    if (this.live) {
+      this.live = null; // as at its run_started: the run took the edits over
+      this.version.live += 1;
+    }
+    const held = this.turns[index];
+    const turn = turnFromSummary(row);
+    if (held) {
+      turn.v = held.v;
+      bump(turn, ...PARTS); // whatever showed the turn held before redraws
+    }
+    this.turns[index] = turn;
+    this.version.list += 1;
+    this.applied.folded += 1;
   }
 }
 

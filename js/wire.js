@@ -23,6 +23,7 @@ export const WIRE = {
   "SEQ": "seq",
   "LAST": "last",
   "ITEMS": "items",
+  "ROW": "row",
   "TURN_INDEX": "turn",
   "CALL": "call",
   "EVENTS": "events",

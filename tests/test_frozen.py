@@ -89,6 +89,23 @@ def test_the_view_of_a_large_map_is_built_from_the_view_of_its_base():
     assert same(second, thaw(changed))
 
 
+def test_the_view_of_a_large_map_is_built_across_the_updates_since_a_viewed_ancestor():
+    big = FrozenMap({f"k{i}": freeze({"n": i}) for i in range(1000)})
+    first = view(big)
+    line = [big]
+    for n in range(5):  # turns nobody viewed (a loop the inspector sent as History rows)
+        line.append(line[-1].updated({f"k{n}": freeze({"n": -n}), f"new{n}": n}, [f"k{100 + n}"]))
+    last = view(line[-1])
+    assert last["k200"] is first["k200"]  # built from the ancestor's view, not afresh
+    assert list(last) == list(line[-1]) and same(last, thaw(line[-1]))
+    # A key removed and set again since (the same value) moves to the end: the view follows.
+    removed = line[-1].updated({}, ["k300"])  # kept alive, as a turn record keeps its state
+    moved = removed.updated({"k300": line[-1]["k300"]})
+    assert moved.base() is removed and removed.base() is line[-1]
+    shown = view(moved)
+    assert list(shown)[-1] == "k300" and list(shown) == list(moved) and same(shown, thaw(moved))
+
+
 def test_a_turn_record_hands_out_views_of_its_states():
     def add(item: str, session_state) -> str:
         session_state["items"].append(item)

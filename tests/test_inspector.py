@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -60,19 +61,63 @@ def decode(data: bytes) -> Any:
     return json.loads(bytes(data), parse_constant=refuse)
 
 
-class Wire:
-    """Captures what an inspector sends, decoded as the browser would see it."""
+class Clock:
+    """An outbox's clock and flush thread in a test: time passes only as the test says, each
+    reading ``step`` seconds after the one before (1 s: every run ends long after the last
+    batch, so it goes out at once), and a timer fires only in ``advance``."""
 
-    def __init__(self, inspector: Inspector, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, step: float = 0.0) -> None:
+        self.now = 0.0
+        self.step = step
+        self.timers: list[tuple[float, outbox.Outbox]] = []
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+    def schedule(self, box: outbox.Outbox, at: float) -> None:
+        self.timers.append((at, box))
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass, calling the timers that come due as the flush thread would."""
+        self.now += seconds
+        due = [t for t in self.timers if t[0] <= self.now]
+        self.timers = [t for t in self.timers if t[0] > self.now]
+        for _, box in due:
+            again = box.timer()
+            if again is not None:
+                self.schedule(box, again)
+
+
+class Wire:
+    """Captures what an inspector sends, decoded as the browser would see it. Its outbox runs on
+    ``clock`` (by default turns a second apart), with no flush thread; ``threads=True`` keeps
+    the real clock and flush thread."""
+
+    def __init__(self, inspector: Inspector, monkeypatch: pytest.MonkeyPatch, clock: Clock | None = None, *, threads: bool = False) -> None:
         self.messages: list[dict[str, Any]] = []
         self.bodies: list[int] = []
         self.inspector = inspector
+        self.arrived = threading.Condition()
         monkeypatch.setattr(inspector, "send", self.receive)
+        if not threads:
+            self.clock = clock or Clock(step=1.0)
+            monkeypatch.setattr(inspector._outbox, "_clock", self.clock)
+            monkeypatch.setattr(inspector._outbox, "_schedule", self.clock.schedule)
 
     def receive(self, content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
         (body,) = buffers or [b"{}"]  # every message carries its body as one buffer
-        self.bodies.append(len(body))
-        self.messages.append({**decode(body), **json.loads(json.dumps(content, allow_nan=False))})
+        with self.arrived:
+            self.bodies.append(len(body))
+            self.messages.append({**decode(body), **json.loads(json.dumps(content, allow_nan=False))})
+            self.arrived.notify_all()
+
+    def ended(self) -> bool:
+        """Whether the end of the last run sent has arrived (with the real flush thread it comes
+        at most ``FLUSH_SECONDS`` after the run)."""
+        with self.arrived:
+            # A hang guard, not a timing: the flush thread sends it within 50 ms.
+            return self.arrived.wait_for(lambda: [e[wire.EVENT_BODY]["kind"] for e in self.events()][-1:] == ["run_finished"], timeout=30)
 
     def ask(self, **content: Any) -> dict[str, Any]:
         self.inspector._on_msg(self.inspector, content, [])
@@ -337,15 +382,14 @@ def test_a_turn_goes_out_as_one_message_and_replies_come_after_what_was_queued(s
     agent.run("hello")
     assert sent.batches()[1][wire.SEQ] == batch[wire.LAST] + 1  # numbered on from the last batch
     # An event queued when a request comes in goes out first: the reply is current to it.
-    inspector._outbox.add((Run(1, "r", None), ModelRequested(run_id="r", call=9, request={})))
+    inspector._runs["r"] = Run(1, "r", None)
+    inspector._outbox.add(ModelRequested(run_id="r", call=9, request={}))
     reply = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 0})
     assert [m[wire.KIND] for m in sent.messages[-2:]] == [wire.BATCH, wire.TURN]
     assert reply[wire.TURN_INDEX] == 0 and sent.messages[-2][wire.LAST] == inspector.seq
 
 
 def test_a_slow_step_is_shown_while_it_runs(monkeypatch) -> None:
-    import threading
-
     seen = threading.Event()
 
     def slow(session_state) -> str:
@@ -355,7 +399,7 @@ def test_a_slow_step_is_shown_while_it_runs(monkeypatch) -> None:
 
     agent = make_agent([tool_call("slow"), "ok"], tools=[slow])
     inspector = Inspector.for_agent(agent)
-    sent = Wire(inspector, monkeypatch)
+    sent = Wire(inspector, monkeypatch, threads=True)
 
     def receive(content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
         Wire.receive(sent, content, buffers)
@@ -365,13 +409,12 @@ def test_a_slow_step_is_shown_while_it_runs(monkeypatch) -> None:
     monkeypatch.setattr(inspector, "send", receive)
     agent.run("go")
     assert agent.history[-1].tool_calls[0].result == "done"
+    assert sent.ended()  # at once, or from the flush thread if a batch went out just before
     assert len(sent.batches()) >= 2  # the start while the tool ran, the rest at the end
     assert [e[wire.SEQ] for e in sent.events()] == list(range(1, inspector.seq + 1))
 
 
 def test_the_change_summary_so_far_is_shown_while_a_slow_step_runs(monkeypatch) -> None:
-    import threading
-
     seen = threading.Event()
 
     def slow(session_state) -> str:
@@ -383,7 +426,7 @@ def test_the_change_summary_so_far_is_shown_while_a_slow_step_runs(monkeypatch) 
     agent = make_agent([[tool_call("add_item", item="eggs"), tool_call("slow")], "ok"], tools=[add_item, slow])
     agent.tool_hooks = []
     inspector = Inspector.for_agent(agent)
-    sent = Wire(inspector, monkeypatch)
+    sent = Wire(inspector, monkeypatch, threads=True)
     summaries: list[dict[str, Any]] = []
 
     def receive(content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
@@ -398,6 +441,7 @@ def test_the_change_summary_so_far_is_shown_while_a_slow_step_runs(monkeypatch) 
     assert agent.history[-1].tool_calls[1].result == "done"
     (so_far,) = summaries
     assert [(c["path"], c["how"], c["new"]) for c in so_far["paths"]] == [("/items/1", "added", '"eggs"')]
+    assert sent.ended()
     final = sent.events()[-1][wire.EVENT_BODY]
     assert final["kind"] == "run_finished"
     assert [(c["path"], c["new"]) for c in final[wire.CHANGES]["paths"]] == [("/items/1", '"eggs"'), ("/items/2", '"tea"')]

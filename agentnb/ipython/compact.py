@@ -67,29 +67,39 @@ def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
 
 def turn_summary(record: TurnRecord) -> dict[str, Any]:
     """One row of the History tab."""
-    context = record.context
+    # One pass over the events (a loop of quick turns sends a row for nearly every turn).
+    tool_calls = context = blocks = 0
+    prompt = None
+    for event in record.events:
+        if isinstance(event, ToolCallFinished):
+            tool_calls += 1
+        elif isinstance(event, ContextRetrieved):
+            context += 1
+            blocks += len(event.blocks)
+        elif prompt is None and isinstance(event, PromptRendered):
+            prompt = event
+    content = record.content
     return {
         "turn": record.index,
         "message": record.message[:SUMMARY_TEXT],
         "status": record.status,
-        "content": None if record.content is None else record.content[:SUMMARY_TEXT],
+        "content": None if content is None else content[:SUMMARY_TEXT],
         "error": record.error,
         "model": record.model,
         "usage": compact_usage(record.usage),
         "duration_ms": record.duration_ms,
-        "tool_calls": len(record.tool_calls),
+        "tool_calls": tool_calls,
         "replayed": record.replayed,
         # Both counts, so the Context tab of a turn not loaded yet can be labelled or greyed.
-        "context": len(context),
-        "context_blocks": sum(len(c.blocks) for c in context),
-        **summary_tokens(record),
+        "context": context,
+        "context_blocks": blocks,
+        **prompt_tokens(prompt),
     }
 
 
-def summary_tokens(record: TurnRecord) -> dict[str, Any]:
-    """What the turn's prompt cost, and its ``<session_state>`` block's part (the History tab's
-    columns)."""
-    prompt = record.prompt
+def prompt_tokens(prompt: PromptRendered | None) -> dict[str, Any]:
+    """What a turn's prompt cost, and its ``<session_state>`` block's part (the History tab's
+    columns); None for a turn whose prompt was not rendered."""
     tokens = prompt.tokens if prompt is not None else None
     if prompt is None or tokens is None:
         return {"prompt_tokens": None, "state_tokens": None, "tokens_exact": None}

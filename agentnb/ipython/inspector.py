@@ -3,9 +3,10 @@
 ``Inspector.for_agent(agent)`` returns the one inspector of an agent; displaying it in several
 cells shows several views of the same widget. The kernel side keeps almost nothing: it
 subscribes to the agent and queues each event as it is; the queue goes to the browser as one
-message at the end of each run, and every few tens of milliseconds while a run goes on
-(``outbox.py``), its events made into small JSON-safe dicts and encoded then, once per batch
-(``live.py``). The browser keeps the turns it has seen and applies each event to them — a state
+message every few tens of milliseconds while events come, and at the end of a run unless one
+went out just before (``outbox.py``): a loop of quick turns sends about twenty messages a
+second, whole turns in them as their History rows but the latest. The events are made into
+small JSON-safe dicts and encoded then, once per batch (``live.py``). The browser keeps the turns it has seen and applies each event to them — a state
 change arrives as its JSON patch, never as the whole state, and each batch brings the turn's
 change summary so far (computed here, once per batch, by ``agentnb.diff``). A snapshot (the last
 turns' summary rows, the last turn, its state) sits in a synced trait, refreshed when the widget
@@ -25,7 +26,7 @@ from __future__ import annotations
 import json
 import pathlib
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anywidget
@@ -79,10 +80,10 @@ class Inspector(anywidget.AnyWidget):
         self.agent = agent
         self.agent_name = agent.name
         self.model_info = model_info(agent)
-        self._batcher = Batcher(agent)
-        self._outbox = Outbox(lambda content, buffers: self.send(content, buffers), self._batcher)
         self._runs: dict[str, Run] = {}
-        """The runs going on, by run id."""
+        """The runs followed, by run id (until a batch has sent their end)."""
+        self._batcher = Batcher(agent, self._runs)
+        self._outbox = Outbox(lambda content, buffers: self.send(content, buffers), self._batcher)
         self._model_info = self.model_info
         """The trait's value, read without traitlets at each run's start."""
         self._stale = False
@@ -93,6 +94,7 @@ class Inspector(anywidget.AnyWidget):
         self._preview_message: str | None = None
         """The message last previewed in the browser: previews after an edit use it."""
         self.on_msg(self._on_msg)
+        self._on_event = self._follower()
         self._unsubscribe = agent.subscribe(self._on_event)
         self._unsubscribe_edits = agent.on_edit(self._on_edit)
         self._shell = _shell()
@@ -172,27 +174,44 @@ class Inspector(anywidget.AnyWidget):
         if self._stale:
             self.publish_snapshot()
 
-    def _on_event(self, event: Event) -> None:
-        """Subscriber: queue the event as it is; the batch it goes out in is built at the flush."""
-        self._stale = True
-        run = self._runs.get(event.run_id)
-        if run is None:
-            run = follow(event, self.agent.history)
+    def _follower(self) -> Callable[[Event], None]:
+        """The agent's subscriber: it queues each event as it is, and the batch the event goes
+        out in is built at the flush. A closure over what it reads: it runs for every event of
+        every turn."""
+        runs, outbox = self._runs, self._outbox
+        add = outbox.add
+
+        def on_event(event: Event) -> None:
+            run = runs.get(event.run_id)
             if run is None:
+                run = self._follow(event)
+                if run is None:
+                    return
+            if type(event) is TextDelta:
+                run.text.append(event.text)
+                outbox.add_text(run.turn, run, event.call, event.text)
                 return
-            self._runs[event.run_id] = run
-            if isinstance(event, RunStarted):
-                info = model_info(self.agent)
-                if info != self._model_info:
-                    self._model_info = self.model_info = info
-        if type(event) is TextDelta:
-            run.text.append(event.text)
-            self._outbox.add_text(run.turn, run, event.call, event.text)
-            return
-        self._outbox.add((run, event))
-        if isinstance(event, _ENDS):
-            del self._runs[event.run_id]
-            self._outbox.flush()
+            add(event)
+            if isinstance(event, _ENDS):
+                self._stale = True
+                outbox.ended()
+
+        return on_event
+
+    def _follow(self, event: Event) -> Run | None:
+        """Start following the run of ``event``; None for a run not in the history."""
+        # The snapshot is stale from a run's start (and again from its end: a snapshot may be
+        # made while it runs).
+        self._stale = True
+        run = follow(event, self.agent.history)
+        if run is None:
+            return None
+        self._runs[event.run_id] = run
+        if isinstance(event, RunStarted):
+            info = model_info(self.agent)
+            if info != self._model_info:
+                self._model_info = self.model_info = info
+        return run
 
     def snapshot(self) -> bytes:
         """What a fresh view needs, as UTF-8 JSON: the last turns' summary rows (older ones are

@@ -8,10 +8,19 @@ last checkpoint, the state every patch so far led to), or, when the run ended, o
 ``run_finished`` / ``run_failed`` item (as of the turn's final state). The browser applies a
 batch's items at once, so it shows the same summaries as if every state change carried one.
 
-``Batcher`` runs under the outbox's lock on whichever thread flushes (the run's, or the flush
-thread while a slow step runs): it reads only what does not change under it — the events, which
-are the turn's record, their patches (copies, never the live state), frozen states, and at a
-run's end the live state, which the run does not change again before the flush it waits for.
+A batch from a loop of quick turns holds many whole turns. Each one that began and ended in the
+batch, with more items after it, goes out as its History row only (``wire.ROW``): nothing of it
+is compacted but that row, and no change summary is computed for it; the browser fetches its
+events when it is selected, as for any turn it holds only as a row. The turn after such a row
+brings the state it started from on its ``run_started`` item (the browser holds no state of the
+turn before it to start from).
+
+``Batcher`` runs under the outbox's lock on whichever thread flushes (the run's, the flush thread
+while a slow step runs or after a run's end was held back, or whoever sends the next message),
+possibly after the next turn has begun: it reads only what does not change under it — the
+events, which are the turn's record, their patches (copies, never the live state), the record's
+frozen states (a finished turn's final state among them) and, for a turn still running, the
+frozen state of its last checkpoint.
 """
 
 from __future__ import annotations
@@ -22,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 from ..diff import ChangeLog
 from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged
 from . import wire
-from .compact import compact_changes, compact_event, compact_tokens, summarize_changes
+from .compact import compact_changes, compact_event, compact_tokens, summarize_changes, turn_summary
+from .lazy import lazy_form
 from .outbox import Text, encode
 
 if TYPE_CHECKING:
@@ -59,23 +69,35 @@ class Run:
 
 
 class Batcher:
-    """Makes a batch's body from its queued items: ``(Run, Event)`` pairs and streamed ``Text``."""
+    """Makes a batch's body from its queued items: events (of the runs in ``runs``, by run id)
+    and streamed ``Text``."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, runs: dict[str, Run]) -> None:
         self.agent = agent
+        self.runs = runs
+        """The runs followed, by run id: the subscriber adds each at its start, a batch drops it
+        once it has sent its end."""
         self.finished: tuple[TurnRecord, Mapping[str, Any]] | None = None
         """The change summary of the turn that finished last, as its end item carried it."""
 
-    def __call__(self, items: list[Any]) -> bytes:
+    def __call__(self, items: list[Any]) -> tuple[bytes, int]:
         out: list[dict[str, Any]] = []
         owed: dict[Run, dict[str, Any]] = {}  # a running turn -> its last state change here
-        for item in items:
-            if type(item) is Text:
-                out.append(item.item())
+        runs = self.runs
+        items, rows = _fold(items, runs)
+        row_turns = {run.turn for run in rows}
+        for event in items:
+            if type(event) is Text:
+                out.append(event.item())
                 continue
-            run, event = item
-            body = compact_event(event)
+            run = runs[event.run_id]
+            if run in rows:  # only its end is left
+                out.append({wire.TURN_INDEX: run.turn, wire.ROW: turn_summary(run.record)})  # type: ignore[arg-type]
+                del runs[event.run_id]
+                continue
             kind = type(event)
+            body = compact_event(event)
+            entry = {wire.TURN_INDEX: run.turn, wire.EVENT_BODY: body}
             if kind is StateChanged:
                 log = run.log
                 if log is None and run.record is not None:
@@ -88,11 +110,17 @@ class Batcher:
             elif kind is RunFinished or kind is RunFailed:
                 owed.pop(run, None)  # the end carries the final summary
                 self._end(run, body)
-            out.append({wire.TURN_INDEX: run.turn, wire.EVENT_BODY: body})
+                del runs[event.run_id]
+            elif kind is RunStarted and run.turn - 1 in row_turns and run.record is not None:
+                # The turn before went out as a row: the browser has no state to start from.
+                entry[wire.STATE], stubs = lazy_form(run.record.state_start)
+                if stubs:
+                    entry[wire.STUBS] = stubs
+            out.append(entry)
         for run, body in owed.items():
             if run.log is not None:
                 body[wire.CHANGES] = self._so_far(run.log)
-        return encode({wire.ITEMS: out})
+        return encode({wire.ITEMS: out}), len(out)
 
     def _so_far(self, log: ChangeLog) -> Mapping[str, Any]:
         """A running turn's changes up to its last checkpoint (the frozen state it left)."""
@@ -111,9 +139,8 @@ class Batcher:
         if log is None:
             done = NO_CHANGES
         else:
-            # The live state is the turn's final state here (the run waits for this flush), and
-            # its values are read as they are, where the frozen one's would be copied into views.
-            after = self.agent.session_state
+            # The record's final state, not the live one: the next turn may have begun.
+            after = record.frozen_after
             paths = log.paths(after)
             done = summarize_changes(log.keys(after, paths), paths)
         self.finished = (record, done)
@@ -136,6 +163,37 @@ class Batcher:
         done = compact_changes(record.changes())
         self.finished = (record, done)
         return done
+
+
+def _fold(items: list[Any], runs: Mapping[str, Run]) -> tuple[list[Any], set[Run]]:
+    """The turns of ``items`` to send as their History rows — begun and ended among them, with
+    more items after them (the latest turn of a batch goes out whole) — and ``items`` with each
+    of those turns cut down to its end (a run's items are consecutive: an agent runs one turn
+    at a time)."""
+    rows: set[Run] = set()
+    ends: dict[str, int] = {}
+    spans: list[tuple[int, int]] = []
+    last = len(items) - 1
+    for at in range(last, -1, -1):
+        event = items[at]
+        kind = type(event)
+        if kind is RunStarted:
+            end = ends.get(event.run_id)
+            if end is not None:
+                rows.add(runs[event.run_id])
+                spans.append((at, end))
+        elif (kind is RunFinished or kind is RunFailed) and at < last and runs[event.run_id].record is not None:
+            ends[event.run_id] = at
+    if not spans:
+        return items, rows
+    kept: list[Any] = []
+    start = 0
+    for first, end in reversed(spans):
+        kept += items[start:first]
+        kept.append(items[end])
+        start = end + 1
+    kept += items[start:]
+    return kept, rows
 
 
 def follow(event: Event, history: Sequence[TurnRecord]) -> Run | None:

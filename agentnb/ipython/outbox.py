@@ -7,22 +7,27 @@ The kernel then encodes only the small dict: a body is never encoded twice, and 
 known without a second pass.
 
 The events of a run are not sent one by one: each is queued as it is, and the queue goes out as
-one ``batch`` message when the run ends, before any other message, or ``FLUSH_SECONDS`` after its
-first item was queued — a background thread sends it then (ipykernel's IOPub accepts messages
-from any thread), so a slow model call or tool still shows its progress while the cell runs.
-Only then are the items made into their compact forms and the batch encoded, once, by the
-``render`` function the outbox was given (under the outbox's lock, on the thread that flushes):
-a turn's events cost one encoding per batch, not one per event. Streamed text joins the text
-item before it, so a fast stream costs one item per batch.
+one ``batch`` message ``FLUSH_SECONDS`` after its first item was queued — a background thread
+sends it then (ipykernel's IOPub accepts messages from any thread), so a slow model call or tool
+still shows its progress while the cell runs — or before any other message (a reply, a
+snapshot), or when a run ends, if no batch went out in the last ``FLUSH_SECONDS``. So a turn on
+its own shows at once, while a loop of quick turns sends about twenty batches a second, the last
+turn at most ``FLUSH_SECONDS`` after it ended. Only when the queue goes out are the items made
+into their compact forms and the batch encoded, once, by the ``render`` function the outbox was
+given (under the outbox's lock, on the thread that flushes): a turn's events cost one encoding
+per batch, not one per event. Streamed text joins the text item before it, so a fast stream costs
+one item per batch.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -35,8 +40,13 @@ FLUSH_SECONDS = 0.05
 
 Send = Callable[[dict[str, Any], list[bytes]], None]
 
-Render = Callable[[list[Any]], bytes]
-"""Makes the queued items (in order) into a batch's body: ``{"items": [...]}`` as UTF-8 JSON."""
+Render = Callable[[list[Any]], tuple[bytes, int]]
+"""Makes the queued items (in order) into a batch's body, ``{"items": [...]}`` as UTF-8 JSON,
+and says how many items the body holds (several queued items may become one)."""
+
+Clock = Callable[[], float]
+Schedule = Callable[["Outbox", float], None]
+"""Asks for ``outbox.timer()`` to be called at a time of the outbox's clock."""
 
 
 def encode(value: Any) -> bytes:
@@ -62,13 +72,19 @@ class Outbox:
     """Sends one widget's messages in order: event items in batches, other messages after the
     items queued before them."""
 
-    def __init__(self, send: Send, render: Render) -> None:
+    def __init__(self, send: Send, render: Render, *, clock: Clock = time.monotonic, schedule: Schedule | None = None) -> None:
         self._send = send
         self._render = render
+        # Both replaceable, so tests can drive time instead of waiting for it.
+        self._clock = clock
+        self._schedule = schedule if schedule is not None else _FLUSHER.schedule
         self._lock = threading.Lock()
-        self._items: list[Any] = []
+        # Appended to without the lock (one append is atomic) and taken from the left under it:
+        # an item queued while a batch is built waits for the next one.
+        self._items: deque[Any] = deque()
         self._due = 0.0  # when the queue must go out
         self._timed = False  # the flush thread will call ``timer``
+        self._sent_at = -math.inf  # when the last batch went out
         self.seq = 0
         """Items sent so far (the number of the last one)."""
         self.messages = 0
@@ -79,10 +95,13 @@ class Outbox:
         """Bytes of the last body sent."""
 
     def add(self, item: Any) -> None:
-        """Queue one item, as it is (``render`` makes it into its compact form at the flush)."""
-        with self._lock:
-            self._items.append(item)
-            if len(self._items) == 1:
+        """Queue one item, as it is (``render`` makes it into its compact form at the flush).
+        Called for every event: only the first item of a queue takes the lock, to set when the
+        queue must go out."""
+        items = self._items
+        items.append(item)
+        if len(items) == 1 or not self._timed:
+            with self._lock:
                 self._arm()
 
     def add_text(self, turn: int, run: object, call: int, text: str) -> None:
@@ -94,7 +113,7 @@ class Outbox:
                 last.chunks.append(text)
                 return
             self._items.append(Text(turn, run, call, text))
-            if len(self._items) == 1:
+            if len(self._items) == 1 or not self._timed:
                 self._arm()
 
     def flush(self) -> int:
@@ -102,6 +121,14 @@ class Outbox:
         with self._lock:
             self._flush()
             return self.seq
+
+    def ended(self) -> None:
+        """A run ended: send the queue now unless a batch went out less than ``FLUSH_SECONDS``
+        ago; else it goes out at its deadline (at most ``FLUSH_SECONDS`` from now), or with the
+        next message if that comes first."""
+        with self._lock:
+            if self._clock() - self._sent_at >= FLUSH_SECONDS:
+                self._flush()
 
     def post(self, content: dict[str, Any], body: Any) -> None:
         """Send a message (``content`` names its kind) after the items queued so far; ``body``
@@ -114,28 +141,30 @@ class Outbox:
     def _arm(self) -> None:
         # One wake-up of the flush thread per outbox at a time: a queue sent and started again
         # before it fires moves the deadline (``timer``) instead of adding one.
-        self._due = time.monotonic() + FLUSH_SECONDS
+        self._due = self._clock() + FLUSH_SECONDS
         if not self._timed:
             self._timed = True
-            _FLUSHER.schedule(self, self._due)
+            self._schedule(self, self._due)
 
     def timer(self) -> float | None:
         """The flush thread's call: send the queue if its time is up; else when to call again."""
         with self._lock:
-            if self._items and time.monotonic() < self._due:
+            if self._items and self._clock() < self._due:
                 return self._due
             self._timed = False
             self._flush()
             return None
 
     def _flush(self) -> None:
-        items = self._items
-        if not items:
+        queue = self._items
+        n = len(queue)
+        if not n:
             return
-        self._items = []
+        take = queue.popleft
+        data, count = self._render([take() for _ in range(n)])
         first = self.seq + 1
-        self.seq += len(items)
-        data = self._render(items)
+        self.seq += count
+        self._sent_at = self._clock()
         self._emit({wire.KIND: wire.BATCH, wire.SEQ: first, wire.LAST: self.seq}, data)
 
     def count(self, data: bytes) -> None:

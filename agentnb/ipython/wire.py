@@ -20,11 +20,15 @@ Kernel → browser:
   snapshot  everything a fresh view needs: the last turns' summary rows (``turns``, from turn
             ``turns_from`` to the last; older rows come with ``rows``), the selected turn's
             events, state and change summary, and the event counter ``seq`` it is current to.
-  batch     the event items numbered ``seq`` to ``last``, in order: ``items``, each the compact
-            event ``e`` of turn ``turn``; the browser applies them to what it holds (a state
-            change carries its JSON patch, never the whole state; a batch's last state change
-            of a turn, and a run's end, also carry the turn's change summary so far). Sent at
-            the end of each run, and while a run goes on every ``outbox.FLUSH_SECONDS``.
+  batch     the items numbered ``seq`` to ``last``, in order: ``items``, each the compact
+            event ``e`` of turn ``turn``, or a whole turn as its History row ``row``; the browser
+            applies them to what it holds (a state change carries its JSON patch, never the
+            whole state; a batch's last state change of a turn, and a run's end, also carry the
+            turn's change summary so far). A turn that began and ended in the batch, with more
+            items after it, comes as its row only, and the ``run_started`` item of the turn
+            after it carries the ``state`` it starts from (lazily, with ``stubs``). Sent every
+            ``outbox.FLUSH_SECONDS`` while events come, before any other message, and at a
+            run's end if no batch went out in the last ``outbox.FLUSH_SECONDS``.
   rows      summary rows ``turns`` of the turns from ``turns_from`` on, sent when the browser
             asks for rows older than the ones it holds (History).
   turn      a turn's events, state and change summary, sent when the browser asks for it (time
@@ -94,7 +98,10 @@ browser ask for a snapshot."""
 LAST = "last"
 """The number of a batch's last item."""
 ITEMS = "items"
-"""A batch's items, in order: ``{"turn": index, "e": compact event}`` each."""
+"""A batch's items, in order: ``{"turn": index, "e": compact event}`` each, or ``{"turn":
+index, "row": summary row}`` for a whole turn sent as its History row."""
+ROW = "row"
+"""A batch item's History row of a whole turn, in place of its events (see ``batch``)."""
 TURN_INDEX = "turn"
 """The turn a message is about (0-based index in ``agent.history``)."""
 CALL = "call"
@@ -104,7 +111,8 @@ EVENTS = "events"
 EVENT_BODY = "e"
 """The compact event of a batch item."""
 STATE = "state"
-"""A turn's state, lazily (snapshot and turn replies only)."""
+"""A turn's state, lazily (snapshot and turn replies; a batch's ``run_started`` item after a row:
+the state the turn starts from)."""
 STUBS = "stubs"
 """The placeholders of a lazy state or subtree: ``{pointer: full size}`` (children of a
 container sent in part or empty, characters of a string sent as its head)."""
@@ -183,6 +191,7 @@ WIRE: dict[str, str] = {
     "SEQ": SEQ,
     "LAST": LAST,
     "ITEMS": ITEMS,
+    "ROW": ROW,
     "TURN_INDEX": TURN_INDEX,
     "CALL": CALL,
     "EVENTS": EVENTS,

@@ -18,6 +18,7 @@ function row(ctx, t, selected) {
       tabindex: "0",
       "aria-selected": t.index === selected ? "true" : "false",
       "data-turn": t.index,
+      "data-loaded": t.loaded ? "true" : "false", // held as its row only until it is shown
       "data-fkey": "turn-" + t.index,
       "data-anchor": "turn-" + t.index,
       onclick: () => ctx.select(t.index),

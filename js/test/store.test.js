@@ -349,3 +349,55 @@ test("a new snapshot starts the rows again from its own", () => {
   store.needRows();
   assert.deepEqual(model.sent.at(-1), { [WIRE.KIND]: WIRE.NEED_ROWS, [WIRE.BEFORE]: 30 }, "asked again");
 });
+
+test("a whole turn sent as its row is held as a row; the turn after it starts from the state it brings", () => {
+  const model = new Model({ [T]: twoTurns(9) });
+  const store = createStore(model);
+  const seen = counting(store);
+  const patch = { kind: "state_changed", patch: [{ op: "add", path: "/items/-", value: "jam" }], cause: { kind: "tool", label: "tool:add_item", tool_call_id: "c3" } };
+  const items = [
+    { [WIRE.TURN_INDEX]: 2, [WIRE.ROW]: summary(2, { message: "add tea", content: "Added tea.", tool_calls: 1 }) },
+    { [WIRE.TURN_INDEX]: 3, [WIRE.EVENT_BODY]: started("add jam"), [WIRE.STATE]: { items: ["eggs", "tea"] } },
+    { [WIRE.TURN_INDEX]: 3, [WIRE.EVENT_BODY]: patch },
+    { [WIRE.TURN_INDEX]: 3, [WIRE.EVENT_BODY]: finished("Added jam.") },
+  ];
+  model.receive({ [WIRE.KIND]: WIRE.BATCH, [WIRE.SEQ]: 10, [WIRE.LAST]: 13, [WIRE.ITEMS]: items });
+  assert.equal(store.seq, 13);
+  assert.equal(seen.n, 1, "one batch, one redraw");
+  const row = store.turns[2];
+  assert.equal(row.loaded, false);
+  assert.equal(row.status, "ok");
+  assert.equal(row.message, "add tea");
+  assert.equal(row.content, "Added tea.");
+  assert.equal(row.toolCount, 1);
+  assert.equal(row.state, undefined, "its events and state are fetched when it is shown");
+  const last = store.turns[3];
+  assert.equal(last.loaded, true);
+  assert.deepEqual(last.state, { items: ["eggs", "tea", "jam"] }, "followed from the state the item brought");
+  assert.equal(last.content, "Added jam.");
+  assert.deepEqual(model.sent, [], "the latest turn needs nothing fetched");
+  assert.equal(store.applied.folded, 1);
+  assert.equal(store.applied.events, 3);
+  // Shown later, the row's turn is fetched like any past turn.
+  store.needTurn(2);
+  assert.deepEqual(model.sent, [{ [WIRE.KIND]: WIRE.NEED_TURN, [WIRE.TURN_INDEX]: 2 }]);
+});
+
+test("a row in place of a turn followed live redraws what showed it, and ends the pending edits", () => {
+  const model = new Model({ [T]: twoTurns(9) });
+  const store = createStore(model);
+  model.receive(event(10, 2, started("add tea")));
+  const followed = store.turns[2];
+  const versions = { ...followed.v };
+  store.live = { edits: [{ path: "/x", how: "added" }], state: { items: [], x: 1 } };
+  const list = store.version.list;
+  const live = store.version.live;
+  model.receive({ [WIRE.KIND]: WIRE.BATCH, [WIRE.SEQ]: 11, [WIRE.LAST]: 11, [WIRE.ITEMS]: [{ [WIRE.TURN_INDEX]: 2, [WIRE.ROW]: summary(2, { message: "add tea" }) }] });
+  const row = store.turns[2];
+  assert.notEqual(row, followed);
+  assert.equal(row.loaded, false);
+  for (const part of Object.keys(versions)) assert.ok(row.v[part] > versions[part], part + " redraws");
+  assert.ok(store.version.list > list);
+  assert.equal(store.live, null);
+  assert.ok(store.version.live > live);
+});

@@ -340,27 +340,62 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             fresh.locator("button.anb-edit-cancel").click()
             expect(fresh.locator(".anb-editor")).to_have_count(0)
 
+            # A fast loop of 200 turns in one cell: the open view gets about twenty batches a
+            # second, whole turns in them as their History rows, the last turn in full.
+            code = (
+                'model.add(*[step for n in range(200) for step in (tool_call("add_item", item=f"note {n}"), "Noted.")])\n'
+                'for n in range(200):\n    shop.run(f"note {n}")'
+            )
+            assert page.evaluate(EXECUTE_JS, code) == "ok"
+            expect(fresh.locator(".anb-pos")).to_have_text("turn 206 of 206", timeout=30_000)
+            expect(fresh).to_have_attribute("data-status", "ok")
+            expect(fresh.locator(".anb-answer .anb-text")).to_have_text("Noted.")
+            fresh_history = fresh.locator("[role=tab][data-tab='history']")
+            fresh_history.click()
+            expect(fresh_history).to_have_text("History (206)")
+            expect(fresh.locator("tr.anb-history-row")).to_have_count(206)
+            # An early turn of the loop, held as its row only: selecting it fetches its events.
+            held = fresh.evaluate("(el) => [...el.querySelectorAll('tr.anb-history-row[data-loaded=false]')].map((r) => Number(r.dataset.turn)).filter((i) => i >= 6)")
+            assert held, "no turn of the loop came as its row"
+            print(f"loop of 200 turns: {fresh.get_attribute('data-applied-batches')} batches, {len(held)} turns as rows")
+            early = fresh.locator(f"tr.anb-history-row[data-turn='{held[0]}']")
+            early.scroll_into_view_if_needed()
+            early.click()
+            expect(fresh.locator(".anb-pos")).to_have_text(f"turn {held[0] + 1} of 206")
+            expect(fresh.locator(".anb-answer .anb-text")).to_have_text("Noted.")
+            expect(early).to_have_attribute("data-loaded", "true")
+            fresh.screenshot(path=str(ARTIFACTS / "inspector-loop-history.png"))
+            fresh.locator("[role=tab][data-tab='tools']").click()
+            note = fresh.locator(".anb-tool[data-tool='add_item']")
+            expect(note).to_have_count(1)
+            expect(note).to_contain_text(f"note {held[0] - 6}")
+            fresh.locator("[role=tab][data-tab='state']").click()
+            expect(fresh.locator(".anb-change[data-path='/items/{}']".format(held[0] - 3))).to_contain_text(f'"note {held[0] - 6}"')
+            fresh.screenshot(path=str(ARTIFACTS / "inspector-loop-early-turn.png"))
+            # Compared with the turn before it (another row): the kernel compares their records.
+            fresh.locator("[role=tab][data-tab='compare']").click()
+            expect(fresh.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-turn")).to_have_value(str(held[0]))
+            expect(fresh.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-turn")).to_have_value(str(held[0] - 1))
+            expect(fresh.locator(".anb-cmp-state tr[data-key='items']")).to_have_class(re.compile("anb-cmp-changed"))
+
             # A long history reaches a new view as its last turns' rows; earlier rows come a page
             # at a time when the user asks for them or scrolls up to the top of the table.
-            code = 'model.add(*["Noted."] * 130)\nfor n in range(130):\n    shop.run(f"note {n}")'
-            assert page.evaluate(EXECUTE_JS, code) == "ok"
-            expect(fresh.locator(".anb-pos")).to_have_text("turn 136 of 136", timeout=30_000)
             page.evaluate(NEW_CELL_JS, "Inspector.for_agent(shop)")
             expect(page.locator(".anb-root")).to_have_count(3, timeout=30_000)
             third = page.locator(".anb-root").nth(2)
-            expect(third.locator(".anb-pos")).to_have_text("turn 136 of 136", timeout=20_000)
+            expect(third.locator(".anb-pos")).to_have_text("turn 206 of 206", timeout=20_000)
             third.locator("[role=tab][data-tab='history']").click()
-            expect(third.locator("[role=tab][data-tab='history']")).to_have_text("History (136)")
+            expect(third.locator("[role=tab][data-tab='history']")).to_have_text("History (206)")
             listed = third.locator("tr.anb-history-row")
             expect(listed).to_have_count(20)
-            expect(listed.first).to_have_attribute("data-turn", "116")
+            expect(listed.first).to_have_attribute("data-turn", "186")
             earlier = third.locator("button.anb-more[data-fkey='history-earlier']")
-            expect(earlier).to_have_text("show earlier turns (116 not listed)")
+            expect(earlier).to_have_text("show earlier turns (186 not listed)")
             third.screenshot(path=str(ARTIFACTS / "inspector-history-last-rows.png"))
             earlier.click()
             expect(listed).to_have_count(120)
-            expect(earlier).to_have_text("show earlier turns (16 not listed)")
-            expect(listed.first).to_have_attribute("data-turn", "16")
+            expect(earlier).to_have_text("show earlier turns (86 not listed)")
+            expect(listed.first).to_have_attribute("data-turn", "86")
             expect(listed.first).to_be_in_viewport()  # the rows that came are the ones in sight
             expect(third).to_have_attribute("data-applied-rows", "1")
             panel = third.locator(".anb-panel")
@@ -368,12 +403,12 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             page.mouse.wheel(0, 3000)
             page.wait_for_function("(el) => el.scrollTop > 100", arg=panel.element_handle())
             page.mouse.wheel(0, -6000)
-            expect(listed).to_have_count(136, timeout=20_000)
+            expect(listed).to_have_count(206, timeout=20_000)
             expect(earlier).to_have_count(0)
             expect(third).to_have_attribute("data-applied-rows", "2")
             expect(listed.first).to_contain_text("add eggs and show the banner")
             listed.nth(2).click()
-            expect(third.locator(".anb-pos")).to_have_text("turn 3 of 136")
+            expect(third.locator(".anb-pos")).to_have_text("turn 3 of 206")
             third.locator("[role=tab][data-tab='tools']").click()
             expect(third.locator(".anb-tool[data-tool='add_item']")).to_have_count(1)
             third.locator("[role=tab][data-tab='history']").click()
