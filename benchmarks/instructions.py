@@ -121,7 +121,11 @@ def count(python: str, framework: str, mode: str, turns: int, turn_ms: float, co
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, __file__, "--child", framework, mode, str(turns), "--turn-ms", str(turn_ms)]
     if not collect:
         command.append("--no-gc")
-    done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"), check=True)
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    if framework == "agno" and "ANCHORS" not in env:
+        # peers/agno_turns.py imports the anchor harness from $ANCHORS: the one this venv is in.
+        env["ANCHORS"] = str(Path(python).absolute().parents[2])
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
     match = re.search(r"Collected : (\d+)", done.stderr)
     if match is None:
         raise RuntimeError(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
