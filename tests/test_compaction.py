@@ -43,6 +43,16 @@ class Gate:
         monkeypatch.setattr(session, "_prepare_snapshot", slow_prepare)
 
 
+def _run_until_a_fold_waits(agent, gate) -> int:
+    """Run turns until the log's growth starts a compaction and the gate holds it; how many ran."""
+    turn = 0
+    while not gate.reached.is_set():
+        agent.run(f"item {turn}")
+        turn += 1
+        assert turn < 500, "no compaction started"
+    return turn
+
+
 def _backend(kind, tmp_path):
     if kind == "json":
         return JSONSession(tmp_path / "s", compact_min_bytes=3_000)
@@ -54,11 +64,7 @@ def test_turns_run_and_are_kept_while_a_compaction_is_under_way(tmp_path, kind, 
     session = _backend(kind, tmp_path)
     gate = Gate(session, monkeypatch)
     agent = _agent(session)
-    turn = 0
-    while not gate.reached.is_set():  # until the log's growth starts a compaction
-        agent.run(f"item {turn}")
-        turn += 1
-        assert turn < 500, "no compaction started"
+    turn = _run_until_a_fold_waits(agent, gate)
     for _ in range(5):  # the compaction holds no lock now: these turns save at once
         agent.run(f"item {turn}")
         turn += 1
@@ -81,11 +87,7 @@ def test_a_whole_save_during_a_compaction_is_not_overwritten(tmp_path, kind, mon
     session = _backend(kind, tmp_path)
     gate = Gate(session, monkeypatch)
     agent = _agent(session)
-    turn = 0
-    while not gate.reached.is_set():
-        agent.run(f"item {turn}")
-        turn += 1
-        assert turn < 500, "no compaction started"
+    turn = _run_until_a_fold_waits(agent, gate)
     other = _agent(None, name="other")
     other.run("from the other agent")
     _backend(kind, tmp_path).save_session_state_sync("shop", agent=other)  # replaces the agent module
@@ -117,10 +119,7 @@ def test_growth_during_a_compaction_calls_for_another_when_it_ends(tmp_path, mon
     session = JSONSession(tmp_path, compact_min_bytes=3_000)
     gate = Gate(session, monkeypatch)
     agent = _agent(session)
-    turn = 0
-    while not gate.reached.is_set():
-        agent.run(f"item {turn}")
-        turn += 1
+    turn = _run_until_a_fold_waits(agent, gate)
     held = json.loads((tmp_path / "shop.jsonl").read_text().splitlines()[-1])["seq"]
     for _ in range(40):  # the log outgrows the rule again while the first fold waits
         agent.run(f"item {turn}")

@@ -12,31 +12,13 @@ import warnings
 
 import pytest
 
-from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.sessions import JSONSession, SQLiteSession, folding
+from test_compaction import _agent, _backend  # the same shop agent, folding every ~3 kB
+
+from agentnb.sessions import JSONSession, folding
 from agentnb.sessions import worker as worker_module
 from agentnb.sessions.worker import Worker, WorkerUnavailable
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="signals and process groups are POSIX")
-
-
-def add(session_state: dict, item: str) -> str:
-    """Add an item."""
-    session_state.setdefault("items", []).append(item)
-    return "ok"
-
-
-def _agent(session, name: str = "shop") -> Agent:
-    def model(request):
-        return "done" if request.tool_results() else tool_call("add", item=request.messages[-1]["content"])
-
-    return Agent(name, ScriptedModel(model), tools=[add], session=session)
-
-
-def _backend(kind, path, **kwargs):
-    if kind == "json":
-        return JSONSession(path / "s", compact_min_bytes=3_000, **kwargs)
-    return SQLiteSession(path / "s.db", compact_min_bytes=3_000, **kwargs)
 
 
 def _snapshot_text(kind, path) -> str:
