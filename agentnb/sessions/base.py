@@ -29,7 +29,6 @@ from . import segments as seg
 from .codec import decode, encode
 from .folding import Folded, Modules, Read, apply_log, fold, snapshot_text
 from .repeats import drop_repeats
-from .worker import WorkerUnavailable, worker
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
@@ -384,6 +383,8 @@ class SessionBase(abc.ABC):
         """``folding.fold`` in the child process (``worker.py``) when the backend's ``parse``
         can go there, else in this thread."""
         if self.compact_in_subprocess:
+            from .worker import WorkerUnavailable, worker  # only where a fold runs: not at import
+
             try:
                 return worker().call(fold, parse, self._layout(), _secrets())
             except WorkerUnavailable:
