@@ -43,6 +43,8 @@ class Usage:
     """Completion tokens."""
     estimated: bool = False
     """True when the counts are a length-based estimate (offline models), not a server's."""
+    reasoning_tokens: int = 0
+    """Of the output tokens, those a reasoning model spent thinking (0 when none or not sent)."""
 
     @property
     def total_tokens(self) -> int:
@@ -54,6 +56,7 @@ class Usage:
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             estimated=self.estimated or other.estimated,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -296,7 +299,7 @@ class ToolCallFinished:
     error: str | None = None
     """Why the call failed, if it did."""
     error_kind: str | None = None
-    """unknown_tool, malformed_arguments, invalid_arguments, hook_error, tool_error, state_error."""
+    """unknown_tool, malformed_call, malformed_arguments, invalid_arguments, hook_error, tool_error, state_error."""
     hooks: tuple[HookStep, ...] = ()
     """The hooks the call went through, outermost first."""
     answered_by: str | None = None

@@ -119,6 +119,9 @@ class ToolExecutor:
     def _check(self, tool_call: ToolCall, done: _Finish) -> tuple[Tool, dict[str, Any]] | ToolCallFinished:
         """The tool and its checked arguments, or the call's error: no such tool, arguments that
         are not JSON, arguments that do not fit the schema."""
+        if tool_call.problem is not None:
+            available = ", ".join(sorted(self.tools)) or "(none)"
+            return done.failed("malformed_call", f"{tool_call.problem}. Available tools: {available}.")
         tool = self.tools.get(tool_call.name)
         if tool is None:
             available = ", ".join(sorted(self.tools)) or "(none)"

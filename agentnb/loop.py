@@ -35,7 +35,7 @@ from .events import (
 from .executor import ToolExecutor
 from .history import TurnRecord
 from .messages import Message, ToolCall
-from .models.base import Model, ModelRequest, ModelResponse, text_chunks
+from .models.base import REASONING_KEY, Model, ModelRequest, ModelResponse, text_chunks
 from .observe import Prepared
 from .run_context import RunContext
 from .text import one_line
@@ -178,6 +178,8 @@ class Turn:
             yield self._emit(ModelResponded(run_id=run_id, call=call, content=response.content, tool_calls=response.tool_calls, finish_reason=response.finish_reason, usage=response.usage, duration_ms=(time.perf_counter() - started) * 1000, response=response.raw))
             messages.append(Message.assistant(response.content, response.tool_calls))
             wire.append(messages[-1].to_openai())
+            if response.tool_calls and response.reasoning:  # sent back within the turn (Responses API)
+                wire[-1] = {**wire[-1], REASONING_KEY: response.reasoning}
             if not response.tool_calls:
                 break
             if call >= setup.max_tool_iterations:

@@ -39,11 +39,17 @@ class ToolCall:
     """The tool's name as the model wrote it."""
     arguments: str
     """The arguments exactly as the model sent them: a JSON text, possibly malformed."""
+    problem: str | None = None
+    """Why the call cannot run, when the server sent it malformed (no name, a name that is no
+    text, no index in a stream): the call's error result says so; None for a usable call."""
+    note: str | None = None
+    """Something the server did outside the protocol that was accepted (arguments sent as a
+    JSON object rather than as text), or None."""
 
     def __post_init__(self) -> None:
         # A model may send anything: a name or arguments that are not text are kept as their
         # JSON text, so the call fails as an unknown tool or bad arguments, and records load back.
-        for field_name in ("name", "arguments"):
+        for field_name in ("id", "name", "arguments"):
             value = getattr(self, field_name)
             if not isinstance(value, str):
                 object.__setattr__(self, field_name, json.dumps(value, ensure_ascii=False, default=repr))
@@ -125,7 +131,7 @@ class Message:
         """This message as stored in a session (every field, nothing added)."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
-            out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
+            out["tool_calls"] = [_call_dict(c) for c in self.tool_calls]
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
         if self.name is not None:
@@ -139,7 +145,8 @@ class Message:
             role=data["role"],
             content=data.get("content"),
             tool_calls=tuple(
-                ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in data.get("tool_calls") or ()
+                ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"], problem=c.get("problem"), note=c.get("note"))
+                for c in data.get("tool_calls") or ()
             ),
             tool_call_id=data.get("tool_call_id"),
             name=data.get("name"),
@@ -175,6 +182,15 @@ class Message:
     @classmethod
     def tool(cls, call: ToolCall, text: str) -> Message:
         return cls(role="tool", content=text, tool_call_id=call.id, name=call.name)
+
+
+def _call_dict(call: ToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+    if call.problem is not None:
+        out["problem"] = call.problem
+    if call.note is not None:
+        out["note"] = call.note
+    return out
 
 
 # Haystack spells the class ChatMessage; the seeds' code ports by changing imports.

@@ -18,6 +18,35 @@ from ..tokens import TokenCounter, counter_for_label
 from ..messages import ToolCall
 
 
+REASONING_KEY = "reasoning_items"
+"""The key, in an assistant message of a turn's wire messages, holding the reasoning items the
+model produced with it (Responses API). Only the Responses API receives them (with the message,
+within the turn); every other wire format leaves the key out (``chat_messages``)."""
+
+_REASONING_FIELDS = ("type", "id", "summary", "content", "encrypted_content")
+
+
+def chat_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` without the reasoning items a Responses model left on them (the same list
+    when there are none)."""
+    if not any(REASONING_KEY in m for m in messages):
+        return messages
+    return [{k: v for k, v in m.items() if k != REASONING_KEY} if REASONING_KEY in m else m for m in messages]
+
+
+def reasoning_items(raw: Any) -> list[dict[str, Any]]:
+    """The reasoning items of a Responses API answer, as they are sent back to the API (their
+    id, summary and encrypted content); [] for any other answer."""
+    output = raw.get("output") if isinstance(raw, dict) else None
+    if not isinstance(output, list):
+        return []
+    return [
+        {k: item[k] for k in _REASONING_FIELDS if item.get(k) is not None}
+        for item in output
+        if isinstance(item, dict) and item.get("type") == "reasoning"
+    ]
+
+
 @dataclass(frozen=True)
 class ModelRequest:
     """One request to a model, in the OpenAI Chat Completions wire format."""
@@ -57,7 +86,7 @@ class ModelRequest:
 
     def chat_payload(self, model: str, **extra: Any) -> dict[str, Any]:
         """The Chat Completions request body for ``model``."""
-        payload: dict[str, Any] = {"model": model, "messages": self.messages}
+        payload: dict[str, Any] = {"model": model, "messages": chat_messages(self.messages)}
         if self.tools:
             payload["tools"] = self.tools
         payload.update(self.options)
@@ -79,6 +108,12 @@ class ModelResponse:
     """Token counts."""
     raw: dict[str, Any] = field(default_factory=dict)
     """The response as received (JSON-able), kept in the turn record for replay."""
+
+    @property
+    def reasoning(self) -> list[dict[str, Any]]:
+        """The reasoning items of a Responses API answer ([] otherwise): sent back with the
+        answer's tool calls in the turn's next request, so the model keeps its reasoning."""
+        return reasoning_items(self.raw)
 
 
 class Model(abc.ABC):

@@ -216,7 +216,7 @@ class LocalModel(OpenAIChat):
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         body = super().wire_body(request)
         if self.forces_tool_call(request):
-            body["messages"] = [*request.messages, dict(PREFILL_MESSAGE)]
+            body["messages"] = [*body["messages"], dict(PREFILL_MESSAGE)]
             body["tool_choice"] = "required"
             body["max_tokens"] = self.tool_call_tokens
         elif request.tools and self.force_tool_calls:

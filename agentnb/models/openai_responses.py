@@ -13,9 +13,14 @@ from typing import Any
 
 from ..errors import ModelError, ModelResponseError
 from ..messages import ToolCall
-from .base import ModelRequest, ModelResponse
+from .base import REASONING_KEY, ModelRequest, ModelResponse
 from .openai_chat import OpenAIBase, merge_options
 from .openai_wire import event_error, kind, load_json, show, tool_call_from, usage_from
+
+
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
+"""What ``include`` asks for when responses are not stored (``store=False``): the reasoning
+items' encrypted content, which the next request of the turn sends back."""
 
 
 def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -29,6 +34,8 @@ def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif role == "user":
             items.append({"role": "user", "content": content or ""})
         elif role == "assistant":
+            # The reasoning that led to this message goes back before it (only within its turn).
+            items.extend(dict(item) for item in message.get(REASONING_KEY) or ())
             if content:
                 items.append({"role": "assistant", "content": content})
             for call in message.get("tool_calls") or ():
@@ -87,6 +94,12 @@ class OpenAIResponses(OpenAIBase):
         if self.max_tokens is not None:
             body["max_output_tokens"] = self.max_tokens
         merge_options(body, responses_options(request.options))
+        if body.get("store") is False:
+            # Nothing is kept on the server: reasoning comes back encrypted, to be sent back.
+            include = body.get("include")
+            include = list(include) if isinstance(include, (list, tuple)) else []
+            if ENCRYPTED_REASONING not in include:
+                body["include"] = [*include, ENCRYPTED_REASONING]
         if self.streaming:
             body["stream"] = True
         return body
@@ -151,7 +164,7 @@ def responses_response(raw: Any, request: ModelRequest | None = None) -> ModelRe
     if raw.get("status") == "incomplete":
         details = raw.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, dict) else None
-        finish = "length" if reason == "max_output_tokens" else "incomplete"
+        finish = {"max_output_tokens": "length", "content_filter": "content_filter"}.get(reason, "incomplete")
     else:
         finish = "tool_calls" if calls else "stop"
     return ModelResponse(

@@ -148,8 +148,19 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+class _NonFinite:
+    """Where a server sent ``NaN`` or ``Infinity`` (not JSON numbers) while a token count is read."""
+
+    __slots__ = ()
+
+
+_NON_FINITE = _NonFinite()
+
+
 def load_json(data: bytes | str, what: str) -> Any:
-    """Decode ``data``; ModelResponseError (naming ``what``) when it is not bounded, valid JSON."""
+    """Decode ``data``; ModelResponseError (naming ``what``) when it is not bounded, valid JSON.
+    ``NaN`` / ``Infinity`` are refused, except inside a ``usage`` block, where they are read as
+    null (a count the server does not know: the usage is then estimated)."""
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
@@ -158,7 +169,14 @@ def load_json(data: bytes | str, what: str) -> Any:
     if not data.strip():
         raise ModelResponseError(f"sent an empty {what}")
     try:
-        value = json.loads(data, parse_constant=_reject_constant)
+        try:
+            value = json.loads(data, parse_constant=_reject_constant)
+        except ValueError as exc:
+            if "is not valid JSON" not in str(exc):
+                raise
+            value = json.loads(data, parse_constant=lambda name: _NON_FINITE)
+            if not _only_in_usage(value):
+                raise
     except RecursionError:
         raise ModelResponseError(f"sent {what} that is not valid JSON: nested too deeply to read") from None
     except ValueError as exc:  # JSONDecodeError, and integers too long to convert
@@ -166,6 +184,25 @@ def load_json(data: bytes | str, what: str) -> Any:
     if not _shallow(value):
         raise ModelResponseError(f"sent {what} nested deeper than {MAX_DEPTH} levels")
     return value
+
+
+def _only_in_usage(value: Any) -> bool:
+    """Whether every NaN / Infinity in ``value`` is inside a ``usage`` object (each is then
+    replaced by None, in place)."""
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, in_usage = stack.pop()
+        if len(stack) > 100_000:
+            return False
+        pairs = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        for key, child in pairs:
+            if child is _NON_FINITE:
+                if not in_usage:
+                    return False
+                item[key] = None
+            elif isinstance(child, (dict, list)):
+                stack.append((child, in_usage or key == "usage"))
+    return True
 
 
 def _shallow(value: Any) -> bool:
@@ -260,25 +297,65 @@ def arguments_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def tool_call_from(call_id: Any, name: Any, arguments: Any, position: int) -> ToolCall:
-    """A ToolCall from the fields a server sent; ModelResponseError when the name is unusable."""
-    if not isinstance(name, str) or not name:
-        what = "no name" if name in (None, "") else f"a name that is {kind(name)} ({show(name)})"
-        raise ModelResponseError(f"sent a tool call with {what}; a tool call names its tool with a string")
+OBJECT_NOTE = "the server sent the arguments as a JSON object, not as JSON text; they were used as sent"
+"""The note kept on a tool call whose arguments came as an object (``ToolCall.note``)."""
+
+
+def arguments_note(value: Any) -> str | None:
+    """The note for arguments sent as something other than text (None for text or nothing)."""
+    if value is None or isinstance(value, str):
+        return None
+    return OBJECT_NOTE if isinstance(value, dict) else f"the server sent the arguments as {kind(value)}, not as JSON text"
+
+
+def name_problem(name: Any) -> str | None:
+    """Why a tool call's name is unusable (None when it is a non-empty string)."""
+    if isinstance(name, str) and name:
+        return None
+    what = "no name" if name in (None, "") else f"a name that is {kind(name)} ({show(name)})"
+    return f"the server sent a tool call with {what}; a tool call names its tool with a string"
+
+
+def tool_call_from(call_id: Any, name: Any, arguments: Any, position: int, problem: str | None = None) -> ToolCall:
+    """A ToolCall from the fields a server sent. One that cannot run (no name, a name that is
+    not text, ``problem``) is kept with its ``problem``: it becomes that call's error result,
+    and the run goes on."""
+    problem = problem or name_problem(name)
     ident = call_id if isinstance(call_id, str) and call_id else str(call_id) if isinstance(call_id, int) else f"call_{position}"
-    return ToolCall(id=ident, name=name, arguments=arguments_text(arguments))
+    if problem is not None:
+        shown = name if isinstance(name, str) and name else "null" if name is None else json.dumps(name, ensure_ascii=False, default=repr)
+        return ToolCall(id=ident, name=shown or "null", arguments=arguments_text(arguments), problem=problem)
+    return ToolCall(id=ident, name=name, arguments=arguments_text(arguments), note=arguments_note(arguments))
 
 
 def usage_from(usage: Any, request: ModelRequest | None, content: str | None) -> Usage:
-    """Server token counts; a marked estimate when the server sent none (or nonsense)."""
+    """Server token counts; a marked estimate where the server sent none (or nonsense: a count
+    it sent that is not a number, NaN included, is estimated and the whole usage marked so)."""
+    messages = request.messages if request is not None else []
     if isinstance(usage, dict):
         sent_in = number(usage.get("prompt_tokens", usage.get("input_tokens")))
         sent_out = number(usage.get("completion_tokens", usage.get("output_tokens")))
         if sent_in is not None or sent_out is not None:
-            return Usage(input_tokens=sent_in or 0, output_tokens=sent_out or 0)
-    messages = request.messages if request is not None else []
-    return Usage(
-        input_tokens=sum(estimate_tokens(m.get("content")) for m in messages if isinstance(m.get("content"), str)),
-        output_tokens=estimate_tokens(content),
-        estimated=True,
-    )
+            return Usage(
+                input_tokens=sent_in if sent_in is not None else _estimate_in(messages),
+                output_tokens=sent_out if sent_out is not None else estimate_tokens(content),
+                estimated=sent_in is None or sent_out is None,
+                reasoning_tokens=reasoning_tokens(usage),
+            )
+    return Usage(input_tokens=_estimate_in(messages), output_tokens=estimate_tokens(content), estimated=True)
+
+
+def _estimate_in(messages: list[dict[str, Any]]) -> int:
+    return sum(estimate_tokens(m.get("content")) for m in messages if isinstance(m.get("content"), str))
+
+
+def reasoning_tokens(usage: dict[str, Any]) -> int:
+    """The reasoning tokens among the output tokens (``output_tokens_details`` on the Responses
+    API, ``completion_tokens_details`` on Chat Completions); 0 when not sent."""
+    for name in ("output_tokens_details", "completion_tokens_details"):
+        details = usage.get(name)
+        if isinstance(details, dict):
+            count = number(details.get("reasoning_tokens"))
+            if count is not None:
+                return count
+    return 0

@@ -29,7 +29,7 @@ from ..errors import ConfigurationError, ReplayDriftError, ReplayDriftWarning, R
 from ..events import ModelRequested, ModelResponded, Usage
 from ..messages import ToolCall
 from ..tokens import estimate_tokens
-from .base import Model, ModelRequest, ModelResponse, text_chunks
+from .base import Model, ModelRequest, ModelResponse, chat_messages, text_chunks
 
 # The local model's forced-tool-call prefill (see local.py); rebuilt requests keep it.
 PREFILL_MESSAGE = {"role": "assistant", "content": "<tool_call>\n"}
@@ -146,7 +146,7 @@ def rebuild_payload(recorded: dict[str, Any], request: ModelRequest) -> dict[str
         options = responses_options(request.options)
         structural = ("input", "tools")
     else:
-        messages = list(request.messages)
+        messages = list(chat_messages(request.messages))
         recorded_messages = recorded.get("messages") or []
         if recorded_messages and recorded_messages[-1] == PREFILL_MESSAGE and messages[-1:] != [PREFILL_MESSAGE]:
             messages.append(dict(PREFILL_MESSAGE))

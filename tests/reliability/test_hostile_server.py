@@ -71,6 +71,10 @@ class Case:
     api: str = "chat"
     text: str = "fine"
     retries: int = 0
+    second_ok: bool = False
+    """(tool_error) The batch's second call must run fine beside the first's error."""
+    estimated: bool = False
+    """(ok) The turn's token counts must be marked estimated (the server's were unusable)."""
 
 
 def C(name: str, answer: Answer | tuple[Answer, ...], expect: str, match: str = "", **kw: Any) -> Case:
@@ -109,11 +113,18 @@ def chat_plain() -> list[Case]:
         C("arguments a number", json_body(calls(call(arguments=5))), "tool_error"),
         C("arguments a list", json_body(calls(call(arguments=[1, 2]))), "tool_error"),
         C("arguments null", json_body(calls(call(arguments=None))), "tool_error"),
-        C("name a list", json_body(calls(call(name=["add"]))), "error", "name"),
-        C("name missing", json_body(calls(call(name=None))), "error", "name"),
+        C("name a list", json_body(calls(call(name=["add"]))), "tool_error", "name that is a list"),
+        C("name missing", json_body(calls(call(name=None))), "tool_error", "no name"),
+        C("name a number", json_body(calls(call(name=7))), "tool_error", "name that is an int"),
+        C("name an object", json_body(calls(call(name={"n": "add"}))), "tool_error", "name that is an object"),
+        C("function missing", json_body(calls({"id": "c", "type": "function"})), "tool_error", "no function"),
+        C("a bad call beside a good one", json_body(calls(call(name=None, id="c0"), call())), "tool_error", "no name", second_ok=True),
+        C("usage with NaN", raw_body(json.dumps(completion({"content": "fine"}, usage={"prompt_tokens": float("nan"), "completion_tokens": 3})).encode()), "ok", estimated=True),
+        C("usage all Infinity", raw_body(json.dumps(completion({"content": "fine"}, usage={"prompt_tokens": float("inf"), "completion_tokens": float("-inf")})).encode()), "ok", estimated=True),
+        C("NaN outside the usage", raw_body(json.dumps(completion({"content": "fine"}, logprobs=float("nan"))).encode()), "error", "NaN"),
         C("tool_calls an object", json_body(completion({"content": None, "tool_calls": {"a": 1}})), "error", "tool_calls"),
         C("tool call a string", json_body(calls("add")), "error", "tool call"),
-        C("function a string", json_body(calls({"id": "c", "type": "function", "function": "add"})), "error", "function"),
+        C("function a string", json_body(calls({"id": "c", "type": "function", "function": "add"})), "tool_error", "function that is a string"),
         C("id a number", json_body(calls(call(id=5))), "tool_ok"),
         C("usage with strings", json_body(completion({"content": "fine"}, usage={"prompt_tokens": "many"})), "ok"),
         C("usage a list", json_body(completion({"content": "fine"}, usage=[1])), "ok"),
@@ -156,14 +167,28 @@ def chat_stream() -> list[Case]:
         C("choices null then text", events({"id": "x", "choices": None}, chunk({"content": "fine"}), end), "ok"),
         C("arguments an object in a delta", events(tool(arguments={"a": 1, "b": 2}), chunk({}, "tool_calls")), "tool_ok"),
         C("arguments a number in a delta", events(tool(arguments=7), chunk({}, "tool_calls")), "tool_error"),
-        C("name a list in a delta", events(tool(name=["add"]), chunk({}, "tool_calls")), "error", "name"),
-        C("tool call without a name", events(tool(name=None), chunk({}, "tool_calls")), "error", "name"),
+        C("name a list in a delta", events(tool(name=["add"]), chunk({}, "tool_calls")), "tool_error", "name that is a list"),
+        C("name a number in a delta", events(tool(name=3), chunk({}, "tool_calls")), "tool_error", "name that is an int"),
+        C("tool call without a name", events(tool(name=None), chunk({}, "tool_calls")), "tool_error", "no name"),
         C(
             "tool call index a string",
-            events(chunk({"tool_calls": [{"index": "x", "id": "c", "function": {"name": "add", "arguments": "{}"}}]}), end),
-            "error",
-            "index",
+            events(chunk({"tool_calls": [{"index": "x", "id": "c", "function": {"name": "add", "arguments": "{}"}}]}), chunk({}, "tool_calls")),
+            "tool_error",
+            "index is a string",
         ),
+        C(
+            "tool call index null, then a good call",
+            events(
+                chunk({"tool_calls": [{"index": None, "id": "c0", "function": {"name": "add", "arguments": '{"a": 1,'}}]}),
+                chunk({"tool_calls": [{"index": None, "function": {"arguments": ' "b": 2}'}}]}),
+                chunk({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]}),
+                chunk({}, "tool_calls"),
+            ),
+            "tool_error",
+            "index is null",
+            second_ok=True,
+        ),
+        C("usage with NaN in the last chunk", events(chunk({"content": "fine"}), chunk({}, "stop"), {"id": "x", "choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": float("nan")}}), "ok", estimated=True),
         C(
             "tool call without an index",
             events(chunk({"tool_calls": [{"id": "c", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]}), chunk({}, "tool_calls")),
@@ -197,7 +222,10 @@ def responses_cases() -> list[Case]:
         R("output item a string", json_body(responses_object(["x"])), "error", "output"),
         R("content 5", json_body(responses_object([message(5)])), "error", "content"),
         R("text 5", json_body(responses_object([message([{"type": "output_text", "text": 5}])])), "error", "text"),
-        R("name a list", json_body(responses_object([fc(name=["add"])])), "error", "name"),
+        R("name a list", json_body(responses_object([fc(name=["add"])])), "tool_error", "name that is a list"),
+        R("name null", json_body(responses_object([fc(name=None)])), "tool_error", "no name"),
+        R("name an object", json_body(responses_object([fc(name={"n": 1})])), "tool_error", "name that is an object"),
+        R("usage with NaN", raw_body(json.dumps({**responses_object([message([{"type": "output_text", "text": "fine"}])]), "usage": {"input_tokens": float("nan"), "output_tokens": float("nan")}}).encode()), "ok"),
         R("arguments an object", json_body(responses_object([fc(arguments={"a": 1, "b": 2})])), "tool_ok"),
         R("arguments a list", json_body(responses_object([fc(arguments=[1])])), "tool_error"),
         R("empty stream", sse([]), "error", "without", stream=True),
@@ -269,14 +297,21 @@ def judge(case: Case) -> str | None:
     if error is not None:
         return f"raised {type(error).__name__}: {error}"[:160]
     if case.expect == "ok":
+        if case.estimated and not turn.usage.estimated:
+            return f"usage not marked estimated: {turn.usage}"
         return None if turn.content == case.text else f"content {turn.content!r}"
-    first = turn.tool_calls[0] if turn.tool_calls else None
+    failed = [c for c in turn.tool_calls if c.error is not None]
+    first = failed[0] if case.second_ok and failed else turn.tool_calls[0] if turn.tool_calls else None
     if first is None:
         return "no tool call"
     if case.expect == "tool_ok" and (first.error is not None or first.result != "3"):
         return f"tool call failed: {first.error}"
     if case.expect == "tool_error" and first.error is None:
         return f"tool call accepted: {first.result}"
+    if case.expect == "tool_error" and case.match.lower() not in (first.error or "").lower():
+        return f"the tool error does not say {case.match!r}: {first.error}"[:160]
+    if case.second_ok and [c.result for c in turn.tool_calls if c.error is None] != ["3"]:
+        return f"the good call beside it did not run: {turn.tool_calls}"[:160]
     return None if turn.content == "fine" else f"content {turn.content!r}"
 
 
@@ -361,7 +396,7 @@ def test_an_answer_with_any_field_replaced_by_any_json_value_never_crashes(scale
     assert tally.failed == 0, tally.summary()
 
 
-@pytest.mark.parametrize("name", ["body not JSON", "name a list", "cut mid-event", "keep-alive pings forever", "HTTP 500 echoing credentials"])
+@pytest.mark.parametrize("name", ["body not JSON", "NaN outside the usage", "cut mid-event", "keep-alive pings forever", "HTTP 500 echoing credentials"])
 def test_chat_magic_says_in_one_line_what_the_server_did(shell, name):
     """No traceback wall in a notebook: ``%%chat`` shows each failure as one line."""
     from IPython.utils.capture import capture_output
