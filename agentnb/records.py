@@ -169,6 +169,22 @@ class TurnRecord:
         return self.index + 1
 
     @property
+    def finish_reason(self) -> str | None:
+        """Why the model stopped its last answer of the turn: ``stop``, ``tool_calls``,
+        ``length`` (cut at the token limit: ``max_tokens`` / ``max_output_tokens``),
+        ``content_filter``, ``incomplete``; None when no answer came."""
+        for event in reversed(self.events):
+            if isinstance(event, ModelResponded):
+                return event.finish_reason
+        return None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the answer was cut at the token limit (``finish_reason == "length"``): the
+        text is what came before the cut."""
+        return self.finish_reason == "length"
+
+    @property
     def context(self) -> list[ContextRetrieved]:
         """Every context retrieval of the turn, in order: passive injections (``via='passive'``)
         then the model's ``retrieve_context`` calls (``via='tool'``); each has label and blocks."""

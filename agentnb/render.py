@@ -92,6 +92,10 @@ def tokens_text(prompt: PromptRendered | None) -> str | None:
     return f"{count_text(tokens, tokens.total)} ({' · '.join(parts)}) · {how}"
 
 
+CUT_MARK = "answer cut at the token limit"
+"""How a record marks an answer the model stopped at ``max_tokens`` (``finish_reason: length``)."""
+
+
 def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
     """The turn as deterministic plain text (``show_error=False`` leaves out why it failed, for
     a cell that shows the error itself)."""
@@ -123,6 +127,8 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
         lines.append(f"failed: {turn.error}")
     elif turn.status == "ok":
         lines.append(f"answer: {turn.content or ''}")
+        if turn.truncated:
+            lines.append(f"({CUT_MARK})")
     return "\n".join(lines)
 
 
@@ -178,6 +184,8 @@ def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
             f'<div class="agentnb-record-answer"><b>answer:</b> '
             f'<span style="white-space:pre-wrap">{_e(turn.content or "")}</span></div>'
         )
+        if turn.truncated:
+            parts.append(f'<div class="agentnb-record-cut agentnb-error">({CUT_MARK})</div>')
     parts.append("</div>")
     return "".join(parts)
 

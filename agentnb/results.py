@@ -71,6 +71,18 @@ class RunResult:
         return self.content or ""
 
     @property
+    def finish_reason(self) -> str | None:
+        """Why the model stopped its final answer: ``stop``, ``length`` (cut at the token
+        limit), ``content_filter``, ...; None without an answer (``TurnRecord.finish_reason``)."""
+        return self.turn.finish_reason if self.turn is not None else None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether ``content`` was cut at the token limit (``finish_reason == "length"``): raise
+        the model's ``max_tokens`` to get the whole answer."""
+        return self.finish_reason == "length"
+
+    @property
     def output(self) -> ParsedOutput | None:
         """The answer parsed by the agent's output formatter (None without one):
         ``result.output["field"]``; ``.ok`` / ``.error`` / ``.raw`` when it did not parse."""

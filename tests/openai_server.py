@@ -42,6 +42,15 @@ class Reply:
     """Answer every later request with this reply too (for the client's retries)."""
     headers: dict[str, str] = field(default_factory=dict)
     """Extra response headers (e.g. retry-after-ms)."""
+    reasoning: str | None = None
+    """(Responses API) A reasoning item's summary, put before the answer's other output items,
+    as reasoning models (gpt-5-mini, o-series) do; its encrypted content is sent when the
+    request's ``include`` asks for it."""
+    reasoning_tokens: int = 0
+    """Of the output tokens, how many were reasoning (``output_tokens_details``)."""
+    finish: str | None = None
+    """``"length"``: the answer stops at the token limit (Chat ``finish_reason: length``,
+    Responses ``status: incomplete`` with ``reason: max_output_tokens``)."""
 
 
 @dataclass
@@ -61,6 +70,8 @@ class OpenAIServer:
         self.replies: deque[Reply] = deque()
         self.requests: list[Received] = []
         self.problems: list[str] = []
+        self.reasoning: dict[str, str] = {}
+        """Reasoning items given out: id -> encrypted content (what a request may send back)."""
         self._counter = 0
         self._lock = threading.Lock()
         outer = self
@@ -134,7 +145,7 @@ class OpenAIServer:
         if h.path == "/v1/chat/completions":
             problems = check_chat_request(body, headers)
         elif h.path == "/v1/responses":
-            problems = check_responses_request(body, headers)
+            problems = check_responses_request(body, headers, self.reasoning)
         else:
             h._json(404, _error(f"Unknown endpoint {h.path}", "invalid_request_error", "unknown_url"))
             return
@@ -163,12 +174,26 @@ class OpenAIServer:
                 else:
                     h._json(200, chat_completion(body, reply, n))
             else:
+                self._give_out_reasoning(body, reply, n)
                 if body.get("stream"):
                     _sse(h, responses_events(body, reply, n))
                 else:
                     h._json(200, responses_object(body, reply, n))
         except OSError:
             pass
+
+
+    def _give_out_reasoning(self, body: dict[str, Any], reply: Reply, n: int) -> None:
+        if reply.reasoning is not None:
+            self.reasoning[f"rs_{n}"] = _encrypted(reply, n) if _wants_encrypted(body) else ""
+
+
+def _wants_encrypted(body: dict[str, Any]) -> bool:
+    return "reasoning.encrypted_content" in (body.get("include") or ())
+
+
+def _encrypted(reply: Reply, n: int) -> str:
+    return f"gAAAA-{n}-" + "".join(reversed(reply.reasoning or ""))
 
 
 def _error(message: str, kind: str, code: str | None) -> dict[str, Any]:
@@ -251,8 +276,11 @@ def check_chat_request(body: Any, headers: dict[str, str]) -> list[str]:
     return problems
 
 
-def check_responses_request(body: Any, headers: dict[str, str]) -> list[str]:
-    """What is wrong with a Responses API request ([] when it is well-formed)."""
+def check_responses_request(body: Any, headers: dict[str, str], reasoning: dict[str, str] | None = None) -> list[str]:
+    """What is wrong with a Responses API request ([] when it is well-formed). ``reasoning``:
+    the reasoning items given out (id -> encrypted content), which input may send back; as on
+    OpenAI, with ``store: false`` one comes back only with its encrypted content (which needs
+    ``include: ["reasoning.encrypted_content"]``), and each is followed by the item it led to."""
     problems = _check_common(body, headers)
     if not isinstance(body, dict):
         return problems
@@ -273,6 +301,8 @@ def check_responses_request(body: Any, headers: dict[str, str]) -> list[str]:
             if not item.get("call_id") or not item.get("name") or not isinstance(item.get("arguments"), str):
                 problems.append(f"input[{i}] is a malformed function_call: {item!r}")
             call_ids.add(item.get("call_id"))
+        elif kind == "reasoning":
+            problems += _check_reasoning(body, items, i, reasoning or {})
         elif kind == "function_call_output":
             if item.get("call_id") not in call_ids:
                 problems.append(f"input[{i}] answers call_id {item.get('call_id')!r}, which no earlier function_call made")
@@ -288,6 +318,25 @@ def check_responses_request(body: Any, headers: dict[str, str]) -> list[str]:
     return problems
 
 
+def _check_reasoning(body: dict[str, Any], items: list[Any], i: int, given: dict[str, str]) -> list[str]:
+    item = items[i]
+    ident = item.get("id")
+    if ident not in given:
+        return [f"input[{i}]: Item with id {ident!r} not found (no reasoning item of that id was given out)"]
+    problems = []
+    if not isinstance(item.get("summary"), list):
+        problems.append(f"input[{i}].summary must be a list")
+    if body.get("store") is False:
+        if "reasoning.encrypted_content" not in (body.get("include") or ()):
+            problems.append("reasoning items sent back with store=false need include=['reasoning.encrypted_content']")
+        if not item.get("encrypted_content") or item.get("encrypted_content") != given[ident]:
+            problems.append(f"input[{i}]: Item {ident!r} is not persisted with store=false; send its encrypted_content")
+    following = items[i + 1] if i + 1 < len(items) else None
+    if not isinstance(following, dict) or following.get("type", "message") not in ("function_call", "message", "reasoning"):
+        problems.append(f"input[{i}]: Item {ident!r} of type 'reasoning' was provided without its required following item")
+    return problems
+
+
 # -- answers ------------------------------------------------------------------------------
 
 
@@ -296,6 +345,10 @@ def _chat_calls(reply: Reply, n: int) -> list[dict[str, Any]]:
         {"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
         for i, (name, args) in enumerate(reply.tool_calls)
     ]
+
+
+def _chat_finish(reply: Reply) -> str:
+    return reply.finish or ("tool_calls" if reply.tool_calls else "stop")
 
 
 def chat_completion(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
@@ -307,7 +360,7 @@ def chat_completion(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any
         "object": "chat.completion",
         "created": 1_700_000_000 + n,
         "model": body["model"],
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _chat_finish(reply)}],
         "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage)},
     }
 
@@ -325,7 +378,7 @@ def chat_chunks(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[str | 
         out.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]}))
         for piece in _pieces(call["function"]["arguments"]):
             out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
-    out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    out.append(chunk({}, _chat_finish(reply)))
     if (body.get("stream_options") or {}).get("include_usage"):
         usage = {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage)}
         out.append((None, {**head, "choices": [], "usage": usage}))
@@ -333,8 +386,12 @@ def chat_chunks(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[str | 
     return out
 
 
-def _responses_output(reply: Reply, n: int) -> list[dict[str, Any]]:
+def _responses_output(reply: Reply, n: int, body: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     output: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        encrypted = _encrypted(reply, n) if _wants_encrypted(body or {}) else None
+        summary = [{"type": "summary_text", "text": reply.reasoning}] if reply.reasoning else []
+        output.append({"type": "reasoning", "id": f"rs_{n}", "summary": summary, "encrypted_content": encrypted})
     if reply.text:
         output.append(
             {
@@ -353,13 +410,16 @@ def _responses_output(reply: Reply, n: int) -> list[dict[str, Any]]:
 
 
 def responses_object(body: dict[str, Any], reply: Reply, n: int, status: str = "completed") -> dict[str, Any]:
+    if status == "completed" and reply.finish == "length":
+        status = "incomplete"
     return {
         "id": f"resp_test{n}",
         "object": "response",
         "created_at": 1_700_000_000 + n,
         "status": status,
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
         "model": body["model"],
-        "output": _responses_output(reply, n) if status == "completed" else [],
+        "output": _responses_output(reply, n, body) if status in ("completed", "incomplete") else [],
         "parallel_tool_calls": True,
         "tool_choice": "auto",
         "tools": body.get("tools") or [],
@@ -368,7 +428,7 @@ def responses_object(body: dict[str, Any], reply: Reply, n: int, status: str = "
             "output_tokens": reply.usage[1],
             "total_tokens": sum(reply.usage),
             "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
         },
     }
 
@@ -383,8 +443,10 @@ def responses_events(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[s
         seq += 1
 
     emit("response.created", response={**responses_object(body, reply, n, "in_progress"), "usage": None})
-    for index, item in enumerate(_responses_output(reply, n)):
-        if item["type"] == "message":
+    for index, item in enumerate(_responses_output(reply, n, body)):
+        if item["type"] == "reasoning":
+            emit("response.output_item.added", output_index=index, item={**item, "summary": []})
+        elif item["type"] == "message":
             emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []})
             for piece in _pieces(reply.text or ""):
                 emit("response.output_text.delta", item_id=item["id"], output_index=index, content_index=0, delta=piece, logprobs=[])
@@ -395,5 +457,6 @@ def responses_events(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[s
                 emit("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=piece)
             emit("response.function_call_arguments.done", item_id=item["id"], output_index=index, arguments=item["arguments"], name=item["name"])
         emit("response.output_item.done", output_index=index, item=item)
-    emit("response.completed", response=responses_object(body, reply, n))
+    final = responses_object(body, reply, n)
+    emit(f"response.{final['status']}", response=final)
     return events
