@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "developer", "user", "assistant", "tool")
+"""Every role a message may have."""
 
 MAX_ARGUMENT_DEPTH = 64
 """Deepest nesting accepted in a tool call's arguments (deeper is malformed: state, patches and
@@ -140,7 +142,9 @@ class Message:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
-        """The inverse of ``to_dict``."""
+        """The inverse of ``to_dict`` (ValueError for a role no message has)."""
+        if data["role"] not in ROLES:
+            raise ValueError(f"a message of unknown role {data['role']!r:.40} (a message is one of {', '.join(ROLES)})")
         return cls(
             role=data["role"],
             content=data.get("content"),

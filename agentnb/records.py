@@ -28,7 +28,7 @@ from .events import (
     Usage,
 )
 from .frozen import EMPTY, FrozenMap, frozen_map
-from .messages import Message
+from .messages import ROLES, Message
 from .views import view
 
 
@@ -306,6 +306,11 @@ def _check_entry(entry: Any, number: int) -> None:
     for event in entry.get("events", []):
         if event.get("kind") not in _EVENT_KINDS:
             raise SessionFormatError(f"turn {number} has an event of unknown kind {event.get('kind')!r:.40}")
+    for message in entry.get("messages", []):
+        if message.get("role") not in ROLES:
+            raise SessionFormatError(
+                f"turn {number} has a message of unknown role {message.get('role')!r:.40} (a message is one of {', '.join(ROLES)})"
+            )
 
 
 def _events(stored: list[Any]) -> list[Event]:

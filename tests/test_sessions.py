@@ -6,6 +6,7 @@ import asyncio
 import datetime
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -298,7 +299,7 @@ def test_autosave_error_is_a_warning_not_a_failed_turn(tmp_path):
         (b'{"agent": {"state": ', "not valid JSON"),
         (b"\xff\xfe garbage", "not UTF-8"),
         (b"[1, 2]", "holds a JSON list"),
-        (b'{"__agentnb__": {"format": "agentnb.session", "version": 99}}', "version 99.*upgrade agentnb"),
+        (b'{"__agentnb__": {"format": "agentnb.session", "version": 99}}', "written by a newer agentnb.*version 99.*upgrade agentnb"),
     ],
 )
 def test_corrupt_snapshot_is_a_clear_error_and_untouched(tmp_path, content, problem):
@@ -498,9 +499,15 @@ def test_a_malformed_tag_is_a_format_error(tmp_path):
 
 def test_a_sqlite_session_sees_sessions_another_writer_created_after_it_looked(tmp_path):
     path = tmp_path / "s.db"
-    path.write_bytes(b"")  # an empty database: nothing to load, and loading must not create tables
+    # An empty database (a SQLite file holding no table; a 0-byte file is damage, not this):
+    # nothing to load, and loading must not create tables.
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE t (x); DROP TABLE t;")
+    conn.close()
+    empty = path.read_bytes()
+    assert empty
     reader, writer = SQLiteSession(path), SQLiteSession(path)
     assert reader.load_session_state_sync("shop", agent=make_agent()) is False
-    assert path.read_bytes() == b""
+    assert path.read_bytes() == empty
     writer.save_session_state_sync("shop", agent=make_agent())
     assert reader.load_session_state_sync("shop", agent=make_agent()) is True

@@ -437,7 +437,7 @@ def _add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) 
         entry["function"]["name"] += name or ""
     arguments = function.get("arguments")
     if arguments is not None and not isinstance(arguments, str):
-        entry["arguments_sent_as"] = arguments
+        entry["note"] = arguments_note(arguments)
     entry["function"]["arguments"] += arguments_text(arguments)
 
 
@@ -493,9 +493,12 @@ def _tool_call(call: Any, position: int) -> ToolCall:
         problem = f"the server sent a tool call with {what}; a tool call holds its name and arguments in a function object"
         return tool_call_from(call.get("id"), None, None, position, problem)
     name = function.get("bad_name", function.get("name"))
-    made = tool_call_from(call.get("id"), name, function.get("arguments"), position, call.get("problem"))
-    if "arguments_sent_as" in call and made.problem is None:  # a stream's arguments sent as an object
-        return replace(made, note=arguments_note(call["arguments_sent_as"]))
+    arguments = function.get("arguments")
+    made = tool_call_from(call.get("id"), name, arguments, position, call.get("problem"))
+    if arguments is not None and not isinstance(arguments, str):
+        function["arguments"] = made.arguments  # the record keeps text, as the protocol has it
+    if call.get("note") and made.problem is None:  # a stream's arguments sent as an object
+        return replace(made, note=call["note"])
     return made
 
 

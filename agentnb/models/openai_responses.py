@@ -160,6 +160,8 @@ def responses_response(raw: Any, request: ModelRequest | None = None) -> ModelRe
             texts += _message_texts(item.get("content"))
         elif item.get("type") == "function_call":
             calls.append(tool_call_from(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments"), len(calls)))
+            if item.get("arguments") is not None and not isinstance(item["arguments"], str):
+                item["arguments"] = calls[-1].arguments  # the record keeps text, as the protocol has it
     content = "".join(texts) or None
     if raw.get("status") == "incomplete":
         details = raw.get("incomplete_details")

@@ -168,15 +168,26 @@ def load_json(data: bytes | str, what: str) -> Any:
             raise ModelResponseError(f"sent {what} that is not valid JSON: not UTF-8 text (byte {exc.start})") from None
     if not data.strip():
         raise ModelResponseError(f"sent an empty {what}")
+    long_ints: list[LongInt] = []
+
+    def parse_int(text: str) -> Any:
+        if len(text) > _INT_DIGITS:
+            long_ints.append(LongInt(text))
+            return long_ints[-1]
+        return int(text)
+
     try:
         try:
-            value = json.loads(data, parse_constant=_reject_constant)
+            value = json.loads(data, parse_constant=_reject_constant, parse_int=parse_int)
         except ValueError as exc:
             if "is not valid JSON" not in str(exc):
                 raise
-            value = json.loads(data, parse_constant=lambda name: _NON_FINITE)
+            value = json.loads(data, parse_constant=lambda name: _NON_FINITE, parse_int=parse_int)
             if not _only_in_usage(value):
                 raise
+        if long_ints and not _only_in_arguments(value):
+            digits = len(long_ints[0].text.lstrip("-"))
+            raise ValueError(f"an integer of {digits:,} digits, longer than Python reads ({_INT_DIGITS:,})")
     except RecursionError:
         raise ModelResponseError(f"sent {what} that is not valid JSON: nested too deeply to read") from None
     except ValueError as exc:  # JSONDecodeError, and integers too long to convert
@@ -184,6 +195,34 @@ def load_json(data: bytes | str, what: str) -> Any:
     if not _shallow(value):
         raise ModelResponseError(f"sent {what} nested deeper than {MAX_DEPTH} levels")
     return value
+
+
+_INT_DIGITS = 4300
+"""Python's own limit on the digits of an integer read from text (``sys.get_int_max_str_digits``)."""
+
+
+class LongInt:
+    """An integer too long to read, inside a tool call's arguments: kept as its digits, so the
+    call (not the answer) fails, saying so (``arguments_text`` writes it back as it came)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _only_in_arguments(value: Any) -> bool:
+    """Whether every LongInt in ``value`` is inside a tool call's ``arguments``."""
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, inside = stack.pop()
+        pairs = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        for key, child in pairs:
+            if isinstance(child, LongInt) and not inside:
+                return False
+            if isinstance(child, (dict, list)):
+                stack.append((child, inside or key == "arguments"))
+    return True
 
 
 def _only_in_usage(value: Any) -> bool:
@@ -206,13 +245,16 @@ def _only_in_usage(value: Any) -> bool:
 
 
 def _shallow(value: Any) -> bool:
+    """Whether ``value`` nests at most MAX_DEPTH levels, not counting a tool call's arguments
+    (sent as an object: they become text, and a call whose arguments nest too deeply fails
+    alone, as its error result)."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
             return False
         if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
+            stack.extend((v, depth + 1) for k, v in item.items() if isinstance(v, (dict, list)) and k != "arguments")
         elif isinstance(item, list):
             stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
     return True
@@ -294,7 +336,24 @@ def arguments_text(value: Any) -> str:
     it is written back as text, so the tool's own validation says what is wrong with it."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    marks: dict[str, str] = {}
+
+    def long_int(item: Any) -> str:
+        if not isinstance(item, LongInt):
+            raise TypeError(f"{type(item).__name__} is not JSON")
+        mark = f"\ue000{len(marks)}\ue000"
+        marks[json.dumps(mark, ensure_ascii=False)] = item.text
+        return mark
+
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=long_int)
+    except RecursionError:  # nested past what Python can follow: sent back as it cannot be read
+        return "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    for mark, digits in marks.items():
+        text = text.replace(mark, digits)
+    return text
 
 
 OBJECT_NOTE = "the server sent the arguments as a JSON object, not as JSON text; they were used as sent"

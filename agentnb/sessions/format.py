@@ -68,11 +68,25 @@ def dumps(obj: Any) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+class _NotJSON(ValueError):
+    """NaN or an infinity in a session file: no JSON number, and never written by agentnb."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJSON(name)
+
+
 def loads(text: str | bytes, where: str, fix: str) -> Any:
     """JSON from a session file; SessionFormatError naming ``where`` when it cannot be read
-    (malformed, nested deeper than Python can follow, integers too long to convert)."""
+    (malformed, nested deeper than Python can follow, integers too long to convert, ``NaN`` or
+    ``Infinity``, which are not JSON: agentnb stores such floats tagged, see ``codec``)."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
+    except _NotJSON as exc:
+        raise SessionFormatError(
+            f"{where} holds {exc}, which is not JSON (agentnb never writes it: the file was edited or "
+            f"written by something else); {fix}"
+        ) from None
     except json.JSONDecodeError as exc:
         raise SessionFormatError(
             f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); {fix}"
@@ -104,8 +118,8 @@ def parse_snapshot_meta(text: str, where: str) -> tuple[dict[str, Any], int, Any
         return data, 0, []
     check_version(info, where)
     seq = info.get("seq", 0)
-    if not isinstance(seq, int):
-        raise SessionFormatError(f"{where}: {META_KEY}.seq must be a whole number, got {seq!r}")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        raise SessionFormatError(f"{where}: {META_KEY}.seq must be a whole number of 0 or more, got {seq!r}")
     if REPEATS in info:
         restore_repeats(data, info[REPEATS], where)
     return data, seq, info.get(SEGMENTS, [])
@@ -116,21 +130,32 @@ def check_version(info: Any, where: str) -> None:
         raise SessionFormatError(
             f"{where}: {META_KEY} must be {{'format': {FORMAT!r}, 'version': {VERSION}, ...}}, got {info!r}"
         )
-    version = info.get("version")
-    if version not in READABLE or isinstance(version, bool):
-        hint = "upgrade agentnb" if isinstance(version, int) and version > VERSION else "the file is damaged"
+    check_readable(info.get("version"), where)
+
+
+def check_readable(version: Any, where: str) -> None:
+    """SessionFormatError naming ``where`` unless this agentnb reads format ``version``: one
+    from a newer agentnb says so (upgrade to read it), any other is damage."""
+    if version in READABLE and not isinstance(version, bool):
+        return
+    readable = f"session format versions {READABLE[0]} to {READABLE[-1]}"
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
         raise SessionFormatError(
-            f"{where} has session format version {version!r}; this agentnb reads version {VERSION} ({hint})"
+            f"{where} was written by a newer agentnb (session format version {version}; this agentnb reads "
+            f"{readable}): upgrade agentnb to a release that writes format {version} to read it; the file was left as it is"
         )
+    raise SessionFormatError(f"{where} has session format version {version!r}, which no agentnb writes ({readable}); the file is damaged")
 
 
 def parse_line(raw: str | bytes, where: str) -> dict[str, Any]:
     line = loads(raw, where, "fix or remove that line (later lines are kept)")
     if not isinstance(line, dict) or not isinstance(line.get("seq"), int) or "op" not in line:
         raise SessionFormatError(f"{where} is not a session log entry (needs 'v', 'seq' and 'op')")
-    if line.get("v") not in READABLE or isinstance(line.get("v"), bool):
+    check_readable(line.get("v"), where)
+    if line["seq"] < 0 or isinstance(line["seq"], bool):
         raise SessionFormatError(
-            f"{where} has session format version {line.get('v')!r}; this agentnb reads version {VERSION}"
+            f"{where} has seq {line['seq']!r}; a log line's seq is a whole number of 0 or more (the line was "
+            f"edited or written by something else): fix or remove that line"
         )
     if line["op"] not in ("replace", "delta", "base"):
         raise SessionFormatError(f"{where} has unknown op {line['op']!r} (expected replace, delta or base)")

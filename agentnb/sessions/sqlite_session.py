@@ -77,6 +77,12 @@ class SQLiteSession(SessionBase):
             if not create:
                 return None
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif _empty(self.path):
+            raise SessionFormatError(
+                f"{self.path} is an empty file (0 bytes), not a SQLite session: a database is never empty once "
+                f"written, so it was cut or made by something else; it was left as it is: restore it from a "
+                f"backup, or delete it (or choose another path) to start a new session"
+            )
         with self._reading():
             conn = self._connect()
             self._has_schema = self._check(conn)
@@ -105,8 +111,7 @@ class SQLiteSession(SessionBase):
                 f"{self.path} is a SQLite database of something else (tables {sorted(tables)}), not "
                 f"agentnb sessions; choose another file"
             )
-        if version not in fmt.READABLE:
-            raise SessionFormatError(f"{self.path} has session format version {version}; this agentnb reads version {fmt.VERSION}")
+        fmt.check_readable(version, str(self.path))
         self._version = version
         missing = _TABLES - tables
         if missing:
@@ -186,8 +191,9 @@ class SQLiteSession(SessionBase):
             row = db.execute("SELECT data, seq FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
             # The rows after the snapshot's seq: the snapshot says which, so it is read first.
             text = _text(row[0], f"{where} snapshot") if row else ""
+            # (A negative seq is read too: no save writes one, so it is damage to report.)
             rows = db.execute(
-                "SELECT seq, line FROM log WHERE session_id=? AND seq>? ORDER BY seq", (session_id, row[1] if row else 0)
+                "SELECT seq, line FROM log WHERE session_id=? AND (seq>? OR seq<0) ORDER BY seq", (session_id, row[1] if row else 0)
             ).fetchall()
 
         return Fetched(partial(_parse, text if row else None, rows, where), row[1] if row else None, 0)
@@ -308,6 +314,13 @@ def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:
             raise SessionFormatError(f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved")
         entries.append((entry, f"{where} log entry {s}"))
     return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, f"{where} snapshot"))
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def _text(value: Any, where: str) -> str:

@@ -133,6 +133,18 @@ def _edit_snapshot(path: Path, edit: Callable[[dict[str, Any]], None]) -> None:
     path.write_text(json.dumps(data))
 
 
+def _last_role_unknown(line: bytes) -> bytes:
+    """The line's last message (a turn's own, stored after its events) gets an unknown role."""
+    head, found, tail = line.rpartition(b'"role":"assistant"')
+    assert found
+    return head + b'"role":"wizard"' + tail
+
+
+def _unknown_role(data: dict[str, Any]) -> None:
+    """The first stored message of the first turn gets a role no message has."""
+    data["agent"]["history"]["turns"][0]["messages"][0]["role"] = "wizard"
+
+
 def _nested(depth: int) -> str:
     return "[" * depth + "]" * depth
 
@@ -157,6 +169,14 @@ JSON_DAMAGE: dict[str, Callable[[Path, Path], None]] = {
     "log line with a 5000-digit seq": lambda s, log: log.write_bytes(
         b"".join([*_lines(log), b'{"v":1,"seq":' + b"9" * 5000 + b',"op":"base"}\n'])
     ),
+    "snapshot of the next version": lambda s, log: _edit_snapshot(s, lambda d: d["__agentnb__"].update(version=fmt.VERSION + 1)),
+    "snapshot holding NaN": lambda s, log: s.write_text(s.read_text().replace('"turns":[', '"nan":NaN,"turns":[', 1)),
+    "snapshot holding Infinity": lambda s, log: s.write_text(s.read_text().replace('"turns":[', '"x":-Infinity,"turns":[', 1)),
+    "snapshot message of an unknown role": lambda s, log: _edit_snapshot(s, _unknown_role),
+    "log line with a negative seq": lambda s, log: log.write_bytes(b"".join([*_lines(log), b'{"v":%d,"seq":-5,"op":"base"}\n' % fmt.VERSION])),
+    "log's only lines with negative seqs": lambda s, log: log.write_bytes(b'{"v":%d,"seq":-2,"op":"base"}\n' % fmt.VERSION),
+    "log line holding NaN": lambda s, log: log.write_bytes(b"".join([*_lines(log)[:-1], _lines(log)[-1].replace(b'"op":', b'"x":NaN,"op":', 1)])),
+    "log message of an unknown role": lambda s, log: log.write_bytes(b"".join([*_lines(log)[:-1], _last_role_unknown(_lines(log)[-1])])),
     "snapshot is a FIFO": lambda s, log: (s.unlink(), os.mkfifo(s)),
     "log is a FIFO": lambda s, log: (log.unlink(), os.mkfifo(log)),
     "snapshot is a symlink loop": lambda s, log: (s.unlink(), log.unlink(), os.symlink(s.name, s)),
@@ -178,6 +198,10 @@ SQLITE_DAMAGE: dict[str, Callable[[Path], None]] = {
     "foreign database": lambda db: (db.unlink(), _sql(db, "CREATE TABLE people (name TEXT)", "INSERT INTO people VALUES ('ada')")),
     "our version, no tables": lambda db: (db.unlink(), _sql(db, "PRAGMA user_version=1")),
     "version 7": lambda db: _sql(db, "PRAGMA user_version=7"),
+    "the next version": lambda db: _sql(db, f"PRAGMA user_version={fmt.VERSION + 1}"),
+    "a log row with a negative seq": lambda db: _sql(db, "UPDATE log SET seq=-seq, line=replace(line, '\"seq\":' || seq, '\"seq\":-' || seq)"),
+    "a snapshot row holding NaN": lambda db: _sql(db, "UPDATE snapshots SET data=replace(data, '\"turns\":[', '\"nan\":NaN,\"turns\":[')"),
+    "a message of an unknown role": lambda db: _sql(db, "UPDATE log SET line=replace(line, '\"role\":\"user\"', '\"role\":\"wizard\"')"),
     "snapshot row not JSON": lambda db: _sql(db, "UPDATE snapshots SET data='{oops'"),
     "log row not JSON": lambda db: _sql(db, "UPDATE log SET line='{oops' WHERE seq=(SELECT MAX(seq) FROM log)"),
     "log row seq disagrees with its line": lambda db: _sql(db, "UPDATE log SET seq=seq+100 WHERE seq=(SELECT MAX(seq) FROM log)"),
@@ -228,12 +252,17 @@ def test_an_agent_module_of_the_wrong_shape_is_a_clear_error(tmp_path, damage):
     assert problem is None, f"{problem} ({where})"
 
 
-def test_a_zero_byte_database_is_no_session_and_stays_empty(tmp_path):
+def test_a_zero_byte_database_is_a_damaged_session_never_written_into(tmp_path):
     db = tmp_path / "s.db"
     db.write_bytes(b"")
-    agent = Agent("s", ScriptedModel([]), session=SQLiteSession(db))
-    assert len(agent.history) == 0
-    assert db.read_bytes() == b""
+    with pytest.raises(SessionFormatError, match=r"s\.db is an empty file \(0 bytes\), not a SQLite session"):
+        Agent("s", ScriptedModel([]), session=SQLiteSession(db))
+    # Nor by a save: the agent runs, its save is refused, the file stays empty.
+    agent = Agent("s", ScriptedModel(["hi"]))
+    with pytest.raises(SessionFormatError, match="empty file"):
+        SQLiteSession(db).save_session_state_sync("s", agent=agent)
+    assert db.read_bytes() == b"" and sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["s.db"]
+    NAMED.check(None, "database 0 bytes")
 
 
 def test_saving_into_a_foreign_database_is_refused_and_leaves_it_alone(tmp_path):

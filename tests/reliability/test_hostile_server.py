@@ -89,6 +89,12 @@ def _nested(depth: int) -> bytes:
 
 
 GOOD = json.dumps(completion({"content": "fine"})).encode()
+
+
+def _object_arguments(arguments: bytes) -> bytes:
+    """A tool call whose arguments are the JSON object ``arguments`` (not text)."""
+    body = completion({"content": None, "tool_calls": [call(arguments="ARGS")]}, "tool_calls")
+    return json.dumps(body).encode().replace(b'"ARGS"', arguments)
 SLOW = GOOD[:-1] + b" " * 2000 + b"}"
 """A body that takes minutes to trickle."""
 
@@ -111,6 +117,9 @@ def chat_plain() -> list[Case]:
         C("content with a lone surrogate", raw_body(json.dumps(completion({"content": "a\ud800b"})).encode()), "ok", text="a\ud800b"),
         C("arguments an object", json_body(calls(call(arguments={"a": 1, "b": 2}))), "tool_ok"),
         C("arguments a number", json_body(calls(call(arguments=5))), "tool_error"),
+        C("arguments an object with a 5000-digit integer", raw_body(_object_arguments(b'{"a": ' + b"9" * 5000 + b', "b": 2}')), "tool_error", "4300 digits"),
+        C("arguments an object nested 300 deep", raw_body(_object_arguments(b'{"a": ' + _nested(300) + b', "b": 2}')), "tool_error", "nested deeper"),
+        C("a 5000-digit integer outside the arguments", raw_body(GOOD[:-1] + b', "x": {"arguments": 1, "n": ' + b"9" * 5000 + b"}}"), "error", "5,000 digits"),
         C("arguments a list", json_body(calls(call(arguments=[1, 2]))), "tool_error"),
         C("arguments null", json_body(calls(call(arguments=None))), "tool_error"),
         C("name a list", json_body(calls(call(name=["add"]))), "tool_error", "name that is a list"),

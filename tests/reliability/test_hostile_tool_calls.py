@@ -217,9 +217,15 @@ def test_values_json_text_cannot_hold_round_trip_through_autosave(tmp_path, argu
         path.read_bytes().decode("utf-8")  # strict UTF-8 on disk, whatever the state held
 
 
-@pytest.mark.parametrize("arguments", [_nested(100_000, "list"), _nested(5_000, "dict"), "9" * 5000], ids=["list", "dict", "digits"])
-def test_arguments_past_the_decoder_limits_are_a_tool_error(arguments):
-    assert single("echo", arguments) is None
+@pytest.mark.parametrize(
+    "arguments",
+    [_nested(100_000, "list"), _nested(5_000, "dict"), _nested(1_000, "list"), "9" * 5000, '{"value": ' + "9" * 5000 + "}"],
+    ids=["list", "dict", "list 1000", "digits", "digits in an object"],
+)
+@pytest.mark.parametrize("autosave", [False, True], ids=["memory", "autosave"])
+def test_arguments_past_the_decoder_limits_are_a_tool_error(arguments, autosave, tmp_path):
+    """The call's error result; with autosave the turn reaches the disk and loads again."""
+    assert single("echo", arguments, tmp_path if autosave else None) is None
 
 
 @pytest.mark.parametrize("name", [None, 7, "", "echo\u0000"], ids=["none", "int", "empty", "nul"])
