@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import gc
+import logging
 import os
 import re
 import threading
@@ -32,6 +33,9 @@ from .repeats import drop_repeats
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+
+logger = logging.getLogger("agentnb.sessions")
+"""Where sessions log what they skip (INFO: a session loaded with allow_not_exist that is not there)."""
 
 
 def check_session_id(session_id: str) -> str:
@@ -227,6 +231,7 @@ class SessionBase(abc.ABC):
                     f"no saved session {session_id!r} at {self.describe(session_id)}; check the "
                     f"session id and folder, or pass allow_not_exist=True"
                 )
+            logger.info("session %r does not exist at %s; loading is skipped", session_id, self.describe(session_id))
             return False
         modules = found.modules
         where = self.describe(session_id)

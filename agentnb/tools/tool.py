@@ -69,6 +69,17 @@ class Tool:
     """This tool's own hooks (``@tool(tool_hooks=[...])``); an agent's ``tool_hooks`` replace them."""
     _validator: Callable[[Any], Any] | None = dataclasses.field(default=None, repr=False, compare=False)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A schema assigned after the tool was built applies (Haystack: ``tool.parameters = {...}``):
+        # the validator is compiled again (an invalid schema fails here); a tool made from a
+        # function checks the new schema first, then converts with its signature's model.
+        if name == "parameters" and "_validator" in self.__dict__:
+            validator = schema_validator(value)
+            object.__setattr__(self, "parameters", value)
+            object.__setattr__(self, "_validator", validator)
+            return
+        object.__setattr__(self, name, value)
+
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _TOOL_NAME.fullmatch(self.name):
             raise ToolDefinitionError(
@@ -152,6 +163,8 @@ class Tool:
         if self.args_model is not None:
             from pydantic import ValidationError
 
+            if self._validator is not None:  # a schema assigned since (see __setattr__)
+                check_with_schema(self._validator, {**self._state_inputs(arguments, state), **arguments})
             try:
                 validated = self.args_model.model_validate(arguments)
             except ValidationError as exc:

@@ -11,6 +11,7 @@ side by side; AgentScope has no unit test of its own for them.
 from __future__ import annotations
 
 import asyncio
+import logging
 import json
 from pathlib import Path
 from typing import Any
@@ -227,3 +228,24 @@ def test_deleted_attribute_leaves_the_state() -> None:
     agent = MyAgent()
     del agent.sys_prompt
     assert agent.state_dict() == {"memory": {"content": []}, "name": "Friday"}
+
+
+# session_test.py (the not-exist case checks AgentScope's log record): loading a session that
+# is not there with allow_not_exist=True says so through logging, at INFO, and skips loading.
+def test_load_not_exist_logs_at_info(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    agent = MyAgent()
+    with caplog.at_level(logging.INFO, logger="agentnb.sessions"):
+        _load(JSONSession(save_dir=str(tmp_path)), "nonexistent", allow_not_exist=True, agent=agent)
+    (record,) = [r for r in caplog.records if r.name == "agentnb.sessions"]
+    assert record.levelno == logging.INFO
+    assert "'nonexistent' does not exist" in record.getMessage() and "skipped" in record.getMessage()
+    assert str(tmp_path) in record.getMessage()
+    assert not [p for p in tmp_path.iterdir() if p.suffix in (".json", ".jsonl")]  # nothing saved by a skipped load
+
+
+def test_a_found_session_logs_nothing_at_info(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    session = JSONSession(save_dir=str(tmp_path))
+    _save(session, "here", agent=MyAgent())
+    with caplog.at_level(logging.INFO, logger="agentnb.sessions"):
+        _load(session, "here", allow_not_exist=True, agent=MyAgent())
+    assert [r for r in caplog.records if r.name == "agentnb.sessions"] == []

@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from agentnb import Agent, ScriptedModel, State, Tool, tool
+from agentnb import Agent, ScriptedModel, State, Tool, tool, tool_call
 from agentnb.errors import ToolDefinitionError
 from agentnb.tools import create_tool_from_function
 
@@ -333,3 +333,35 @@ def test_from_function_with_default_containing_title_key() -> None:
         return ""
 
     assert Tool.from_function(render).parameters["properties"]["options"]["default"] == {"title": "Untitled", "width": 80}
+
+
+# Differential (haystack-ai 3.4.0): a schema assigned to a built tool is the one that applies —
+# Haystack keeps no compiled copy of it, so the tool spec and the argument checks both follow.
+def test_parameters_reassigned_after_build_apply() -> None:
+    made = _weather()
+    made.parameters = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city", "days"]}
+    assert made.tool_spec["parameters"]["required"] == ["city", "days"]
+    agent = Agent("w", ScriptedModel([tool_call("weather", city="Oslo"), "no days", tool_call("weather", city="Oslo", days=2), "ok"]), tools=[made])
+    first = agent.run("weather?").tool_calls[0]
+    assert first.error_kind == "invalid_arguments" and "days" in first.error
+    # The model is sent the new schema too.
+    assert agent.history[-1].model_calls[0].request["tools"][0]["function"]["parameters"] == made.parameters
+
+
+def test_parameters_reassigned_on_a_function_tool_apply_and_keep_its_conversion() -> None:
+    def forecast(city: str, days: int = 1) -> str:
+        """Forecast."""
+        return f"{city}:{days}:{type(days).__name__}"
+
+    made = create_tool_from_function(forecast)
+    made.parameters = {**made.parameters, "required": ["city", "days"]}
+    agent = Agent("f", ScriptedModel([tool_call("forecast", city="Oslo"), "no", tool_call("forecast", city="Oslo", days=3), "ok"]), tools=[made])
+    assert "days" in agent.run("a").tool_calls[0].error
+    assert agent.run("b").tool_calls[0].result == "Oslo:3:int"
+
+
+def test_an_invalid_schema_assigned_fails_at_once_and_keeps_the_old() -> None:
+    made = _weather()
+    with pytest.raises(ValueError):
+        made.parameters = {"type": "invalid"}
+    assert made.parameters == PARAMETERS
