@@ -34,6 +34,29 @@ export function argsText(raw) {
   }
 }
 
+/** The mark on an answer the model stopped at its token limit (``finish_reason: length``). */
+export const CUT_MARK = "answer cut at the token limit";
+
+/** One item of a Responses API request's ``input`` as a chat-like row: a message (role and
+ * content), a function call or its output, or a reasoning item (``role: "reasoning"``, its
+ * summary as the content and what was sent of it in ``note``). */
+export function inputItem(item) {
+  const it = item && typeof item === "object" ? item : { content: item };
+  const kind = it.type || "message";
+  if (kind === "reasoning") {
+    const summary = Array.isArray(it.summary) ? it.summary.map((p) => (p && p.text) || "").filter(Boolean).join("\n") : "";
+    const encrypted = typeof it.encrypted_content === "string" ? it.encrypted_content.length : 0;
+    const note = "sent back" + (it.id ? " as " + it.id : "") + (encrypted ? " with its encrypted content (" + encrypted + " chars)" : "");
+    return { role: "reasoning", content: summary || "(no summary)", note };
+  }
+  if (kind === "function_call") {
+    return { role: "assistant", content: null, tool_calls: [{ id: it.call_id, function: { name: it.name, arguments: it.arguments } }] };
+  }
+  if (kind === "function_call_output") return { role: "tool", tool_call_id: it.call_id, content: it.output };
+  if (kind === "message") return { role: it.role, content: it.content };
+  return { role: String(kind), content: it };
+}
+
 export function tokensText(usage) {
   if (!usage) return "";
   return (usage.estimated ? "≈" : "") + (usage.input + usage.output) + " tok";

@@ -17,6 +17,7 @@ export function blankTurn(index) {
     message: "",
     model: "",
     content: null,
+    finishReason: null, // why the model stopped its last answer ("length": cut at the token limit)
     error: null,
     errorType: null,
     usage: { input: 0, output: 0, estimated: false },
@@ -56,6 +57,7 @@ export function turnFromSummary(s) {
   turn.status = s.status;
   turn.message = s.message;
   turn.content = s.content;
+  turn.finishReason = s.finish_reason ?? null;
   turn.error = s.error;
   turn.model = s.model;
   turn.usage = s.usage;
@@ -129,6 +131,7 @@ const HANDLERS = {
   model_responded(turn, e) {
     const call = turn.calls[e.call] || (turn.calls[e.call] = { call: e.call, text: "" });
     call.response = e;
+    turn.finishReason = e.finish_reason ?? null;
     turn.usage = addUsage(turn.usage, e.usage);
     bump(turn, "calls", "summary");
   },

@@ -5,7 +5,7 @@
 // its scroll position, focus and open tree nodes kept; streamed text redraws the answer line only.
 
 import { append, attr, clear, empty, h } from "./dom.js";
-import { firstLine, ms, short, tokensText } from "./format.js";
+import { CUT_MARK, firstLine, ms, short, tokensText } from "./format.js";
 import { createStore } from "./store.js";
 import { TABS } from "./tabs/index.js";
 import { WIRE } from "./wire.js";
@@ -238,6 +238,10 @@ class InspectorView {
     answer.label.textContent = label;
     answer.text.textContent = text;
     append(answer.box, [answer.message, answer.label, answer.text]);
+    if (turn.status === "ok" && turn.finishReason === "length") {
+      answer.node.classList.add("anb-answer-cut");
+      append(answer.box, [h("span", { class: "anb-cut", title: "finish_reason: length — raise the model's max_tokens for the whole answer" }, CUT_MARK)]);
+    }
     this.fitAnswer();
   }
 

@@ -70,9 +70,12 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
     # One pass over the events (a loop of quick turns sends a row for nearly every turn).
     tool_calls = context = blocks = 0
     prompt = None
+    finish = None
     for event in record.events:
         if isinstance(event, ToolCallFinished):
             tool_calls += 1
+        elif isinstance(event, ModelResponded):
+            finish = event.finish_reason
         elif isinstance(event, ContextRetrieved):
             context += 1
             blocks += len(event.blocks)
@@ -93,6 +96,7 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         # Both counts, so the Context tab of a turn not loaded yet can be labelled or greyed.
         "context": context,
         "context_blocks": blocks,
+        "finish_reason": finish,  # "length": the answer was cut at the token limit
         **prompt_tokens(prompt),
     }
 

@@ -2,7 +2,7 @@
 // picker.
 
 import { disclosure, h } from "../dom.js";
-import { argsText, counterText, firstLine, pretty, short, tokenCount, tokenParts } from "../format.js";
+import { argsText, counterText, firstLine, inputItem, pretty, short, tokenCount, tokenParts } from "../format.js";
 
 export function jsonBlock(value) {
   return h("pre", { class: "anb-pre anb-json" }, typeof value === "string" ? value : pretty(value));
@@ -148,6 +148,7 @@ export function messageView(view, key, m, open) {
         const calls = m.tool_calls.map((c) => "→ " + (c.function?.name ?? "?") + "(" + argsText(c.function?.arguments) + ")  [" + c.id + "]");
         body.push(h("pre", { class: "anb-pre anb-tool-calls" }, calls.join("\n")));
       }
+      if (m.note) body.push(h("div", { class: "anb-label anb-note" }, m.note));
       return body;
     },
   });
@@ -175,7 +176,11 @@ function rawRow(view, key, summary, value) {
 
 /** A model request payload: its messages, tools and options, and the raw JSON. */
 export function requestView(view, key, request) {
-  const { messages = [], tools = [], ...rest } = request;
+  // A Responses API request lists ``input`` items (reasoning items among them), not messages.
+  const { messages: chat = [], tools = [], ...rest } = request;
+  const items = Array.isArray(rest.input) ? rest.input : null;
+  if (items) delete rest.input;
+  const messages = items ? items.map(inputItem) : chat;
   return h(
     "div",
     { class: "anb-request" },

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { changeText, changeTitle, pathLabel, short, tokensText } from "../format.js";
+import { CUT_MARK, changeText, changeTitle, inputItem, pathLabel, short, tokensText } from "../format.js";
+import { applyEvent, blankTurn, turnFromSummary } from "../turn.js";
 import { change } from "./model.js";
 
 test("a path shows its keys exactly as they are, escapes undone", () => {
@@ -23,4 +24,30 @@ test("short text and token counts", () => {
   assert.equal(short(null, 4), "");
   assert.equal(tokensText({ input: 3, output: 4, estimated: true }), "≈7 tok");
   assert.equal(tokensText(null), "");
+});
+
+test("a Responses request's input items read as rows, reasoning items with what was sent of them", () => {
+  const reasoning = { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "Look it up." }], encrypted_content: "gAAAA-1-xyz" };
+  assert.deepEqual(inputItem(reasoning), { role: "reasoning", content: "Look it up.", note: "sent back as rs_1 with its encrypted content (11 chars)" });
+  assert.deepEqual(inputItem({ type: "reasoning", id: "rs_2", summary: [] }), { role: "reasoning", content: "(no summary)", note: "sent back as rs_2" });
+  assert.deepEqual(inputItem({ type: "function_call", call_id: "c1", name: "lookup", arguments: '{"city":"Oslo"}' }), {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "c1", function: { name: "lookup", arguments: '{"city":"Oslo"}' } }],
+  });
+  assert.deepEqual(inputItem({ type: "function_call_output", call_id: "c1", output: "sunny" }), { role: "tool", tool_call_id: "c1", content: "sunny" });
+  assert.deepEqual(inputItem({ role: "developer", content: "Be brief." }), { role: "developer", content: "Be brief." });
+  // A summary holding markup stays text: the rows show it with textContent.
+  assert.equal(inputItem({ type: "reasoning", summary: [{ text: "<img src=x onerror=alert(1)>" }] }).content, "<img src=x onerror=alert(1)>");
+  assert.equal(CUT_MARK, "answer cut at the token limit");
+});
+
+test("a turn knows when its answer was cut at the token limit, from its events or its History row", () => {
+  const turn = blankTurn(0);
+  applyEvent(turn, { kind: "model_responded", call: 0, content: "The three reasons are", tool_calls: [], finish_reason: "length", usage: { input: 1, output: 8, estimated: false } });
+  assert.equal(turn.finishReason, "length");
+  applyEvent(turn, { kind: "model_responded", call: 1, content: "ok", tool_calls: [], finish_reason: "stop", usage: { input: 1, output: 1, estimated: false } });
+  assert.equal(turn.finishReason, "stop");
+  assert.equal(turnFromSummary({ turn: 3, status: "ok", usage: { input: 0, output: 0, estimated: false }, finish_reason: "length" }).finishReason, "length");
+  assert.equal(turnFromSummary({ turn: 3, status: "ok", usage: { input: 0, output: 0, estimated: false } }).finishReason, null);
 });
