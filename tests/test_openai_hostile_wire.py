@@ -133,3 +133,31 @@ def test_nan_in_the_usage_keeps_the_answer_with_estimated_counts(tmp_path, usage
     # The record holds no NaN (null where it was), so the session saves and loads.
     assert agent.history[-1].model_calls[0].response.response["usage"]["prompt_tokens"] is None
     assert reloaded("json", tmp_path).history[0].usage.estimated
+
+
+def test_object_arguments_nested_past_what_json_reads_fail_the_answer_and_the_turn_still_saves(tmp_path):
+    """Past ~900 levels Python's JSON reader cannot follow the body at all: the whole answer is
+    a one-line ModelResponseError; the failed turn is saved and the session loads again."""
+    from agentnb.errors import ModelResponseError
+
+    raw = body_with([call(arguments="ARGS", id="c0")], {"ARGS": b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}"})
+    with HostileServer(raw_body(raw)) as server:
+        agent = Agent("h", OpenAIChat("m", base_url=server.url, api_key="k", max_retries=0, stream=False), tools=[add], session=JSONSession(tmp_path))
+        with pytest.raises(ModelResponseError, match="nested too deeply to read"):
+            agent.run("go")
+    assert agent.history[-1].status == "failed"
+    assert reloaded("json", tmp_path).history[0].status == "failed"
+
+
+def test_the_history_row_carries_the_finish_reason():
+    from openai_server import OpenAIServer, Reply
+
+    from agentnb.ipython.compact import turn_summary
+
+    with OpenAIServer() as server:
+        server.add(Reply(text="The three reasons are", finish="length"), Reply(text="Whole."))
+        agent = Agent("c", OpenAIChat("m", base_url=server.url, max_retries=0))
+        agent.run("a")
+        agent.run("b")
+    assert [turn_summary(t)["finish_reason"] for t in agent.history] == ["length", "stop"]
+    assert [t.truncated for t in agent.history] == [True, False]
