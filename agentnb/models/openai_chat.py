@@ -34,13 +34,13 @@ from .credentials import Redactor, header_secrets, query_secrets, redact_url, ur
 from .openai_wire import (
     CutError,
     DeadlineError,
-    arguments_note,
-    arguments_text,
+    add_call_delta,
     as_list,
+    call_order,
     event_error,
     kind,
     load_json,
-    name_problem,
+    not_found_code,
     read_answer,
     show,
     sse_data,
@@ -268,7 +268,7 @@ class OpenAIBase(Model):
                 f"{self.label}: {url} refused the API key (HTTP {status}: {detail}); "
                 + ("check the api_key given to the model" if self._api_key else "set OPENAI_API_KEY to a valid key")
             )
-        if status == 404 or _error_code(exc) is not None:
+        if status == 404 or not_found_code(exc) is not None:
             return ModelNotFoundError(
                 f"{self.label}: model {self.id!r} was not found at {url} (HTTP {status}: {detail}); "
                 f"check the model name and base_url"
@@ -390,7 +390,7 @@ def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Ite
                 text.append(content)
                 yield content
             for position, part in enumerate(as_list(delta.get("tool_calls"), "tool_calls")):
-                _add_call_delta(calls, position, part)
+                add_call_delta(calls, position, part)
             finish = _finish_reason(choice.get("finish_reason")) or finish
     if finish is None:
         if not text and not calls:
@@ -398,47 +398,11 @@ def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Ite
         raise ModelResponseError("cut the stream before the answer was complete (no finish_reason came)")
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
     if calls:
-        message["tool_calls"] = [calls[i] for i in sorted(calls, key=_call_order)]
+        message["tool_calls"] = [calls[i] for i in sorted(calls, key=call_order)]
     raw: dict[str, Any] = {**head, "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
     if usage is not None:
         raw["usage"] = usage
     yield chat_response(raw, request)
-
-
-def _add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) -> None:
-    """Add one streamed tool-call delta to the calls assembled so far (by ``index``). A delta
-    whose index is not a whole number, or whose name is not text, makes its call unusable: it
-    is kept with a ``problem`` (the call's error result), the other calls run."""
-    if not isinstance(part, dict):
-        raise ModelResponseError(f"sent a tool call delta that is {kind(part)}: {show(part)}")
-    index = part.get("index", position)
-    problem = None
-    if not isinstance(index, int) or isinstance(index, bool):
-        problem = f"the server streamed a tool call whose index is {kind(index)} ({show(index)}), not a whole number"
-        # Its later pieces cannot be placed: a delta with an id starts another such call.
-        unplaced = [key for key in calls if isinstance(key, tuple)]
-        index = ("unplaced", len(unplaced)) if part.get("id") is not None or not unplaced else unplaced[-1]
-    entry = calls.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
-    if problem is not None:
-        entry["problem"] = problem
-    if part.get("id") is not None:
-        entry["id"] = part["id"]
-    function = part.get("function")
-    if function is None:
-        return
-    if not isinstance(function, dict):
-        entry["problem"] = f"the server streamed a tool call whose function is {kind(function)} ({show(function)}), not an object"
-        return
-    name = function.get("name")
-    if name is not None and not isinstance(name, str):
-        entry["problem"] = name_problem(name)
-        entry["function"]["bad_name"] = name
-    else:
-        entry["function"]["name"] += name or ""
-    arguments = function.get("arguments")
-    if arguments is not None and not isinstance(arguments, str):
-        entry["note"] = arguments_note(arguments)
-    entry["function"]["arguments"] += arguments_text(arguments)
 
 
 def chat_response(raw: Any, request: ModelRequest | None = None) -> ModelResponse:
@@ -500,29 +464,6 @@ def _tool_call(call: Any, position: int) -> ToolCall:
     if call.get("note") and made.problem is None:  # a stream's arguments sent as an object
         return replace(made, note=call["note"])
     return made
-
-
-def _call_order(key: Any) -> tuple[int, int]:
-    """Streamed calls in index order, those without a usable index after them."""
-    return (1, key[1]) if isinstance(key, tuple) else (0, key)
-
-
-_NOT_FOUND_CODES = frozenset({"model_not_found", "model_not_found_error", "not_found_error"})
-"""Error ``code``/``type`` values that say the model does not exist (OpenAI's Responses API
-answers HTTP 400 with ``code: model_not_found``)."""
-
-
-def _error_code(exc: Any) -> str | None:
-    """The error body's ``code`` (else its ``type``) when it names an unknown model, else None."""
-    body = getattr(exc, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else None
-    fields = [getattr(exc, "code", None), getattr(exc, "type", None)]
-    if isinstance(inner, dict):
-        fields += [inner.get("code"), inner.get("type")]
-    for value in fields:
-        if isinstance(value, str) and value.lower() in _NOT_FOUND_CODES:
-            return value.lower()
-    return None
 
 
 def _server_message(exc: Any) -> str:

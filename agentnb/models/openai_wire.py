@@ -418,3 +418,65 @@ def reasoning_tokens(usage: dict[str, Any]) -> int:
             if count is not None:
                 return count
     return 0
+
+
+# -- Chat Completions stream pieces and error bodies ---------------------------------------------
+
+
+def add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) -> None:
+    """Add one streamed tool-call delta to the calls assembled so far (by ``index``). A delta
+    whose index is not a whole number, or whose name is not text, makes its call unusable: it
+    is kept with a ``problem`` (the call's error result), the other calls run."""
+    if not isinstance(part, dict):
+        raise ModelResponseError(f"sent a tool call delta that is {kind(part)}: {show(part)}")
+    index = part.get("index", position)
+    problem = None
+    if not isinstance(index, int) or isinstance(index, bool):
+        problem = f"the server streamed a tool call whose index is {kind(index)} ({show(index)}), not a whole number"
+        # Its later pieces cannot be placed: a delta with an id starts another such call.
+        unplaced = [key for key in calls if isinstance(key, tuple)]
+        index = ("unplaced", len(unplaced)) if part.get("id") is not None or not unplaced else unplaced[-1]
+    entry = calls.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+    if problem is not None:
+        entry["problem"] = problem
+    if part.get("id") is not None:
+        entry["id"] = part["id"]
+    function = part.get("function")
+    if function is None:
+        return
+    if not isinstance(function, dict):
+        entry["problem"] = f"the server streamed a tool call whose function is {kind(function)} ({show(function)}), not an object"
+        return
+    name = function.get("name")
+    if name is not None and not isinstance(name, str):
+        entry["problem"] = name_problem(name)
+        entry["function"]["bad_name"] = name
+    else:
+        entry["function"]["name"] += name or ""
+    arguments = function.get("arguments")
+    if arguments is not None and not isinstance(arguments, str):
+        entry["note"] = arguments_note(arguments)
+    entry["function"]["arguments"] += arguments_text(arguments)
+
+
+def call_order(key: Any) -> tuple[int, int]:
+    """Streamed calls in index order, those without a usable index after them."""
+    return (1, key[1]) if isinstance(key, tuple) else (0, key)
+
+
+_NOT_FOUND_CODES = frozenset({"model_not_found", "model_not_found_error", "not_found_error"})
+"""Error ``code``/``type`` values that say the model does not exist (OpenAI's Responses API
+answers HTTP 400 with ``code: model_not_found``)."""
+
+
+def not_found_code(exc: Any) -> str | None:
+    """The error body's ``code`` (else its ``type``) when it names an unknown model, else None."""
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    fields = [getattr(exc, "code", None), getattr(exc, "type", None)]
+    if isinstance(inner, dict):
+        fields += [inner.get("code"), inner.get("type")]
+    for value in fields:
+        if isinstance(value, str) and value.lower() in _NOT_FOUND_CODES:
+            return value.lower()
+    return None
