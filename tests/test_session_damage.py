@@ -158,3 +158,24 @@ def test_a_zero_byte_sqlite_file_is_damaged_and_never_written_into(tmp_path):
     with pytest.raises(SessionFormatError, match="empty file"):
         SQLiteSession(db).save_session_state_sync("s", agent=agent)
     assert db.read_bytes() == b""
+
+
+def test_a_new_sqlite_session_appears_whole(tmp_path, monkeypatch):
+    """The file is made beside its place and linked in once it holds its tables: a writer killed
+    while creating it leaves no 0-byte file behind (which would be a damaged session)."""
+    import os
+
+    db = tmp_path / "new.db"
+    seen = []
+    real_link = os.link
+
+    def watch(src, dst, *args, **kwargs):
+        seen.append((Path(dst).exists(), Path(src).stat().st_size))
+        return real_link(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "link", watch)
+    agent = Agent("s", ScriptedModel(["hi"]), session=SQLiteSession(db))
+    agent.run("hi")
+    assert seen and seen[0][0] is False and seen[0][1] > 0  # not there until linked, and never empty
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith((".lock", "-wal", "-shm"))) == ["new.db"]
+    assert len(Agent("s", ScriptedModel([]), session=SQLiteSession(db)).history) == 1

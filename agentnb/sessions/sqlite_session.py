@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
@@ -26,7 +27,7 @@ from . import format as fmt
 from . import segments as seg
 from .base import Fetched, Read, SessionBase
 from .codec import TAG
-from .fileio import file_lock, is_file
+from .fileio import file_lock, fsync_dir, is_file, remove_leftovers
 
 SIZE_CHECK_EVERY = 32
 """Appends between two checks of whether the log should be folded into the snapshot."""
@@ -76,7 +77,7 @@ class SQLiteSession(SessionBase):
         if not is_file(self.path):
             if not create:
                 return None
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._create()
         elif _empty(self.path):
             raise SessionFormatError(
                 f"{self.path} is an empty file (0 bytes), not a SQLite session: a database is never empty once "
@@ -88,6 +89,34 @@ class SQLiteSession(SessionBase):
             self._has_schema = self._check(conn)
         self._conn, self._pid = conn, os.getpid()
         return conn
+
+    def _create(self) -> None:
+        """Make the database file whole (tables and version) beside it, then link it into place:
+        a writer killed while creating it leaves no file (a 0-byte file is a damaged session),
+        and one that another writer made meanwhile is kept."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        remove_leftovers(self.path)
+        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        os.close(fd)
+        tmp = Path(name)
+        try:
+            conn = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={fmt.VERSION}; COMMIT;")
+            finally:
+                conn.close()
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                pass
+            fsync_dir(self.path.parent)
+        except (OSError, sqlite3.Error) as exc:
+            raise SessionWriteError(f"cannot write {self.path}: {getattr(exc, 'strerror', None) or exc}") from exc
+        finally:
+            for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+                leftover.unlink(missing_ok=True)
 
     def _connect(self) -> sqlite3.Connection:
         folder_writable = os.access(self.path.parent, os.W_OK)
