@@ -231,8 +231,6 @@ def _only_in_usage(value: Any) -> bool:
     stack: list[tuple[Any, bool]] = [(value, False)]
     while stack:
         item, in_usage = stack.pop()
-        if len(stack) > 100_000:
-            return False
         pairs = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
         for key, child in pairs:
             if child is _NON_FINITE:
@@ -432,7 +430,8 @@ def add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) -
     index = part.get("index", position)
     problem = None
     if not isinstance(index, int) or isinstance(index, bool):
-        problem = f"the server streamed a tool call whose index is {kind(index)} ({show(index)}), not a whole number"
+        shown = "" if index is None else f" ({show(index)})"
+        problem = f"the server streamed a tool call whose index is {kind(index)}{shown}, not a whole number"
         # Its later pieces cannot be placed: a delta with an id starts another such call.
         unplaced = [key for key in calls if isinstance(key, tuple)]
         index = ("unplaced", len(unplaced)) if part.get("id") is not None or not unplaced else unplaced[-1]
