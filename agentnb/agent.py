@@ -351,6 +351,12 @@ class Agent(Runs, TimeTravel):
         )
         return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
 
+    def reset(self) -> None:
+        """Back to the state the agent was defined with: no conversation, no turns, nobody else
+        in charge."""
+        super().reset()
+        self.in_charge = None
+
     def _continuing(self) -> str | None:
         """The handoff tool that gives this turn to the agent in charge (None: this agent answers)."""
         if self.in_charge is None:

@@ -136,6 +136,7 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
         site = current_site()
         if target.name in site.parent.path:  # handing back to an agent that is running
             target.in_charge = None
+            target._handed_back = True  # the handoff that is running must not take over again
             return f"Control goes back to {target.name} from the next message."
         message, earlier = _conversation(site.ctx.messages)
         if spec.input_filter is not None:
@@ -155,7 +156,9 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
     )
 
     def taken_over(ctx: Any, assignment: Assignment, record: Any) -> None:
-        if record.status == "ok":
+        if getattr(owner, "_handed_back", False):
+            owner._handed_back = False
+        elif record.status == "ok":
             owner.in_charge = target
 
     tool.delegation = Delegation(kind="handoff", state="live", memory="member", respond_directly=True, on_answer=taken_over)  # type: ignore[attr-defined]

@@ -155,6 +155,9 @@ class StateCause:
     "tool:add_item")``. Empty for a run that is no delegation's child and merges nothing."""
 
     def label(self) -> str:
+        if self.kind == "merge" and len(self.via) > 1:  # the chain below the run that merged
+            text = f"merge:{' ▸ '.join(self.via[1:])}"
+            return f"{text} ({self.handler})" if self.handler else text
         text = f"{self.kind}:{self.name}" if self.name else self.kind
         return f"{text} ({self.handler})" if self.handler else text
 

@@ -45,10 +45,10 @@ class Team(Agent):
 
     def __init__(
         self,
-        name: str | Sequence[Any] | None = None,
+        *positional: Any,
+        name: str | None = None,
         members: Sequence[Any] | None = None,
         model: Any = None,
-        *,
         mode: str = "coordinate",
         respond_directly: bool | None = None,
         delegate_to_all_members: bool | None = None,
@@ -59,10 +59,16 @@ class Team(Agent):
         member_state: str = "copy",
         **agent_options: Any,
     ) -> None:
-        if not isinstance(name, (str, type(None))):  # Agno: Team([a, b], name=...)
-            if members is not None:
-                raise TeamDefinitionError("give the members once: Team(name, members=[...]) or Team([...], name=...)")
-            name, members = agent_options.pop("name", None), name
+        # Team("name", [members], model) as agentnb's Agent; Team([members], name=...) as Agno's.
+        for value in positional:
+            if isinstance(value, str) and name is None:
+                name = value
+            elif isinstance(value, (list, tuple)) and members is None:
+                members = value
+            elif model is None and not isinstance(value, (str, list, tuple)):
+                model = value
+            else:
+                raise TeamDefinitionError(f"Team() got {value!r} twice or in the wrong place: Team(name, members=[...], model=...)")
         if mode not in MODES:
             hint = " (Agno's tasks mode is not supported)" if mode == "tasks" else ""
             raise TeamDefinitionError(f"mode must be one of {', '.join(MODES)}; got {mode!r}{hint}")
