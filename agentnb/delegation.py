@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from .diff import apply_patch, make_patch, top_level_key, tokens
 from .errors import ConfigurationError, DelegationError
-from .events import Event, PromptSection, StateCause
+from .events import Event, PromptSection, RunFailed, RunFinished, StateCause
 from .executor import ParentRun
 from .frozen import thaw
 from .loop import Lineage
@@ -187,26 +187,40 @@ class DelegationSite:
             own_state = member.state
             private = thaw(own_state.frozen())
             given: set[str] = set()
+            run = ChildRun(member.name, None)  # type: ignore[arg-type]
             if mode == "live":
                 member.state = self.ctx.state
                 kept_messages = list(self.ctx.state.messages)
             else:
                 given, view = self._view(member, private)
                 own_state.replace_data(view)
-            try:
-                record, tracker = self._turn(member, assignment)
-            finally:
+            restored = False
+
+            def restore(tracker: StateTracker | None) -> None:
+                # Before the child's end event goes out (a member's session saves on it), the
+                # member is given back its own state: what it saves is never the parent's.
+                nonlocal restored
+                if restored:
+                    return
+                restored = True
                 member.add_history_to_context = kept_history
                 if mode == "live":
                     self.ctx.state.messages[:] = kept_messages
                     member.state = own_state
-            run = ChildRun(member.name, record)
+                elif tracker is not None:
+                    run.after = thaw(tracker.snapshot)
+                    own_state.replace_data({**{k: v for k, v in run.after.items() if k not in given}, **{k: private[k] for k in given if k in private}})
+                    own_state.frozen(consume=True)
+                else:
+                    own_state.replace_data(private)
+                    own_state.frozen(consume=True)
+
+            try:
+                run.record = self._turn(member, assignment, restore)
+            finally:
+                restore(None)
             if mode != "live":
-                run.after = thaw(tracker.snapshot)
                 self._collect(run, given, private)
-                # The member keeps its private keys (and its own values where the parent's won).
-                own_state.replace_data({**{k: v for k, v in run.after.items() if k not in given}, **{k: private[k] for k in given if k in private}})
-                own_state.frozen(consume=True)
         return run
 
     def _view(self, member: Any, private: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
@@ -219,7 +233,7 @@ class DelegationSite:
             down = {m: parent[p] for p, m in self.delegation.inputs_from_state.items() if p in parent}
         return set(down), {**private, **copy.deepcopy(down)}
 
-    def _turn(self, member: Any, assignment: Assignment) -> tuple[TurnRecord, StateTracker]:
+    def _turn(self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None]) -> TurnRecord:
         turn = member._new_turn(RunInput(assignment.task, earlier=assignment.earlier))
         # The run starts from the state just put in place, not from the member's last turn.
         turn.tracker = StateTracker(member.state, turn.ctx.run_id, None)
@@ -228,6 +242,8 @@ class DelegationSite:
         own = turn.setup.emit
 
         def emit(event: Event) -> None:
+            if isinstance(event, (RunFinished, RunFailed)) and event.run_id == turn.ctx.run_id:
+                before_end(turn.tracker)
             own(event)
             member._notify_children(event)
             outward(event)
@@ -242,7 +258,7 @@ class DelegationSite:
             turn.setup.prepare = lambda ctx, on_context: replace(prepare(ctx, on_context), user_sections=assignment.sections)
         for _ in turn.events():
             pass
-        return turn.record, turn.tracker
+        return turn.record
 
     def _collect(self, run: ChildRun, given: set[str], private: dict[str, Any]) -> None:
         """What comes up: ``copy``, the member's changes to the parent's keys with their

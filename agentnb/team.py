@@ -9,6 +9,8 @@ defaults are kept so Agno team code ports by changing imports (``tasks`` mode is
 
 from __future__ import annotations
 
+import copy
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -230,9 +232,106 @@ class Team(Agent):
         lines.append("</team_history_context>")
         return "\n".join(lines)
 
+    # -- the whole tree: sessions, recordings, reset, fork -------------------------------------
+
+    def modules(self, name: str | None = None) -> dict[str, Agent]:
+        """The team and every member at any depth as named state modules, for one session:
+        ``{"team": team, "team/researcher": researcher, ...}`` (AgentScope's
+        ``save_session_state(**modules)`` shape); ``name`` replaces the team's name as the root."""
+        root = name or self.name
+        out: dict[str, Agent] = {root: self}
+        for member in self.members:
+            if isinstance(member, Team):
+                out.update(member.modules(f"{root}/{member.name}"))
+            else:
+                out[f"{root}/{member.name}"] = member
+        return out
+
+    def attach_recording(self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent", mode: str | None = None) -> Any:
+        """Replay from and record to ``session`` — the team and each member as a module of its
+        own (``<module>/<member>``), so each replays by its own turns and calls."""
+        recording = super().attach_recording(session, session_id, fresh=fresh, module=module, mode=mode)
+        for path, member in self.modules(module).items():
+            if member is not self:
+                Agent.attach_recording(member, recording.session, recording.session_id, fresh=fresh, module=path, mode=mode)
+        return recording
+
+    def detach_session(self) -> None:
+        super().detach_session()
+        for member in self.members:
+            member.detach_session()
+
+    def resume(self) -> int:
+        """Take over everything the recording holds, for the team and every member."""
+        count = super().resume()
+        for member in self.modules().values():
+            if member is not self and member.recording is not None:
+                Agent.resume(member)
+        self.relink()
+        return count
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
+        super().load_state_dict(state_dict, strict)
+        self.relink()
+
+    def relink(self) -> None:
+        """Rebuild each run's ``children`` from the lineage its members' runs carry (after a load)."""
+        agents = list(self.modules().values())
+        runs = {t.run_id: t for a in agents for t in a.history}
+        for turn in runs.values():
+            turn.children.clear()
+        for agent in agents:
+            for turn in agent.history:
+                parent = runs.get(turn.parent_run_id or "")
+                if parent is not None:
+                    parent.children.append(turn)
+        order = {run_id: i for turn in runs.values() for i, run_id in enumerate(_child_ids(turn))}
+        for turn in runs.values():
+            turn.children.sort(key=lambda child: order.get(child.run_id, 0))
+
+    def reset(self) -> None:
+        """The team and every member back to their definitions: no turns, no conversation."""
+        super().reset()
+        for member in self.members:
+            member.reset()
+        self._interactions.clear()
+
+    def fork(self, name: str | None = None, *, turn: int | None = None) -> Team:
+        """A new team with forked members, as the tree is now or as it was at the end of the
+        team's turn ``turn``: each member keeps the runs it made up to there."""
+        upto = self.history[: turn if turn is not None else len(self.history)]
+        ran = {r.run_id for t in upto for r in t.walk()}
+        members = []
+        for member in self.members:
+            kept = sum(1 for t in member.history if t.run_id in ran)
+            members.append(member.fork(member.name, turn=kept) if kept else member.fork(member.name) if turn is None else _fresh(member))
+        forked = Team(name or f"{self.name}_fork", **{**self._definition, "members": members})
+        forked.model = self.model
+        forked._initial_state = copy.deepcopy(self._initial_state)
+        forked._parent = weakref.ref(self)
+        forked.restore(self.snapshot() if turn is None else self.snapshot_at(turn))
+        forked.forked_at = len(forked.history)
+        forked.relink()
+        return forked
+
     def __repr__(self) -> str:
         members = ", ".join(m.name for m in self.members)
         return f"Team({self.name!r}, mode={self.mode}, members=[{members}], model={self.model.label}, turns={len(self.history)})"
+
+
+def _fresh(member: Agent) -> Agent:
+    """A member as defined, with no runs (a fork from before its first run)."""
+    fresh = member.fork(member.name)
+    fresh.reset()
+    return fresh
+
+
+def _child_ids(turn: Any) -> list[str]:
+    """The runs a turn's delegations started, in call order."""
+    ids: list[str] = []
+    for call in turn.tool_calls:
+        ids.extend(call.child_run_ids or ([call.child_run_id] if call.child_run_id else []))
+    return ids
 
 
 def _member_of_call(tool_call: Any) -> str | None:

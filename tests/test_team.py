@@ -192,3 +192,66 @@ def test_handoff_input_filter_and_hand_back():
     assert [m.role for m in child.messages][:2] == ["user", "user"]  # the filtered history, then the message
     assert child.tool_calls[0].result == "Control goes back to triage from the next message."
     assert triage.in_charge is None
+
+
+def shop_team() -> Team:
+    shopper = agent("shopper", [tool_call("add_item", item="tea"), "added"] * 3, tools=[add_item], session_state={"mine": 0})
+    return Team("team", members=[shopper], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"] * 3), session_state={"shopping_list": []})
+
+
+def test_one_session_holds_the_tree_and_resume_relinks_it(tmp_path):
+    from agentnb.sessions import JSONSession
+
+    team = shop_team()
+    team.attach_recording(tmp_path, "nb")
+    team.run("one")
+    team.run("two")
+    saved = JSONSession(tmp_path).load_session_state_sync
+    assert set(team.modules("agent")) == {"agent", "agent/shopper"}
+    again = shop_team()
+    again.attach_recording(tmp_path, "nb")
+    assert again.resume() == 2
+    assert len(again.members[0].history) == 2 and again.members[0].session_state == {"mine": 0}
+    assert [[c.run_id for c in t.children] for t in again.history] == [[c.run_id for c in t.children] for t in team.history]
+    assert again.history.runs()["path"].tolist() == ["team", "team/shopper", "team", "team/shopper"]
+    assert callable(saved)
+
+
+def test_fork_and_reset_work_on_the_whole_tree():
+    team = shop_team()
+    team.run("one")
+    team.run("two")
+    forked = team.fork("f", turn=1)
+    assert len(forked.history) == 1 and len(forked.members[0].history) == 1
+    assert forked.members[0] is not team.members[0] and forked.session_state == {"shopping_list": ["tea"]}
+    assert forked.history[0].children[0].run_id == team.history[0].children[0].run_id
+    team.reset()
+    assert (len(team.history), len(team.members[0].history), team.session_state) == (0, 0, {"shopping_list": []})
+
+
+def test_agent_in_charge_is_saved_with_the_session():
+    billing = agent("billing", ["5 EUR"])
+    triage = agent("triage", [tool_call("transfer_to_billing")], handoffs=[billing])
+    triage.run("owe?")
+    saved = triage.state_dict()
+    assert saved["in_charge"] == "billing"
+    fresh = agent("triage", [], handoffs=[billing])
+    fresh.load_state_dict(saved)
+    assert fresh.in_charge is billing
+
+
+def test_runs_tool_calls_and_changes_frames_carry_path_and_chain():
+    team = shop_team()
+    team.run("one")
+    runs = team.history.runs()
+    assert runs[["path", "tokens_own", "tokens_total"]].values.tolist()[1][0] == "team/shopper"
+    top, member_row = runs.to_dict("records")
+    assert top["tokens_total"] == top["tokens_own"] + member_row["tokens_total"] and member_row["parent_run_id"] == top["run_id"]
+    calls = team.history.tool_calls()
+    assert calls[["path", "chain"]].values.tolist() == [["team", "team ▸ delegate_task_to_member"], ["team/shopper", "team ▸ shopper ▸ add_item"]]
+    assert calls["child_run_id"].tolist()[0] == member_row["run_id"]
+    changes = team.history.changes()
+    assert changes[["path", "author", "chain"]].values.tolist() == [
+        ["team", "merge:shopper ▸ tool:add_item", "team ▸ shopper ▸ tool:add_item"],
+        ["team/shopper", "tool:add_item", "team ▸ shopper ▸ tool:add_item"],
+    ]
