@@ -116,6 +116,36 @@ class Team(Agent):
             agent = agent.member(part)
         return agent
 
+    def observe_member(self, path: str | Sequence[str], task: str) -> Any:
+        """What the member at ``path`` (``"researcher"``, ``"sub/researcher"``) would receive if
+        the team delegated ``task`` to it now — its prompt rendered from its view of the team's
+        current state, the task with the blocks the team adds — without calling any model."""
+        parts = path.split("/") if isinstance(path, str) else list(path)
+        team: Team = self
+        view = copy.deepcopy(dict(self.state.data))
+        for i, part in enumerate(parts):
+            member = team.member(part)
+            private = copy.deepcopy(dict(member.state.data))
+            schema = member.state.schema if member.state.has_schema else None
+            given = {k: v for k, v in view.items() if schema is None or k in schema} if team.member_state != "none" else {}
+            view = {**private, **given}
+            if i < len(parts) - 1:
+                if not isinstance(member, Team):
+                    raise DelegationError(f"{member.name!r} is an agent, not a team; it has no member {parts[i + 1]!r}")
+                team = member
+        blocks = [("add_team_history_to_members", team._history_block(""))] if team.add_team_history_to_members else []
+        text, sections = task_sections(task, blocks, "task (delegate_task_to_member)")
+        with member._running():
+            own = thaw_copy(member.state.data)
+            member.state.replace_data(view)
+            try:
+                observation = member.observe(text)
+            finally:
+                member.state.replace_data(own)
+                member.state.frozen(consume=True)
+        observation.user_sections = sections
+        return observation
+
     def all_tools(self) -> list[Tool]:
         tools = super().all_tools()
         taken = {t.name for t in tools}
@@ -317,6 +347,11 @@ class Team(Agent):
     def __repr__(self) -> str:
         members = ", ".join(m.name for m in self.members)
         return f"Team({self.name!r}, mode={self.mode}, members=[{members}], model={self.model.label}, turns={len(self.history)})"
+
+
+def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain deep copy of a state's data."""
+    return copy.deepcopy(dict(data))
 
 
 def _fresh(member: Agent) -> Agent:
