@@ -20,7 +20,7 @@ from typing import Any
 
 from . import agent_state
 from .context import ContextProviders
-from .delegates import Handoff, agent_tool, as_handoff, handoff_tool
+from .delegates import Handoff, agent_tool, as_handoff, check_handoffs, handoff_tool
 from .edits import StateEdit
 from .errors import ConfigurationError
 from .events import Event
@@ -161,6 +161,7 @@ class Agent(Runs, TimeTravel):
         self._subscribers: list[Subscriber] = []
         self._child_subscribers: list[Subscriber] = []
         self.handoffs: list[Handoff] = [as_handoff(h) for h in (handoffs or ())]
+        check_handoffs(self.name, self.handoffs)
         """The agents this one can hand the conversation to (``transfer_to_<name>`` tools)."""
         self.in_charge: Agent | None = None
         """The agent a handoff gave the conversation to: it answers this agent's next turns."""

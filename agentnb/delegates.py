@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .delegation import Assignment, Delegation, current_site
-from .errors import ConfigurationError, DelegationError
+from .errors import ConfigurationError, DelegationError, TeamDefinitionError
 from .events import PromptSection
 from .messages import Message
+from .prompt import PLACEHOLDER
 from .tools import Tool
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -59,6 +60,8 @@ def agent_tool(
 ) -> Tool:
     """``member`` as a tool with one parameter, ``task``: the parent keeps control and gets the
     member's answer as the result (see ``Agent.as_tool``)."""
+    if not (hasattr(member, "_new_turn") and hasattr(member, "prompt")):
+        raise ConfigurationError(f"as_tool needs an agent to wrap; got {type(member).__name__}: {member!r}")
     name = tool_name(name or member.name)
     delegation = Delegation(
         kind="as_tool",
@@ -70,25 +73,35 @@ def agent_tool(
     if state != "none" and (inputs_from_state or outputs_to_state):
         raise ConfigurationError(f"{name}: inputs_from_state / outputs_to_state map keys only with state='none' (state={state!r} passes the whole state)")
 
-    def run(task: str) -> str:
+    variables = prompt_variables(member, delegation.inputs_from_state.values() if state == "none" else ())
+
+    def run(task: str, **values: Any) -> str:
         text, sections = task_sections(task, (), f"task (as_tool {name})")
-        (record,) = current_site().run_members([Assignment(member, text, sections, label=task)])
+        (record,) = current_site().run_members([Assignment(member, text, sections, label=task, state_values=values)])
         check_failed(record)
         return record.content or ""
 
+    properties: dict[str, Any] = {"task": {"type": "string", "description": f"The task for {member.name}, with everything it needs to know."}}
+    properties.update({v: {"type": "string"} for v in variables})
     tool = Tool(
         name=name,
         description=description or member.prompt.description or member.prompt.role or f"Ask the agent {member.name!r} to do a task; it answers with text.",
-        parameters={
-            "type": "object",
-            "properties": {"task": {"type": "string", "description": f"The task for {member.name}, with everything it needs to know."}},
-            "required": ["task"],
-        },
+        parameters={"type": "object", "properties": properties, "required": ["task", *variables]},
         function=run,
     )
     tool.delegation = delegation  # type: ignore[attr-defined]
     tool.member = member  # type: ignore[attr-defined]
     return tool
+
+
+def prompt_variables(member: Any, mapped: Iterable[str]) -> list[str]:
+    """``{placeholders}`` of the member's instructions that nothing fills: not its state, not a
+    mapped key (Haystack's AgentTool asks the caller for each, as a string parameter)."""
+    instructions = member.prompt.instructions
+    texts = [instructions] if isinstance(instructions, str) else list(instructions) if isinstance(instructions, (list, tuple)) else []
+    taken = {*member.state.data, *mapped, *member.dependencies, "task"}
+    found = [m.group(1) for text in texts if isinstance(text, str) for m in PLACEHOLDER.finditer(text)]
+    return [v for v in dict.fromkeys(found) if v not in taken]
 
 
 @dataclass(frozen=True)
@@ -108,7 +121,7 @@ class Handoff:
     @property
     def tool_name(self) -> str:
         """What the model calls to hand off."""
-        return self.tool_name_override or f"transfer_to_{tool_name(self.agent.name)}"
+        return self.tool_name_override or f"transfer_to_{tool_name(self.agent.name).lower()}"
 
 
 def handoff(agent: Any, *, input_filter: Callable[[list[Message]], Sequence[Message]] | None = None, tool_name_override: str | None = None, tool_description_override: str | None = None) -> Handoff:
@@ -125,6 +138,19 @@ def as_handoff(item: Any) -> Handoff:
     if hasattr(item, "_new_turn") and hasattr(item, "name"):
         return Handoff(item)
     raise ConfigurationError(f"handoffs=[...] takes agents or handoff(agent, ...); got {type(item).__name__}: {item!r}")
+
+
+def check_handoffs(owner: str, specs: Sequence[Handoff]) -> None:
+    """Two handoffs may not derive one tool name (OpenAI refuses it the same way)."""
+    seen: dict[str, Handoff] = {}
+    for spec in specs:
+        other = seen.get(spec.tool_name)
+        if other is not None:
+            raise TeamDefinitionError(
+                f"agent {owner!r}: handoffs to {other.agent.name!r} and {spec.agent.name!r} both make the tool "
+                f"`{spec.tool_name}`; give one handoff(agent, tool_name_override=...)"
+            )
+        seen[spec.tool_name] = spec
 
 
 def handoff_tool(owner: Any, spec: Handoff) -> Tool:
@@ -174,4 +200,4 @@ def _conversation(messages: Sequence[Message]) -> tuple[str, list[Message]]:
     raise DelegationError("a handoff needs the user's message; this run has none")
 
 
-__all__ = ["Handoff", "agent_tool", "as_handoff", "handoff", "handoff_tool", "member_id", "task_sections", "tool_name"]
+__all__ = ["Handoff", "agent_tool", "as_handoff", "check_handoffs", "handoff", "prompt_variables", "handoff_tool", "member_id", "task_sections", "tool_name"]

@@ -65,6 +65,9 @@ class Assignment:
     """Messages sent before it (a handoff's filtered history)."""
     label: str = ""
     """The task as the leader wrote it (for interaction blocks and records)."""
+    state_values: Mapping[str, Any] = field(default_factory=dict)
+    """Values put into the member's state for this run (its instructions' placeholders the
+    caller filled, as Haystack's AgentTool)."""
 
 
 @dataclass
@@ -209,7 +212,8 @@ class DelegationSite:
                     member.state = own_state
                 elif tracker is not None:
                     run.after = thaw(tracker.snapshot)
-                    own_state.replace_data({**{k: v for k, v in run.after.items() if k not in given}, **{k: private[k] for k in given if k in private}})
+                    passed = given | set(assignment.state_values)  # values for this run only
+                    own_state.replace_data({**{k: v for k, v in run.after.items() if k not in passed}, **{k: private[k] for k in passed if k in private}})
                     own_state.frozen(consume=True)
                 else:
                     own_state.replace_data(private)
@@ -234,7 +238,7 @@ class DelegationSite:
         return set(down), {**private, **copy.deepcopy(down)}
 
     def _turn(self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None]) -> TurnRecord:
-        turn = member._new_turn(RunInput(assignment.task, earlier=assignment.earlier))
+        turn = member._new_turn(RunInput(assignment.task, earlier=assignment.earlier, state_values=dict(assignment.state_values)))
         # The run starts from the state just put in place, not from the member's last turn.
         turn.tracker = StateTracker(member.state, turn.ctx.run_id, None)
         turn.setup.lineage = Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name))

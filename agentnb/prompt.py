@@ -22,7 +22,7 @@ from typing import Any
 from .errors import ConfigurationError
 from .events import Placeholder, PromptSection
 
-_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+PLACEHOLDER = _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 
 MARKDOWN_HINT = "Use markdown to format your answers."
 

@@ -58,6 +58,7 @@ class Team(Agent):
         add_team_history_to_members: bool = False,
         num_team_history_runs: int = 3,
         add_member_tools_to_context: bool = False,
+        determine_input_for_members: bool = True,
         member_state: str = "copy",
         **agent_options: Any,
     ) -> None:
@@ -87,13 +88,16 @@ class Team(Agent):
         """Members see the team's last runs (``<team_history_context>``)."""
         self.num_team_history_runs = int(num_team_history_runs)
         self.add_member_tools_to_context = bool(add_member_tools_to_context)
+        self.determine_input_for_members = bool(determine_input_for_members)
+        """False: members get the user's message as it is, not the leader's task (Agno)."""
         self.member_state = member_state
         """How the team's state reaches members: copy (Agno), live or none."""
         self._interactions: dict[str, list[tuple[str, str, str]]] = {}
         super().__init__(name or "team", model, **agent_options)
         self._definition.update(members=self.members, mode=mode, respond_directly=respond_directly, delegate_to_all_members=delegate_to_all_members,
                                 share_member_interactions=share_member_interactions, add_team_history_to_members=add_team_history_to_members,
-                                num_team_history_runs=num_team_history_runs, add_member_tools_to_context=add_member_tools_to_context, member_state=member_state)
+                                num_team_history_runs=num_team_history_runs, add_member_tools_to_context=add_member_tools_to_context,
+                                determine_input_for_members=determine_input_for_members, member_state=member_state)
         self._definition.pop("agent_options", None)
         self._definition.update(agent_options)
 
@@ -240,12 +244,17 @@ class Team(Agent):
     def _assignment(self, member: Agent, task: str, tool: str) -> Assignment:
         """The member's message: the interaction and history blocks (by Agno's options), then the task."""
         site = current_site()
+        source = f"task ({tool})"
+        if not self.determine_input_for_members:
+            task, source = _user_message(site.ctx.messages), "user message (determine_input_for_members=False)"
         blocks: list[tuple[str, str]] = []
         if self.share_member_interactions:
             blocks.append(("share_member_interactions", _interactions_block(self._interactions.get(site.parent.run_id, []))))
         if self.add_team_history_to_members:
-            blocks.append(("add_team_history_to_members", self._history_block(site.parent.run_id)))
-        text, sections = task_sections(task, blocks, f"task ({tool})")
+            # A member team is given its own history, an agent the team's (Agno).
+            history = member._history_block("") if isinstance(member, Team) else self._history_block(site.parent.run_id)
+            blocks.append(("add_team_history_to_members", history))
+        text, sections = task_sections(task, blocks, source)
         return Assignment(member, text, sections, label=task)
 
     def _remember(self, ctx: RunContext, assignment: Assignment, record: Any) -> None:
@@ -352,6 +361,11 @@ class Team(Agent):
 def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:
     """A plain deep copy of a state's data."""
     return copy.deepcopy(dict(data))
+
+
+def _user_message(messages: Sequence[Any]) -> str:
+    """The user's message of the run delegating."""
+    return next((m.content or "" for m in reversed(messages) if m.role == "user"), "")
 
 
 def _fresh(member: Agent) -> Agent:
