@@ -388,7 +388,7 @@ def _conflict_text(run: ChildRun, other: str, path: str, key: str, why: str = ""
     extra = f" ({why})" if why else ""
     return (
         f"{run.member!r} and {other!r} both changed {path} in delegations of one response{extra}; "
-        f"{run.member!r}'s changes were not merged (they stay in its own run {run.record.run_id}). "
+        f"the changes of {run.member!r} were not merged (they stay in its own run, its turn {run.record.number}). "
         f"Give {key!r} a merge handler (state_schema={{{key!r}: {{'type': ..., 'handler': fn}}}}), "
         f"or delegate these tasks one at a time."
     )
