@@ -163,6 +163,7 @@ class Agent(Runs, TimeTravel):
         self.handoffs: list[Handoff] = [as_handoff(h) for h in (handoffs or ())]
         check_handoffs(self.name, self.handoffs)
         """The agents this one can hand the conversation to (``transfer_to_<name>`` tools)."""
+        self._handoff_tools: dict[int, tuple[Handoff, Tool]] = {}
         self.in_charge: Agent | None = None
         """The agent a handoff gave the conversation to: it answers this agent's next turns."""
         self._lock = threading.Lock()
@@ -268,7 +269,11 @@ class Agent(Runs, TimeTravel):
         if self.enable_agentic_state and not any(t.name == AGENTIC_TOOL for t in tools):
             tools.append(update_session_state_tool())
         tools.extend(self.context_providers.tools(taken=[t.name for t in tools]))
-        tools.extend(handoff_tool(self, spec) for spec in self.handoffs)
+        for spec in self.handoffs:  # built once per handoff: a tool's schema is compiled when it is made
+            made = self._handoff_tools.get(id(spec))
+            if made is None or made[0] is not spec:
+                made = self._handoff_tools[id(spec)] = (spec, handoff_tool(self, spec))
+            tools.append(made[1])
         return tools
 
     def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]:

@@ -93,6 +93,7 @@ class Team(Agent):
         self.member_state = member_state
         """How the team's state reaches members: copy (Agno), live or none."""
         self._interactions: dict[str, list[tuple[str, str, str]]] = {}
+        self._delegate_tools: dict[bool, Tool] = {}
         super().__init__(name or "team", model, **agent_options)
         self._definition.update(members=self.members, mode=mode, respond_directly=respond_directly, delegate_to_all_members=delegate_to_all_members,
                                 share_member_interactions=share_member_interactions, add_team_history_to_members=add_team_history_to_members,
@@ -153,7 +154,11 @@ class Team(Agent):
     def all_tools(self) -> list[Tool]:
         tools = super().all_tools()
         taken = {t.name for t in tools}
-        tool = self._broadcast_tool() if self.delegate_to_all_members else self._member_tool()
+        # Built once per kind: a tool's schema is compiled when it is made.
+        broadcast = self.delegate_to_all_members
+        tool = self._delegate_tools.get(broadcast)
+        if tool is None:
+            tool = self._delegate_tools[broadcast] = self._broadcast_tool() if broadcast else self._member_tool()
         return tools if tool.name in taken else [*tools, tool]
 
     def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]:
