@@ -106,3 +106,13 @@ def test_a_turn_without_delegations_carries_no_tree(monkeypatch):
     Wire(inspector, monkeypatch)
     agent.run("hello")
     assert run_tree.RUN_TREE not in decode(inspector.snapshot())
+
+
+def test_the_front_end_spells_the_tree_wire_names_the_same():
+    import json
+    import re
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parent.parent / "js" / "runs.js").read_text(encoding="utf-8")
+    block = re.search(r"export const TREE_WIRE = (\{.*?\});", source, re.S)
+    assert block is not None and json.loads(block.group(1)) == run_tree.TREE_WIRE

@@ -179,6 +179,8 @@ def run_message(turn: TurnRecord, run_id: str, agent: Any) -> dict[str, Any]:
         wire.STATE: state,
         wire.STUBS: stubs,
         "sections": prompt_sections(run.prompt),
+        # A member run's requests come with it (the Request tab asks the kernel by turn index).
+        "requests": {str(c.index): c.request for c in run.model_calls},
     }
 
 
