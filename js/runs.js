@@ -24,12 +24,14 @@ export function runKey(runId) {
   return "run:" + runId;
 }
 
-/** A ``run`` reply as a turn the tabs can show; its requests go into ``requests``. */
+/** A ``run`` reply as a turn the tabs can show (numbered as the turn it belongs to); its
+ * requests go into ``requests`` under ``turn.requestKey``. */
 export function scopedTurn(msg, requests) {
   const runId = msg[TREE_WIRE.RUN_ID];
-  const turn = blankTurn(runKey(runId));
-  loadTurn(turn, msg[WIRE.EVENTS] || [], null, msg[WIRE.STATE]);
+  const turn = blankTurn(msg[WIRE.TURN_INDEX]);
+  loadTurn(turn, msg[WIRE.EVENTS] || [], msg[WIRE.CHANGES], msg[WIRE.STATE]);
   turn.runId = runId;
+  turn.requestKey = runKey(runId);
   turn.parentTurn = msg[WIRE.TURN_INDEX];
   turn.breadcrumb = msg.breadcrumb || "";
   turn.sections = msg.sections || [];

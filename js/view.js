@@ -295,7 +295,7 @@ class InspectorView {
     const tab = TABS.find((t) => t.id === view.tab);
     const turn = ctx.turn;
     const noTurn = tab.needsTurn && !turn;
-    const key = JSON.stringify([tab.id, turn ? turn.index : -1, store.version.epoch, view.nonce, noTurn ? null : tab.inputs(ctx)]);
+    const key = JSON.stringify([tab.id, turn ? turn.index : -1, turn ? turn.runId || "" : "", store.version.epoch, view.nonce, noTurn ? null : tab.inputs(ctx)]);
     if (key === drawn.panel) return;
     // Same tab and turn: a redraw of what the user is looking at, so keep the scroll position,
     // and the first row in sight where it was (rows added above it do not push it away).

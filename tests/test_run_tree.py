@@ -116,3 +116,13 @@ def test_the_front_end_spells_the_tree_wire_names_the_same():
     source = (Path(__file__).resolve().parent.parent / "js" / "runs.js").read_text(encoding="utf-8")
     block = re.search(r"export const TREE_WIRE = (\{.*?\});", source, re.S)
     assert block is not None and json.loads(block.group(1)) == run_tree.TREE_WIRE
+
+
+def test_the_run_end_in_a_batch_carries_the_tree(monkeypatch):
+    team = nested_team()
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch)
+    team.run("go")
+    ends = [e[wire.EVENT_BODY] for e in sent.events() if e[wire.EVENT_BODY]["kind"] == "run_finished"]
+    assert [end[run_tree.RUN_TREE]["path"] for end in ends] == [["team"]]
+    assert [c["agent"] for c in ends[0][run_tree.RUN_TREE]["children"]] == ["researcher", "desk"]

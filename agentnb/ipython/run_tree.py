@@ -18,13 +18,14 @@ Wire names for these live here (``TREE_WIRE``), apart from ``wire.py``.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..events import ModelRequested, ModelResponded, PromptRendered, ToolCallFinished, ToolCallStarted
 from ..render import change_text, value_text
 from . import wire
-from .compact import compact_event, turn_state
+from .compact import compact_changes, compact_event, turn_state
 from .lazy import lazy_form
 
 if TYPE_CHECKING:
@@ -167,8 +168,9 @@ def run_message(turn: TurnRecord, run_id: str, agent: Any) -> dict[str, Any]:
     """One run of the tree, in the shape of a ``turn`` reply, with its breadcrumb and labelled
     prompt sections."""
     run = find_run(turn, run_id)
-    # A member's record keeps the state it ran on (its view of the parent's), not its own now.
-    state, stubs = lazy_form(turn_state(run, agent) if run is turn else dict(run.state_after))
+    # A member's record keeps the state it ran on (its view of the parent's), not its own now;
+    # it is sent whole (the browser asks for parts of a turn's state by turn, not by run).
+    state, stubs = lazy_form(turn_state(run, agent)) if run is turn else (copy.deepcopy(dict(run.state_after)), {})
     return {
         wire.KIND: RUN,
         wire.TURN_INDEX: turn.index,
@@ -178,6 +180,7 @@ def run_message(turn: TurnRecord, run_id: str, agent: Any) -> dict[str, Any]:
         wire.EVENTS: [compact_event(e) for e in run.events],
         wire.STATE: state,
         wire.STUBS: stubs,
+        wire.CHANGES: compact_changes(run.changes()),
         "sections": prompt_sections(run.prompt),
         # A member run's requests come with it (the Request tab asks the kernel by turn index).
         "requests": {str(c.index): c.request for c in run.model_calls},

@@ -49,7 +49,9 @@ test("a run of the tree is asked for once and arrives as a turn the tabs can sho
   assert.equal(scoped.content, "noted");
   assert.deepEqual(scoped.state, { notes: ["lunar"] });
   assert.equal(scoped.breadcrumb, "team ▸ desk ▸ analyst (its turn 1)");
-  assert.deepEqual(store.requests.get(scoped.index + ":0"), { messages: [{ role: "user", content: "note it" }] });
+  assert.equal(scoped.index, 0); // numbered as the turn it belongs to
+  assert.deepEqual(store.requests.get(scoped.requestKey + ":0"), { messages: [{ role: "user", content: "note it" }] });
+  assert.equal(store.requests.get("0:0"), undefined); // never mixed with the turn's own requests
   // asked again after it came: the kernel is asked again (another run may have been picked since)
   store.needRun(0, "a1");
   assert.equal(model.sent.length, 2);
