@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .agent import Agent
+from .delegates import handoff
 from .messages import ChatMessage, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
@@ -31,6 +32,7 @@ _LAZY = {
     "SQLiteSession": "sessions",
     "ContextBlock": "events",
     "DocumentContext": "context",
+    "Team": "team",
 }
 
 
@@ -69,6 +71,7 @@ __all__ = [
     "ScriptedModel",
     "State",
     "StateModule",
+    "Team",
     "Tool",
     "ToolCall",
     "Toolkit",
@@ -76,6 +79,7 @@ __all__ = [
     "merge_lists",
     "replace_values",
     "set_default_model",
+    "handoff",
     "tool",
     "tool_call",
 ]

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import agent_state
 from .context import ContextProviders
+from .delegates import Handoff, agent_tool, as_handoff, check_handoffs, handoff_tool
 from .edits import StateEdit
 from .errors import ConfigurationError
 from .events import Event
@@ -122,6 +123,7 @@ class Agent(Runs, TimeTravel):
         output_formatter: Any = None,
         formatters: Any = None,
         hide_unused_fields: bool = False,
+        handoffs: Iterable[Any] | None = None,
     ) -> None:
         # What the agent was built from, so fork() and reset() can build it again.
         self._definition = {k: v for k, v in locals().items() if k not in ("self", "__class__", "name", "session", "db", "fresh")}
@@ -157,6 +159,13 @@ class Agent(Runs, TimeTravel):
         self.recording: Any = None
         """The notebook recording this agent replays from and writes to (``attach_recording``)."""
         self._subscribers: list[Subscriber] = []
+        self._child_subscribers: list[Subscriber] = []
+        self.handoffs: list[Handoff] = [as_handoff(h) for h in (handoffs or ())]
+        check_handoffs(self.name, self.handoffs)
+        """The agents this one can hand the conversation to (``transfer_to_<name>`` tools)."""
+        self._handoff_tools: dict[int, tuple[Handoff, Tool]] = {}
+        self.in_charge: Agent | None = None
+        """The agent a handoff gave the conversation to: it answers this agent's next turns."""
         self._lock = threading.Lock()
         self._edits: list[StateEdit] = []
         self._edit_listeners: list[Callable[[StateEdit, bool], Any]] = []
@@ -206,15 +215,29 @@ class Agent(Runs, TimeTravel):
 
     # -- events ---------------------------------------------------------------------------
 
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Call ``callback(event)`` for every event of every run; returns an unsubscribe function."""
-        self._subscribers.append(callback)
+    def subscribe(self, callback: Subscriber, *, children: bool = False) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event of every run; returns an unsubscribe function.
+        ``children=True``: also every event of the runs its delegations start, at any depth
+        (each carries its ``run_id``; a child's RunStarted names its parent)."""
+        subscribers = self._child_subscribers if children else self._subscribers
+        subscribers.append(callback)
+        if children:
+            self._subscribers.append(callback)
 
         def unsubscribe() -> None:
-            if callback in self._subscribers:
-                self._subscribers.remove(callback)
+            for listed in (self._subscribers, self._child_subscribers):
+                if callback in listed:
+                    listed.remove(callback)
 
         return unsubscribe
+
+    def _notify_children(self, event: Event) -> None:
+        """An event of a run below one of this agent's (for ``children=True`` subscribers)."""
+        for callback in list(self._child_subscribers):
+            try:
+                callback(event)
+            except Exception as exc:  # a broken viewer must never break a run
+                warnings.warn(f"agentnb: event subscriber {callback!r} failed: {exc}", stacklevel=2)
 
     def _notify(self, event: Event) -> None:
         for callback in list(self._subscribers):
@@ -246,7 +269,44 @@ class Agent(Runs, TimeTravel):
         if self.enable_agentic_state and not any(t.name == AGENTIC_TOOL for t in tools):
             tools.append(update_session_state_tool())
         tools.extend(self.context_providers.tools(taken=[t.name for t in tools]))
+        for spec in self.handoffs:  # built once per handoff: a tool's schema is compiled when it is made
+            made = self._handoff_tools.get(id(spec))
+            if made is None or made[0] is not spec:
+                made = self._handoff_tools[id(spec)] = (spec, handoff_tool(self, spec))
+            tools.append(made[1])
         return tools
+
+    def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]:
+        """Sections that open the system prompt before the agent's own (a team's members)."""
+        return []
+
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        state: str = "none",
+        inputs_from_state: Mapping[str, str] | None = None,
+        outputs_to_state: Mapping[str, Mapping[str, Any]] | None = None,
+        memory: str = "per-call",
+    ) -> Tool:
+        """This agent as a tool of another: the caller keeps control and gets this agent's
+        answer as the tool's result; the run is a child of the caller's. ``state``: ``"none"``
+        (only ``inputs_from_state`` {parent key: my key} go down and ``outputs_to_state``
+        {parent key: {"source": my key or "answer", "handler": fn?}} come up), ``"copy"`` (a deep
+        copy goes down, the paths I changed come up) or ``"live"`` (the caller's state itself).
+        ``memory``: ``"per-call"`` (a fresh conversation each call) or ``"member"`` (my earlier
+        runs in context)."""
+        return agent_tool(self, name, description, state=state, inputs_from_state=inputs_from_state, outputs_to_state=outputs_to_state, memory=memory)
+
+    def agent_in_charge(self) -> Agent:
+        """The agent that answers this one's next turn: itself, or where handoffs led."""
+        agent: Agent = self
+        seen = {id(agent)}
+        while agent.in_charge is not None and id(agent.in_charge) not in seen:
+            agent = agent.in_charge
+            seen.add(id(agent))
+        return agent
 
     def render_prompt(self, ctx: RunContext | None = None, tools: list[Tool] | None = None) -> RenderedPrompt:
         """The system prompt from the current state, with its assembly."""
@@ -292,8 +352,23 @@ class Agent(Runs, TimeTravel):
             replay=self.recording,
             overwrite_state=self.overwrite_db_session_state,
             count_tokens=lambda prepared: count_tokens(self, prepared, exact_only=True),
+            emit_child=self._notify_children,
+            handoff_to=self._continuing(),
         )
         return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
+
+    def reset(self) -> None:
+        """Back to the state the agent was defined with: no conversation, no turns, nobody else
+        in charge."""
+        super().reset()
+        self.in_charge = None
+
+    def _continuing(self) -> str | None:
+        """The handoff tool that gives this turn to the agent in charge (None: this agent answers)."""
+        if self.in_charge is None:
+            return None
+        spec = next((h for h in self.handoffs if h.agent is self.in_charge), None)
+        return spec.tool_name if spec is not None else None
 
     @contextlib.contextmanager
     def _running(self) -> Iterator[None]:

@@ -21,14 +21,17 @@ KIND = "agentnb.Agent"
 
 
 def top_fields(agent: Any) -> dict[str, Any]:
-    """The small top-level fields of an agent's saved state."""
-    return {
+    """The small top-level fields of an agent's saved state (with handoffs: who is in charge)."""
+    fields = {
         "kind": KIND,
         "name": agent.name,
         "session_id": agent.session_id,
         "model": agent.model.label,
         "registered": registered_state(agent),
     }
+    if getattr(agent, "handoffs", None):
+        fields["in_charge"] = agent.in_charge.name if agent.in_charge is not None else None
+    return fields
 
 
 def state_dict(agent: Any) -> dict[str, Any]:
@@ -55,6 +58,9 @@ def load_state_dict(agent: Any, data: Mapping[str, Any], strict: bool = True) ->
     if isinstance(data.get("name"), str):
         agent.name = data["name"]  # AgentScope's agents keep their name as state
     load_registered(agent, dict(data.get("registered") or {}), strict)
+    if getattr(agent, "handoffs", None):
+        name = data.get("in_charge")
+        agent.in_charge = next((h.agent for h in agent.handoffs if h.agent.name == name), None)
 
 
 @dataclass(frozen=True)

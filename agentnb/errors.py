@@ -162,3 +162,13 @@ class MCPTimeoutError(MCPServerError):
 
 class MCPToolError(MCPServerError):
     """The server answered a tool call with an error (``isError``) or refused the request."""
+
+
+class DelegationError(AgentnbError):
+    """A delegation (agent as tool, team member, handoff) could not run: an unknown member, an
+    agent delegating to itself, a member run that failed."""
+
+
+class TeamDefinitionError(ConfigurationError):
+    """A team or handoff is defined wrongly: a member named twice, a cycle of teams, a handoff
+    to an agent that is not defined."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 from .messages import ToolCall
 
-CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output"]
+CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output", "merge"]
 
 
 @dataclass(frozen=True)
@@ -152,10 +152,23 @@ class StateCause:
     """The tool call during which the change happened."""
     handler: str | None = None
     """The merge handler that combined old and new values (typed state), if any."""
+    via: tuple[str, ...] = ()
+    """The delegation chain: the agent path from the root run down to the run where the change
+    was made, then (for a ``merge``) the member-side author, e.g. ``("team", "researcher",
+    "tool:add_item")``. Empty for a run that is no delegation's child and merges nothing."""
 
     def label(self) -> str:
+        if self.kind == "merge" and len(self.via) > 1:  # the chain below the run that merged
+            text = f"merge:{' ▸ '.join(self.via[1:])}"
+            return f"{text} ({self.handler})" if self.handler else text
         text = f"{self.kind}:{self.name}" if self.name else self.kind
         return f"{text} ({self.handler})" if self.handler else text
+
+    def chain(self) -> str:
+        """The whole chain as one line: ``team ▸ researcher ▸ tool:add_item``."""
+        if self.kind == "merge":
+            return " ▸ ".join(self.via) if self.via else self.label()
+        return " ▸ ".join((*self.via, self.label()))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,6 +189,14 @@ class RunStarted:
     """The model's label (scripted / replay / local / openai:...)."""
     at: float = 0.0
     """Wall-clock time (epoch seconds)."""
+    parent_run_id: str | None = None
+    """The run whose tool call started this one (a delegation); None for a top-level run."""
+    parent_tool_call_id: str | None = None
+    """The parent's tool call that started this run (its ToolCallFinished has ``child_run_id``)."""
+    path: tuple[str, ...] = ()
+    """Agent names from the top-level run down to this one, e.g. ``("team", "researcher")``."""
+    depth: int = 0
+    """How many delegations deep this run is (0 = top level)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,6 +213,10 @@ class PromptRendered:
     """Its assembly, in order."""
     user_prompt: str = ""
     """The user message as sent."""
+    user_sections: tuple[PromptSection, ...] = ()
+    """The user message's parts, when something other than the user wrote them: a delegated
+    run's task and the blocks its team added (``<member_interaction_context>``,
+    ``<team_history_context>``), each with the option that produced it."""
     notes: tuple[str, ...] = ()
     """Options that were set but had no effect on the prompt, and why."""
     hidden_keys: tuple[str, ...] = ()
@@ -312,6 +337,11 @@ class ToolCallFinished:
     """Whether the result was taken from the notebook's recording instead of calling the tool."""
     duration_ms: float = 0.0
     """Time the call took, hooks included."""
+    child_run_id: str | None = None
+    """For a delegation (agent as tool, team member, handoff): the run it started."""
+    child_run_ids: tuple[str, ...] = ()
+    """When one delegation started several runs (``delegate_task_to_members``): all of them,
+    in member order (``child_run_id`` is the first)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -339,7 +369,10 @@ class RunFinished:
     content: str | None
     """The final answer."""
     usage: Usage = field(default_factory=Usage)
-    """Token counts of every model call of the run, summed."""
+    """Token counts of this run's own model calls, summed (never its children's)."""
+    usage_total: Usage | None = None
+    """``usage`` plus every descendant run's (delegations); None in records made before
+    delegations existed, where it equals ``usage``."""
     duration_ms: float = 0.0
     """Time the whole run took."""
     model_calls: int = 0
@@ -361,7 +394,9 @@ class RunFailed:
     error_type: str
     """The exception's class name."""
     usage: Usage = field(default_factory=Usage)
-    """Token counts of the model calls made before it failed."""
+    """Token counts of this run's own model calls made before it failed."""
+    usage_total: Usage | None = None
+    """``usage`` plus every descendant run's; None in older records (equal to ``usage``)."""
     duration_ms: float = 0.0
     """Time until it failed."""
 

@@ -8,11 +8,14 @@ model reads it and may try again) and the call's state changes are rolled back.
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextvars
 import dataclasses
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from .errors import StateKeyError, StateTypeError, ToolArgumentsError
 from .events import StateCause, ToolCallFinished
@@ -27,6 +30,48 @@ ERROR_LIMIT = 4000
 """Most characters of an error sent back to the model as a tool call's result."""
 
 
+@dataclass
+class ParentRun:
+    """What a delegation needs from the run whose tool call starts it."""
+
+    run_id: str
+    """The parent run's id."""
+    path: tuple[str, ...]
+    """Agent names from the top-level run down to the parent."""
+    adopt: Callable[[Any], None]
+    """Takes a finished child run's record (in call order, on the parent's thread)."""
+    respond: Callable[[str], None]
+    """Ends the run with this answer after the current batch (route mode, handoffs)."""
+    emit_child: Callable[[Any], None] = lambda event: None
+    """Where a child run's events go live (the parent agent's ``children=True`` subscribers)."""
+
+
+class Site(Protocol):
+    """A delegation in progress (``delegation.DelegationSite``): the executor opens it before the
+    hook chain, and settles it after, on the parent's thread and in call order."""
+
+    children: list[Any]
+    """The child runs' records, in call order, once they ran."""
+    live: bool
+    """Whether the members ran on the parent's own state (their writes are already there)."""
+    tool_call_id: str
+    """The delegate call's id."""
+
+    def activate(self) -> Any:
+        """A context manager making this the call in progress (the delegate tool reads it)."""
+
+    def settle(self, state: Any, tracker: StateTracker, writers: dict[str, str]) -> str | None:
+        """Apply what comes up to the parent's state; an error text when it was refused."""
+
+
+@dataclass
+class Batch:
+    """The tool calls of one model response that run together."""
+
+    writers: dict[str, str] = field(default_factory=dict)
+    """State path -> the member whose merge wrote it, for conflicts between sibling delegations."""
+
+
 class ToolExecutor:
     """Runs the tool calls of one run."""
 
@@ -37,6 +82,7 @@ class ToolExecutor:
         ctx: RunContext,
         tracker: StateTracker,
         recorded: Callable[[ToolCall], ToolCallFinished | None] | None = None,
+        parent: ParentRun | None = None,
     ) -> None:
         self.tools = tools
         self.hooks = hooks
@@ -44,6 +90,29 @@ class ToolExecutor:
         self.tracker = tracker
         self.recorded = recorded
         """Looks up a recorded outcome for tools outside the process (see ``loop.Replay``)."""
+        self.parent = parent
+        """The run these calls belong to, for the delegations among them."""
+
+    def is_delegation(self, name: str) -> bool:
+        """Whether the tool ``name`` starts a child run (agent as tool, team member, handoff)."""
+        return getattr(self.tools.get(name), "delegation", None) is not None
+
+    def parallel(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether a batch runs concurrently: two or more calls, all of them delegations to
+        different members, and no tool hooks of the parent's (they write the parent's state)."""
+        if len(calls) < 2 or self.hooks or self.parent is None or not all(self.is_delegation(c.name) for c in calls):
+            return False
+        members = [self.tools[c.name].delegation.parallel_key(c) for c in calls]  # type: ignore[attr-defined]
+        return None not in members and len(set(members)) == len(members)
+
+    def run_batch(self, calls: Sequence[ToolCall], call: int) -> list[ToolCallFinished]:
+        """Run delegations concurrently, each on the same snapshot of the state; what each
+        brings up is applied in call order (never completion order), so a re-run is identical."""
+        snapshot, batch = self.tracker.snapshot, Batch()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(calls)) as pool:
+            futures = [pool.submit(contextvars.copy_context().run, self._open, c, call, snapshot) for c in calls]
+            opened = [f.result() for f in futures]
+        return [self._settle(*item, batch) for item in opened]
 
     def source_of(self, name: str) -> str | None:
         """Where the tool ``name`` comes from when not from Python here (an MCP server)."""
@@ -82,6 +151,47 @@ class ToolExecutor:
 
     def run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
         """Run one call; its state changes wait in ``tracker.pending``."""
+        if self.is_delegation(tool_call.name) and self.parent is not None:
+            return self._settle(*self._open(tool_call, call, self.tracker.snapshot), Batch())
+        return self._run(tool_call, call)
+
+    def _open(self, tool_call: ToolCall, call: int, snapshot: Any) -> tuple[Any, Any, ToolCallFinished | None]:
+        """A delegation up to its child run's end (on any thread); nothing of the parent's
+        state is touched here."""
+        done = _Finish(self.ctx.run_id, call, tool_call)
+        checked = self._check(tool_call, done)
+        if isinstance(checked, ToolCallFinished):
+            return done, None, checked
+        tool, arguments = checked
+        site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)  # type: ignore[attr-defined]
+        with site.activate():
+            outcome = run_chain(tool, arguments, self.hooks or tool.tool_hooks or [], self.ctx)
+        return done, (tool, site, outcome), None
+
+    def _settle(self, done: _Finish, opened: Any, failed: ToolCallFinished | None, batch: Batch) -> ToolCallFinished:
+        """A delegation's end, on the parent's thread: adopt the child run, apply its changes."""
+        if failed is not None:
+            return failed
+        tool, site, outcome = opened
+        steps = tuple(outcome.steps)
+        children = site.children
+        extra: dict[str, Any] = {"child_run_id": children[0].run_id if children else None}
+        if len(children) > 1:
+            extra["child_run_ids"] = tuple(c.run_id for c in children)
+        for child in children:
+            self.parent.adopt(child)  # type: ignore[union-attr]
+        if not site.live:  # what the parent's hooks wrote around the delegation is theirs
+            self.tracker.checkpoint(StateCause(kind="tool", name=tool.name, tool_call_id=site.tool_call_id))
+        if outcome.error is not None:
+            return done.failed(*_blame(tool, outcome.error, outcome.error_source), hooks=steps, answered_by=None, **extra)
+        start = self.tracker.snapshot
+        refused = site.settle(self.ctx.state, self.tracker, batch.writers) if children else None
+        if refused is not None:
+            return done.failed("merge_conflict", refused, hooks=steps, answered_by=outcome.answered_by, **extra)
+        changed = tuple(self.tracker.changed_since(start))
+        return done.ok(result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=changed, **extra)
+
+    def _run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
         done = _Finish(self.ctx.run_id, call, tool_call)
         checked = self._check(tool_call, done)
         if isinstance(checked, ToolCallFinished):
@@ -224,4 +334,4 @@ def _overlap(reads: set[str] | None, writes: set[str] | None) -> bool:
     return bool(reads & writes)
 
 
-__all__ = ["ToolExecutor"]
+__all__ = ["Batch", "ParentRun", "Site", "ToolExecutor"]

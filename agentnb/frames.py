@@ -51,8 +51,20 @@ TOOL_CALL_COLUMNS = (
     "answered_by",
     "changed_keys",
     "duration_ms",
+    "path",
+    "chain",
+    "child_run_id",
 )
-"""Columns of ``History.tool_calls()``; ``call`` is the model call (round) that asked for it."""
+"""Columns of ``History.tool_calls()``; ``call`` is the model call (round) that asked for it;
+``path`` is the run's agent path (``team/researcher``: calls made in delegated runs are rows of
+the turn that delegated), ``chain`` the path and the tool (``team ▸ researcher ▸ add_item``),
+``child_run_id`` the run a delegation started."""
+
+RUN_COLUMNS = ("turn", "path", "agent", "run_id", "parent_run_id", "status", "tokens_own", "tokens_total", "duration_ms")
+"""Columns of ``History.runs()``: one row per run of the tree (the turn and every delegated run)."""
+
+CHANGE_COLUMNS = ("turn", "path", "op", "pointer", "value", "author", "chain")
+"""Columns of ``History.changes()``: one row per state operation of every run of the tree."""
 
 
 def _pandas():  # type: ignore[no-untyped-def]
@@ -117,11 +129,58 @@ def tool_calls_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
             "answered_by": c.answered_by,
             "changed_keys": list(c.changed_keys),
             "duration_ms": c.duration_ms,
+            "path": "/".join(run.path),
+            "chain": " ▸ ".join((*run.path, c.name)),
+            "child_run_id": c.child_run_id,
         }
         for t in turns
-        for c in t.tool_calls
+        for run in t.walk()
+        for c in run.tool_calls
     ]
     return pd.DataFrame(rows, columns=list(TOOL_CALL_COLUMNS))
+
+
+def runs_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
+    """One row per run of each turn's tree: its path, ids, own and total tokens, duration."""
+    pd = _pandas()
+    rows = [
+        {
+            "turn": t.number,
+            "path": "/".join(run.path),
+            "agent": run.agent,
+            "run_id": run.run_id,
+            "parent_run_id": run.parent_run_id,
+            "status": run.status,
+            "tokens_own": run.usage.total_tokens,
+            "tokens_total": run.usage_total.total_tokens,
+            "duration_ms": run.duration_ms,
+        }
+        for t in turns
+        for run in t.walk()
+    ]
+    return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+
+
+def changes_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
+    """One row per state operation of every run of each turn's tree, with its author and the
+    whole delegation chain (``team ▸ researcher ▸ tool:add_item``)."""
+    pd = _pandas()
+    rows = [
+        {
+            "turn": t.number,
+            "path": "/".join(run.path),
+            "op": op["op"],
+            "pointer": op["path"],
+            "value": copy.deepcopy(op.get("value")),
+            "author": change.cause.label(),
+            "chain": change.cause.chain(),
+        }
+        for t in turns
+        for run in t.walk()
+        for change in run.state_changes
+        for op in change.patch
+    ]
+    return pd.DataFrame(rows, columns=list(CHANGE_COLUMNS))
 
 
 def states_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
@@ -138,4 +197,4 @@ def states_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
     return pd.DataFrame(rows, columns=list(keys), index=index, dtype=object)
 
 
-__all__ = ["TOOL_CALL_COLUMNS", "TURN_COLUMNS", "states_frame", "tool_calls_frame", "turns_frame"]
+__all__ = ["CHANGE_COLUMNS", "RUN_COLUMNS", "TOOL_CALL_COLUMNS", "TURN_COLUMNS", "changes_frame", "runs_frame", "states_frame", "tool_calls_frame", "turns_frame"]

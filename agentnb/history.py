@@ -211,6 +211,20 @@ class History(Sequence[TurnRecord]):
 
         return states_frame(list(self))
 
+    def runs(self) -> pandas.DataFrame:
+        """One row per run of each turn's tree (the turn, its delegations at any depth): path,
+        run_id, parent_run_id, own and total tokens, duration."""
+        from .frames import runs_frame
+
+        return runs_frame(list(self))
+
+    def changes(self) -> pandas.DataFrame:
+        """One row per state operation of every run of each turn's tree, with its author and
+        delegation chain."""
+        from .frames import changes_frame
+
+        return changes_frame(list(self))
+
 
 # -- turns as stored in a session --------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from .events import (
     ToolCallStarted,
     Usage,
 )
-from .executor import ToolExecutor
+from .executor import ParentRun, ToolExecutor
 from .history import TurnRecord
 from .messages import Message, ToolCall
 from .models.base import REASONING_KEY, Model, ModelRequest, ModelResponse, text_chunks
@@ -85,6 +85,25 @@ class TurnSetup:
     """Counts the prompt again with the model's own tokenizer (None when it has none) at the end
     of a turn whose counts were estimated before it was there (the local server starts with the
     turn's first call)."""
+    lineage: Lineage | None = None
+    """Where this run sits in a tree of delegations (None: a top-level run)."""
+    emit_child: Callable[[Event], None] = lambda event: None
+    """Where the events of runs this one delegates to go live (``subscribe(children=True)``)."""
+    handoff_to: str | None = None
+    """The handoff tool that answers this run without a model call: an earlier handoff left
+    another agent in charge of the conversation."""
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """A delegated run's place in the run tree."""
+
+    parent_run_id: str
+    """The run whose tool call started this one."""
+    parent_tool_call_id: str
+    """That tool call's id."""
+    path: tuple[str, ...]
+    """Agent names from the top-level run down to this one."""
 
 
 class Turn:
@@ -107,6 +126,10 @@ class Turn:
         self._usage, self._model_calls, self._tool_calls, self._start = Usage(), 0, 0, 0.0
         self._context_messages = slice(0, 0)
         self._prepared: Prepared | None = None
+        self._direct: str | None = None
+        self.children_usage = Usage()
+        """What the runs this one delegated to used in all (their ``usage_total``), added as
+        each delegation returns."""
 
     def _emit(self, event: Event) -> Event:
         if not isinstance(event, TextDelta):
@@ -120,7 +143,15 @@ class Turn:
     def events(self) -> Iterator[Event]:
         record, tracker, setup, run_id = self.record, self.tracker, self.setup, self.ctx.run_id
         self._start = time.perf_counter()
-        yield self._emit(RunStarted(run_id=run_id, agent=record.agent, turn=record.index, message=record.message, model=record.model, at=record.started_at))
+        lineage = setup.lineage
+        if lineage is None:
+            yield self._emit(RunStarted(run_id=run_id, agent=record.agent, turn=record.index, message=record.message, model=record.model, at=record.started_at, path=(record.agent,)))
+        else:
+            tracker.via = lineage.path
+            yield self._emit(RunStarted(
+                run_id=run_id, agent=record.agent, turn=record.index, message=record.message, model=record.model, at=record.started_at,
+                parent_run_id=lineage.parent_run_id, parent_tool_call_id=lineage.parent_tool_call_id, path=lineage.path, depth=len(lineage.path) - 1,
+            ))
         record.state_start = tracker.snapshot
         tracker.checkpoint(StateCause(kind="user"))
         try:
@@ -146,6 +177,7 @@ class Turn:
                 system_prompt=prepared.system_prompt,
                 sections=prepared.sections,
                 user_prompt=prepared.user_prompt,
+                user_sections=prepared.user_sections,
                 notes=prepared.notes,
                 hidden_keys=prepared.hidden_keys,
                 unused_keys=prepared.unused_keys,
@@ -160,22 +192,29 @@ class Turn:
         wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
         replay = setup.replay
         recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
-        executor = ToolExecutor({t.name: t for t in prepared.tools}, setup.hooks, self.ctx, tracker, recorded)
+        path = setup.lineage.path if setup.lineage is not None else (record.agent,)
+        parent = ParentRun(run_id, path, self._adopt, self._respond, setup.emit_child)
+        executor = ToolExecutor({t.name: t for t in prepared.tools}, setup.hooks, self.ctx, tracker, recorded, parent)
         schemas = [t.schema() for t in prepared.tools]
         call = 0
+        continuing = setup.handoff_to
         while True:
-            request = ModelRequest(messages=list(wire), tools=schemas, options=dict(setup.model_options))
-            try:
-                payload = setup.model.payload(request)
-                yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
-                started = time.perf_counter()
-                response = yield from self._think(request, call, payload)
-            except Exception as exc:
-                yield from self._fail(exc)
-                return
-            self._model_calls += 1
-            self._usage = self._usage + response.usage
-            yield self._emit(ModelResponded(run_id=run_id, call=call, content=response.content, tool_calls=response.tool_calls, finish_reason=response.finish_reason, usage=response.usage, duration_ms=(time.perf_counter() - started) * 1000, response=response.raw))
+            if continuing is not None:  # the agent in charge answers: no model call of this one's
+                response = ModelResponse(tool_calls=(ToolCall(id=f"handoff_{run_id}", name=continuing, arguments="{}"),))
+                continuing = None
+            else:
+                request = ModelRequest(messages=list(wire), tools=schemas, options=dict(setup.model_options))
+                try:
+                    payload = setup.model.payload(request)
+                    yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
+                    started = time.perf_counter()
+                    response = yield from self._think(request, call, payload)
+                except Exception as exc:
+                    yield from self._fail(exc)
+                    return
+                self._model_calls += 1
+                self._usage = self._usage + response.usage
+                yield self._emit(ModelResponded(run_id=run_id, call=call, content=response.content, tool_calls=response.tool_calls, finish_reason=response.finish_reason, usage=response.usage, duration_ms=(time.perf_counter() - started) * 1000, response=response.raw))
             messages.append(Message.assistant(response.content, response.tool_calls))
             wire.append(messages[-1].to_openai())
             if response.tool_calls and response.reasoning:  # sent back within the turn (Responses API)
@@ -190,19 +229,27 @@ class Turn:
                     f"agent.history[-1].tool_calls for a loop."
                 ))
                 return
-            for tool_call in executor.schedule(response.tool_calls):
-                source = executor.source_of(tool_call.name)
-                yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, source=source, at=time.time()))
-                finished = executor.run(tool_call, call)
-                for retrieved in context:
-                    yield self._emit(retrieved)
-                context.clear()
-                yield from self._flush()
-                yield self._emit(finished)
-                self._tool_calls += 1
-                messages.append(Message.tool(tool_call, finished.result))
-                wire.append(messages[-1].to_openai())
+            batch = executor.schedule(response.tool_calls)
+            if executor.parallel(batch):
+                for tool_call in batch:
+                    yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, at=time.time()))
+                for tool_call, finished in zip(batch, executor.run_batch(batch, call)):
+                    yield from self._flush()
+                    yield from self._finished(tool_call, finished, messages, wire)
+            else:
+                for tool_call in batch:
+                    source = executor.source_of(tool_call.name)
+                    yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, source=source, at=time.time()))
+                    finished = executor.run(tool_call, call)
+                    for retrieved in context:
+                        yield self._emit(retrieved)
+                    context.clear()
+                    yield from self._flush()
+                    yield from self._finished(tool_call, finished, messages, wire)
             call += 1
+            if self._direct is not None:  # a member answered for this run
+                messages.append(Message.assistant(self._direct))
+                break
         self.ctx.state.set("messages", self._own_messages())
         tracker.checkpoint(StateCause(kind="user"))
         yield from self._flush()
@@ -210,7 +257,22 @@ class Turn:
         if setup.parse_output is not None:
             record.output = setup.parse_output(record.content)
         self._close(tracker.snapshot)
-        yield self._emit(RunFinished(run_id=run_id, content=record.content, usage=record.usage, duration_ms=record.duration_ms, model_calls=self._model_calls, tool_calls=self._tool_calls))
+        yield self._emit(RunFinished(run_id=run_id, content=record.content, usage=record.usage, usage_total=record.usage + self.children_usage, duration_ms=record.duration_ms, model_calls=self._model_calls, tool_calls=self._tool_calls))
+
+    def _finished(self, tool_call: ToolCall, finished: ToolCallFinished, messages: list[Message], wire: list[dict[str, Any]]) -> Iterator[Event]:
+        yield self._emit(finished)
+        self._tool_calls += 1
+        messages.append(Message.tool(tool_call, finished.result))
+        wire.append(messages[-1].to_openai())
+
+    def _respond(self, content: str) -> None:
+        """A delegation answers for this run (route mode, a handoff): no more model calls."""
+        self._direct = content
+
+    def _adopt(self, child: TurnRecord) -> None:
+        """A delegation's child run ended: it is this run's child, its usage in this run's total."""
+        self.record.children.append(child)
+        self.children_usage = self.children_usage + child.usage_total
 
     def _put_inputs(self) -> None:
         """The run's inputs into the state: ``session_state`` (deep-merged, Agno; or replacing
@@ -279,7 +341,7 @@ class Turn:
         self.tracker.checkpoint(StateCause(kind="user"))
         yield from self._flush()
         self._close(self.tracker.snapshot)
-        yield self._emit(RunFailed(run_id=self.ctx.run_id, error=self.record.error, error_type=type(exc).__name__, usage=self.record.usage, duration_ms=self.record.duration_ms))
+        yield self._emit(RunFailed(run_id=self.ctx.run_id, error=self.record.error, error_type=type(exc).__name__, usage=self.record.usage, usage_total=self.record.usage + self.children_usage, duration_ms=self.record.duration_ms))
 
 
-__all__ = ["Turn", "TurnSetup"]
+__all__ = ["Lineage", "Turn", "TurnSetup"]

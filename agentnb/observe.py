@@ -42,6 +42,8 @@ class AgentSetup(Protocol):
 
     def all_tools(self) -> list[Tool]: ...
 
+    def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]: ...
+
 
 @dataclass(frozen=True)
 class Prepared:
@@ -69,6 +71,8 @@ class Prepared:
     """State keys no placeholder (system prompt or user message) and no block used."""
     tokens: PromptTokens | None = None
     """What the prompt costs in tokens, by section."""
+    user_sections: tuple[PromptSection, ...] = ()
+    """The user message's parts and the options that produced them (a delegated run's task)."""
 
 
 class Observation(tuple):
@@ -154,6 +158,7 @@ def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> 
         tool_instructions=list(dict.fromkeys(t.instructions for t in tools if t.instructions)),
         session_state_text=render_state(visible, options.session_state_format) if shows_state else None,
         variables=[("session_state", visible), ("dependencies", ctx.dependencies)],
+        leading=agent.leading_sections(ctx),
     )
     notes = [
         f"{{{p.name}}}: left as written, state key {p.name!r} is hidden from the model (hide_state_keys)"

@@ -22,7 +22,7 @@ from typing import Any
 from .errors import ConfigurationError
 from .events import Placeholder, PromptSection
 
-_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+PLACEHOLDER = _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 
 MARKDOWN_HINT = "Use markdown to format your answers."
 
@@ -245,10 +245,12 @@ def render_system_prompt(
     tool_instructions: Sequence[str] = (),
     session_state_text: str | None = None,
     variables: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    leading: Sequence[tuple[str, str]] = (),
 ) -> RenderedPrompt:
     """Assemble the system prompt (see the module docstring). ``options`` says what goes in;
     the keywords carry what was resolved for this run: the system message and instructions
-    (functions already called), the time, the tools' instructions and the state's text."""
+    (functions already called), the time, the tools' instructions and the state's text;
+    ``leading`` are (source, text) sections that open the prompt (a team's ``<team_members>``)."""
     description, role, markdown = options.description, options.role, options.markdown
     expected_output, additional_context = options.expected_output, options.additional_context
     add_session_state_to_context = options.add_session_state_to_context
@@ -263,7 +265,7 @@ def render_system_prompt(
         pieces = [_Piece("system_message", system_message, resolve_in_context)]
         return _assemble(pieces, variables, strip=False, notes=tuple(notes))
 
-    pieces: list[_Piece] = []
+    pieces: list[_Piece] = [_Piece(source, text, False) for source, text in leading]
     if description is not None:
         pieces.append(_Piece("description", f"{description}\n", True))
     if role is not None:

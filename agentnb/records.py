@@ -23,6 +23,9 @@ from .events import (
     ModelRequested,
     ModelResponded,
     PromptRendered,
+    RunFailed,
+    RunFinished,
+    RunStarted,
     StateChanged,
     ToolCallFinished,
     Usage,
@@ -146,6 +149,42 @@ class TurnRecord:
     """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
     replayed: bool = False
     """Whether its model calls were answered from the notebook's recording (not saved)."""
+    children: list[TurnRecord] = field(default_factory=list, compare=False, repr=False)
+    """The runs its delegations started, in call order (each a turn of the member's own
+    history; linked again by ``parent_run_id`` when a session is loaded)."""
+
+    @property
+    def started(self) -> RunStarted | None:
+        """The turn's RunStarted event (lineage: ``parent_run_id``, ``path``)."""
+        events = self.events
+        return events[0] if events and isinstance(events[0], RunStarted) else None
+
+    @property
+    def parent_run_id(self) -> str | None:
+        """The run whose delegation started this one (None: a top-level run)."""
+        started = self.started
+        return started.parent_run_id if started is not None else None
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """Agent names from the top-level run down to this one."""
+        started = self.started
+        return started.path if started is not None and started.path else (self.agent,)
+
+    @property
+    def usage_total(self) -> Usage:
+        """Its own usage plus every descendant run's (its own alone until it ended)."""
+        for event in reversed(self.events):
+            if isinstance(event, (RunFinished, RunFailed)):
+                return event.usage_total if event.usage_total is not None else event.usage
+        return self.usage + sum((c.usage_total for c in self.children), Usage())
+
+    def walk(self) -> list[TurnRecord]:
+        """This run and its descendants, depth first in call order."""
+        out = [self]
+        for child in self.children:
+            out.extend(child.walk())
+        return out
 
     @property
     def frozen_start(self) -> FrozenMap:

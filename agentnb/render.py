@@ -118,6 +118,9 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
                 lines.append(f"     hooks: {_hooks_text(call)}; answered by: {call.answered_by or '-'}")
             if call.changed_keys:
                 lines.append(f"     changed: {', '.join(call.changed_keys)}")
+    if turn.children:
+        lines.append(f"delegations ({len(turn.children)}):")
+        lines.extend(delegation_lines(turn, "  "))
     changes = turn.changes().keys
     if changes:
         lines.append("state:")
@@ -130,6 +133,37 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
         if turn.truncated:
             lines.append(f"({CUT_MARK})")
     return "\n".join(lines)
+
+
+def delegation_line(child: TurnRecord) -> str:
+    """One delegation in one line: member, task, answer (or error), state changes, tokens."""
+    outcome = f"answer: {shorten(child.content or '', 120)!r}" if child.status == "ok" else f"failed: {child.error}"
+    changes = "; ".join(f"{change_text(c)} (by {', '.join(c.authors)})" for c in child.changes().keys) or "none"
+    own, total = child.usage.total_tokens, child.usage_total.total_tokens
+    estimated = "~" if child.usage.estimated else ""
+    return (
+        f"▸ {' ▸ '.join(child.path)} · task: {shorten(child.message, 120)!r} · {outcome} · "
+        f"state: {changes} · tokens {estimated}{own} own / {estimated}{total} total"
+    )
+
+
+def delegation_lines(turn: TurnRecord, indent: str) -> list[str]:
+    """A run's delegations, depth first in call order, one line each, indented by depth."""
+    lines: list[str] = []
+    for child in turn.children:
+        lines.append(indent + delegation_line(child))
+        lines.extend(delegation_lines(child, indent + "  "))
+    return lines
+
+
+def _delegations_html(turn: TurnRecord) -> str:
+    """The delegations as a nested ``<details>`` tree (escaped)."""
+    items = []
+    for child in turn.children:
+        inner = _delegations_html(child)
+        line = _e(delegation_line(child))
+        items.append(f"<li><details open><summary>{line}</summary>{inner}</details></li>" if inner else f"<li>{line}</li>")
+    return f'<ul class="agentnb-record-delegations">{"".join(items)}</ul>' if items else ""
 
 
 def _e(value: Any) -> str:
@@ -168,6 +202,8 @@ def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
                 f"<td>{_e(', '.join(call.changed_keys)) or '-'}</td></tr>"
             )
         parts.append("</table>")
+    if turn.children:
+        parts.append(f"<div><b>delegations ({len(turn.children)}):</b></div>{_delegations_html(turn)}")
     changes = turn.changes().keys
     if changes:
         parts.append('<div><b>state:</b></div><ul class="agentnb-record-state">')

@@ -39,6 +39,11 @@ class RunResult:
     turn: TurnRecord | None = field(default=None, repr=False)
     """The turn's record (also ``agent.history[-1]``)."""
 
+    @property
+    def member_responses(self) -> list[RunResult]:
+        """The results of the runs this one delegated to, in call order (Agno's name)."""
+        return [RunResult.of(child) for child in self.turn.children] if self.turn is not None else []
+
     @classmethod
     def of(cls, record: TurnRecord) -> RunResult:
         """The result of a finished (or failed) turn."""

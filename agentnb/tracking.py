@@ -12,6 +12,7 @@ costs what was written, not the size of the state.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from .diff import escape, make_patch, tokens, top_level_key
@@ -36,6 +37,8 @@ class StateTracker:
         """The state as of the last checkpoint."""
         self.pending: list[StateChanged] = []
         """Changes checkpointed but not emitted yet."""
+        self.via: tuple[str, ...] = ()
+        """The delegation chain of the run (its agent path), put on every cause it records."""
 
     def checkpoint(self, cause: StateCause) -> None:
         """Record whatever changed since the last checkpoint as made by ``cause``."""
@@ -68,6 +71,8 @@ class StateTracker:
         if found.places:
             journal.settle(found.places)
         if patch:
+            if self.via and not cause.via:
+                cause = replace(cause, via=self.via)
             self.pending.append(StateChanged(run_id=self.run_id, patch=tuple(patch), cause=cause))
 
     def drain(self) -> list[StateChanged]:

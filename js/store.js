@@ -16,6 +16,7 @@ import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
 import { PARTS, applyEvent, blankTurn, bump, loadTurn, stubTurn, turnFromSummary } from "./turn.js";
+import { TREE_WIRE, keepTree, scopedTurn } from "./runs.js";
 
 const isEnd = (e) => e.kind === "run_finished" || e.kind === "run_failed";
 
@@ -30,6 +31,8 @@ export class Store {
     this.listedFrom = 0; // the first turn whose summary row is held (all rows after it are)
     this.baseState = undefined; // the state before the first turn
     this.requests = new Map(); // "turn:call" -> request payload
+    this.scoped = null; // the run of a turn's tree last asked for (js/runs.js), as a turn
+    this.inCharge = null; // the agent a handoff left answering this one's turns
     this.asked = new Set(); // requests sent and not answered yet
     this.preview = null;
     this.previewPending = false;
@@ -139,6 +142,13 @@ export class Store {
     if (source.live) msg[WIRE.LIVE] = true;
     if (source.turn !== undefined && source.turn !== null) msg[WIRE.TURN_INDEX] = source.turn;
     this.model.send(msg);
+  }
+
+  /** Ask for run ``runId`` of turn ``index``'s tree (it comes as ``scoped``). */
+  needRun(index, runId) {
+    if (this.asked.has("run" + runId)) return;
+    this.asked.add("run" + runId);
+    this.model.send({ [WIRE.KIND]: TREE_WIRE.NEED_RUN, [WIRE.TURN_INDEX]: index, [TREE_WIRE.RUN_ID]: runId });
   }
 
   needRequest(index, call) {
@@ -266,10 +276,12 @@ export class Store {
     } else {
       const turn = this.turns[index];
       loadTurn(turn, snap[WIRE.EVENTS], snap[WIRE.CHANGES], state);
+      keepTree(turn, snap);
       turn.text = snap[WIRE.LIVE_TEXT] || "";
       if (turn.status === "running") turn.receivedAt = turn.at ? turn.at * 1000 : this.now();
     }
     this.takeLive(snap);
+    this.inCharge = snap[TREE_WIRE.IN_CHARGE] || null;
     this.seq = snap[WIRE.SEQ];
     this.synced = true;
     this.applied.snapshots += 1;
@@ -293,8 +305,14 @@ export class Store {
       this.asked.delete("t" + index);
       const turn = this.turnAt(index);
       if (turn) loadTurn(turn, msg[WIRE.EVENTS], msg[WIRE.CHANGES], markStubs(msg[WIRE.STATE], msg[WIRE.STUBS]));
+      keepTree(turn, msg);
       this.version.list += 1;
       this.applied.turns += 1;
+    } else if (kind === TREE_WIRE.RUN) {
+      this.asked.delete("run" + msg[TREE_WIRE.RUN_ID]);
+      this.scoped = scopedTurn(msg, this.requests);
+      this.version.list += 1;
+      this.version.requests += 1;
     } else if (kind === WIRE.SUBTREE) {
       this.takeSubtree(msg);
     } else if (kind === WIRE.REQUEST) {

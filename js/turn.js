@@ -96,6 +96,7 @@ function endRun(turn, e, status) {
   turn.durationMs = e.duration_ms;
   if (e.changes) turn.changes = e.changes;
   if (e.replayed !== undefined) turn.replayed = e.replayed;
+  if (e.run_tree) turn.runTree = e.run_tree; // a turn that delegated (js/runs.js)
   // Counted again at the end when the model's tokenizer came up during the turn.
   if (e.prompt_tokens !== undefined) setTokens(turn, e.prompt_tokens);
   bump(turn, "summary", "state", "prompt");

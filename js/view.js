@@ -37,10 +37,11 @@ function buildHeader(actions) {
     pos: h("span", { class: "anb-pos" }),
     status: h("span", { class: "anb-status" }),
     tokens: h("span", { class: "anb-tokens" }),
+    scope: h("span", { class: "anb-scope", title: "the run the tabs show (pick another in Runs)" }),
     prev: h("button", { type: "button", class: "anb-prev", "aria-label": "previous turn", title: "previous turn", "data-fkey": "prev", onclick: actions.prev }, "◀"),
     next: h("button", { type: "button", class: "anb-next", "aria-label": "next turn", title: "next turn", "data-fkey": "next", onclick: actions.next }, "▶"),
   };
-  parts.node = h("div", { class: "anb-header" }, parts.name, parts.model, parts.pos, parts.status, parts.tokens, h("span", { class: "anb-stepper" }, parts.prev, parts.next));
+  parts.node = h("div", { class: "anb-header" }, parts.name, parts.model, parts.pos, parts.status, parts.tokens, parts.scope, h("span", { class: "anb-stepper" }, parts.prev, parts.next));
   return parts;
 }
 
@@ -107,6 +108,7 @@ class InspectorView {
       askedNext: false,
       answerOpen: false, // the answer box shows a long answer whole
       compareSides: null, // the turns picked in Compare (null: the default pair)
+      scope: null, // the run of the selected turn's tree the tabs show (null: the turn itself)
       compareAsked: null,
       nonce: 0, // bumped by the user's actions on a panel, to rebuild it
     };
@@ -160,11 +162,26 @@ class InspectorView {
     this.update(() => {
       this.view.selected = index >= this.store.turns.length - 1 ? null : Math.max(0, index);
       this.view.call = null;
+      this.view.scope = null;
     });
   }
 
   ctx(turn) {
-    return { store: this.store, view: this.view, turn, update: (change) => this.update(change), select: (index) => this.select(index) };
+    const scope = (runId) => {
+      this.view.scope = runId;
+      this.view.call = null;
+    };
+    return { store: this.store, view: this.view, turn: this.scoped(turn), team: turn, update: (change) => this.update(change), select: (index) => this.select(index), scope };
+  }
+
+  /** The run the tabs show: the turn, or the run of its tree picked in Runs (asked for once). */
+  scoped(turn) {
+    const runId = this.view.scope;
+    if (!turn || !runId) return turn;
+    const held = this.store.scoped;
+    if (held && held.runId === runId && held.parentTurn === turn.index) return held;
+    this.store.needRun(turn.index, runId);
+    return turn;
   }
 
   draw() {
@@ -179,6 +196,7 @@ class InspectorView {
     root.setAttribute("data-status", turn ? turn.status : "idle");
     for (const [name, count] of Object.entries(store.applied)) root.setAttribute("data-applied-" + name, count);
     this.drawHeader(turn);
+    this.drawScope(ctx);
     this.drawAnswer(turn);
     this.drawTabs(ctx);
     this.drawPanel(ctx);
@@ -208,6 +226,14 @@ class InspectorView {
     header.tokens.title = turn && turn.usage.estimated ? "estimated from text length" : "tokens";
     header.prev.disabled = !total || index === 0;
     header.next.disabled = !total || index === total - 1;
+  }
+
+  /** The breadcrumb of the run the tabs show, and who answers after a handoff. */
+  drawScope(ctx) {
+    const shown = ctx.turn && ctx.turn.runId ? "▸ " + ctx.turn.breadcrumb : "";
+    const charge = this.store.inCharge ? " · in charge: " + this.store.inCharge : "";
+    const text = shown + charge;
+    if (this.header.scope.textContent !== text) this.header.scope.textContent = text;
   }
 
   drawClock(turn) {
@@ -273,7 +299,7 @@ class InspectorView {
     const tab = TABS.find((t) => t.id === view.tab);
     const turn = ctx.turn;
     const noTurn = tab.needsTurn && !turn;
-    const key = JSON.stringify([tab.id, turn ? turn.index : -1, store.version.epoch, view.nonce, noTurn ? null : tab.inputs(ctx)]);
+    const key = JSON.stringify([tab.id, turn ? turn.index : -1, turn ? turn.runId || "" : "", store.version.epoch, view.nonce, noTurn ? null : tab.inputs(ctx)]);
     if (key === drawn.panel) return;
     // Same tab and turn: a redraw of what the user is looking at, so keep the scroll position,
     // and the first row in sight where it was (rows added above it do not push it away).

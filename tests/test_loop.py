@@ -24,6 +24,7 @@ def masked(event):
         data.pop(key, None)
     if "usage" in data:
         data.pop("usage")
+        data.pop("usage_total", None)
     return data
 
 
@@ -46,7 +47,10 @@ def test_event_sequence_snapshot():
         "model_responded",
         "run_finished",
     ]
-    assert masked(events[0]) == {"kind": "run_started", "agent": "calc", "turn": 0, "message": "1+2?", "model": "scripted"}
+    assert masked(events[0]) == {
+        "kind": "run_started", "agent": "calc", "turn": 0, "message": "1+2?", "model": "scripted",
+        "parent_run_id": None, "parent_tool_call_id": None, "path": ("calc",), "depth": 0,
+    }
     assert masked(events[5]) == {
         "kind": "tool_call_finished",
         "call": 0,
@@ -61,6 +65,8 @@ def test_event_sequence_snapshot():
         "changed_keys": (),
         "source": None,  # a Python tool; MCP tools say mcp:<server>
         "replayed": False,
+        "child_run_id": None,
+        "child_run_ids": (),
     }
     assert "".join(e.text for e in events if e.kind == "text_delta") == "The sum is 3."
     assert masked(events[-1]) == {"kind": "run_finished", "content": "The sum is 3.", "model_calls": 2, "tool_calls": 1}

@@ -12,6 +12,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
 from ..agent import Agent
+from ..team import Team
 from ..errors import AgentnbError
 from ..recording import replay_mode
 from ..models import Model
@@ -46,6 +47,12 @@ class AgentMagics(WorkspaceMagics):
     @argument("--markdown", action="store_true", help="ask the model to answer in markdown")
     @argument("--description", help="the agent's description (first section of the system prompt)")
     @argument("--fresh", action="store_true", help="ignore the recording: every turn calls the model and is recorded again")
+    @argument("--members", help="comma-separated agents (or teams) defined above: NAME becomes a Team led by this cell's instructions")
+    @argument("--mode", choices=("coordinate", "route", "broadcast"), help="with --members: how the leader works (default coordinate)")
+    @argument("--member-state", choices=("copy", "live", "none"), help="with --members: how the team's state reaches members (default copy)")
+    @argument("--share-interactions", action="store_true", help="with --members: members see this turn's earlier delegations")
+    @argument("--team-history", type=int, metavar="N", help="with --members: members see the team's last N turns")
+    @argument("--handoffs", help="comma-separated agents defined above this one may hand the conversation to (transfer_to_<name>)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
         """Define an agent NAME; the cell body is its instructions (``{key}`` placeholders are
@@ -98,8 +105,11 @@ class AgentMagics(WorkspaceMagics):
         listings = mcp_support.read_listings(listings_at) if not args.fresh else {}
         kits = mcp_support.toolkits(args.mcp, listings) if args.mcp else []
         options["tools"] = [*(options["tools"] or []), *kits] or None
+        if args.handoffs:
+            options["handoffs"] = self._agents(args.handoffs, "--handoffs", name)
+        team_options = self._team_options(args, name)
         try:
-            agent = Agent(name, **options)
+            agent = Team(name, **team_options, **options) if team_options else Agent(name, **options)
             if replay_mode() != "strict":  # strict replay writes nothing
                 mcp_support.save_listings(listings_at, args.mcp or [], kits, listings)
         except (AgentnbError, OSError) as exc:
@@ -122,6 +132,41 @@ class AgentMagics(WorkspaceMagics):
         show_inspector(agent, required=False)
 
     # each helper turns one option into the keyword argument Agent expects
+
+    def _agents(self, spec: str, option: str, name: str) -> list[Agent]:
+        """Agents named in ``--members`` / ``--handoffs``: defined above, each named once."""
+        out: list[Agent] = []
+        listed = names(spec, option, "%%agent")
+        for item in listed:
+            if listed.count(item) > 1:
+                raise UsageError(f"%%agent {name}: {option} names {item!r} twice; name each agent once")
+            found, value = self._lookup(item)
+            if not found:
+                value = self.workspace.agents.get(item)
+            if not isinstance(value, Agent):
+                known = ", ".join(sorted(self.workspace.agent_names())) or "none yet"
+                what = f"is a {type(value).__name__}" if value is not None else "is not defined"
+                raise UsageError(f"%%agent {name}: {option} names {item!r}, which {what}; define it with %%agent {item} above (agents: {known})")
+            out.append(value)
+        return out
+
+    def _team_options(self, args: Any, name: str) -> dict[str, Any]:
+        """The Team's keywords when ``--members`` makes NAME a team (else {})."""
+        team_only = [o for o, v in (("--mode", args.mode), ("--member-state", args.member_state), ("--share-interactions", args.share_interactions), ("--team-history", args.team_history)) if v]
+        if not args.members:
+            if team_only:
+                raise UsageError(f"%%agent {name}: {', '.join(team_only)} belong to a team; add --members a,b")
+            return {}
+        if args.team_history is not None and args.team_history < 1:
+            raise UsageError(f"%%agent {name}: --team-history takes a number of turns >= 1, got {args.team_history}")
+        options: dict[str, Any] = {"members": self._agents(args.members, "--members", name), "mode": args.mode or "coordinate"}
+        if args.member_state:
+            options["member_state"] = args.member_state
+        if args.share_interactions:
+            options["share_member_interactions"] = True
+        if args.team_history is not None:
+            options.update(add_team_history_to_members=True, num_team_history_runs=args.team_history)
+        return options
 
     def _lookup(self, value: str) -> tuple[bool, Any]:
         ns = self.workspace.ns
@@ -183,7 +228,9 @@ class AgentMagics(WorkspaceMagics):
                     f"%%agent: --tools names {name!r}, which is neither a variable nor a tool registered "
                     f"by %%tool; define it above (registered: {', '.join(self.workspace.tools) or 'none'})"
                 )
-            if not (callable(value) or isinstance(value, (Toolkit, list, tuple))):
+            if isinstance(value, Agent):  # an agent among the tools: as a tool, with the defaults
+                value = value.as_tool()
+            elif not (callable(value) or isinstance(value, (Toolkit, list, tuple))):
                 raise UsageError(f"%%agent: --tools {name} is a {type(value).__name__}; pass functions, Tools, Toolkits or lists of them")
             out.append(value)
         return out

@@ -14,6 +14,7 @@ from IPython.display import display
 
 from ..edits import edit_text
 from ..errors import AgentnbError
+from ..team import Team
 from ..models import Model
 from ..render import tokens_text
 from ..tokens import TokenCounter, counter_for
@@ -46,6 +47,7 @@ class AgentnbMagics(WorkspaceMagics):
             %agentnb list                    agents with their model, tools, turns and state keys
             %agentnb show NAME               the agent's inspector
             %agentnb preview NAME MESSAGE    what the model would receive, without calling it
+                                             (TEAM/MEMBER: what a member would receive as a task)
             %agentnb resume NAME             take over the agent's recording (state, conversation, turns)
                                              without re-running its cells; new turns continue it
             %agentnb save NAME [PATH]        save the agent whole (default: beside the notebook)
@@ -109,11 +111,16 @@ class AgentnbMagics(WorkspaceMagics):
 
     def _preview(self, args: Any) -> None:
         name, message = args.args[0], " ".join(args.args[1:])
-        agent = self.workspace.agent(name, "%agentnb preview")
+        root, _, member = name.partition("/")
+        agent = self.workspace.agent(root, "%agentnb preview")
+        if member and not isinstance(agent, Team):
+            raise UsageError(f"%agentnb preview {name}: {root!r} is an agent, not a team; TEAM/MEMBER previews a member of a team")
         try:
-            observation = agent.observe(message)
+            observation = agent.observe_member(member, message) if member else agent.observe(message)
         except AgentnbError as exc:
             raise UsageError(f"%agentnb preview {name}: {one_line(exc)}") from None
+        if member:
+            print(f"{name} would receive, from {root}'s state now (no model is called):")
         tools = ", ".join(t["function"]["name"] for t in observation.tools) or "-"
         print(f"system prompt:\n{observation.system_prompt or '(none)'}\n")
         print(f"user prompt:\n{observation.user_prompt}\n")

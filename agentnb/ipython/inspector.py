@@ -36,7 +36,7 @@ from ..diff import make_patch
 from ..errors import AgentnbError, StateEditError
 from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta
 from ..text import one_line
-from . import wire
+from . import run_tree, wire
 from .comparing import comparable_agents, comparison_message, default_pair
 from .compact import compact_edit, compact_event, compact_prompt, model_info, turn_state, turn_summary
 from .lazy import decode_pointer, find, is_small, lazy_form, size_of
@@ -228,6 +228,8 @@ class Inspector(anywidget.AnyWidget):
             message[wire.TURN_INDEX] = last.index
             message[wire.EVENTS] = [compact_event(e) for e in last.events]
             message[wire.CHANGES] = self._batcher.changes(last)
+            if last.children:
+                message[run_tree.RUN_TREE] = run_tree.run_tree(last)
             run = self._runs.get(last.run_id)
             message[wire.LIVE_TEXT] = "".join(run.text) if run is not None else ""
         else:
@@ -237,6 +239,8 @@ class Inspector(anywidget.AnyWidget):
             message[wire.STUBS] = stubs
         if self.agent.state_edits:
             message.update(self._live())
+        if getattr(self.agent, "in_charge", None) is not None:
+            message[run_tree.IN_CHARGE] = self.agent.agent_in_charge().name
         # Only the last turns' rows, as they were encoded once (a finished turn's does not
         # change): the snapshot stays the same size however long the history grows.
         cache = self._summaries
@@ -360,7 +364,7 @@ class Inspector(anywidget.AnyWidget):
         if kind == wire.NEED_TURN:
             record = self._record(content.get(wire.TURN_INDEX))
             state, stubs = lazy_form(turn_state(record, self.agent))
-            return {
+            reply = {
                 wire.KIND: wire.TURN,
                 wire.TURN_INDEX: record.index,
                 wire.EVENTS: [compact_event(e) for e in record.events],
@@ -368,6 +372,11 @@ class Inspector(anywidget.AnyWidget):
                 wire.STATE: state,
                 wire.STUBS: stubs,
             }
+            if record.children:
+                reply[run_tree.RUN_TREE] = run_tree.run_tree(record)
+            return reply
+        if kind == run_tree.NEED_RUN:
+            return run_tree.run_message(self._record(content.get(wire.TURN_INDEX)), str(content.get(run_tree.RUN_ID)), self.agent)
         if kind == wire.NEED_SUBTREE:
             return self._subtree(content)
         if kind == wire.NEED_ROWS:

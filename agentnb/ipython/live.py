@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..diff import ChangeLog
 from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged
-from . import wire
+from . import run_tree, wire
 from .compact import compact_changes, compact_event, compact_tokens, summarize_changes, turn_summary
 from .lazy import lazy_form
 from .outbox import Text, encode
@@ -146,6 +146,8 @@ class Batcher:
         self.finished = (record, done)
         body[wire.CHANGES] = done
         body["replayed"] = record.replayed
+        if record.children:  # a turn that delegated: its tree of runs (ipython/run_tree.py)
+            body[run_tree.RUN_TREE] = run_tree.run_tree(record)
         prompt = record.prompt
         if prompt is not None and prompt is not run.prompt:
             # Counted again at the end (the tokenizer came up during the turn): the new counts.

@@ -3,7 +3,9 @@
 //   needsTurn    the panel needs a turn ("No turns yet" before the first)
 //   idle(ctx)    a reason to grey the tab out (it stays in place), or null
 //   onScrollTop(ctx)  the user scrolled up to the top of its panel
-// ctx = {store, view, turn, update(fn), select(index)}; see ../view.js.
+// ctx = {store, view, turn, team, update(fn), select(index), scope(runId)}; see ../view.js. ``turn``
+// is the run the tabs show: the selected turn, or the run of its tree picked in Runs (``team`` is
+// the selected turn itself).
 
 import compare from "./compare.js";
 import context from "./context.js";
@@ -11,7 +13,8 @@ import history from "./history.js";
 import preview from "./preview.js";
 import prompt from "./prompt.js";
 import request from "./request.js";
+import runs from "./runs.js";
 import state from "./state.js";
 import tools from "./tools.js";
 
-export const TABS = [prompt, request, tools, state, context, history, preview, compare];
+export const TABS = [prompt, request, tools, state, context, runs, history, preview, compare];

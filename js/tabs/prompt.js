@@ -6,7 +6,7 @@ import { callPicker, loading, messageView, modelCalls, pickedCall, sectionsView 
 
 function callMessages(ctx, call) {
   const { store, turn } = ctx;
-  const request = store.requests.get(turn.index + ":" + call.call);
+  const request = store.requests.get((turn.requestKey ?? turn.index) + ":" + call.call);
   if (!request) {
     store.needRequest(turn.index, call.call);
     return empty("Loading call " + (call.call + 1) + "…");

@@ -13,7 +13,7 @@ export default {
     if (!turn.loaded) return loading(ctx);
     const call = pickedCall(ctx);
     if (!call) return empty("No request sent yet.");
-    const request = store.requests.get(turn.index + ":" + call.call);
+    const request = store.requests.get((turn.requestKey ?? turn.index) + ":" + call.call);
     const out = h("div", {}, callPicker(ctx, "request of"));
     if (!request) {
       store.needRequest(turn.index, call.call);

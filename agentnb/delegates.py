@@ -1,0 +1,203 @@
+"""The tools that delegate: an agent as a tool (``Agent.as_tool``) and a handoff
+(``transfer_to_<name>``). Both are tools whose call starts a child run (``agentnb.delegation``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .delegation import Assignment, Delegation, current_site
+from .errors import ConfigurationError, DelegationError, TeamDefinitionError
+from .events import PromptSection
+from .messages import Message
+from .prompt import PLACEHOLDER
+from .tools import Tool
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def tool_name(name: str) -> str:
+    """A name the model can call (letters, digits, ``_`` and ``-``)."""
+    return _UNSAFE.sub("_", name).strip("_") or "agent"
+
+
+def member_id(name: str) -> str:
+    """A member's id as the leader writes it (Agno: the name made URL-safe)."""
+    return _UNSAFE.sub("-", name.strip().lower()).strip("-") or "member"
+
+
+def task_sections(task: str, blocks: Sequence[tuple[str, str]], source: str) -> tuple[str, tuple[PromptSection, ...]]:
+    """The member's message: each (source, block) then the task, each part a section
+    labelled with the option that produced it."""
+    text, sections = "", []
+    for block_source, block in blocks:
+        if block:
+            piece = f"{block}\n\n"
+            sections.append(PromptSection(source=block_source, text=block, start=len(text), end=len(text) + len(block)))
+            text += piece
+    sections.append(PromptSection(source=source, text=task, start=len(text), end=len(text) + len(task)))
+    return text + task, tuple(sections)
+
+
+def check_failed(record: Any) -> None:
+    """A member run that ended without an answer fails the delegate call (the child run stays
+    in the record, adopted by the parent)."""
+    if record.status != "ok":
+        raise DelegationError(f"member {record.agent!r} failed: {record.error}")
+
+
+def agent_tool(
+    member: Any,
+    name: str | None = None,
+    description: str | None = None,
+    *,
+    state: str = "none",
+    inputs_from_state: Mapping[str, str] | None = None,
+    outputs_to_state: Mapping[str, Mapping[str, Any]] | None = None,
+    memory: str = "per-call",
+) -> Tool:
+    """``member`` as a tool with one parameter, ``task``: the parent keeps control and gets the
+    member's answer as the result (see ``Agent.as_tool``)."""
+    if not (hasattr(member, "_new_turn") and hasattr(member, "prompt")):
+        raise ConfigurationError(f"as_tool needs an agent to wrap; got {type(member).__name__}: {member!r}")
+    name = tool_name(name or member.name)
+    delegation = Delegation(
+        kind="as_tool",
+        state=state,  # type: ignore[arg-type]
+        inputs_from_state=dict(inputs_from_state or {}),
+        outputs_to_state={k: dict(v) for k, v in (outputs_to_state or {}).items()},
+        memory=memory,  # type: ignore[arg-type]
+    )
+    if state != "none" and (inputs_from_state or outputs_to_state):
+        raise ConfigurationError(f"{name}: inputs_from_state / outputs_to_state map keys only with state='none' (state={state!r} passes the whole state)")
+
+    variables = prompt_variables(member, delegation.inputs_from_state.values() if state == "none" else ())
+
+    def run(task: str, **values: Any) -> str:
+        text, sections = task_sections(task, (), f"task (as_tool {name})")
+        (record,) = current_site().run_members([Assignment(member, text, sections, label=task, state_values=values)])
+        check_failed(record)
+        return record.content or ""
+
+    properties: dict[str, Any] = {"task": {"type": "string", "description": f"The task for {member.name}, with everything it needs to know."}}
+    properties.update({v: {"type": "string"} for v in variables})
+    tool = Tool(
+        name=name,
+        description=description or member.prompt.description or member.prompt.role or f"Ask the agent {member.name!r} to do a task; it answers with text.",
+        parameters={"type": "object", "properties": properties, "required": ["task", *variables]},
+        function=run,
+    )
+    tool.delegation = delegation  # type: ignore[attr-defined]
+    tool.member = member  # type: ignore[attr-defined]
+    return tool
+
+
+def prompt_variables(member: Any, mapped: Iterable[str]) -> list[str]:
+    """``{placeholders}`` of the member's instructions that nothing fills: not its state, not a
+    mapped key (Haystack's AgentTool asks the caller for each, as a string parameter)."""
+    instructions = member.prompt.instructions
+    texts = [instructions] if isinstance(instructions, str) else list(instructions) if isinstance(instructions, (list, tuple)) else []
+    taken = {*member.state.data, *mapped, *member.dependencies, "task"}
+    found = [m.group(1) for text in texts if isinstance(text, str) for m in PLACEHOLDER.finditer(text)]
+    return [v for v in dict.fromkeys(found) if v not in taken]
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """A handoff to ``agent`` (OpenAI's ``handoff(agent, input_filter=...)``)."""
+
+    agent: Any
+    """The agent that takes over."""
+    input_filter: Callable[[list[Message]], Sequence[Message]] | None = None
+    """Given the conversation before the user's message, returns what the new agent receives
+    (default: all of it, as OpenAI)."""
+    tool_name_override: str | None = None
+    """The tool's name (default ``transfer_to_<name>``)."""
+    tool_description_override: str | None = None
+    """The tool's description."""
+
+    @property
+    def tool_name(self) -> str:
+        """What the model calls to hand off."""
+        return self.tool_name_override or f"transfer_to_{tool_name(self.agent.name).lower()}"
+
+
+def handoff(agent: Any, *, input_filter: Callable[[list[Message]], Sequence[Message]] | None = None, tool_name_override: str | None = None, tool_description_override: str | None = None) -> Handoff:
+    """A handoff with options (OpenAI's ``handoff()``); ``Agent(handoffs=[agent])`` takes plain agents too."""
+    if input_filter is not None and not callable(input_filter):
+        raise ConfigurationError(f"input_filter must be a function (messages) -> messages; got {input_filter!r}")
+    return Handoff(agent, input_filter, tool_name_override, tool_description_override)
+
+
+def as_handoff(item: Any) -> Handoff:
+    """A handoff from an agent or a Handoff."""
+    if isinstance(item, Handoff):
+        return item
+    if hasattr(item, "_new_turn") and hasattr(item, "name"):
+        return Handoff(item)
+    raise ConfigurationError(f"handoffs=[...] takes agents or handoff(agent, ...); got {type(item).__name__}: {item!r}")
+
+
+def check_handoffs(owner: str, specs: Sequence[Handoff]) -> None:
+    """Two handoffs may not derive one tool name (OpenAI refuses it the same way)."""
+    seen: dict[str, Handoff] = {}
+    for spec in specs:
+        other = seen.get(spec.tool_name)
+        if other is not None:
+            raise TeamDefinitionError(
+                f"agent {owner!r}: handoffs to {other.agent.name!r} and {spec.agent.name!r} both make the tool "
+                f"`{spec.tool_name}`; give one handoff(agent, tool_name_override=...)"
+            )
+        seen[spec.tool_name] = spec
+
+
+def handoff_tool(owner: Any, spec: Handoff) -> Tool:
+    """``transfer_to_<name>``: the target answers the user's message for the rest of the turn,
+    and stays in charge of ``owner`` for the next turns (until handed back or reset)."""
+    target = spec.agent
+
+    def transfer() -> str:
+        site = current_site()
+        if target.name in site.parent.path:  # handing back to an agent that is running
+            target.in_charge = None
+            target._handed_back = True  # the handoff that is running must not take over again
+            return f"Control goes back to {target.name} from the next message."
+        message, earlier = _conversation(site.ctx.messages)
+        if spec.input_filter is not None:
+            earlier = [m for m in spec.input_filter(list(earlier))]
+            if not all(isinstance(m, Message) for m in earlier):
+                raise DelegationError(f"input_filter of the handoff to {target.name!r} must return messages")
+        sections = (PromptSection(source=f"handoff ({spec.tool_name})", text=message, start=0, end=len(message)),)
+        (record,) = site.run_members([Assignment(target, message, sections, tuple(earlier), label=message)])
+        check_failed(record)
+        return record.content or ""
+
+    tool = Tool(
+        name=spec.tool_name,
+        description=spec.tool_description_override or f"Handoff to the {target.name} agent to handle the request. {target.prompt.description or target.prompt.role or ''}".strip(),
+        parameters={"type": "object", "properties": {}},
+        function=transfer,
+    )
+
+    def taken_over(ctx: Any, assignment: Assignment, record: Any) -> None:
+        if getattr(owner, "_handed_back", False):
+            owner._handed_back = False
+        elif record.status == "ok":
+            owner.in_charge = target
+
+    tool.delegation = Delegation(kind="handoff", state="live", memory="member", respond_directly=True, on_answer=taken_over)  # type: ignore[attr-defined]
+    tool.member = target  # type: ignore[attr-defined]
+    return tool
+
+
+def _conversation(messages: Sequence[Message]) -> tuple[str, list[Message]]:
+    """(the user's message of this run, the conversation before it without system prompts)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            return messages[i].content or "", [m for m in messages[:i] if m.role != "system"]
+    raise DelegationError("a handoff needs the user's message; this run has none")
+
+
+__all__ = ["Handoff", "agent_tool", "as_handoff", "check_handoffs", "handoff", "prompt_variables", "handoff_tool", "member_id", "task_sections", "tool_name"]

@@ -1,0 +1,208 @@
+"""What the inspector is sent about a turn's tree of runs: the team turn, its delegations, the
+member runs and their own delegations, at any depth.
+
+Everything here is computed from the turn records and their events (lineage on ``RunStarted``,
+``child_run_id`` on the delegate call, ``merge`` causes on the parent's state changes), so the
+browser only renders it:
+
+- ``run_tree(turn)``: one node per run (path, status, duration, own / total tokens, the
+  delegation that started it with its task, the ledger of what crossed the boundary) nested in
+  call order; ``lanes`` for the delegations of one response that ran side by side.
+- ``run_message(turn, run_id)``: the ``run`` reply to ``need_run``: one run of the tree in the
+  shape of a ``turn`` reply (events, state, change summary), so every tab can be re-scoped to
+  it, plus its breadcrumb and its prompt's sections labelled by what produced them (its own
+  options, and the task and blocks the team added to its message).
+
+Wire names for these live here (``TREE_WIRE``), apart from ``wire.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..events import ModelRequested, ModelResponded, PromptRendered, ToolCallFinished, ToolCallStarted
+from ..render import change_text, value_text
+from . import wire
+from .compact import compact_changes, compact_event, turn_state
+from .lazy import lazy_form
+
+if TYPE_CHECKING:
+    from ..history import TurnRecord
+
+RUN_TREE = "run_tree"
+"""Key of a snapshot's or turn reply's run tree (only for a turn that delegated)."""
+NEED_RUN = "need_run"
+"""Browser -> kernel: send run ``run_id`` of turn ``turn`` (a node of its tree)."""
+RUN = "run"
+"""Kernel -> browser: one run of a turn's tree (see ``run_message``)."""
+RUN_ID = "run_id"
+"""The run a ``need_run`` / ``run`` message is about."""
+IN_CHARGE = "in_charge"
+"""The agent a handoff left answering this agent's turns (header), when it is another."""
+
+TREE_WIRE: dict[str, str] = {"RUN_TREE": RUN_TREE, "NEED_RUN": NEED_RUN, "RUN": RUN, "RUN_ID": RUN_ID, "IN_CHARGE": IN_CHARGE}
+"""The names above, as the browser spells them."""
+
+
+def run_tree(turn: TurnRecord) -> dict[str, Any]:
+    """The turn and every run below it, nested in call order."""
+    return _node(turn, None, None)
+
+
+def _node(run: TurnRecord, parent: TurnRecord | None, call: ToolCallFinished | None) -> dict[str, Any]:
+    calls = {c.tool_call_id: c for c in run.tool_calls}
+    starts = {e.tool_call_id: e.at for e in run.events if isinstance(e, ToolCallStarted)}
+    children = []
+    for child in run.children:
+        started = child.started
+        via = calls.get(started.parent_tool_call_id or "") if started is not None else None
+        children.append(_node(child, run, via))
+    node: dict[str, Any] = {
+        "run_id": run.run_id,
+        "path": list(run.path),
+        "agent": run.agent,
+        "turn": run.index,
+        "status": run.status,
+        "error": run.error,
+        "duration_ms": round(run.duration_ms, 3),
+        "tokens_own": run.usage.total_tokens,
+        "tokens_total": run.usage_total.total_tokens,
+        "estimated": run.usage.estimated,
+        "model_calls": len(run.model_calls),
+        "tool_calls": [
+            {"id": c.tool_call_id, "name": c.name, "error_kind": c.error_kind, "child_run_id": c.child_run_id,
+             "hooks": [{"name": h.name, "outcome": h.outcome} for h in c.hooks], "answered_by": c.answered_by}
+            for c in run.tool_calls
+        ],
+        "children": children,
+    }
+    if parent is not None:
+        node["delegation"] = {
+            "tool": call.name if call is not None else None,
+            "tool_call_id": call.tool_call_id if call is not None else None,
+            "task": run.message,
+            "answer": run.content,
+        }
+        node["ledger"] = ledger(parent, run, call)
+    lanes = _lanes(run, starts)
+    if lanes:
+        node["lanes"] = lanes
+    return node
+
+
+def ledger(parent: TurnRecord, child: TurnRecord, call: ToolCallFinished | None) -> dict[str, Any]:
+    """What crossed the boundary of one delegation: ``down`` (the state the member started
+    from), ``changed`` (its own changes, with authors), ``up`` (what the parent took, each path
+    with its whole chain) and ``refused`` (why not, when a merge was refused)."""
+    down = [{"key": k, "value": value_text(v, 120)} for k, v in child.state_start.items()]
+    changed = [{"text": change_text(c), "authors": list(c.authors)} for c in child.changes().keys]
+    up = []
+    call_id = call.tool_call_id if call is not None else None
+    for change in parent.state_changes:
+        cause = change.cause
+        if cause.kind == "merge" and cause.tool_call_id == call_id and cause.name == child.agent:
+            for op in change.patch:
+                up.append({"op": op["op"], "path": op["path"], "value": value_text(op.get("value"), 120), "chain": cause.chain()})
+    refused = call.error if call is not None and call.error_kind == "merge_conflict" else None
+    return {"down": down, "changed": changed, "up": up, "refused": refused}
+
+
+def _lanes(run: TurnRecord, starts: dict[str, float]) -> list[dict[str, Any]]:
+    """The delegations of one response that ran side by side: one lane per member with its model
+    and tool calls as bars (ms from the first start), and the order their changes were applied."""
+    by_call: dict[int, list[TurnRecord]] = {}
+    calls = {c.tool_call_id: c for c in run.tool_calls}
+    for child in run.children:
+        started = child.started
+        finished = calls.get(started.parent_tool_call_id or "") if started is not None else None
+        if finished is not None:
+            by_call.setdefault(finished.call, []).append(child)
+    out = []
+    for call, children in sorted(by_call.items()):
+        if len(children) < 2:
+            continue
+        origin = min(c.started_at for c in children)
+        lanes = []
+        for order, child in enumerate(children, 1):
+            finished = calls[child.started.parent_tool_call_id]  # type: ignore[union-attr, index]
+            lanes.append({
+                "run_id": child.run_id,
+                "agent": child.agent,
+                "merge_order": order,
+                "conflict": finished.error_kind == "merge_conflict",
+                "start_ms": round((child.started_at - origin) * 1000, 3),
+                "end_ms": round((child.started_at - origin) * 1000 + child.duration_ms, 3),
+                "bars": list(_bars(child.events, origin)),
+            })
+        out.append({"call": call, "lanes": lanes})
+    return out
+
+
+def _bars(events: Iterable[Any], origin: float) -> Iterable[dict[str, Any]]:
+    requested: dict[int, float] = {}
+    started: dict[str, float] = {}
+    for e in events:
+        if isinstance(e, ModelRequested):
+            requested[e.call] = e.at
+        elif isinstance(e, ModelResponded) and e.call in requested:
+            start = (requested[e.call] - origin) * 1000
+            yield {"kind": "model", "label": f"model call {e.call + 1}", "start_ms": round(start, 3), "end_ms": round(start + e.duration_ms, 3)}
+        elif isinstance(e, ToolCallStarted):
+            started[e.tool_call_id] = e.at
+        elif isinstance(e, ToolCallFinished) and e.tool_call_id in started:
+            start = (started[e.tool_call_id] - origin) * 1000
+            yield {"kind": "tool", "label": e.name, "start_ms": round(start, 3), "end_ms": round(start + e.duration_ms, 3), "error": e.error_kind}
+
+
+def find_run(turn: TurnRecord, run_id: str) -> TurnRecord:
+    """The run ``run_id`` of a turn's tree."""
+    for run in turn.walk():
+        if run.run_id == run_id:
+            return run
+    raise LookupError(f"turn {turn.index + 1} has no run {run_id!r} in its tree")
+
+
+def run_message(turn: TurnRecord, run_id: str, agent: Any) -> dict[str, Any]:
+    """One run of the tree, in the shape of a ``turn`` reply, with its breadcrumb and labelled
+    prompt sections."""
+    run = find_run(turn, run_id)
+    # A member's record keeps the state it ran on (its view of the parent's), not its own now;
+    # it is sent whole (the browser asks for parts of a turn's state by turn, not by run).
+    state, stubs = lazy_form(turn_state(run, agent)) if run is turn else (copy.deepcopy(dict(run.state_after)), {})
+    return {
+        wire.KIND: RUN,
+        wire.TURN_INDEX: turn.index,
+        RUN_ID: run.run_id,
+        wire.PATH: list(run.path),
+        "breadcrumb": " ▸ ".join(run.path) + f" (its turn {run.number})",
+        wire.EVENTS: [compact_event(e) for e in run.events],
+        wire.STATE: state,
+        wire.STUBS: stubs,
+        wire.CHANGES: compact_changes(run.changes()),
+        "sections": prompt_sections(run.prompt),
+        # A member run's requests come with it (the Request tab asks the kernel by turn index).
+        "requests": {str(c.index): c.request for c in run.model_calls},
+    }
+
+
+def prompt_sections(prompt: PromptRendered | None) -> list[dict[str, Any]]:
+    """The run's prompt as sent, part by part: the system prompt's sections (by option, with
+    their tokens) and the user message's (the task and what the team added, by option)."""
+    if prompt is None:
+        return []
+    tokens = list(prompt.tokens.sections) if prompt.tokens is not None else []
+    out = [
+        {"message": "system", "source": s.source, "text": s.text, "tokens": tokens[i] if i < len(tokens) else None}
+        for i, s in enumerate(prompt.sections)
+    ]
+    user = prompt.user_sections or ()
+    if user:
+        out += [{"message": "user", "source": s.source, "text": s.text, "tokens": None} for s in user]
+    else:
+        out.append({"message": "user", "source": "user message", "text": prompt.user_prompt, "tokens": prompt.tokens.user if prompt.tokens else None})
+    return out
+
+
+__all__ = ["IN_CHARGE", "NEED_RUN", "RUN", "RUN_ID", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_tree"]

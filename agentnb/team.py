@@ -1,0 +1,426 @@
+"""Team: a leader agent whose tools delegate to member agents (Agno's ``Team``).
+
+A Team is configuration over agents: the leader is an ``Agent`` whose system prompt opens with a
+``<team_members>`` block and whose tools are ``delegate_task_to_member(member_id, task)`` (or
+``delegate_task_to_members(task)`` in broadcast mode). Each delegation is a child run
+(``agentnb.delegation``); members run on a copy of the team's state by default. Agno's names and
+defaults are kept so Agno team code ports by changing imports (``tasks`` mode is not supported).
+"""
+
+from __future__ import annotations
+
+import copy
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .agent import Agent
+from .delegates import check_failed, member_id, task_sections
+from .delegation import Assignment, Delegation, current_site
+from .errors import DelegationError, TeamDefinitionError
+from .run_context import RunContext
+from .tools import Tool
+
+MODES = ("coordinate", "route", "broadcast")
+
+_HOW_TO_RESPOND = {
+    "coordinate": (
+        "You lead a team in coordinate mode. When a request needs a member's expertise, hand each part to the "
+        "member best suited with `delegate_task_to_member`, giving a clear, self-contained task; then combine "
+        "their answers into your reply. Answer simple requests yourself."
+    ),
+    "route": (
+        "You lead a team in route mode. Send the request to the single member best suited with "
+        "`delegate_task_to_member`; that member's answer goes to the user as it is."
+    ),
+    "broadcast": (
+        "You lead a team in broadcast mode. Send the request to every member at once with "
+        "`delegate_task_to_members`; then combine their answers into your reply."
+    ),
+}
+
+
+class Team(Agent):
+    """A leader agent and its members (agents or teams). ``mode``: ``coordinate`` (the leader
+    delegates and answers), ``route`` (the chosen member's answer is the team's) or ``broadcast``
+    (every member gets the task at once)."""
+
+    def __init__(
+        self,
+        *positional: Any,
+        name: str | None = None,
+        members: Sequence[Any] | None = None,
+        model: Any = None,
+        mode: str = "coordinate",
+        respond_directly: bool | None = None,
+        delegate_to_all_members: bool | None = None,
+        share_member_interactions: bool = False,
+        add_team_history_to_members: bool = False,
+        num_team_history_runs: int = 3,
+        add_member_tools_to_context: bool = False,
+        determine_input_for_members: bool = True,
+        member_state: str = "copy",
+        **agent_options: Any,
+    ) -> None:
+        # Team("name", [members], model) as agentnb's Agent; Team([members], name=...) as Agno's.
+        for value in positional:
+            if isinstance(value, str) and name is None:
+                name = value
+            elif isinstance(value, (list, tuple)) and members is None:
+                members = value
+            elif model is None and not isinstance(value, (str, list, tuple)):
+                model = value
+            else:
+                raise TeamDefinitionError(f"Team() got {value!r} twice or in the wrong place: Team(name, members=[...], model=...)")
+        if mode not in MODES:
+            hint = " (Agno's tasks mode is not supported)" if mode == "tasks" else ""
+            raise TeamDefinitionError(f"mode must be one of {', '.join(MODES)}; got {mode!r}{hint}")
+        self.members: list[Agent] = list(members or [])
+        _check_members(name or "team", self.members)
+        self.mode = mode
+        self.respond_directly = mode == "route" if respond_directly is None else bool(respond_directly)
+        """The member's answer is the team's (Agno: route mode sets it)."""
+        self.delegate_to_all_members = mode == "broadcast" if delegate_to_all_members is None else bool(delegate_to_all_members)
+        """Every member gets each task at once (Agno: broadcast mode sets it)."""
+        self.share_member_interactions = bool(share_member_interactions)
+        """Members see the earlier delegations of this run (``<member_interaction_context>``)."""
+        self.add_team_history_to_members = bool(add_team_history_to_members)
+        """Members see the team's last runs (``<team_history_context>``)."""
+        self.num_team_history_runs = int(num_team_history_runs)
+        self.add_member_tools_to_context = bool(add_member_tools_to_context)
+        self.determine_input_for_members = bool(determine_input_for_members)
+        """False: members get the user's message as it is, not the leader's task (Agno)."""
+        self.member_state = member_state
+        """How the team's state reaches members: copy (Agno), live or none."""
+        self._interactions: dict[str, list[tuple[str, str, str]]] = {}
+        self._delegate_tools: dict[bool, Tool] = {}
+        super().__init__(name or "team", model, **agent_options)
+        self._definition.update(members=self.members, mode=mode, respond_directly=respond_directly, delegate_to_all_members=delegate_to_all_members,
+                                share_member_interactions=share_member_interactions, add_team_history_to_members=add_team_history_to_members,
+                                num_team_history_runs=num_team_history_runs, add_member_tools_to_context=add_member_tools_to_context,
+                                determine_input_for_members=determine_input_for_members, member_state=member_state)
+        self._definition.pop("agent_options", None)
+        self._definition.update(agent_options)
+
+    # -- members ------------------------------------------------------------------------------
+
+    def member(self, key: str) -> Agent:
+        """The member with this id or name (``team.member("researcher")``)."""
+        for member in self.members:
+            if key in (member.name, member_id(member.name)):
+                return member
+        raise DelegationError(f"team {self.name!r} has no member {key!r}; members: {', '.join(member_id(m.name) for m in self.members) or '(none)'}")
+
+    def find(self, path: str | Sequence[str]) -> Agent:
+        """A member at any depth: ``team.find("sub/researcher")``."""
+        parts = path.split("/") if isinstance(path, str) else list(path)
+        agent: Agent = self
+        for part in parts:
+            if not isinstance(agent, Team):
+                raise DelegationError(f"{agent.name!r} is an agent, not a team; it has no member {part!r}")
+            agent = agent.member(part)
+        return agent
+
+    def observe_member(self, path: str | Sequence[str], task: str) -> Any:
+        """What the member at ``path`` (``"researcher"``, ``"sub/researcher"``) would receive if
+        the team delegated ``task`` to it now — its prompt rendered from its view of the team's
+        current state, the task with the blocks the team adds — without calling any model."""
+        parts = path.split("/") if isinstance(path, str) else list(path)
+        team: Team = self
+        view = copy.deepcopy(dict(self.state.data))
+        for i, part in enumerate(parts):
+            member = team.member(part)
+            private = copy.deepcopy(dict(member.state.data))
+            schema = member.state.schema if member.state.has_schema else None
+            given = {k: v for k, v in view.items() if schema is None or k in schema} if team.member_state != "none" else {}
+            view = {**private, **given}
+            if i < len(parts) - 1:
+                if not isinstance(member, Team):
+                    raise DelegationError(f"{member.name!r} is an agent, not a team; it has no member {parts[i + 1]!r}")
+                team = member
+        blocks = [("add_team_history_to_members", team._history_block(""))] if team.add_team_history_to_members else []
+        text, sections = task_sections(task, blocks, "task (delegate_task_to_member)")
+        with member._running():
+            own = thaw_copy(member.state.data)
+            member.state.replace_data(view)
+            try:
+                observation = member.observe(text)
+            finally:
+                member.state.replace_data(own)
+                member.state.frozen(consume=True)
+        observation.user_sections = sections
+        return observation
+
+    def all_tools(self) -> list[Tool]:
+        tools = super().all_tools()
+        taken = {t.name for t in tools}
+        # Built once per kind: a tool's schema is compiled when it is made.
+        broadcast = self.delegate_to_all_members
+        tool = self._delegate_tools.get(broadcast)
+        if tool is None:
+            tool = self._delegate_tools[broadcast] = self._broadcast_tool() if broadcast else self._member_tool()
+        return tools if tool.name in taken else [*tools, tool]
+
+    def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]:
+        """The ``<team_members>`` block and how to respond in this mode."""
+        mode = "broadcast" if self.delegate_to_all_members else ("route" if self.respond_directly else "coordinate")
+        return [
+            ("team_members", f"<team_members>\n{self._members_block(0)}</team_members>\n\n"),
+            ("team_mode", f"<how_to_respond>\n{_HOW_TO_RESPOND[mode]}\n</how_to_respond>\n\n"),
+        ]
+
+    def _members_block(self, indent: int) -> str:
+        pad, text = " " * indent, ""
+        for member in self.members:
+            if isinstance(member, Team):
+                text += f'{pad}<member id="{member_id(member.name)}" name="{member.name}" type="team">\n'
+                if member.prompt.description:
+                    text += f"{pad}  Description: {member.prompt.description}\n"
+                text += member._members_block(indent + 2)
+            else:
+                text += f'{pad}<member id="{member_id(member.name)}" name="{member.name}">\n'
+                if member.prompt.role:
+                    text += f"{pad}  Role: {member.prompt.role}\n"
+                if member.prompt.description:
+                    text += f"{pad}  Description: {member.prompt.description}\n"
+                names = [t.name for t in member.all_tools()]
+                if self.add_member_tools_to_context and names:
+                    text += f"{pad}  Tools: {', '.join(names)}\n"
+            text += f"{pad}</member>\n"
+        return text
+
+    # -- delegate tools -------------------------------------------------------------------------
+
+    def _delegation(self, kind_of_key: Any) -> Delegation:
+        return Delegation(
+            kind="team",
+            state=self.member_state,  # type: ignore[arg-type]
+            memory=None,  # type: ignore[arg-type]
+            respond_directly=self.respond_directly,
+            member_key=kind_of_key,
+            on_answer=self._remember,
+        )
+
+    def _member_tool(self) -> Tool:
+        def delegate_task_to_member(member_id: str, task: str) -> str:
+            member = self.member(member_id)
+            (record,) = current_site().run_members([self._assignment(member, task, "delegate_task_to_member")])
+            check_failed(record)
+            return record.content or ""
+
+        tool = Tool(
+            name="delegate_task_to_member",
+            description="Use this function to delegate a task to the selected team member. You must provide a clear and concise description of the task the member should achieve AND the expected output.",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "member_id": {"type": "string", "description": "The ID of the member to delegate the task to. Use only the ID of the member, for example `web-researcher`."},
+                    "task": {"type": "string", "description": "A clear and concise description of the task the member should achieve."},
+                },
+                "required": ["member_id", "task"],
+            },
+            function=delegate_task_to_member,
+        )
+        tool.delegation = self._delegation(_member_of_call)  # type: ignore[attr-defined]
+        return tool
+
+    def _broadcast_tool(self) -> Tool:
+        def delegate_task_to_members(task: str) -> str:
+            records = current_site().run_members([self._assignment(m, task, "delegate_task_to_members") for m in self.members])
+            parts = []
+            for record in records:
+                answer = record.content if record.status == "ok" else f"Error: member {record.agent!r} failed: {record.error}"
+                parts.append(f"Agent {record.agent}: {answer}")
+            return "\n\n".join(parts)
+
+        tool = Tool(
+            name="delegate_task_to_members",
+            description="Use this function to delegate a task to all the member agents and return a response.",
+            parameters={
+                "type": "object",
+                "properties": {"task": {"type": "string", "description": "A clear and concise description of the task to send to all the member agents."}},
+                "required": ["task"],
+            },
+            function=delegate_task_to_members,
+        )
+        tool.delegation = self._delegation(lambda call: None)  # type: ignore[attr-defined]
+        return tool
+
+    def _assignment(self, member: Agent, task: str, tool: str) -> Assignment:
+        """The member's message: the interaction and history blocks (by Agno's options), then the task."""
+        site = current_site()
+        source = f"task ({tool})"
+        if not self.determine_input_for_members:
+            task, source = _user_message(site.ctx.messages), "user message (determine_input_for_members=False)"
+        blocks: list[tuple[str, str]] = []
+        if self.share_member_interactions:
+            blocks.append(("share_member_interactions", _interactions_block(self._interactions.get(site.parent.run_id, []))))
+        if self.add_team_history_to_members:
+            # A member team is given its own history, an agent the team's (Agno).
+            history = member._history_block("") if isinstance(member, Team) else self._history_block(site.parent.run_id)
+            blocks.append(("add_team_history_to_members", history))
+        text, sections = task_sections(task, blocks, source)
+        return Assignment(member, text, sections, label=task)
+
+    def _remember(self, ctx: RunContext, assignment: Assignment, record: Any) -> None:
+        answer = record.content if record.status == "ok" else f"(failed: {record.error})"
+        self._interactions.setdefault(ctx.run_id, []).append((assignment.member.name, assignment.label, answer or ""))
+
+    def _history_block(self, running: str) -> str:
+        turns = [t for t in self.history if t.run_id != running and t.status == "ok"][-self.num_team_history_runs :] if self.num_team_history_runs else []
+        if not turns:
+            return ""
+        lines = ["<team_history_context>"]
+        for i, turn in enumerate(turns, 1):
+            lines += [f"[run-{i}]", f"input: {turn.message}", f"response: {turn.content}", ""]
+        lines.append("</team_history_context>")
+        return "\n".join(lines)
+
+    # -- the whole tree: sessions, recordings, reset, fork -------------------------------------
+
+    def modules(self, name: str | None = None) -> dict[str, Agent]:
+        """The team and every member at any depth as named state modules, for one session:
+        ``{"team": team, "team/researcher": researcher, ...}`` (AgentScope's
+        ``save_session_state(**modules)`` shape); ``name`` replaces the team's name as the root."""
+        root = name or self.name
+        out: dict[str, Agent] = {root: self}
+        for member in self.members:
+            if isinstance(member, Team):
+                out.update(member.modules(f"{root}/{member.name}"))
+            else:
+                out[f"{root}/{member.name}"] = member
+        return out
+
+    def attach_recording(self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent", mode: str | None = None) -> Any:
+        """Replay from and record to ``session`` — the team and each member as a module of its
+        own (``<module>/<member>``), so each replays by its own turns and calls."""
+        recording = super().attach_recording(session, session_id, fresh=fresh, module=module, mode=mode)
+        for path, member in self.modules(module).items():
+            if member is not self:
+                Agent.attach_recording(member, recording.session, recording.session_id, fresh=fresh, module=path, mode=mode)
+        return recording
+
+    def detach_session(self) -> None:
+        super().detach_session()
+        for member in self.members:
+            member.detach_session()
+
+    def resume(self) -> int:
+        """Take over everything the recording holds, for the team and every member."""
+        count = super().resume()
+        for member in self.modules().values():
+            if member is not self and member.recording is not None:
+                Agent.resume(member)
+        self.relink()
+        return count
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
+        super().load_state_dict(state_dict, strict)
+        self.relink()
+
+    def relink(self) -> None:
+        """Rebuild each run's ``children`` from the lineage its members' runs carry (after a load)."""
+        agents = list(self.modules().values())
+        runs = {t.run_id: t for a in agents for t in a.history}
+        for turn in runs.values():
+            turn.children.clear()
+        for agent in agents:
+            for turn in agent.history:
+                parent = runs.get(turn.parent_run_id or "")
+                if parent is not None:
+                    parent.children.append(turn)
+        order = {run_id: i for turn in runs.values() for i, run_id in enumerate(_child_ids(turn))}
+        for turn in runs.values():
+            turn.children.sort(key=lambda child: order.get(child.run_id, 0))
+
+    def reset(self) -> None:
+        """The team and every member back to their definitions: no turns, no conversation."""
+        super().reset()
+        for member in self.members:
+            member.reset()
+        self._interactions.clear()
+
+    def fork(self, name: str | None = None, *, turn: int | None = None) -> Team:
+        """A new team with forked members, as the tree is now or as it was at the end of the
+        team's turn ``turn``: each member keeps the runs it made up to there."""
+        upto = self.history[: turn if turn is not None else len(self.history)]
+        ran = {r.run_id for t in upto for r in t.walk()}
+        members = []
+        for member in self.members:
+            kept = sum(1 for t in member.history if t.run_id in ran)
+            members.append(member.fork(member.name, turn=kept) if kept else member.fork(member.name) if turn is None else _fresh(member))
+        forked = Team(name or f"{self.name}_fork", **{**self._definition, "members": members})
+        forked.model = self.model
+        forked._initial_state = copy.deepcopy(self._initial_state)
+        forked._parent = weakref.ref(self)
+        forked.restore(self.snapshot() if turn is None else self.snapshot_at(turn))
+        forked.forked_at = len(forked.history)
+        forked.relink()
+        return forked
+
+    def __repr__(self) -> str:
+        members = ", ".join(m.name for m in self.members)
+        return f"Team({self.name!r}, mode={self.mode}, members=[{members}], model={self.model.label}, turns={len(self.history)})"
+
+
+def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain deep copy of a state's data."""
+    return copy.deepcopy(dict(data))
+
+
+def _user_message(messages: Sequence[Any]) -> str:
+    """The user's message of the run delegating."""
+    return next((m.content or "" for m in reversed(messages) if m.role == "user"), "")
+
+
+def _fresh(member: Agent) -> Agent:
+    """A member as defined, with no runs (a fork from before its first run)."""
+    fresh = member.fork(member.name)
+    fresh.reset()
+    return fresh
+
+
+def _child_ids(turn: Any) -> list[str]:
+    """The runs a turn's delegations started, in call order."""
+    ids: list[str] = []
+    for call in turn.tool_calls:
+        ids.extend(call.child_run_ids or ([call.child_run_id] if call.child_run_id else []))
+    return ids
+
+
+def _member_of_call(tool_call: Any) -> str | None:
+    try:
+        arguments = tool_call.parsed_arguments()
+    except ValueError:
+        return None
+    value = arguments.get("member_id") if isinstance(arguments, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _interactions_block(interactions: Iterable[tuple[str, str, str]]) -> str:
+    items = list(interactions)
+    if not items:
+        return ""
+    text = "<member_interaction_context>\nSee below interactions with other team members.\n"
+    for member, task, answer in items:
+        text += f"Member: {member}\nTask: {task}\nResponse: {answer}\n\n"
+    return text + "</member_interaction_context>"
+
+
+def _check_members(name: str, members: Sequence[Any], seen: tuple[str, ...] = ()) -> None:
+    """Members are agents with distinct names, and no team contains itself."""
+    ids: dict[str, str] = {}
+    for member in members:
+        if not isinstance(member, Agent):
+            raise TeamDefinitionError(f"team {name!r}: members must be agents or teams; got {type(member).__name__}: {member!r}")
+        key = member_id(member.name)
+        if key in ids:
+            raise TeamDefinitionError(f"team {name!r}: member {member.name!r} is named twice; give each member its own name")
+        ids[key] = member.name
+        if member.name == name or member.name in seen:
+            raise TeamDefinitionError(f"team {name!r}: {' ▸ '.join((*seen, name, member.name))} is a cycle; a team cannot contain itself")
+        if isinstance(member, Team):
+            _check_members(member.name, member.members, (*seen, name))
+
+
+__all__ = ["MODES", "Team"]

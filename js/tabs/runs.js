@@ -1,0 +1,114 @@
+// Runs: a turn's tree of runs — the team turn, each delegation, each member run at any depth —
+// with status, duration and own / total tokens per node. Selecting a node shows that run in
+// every tab (Prompt, Request, Tool calls, State, Context), with a breadcrumb in the header; here
+// it shows what crossed the boundary (the ledger), the member's message by what produced each
+// part, and the delegations of one response as swim lanes in the order they were merged.
+
+import { empty, h } from "../dom.js";
+import { ms } from "../format.js";
+import { walk } from "../runs.js";
+
+function nodeButton(ctx, node, depth, tree) {
+  const scoped = ctx.view.scope || tree.run_id;
+  const tokens = node.tokens_own === node.tokens_total ? node.tokens_own + " tok" : node.tokens_own + " own / " + node.tokens_total + " total tok";
+  const mark = node.status === "failed" ? "✕" : node.status === "running" ? "●" : "✓";
+  const task = node.delegation ? " · " + node.delegation.task : "";
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "anb-run-node" + (scoped === node.run_id ? " anb-run-selected" : ""),
+      "aria-pressed": scoped === node.run_id ? "true" : "false",
+      style: "display:block;margin-left:" + depth * 16 + "px" + (scoped === node.run_id ? ";font-weight:bold" : ""),
+      "data-run": node.run_id,
+      "data-path": node.path.join("/"),
+      "data-fkey": "run-" + node.run_id,
+      onclick: () => ctx.update(() => ctx.scope(node.run_id === tree.run_id ? null : node.run_id)),
+    },
+    mark + " " + node.path.join(" ▸ ") + task + " · " + ms(node.duration_ms) + " · " + tokens,
+  );
+}
+
+function ledgerView(ledger) {
+  const rows = (title, items, text) =>
+    h("div", { class: "anb-ledger-" + title }, h("b", {}, title + ": "), items.length ? items.map((x) => h("div", {}, text(x))) : "—");
+  return h(
+    "div",
+    { class: "anb-ledger" },
+    rows("down", ledger.down, (r) => r.key + " = " + r.value),
+    rows("changed", ledger.changed, (r) => r.text + " (by " + r.authors.join(", ") + ")"),
+    rows("up", ledger.up, (r) => r.op + " " + r.path + " = " + r.value + " · " + r.chain),
+    ledger.refused ? h("div", { class: "anb-ledger-refused anb-error" }, h("b", {}, "refused: "), ledger.refused) : null,
+  );
+}
+
+function sectionsView(sections) {
+  return h(
+    "div",
+    { class: "anb-run-sections" },
+    sections.map((s) =>
+      h(
+        "div",
+        { class: "anb-run-section", "data-message": s.message, "data-source": s.source },
+        h("span", { class: "anb-label" }, s.message + " · " + s.source + (s.tokens !== null && s.tokens !== undefined ? " · " + s.tokens + " tok" : "")),
+        h("pre", { class: "anb-run-section-text" }, s.text),
+      ),
+    ),
+  );
+}
+
+function lanesView(lanes) {
+  return lanes.map((batch) => {
+    const end = Math.max(1, ...batch.lanes.map((l) => l.end_ms));
+    return h(
+      "div",
+      { class: "anb-lanes", "data-call": batch.call },
+      h("div", { class: "anb-label" }, "delegations of model call " + (batch.call + 1) + ", side by side (merged in this order)"),
+      batch.lanes.map((lane) =>
+        h(
+          "div",
+          { class: "anb-lane" + (lane.conflict ? " anb-lane-conflict" : ""), "data-agent": lane.agent },
+          h("span", { class: "anb-lane-name" }, lane.merge_order + ". " + lane.agent + (lane.conflict ? " ⚠ merge refused" : "")),
+          h(
+            "span",
+            // Inline geometry: the bars are placed by their times (colours follow the theme).
+            { class: "anb-lane-track", style: "position:relative;display:inline-block;width:60%;height:10px;margin-left:8px;background:var(--jp-layout-color2, #eee)" },
+            lane.bars.map((bar) =>
+              h("span", {
+                class: "anb-bar anb-bar-" + bar.kind,
+                title: bar.label + " " + ms(bar.end_ms - bar.start_ms),
+                style:
+                  "position:absolute;top:0;height:10px;background:" + (bar.kind === "model" ? "var(--jp-brand-color1, #1976d2)" : "var(--jp-warn-color1, #f57c00)") +
+                  ";left:" + (100 * bar.start_ms) / end + "%;width:" + Math.max(0.5, (100 * (bar.end_ms - bar.start_ms)) / end) + "%",
+              }),
+            ),
+          ),
+        ),
+      ),
+    );
+  });
+}
+
+export default {
+  id: "runs",
+  label: "Runs",
+  needsTurn: true,
+  count: (ctx) => {
+    const tree = ctx.team && ctx.team.runTree;
+    return tree ? " (" + walk(tree).length + ")" : "";
+  },
+  idle: (ctx) => (ctx.team && ctx.team.runTree ? null : "this turn delegated to no other agent"),
+  inputs: (ctx) => [ctx.team && ctx.team.runTree, ctx.view.scope, ctx.turn && ctx.turn.runId],
+  panel(ctx) {
+    const tree = ctx.team && ctx.team.runTree;
+    if (!tree) return empty("This turn delegated to no other agent.");
+    const nodes = walk(tree);
+    const chosen = nodes.find((n) => n.node.run_id === ctx.view.scope)?.node || tree;
+    const out = h("div", { class: "anb-runs" }, h("div", { class: "anb-run-tree", role: "tree" }, nodes.map(({ node, depth }) => nodeButton(ctx, node, depth, tree))));
+    if (chosen.ledger) out.append(h("div", { class: "anb-label" }, "state across the boundary"), ledgerView(chosen.ledger));
+    const scoped = ctx.turn && ctx.turn.runId === chosen.run_id ? ctx.turn : null;
+    if (scoped) out.appendChild(sectionsView(scoped.sections));
+    if (chosen.lanes) out.append(...lanesView(chosen.lanes));
+    return out;
+  },
+};

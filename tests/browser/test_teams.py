@@ -1,0 +1,95 @@
+"""The inspector's run tree in a real JupyterLab, driven through Debian's Chromium.
+
+``teams_demo.ipynb`` defines team ▸ desk ▸ analyst (the analyst's tool goes through its own
+hook) beside a researcher, and runs one team turn. From the team's inspector the test opens the
+Runs tab, picks the grandchild (the analyst's run) and checks what every tab then shows: the
+breadcrumb, its prompt as sent with the part the team added labelled by what produced it, its
+request, its tool call with the hook chain, its state, and the ledger of the desk's delegation.
+Screenshots land in ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all_cells  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOK = Path(__file__).with_name("teams_demo.ipynb")
+CODE_CELLS = 7
+
+
+def test_from_the_team_cell_to_a_grandchild_run(lab_server: Callable[..., tuple[int, Path]]) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    port, _work = lab_server(NOTEBOOK, "teams.ipynb")
+    ARTIFACTS.mkdir(exist_ok=True)
+    console_errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1100})
+            page.on("pageerror", lambda exc: console_errors.append(f"page error: {exc}"))
+            outputs = run_all_cells(page, port, "teams.ipynb", CODE_CELLS)
+            assert "▸ team ▸ desk ▸ analyst · task: 'note the cause of tides'" in "\n".join(outputs)
+
+            inspector = page.locator(".anb-root[data-agent='team']")
+            expect(inspector).to_have_count(1, timeout=30_000)
+            expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 1", timeout=30_000)
+            tab = lambda name: inspector.locator(f"[role=tab][data-tab='{name}']")  # noqa: E731
+
+            # Runs: the tree, each node with its tokens; one click to the grandchild.
+            tab("runs").click()
+            expect(tab("runs")).to_have_text("Runs (4)")
+            nodes = inspector.locator(".anb-run-node")
+            expect(nodes).to_have_count(4)
+            expect(nodes.nth(0)).to_contain_text("team · ")
+            expect(nodes.nth(2)).to_contain_text("team ▸ desk · file a note on tides")
+            expect(nodes.nth(2)).to_contain_text("own /")
+            inspector.locator(".anb-run-node[data-path='team/desk/analyst']").click()
+            expect(inspector.locator(".anb-scope")).to_have_text("▸ team ▸ desk ▸ analyst (its turn 1)", timeout=30_000)
+            sections = inspector.locator(".anb-run-section")
+            expect(sections).to_have_count(2)
+            expect(sections.nth(0)).to_contain_text("system · instructions")
+            expect(sections.nth(0)).to_contain_text("You keep the notes. They are: []")
+            expect(sections.nth(1)).to_contain_text("user · task (delegate_task_to_member)")
+            inspector.screenshot(path=str(ARTIFACTS / "teams-runs.png"))
+
+            # Every tab now shows the analyst's run.
+            tab("prompt").click()
+            expect(inspector.locator(".anb-panel")).to_contain_text("You keep the notes. They are: []")
+            tab("request").click()
+            expect(inspector.locator(".anb-panel")).to_contain_text("note the cause of tides")
+            tab("tools").click()
+            tool = inspector.locator(".anb-tool[data-tool='add_note']")
+            expect(tool).to_have_count(1)
+            tool.locator("summary").click()
+            expect(tool.locator(".anb-hook[data-hook='audit'] .anb-hook-outcome")).to_have_text("passed")
+            tab("state").click()
+            panel = inspector.locator(".anb-panel")
+            expect(panel).to_contain_text("notes [1]")
+            expect(panel).not_to_contain_text("no changes in this turn")
+            inspector.screenshot(path=str(ARTIFACTS / "teams-grandchild-tools.png"))
+
+            # The desk's delegation, seen from the team: what went down and what came up, with the chain.
+            tab("runs").click()
+            inspector.locator(".anb-run-node[data-path='team/desk']").click()
+            up = inspector.locator(".anb-ledger-up")
+            expect(up).to_contain_text("add /notes/0")
+            expect(up).to_contain_text("team ▸ desk ▸ analyst ▸ tool:add_note")
+            expect(up).to_contain_text("team ▸ desk ▸ analyst ▸ hook:audit")
+            expect(inspector.locator(".anb-ledger-down")).to_contain_text("notes = []")
+            # the team's own run: the swim lanes of its two delegations, in merge order
+            inspector.locator(".anb-run-node[data-path='team']").click()
+            expect(inspector.locator(".anb-scope")).to_have_text("")
+            lanes = inspector.locator(".anb-lane")
+            expect(lanes).to_have_count(2)
+            expect(lanes.nth(0)).to_contain_text("1. researcher")
+            expect(lanes.nth(1)).to_contain_text("2. desk")
+            inspector.screenshot(path=str(ARTIFACTS / "teams-lanes.png"))
+            assert not console_errors, console_errors
+        finally:
+            browser.close()

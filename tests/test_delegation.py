@@ -1,0 +1,240 @@
+"""Delegations: an agent as a tool, state modes copy / live / none, lineage, usage, parallel
+siblings on one snapshot merged in call order, conflicts refused with a clear result."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import pytest
+
+from agentnb import Agent, ScriptedModel, tool_call
+from agentnb.errors import ConfigurationError
+from agentnb.events import RunStarted, StateChanged, ToolCallFinished
+
+
+def add_note(note: str, session_state) -> str:
+    """Add a note."""
+    session_state["notes"].append(note)
+    return f"noted {note}"
+
+
+def remember(fact: str, session_state) -> str:
+    """Remember a fact privately."""
+    session_state.setdefault("facts", []).append(fact)
+    return "ok"
+
+
+def set_topic(topic: str, session_state) -> str:
+    """Set the topic."""
+    session_state["prefs"]["topic"] = topic
+    return "ok"
+
+
+def member(name: str, steps, **kwargs) -> Agent:
+    return Agent(name, model=ScriptedModel(steps), **kwargs)
+
+
+def test_as_tool_none_maps_inputs_and_outputs_and_keeps_private_keys():
+    researcher = member(
+        "researcher",
+        [tool_call("remember", fact="sky is blue"), "The sky is blue."],
+        tools=[remember],
+        instructions="Research {subject}.",
+        session_state={"facts": []},
+    )
+    lead = member(
+        "lead",
+        [tool_call("researcher", task="why is the sky blue?"), "It is blue."],
+        tools=[researcher.as_tool(inputs_from_state={"topic": "subject"}, outputs_to_state={"notes": {"source": "answer"}, "found": {"source": "facts"}})],
+        session_state={"topic": "optics", "notes": [], "secret": "x"},
+    )
+    result = lead.run("question")
+    assert result.content == "It is blue."
+    # only the mapped outputs came up (notes is a list: the answer replaced it, no schema handler)
+    assert lead.session_state == {"topic": "optics", "notes": "The sky is blue.", "secret": "x", "found": ["sky is blue"]}
+    # the member saw only the mapped key, under its own name, and kept its private key
+    child = lead.history[-1].children[0]
+    assert child.system_prompt == "Research optics."
+    assert child.state_before == {"facts": [], "subject": "optics"}
+    assert researcher.session_state == {"facts": ["sky is blue"]}  # what the parent gave is not kept
+    assert "secret" not in child.state_before
+
+
+def test_lineage_usage_and_child_run_id():
+    researcher = member("researcher", ["Found it."])
+    lead = member("lead", [tool_call("ask", task="find"), "Done."], tools=[researcher.as_tool("ask", "Ask the researcher")])
+    lead.run("go")
+    turn = lead.history[-1]
+    (child,) = turn.children
+    started = child.events[0]
+    assert isinstance(started, RunStarted)
+    assert (started.parent_run_id, started.path, started.depth) == (turn.run_id, ("lead", "researcher"), 1)
+    finished = [e for e in turn.events if isinstance(e, ToolCallFinished)][0]
+    assert finished.child_run_id == child.run_id == researcher.history[-1].run_id
+    assert started.parent_tool_call_id == finished.tool_call_id
+    end = turn.events[-1]
+    assert end.usage == turn.usage  # own: the lead's two model calls only
+    assert end.usage_total == turn.usage + child.usage
+    assert end.usage_total.total_tokens > end.usage.total_tokens
+    assert turn.path == ("lead",) and child.path == ("lead", "researcher") and child.parent_run_id == turn.run_id
+
+
+def test_copy_is_deep_and_merges_only_changed_paths_with_authors():
+    seen_during: list = []
+
+    def check_parent(session_state, agent) -> str:
+        """Look at the parent's state while the member runs."""
+        seen_during.append(list(lead.session_state["notes"]))
+        return "looked"
+
+    writer = member(
+        "writer",
+        [[tool_call("add_note", note="n1"), tool_call("check_parent")], "Wrote."],
+        tools=[add_note, check_parent],
+        session_state={"notes": ["writer default"], "style": "terse"},
+    )
+    lead = member("lead", [tool_call("writer", task="write"), "ok"], tools=[writer.as_tool(state="copy")], session_state={"notes": [], "other": 1})
+    lead.run("go")
+    assert seen_during == [[]]  # a deep copy: the member's append did not touch the parent's list
+    assert lead.session_state == {"notes": ["n1"], "other": 1}  # no member default leaked up
+    assert writer.session_state == {"notes": ["writer default"], "style": "terse"}  # its own keys kept
+    merges = [e for e in lead.history[-1].events if isinstance(e, StateChanged)]
+    assert [m.cause.kind for m in merges] == ["merge"]
+    assert merges[0].cause.chain() == "lead ▸ writer ▸ tool:add_note"
+    assert merges[0].patch == ({"op": "add", "path": "/notes/0", "value": "n1"},)
+
+
+def test_live_shares_the_parent_state_object():
+    writer = member("writer", [tool_call("add_note", note="live"), "ok"], tools=[add_note])
+    lead = member("lead", [tool_call("writer", task="w"), "done"], tools=[writer.as_tool(state="live")], session_state={"notes": []})
+    lead.run("go")
+    assert lead.session_state == {"notes": ["live"]}
+    child = lead.history[-1].children[0]
+    (change,) = child.state_changes
+    assert change.cause.chain() == "lead ▸ writer ▸ tool:add_note"
+    (merge,) = lead.history[-1].state_changes
+    assert merge.cause.kind == "merge" and merge.patch == ({"op": "add", "path": "/notes/0", "value": "live"},)
+    assert writer.state is not lead.state and "messages" not in lead.session_state
+
+
+def test_member_hook_writes_propagate_agno_9328():
+    """A member's tool hook changes the state around a tool that takes no context: kept."""
+
+    def audit(function_name, function_call, arguments, session_state):
+        session_state["audit"].append(function_name)
+        return function_call(**arguments)
+
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    worker = member("worker", [tool_call("ping"), "pinged"], tools=[ping], tool_hooks=[audit])
+    lead = member("lead", [tool_call("worker", task="ping"), "ok"], tools=[worker.as_tool(state="copy")], session_state={"audit": []})
+    lead.run("go")
+    assert lead.session_state == {"audit": ["ping"]}
+    (merge,) = lead.history[-1].state_changes
+    assert merge.cause.chain() == "lead ▸ worker ▸ hook:audit"
+
+
+def slow_note(note: str, session_state) -> str:
+    """Add a note after a random pause (completion order varies)."""
+    time.sleep(random.uniform(0, 0.02))
+    session_state["notes"].append(note)
+    return note
+
+
+def parallel_lead(handler=None, keys=("notes", "notes")):
+    a = member("a", [tool_call("slow_note", note="from a"), "a done"], tools=[slow_note])
+    b = member("b", [tool_call("slow_note", note="from b"), "b done"], tools=[slow_note])
+    schema = {"notes": {"type": list, "handler": handler}} if handler else None
+    lead = member(
+        "lead",
+        [[tool_call("a", task="x"), tool_call("b", task="y")], "combined"],
+        tools=[a.as_tool(state="copy"), b.as_tool(state="copy")],
+        session_state={"notes": []},
+        state_schema=schema,
+    )
+    return lead
+
+
+def test_parallel_siblings_run_concurrently_on_one_snapshot():
+    inside = threading.Barrier(2, timeout=5)
+
+    def meet(session_state) -> str:
+        """Wait for the sibling (both must run at once)."""
+        inside.wait()
+        return str(session_state["n"])
+
+    a = member("a", [tool_call("meet"), "a"], tools=[meet])
+    b = member("b", [tool_call("meet"), "b"], tools=[meet])
+    lead = member("lead", [[tool_call("a", task="1"), tool_call("b", task="2")], "ok"], tools=[a.as_tool(state="copy"), b.as_tool(state="copy")], session_state={"n": 7})
+    lead.run("go")  # would raise BrokenBarrierError (a tool error) if they ran one after another
+    results = [c.tool_calls[0].result for c in lead.history[-1].children]
+    assert results == ["7", "7"]
+
+
+def test_parallel_conflict_without_handler_is_refused_naming_both_and_the_fix():
+    lead = parallel_lead()
+    lead.run("go")
+    turn = lead.history[-1]
+    first, second = turn.tool_calls
+    assert first.error is None and lead.session_state == {"notes": ["from a"]}
+    assert second.error_kind == "merge_conflict"
+    assert "'b' and 'a' both changed /notes/0" in second.error and "Give 'notes' a merge handler" in second.error
+    # nothing lost: the refused change is in b's own run
+    b_run = turn.children[1]
+    assert b_run.state_after["notes"] == ["from b"] and f"its turn {b_run.number}" in second.error
+
+
+def test_parallel_conflict_with_handler_merges_in_call_order():
+    def union(current, new):
+        return list(current) + [x for x in new if x not in current]
+
+    for _ in range(3):
+        lead = parallel_lead(handler=union)
+        lead.run("go")
+        assert lead.session_state == {"notes": ["from a", "from b"]}
+        merges = [e.cause for e in lead.history[-1].state_changes]
+        assert [(c.name, c.handler) for c in merges] == [("a", None), ("b", "union")]
+
+
+def test_as_tool_errors():
+    worker = member("worker", ["x"])
+    with pytest.raises(ConfigurationError, match="state must be one of"):
+        worker.as_tool(state="shared")
+    with pytest.raises(ConfigurationError, match="only with state='none'"):
+        worker.as_tool(state="copy", inputs_from_state={"a": "b"})
+    with pytest.raises(ConfigurationError, match="memory must be"):
+        worker.as_tool(memory="forever")
+
+
+def test_failed_member_is_an_error_result_and_its_run_is_kept():
+    broken = member("broken", [])  # no reply: the member's run fails
+    lead = member("lead", [tool_call("broken", task="x"), "recovered"], tools=[broken.as_tool()])
+    assert lead.run("go").content == "recovered"
+    (finished,) = lead.history[-1].tool_calls
+    assert finished.error_kind == "tool_error" and "member 'broken' failed" in finished.error
+    assert finished.child_run_id == lead.history[-1].children[0].run_id
+    assert lead.history[-1].children[0].status == "failed"
+
+
+def test_self_delegation_is_an_error_result():
+    echo = member("echo", [tool_call("echo", task="again"), "stop"])
+    echo.tools = [echo.as_tool()]
+    echo.run("go")
+    (finished,) = echo.history[0].tool_calls
+    assert "already running in this turn" in finished.error
+
+
+def test_memory_member_keeps_history_per_call_does_not():
+    def replies(request):
+        return f"seen {sum(1 for m in request.messages if m['role'] == 'user')} user message(s)"
+
+    for memory, expected in (("per-call", "seen 1 user message(s)"), ("member", "seen 2 user message(s)")):
+        helper = Agent("helper", model=ScriptedModel(replies))
+        lead = member("lead", [tool_call("helper", task="one"), "a", tool_call("helper", task="two"), "b"], tools=[helper.as_tool(memory=memory)])
+        lead.run("1")
+        lead.run("2")
+        assert lead.history[-1].tool_calls[0].result == expected

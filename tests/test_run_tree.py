@@ -1,0 +1,128 @@
+"""What the inspector is sent about a team turn's tree of runs: nodes, ledgers, swim lanes, a
+run of the tree on request (re-scoping the tabs), the prompt sections labelled by cause."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("anywidget")
+
+from agentnb import Agent, ScriptedModel, Team, tool_call  # noqa: E402
+from agentnb.ipython import run_tree, wire  # noqa: E402
+from agentnb.ipython.inspector import Inspector  # noqa: E402
+from test_inspector import Wire, decode  # noqa: E402
+
+
+def add_note(note: str, session_state) -> str:
+    """Add a note."""
+    session_state["notes"].append(note)
+    return note
+
+
+def audit(function_name, function_call, arguments, session_state):
+    session_state["audit"].append(function_name)
+    return function_call(**arguments)
+
+
+def nested_team() -> Team:
+    analyst = Agent("analyst", model=ScriptedModel([tool_call("add_note", note="lunar"), "noted"]), tools=[add_note], tool_hooks=[audit], instructions="Notes: {notes}")
+    desk = Team("desk", members=[analyst], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="analyst", task="note <b>it</b>"), "desk done"]), share_member_interactions=True)
+    researcher = Agent("researcher", model=ScriptedModel(["moon"]))
+    return Team("team", members=[researcher, desk], model=ScriptedModel([
+        [tool_call("delegate_task_to_member", member_id="researcher", task="why?"), tool_call("delegate_task_to_member", member_id="desk", task="file it")],
+        "done",
+    ]), session_state={"notes": [], "audit": []})
+
+
+def test_snapshot_carries_the_tree_with_ledgers_and_lanes(monkeypatch):
+    team = nested_team()
+    inspector = Inspector.for_agent(team)
+    Wire(inspector, monkeypatch)
+    team.run("go")
+    snapshot = decode(inspector.snapshot())
+    tree = snapshot[run_tree.RUN_TREE]
+    assert tree["path"] == ["team"] and [c["path"] for c in tree["children"]] == [["team", "researcher"], ["team", "desk"]]
+    desk = tree["children"][1]
+    (analyst,) = desk["children"]
+    assert analyst["path"] == ["team", "desk", "analyst"]
+    assert analyst["delegation"] == {"tool": "delegate_task_to_member", "tool_call_id": desk["tool_calls"][0]["id"], "task": "note <b>it</b>", "answer": "noted"}
+    assert analyst["tool_calls"][0]["hooks"] == [{"name": "audit", "outcome": "passed"}]
+    assert tree["tokens_total"] == tree["tokens_own"] + sum(c["tokens_total"] for c in tree["children"])
+    # the ledger of the desk's delegation, seen from the team
+    ledger = desk["ledger"]
+    assert {row["key"] for row in ledger["down"]} == {"notes", "audit"}
+    assert [row["chain"] for row in ledger["up"]] == ["team ▸ desk ▸ analyst ▸ tool:add_note", "team ▸ desk ▸ analyst ▸ hook:audit"]
+    assert ledger["refused"] is None
+    # the two delegations of one response, as swim lanes in merge (call) order
+    (batch,) = tree["lanes"]
+    assert [(lane["agent"], lane["merge_order"], lane["conflict"]) for lane in batch["lanes"]] == [("researcher", 1, False), ("desk", 2, False)]
+    assert [bar["kind"] for bar in batch["lanes"][1]["bars"]] == ["model", "tool", "model"]
+    assert all(bar["end_ms"] >= bar["start_ms"] >= 0 for lane in batch["lanes"] for bar in lane["bars"])
+
+
+def test_need_run_rescopes_to_a_grandchild_with_breadcrumb_and_labelled_sections(monkeypatch):
+    team = nested_team()
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch)
+    team.run("go")
+    grandchild = team.history[-1].children[1].children[0]
+    reply = sent.ask(**{wire.KIND: run_tree.NEED_RUN, wire.TURN_INDEX: 0, run_tree.RUN_ID: grandchild.run_id})
+    assert reply[wire.KIND] == run_tree.RUN and reply["breadcrumb"] == "team ▸ desk ▸ analyst (its turn 1)"
+    assert [e["kind"] for e in reply[wire.EVENTS]][:2] == ["run_started", "prompt_rendered"]
+    assert reply[wire.STATE] == {"notes": ["lunar"], "audit": ["add_note"]}
+    sections = [(s["message"], s["source"]) for s in reply["sections"]]
+    assert sections == [("system", "instructions"), ("user", "task (delegate_task_to_member)")]
+    assert reply["sections"][1]["text"] == "note <b>it</b>"  # text, never markup: the browser sets textContent
+    missing = sent.ask(**{wire.KIND: run_tree.NEED_RUN, wire.TURN_INDEX: 0, run_tree.RUN_ID: "nope"})
+    assert missing[wire.KIND] == wire.ERROR and "turn 1 has no run 'nope'" in missing[wire.TEXT]
+
+
+def test_a_refused_merge_is_in_the_ledger_and_marks_its_lane(monkeypatch):
+    a = Agent("a", model=ScriptedModel([tool_call("add_note", note="a"), "a"]), tools=[add_note])
+    b = Agent("b", model=ScriptedModel([tool_call("add_note", note="b"), "b"]), tools=[add_note])
+    pair = Team("pair", members=[a, b], model=ScriptedModel([[tool_call("delegate_task_to_member", member_id="a", task="x"), tool_call("delegate_task_to_member", member_id="b", task="y")], "ok"]), session_state={"notes": []})
+    inspector = Inspector.for_agent(pair)
+    sent = Wire(inspector, monkeypatch)
+    pair.run("go")
+    tree = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 0})[run_tree.RUN_TREE]
+    assert "Give 'notes' a merge handler" in tree["children"][1]["ledger"]["refused"]
+    assert tree["children"][1]["ledger"]["up"] == [] and tree["children"][0]["ledger"]["up"][0]["path"] == "/notes/0"
+    assert [lane["conflict"] for lane in tree["lanes"][0]["lanes"]] == [False, True]
+
+
+def test_header_says_which_agent_is_in_charge_after_a_handoff(monkeypatch):
+    billing = Agent("billing", model=ScriptedModel(["5 EUR"]))
+    triage = Agent("triage", model=ScriptedModel([tool_call("transfer_to_billing")]), handoffs=[billing])
+    inspector = Inspector.for_agent(triage)
+    Wire(inspector, monkeypatch)
+    assert run_tree.IN_CHARGE not in decode(inspector.snapshot())
+    triage.run("owe?")
+    assert decode(inspector.snapshot())[run_tree.IN_CHARGE] == "billing"
+
+
+def test_a_turn_without_delegations_carries_no_tree(monkeypatch):
+    agent = Agent("solo", model=ScriptedModel(["hi"]))
+    inspector = Inspector.for_agent(agent)
+    Wire(inspector, monkeypatch)
+    agent.run("hello")
+    assert run_tree.RUN_TREE not in decode(inspector.snapshot())
+
+
+def test_the_front_end_spells_the_tree_wire_names_the_same():
+    import json
+    import re
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parent.parent / "js" / "runs.js").read_text(encoding="utf-8")
+    block = re.search(r"export const TREE_WIRE = (\{.*?\});", source, re.S)
+    assert block is not None and json.loads(block.group(1)) == run_tree.TREE_WIRE
+
+
+def test_the_run_end_in_a_batch_carries_the_tree(monkeypatch):
+    team = nested_team()
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch)
+    team.run("go")
+    ends = [e[wire.EVENT_BODY] for e in sent.events() if e[wire.EVENT_BODY]["kind"] == "run_finished"]
+    assert [end[run_tree.RUN_TREE]["path"] for end in ends] == [["team"]]
+    assert [c["agent"] for c in ends[0][run_tree.RUN_TREE]["children"]] == ["researcher", "desk"]
