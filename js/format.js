@@ -57,6 +57,13 @@ export function inputItem(item) {
   return { role: String(kind), content: it };
 }
 
+/** The header's tooltip on the token count: estimated or not, and a reasoning model's part. */
+export function tokensTitle(usage) {
+  if (!usage) return "tokens";
+  const base = usage.estimated ? "estimated from text length" : "tokens";
+  return usage.reasoning ? base + " (" + usage.output + " output, of which " + usage.reasoning + " reasoning)" : base;
+}
+
 export function tokensText(usage) {
   if (!usage) return "";
   return (usage.estimated ? "≈" : "") + (usage.input + usage.output) + " tok";

@@ -77,7 +77,10 @@ export function bump(turn, ...parts) {
 }
 
 function addUsage(a, b) {
-  return { input: a.input + b.input, output: a.output + b.output, estimated: a.estimated || b.estimated };
+  const out = { input: a.input + b.input, output: a.output + b.output, estimated: a.estimated || b.estimated };
+  const reasoning = (a.reasoning || 0) + (b.reasoning || 0);
+  if (reasoning) out.reasoning = reasoning; // of the output, a reasoning model's thinking
+  return out;
 }
 
 /** The prompt's token counts, and what the History columns show of them. */

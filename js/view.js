@@ -5,7 +5,7 @@
 // its scroll position, focus and open tree nodes kept; streamed text redraws the answer line only.
 
 import { append, attr, clear, empty, h } from "./dom.js";
-import { CUT_MARK, firstLine, ms, short, tokensText } from "./format.js";
+import { CUT_MARK, firstLine, ms, short, tokensText, tokensTitle } from "./format.js";
 import { createStore } from "./store.js";
 import { TABS } from "./tabs/index.js";
 import { WIRE } from "./wire.js";
@@ -223,7 +223,7 @@ class InspectorView {
     // No count before the first model response: "0 tok" would read as a measurement.
     const counted = turn && (turn.status !== "running" || turn.usage.input + turn.usage.output > 0);
     header.tokens.textContent = counted ? tokensText(turn.usage) : "";
-    header.tokens.title = turn && turn.usage.estimated ? "estimated from text length" : "tokens";
+    header.tokens.title = tokensTitle(turn && turn.usage);
     header.prev.disabled = !total || index === 0;
     header.next.disabled = !total || index === total - 1;
   }

@@ -92,6 +92,11 @@ def test_reasoning_items_go_back_with_the_function_calls_of_the_turn(server, str
     # Reasoning tokens are counted, per call and for the turn.
     assert agent.history[-1].model_calls[0].response.usage.reasoning_tokens == 32
     assert result.usage.reasoning_tokens == 36 and result.usage.output_tokens == 52
+    # The inspector is sent the count with the turn's usage (its token tooltip names it).
+    from agentnb.ipython.compact import compact_usage, turn_summary
+
+    assert turn_summary(agent.history[-1])["usage"] == {"input": 90, "output": 52, "estimated": False, "reasoning": 36}
+    assert "reasoning" not in compact_usage(agent.history[-1].model_calls[0].response.usage.__class__())
 
 
 @pytest.mark.parametrize("stream", [True, False])

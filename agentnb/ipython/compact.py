@@ -164,7 +164,10 @@ def summarize_changes(keys: Sequence[Change], paths: Sequence[Change]) -> dict[s
 
 
 def compact_usage(usage: Usage) -> dict[str, Any]:
-    return {"input": usage.input_tokens, "output": usage.output_tokens, "estimated": usage.estimated}
+    out: dict[str, Any] = {"input": usage.input_tokens, "output": usage.output_tokens, "estimated": usage.estimated}
+    if usage.reasoning_tokens:  # a reasoning model's: of the output, the tokens spent thinking
+        out["reasoning"] = usage.reasoning_tokens
+    return out
 
 
 def compact_tokens(tokens: PromptTokens | None) -> dict[str, Any] | None:

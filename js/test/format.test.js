@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { CUT_MARK, changeText, changeTitle, inputItem, pathLabel, short, tokensText } from "../format.js";
+import { CUT_MARK, changeText, changeTitle, inputItem, pathLabel, short, tokensText, tokensTitle } from "../format.js";
 import { applyEvent, blankTurn, turnFromSummary } from "../turn.js";
 import { change } from "./model.js";
 
@@ -50,4 +50,14 @@ test("a turn knows when its answer was cut at the token limit, from its events o
   assert.equal(turn.finishReason, "stop");
   assert.equal(turnFromSummary({ turn: 3, status: "ok", usage: { input: 0, output: 0, estimated: false }, finish_reason: "length" }).finishReason, "length");
   assert.equal(turnFromSummary({ turn: 3, status: "ok", usage: { input: 0, output: 0, estimated: false } }).finishReason, null);
+});
+
+test("a reasoning model's thinking is counted in the turn's usage and named in the token tooltip", () => {
+  const turn = blankTurn(0);
+  applyEvent(turn, { kind: "model_responded", call: 0, content: null, tool_calls: [], finish_reason: "tool_calls", usage: { input: 30, output: 40, estimated: false, reasoning: 32 } });
+  applyEvent(turn, { kind: "model_responded", call: 1, content: "ok", tool_calls: [], finish_reason: "stop", usage: { input: 60, output: 12, estimated: false, reasoning: 4 } });
+  assert.deepEqual(turn.usage, { input: 90, output: 52, estimated: false, reasoning: 36 });
+  assert.equal(tokensTitle(turn.usage), "tokens (52 output, of which 36 reasoning)");
+  assert.equal(tokensTitle({ input: 1, output: 2, estimated: true }), "estimated from text length");
+  assert.equal(tokensTitle(null), "tokens");
 });
