@@ -106,6 +106,9 @@ class Comparison:
     """What differs in what was sent, first cause first."""
     effects: tuple[str, ...]
     """What differs in what came of it."""
+    delegations: tuple[LineRow, ...] = ()
+    """The two turns' trees of delegated runs, one line per delegation (member, task, answer,
+    state changes, tokens), line by line; empty when neither turn delegated."""
 
     @property
     def same(self) -> bool:
@@ -349,6 +352,10 @@ def compare_turns(left: TurnRecord, right: TurnRecord) -> Comparison:
     requests = _requests(left, right)
     tool_calls = _tool_calls(left, right)
     state = _state(left, right)
+    delegations = _delegations(left, right)
+    effects = _effects(left, right, tool_calls, state)
+    if any(row.how != "same" for row in delegations):
+        effects.append("the delegated runs differ")
     return Comparison(
         left=f"{left.agent} · turn {left.number}",
         right=f"{right.agent} · turn {right.number}",
@@ -359,8 +366,18 @@ def compare_turns(left: TurnRecord, right: TurnRecord) -> Comparison:
         answers=(_answer(left), _answer(right)),
         tokens=(left.prompt.tokens if left.prompt else None, right.prompt.tokens if right.prompt else None),
         causes=tuple(_causes(left, right, sections, requests)),
-        effects=tuple(_effects(left, right, tool_calls, state)),
+        effects=tuple(effects),
+        delegations=delegations,
     )
+
+
+def _delegations(left: TurnRecord, right: TurnRecord) -> tuple[LineRow, ...]:
+    """The trees of delegated runs of two turns, line by line (the static record's lines)."""
+    if not (left.children or right.children):
+        return ()
+    from .render import delegation_lines
+
+    return line_rows("\n".join(delegation_lines(left, "")), "\n".join(delegation_lines(right, "")))
 
 
 __all__ = ["Comparison", "KeyDiff", "LineRow", "RequestDiff", "SectionDiff", "ToolCallRow", "compare_turns", "line_rows"]

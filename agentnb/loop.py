@@ -229,23 +229,7 @@ class Turn:
                     f"agent.history[-1].tool_calls for a loop."
                 ))
                 return
-            batch = executor.schedule(response.tool_calls)
-            if executor.parallel(batch):
-                for tool_call in batch:
-                    yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, at=time.time()))
-                for tool_call, finished in zip(batch, executor.run_batch(batch, call)):
-                    yield from self._flush()
-                    yield from self._finished(tool_call, finished, messages, wire)
-            else:
-                for tool_call in batch:
-                    source = executor.source_of(tool_call.name)
-                    yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, source=source, at=time.time()))
-                    finished = executor.run(tool_call, call)
-                    for retrieved in context:
-                        yield self._emit(retrieved)
-                    context.clear()
-                    yield from self._flush()
-                    yield from self._finished(tool_call, finished, messages, wire)
+            yield from self._act(executor, response.tool_calls, call, context, messages, wire)
             call += 1
             if self._direct is not None:  # a member answered for this run
                 messages.append(Message.assistant(self._direct))
@@ -258,6 +242,28 @@ class Turn:
             record.output = setup.parse_output(record.content)
         self._close(tracker.snapshot)
         yield self._emit(RunFinished(run_id=run_id, content=record.content, usage=record.usage, usage_total=record.usage + self.children_usage, duration_ms=record.duration_ms, model_calls=self._model_calls, tool_calls=self._tool_calls))
+
+    def _act(self, executor: ToolExecutor, calls: tuple[ToolCall, ...], call: int, context: list[ContextRetrieved], messages: list[Message], wire: list[dict[str, Any]]) -> Iterator[Event]:
+        """Run one response's tool calls: in the model's order (read-after-write first), or
+        delegations side by side on one snapshot, their results applied in call order."""
+        run_id = self.ctx.run_id
+        batch = executor.schedule(calls)
+        if executor.parallel(batch):
+            for tool_call in batch:
+                yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, at=time.time()))
+            for tool_call, finished in zip(batch, executor.run_batch(batch, call)):
+                yield from self._flush()
+                yield from self._finished(tool_call, finished, messages, wire)
+            return
+        for tool_call in batch:
+            source = executor.source_of(tool_call.name)
+            yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, source=source, at=time.time()))
+            finished = executor.run(tool_call, call)
+            for retrieved in context:
+                yield self._emit(retrieved)
+            context.clear()
+            yield from self._flush()
+            yield from self._finished(tool_call, finished, messages, wire)
 
     def _finished(self, tool_call: ToolCall, finished: ToolCallFinished, messages: list[Message], wire: list[dict[str, Any]]) -> Iterator[Event]:
         yield self._emit(finished)

@@ -289,6 +289,9 @@ def comparison_text(c: Comparison) -> str:
         for call in c.tool_calls:
             pair = {"same": call.left, "changed": f"{call.left}  |  {call.right}"}.get(call.how) or f"{call.left or call.right} ({_SIDES[call.how]})"
             lines.append(f"  {_MARK[call.how]} {call.number}. {pair}")
+    if c.delegations:
+        lines.append("delegations:")
+        lines.extend(_changed_lines(c.delegations, "  ") if any(r.how != "same" for r in c.delegations) else ["  = the same"])
     lines.append("state after:")
     for key in c.state:
         hidden = " [hidden from the model]" if key.hidden else ""
@@ -368,6 +371,11 @@ def comparison_html(c: Comparison) -> str:
             f"<td{_TD}><code>{_e(key.left if key.left is not None else '-')}</code></td>"
             f"<td{_TD}><code>{_e(key.right if key.right is not None else '-')}</code></td></tr>"
         )
+    if c.delegations:
+        how = "changed" if any(r.how != "same" for r in c.delegations) else "same"
+        parts.append(f'<tr data-how="{how}"><td{_TD}>{_MARK[how]} delegations</td><td colspan="2"{_TD}>{"the same" if how == "same" else ""}</td></tr>')
+        if how != "same":
+            parts.append(_rows_html(c.delegations))
     parts.append(
         f'<tr class="agentnb-compare-answer"><td{_TD}>answer</td>'
         f'<td{_WRAP_TD}>{_e(c.answers[0] or "")}</td><td{_WRAP_TD}>{_e(c.answers[1] or "")}</td></tr>'

@@ -255,3 +255,38 @@ def test_runs_tool_calls_and_changes_frames_carry_path_and_chain():
         ["team", "merge:shopper ▸ tool:add_item", "team ▸ shopper ▸ tool:add_item"],
         ["team/shopper", "tool:add_item", "team ▸ shopper ▸ tool:add_item"],
     ]
+
+
+def test_diff_of_two_team_turns_covers_the_delegated_runs():
+    def team_with(answer: str) -> Team:
+        shopper = agent("shopper", [tool_call("add_item", item="tea"), answer], tools=[add_item])
+        return Team("team", members=[shopper], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"]), session_state={"shopping_list": []})
+
+    left, right, same = team_with("added tea"), team_with("added green tea"), team_with("added tea")
+    for team in (left, right, same):
+        team.run("tea please")
+    differ = left.compare(right)
+    assert "the delegated runs differ" in differ.effects
+    text = differ.text()
+    assert "delegations:" in text and "answer: 'added green tea'" in text
+    assert "delegated runs" not in " ".join(left.compare(same).effects)
+    assert "delegations:\n  = the same" in left.compare(same).text()
+    assert "<script" not in differ.html() and "delegations</td>" in differ.html()
+
+
+def test_the_leaders_hook_wraps_the_delegation_and_can_veto_it():
+    seen = []
+
+    def gate(function_name, arguments, function_call):
+        seen.append((function_name, dict(arguments)))
+        if arguments.get("member_id") == "shopper":
+            return "not today"
+        return function_call(**arguments)
+
+    shopper = agent("shopper", ["never runs"])
+    team = Team("team", members=[shopper], tool_hooks=[gate], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="shopper", task="x"), "ok"]))
+    team.run("go")
+    (call,) = team.history[-1].tool_calls
+    assert seen == [("delegate_task_to_member", {"member_id": "shopper", "task": "x"})]
+    assert call.result == "not today" and call.answered_by == "gate" and call.child_run_id is None
+    assert len(shopper.history) == 0 and team.history[-1].children == []
