@@ -238,3 +238,16 @@ def test_memory_member_keeps_history_per_call_does_not():
         lead.run("1")
         lead.run("2")
         assert lead.history[-1].tool_calls[0].result == expected
+
+
+def test_two_tools_of_one_member_in_one_response_run_one_after_another():
+    sub = member("sub", ["first", "second"], instructions="You research {topic}.")
+    lead = member(
+        "lead",
+        [[tool_call("mapped", task="a"), tool_call("asked", task="b", topic="tides")], "ok"],
+        tools=[sub.as_tool("mapped", inputs_from_state={"subject": "topic"}), sub.as_tool("asked")],
+        session_state={"subject": "optics"},
+    )
+    lead.run("go")
+    assert [c.result for c in lead.history[-1].tool_calls] == ["first", "second"]
+    assert [c.system_prompt for c in lead.history[-1].children] == ["You research optics.", "You research tides."]
