@@ -251,3 +251,17 @@ def test_two_tools_of_one_member_in_one_response_run_one_after_another():
     lead.run("go")
     assert [c.result for c in lead.history[-1].tool_calls] == ["first", "second"]
     assert [c.system_prompt for c in lead.history[-1].children] == ["You research optics.", "You research tides."]
+
+
+def test_parallel_results_and_their_merges_come_in_call_order():
+    def union(current, new):
+        return list(current) + [x for x in new if x not in current]
+
+    lead = parallel_lead(handler=union)
+    lead.run("go")
+    kinds = [(e.kind, getattr(e, "cause", None) and e.cause.name, getattr(e, "name", None)) for e in lead.history[-1].events if e.kind in ("tool_call_started", "state_changed", "tool_call_finished")]
+    assert kinds == [
+        ("tool_call_started", None, "a"), ("tool_call_started", None, "b"),
+        ("state_changed", "a", None), ("tool_call_finished", None, "a"),
+        ("state_changed", "b", None), ("tool_call_finished", None, "b"),
+    ]
