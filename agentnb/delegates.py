@@ -69,6 +69,7 @@ def agent_tool(
         inputs_from_state=dict(inputs_from_state or {}),
         outputs_to_state={k: dict(v) for k, v in (outputs_to_state or {}).items()},
         memory=memory,  # type: ignore[arg-type]
+        member_key=lambda tool_call: f"agent:{id(member)}",  # one agent runs one call at a time
     )
     if state != "none" and (inputs_from_state or outputs_to_state):
         raise ConfigurationError(f"{name}: inputs_from_state / outputs_to_state map keys only with state='none' (state={state!r} passes the whole state)")

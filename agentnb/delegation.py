@@ -325,20 +325,22 @@ class DelegationSite:
             if key not in handlers:
                 return _conflict_text(run, other, op["path"], key)
             combined[key] = handlers[key]
-        start = tracker.snapshot
+        start, pending = tracker.snapshot, list(tracker.pending)
         try:
             for key, handler in combined.items():
                 state.set(key, copy.deepcopy(run.after.get(key)), handler_override=handler)
                 tracker.checkpoint(replace(cause, handler=getattr(handler, "__name__", None)))
             for chain, ops in _groups([(op, author) for op, author in run.ops if top_level_key(op["path"]) not in combined]):
                 current = {k: thaw(tracker.snapshot.get(k)) for k in dict.fromkeys(top_level_key(op["path"]) for op in ops) if k in state.data}
-                for key, value in apply_patch(current, ops).items():
+                patched = apply_patch(current, ops)
+                for key, value in patched.items():
                     state.set(key, value, handler_override=replace_values)
-                for key in current.keys() - apply_patch(current, ops).keys():
+                for key in current.keys() - patched.keys():
                     state.data.pop(key, None)
                 tracker.checkpoint(replace(cause, via=chain))
         except Exception as exc:  # a patch that no longer applies (a sibling reshaped a list)
             tracker.rollback(start)
+            tracker.pending = pending  # the siblings' merges before this one stand, with their events
             other = next(iter(set(writers.values()) - {run.member}), "an earlier delegation")
             return _conflict_text(run, other, run.ops[0][0]["path"], top_level_key(run.ops[0][0]["path"]) or "", why=str(exc))
         for op, _ in run.ops:

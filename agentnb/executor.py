@@ -13,7 +13,7 @@ import contextvars
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -105,14 +105,16 @@ class ToolExecutor:
         members = [self.tools[c.name].delegation.parallel_key(c) for c in calls]  # type: ignore[attr-defined]
         return None not in members and len(set(members)) == len(members)
 
-    def run_batch(self, calls: Sequence[ToolCall], call: int) -> list[ToolCallFinished]:
+    def run_batch(self, calls: Sequence[ToolCall], call: int) -> Iterator[ToolCallFinished]:
         """Run delegations concurrently, each on the same snapshot of the state; what each
-        brings up is applied in call order (never completion order), so a re-run is identical."""
+        brings up is applied in call order (never completion order), so a re-run is identical.
+        Each is settled as its result is taken, so its state changes come before the next's."""
         snapshot, batch = self.tracker.snapshot, Batch()
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(calls)) as pool:
             futures = [pool.submit(contextvars.copy_context().run, self._open, c, call, snapshot) for c in calls]
             opened = [f.result() for f in futures]
-        return [self._settle(*item, batch) for item in opened]
+        for item in opened:
+            yield self._settle(*item, batch)
 
     def source_of(self, name: str) -> str | None:
         """Where the tool ``name`` comes from when not from Python here (an MCP server)."""

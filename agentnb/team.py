@@ -221,7 +221,7 @@ class Team(Agent):
             },
             function=delegate_task_to_member,
         )
-        tool.delegation = self._delegation(_member_of_call)  # type: ignore[attr-defined]
+        tool.delegation = self._delegation(self._member_of_call)  # type: ignore[attr-defined]
         return tool
 
     def _broadcast_tool(self) -> Tool:
@@ -245,6 +245,15 @@ class Team(Agent):
         )
         tool.delegation = self._delegation(lambda call: None)  # type: ignore[attr-defined]
         return tool
+
+    def _member_of_call(self, tool_call: Any) -> str | None:
+        """The member a delegate call goes to (None: unknown, so it never runs beside another)."""
+        try:
+            arguments = tool_call.parsed_arguments()
+            member = self.member(arguments["member_id"])
+        except (ValueError, KeyError, TypeError, DelegationError):
+            return None
+        return f"agent:{id(member)}"
 
     def _assignment(self, member: Agent, task: str, tool: str) -> Assignment:
         """The member's message: the interaction and history blocks (by Agno's options), then the task."""
@@ -388,13 +397,6 @@ def _child_ids(turn: Any) -> list[str]:
     return ids
 
 
-def _member_of_call(tool_call: Any) -> str | None:
-    try:
-        arguments = tool_call.parsed_arguments()
-    except ValueError:
-        return None
-    value = arguments.get("member_id") if isinstance(arguments, dict) else None
-    return value if isinstance(value, str) else None
 
 
 def _interactions_block(interactions: Iterable[tuple[str, str, str]]) -> str:

@@ -11,8 +11,21 @@ export const TREE_WIRE = {
   "NEED_RUN": "need_run",
   "RUN": "run",
   "RUN_ID": "run_id",
-  "IN_CHARGE": "in_charge"
+  "IN_CHARGE": "in_charge",
+  "RUN_PROGRESS": "run_progress"
 };
+
+/** A run below a turn started or ended while the turn runs: kept on the turn (``liveRuns``,
+ * in the order they started) until its whole tree comes with its end. */
+export function takeProgress(turn, msg) {
+  if (!turn) return;
+  const runs = turn.liveRuns || (turn.liveRuns = []);
+  const id = msg[TREE_WIRE.RUN_ID];
+  let run = runs.find((r) => r.run_id === id);
+  if (!run) runs.push((run = { run_id: id, path: msg[WIRE.PATH] || [], status: "running", duration_ms: null }));
+  run.status = msg.status;
+  if (msg.duration_ms !== undefined) run.duration_ms = msg.duration_ms;
+}
 
 /** Keep the run tree a snapshot or turn reply carries on its turn. */
 export function keepTree(turn, msg) {

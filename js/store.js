@@ -16,7 +16,7 @@ import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
 import { PARTS, applyEvent, blankTurn, bump, loadTurn, stubTurn, turnFromSummary } from "./turn.js";
-import { TREE_WIRE, keepTree, scopedTurn } from "./runs.js";
+import { TREE_WIRE, keepTree, scopedTurn, takeProgress } from "./runs.js";
 
 const isEnd = (e) => e.kind === "run_finished" || e.kind === "run_failed";
 
@@ -308,6 +308,9 @@ export class Store {
       keepTree(turn, msg);
       this.version.list += 1;
       this.applied.turns += 1;
+    } else if (kind === TREE_WIRE.RUN_PROGRESS) {
+      takeProgress(this.turnAt(msg[WIRE.TURN_INDEX]), msg);
+      this.version.list += 1;
     } else if (kind === TREE_WIRE.RUN) {
       this.asked.delete("run" + msg[TREE_WIRE.RUN_ID]);
       this.scoped = scopedTurn(msg, this.requests);

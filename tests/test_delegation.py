@@ -160,7 +160,7 @@ def parallel_lead(handler=None, keys=("notes", "notes")):
 
 
 def test_parallel_siblings_run_concurrently_on_one_snapshot():
-    inside = threading.Barrier(2, timeout=5)
+    inside = threading.Barrier(2, timeout=30)  # a hang guard on a busy machine, not a timing
 
     def meet(session_state) -> str:
         """Wait for the sibling (both must run at once)."""
@@ -238,3 +238,30 @@ def test_memory_member_keeps_history_per_call_does_not():
         lead.run("1")
         lead.run("2")
         assert lead.history[-1].tool_calls[0].result == expected
+
+
+def test_two_tools_of_one_member_in_one_response_run_one_after_another():
+    sub = member("sub", ["first", "second"], instructions="You research {topic}.")
+    lead = member(
+        "lead",
+        [[tool_call("mapped", task="a"), tool_call("asked", task="b", topic="tides")], "ok"],
+        tools=[sub.as_tool("mapped", inputs_from_state={"subject": "topic"}), sub.as_tool("asked")],
+        session_state={"subject": "optics"},
+    )
+    lead.run("go")
+    assert [c.result for c in lead.history[-1].tool_calls] == ["first", "second"]
+    assert [c.system_prompt for c in lead.history[-1].children] == ["You research optics.", "You research tides."]
+
+
+def test_parallel_results_and_their_merges_come_in_call_order():
+    def union(current, new):
+        return list(current) + [x for x in new if x not in current]
+
+    lead = parallel_lead(handler=union)
+    lead.run("go")
+    kinds = [(e.kind, getattr(e, "cause", None) and e.cause.name, getattr(e, "name", None)) for e in lead.history[-1].events if e.kind in ("tool_call_started", "state_changed", "tool_call_finished")]
+    assert kinds == [
+        ("tool_call_started", None, "a"), ("tool_call_started", None, "b"),
+        ("state_changed", "a", None), ("tool_call_finished", None, "a"),
+        ("state_changed", "b", None), ("tool_call_finished", None, "b"),
+    ]

@@ -126,3 +126,22 @@ def test_the_run_end_in_a_batch_carries_the_tree(monkeypatch):
     ends = [e[wire.EVENT_BODY] for e in sent.events() if e[wire.EVENT_BODY]["kind"] == "run_finished"]
     assert [end[run_tree.RUN_TREE]["path"] for end in ends] == [["team"]]
     assert [c["agent"] for c in ends[0][run_tree.RUN_TREE]["children"]] == ["researcher", "desk"]
+
+
+def test_member_runs_show_as_they_start_and_end(monkeypatch):
+    team = nested_team()
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch)
+    team.run("go")
+    progress = [m for m in sent.messages if m[wire.KIND] == run_tree.RUN_PROGRESS]
+    # the two delegations run side by side: each run's start comes before its end, a
+    # grandchild's within its parent's
+    order = [(m[run_tree.RUN_ID], m["status"]) for m in progress]
+    started = {m[run_tree.RUN_ID]: "/".join(m[wire.PATH]) for m in progress if m["status"] == "running"}
+    assert sorted(started.values()) == ["team/desk", "team/desk/analyst", "team/researcher"]
+    ids = {path: run_id for run_id, path in started.items()}
+    for run_id in started:
+        assert order.index((run_id, "running")) < order.index((run_id, "ok"))
+    desk, analyst = ids["team/desk"], ids["team/desk/analyst"]
+    assert order.index((desk, "running")) < order.index((analyst, "running")) < order.index((analyst, "ok")) < order.index((desk, "ok"))
+    assert {m[wire.TURN_INDEX] for m in progress} == {0}

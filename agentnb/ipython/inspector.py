@@ -96,6 +96,8 @@ class Inspector(anywidget.AnyWidget):
         self.on_msg(self._on_msg)
         self._on_event = self._follower()
         self._unsubscribe = agent.subscribe(self._on_event)
+        self._progress = run_tree.Progress(self._turn_of)
+        self._unsubscribe_children = agent.subscribe(self._on_child, children=True)
         self._unsubscribe_edits = agent.on_edit(self._on_edit)
         self._shell = _shell()
         if self._shell is not None:
@@ -129,6 +131,7 @@ class Inspector(anywidget.AnyWidget):
     def close(self) -> None:
         """Stop following the agent and close the widget."""
         self._unsubscribe()
+        self._unsubscribe_children()
         self._unsubscribe_edits()
         if self._shell is not None:
             self._shell.events.unregister("post_run_cell", self._after_cell)
@@ -197,6 +200,19 @@ class Inspector(anywidget.AnyWidget):
                 outbox.ended()
 
         return on_event
+
+    def _turn_of(self, run_id: str) -> int | None:
+        run = self._runs.get(run_id)
+        return run.turn if run is not None else None
+
+    def _on_child(self, event: Event) -> None:
+        """An event of a run below this agent's (a delegation): its start and end go out as
+        they happen, so the Runs tab follows a team turn while it runs."""
+        if type(event) is TextDelta or event.run_id in self._runs:
+            return
+        message = self._progress.message(event)
+        if message is not None:
+            self._post(message)
 
     def _follow(self, event: Event) -> Run | None:
         """Start following the run of ``event``; None for a run not in the history."""

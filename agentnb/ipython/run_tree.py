@@ -19,10 +19,10 @@ Wire names for these live here (``TREE_WIRE``), apart from ``wire.py``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..events import ModelRequested, ModelResponded, PromptRendered, ToolCallFinished, ToolCallStarted
+from ..events import ModelRequested, ModelResponded, PromptRendered, RunFailed, RunFinished, RunStarted, ToolCallFinished, ToolCallStarted
 from ..render import change_text, value_text
 from . import wire
 from .compact import compact_changes, compact_event, turn_state
@@ -42,7 +42,10 @@ RUN_ID = "run_id"
 IN_CHARGE = "in_charge"
 """The agent a handoff left answering this agent's turns (header), when it is another."""
 
-TREE_WIRE: dict[str, str] = {"RUN_TREE": RUN_TREE, "NEED_RUN": NEED_RUN, "RUN": RUN, "RUN_ID": RUN_ID, "IN_CHARGE": IN_CHARGE}
+RUN_PROGRESS = "run_progress"
+"""Kernel -> browser, while a turn runs: a run below it started or ended (``progress``)."""
+
+TREE_WIRE: dict[str, str] = {"RUN_TREE": RUN_TREE, "NEED_RUN": NEED_RUN, "RUN": RUN, "RUN_ID": RUN_ID, "IN_CHARGE": IN_CHARGE, "RUN_PROGRESS": RUN_PROGRESS}
 """The names above, as the browser spells them."""
 
 
@@ -156,6 +159,34 @@ def _bars(events: Iterable[Any], origin: float) -> Iterable[dict[str, Any]]:
             yield {"kind": "tool", "label": e.name, "start_ms": round(start, 3), "end_ms": round(start + e.duration_ms, 3), "error": e.error_kind}
 
 
+class Progress:
+    """Follows the runs below an agent's turns as they happen (``subscribe(children=True)``), so
+    a turn's Runs tab shows its member runs start and end while it runs (the whole tree comes
+    with the turn's end)."""
+
+    def __init__(self, turn_of: Callable[[str], int | None]) -> None:
+        self.turn_of = turn_of
+        """The turn index of one of the agent's own runs (None: not its run)."""
+        self.top: dict[str, int] = {}
+        """Child run id -> the turn it is below."""
+
+    def message(self, event: Any) -> dict[str, Any] | None:
+        """The ``run_progress`` message for a child run's start or end, else None."""
+        if isinstance(event, RunStarted) and event.parent_run_id is not None:
+            turn = self.top.get(event.parent_run_id)
+            if turn is None:
+                turn = self.turn_of(event.parent_run_id)
+            if turn is None:
+                return None
+            self.top[event.run_id] = turn
+            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, wire.PATH: list(event.path), "parent": event.parent_run_id, "status": "running"}
+        if isinstance(event, (RunFinished, RunFailed)) and event.run_id in self.top:
+            turn = self.top.pop(event.run_id)
+            status = "ok" if isinstance(event, RunFinished) else "failed"
+            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, "status": status, "duration_ms": round(event.duration_ms, 3)}
+        return None
+
+
 def find_run(turn: TurnRecord, run_id: str) -> TurnRecord:
     """The run ``run_id`` of a turn's tree."""
     for run in turn.walk():
@@ -205,4 +236,4 @@ def prompt_sections(prompt: PromptRendered | None) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["IN_CHARGE", "NEED_RUN", "RUN", "RUN_ID", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_tree"]
+__all__ = ["IN_CHARGE", "NEED_RUN", "Progress", "RUN", "RUN_ID", "RUN_PROGRESS", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_tree"]

@@ -89,18 +89,34 @@ function lanesView(lanes) {
   });
 }
 
+function liveView(runs) {
+  return h(
+    "div",
+    { class: "anb-run-tree anb-runs-live" },
+    runs.map((run) =>
+      h(
+        "div",
+        { class: "anb-run-node anb-run-" + run.status, "data-run": run.run_id, "data-path": run.path.join("/"), style: "margin-left:" + (run.path.length - 1) * 16 + "px" },
+        (run.status === "running" ? "● " : run.status === "failed" ? "✕ " : "✓ ") + run.path.join(" ▸ ") + (run.duration_ms !== null ? " · " + ms(run.duration_ms) : " · running"),
+      ),
+    ),
+  );
+}
+
 export default {
   id: "runs",
   label: "Runs",
   needsTurn: true,
   count: (ctx) => {
-    const tree = ctx.team && ctx.team.runTree;
-    return tree ? " (" + walk(tree).length + ")" : "";
+    const team = ctx.team;
+    if (team && team.runTree) return " (" + walk(team.runTree).length + ")";
+    return team && team.liveRuns ? " (" + (team.liveRuns.length + 1) + ")" : "";
   },
-  idle: (ctx) => (ctx.team && ctx.team.runTree ? null : "this turn delegated to no other agent"),
-  inputs: (ctx) => [ctx.team && ctx.team.runTree, ctx.view.scope, ctx.turn && ctx.turn.runId],
+  idle: (ctx) => (ctx.team && (ctx.team.runTree || ctx.team.liveRuns) ? null : "this turn delegated to no other agent"),
+  inputs: (ctx) => [ctx.team && ctx.team.runTree, ctx.team && ctx.team.liveRuns, ctx.view.scope, ctx.turn && ctx.turn.runId],
   panel(ctx) {
     const tree = ctx.team && ctx.team.runTree;
+    if (!tree && ctx.team && ctx.team.liveRuns) return liveView(ctx.team.liveRuns);
     if (!tree) return empty("This turn delegated to no other agent.");
     const nodes = walk(tree);
     const chosen = nodes.find((n) => n.node.run_id === ctx.view.scope)?.node || tree;

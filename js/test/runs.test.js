@@ -56,3 +56,15 @@ test("a run of the tree is asked for once and arrives as a turn the tabs can sho
   store.needRun(0, "a1");
   assert.equal(model.sent.length, 2);
 });
+
+test("while a turn runs, its member runs show as they start and end", () => {
+  const { model, store } = teamStore();
+  const progress = (body) => model.receive({ [WIRE.KIND]: TREE_WIRE.RUN_PROGRESS, [WIRE.TURN_INDEX]: 0, ...body });
+  progress({ [TREE_WIRE.RUN_ID]: "r1", [WIRE.PATH]: ["team", "researcher"], status: "running" });
+  progress({ [TREE_WIRE.RUN_ID]: "d1", [WIRE.PATH]: ["team", "desk"], status: "running" });
+  progress({ [TREE_WIRE.RUN_ID]: "r1", status: "ok", duration_ms: 3 });
+  assert.deepEqual(store.turns[0].liveRuns.map((r) => [r.run_id, r.path.join("/"), r.status, r.duration_ms]), [
+    ["r1", "team/researcher", "ok", 3],
+    ["d1", "team/desk", "running", null],
+  ]);
+});
