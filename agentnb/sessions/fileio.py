@@ -120,13 +120,18 @@ lock; ``remove_leftovers`` leaves it to its writer)."""
 
 
 def _umask() -> int:
+    """The process's umask now (Linux tells it without changing it; elsewhere it is set and
+    put back at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-_UMASK = _umask()
-"""The process's umask, read once at import (reading it means setting it)."""
 
 
 def file_mode(path: Path) -> int:
@@ -137,7 +142,7 @@ def file_mode(path: Path) -> int:
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
-        return 0o666 & ~_UMASK
+        return 0o666 & ~_umask()
 
 
 def prepare_write(path: Path, data: bytes, *, suffix: str = PREPARED) -> Path:
