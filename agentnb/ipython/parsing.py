@@ -40,16 +40,17 @@ def closest_option(func: Callable[..., Any], line: str, error: str = "") -> str:
     choice = re.search(r"invalid choice: '([^']*)'", error)
     if choice:
         choices = [str(c) for action in parser._actions for c in (action.choices or ())]
-        match = difflib.get_close_matches(choice.group(1), choices, n=1, cutoff=0.6)
+        match = difflib.get_close_matches(choice.group(1), choices, n=1, cutoff=0.7)
         return f" (did you mean {match[0]}?)" if match else ""
     known = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
     for word in line.split():
         given = word.partition("=")[0]
         if not given.startswith("--") or given in known or any(o.startswith(given) for o in known):
             continue
-        match = difflib.get_close_matches(given, known, n=1, cutoff=0.6)
+        # Compared without the dashes, which every option shares.
+        match = difflib.get_close_matches(given[2:], [o[2:] for o in known], n=1, cutoff=0.7)
         if match:
-            return f" (did you mean {match[0]}?)"
+            return f" (did you mean --{match[0]}?)"
     return ""
 
 
