@@ -160,17 +160,19 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-# Inline styles, not classes: a notebook's saved HTML carries no stylesheet. Colours are
-# JupyterLab's theme variables (so light and dark both read), with fallbacks elsewhere.
+# Inline styles, not classes: a notebook's saved HTML carries no stylesheet. Colours are theme
+# variables — JupyterLab's, then VS Code's — chosen for a contrast of 4.5:1 or more on both the
+# light and the dark theme's background; the fallback is for a light page with neither.
+_COLOUR = {
+    "added": "var(--jp-success-color0,var(--vscode-gitDecoration-addedResourceForeground,#1b5e20))",
+    "removed": "var(--jp-error-color1,var(--vscode-gitDecoration-deletedResourceForeground,#b71c1c))",
+    "changed": "var(--jp-mirror-editor-variable-2-color,var(--vscode-gitDecoration-modifiedResourceForeground,#00366d))",
+    "error": "var(--jp-error-color1,var(--vscode-errorForeground,#b71c1c))",
+}
 _CELL = "text-align:left;vertical-align:top;padding:2px 8px 2px 0"
 _WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
-_COLOUR = {
-    "added": "var(--jp-success-color1,#1b5e20)",
-    "removed": "var(--jp-error-color1,#b71c1c)",
-    "changed": "var(--jp-warn-color1,#8a4b00)",
-    "error": "var(--jp-error-color1,#b71c1c)",
-}
-_MUTED = "color:var(--jp-ui-font-color2,#555)"
+_BLOCK = "display:inline-block;" + _WRAP  # a value that wraps as one box, not line by line
+_MUTED = "color:var(--jp-ui-font-color2,var(--vscode-descriptionForeground,#555))"
 
 
 def _td(content: str, style: str = "") -> str:
@@ -184,14 +186,14 @@ def _arguments_html(arguments: str) -> str:
     except json.JSONDecodeError:
         parsed = None
     if not isinstance(parsed, dict) or not parsed:
-        return f'<code style="{_WRAP}">{_e(_arguments_text(arguments))}</code>'
+        return f'<code style="{_BLOCK}">{_e(_arguments_text(arguments))}</code>'
     lines = "\n".join(f"{name}: {value_text(value)}" for name, value in parsed.items())
-    return f'<code style="{_WRAP}">{_e(lines)}</code>'
+    return f'<code style="{_BLOCK}">{_e(lines)}</code>'
 
 
 def _calls_html(turn: TurnRecord) -> str:
     calls = turn.tool_calls
-    heads = "".join(f'<th style="{_CELL}">{h}</th>' for h in ("#", "tool", "arguments", "result", "hooks", "answered by", "changed"))
+    heads = "".join(f'<th style="{_CELL};white-space:nowrap">{h}</th>' for h in ("#", "tool", "arguments", "result", "hooks", "answered by", "changed"))
     rows = [
         f'<table class="agentnb-record-calls" style="border-collapse:collapse;text-align:left;margin:2px 0">'
         f'<caption style="text-align:left">tool calls ({len(calls)})</caption><tr>{heads}</tr>'
@@ -205,7 +207,7 @@ def _calls_html(turn: TurnRecord) -> str:
             )
             mark = f' class="agentnb-record-call-error" data-error="{_e(call.error_kind)}" style="box-shadow:inset 3px 0 {_COLOUR["error"]}"'
         else:
-            result = f'<code style="{_WRAP}">{_e(value_text(call.result))}</code>'
+            result = f'<code style="{_BLOCK}">{_e(value_text(call.result))}</code>'
             mark = ""
         rows.append(
             f"<tr{mark}>{_td(str(number), 'padding-left:6px')}{_td(f'<code>{_e(call.name)}</code>{source}', 'white-space:nowrap')}"
@@ -225,7 +227,7 @@ def _changes_html(turn: TurnRecord) -> str:
     for change in changes:
         parts.append(
             f'<li data-change="{change.how}" data-path="{_e(change.path)}" style="text-align:left">'
-            f'<code style="color:{_COLOUR[change.how]};{_WRAP}">{_e(path_change_text(change))}</code> '
+            f'<code style="color:{_COLOUR[change.how]};background:none;{_WRAP}">{_e(path_change_text(change))}</code> '
             f'<i style="{_MUTED}">(by {_e(", ".join(change.authors))})</i></li>'
         )
     if more:
@@ -407,14 +409,14 @@ def comparison_html(c: Comparison) -> str:
     for call in c.tool_calls:
         parts.append(
             f'<tr data-how="{call.how}"><td{_LABEL_TD}>{_mark(call.how)} tool call {call.number}</td>'
-            f"<td{_TD}><code>{_e(call.left or '-')}</code></td><td{_TD}><code>{_e(call.right or '-')}</code></td></tr>"
+            f"<td{_TD}><code style=\"{_BLOCK}\">{_e(call.left or '-')}</code></td><td{_TD}><code style=\"{_BLOCK}\">{_e(call.right or '-')}</code></td></tr>"
         )
     for key in c.state:
         hidden = " <i>(hidden from the model)</i>" if key.hidden else ""
         parts.append(
             f'<tr data-how="{key.how}"><td{_LABEL_TD}>{_mark(key.how)} state <code>{_e(key.key)}</code>{hidden}</td>'
-            f"<td{_WRAP_TD}><code>{_e(key.left if key.left is not None else '-')}</code></td>"
-            f"<td{_WRAP_TD}><code>{_e(key.right if key.right is not None else '-')}</code></td></tr>"
+            f"<td{_TD}><code style=\"{_BLOCK}\">{_e(key.left if key.left is not None else '-')}</code></td>"
+            f"<td{_TD}><code style=\"{_BLOCK}\">{_e(key.right if key.right is not None else '-')}</code></td></tr>"
         )
     parts.append(
         f'<tr class="agentnb-compare-answer"><td{_LABEL_TD}>answer</td>'
