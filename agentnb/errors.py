@@ -136,6 +136,10 @@ class ReplayDriftError(ModelError):
     """A request under strict replay differs from the recorded one; the message holds a diff."""
 
 
+class MissingExtraError(ConfigurationError, ImportError):
+    """A feature needs an optional extra that is not installed; the message names the extra."""
+
+
 class ReplayExhaustedError(ModelError):
     """A replayed agent made more model calls than the recording holds."""
 

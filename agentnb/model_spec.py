@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .errors import ConfigurationError
+from .extras import require
 from .models import Model, ScriptedModel
 from .models.base import ModelRequest, ModelResponse
 
@@ -90,6 +91,7 @@ def resolve_model(spec: Any) -> Model:
     elif os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
         from .models.openai_chat import OpenAIChat
 
+        require("openai", "OPENAI_API_KEY / OPENAI_BASE_URL (the default model when none is given)")
         model = OpenAIChat(os.environ.get("AGENTNB_OPENAI_MODEL") or DEFAULT_OPENAI_MODEL)
         origin = "environment"
     else:
@@ -109,6 +111,7 @@ def _from_string(spec: Any) -> Model:
     if family in ("openai", "openai-responses"):
         if not rest:
             raise ConfigurationError(f"model {spec!r} names no model; write e.g. '{family}:gpt-5-mini'")
+        require("openai", f"model {spec!r}")
         if family == "openai":
             from .models.openai_chat import OpenAIChat
 

@@ -41,6 +41,12 @@ REPLAY_ENV = "AGENTNB_REPLAY"
 
 MODES = ("auto", "strict", "live")
 
+RERECORD = (
+    "to re-record, run the notebook once outside nbval with the model reachable "
+    "(Restart & Run All, or jupyter nbconvert --execute --inplace) and commit its .agentnb folder"
+)
+"""How to bring a recording up to date with an edited notebook (said when strict replay fails)."""
+
 def replay_mode(environ: Mapping[str, str] | None = None) -> str:
     """The replay mode from ``AGENTNB_REPLAY`` (``auto`` when unset)."""
     value = (os.environ if environ is None else environ).get(REPLAY_ENV, "auto").strip().lower() or "auto"
@@ -62,6 +68,9 @@ class Recording:
         self.mode = replay_mode() if mode is None else mode
         if self.mode not in MODES:
             raise ConfigurationError(f"replay mode {self.mode!r} is not one of {', '.join(MODES)}")
+        ignore = getattr(session, "ignore_local_files", None)
+        if ignore is not None and self.mode != "strict":  # strict replay writes nothing
+            ignore(session_id)
         found = None if fresh else read_history(session, session_id, module)
         self.turns: list[TurnRecord] = list(found) if found is not None else []
         """The turns as recorded."""
@@ -126,7 +135,8 @@ class Recording:
             if self.strict and model.external:
                 raise ReplayDriftError(
                     f"turn {index + 1} is past the end of the recording in {self.where()} (it holds "
-                    f"{len(self.turns)} turn(s)); strict replay ({REPLAY_ENV}=strict) does not call {model.label}"
+                    f"{len(self.turns)} turn(s)); strict replay ({REPLAY_ENV}=strict) does not call {model.label}; "
+                    f"{RERECORD}"
                 )
             self.cut = index
             return None
@@ -176,7 +186,7 @@ class Recording:
     def _drift(self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model) -> None:
         reason = None
         if self.strict:
-            reason = f"strict replay ({REPLAY_ENV}=strict) does not call {model.label}"
+            reason = f"strict replay ({REPLAY_ENV}=strict) does not call {model.label}; {RERECORD}"
         elif model.external:
             offline = model.offline_reason()
             if offline:
@@ -217,4 +227,4 @@ def _timed(event: Event, recorded: Event | None) -> Event:
     return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
 
 
-__all__ = ["MODES", "REPLAY_ENV", "Recording", "adopt_timing", "replay_mode"]
+__all__ = ["MODES", "REPLAY_ENV", "RERECORD", "Recording", "adopt_timing", "replay_mode"]

@@ -12,6 +12,7 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
+from .diff import tokens as pointer_tokens
 from .text import shorten
 
 if TYPE_CHECKING:
@@ -68,6 +69,33 @@ def change_text(change: Change) -> str:
     return f"{_SIGN[change.how]} {key}: {values}"
 
 
+def path_label(path: str) -> str:
+    """A JSON pointer as the inspector shows it: ``/cart/items/0`` → ``cart › items › 0``."""
+    return " › ".join(pointer_tokens(path)) if path else "(the whole state)"
+
+
+def path_change_text(change: Change) -> str:
+    """One path's change as the inspector lists it: ``+ cart › items › 2: "eggs"``,
+    ``~ budget: 50.0 → 35.0`` or ``- cart › coupon: "X" (removed)``."""
+    if change.how == "added":
+        values = value_text(change.new)
+    elif change.how == "removed":
+        values = f"{value_text(change.old)} (removed)"
+    else:
+        values = f"{value_text(change.old)} → {value_text(change.new)}"
+    return f"{_SIGN[change.how]} {path_label(change.path)}: {values}"
+
+
+CHANGE_ROWS = 20
+"""Changed paths listed in a turn record before the rest are counted (as the inspector does)."""
+
+
+def _shown_changes(turn: TurnRecord) -> tuple[list[Change], int]:
+    """The path-level changes a record lists, and how many more there are."""
+    paths = turn.changes().paths
+    return paths[:CHANGE_ROWS], max(0, len(paths) - CHANGE_ROWS)
+
+
 def count_text(tokens: PromptTokens, count: int | None) -> str:
     """A token count as shown: ``42``, or ``≈42`` when estimated (``?`` when unknown)."""
     return "?" if count is None else f"{'' if tokens.exact else '≈'}{count}"
@@ -111,7 +139,7 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
             served = f" [{call.source}]" if call.source else ""
             head = f"  {number}. {call.name}{served}({_arguments_text(call.arguments)})"
             if call.error is not None:
-                lines.append(f"{head} -> error [{call.error_kind}]: {call.error}")
+                lines.append(f"{head} -> ✗ error [{call.error_kind}]: {call.error}")
             else:
                 lines.append(f"{head} -> {value_text(call.result)}")
             if call.hooks:
@@ -121,11 +149,13 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
     if turn.children:
         lines.append(f"delegations ({len(turn.children)}):")
         lines.extend(delegation_lines(turn, "  "))
-    changes = turn.changes().keys
+    changes, more = _shown_changes(turn)
     if changes:
         lines.append("state:")
         for change in changes:
-            lines.append(f"  {change_text(change)}  (by {', '.join(change.authors)})")
+            lines.append(f"  {path_change_text(change)}  (by {', '.join(change.authors)})")
+        if more:
+            lines.append(f"  … {more} more changed path(s)")
     if turn.status == "failed" and show_error:
         lines.append(f"failed: {turn.error}")
     elif turn.status == "ok":
@@ -170,51 +200,102 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+# Inline styles, not classes: a notebook's saved HTML carries no stylesheet. Colours are theme
+# variables — JupyterLab's, then VS Code's — chosen for a contrast of 4.5:1 or more on both the
+# light and the dark theme's background; the fallback is for a light page with neither.
+_COLOUR = {
+    "added": "var(--jp-success-color0,var(--vscode-gitDecoration-addedResourceForeground,#1b5e20))",
+    "removed": "var(--jp-error-color1,var(--vscode-gitDecoration-deletedResourceForeground,#b71c1c))",
+    "changed": "var(--jp-mirror-editor-variable-2-color,var(--vscode-gitDecoration-modifiedResourceForeground,#00366d))",
+    "error": "var(--jp-error-color1,var(--vscode-errorForeground,#b71c1c))",
+}
+_CELL = "text-align:left;vertical-align:top;padding:2px 8px 2px 0"
+_WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
+_BLOCK = "display:inline-block;" + _WRAP  # a value that wraps as one box, not line by line
+_MUTED = "color:var(--jp-ui-font-color2,var(--vscode-descriptionForeground,#555))"
+
+
+def _td(content: str, style: str = "") -> str:
+    return f'<td style="{_CELL}{";" + style if style else ""}">{content}</td>'
+
+
+def _arguments_html(arguments: str) -> str:
+    """A call's arguments, one ``name: value`` line each (a long value wraps inside its line)."""
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        parsed = None
+    if not isinstance(parsed, dict) or not parsed:
+        return f'<code style="{_BLOCK}">{_e(_arguments_text(arguments))}</code>'
+    lines = "\n".join(f"{name}: {value_text(value)}" for name, value in parsed.items())
+    return f'<code style="{_BLOCK}">{_e(lines)}</code>'
+
+
+def _calls_html(turn: TurnRecord) -> str:
+    calls = turn.tool_calls
+    heads = "".join(f'<th style="{_CELL};white-space:nowrap">{h}</th>' for h in ("#", "tool", "arguments", "result", "hooks", "answered by", "changed"))
+    rows = [
+        f'<table class="agentnb-record-calls" style="border-collapse:collapse;text-align:left;margin:2px 0">'
+        f'<caption style="text-align:left">tool calls ({len(calls)})</caption><tr>{heads}</tr>'
+    ]
+    for number, call in enumerate(calls, 1):
+        source = f" <i>{_e(call.source)}</i>" if call.source else ""
+        if call.error is not None:
+            result = (
+                f'<span class="agentnb-error" style="color:{_COLOUR["error"]};{_WRAP}"><b>✗ error</b> '
+                f"[{_e(call.error_kind)}]: {_e(call.error)}</span>"
+            )
+            mark = f' class="agentnb-record-call-error" data-error="{_e(call.error_kind)}" style="box-shadow:inset 3px 0 {_COLOUR["error"]}"'
+        else:
+            result = f'<code style="{_BLOCK}">{_e(value_text(call.result))}</code>'
+            mark = ""
+        rows.append(
+            f"<tr{mark}>{_td(str(number), 'padding-left:6px')}{_td(f'<code>{_e(call.name)}</code>{source}', 'white-space:nowrap')}"
+            f"{_td(_arguments_html(call.arguments))}{_td(result)}"
+            f"{_td(_e(_hooks_text(call)) or '-')}{_td(_e(call.answered_by or '-'))}"
+            f"{_td(_e(', '.join(call.changed_keys)) or '-')}</tr>"
+        )
+    rows.append("</table>")
+    return "".join(rows)
+
+
+def _changes_html(turn: TurnRecord) -> str:
+    changes, more = _shown_changes(turn)
+    if not changes:
+        return ""
+    parts = ['<div><b>state:</b></div><ul class="agentnb-record-state" style="margin:2px 0;padding-left:1.5em">']
+    for change in changes:
+        parts.append(
+            f'<li data-change="{change.how}" data-path="{_e(change.path)}" style="text-align:left">'
+            f'<code style="color:{_COLOUR[change.how]};background:none;{_WRAP}">{_e(path_change_text(change))}</code> '
+            f'<i style="{_MUTED}">(by {_e(", ".join(change.authors))})</i></li>'
+        )
+    if more:
+        parts.append(f'<li style="{_MUTED}">… {more} more changed path(s)</li>')
+    parts.append("</ul>")
+    return "".join(parts)
+
+
 def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
     """The turn as deterministic HTML; every text from a model, tool or state is escaped."""
     parts = [
         # tex2jax_ignore / mathjax_ignore: a "$" in an answer is a dollar, not TeX.
         f'<div class="{RECORD_CSS_CLASS} tex2jax_ignore mathjax_ignore" data-status="{_e(turn.status)}" '
-        'style="border-left:3px solid #8aa4c8;padding:4px 10px;font-size:13px">',
+        'style="border-left:3px solid var(--jp-brand-color2,#8aa4c8);padding:4px 10px;font-size:13px;text-align:left">',
         f"<div><b>{_e(turn.agent)}</b> · turn {turn.number} · {_e(turn.status)} · "
         f"model <code>{_e(turn.model)}</code></div>",
         f'<div class="agentnb-record-user"><b>user:</b> {_e(turn.message)}</div>',
     ]
-    tokens = tokens_text(turn.prompt)
-    if tokens:
-        parts.append(f'<div class="agentnb-record-tokens"><b>prompt tokens:</b> {_e(tokens)}</div>')
-    calls = turn.tool_calls
-    if calls:
-        parts.append(
-            f'<table class="agentnb-record-calls"><caption style="text-align:left">tool calls '
-            f"({len(calls)})</caption><tr><th>#</th><th>tool</th><th>arguments</th><th>result</th>"
-            "<th>hooks</th><th>answered by</th><th>changed</th></tr>"
-        )
-        for number, call in enumerate(calls, 1):
-            if call.error is not None:
-                result = f'<span class="agentnb-error">error [{_e(call.error_kind)}]: {_e(call.error)}</span>'
-            else:
-                result = f"<code>{_e(value_text(call.result))}</code>"
-            parts.append(
-                f"<tr><td>{number}</td><td><code>{_e(call.name)}</code>{' <i>' + _e(call.source) + '</i>' if call.source else ''}</td>"
-                f"<td><code>{_e(_arguments_text(call.arguments))}</code></td><td>{result}</td>"
-                f"<td>{_e(_hooks_text(call)) or '-'}</td><td>{_e(call.answered_by or '-')}</td>"
-                f"<td>{_e(', '.join(call.changed_keys)) or '-'}</td></tr>"
-            )
-        parts.append("</table>")
+    tokens_line = tokens_text(turn.prompt)
+    if tokens_line:
+        parts.append(f'<div class="agentnb-record-tokens"><b>prompt tokens:</b> {_e(tokens_line)}</div>')
+    if turn.tool_calls:
+        parts.append(_calls_html(turn))
     if turn.children:
         parts.append(f"<div><b>delegations ({len(turn.children)}):</b></div>{_delegations_html(turn)}")
-    changes = turn.changes().keys
-    if changes:
-        parts.append('<div><b>state:</b></div><ul class="agentnb-record-state">')
-        for change in changes:
-            parts.append(
-                f'<li data-change="{change.how}"><code>{_e(change_text(change))}</code> '
-                f"<i>(by {_e(', '.join(change.authors))})</i></li>"
-            )
-        parts.append("</ul>")
+    parts.append(_changes_html(turn))
     if turn.status == "failed" and show_error:
-        parts.append(f'<div class="agentnb-error"><b>failed:</b> {_e(turn.error)}</div>')
+        parts.append(f'<div class="agentnb-error" style="color:{_COLOUR["error"]}"><b>failed:</b> {_e(turn.error)}</div>')
     elif turn.status == "ok":
         parts.append(
             f'<div class="agentnb-record-answer"><b>answer:</b> '
@@ -308,8 +389,17 @@ def comparison_text(c: Comparison) -> str:
 
 
 _TD = ' style="text-align:left;vertical-align:top"'
+_LABEL_TD = ' style="text-align:left;vertical-align:top;white-space:nowrap;padding-right:10px"'
+_HOW_COLOUR = {"changed": _COLOUR["changed"], "added": _COLOUR["added"], "removed": _COLOUR["removed"]}
+
+
+def _mark(how: str) -> str:
+    """The sign of a comparison row (``=``, ``~``, ``+``, ``-``), coloured by what it means."""
+    colour = _HOW_COLOUR.get(how)
+    sign = _e(_MARK[how])
+    return f'<b style="color:{colour}">{sign}</b>' if colour else f'<span style="{_MUTED}">{sign}</span>'
 _CODE_TD = ' style="text-align:left;vertical-align:top;white-space:pre-wrap;font-family:monospace"'
-_WRAP_TD = ' style="text-align:left;vertical-align:top;white-space:pre-wrap"'
+_WRAP_TD = ' style="text-align:left;vertical-align:top;white-space:pre-wrap;overflow-wrap:anywhere"'
 
 
 def _rows_html(rows: tuple[LineRow, ...], limit: int = DIFF_LINES) -> str:
@@ -321,11 +411,15 @@ def _rows_html(rows: tuple[LineRow, ...], limit: int = DIFF_LINES) -> str:
             shown += 1
             if shown > limit:
                 continue
-        sign = "" if row.how == "same" else _MARK[row.how]
+        sign = "" if row.how == "same" else _mark(row.how)
+        left_style = right_style = _CODE_TD
+        if row.how != "same":
+            left_style = _CODE_TD[:-1] + f';color:{_COLOUR["removed"]}"'
+            right_style = _CODE_TD[:-1] + f';color:{_COLOUR["added"]}"'
         out.append(
-            f'<tr class="agentnb-compare-line" data-how="{row.how}"><td{_TD}>{sign}</td>'
-            f'<td{_CODE_TD}>{_e(row.left if row.left is not None else "")}</td>'
-            f'<td{_CODE_TD}>{_e(row.right if row.right is not None else "")}</td></tr>'
+            f'<tr class="agentnb-compare-line" data-how="{row.how}"><td{_LABEL_TD}>{sign}</td>'
+            f'<td{left_style}>{_e(row.left if row.left is not None else "")}</td>'
+            f'<td{right_style}>{_e(row.right if row.right is not None else "")}</td></tr>'
         )
     if shown > limit:
         out.append(f'<tr><td{_TD}></td><td colspan="2"{_TD}><i>… {shown - limit} more changed line(s)</i></td></tr>')
@@ -335,10 +429,10 @@ def _rows_html(rows: tuple[LineRow, ...], limit: int = DIFF_LINES) -> str:
 def comparison_html(c: Comparison) -> str:
     """Two turns side by side as deterministic HTML; every text from a model, tool or state is
     escaped."""
-    head = f"<tr><th{_TD}></th><th{_TD}>{_e(c.left)}</th><th{_TD}>{_e(c.right)}</th></tr>"
+    head = f"<tr><th{_LABEL_TD}></th><th{_TD}>{_e(c.left)}</th><th{_TD}>{_e(c.right)}</th></tr>"
     parts = [
         f'<div class="{COMPARE_CSS_CLASS} tex2jax_ignore mathjax_ignore" '
-        'style="border-left:3px solid #c8a48a;padding:4px 10px;font-size:13px">',
+        'style="border-left:3px solid var(--jp-warn-color2,#c8a48a);padding:4px 10px;font-size:13px;text-align:left">',
         f"<div><b>compare</b> {_e(c.left)} ↔ {_e(c.right)}</div>",
     ]
     why = [f"<li>{_e(x)}</li>" for x in c.causes] or ["<li>nothing differs in what was sent</li>"]
@@ -346,38 +440,38 @@ def comparison_html(c: Comparison) -> str:
     if c.effects:
         parts.append(f'<div class="agentnb-compare-effects"><b>what came of it:</b><ul>{"".join(f"<li>{_e(x)}</li>" for x in c.effects)}</ul></div>')
     parts.append(f'<table class="agentnb-compare-table" style="border-collapse:collapse">{head}')
-    parts.append(f"<tr><td{_TD}><b>prompt tokens</b></td><td{_TD}>{_e(_counter_text(c.tokens[0]))}</td><td{_TD}>{_e(_counter_text(c.tokens[1]))}</td></tr>")
+    parts.append(f"<tr><td{_LABEL_TD}><b>prompt tokens</b></td><td{_TD}>{_e(_counter_text(c.tokens[0]))}</td><td{_TD}>{_e(_counter_text(c.tokens[1]))}</td></tr>")
     for section in c.sections:
         a, b = c.tokens
         counts = (count_text(a, section.left_tokens) if a else "?", count_text(b, section.right_tokens) if b else "?")
         parts.append(
-            f'<tr data-how="{section.how}"><td{_TD}>{_MARK[section.how]} <code>{_e(section.source)}</code></td>'
+            f'<tr data-how="{section.how}"><td{_LABEL_TD}>{_mark(section.how)} <code>{_e(section.source)}</code></td>'
             f"<td{_TD}>{_e(counts[0])} tok</td><td{_TD}>{_e(counts[1])} tok</td></tr>"
         )
         if section.how != "same":
             parts.append(_rows_html(section.rows))
     for request in c.requests:
         what = ", ".join(request.parts) if request.how == "changed" else {"same": "the same"}.get(request.how, _SIDES.get(request.how, ""))
-        parts.append(f'<tr data-how="{request.how}"><td{_TD}>{_MARK[request.how]} request {request.call}</td><td colspan="2"{_TD}>{_e(what)}</td></tr>')
+        parts.append(f'<tr data-how="{request.how}"><td{_LABEL_TD}>{_mark(request.how)} request {request.call}</td><td colspan="2"{_TD}>{_e(what)}</td></tr>')
     for call in c.tool_calls:
         parts.append(
-            f'<tr data-how="{call.how}"><td{_TD}>{_MARK[call.how]} tool call {call.number}</td>'
-            f"<td{_TD}><code>{_e(call.left or '-')}</code></td><td{_TD}><code>{_e(call.right or '-')}</code></td></tr>"
+            f'<tr data-how="{call.how}"><td{_LABEL_TD}>{_mark(call.how)} tool call {call.number}</td>'
+            f"<td{_TD}><code style=\"{_BLOCK}\">{_e(call.left or '-')}</code></td><td{_TD}><code style=\"{_BLOCK}\">{_e(call.right or '-')}</code></td></tr>"
         )
     for key in c.state:
         hidden = " <i>(hidden from the model)</i>" if key.hidden else ""
         parts.append(
-            f'<tr data-how="{key.how}"><td{_TD}>{_MARK[key.how]} state <code>{_e(key.key)}</code>{hidden}</td>'
-            f"<td{_TD}><code>{_e(key.left if key.left is not None else '-')}</code></td>"
-            f"<td{_TD}><code>{_e(key.right if key.right is not None else '-')}</code></td></tr>"
+            f'<tr data-how="{key.how}"><td{_LABEL_TD}>{_mark(key.how)} state <code>{_e(key.key)}</code>{hidden}</td>'
+            f"<td{_TD}><code style=\"{_BLOCK}\">{_e(key.left if key.left is not None else '-')}</code></td>"
+            f"<td{_TD}><code style=\"{_BLOCK}\">{_e(key.right if key.right is not None else '-')}</code></td></tr>"
         )
     if c.delegations:
         how = "changed" if any(r.how != "same" for r in c.delegations) else "same"
-        parts.append(f'<tr data-how="{how}"><td{_TD}>{_MARK[how]} delegations</td><td colspan="2"{_TD}>{"the same" if how == "same" else ""}</td></tr>')
+        parts.append(f'<tr data-how="{how}"><td{_LABEL_TD}>{_mark(how)} delegations</td><td colspan="2"{_TD}>{"the same" if how == "same" else ""}</td></tr>')
         if how != "same":
             parts.append(_rows_html(c.delegations))
     parts.append(
-        f'<tr class="agentnb-compare-answer"><td{_TD}>answer</td>'
+        f'<tr class="agentnb-compare-answer"><td{_LABEL_TD}>answer</td>'
         f'<td{_WRAP_TD}>{_e(c.answers[0] or "")}</td><td{_WRAP_TD}>{_e(c.answers[1] or "")}</td></tr>'
     )
     parts.append("</table></div>")
@@ -388,6 +482,8 @@ __all__ = [
     "COMPARE_CSS_CLASS",
     "RECORD_CSS_CLASS",
     "change_text",
+    "path_change_text",
+    "path_label",
     "comparison_html",
     "comparison_text",
     "count_text",

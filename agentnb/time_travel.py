@@ -80,7 +80,9 @@ class TimeTravel:
     def fork(self, name: str | None = None, *, turn: int | None = None) -> Any:
         """A new agent with the same definition and a copy of this one's state, conversation
         and turns — as they are now, or as they were at the end of turn ``turn`` (1 = the first)
-        — that goes its own way from there. ``forked.parent`` is this agent."""
+        — that goes its own way from there. ``forked.parent`` is this agent. When this agent is
+        recorded (a notebook's ``%%agent``, ``attach_recording``), the fork is recorded in the
+        same session under its own name."""
         snapshot = self.snapshot() if turn is None else self.snapshot_at(turn)
         forked = type(self)(name or f"{self.name}_fork", **self._definition)
         forked.model = self.model
@@ -88,6 +90,10 @@ class TimeTravel:
         forked.restore(snapshot)
         forked._parent = weakref.ref(self)
         forked.forked_at = len(snapshot.turns)
+        recording = getattr(self, "recording", None)
+        if recording is not None:
+            # Recorded beside its parent, under its own name (as %agentnb fork does).
+            forked.attach_recording(recording.session, forked.name)
         return forked
 
     @property

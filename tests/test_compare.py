@@ -150,3 +150,17 @@ def test_compare_turns_works_on_records_and_bad_choices_say_what_to_pass() -> No
         agent.compare(turn=3, other_turn=1)
     with pytest.raises(ConfigurationError, match="agent 'b' has no turn 1: it has no turns yet"):
         agent.compare(Agent("b"))
+
+
+def test_the_html_record_keeps_each_row_label_on_one_line_and_colours_the_marks() -> None:
+    parent = shop()
+    html_text = parent.compare(forked_and_edited(parent), turn=2, other_turn=2).html()
+    # "~ instructions" / "= session_state" labels never wrap onto two lines.
+    label = '<td style="text-align:left;vertical-align:top;white-space:nowrap;padding-right:10px">'
+    assert f'{label}<b style="color:var(--jp-mirror-editor-variable-2-color,var(--vscode-gitDecoration-modifiedResourceForeground,#00366d))">~</b> <code>instructions</code>' in html_text
+    rows = html_text.split("<tr")[1:]
+    assert len(rows) > 5 and all(row.split(">", 1)[1].startswith(label) for row in rows if "<td" in row[:80] and "colspan" not in row.split("</td>")[0])
+    assert f'{label}<b style="color:var(--jp-success-color0,var(--vscode-gitDecoration-addedResourceForeground,#1b5e20))">+</b> state <code>budget</code>' in html_text
+    # A changed line of the prompt: the old text in the removed colour, the new in the added one.
+    line = html_text.split('class="agentnb-compare-line" data-how="changed"')[1].split("</tr>")[0]
+    assert "color:var(--jp-error-color1" in line and "color:var(--jp-success-color0" in line

@@ -659,3 +659,59 @@ def test_print_response_shows_markdown_in_a_notebook_with_its_html_escaped(shell
     with capture_output() as out:
         plain.print_response("hi", stream=True)
     assert out.stdout == "just text\n"
+
+
+# --- the first hour: errors that say what to do ----------------------------------------------
+
+
+def test_a_syntax_error_in_a_tool_cell_names_this_cell_and_its_own_line(shell):
+    with capture_output() as captured:
+        result = shell.run_cell("%%tool\ndef f(a: int) -> int:\n    return a +\n", store_history=True)
+    number = shell.execution_count - 1  # the cell that just ran
+    assert not result.success
+    out = captured.stdout + captured.stderr
+    assert f"Cell In[{number}], line 3" in out, out  # the %%tool line is line 1
+    assert f"In[{number + 1}]" not in out
+    assert "line 3 of the cell is not valid Python (invalid syntax); no tools were registered" in out
+    assert "f" not in shell.user_ns or not isinstance(shell.user_ns.get("f"), Tool)
+
+
+def test_an_error_raised_by_a_tool_cell_points_at_its_line_and_a_tool_keeps_the_cell_as_its_file(shell):
+    with capture_output() as captured:
+        shell.run_cell("%%tool\ndef g(a: int) -> int:\n    '''Divide.'''\n    return 1 // a\ny = 1 // 0\n", store_history=True)
+    number = shell.execution_count - 1
+    assert f"Cell In[{number}], line 5" in captured.stdout + captured.stderr
+    assert "tool_magic.py" not in captured.stdout + captured.stderr  # no frame of agentnb's own
+    with capture_output():
+        shell.run_cell("%%tool\ndef h(a: int) -> int:\n    '''Divide.'''\n    return 1 // a\n", store_history=True)
+    tool_cell = shell.execution_count - 1
+    with capture_output() as captured:
+        shell.run_cell("h(0)", store_history=True)
+    assert f"Cell In[{tool_cell}], line 4, in h" in captured.stdout + captured.stderr
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "body", "hint"),
+    [
+        ("agent", "shop --modle model", "x", "did you mean --model?"),
+        ("agent", "shop --state-in-contxt", "x", "did you mean --state-in-context?"),
+        ("tool", "--output-to-state total=", "def f() -> int:\n    return 1\n", "did you mean --outputs-to-state?"),
+        ("agentnb", "forkk shop shop2", "", "did you mean fork?"),
+    ],
+)
+def test_a_misspelled_option_or_command_names_the_closest_one(shell, kind, line, body, hint):
+    text = usage_error(shell, kind, line, body)
+    assert hint in text, text
+
+
+def test_an_option_nothing_resembles_gets_no_guess(shell):
+    text = usage_error(shell, "agent", "shop --zzzzqq 1", "x")
+    assert "unrecognized arguments: --zzzzqq 1" in text and "did you mean" not in text
+
+
+@pytest.mark.parametrize(("module", "spec", "extra"), [("openai", "openai:gpt-5-mini", "openai"), ("openai", "openai-responses:gpt-5-mini", "openai")])
+def test_a_model_string_whose_extra_is_missing_names_the_extra(shell, monkeypatch, module, spec, extra):
+    monkeypatch.setitem(__import__("sys").modules, module, None)  # as if not installed
+    run(shell, "tool", "", ADD_ITEM)
+    text = usage_error(shell, "agent", f"shop --model {spec}", "x")
+    assert f'pip install "agentnb[{extra}]"' in text and f"needs the {extra!r} extra" in text, text

@@ -97,12 +97,12 @@ def test_text_record_shows_answer_calls_hooks_and_state_diff():
         f'  1. add_item({{"item": "{IMG}"}}) -> "added {IMG}"',
         "     hooks: stamp (passed); answered by: tool",
         "     changed: items, stamped",
-        f'  2. fail({{"reason": "{SCRIPT}"}}) -> error [tool_error]: cannot: {SCRIPT} '
+        f'  2. fail({{"reason": "{SCRIPT}"}}) -> ✗ error [tool_error]: cannot: {SCRIPT} '
         "(ValueError raised by tool 'fail')",
         "     hooks: stamp (raised); answered by: -",
         "state:",
         '  + stamped: "add_item"  (by hook:stamp)',
-        f'  ~ items: [] → ["{IMG}"]  (by tool:add_item)',
+        f'  + items › 0: "{IMG}"  (by tool:add_item)',  # the path that changed, as the inspector lists it
         f"answer: Done {SCRIPT} {IMG}",
     ]
 
@@ -193,3 +193,93 @@ def test_live_turn_streams_into_one_display_then_leaves_the_record():
     assert all(s.startswith(f'<pre class="{LIVE_CSS_CLASS}"') and "<script" not in s for s in streamed)
     assert record.update is False and not (record.transient or {}).get("display_id")
     assert record.data == TurnView(agent.history[0])._repr_mimebundle_()
+
+
+class CellStyles(HTMLParser):
+    """The inline style of every table cell, and the text inside each element with a class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("td", "th"):
+            self.cells.append((tag, dict(attrs).get("style") or ""))
+
+
+def budget_agent(n_items: int = 1) -> Agent:
+    def set_qty(index: int, qty: float, session_state) -> str:
+        """Set an item's quantity."""
+        session_state["cart"]["items"][index]["qty"] = qty
+        return "ok"
+
+    def fill(count: int, session_state) -> str:
+        """Add count items."""
+        for i in range(count):
+            session_state["log"].append(i)
+        return "filled"
+
+    model = ScriptedModel([[tool_call("set_qty", index=0, qty=2.5), tool_call("fill", count=n_items), tool_call("set_qty", index=7, qty=1)], "done"])
+    state = {"cart": {"items": [{"name": "tea", "qty": 1.0}], "note": "x" * 50}, "log": []}
+    agent = Agent("budget", model, tools=[set_qty, fill], session_state=state)
+    agent.run("go")
+    return agent
+
+
+def test_record_lists_path_level_changes_like_the_inspector_not_whole_top_level_values():
+    turn = budget_agent().history[0]
+    lines = turn_text(turn).splitlines()
+    state = lines[lines.index("state:") + 1 :]
+    assert state[:2] == ["  ~ cart › items › 0 › qty: 1.0 → 2.5  (by tool:set_qty)", "  + log › 0: 0  (by tool:fill)"]
+    assert not any('"note"' in line or "xxxx" in line for line in state)  # the rest of cart is not repeated
+    html_text = turn_html(turn)
+    assert 'data-path="/cart/items/0/qty"' in html_text and 'data-change="changed"' in html_text
+    assert "~ cart › items › 0 › qty: 1.0 → 2.5" in html_text
+
+
+def test_record_counts_the_changed_paths_past_twenty():
+    turn = budget_agent(n_items=25).history[0]
+    text = turn_text(turn)
+    assert "  + log › 18: 18  (by tool:fill)" in text and "log › 19:" not in text
+    assert text.splitlines()[-2] == "  … 6 more changed path(s)"  # 1 qty + 25 items - 20 shown
+    assert "… 6 more changed path(s)" in turn_html(turn)
+
+
+def test_record_table_is_left_aligned_in_every_cell_and_marks_a_tool_error():
+    turn = budget_agent().history[0]
+    html_text = turn_html(turn)
+    styles = CellStyles()
+    styles.feed(html_text)
+    assert styles.cells and all("text-align:left" in style for _, style in styles.cells)  # Lab right-aligns td/th
+    # The failed call (index 7 does not exist) is marked as an error, in the theme's error colour.
+    error_row = html_text.split('class="agentnb-record-call-error"')
+    assert len(error_row) == 2 and 'data-error="tool_error"' in error_row[1][:40]
+    assert "var(--jp-error-color1" in error_row[1].split("</tr>")[0] and "✗ error" in error_row[1].split("</tr>")[0]
+    assert html_text.count("agentnb-record-call-error") == 1  # the calls that worked are not marked
+    assert "✗ error [tool_error]" in turn_text(turn)
+
+
+def test_record_puts_each_argument_on_its_own_line_that_wraps_inside_itself():
+    turn = budget_agent().history[0]
+    html_text = turn_html(turn)
+    assert '<code style="display:inline-block;white-space:pre-wrap;overflow-wrap:anywhere">index: 0\nqty: 2.5</code>' in html_text
+    empty = Agent("a", ScriptedModel([tool_call("noop"), "ok"]), tools=[noop])
+    empty.run("x")
+    assert '<code style="display:inline-block;white-space:pre-wrap;overflow-wrap:anywhere">{}</code>' in turn_html(empty.history[0])
+
+
+def noop() -> str:
+    """Do nothing."""
+    return "ok"
+
+
+def test_record_colours_come_from_the_theme_variables_with_fallbacks():
+    import re
+
+    html_text = turn_html(budget_agent().history[0])
+    # The variables that read at 4.5:1 on JupyterLab's light and dark backgrounds alike (the
+    # browser test measures them), then VS Code's, then a colour for a light page.
+    for var in ("--jp-mirror-editor-variable-2-color", "--jp-error-color1"):
+        assert f"color:var({var},var(--vscode-" in html_text
+    assert "--jp-warn-color" not in html_text and "--jp-success-color1" not in html_text  # too light on white
+    assert re.findall(r"color:(?!var\(--jp-)", html_text) == []  # never a fixed colour: dark mode must read

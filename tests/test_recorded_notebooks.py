@@ -69,11 +69,11 @@ def execute(path: Path, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
-def nbval(path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def nbval(path: Path, env: dict[str, str] | None = None, extra: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     """`pytest --nbval NOTEBOOK` with no other option, as a user would type it."""
     clean = {k: v for k, v in os.environ.items() if k not in ("AGENTNB_REPLAY", "JPY_SESSION_NAME")}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q", path.name],
+        [sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q", path.name, *(extra or [])],
         cwd=path.parent, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=240,
     )
 
@@ -146,6 +146,12 @@ def test_an_edited_chat_cell_goes_live_from_its_turn_and_strict_replay_names_cel
     assert "Cell 4" in run.stdout
     assert "%%chat helper 'What is the capital of Spain?': turn 2 failed: replay drift at turn 2, model call 1: the request differs" in run.stdout
     assert '+      "content": "What is the capital of Spain?"' in run.stdout
+    # It says how to re-record, and is the only failure: the turns table after it, which would
+    # differ too (a row missing: NaN / None in its HTML), is skipped, naming the cell that failed.
+    assert "to re-record, run the notebook once outside nbval with the model reachable" in run.stdout
+    assert "1 failed, 4 passed, 1 skipped" in run.stdout, run.stdout[-2000:]
+    run = nbval(notebook, extra=["-rs"])
+    assert "not run: Cell 4 failed because its turn differs from the recording" in run.stdout
 
 
 @pytest.mark.local_llm

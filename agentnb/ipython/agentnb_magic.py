@@ -192,10 +192,7 @@ class AgentnbMagics(WorkspaceMagics):
         if new_name in self.workspace.ns or new_name in self.workspace.agents:
             raise UsageError(f"%agentnb fork: the name {new_name!r} is taken; pick another")
         try:
-            forked = agent.fork(new_name, turn=args.turn)
-            if agent.recording is not None:
-                # A fork is recorded beside its parent, under its own name.
-                forked.attach_recording(agent.recording.session, new_name)
+            forked = agent.fork(new_name, turn=args.turn)  # recorded beside its parent
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb fork: {one_line(exc)}") from None
         self.workspace.agents[new_name] = forked

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import keyword
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +17,8 @@ def parse_options(func: Callable[..., Any], line: str, magic: str) -> Any:
     try:
         args = parse_argstring(func, line)
     except UsageError as exc:
-        raise UsageError(f"{magic}: {exc}. See {magic}? for the options.") from None
+        hint = closest_option(func, line, str(exc))
+        raise UsageError(f"{magic}: {exc}{hint}. See {magic}? for the options.") from None
     except ValueError as exc:  # shlex: unbalanced quotes
         raise UsageError(f"{magic}: cannot read the options ({exc}); close every quote") from None
     # IPython splits magic lines in non-POSIX mode, which keeps the quotes around a value.
@@ -25,6 +28,30 @@ def parse_options(func: Callable[..., Any], line: str, magic: str) -> Any:
         elif isinstance(value, list):
             setattr(args, key, [unquote(v) if isinstance(v, str) else v for v in value])
     return args
+
+
+def closest_option(func: Callable[..., Any], line: str, error: str = "") -> str:
+    """``" (did you mean --model?)"`` for the first ``--word`` in ``line`` that is not an option
+    of ``func``'s parser but is close to one (or, for an invalid choice named in ``error``, the
+    closest choice); else ``""``."""
+    parser = getattr(func, "parser", None)
+    if parser is None:
+        return ""
+    choice = re.search(r"invalid choice: '([^']*)'", error)
+    if choice:
+        choices = [str(c) for action in parser._actions for c in (action.choices or ())]
+        match = difflib.get_close_matches(choice.group(1), choices, n=1, cutoff=0.7)
+        return f" (did you mean {match[0]}?)" if match else ""
+    known = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+    for word in line.split():
+        given = word.partition("=")[0]
+        if not given.startswith("--") or given in known or any(o.startswith(given) for o in known):
+            continue
+        # Compared without the dashes, which every option shares.
+        match = difflib.get_close_matches(given[2:], [o[2:] for o in known], n=1, cutoff=0.7)
+        if match:
+            return f" (did you mean --{match[0]}?)"
+    return ""
 
 
 def unquote(text: str) -> str:
@@ -57,4 +84,4 @@ def pairs(items: list[str] | None, option: str, magic: str, example: str, allow_
     return out
 
 
-__all__ = ["identifier", "names", "pairs", "parse_options", "unquote"]
+__all__ = ["closest_option", "identifier", "names", "pairs", "parse_options", "unquote"]

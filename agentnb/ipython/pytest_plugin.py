@@ -5,7 +5,10 @@ While nbval starts a notebook's kernel, ``JPY_SESSION_NAME`` names that notebook
 does), so ``%%agent`` finds the recording beside it even in a folder of several notebooks, and
 ``AGENTNB_REPLAY=strict`` (unless set otherwise) makes a request that differs from the recording
 fail its cell with a diff instead of calling a model; nothing is written to the recording.
-Nothing changes for tests that are not notebook cells.
+Once a cell fails that way, the notebook's later cells are skipped, each saying which cell
+failed: their outputs depend on the turn that did not run (a DataFrame of turns with a row
+missing, a record never made), and their failures would only hide the one that says why and
+how to re-record. Nothing changes for tests that are not notebook cells.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from typing import Any
 import pytest
 
 from ..recording import REPLAY_ENV
+
+DRIFTED = pytest.StashKey[dict[Path, str]]()
+"""Per session: the notebooks whose turn differed from the recording, and the failed cell's name."""
 
 
 def _notebook_of(item: pytest.Item) -> Path | None:
@@ -35,6 +41,12 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[Any]:
     if notebook is None:
         yield
         return
+    drifted = item.session.stash.setdefault(DRIFTED, {})
+    if notebook in drifted:
+        pytest.skip(
+            f"not run: {drifted[notebook]} failed because its turn differs from the recording, "
+            f"and this cell's output depends on it (fix or re-record that cell first)"
+        )
     saved = {name: os.environ.get(name) for name in ("JPY_SESSION_NAME", REPLAY_ENV)}
     os.environ["JPY_SESSION_NAME"] = str(notebook)
     os.environ.setdefault(REPLAY_ENV, "strict")
@@ -46,3 +58,15 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[Any]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+    """Note a notebook whose cell failed on a turn that differs from the recording."""
+    outcome = yield
+    report = outcome.get_result()
+    notebook = _notebook_of(item)
+    if notebook is None or not report.failed or call.when != "call":
+        return
+    if f"{REPLAY_ENV}=strict" in report.longreprtext:
+        item.session.stash.setdefault(DRIFTED, {})[notebook] = item.name

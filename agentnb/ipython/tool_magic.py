@@ -56,9 +56,10 @@ class ToolMagics(WorkspaceMagics):
             identifier(args.name, "%%tool")
         ns = self.workspace.ns
         before = {k: id(v) for k, v in ns.items()}
-        result = self.shell.run_cell(cell, store_history=False)
-        if not result.success:
-            error = result.error_in_exec or result.error_before_exec
+        error = self._run_body(cell)
+        if isinstance(error, SyntaxError):
+            raise UsageError(f"%%tool: line {error.lineno} of the cell is not valid Python ({error.msg}); no tools were registered")
+        if error is not None:
             raise UsageError(f"%%tool: the cell raised {type(error).__name__}: {error}; no tools were registered")
         functions, kit_instances, kit_classes = _defined(ns, before)
         if not (functions or kit_instances or kit_classes):
@@ -91,6 +92,28 @@ class ToolMagics(WorkspaceMagics):
         if unused:
             raise UsageError(f"%%tool: --inputs-from-state names {sorted(unused)}, which no function of the cell takes as a parameter")
         print("\n".join(self._register(made, kit_instances)))
+
+    def _run_body(self, cell: str) -> BaseException | None:
+        """Run the cell's body as code of this very cell: a traceback (and the functions' own,
+        later) names it ``Cell In[n]`` with the cell's line numbers, the ``%%tool`` line being
+        line 1. Shows the traceback and returns the error, if any."""
+        shell = self.shell
+        # The shell counts the running cell before it runs, so it is the count less one.
+        number = max(shell.execution_count - 1, 0)
+        source = "\n" + shell.transform_cell(cell)
+        name = shell.compile.cache(source, number, raw_code=source)
+        try:
+            code = shell.compile(source, name, "exec")
+        except (SyntaxError, ValueError, OverflowError) as exc:
+            shell.showsyntaxerror(name)
+            return exc
+        try:
+            exec(code, shell.user_global_ns, shell.user_ns)  # noqa: S102 - the user's own cell
+        except Exception as exc:
+            # From the cell's own frame on, not this one.
+            shell.showtraceback((type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None))
+            return exc
+        return None
 
     def _register(self, made: list[tuple[str, Tool | Toolkit]], kit_instances: dict[str, Toolkit]) -> list[str]:
         """Bind and register what the cell made; the lines that describe it."""

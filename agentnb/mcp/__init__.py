@@ -12,10 +12,9 @@ Needs the optional dependency: ``pip install "agentnb[mcp]"``.
 
 from __future__ import annotations
 
-try:
-    import mcp as _sdk  # noqa: F401  (the official SDK, not this package)
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(f"agentnb.mcp needs the official MCP SDK ({exc}); install it with: pip install 'agentnb[mcp]'") from None
+from ..extras import require
+
+require("mcp", "agentnb.mcp (MCP servers as tools and context)")
 
 from .connection import ServerStatus, close_all, servers
 from .context import MCPContext

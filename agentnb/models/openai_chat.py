@@ -27,6 +27,7 @@ from ..errors import (
     ModelRateLimitError,
     ModelResponseError,
 )
+from ..extras import require
 from ..text import one_line
 from ..messages import ToolCall
 from .base import Model, ModelRequest, ModelResponse, chat_messages
@@ -133,6 +134,7 @@ class OpenAIBase(Model):
         cache_key = (key, base_url)
         if self._client_cache is not None and self._client_cache[0] == cache_key:
             return self._client_cache[1]
+        require("openai", self.label)
         import openai  # lazily: importing openai costs about a second
 
         options: dict[str, Any] = {"api_key": key, "base_url": base_url}

@@ -119,12 +119,40 @@ def atomic_write(path: Path, data: bytes) -> None:
 lock; ``remove_leftovers`` leaves it to its writer)."""
 
 
+def _umask() -> int:
+    """The process's umask now (Linux tells it without changing it; elsewhere it is set and
+    put back at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode(path: Path) -> int:
+    """The mode a rewritten session file gets: the mode ``path`` already has, else what
+    ``open()`` gives a new file (0o666 less the umask, as the append-only log gets). Not
+    mkstemp's 0o600: a recording is committed and shared beside its notebook, and the log
+    beside it holds the same data."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
 def prepare_write(path: Path, data: bytes, *, suffix: str = PREPARED) -> Path:
     """Write ``data`` durably to a new temporary file beside ``path``; ``commit_prepared``
     renames it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     try:
+        if hasattr(os, "fchmod"):  # not on Windows, where mkstemp's mode is not 0o600 anyway
+            os.fchmod(fd, file_mode(path))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

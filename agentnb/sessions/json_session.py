@@ -61,6 +61,25 @@ class JSONSession(SessionBase):
     def describe(self, session_id: str) -> str:
         return str(self._get_save_path(session_id))
 
+    def ignore_local_files(self, session_id: str) -> None:
+        """Name this session's lock file and unfinished writes in ``.gitignore`` in the folder
+        (created if missing): they belong to this machine; the ``.json``, ``.jsonl`` and
+        segment files are what gets committed. A folder that cannot be written is left alone."""
+        path = self.save_dir / ".gitignore"
+        rules = [f"/{check_session_id(session_id)}.lock", f"/.{session_id}.*"]
+        try:
+            text = path.read_text(encoding="utf-8") if path.is_file() else ""
+            missing = [r for r in rules if r not in text.splitlines()]
+            if not missing:
+                return
+            self.save_dir.mkdir(parents=True, exist_ok=True)
+            head = "" if text else "# agentnb: lock files and unfinished writes stay on this machine; commit the rest\n"
+            sep = "" if not text or text.endswith("\n") else "\n"
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(head + sep + "".join(r + "\n" for r in missing))
+        except OSError:
+            pass
+
     def _lock(self, session_id: str) -> AbstractContextManager[None]:
         return file_lock(self.save_dir / f"{session_id}.lock")
 
