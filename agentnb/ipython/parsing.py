@@ -40,18 +40,26 @@ def closest_option(func: Callable[..., Any], line: str, error: str = "") -> str:
     choice = re.search(r"invalid choice: '([^']*)'", error)
     if choice:
         choices = [str(c) for action in parser._actions for c in (action.choices or ())]
-        match = difflib.get_close_matches(choice.group(1), choices, n=1, cutoff=0.7)
-        return f" (did you mean {match[0]}?)" if match else ""
+        match = _closest(choice.group(1), choices)
+        return f" (did you mean {match}?)" if match else ""
     known = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
     for word in line.split():
         given = word.partition("=")[0]
         if not given.startswith("--") or given in known or any(o.startswith(given) for o in known):
             continue
         # Compared without the dashes, which every option shares.
-        match = difflib.get_close_matches(given[2:], [o[2:] for o in known], n=1, cutoff=0.7)
+        match = _closest(given[2:], [o[2:] for o in known])
         if match:
-            return f" (did you mean --{match[0]}?)"
+            return f" (did you mean --{match}?)"
     return ""
+
+
+def _closest(given: str, candidates: list[str]) -> str | None:
+    """The candidate closest to ``given``; among close ones, one with the same letters first
+    (two letters swapped is the commonest slip: ``--modle`` is ``--model``, not ``--mode``)."""
+    matches = difflib.get_close_matches(given, candidates, n=3, cutoff=0.7)
+    swapped = [m for m in matches if sorted(m) == sorted(given)]
+    return (swapped or matches or [None])[0]
 
 
 def unquote(text: str) -> str:
