@@ -42,7 +42,7 @@ from .compact import compact_edit, compact_event, compact_prompt, model_info, tu
 from .lazy import decode_pointer, find, is_small, lazy_form, size_of
 from .live import Batcher, Run, follow
 from .outbox import Outbox, encode
-from .record import static_view
+from .record import static_text, static_view
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -72,6 +72,12 @@ class Inspector(anywidget.AnyWidget):
     """The agent's model: label, kind (scripted/replay/local/openai) and origin, if any."""
     view_snapshot = traitlets.Bytes(b"").tag(sync=True)
     """The latest snapshot (see ``snapshot``) as UTF-8 JSON, for views created from now on."""
+    widget_id = traitlets.Unicode("").tag(sync=True)
+    """This widget's model id: the front end checks its model's connection to the kernel."""
+    static_text = traitlets.Unicode("").tag(sync=True)
+    """The agent's latest turn as text (``record.static_text``), refreshed with the snapshot: the
+    front end puts it in the notebook when it is saved, and the server extension
+    (``agentnb.serverext``) shows it in the inspector's place where the widget state is not saved."""
 
     _by_agent: ClassVar[weakref.WeakKeyDictionary[Any, Inspector]] = weakref.WeakKeyDictionary()
 
@@ -80,6 +86,7 @@ class Inspector(anywidget.AnyWidget):
         self.agent = agent
         self.agent_name = agent.name
         self.model_info = model_info(agent)
+        self.widget_id = self.model_id
         self._runs: dict[str, Run] = {}
         """The runs followed, by run id (until a batch has sent their end)."""
         self._batcher = Batcher(agent, self._runs)
@@ -168,6 +175,9 @@ class Inspector(anywidget.AnyWidget):
         self._outbox.count(data)
         self._stale = False
         self.view_snapshot = data
+        text = static_text(self.agent)
+        if text != self.static_text:
+            self.static_text = text
 
     def _after_cell(self, _result: Any = None) -> None:
         """After a cell that changed something, a view created from now on starts from it."""
@@ -328,10 +338,21 @@ class Inspector(anywidget.AnyWidget):
                     value = json.loads(raw)
                 except json.JSONDecodeError as exc:
                     raise StateEditError(f"not JSON: {exc.msg} at position {exc.pos}") from None
-                self.agent.edit_state(path, value)
+                self.agent.edit_state(path, self._keep_float(path, value))
         except (AgentnbError, ValueError, TypeError, KeyError) as exc:
             return {wire.KIND: wire.EDIT_FAILED, wire.PATH: path, wire.TEXT: one_line(exc)}
         return None  # the agent's edit listener sends the result
+
+    def _keep_float(self, path: str, value: Any) -> Any:
+        """A whole number written where the state holds a float stays a float (50.0 edited to 80
+        is 80.0), as the tree showed it."""
+        if type(value) is not int or not path.startswith("/"):
+            return value
+        try:
+            old = find(self.agent.session_state, decode_pointer(path))
+        except (LookupError, TypeError, ValueError):
+            return value
+        return float(value) if type(old) is float else value
 
     # -- two turns side by side ---------------------------------------------------------------
 

@@ -95,16 +95,31 @@ STATIC_CSS_CLASS = "agentnb-static-inspector"
 """The class of the inspector's static stand-in (shown where the live widget cannot render)."""
 
 
+STATIC_NOTE = "a static view: the live inspector needs a running kernel (run the notebook to get it back)"
+"""What the static stand-in says of itself."""
+
+
+def static_text(agent: Any) -> str:
+    """The inspector as plain text: the agent, its model and turns, and its last turn's record
+    (what a saved notebook shows in the inspector's place where the live view cannot render)."""
+    turns = len(agent.history)
+    head = f"{agent.name} · inspector · model {agent.model.label} · {turns} turn(s) · {STATIC_NOTE}"
+    last = agent.history[-1] if turns else None
+    if last is None or last.status == "running":
+        return head
+    return f"{head}\nturn {last.index + 1}:\n{turn_text(last)}"
+
+
 def static_view(agent: Any) -> str:
     """The inspector as static HTML: the agent, its model and turns, and its last turn's record.
     Deterministic and escaped, like the records."""
     turns = len(agent.history)
     head = (
         f"<div><b>{html.escape(agent.name)}</b> · inspector · model <code>{html.escape(agent.model.label)}</code> · "
-        f"{turns} turn(s) · <i>a static view: the live inspector needs JupyterLab with a running kernel</i></div>"
+        f"{turns} turn(s) · <i>{STATIC_NOTE}</i></div>"
     )
     last = turn_html(agent.history[-1]) if turns and agent.history[-1].status != "running" else ""
     return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">{head}{last}</div>'
 
 
-__all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "LiveTurn", "TurnView", "static_view"]
+__all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "STATIC_NOTE", "LiveTurn", "TurnView", "static_text", "static_view"]
