@@ -28,7 +28,7 @@ STATIC_CLASS = "agentnb-static-inspector"
 def static_html(text: str) -> str:
     """The static stand-in of one inspector, from its text (escaped: nothing in it is markup)."""
     head, _, rest = text.partition("\n")
-    body = f'<pre style="white-space:pre-wrap">{html.escape(rest, quote=True)}</pre>' if rest else ""
+    body = f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>' if rest else ""
     return f'<div class="{STATIC_CLASS} tex2jax_ignore mathjax_ignore"><div>{html.escape(head, quote=True)}</div>{body}</div>'
 
 

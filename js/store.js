@@ -125,8 +125,8 @@ export class Store {
   /** Requests sent longer than ``ms`` ago and not answered. */
   overdue(ms) {
     const now = this.now();
-    for (const [key, at] of this.askedAt) if (!this.asked.has(key) || now - at < ms) this.askedAt.delete(key);
-    return [...this.askedAt.keys()].filter((key) => this.asked.has(key) && now - this.askedAt.get(key) >= ms);
+    for (const key of [...this.askedAt.keys()]) if (!this.asked.has(key)) this.askedAt.delete(key); // answered
+    return [...this.askedAt.keys()].filter((key) => now - this.askedAt.get(key) >= ms);
   }
 
   /** Note ``key`` as asked (its reply clears it); false if it already was. */
@@ -384,6 +384,7 @@ export class Store {
       this.version.compare += 1;
     } else if (kind === WIRE.ERROR) {
       this.error = msg[WIRE.TEXT];
+      this.askedAt.clear(); // an error answers what was asked: nothing is overdue
       this.previewPending = false;
       this.editPending = false;
       this.comparePending = false;
