@@ -116,7 +116,7 @@ def static_view(agent: Any) -> str:
     turns = len(agent.history)
     head = (
         f"<div><b>{html.escape(agent.name)}</b> · inspector · model <code>{html.escape(agent.model.label)}</code> · "
-        f"{turns} turn(s) · <i>{STATIC_NOTE}</i></div>"
+        f"{turns} turn(s) · <i>a static view: the live inspector needs JupyterLab with a running kernel</i></div>"
     )
     last = turn_html(agent.history[-1]) if turns and agent.history[-1].status != "running" else ""
     return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">{head}{last}</div>'

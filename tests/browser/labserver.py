@@ -97,6 +97,7 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
             os.environ,
             JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
             JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+            JUPYTER_DATA_DIR=str(tmp_path / "data"),  # the notebook trust database too
             IPYTHONDIR=str(tmp_path / "ipython"),
         )
         port = _free_port()

@@ -16,6 +16,7 @@ Screenshots land in ``test-artifacts/``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -298,6 +299,10 @@ def test_saved_widget_state_without_its_kernel(lab_server: Callable[..., tuple[i
     subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", "--inplace", str(work / "budget.ipynb")], check=True, cwd=work, capture_output=True, timeout=180)
     executed = json.loads((work / "budget.ipynb").read_text())
     assert executed["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    # The user's own executed notebook: trusted, so Jupyter draws widgets from the saved state
+    # (an untrusted one shows the output's static view instead).
+    trust_env = dict(os.environ, JUPYTER_DATA_DIR=str(tmp_path / "data"))  # the server's (labserver.py)
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(work / "budget.ipynb")], check=True, cwd=work, env=trust_env, capture_output=True, timeout=60)
     errors: list[str] = []
     with sync_playwright() as p:
         browser = _browser(p)
