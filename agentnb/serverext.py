@@ -9,6 +9,9 @@ hook moves that text, escaped, into the inspector's output in the saved file, an
 widget view from outputs whose widget state is not saved with the notebook: reopened, the output
 shows the static view. The open notebook and its live views are not touched (only the file is).
 
+It also serves the inspector's front end (``ipython/static/``), which each inspector widget loads
+instead of carrying it in its state (``static/loader.js``).
+
 Enabled by ``etc/jupyter/jupyter_server_config.d/agentnb.json``, which the wheel installs.
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -84,10 +88,20 @@ def pre_save_hook(model: dict[str, Any], **_kwargs: Any) -> None:
         fix_inspectors(model["content"])
 
 
+STATIC = Path(__file__).parent / "ipython" / "static"
+"""The inspector's front end, served at ``{base_url}agentnb/static/`` (what its widgets load)."""
+
+
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     """Called by the Jupyter server at start (see the module docstring)."""
+    from jupyter_server.utils import url_path_join
+    from tornado.web import StaticFileHandler
+
     serverapp.contents_manager.register_pre_save_hook(pre_save_hook)
-    serverapp.log.info("agentnb: inspectors in saved notebooks fall back to their static view")
+    web_app = serverapp.web_app
+    pattern = url_path_join(web_app.settings.get("base_url", "/"), "agentnb/static/(.*)")
+    web_app.add_handlers(".*$", [(pattern, StaticFileHandler, {"path": str(STATIC)})])
+    serverapp.log.info("agentnb: the inspector's front end served; inspectors in saved notebooks fall back to their static view")
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:

@@ -204,3 +204,37 @@ def test_the_wheel_enables_the_server_extension() -> None:
     files = project["tool"]["setuptools"]["data-files"]["etc/jupyter/jupyter_server_config.d"]
     assert files == ["jupyter-config/jupyter_server_config.d/agentnb.json"]
     assert serverext._jupyter_server_extension_points() == [{"module": "agentnb.serverext"}]
+
+
+# -- the front end is not carried in saved widget state ---------------------------------
+
+
+def test_the_widget_carries_a_small_loader_and_the_kernel_sends_the_front_end_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    static = Path(serverext.__file__).parent / "ipython" / "static"
+    assert serverext.STATIC == static and (static / "inspector.js").exists()
+    inspector = Inspector(budget_agent())
+    sent: list[tuple[Any, Any]] = []
+    monkeypatch.setattr(inspector, "send", lambda content, buffers=None: sent.append((content, buffers)))
+    try:
+        esm = inspector._esm
+        assert len(esm) < 4000 and "agentnb/static/" in esm and "__VERSION__" not in esm
+        assert not getattr(inspector, "_css", "")
+        inspector._on_msg(inspector, {wire.KIND: wire.FRONT_END}, [])
+        ((content, buffers),) = sent
+        assert content == {wire.KIND: wire.FRONT_END}
+        assert buffers == [(static / "inspector.js").read_bytes(), (static / "inspector.css").read_bytes()]
+    finally:
+        inspector.close()
+
+
+def test_a_notebook_executed_by_nbconvert_holds_no_front_end_per_inspector(tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    source = nbformat.read(ROOT / "tests/browser/budget_demo.ipynb", as_version=4)
+    nbclient.NotebookClient(source, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    states = source.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    (inspector,) = [s["state"] for s in states.values() if s["state"].get("agent_name") == "budget"]
+    assert len(inspector["_esm"]) < 4000
+    assert not inspector.get("_css")
+    size = len(json.dumps(inspector))
+    assert size < 20_000, size  # the snapshot of two small turns and the loader; the front end was 86 KB

@@ -23,6 +23,7 @@ both sides use are in ``wire.py``; the compact forms of events and summaries in 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pathlib
 import weakref
@@ -50,6 +51,14 @@ if TYPE_CHECKING:
 
 STATIC = pathlib.Path(__file__).parent / "static"
 
+
+def _loader() -> str:
+    """The module each inspector carries (``static/loader.js``): it loads the front end from the
+    Jupyter server extension, or from the kernel (``wire.FRONT_END``), so saved widget state holds
+    about 3 KB of it per inspector instead of the whole front end."""
+    version = hashlib.sha256((STATIC / "inspector.js").read_bytes() + (STATIC / "inspector.css").read_bytes()).hexdigest()[:16]
+    return (STATIC / "loader.js").read_text(encoding="utf-8").replace("__VERSION__", version)
+
 SNAPSHOT_TURNS = 20
 """Turns whose summary rows a snapshot carries (the last ones); older rows are sent on request."""
 
@@ -63,8 +72,7 @@ class Inspector(anywidget.AnyWidget):
     """A live view of one agent: prompt, request, tool calls, state, context and history of its
     turns."""
 
-    _esm = STATIC / "inspector.js"
-    _css = STATIC / "inspector.css"
+    _esm = _loader()
 
     agent_name = traitlets.Unicode("").tag(sync=True)
     """The agent's name (header)."""
@@ -375,6 +383,10 @@ class Inspector(anywidget.AnyWidget):
             self._post(reply)
 
     def _answer(self, kind: Any, content: Mapping[str, Any]) -> dict[str, Any] | None:
+        if kind == wire.FRONT_END:
+            # The front end itself, for a page that cannot fetch it from the server extension.
+            self.send({wire.KIND: wire.FRONT_END}, [(STATIC / "inspector.js").read_bytes(), (STATIC / "inspector.css").read_bytes()])
+            return None
         if kind == wire.SYNC:
             self._outbox.post({wire.KIND: wire.SNAPSHOT}, self.snapshot())
             return None

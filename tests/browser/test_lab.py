@@ -140,7 +140,7 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             # Turn 2 had no provider: the tab is greyed and says so.
             inspector.locator("button.anb-prev").click()
             expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 3")
-            expect(context_tab).to_have_text("Context")
+            expect(context_tab).to_have_text("Context (none)")
             expect(context_tab).to_have_class(re.compile("anb-tab-idle"))
             expect(inspector.locator(".anb-panel")).to_contain_text("No context in this turn.")
             inspector.locator("button.anb-next").click()
