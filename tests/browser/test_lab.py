@@ -175,7 +175,8 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             chain = add_row.locator(".anb-hooks > .anb-hook")
             expect(chain).to_have_count(3)
             expect(chain.nth(0)).to_have_attribute("data-hook", "audit")
-            expect(chain.nth(0).locator(".anb-hook-outcome")).to_have_text("passed")
+            expect(chain.nth(0).locator(".anb-hook-outcome")).to_have_text("passed on")
+            expect(chain.nth(0)).to_contain_text("passed on as received")  # audit changes nothing
             expect(chain.nth(1)).to_have_attribute("data-hook", "guard")
             expect(chain.nth(2).locator(".anb-hook-outcome")).to_have_text("ran")
             expect(add_row).to_contain_text("state keys changed: items")

@@ -250,6 +250,8 @@ def test_marks_layout_disconnect_and_reopen(lab_server: Callable[..., tuple[int,
 
             # Save, then shut the kernel down: the view says so, and waits for nothing.
             page.evaluate(SAVE_JS)
+            page.evaluate(SAVE_JS)  # again: the file the hook rewrote is not "changed on disk"
+            expect(page.locator(".jp-Dialog")).to_have_count(0)
             saved = json.loads((work / "budget.ipynb").read_text())
             page.evaluate(SHUTDOWN_JS)
             expect(inspector).to_have_attribute("data-connected", "false", timeout=20_000)
