@@ -43,3 +43,14 @@ test("what a hook changed in the arguments, patch ops in the State tab's words, 
   assert.match(title, /300 in \+ 46 out, summed over its 2 model calls \(estimated/);
   assert.match(title, /Prompt tab counts one prompt/);
 });
+
+test("a running turn's answer line: the tool running, else the streamed text, else waiting", async () => {
+  const { liveAnswer } = await import("../view.js");
+  const turn = { text: "", tools: [{ name: "buy", arguments: '{"item": "tea"}', done: true }] };
+  assert.deepEqual(liveAnswer(turn), ["waiting", "for the model's answer…"]);
+  turn.tools.push({ name: "buy", arguments: '{"item": "caviar"}', done: false });
+  turn.text = "Let me";
+  assert.deepEqual(liveAnswer(turn), ["running tool", 'buy({"item":"caviar"}) …']);
+  turn.tools[1].done = true;
+  assert.deepEqual(liveAnswer(turn), ["streaming", "Let me"]);
+});
