@@ -238,3 +238,37 @@ def test_a_notebook_executed_by_nbconvert_holds_no_front_end_per_inspector(tmp_p
     assert not inspector.get("_css")
     size = len(json.dumps(inspector))
     assert size < 20_000, size  # the snapshot of two small turns and the loader; the front end was 86 KB
+
+
+def test_nbval_passes_a_notebook_saved_in_jupyter_with_its_inspector_showing_the_latest_turn(tmp_path: Path) -> None:
+    """A save in JupyterLab puts the latest turn in the inspector's output (the server
+    extension); nbval, re-running the notebook, sees the display-time view there. agentnb's
+    nbval patterns compare both as "an inspector" (that cell passes), while a changed answer
+    elsewhere still fails (one run: only the changed cell fails)."""
+    import subprocess
+    import sys
+
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(ROOT / "tests/browser/budget_demo.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    del nb.metadata["widgets"]
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "data" in o]
+    (shown,) = [o for o in outputs if serverext.WIDGET_VIEW in o["data"]]
+    model_id = shown["data"][serverext.WIDGET_VIEW]["model_id"]
+    nb.metadata["agentnb"] = {"inspectors": {model_id: {"agent": "budget", "text": "budget · inspector · model scripted · 2 turn(s) · a static view: x\nturn 2:\nanswer: Caviar is over budget."}}}
+    content = json.loads(nbformat.writes(nb))
+    assert serverext.fix_inspectors(content) == 1
+    path = tmp_path / "saved.ipynb"
+    path.write_text(json.dumps(content))
+
+    def nbval() -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env", str(path)]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+
+    # A changed answer elsewhere still fails: only the inspector's outputs are compared loosely.
+    content["cells"][-1]["outputs"][0]["text"] = ["Caviar is fine.\n"]
+    path.write_text(json.dumps(content))
+    run = nbval()
+    assert run.returncode != 0 and "Caviar is fine." in run.stdout, run.stdout[-3000:]
+    assert "1 failed, 3 passed" in run.stdout, run.stdout[-3000:]

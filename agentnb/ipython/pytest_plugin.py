@@ -5,7 +5,10 @@ While nbval starts a notebook's kernel, ``JPY_SESSION_NAME`` names that notebook
 does), so ``%%agent`` finds the recording beside it even in a folder of several notebooks, and
 ``AGENTNB_REPLAY=strict`` (unless set otherwise) makes a request that differs from the recording
 fail its cell with a diff instead of calling a model; nothing is written to the recording.
-Nothing changes for tests that are not notebook cells.
+An inspector's output is compared as "an inspector" (``INSPECTOR_PATTERNS``, added to nbval's
+sanitize patterns): saved from JupyterLab or Notebook 7 it shows the agent's latest turn
+(``agentnb.serverext``), which a re-run shows only once the turns have run; the turns themselves
+are compared in their ``%%chat`` records. Nothing changes for tests that are not notebook cells.
 """
 
 from __future__ import annotations
@@ -18,6 +21,15 @@ from typing import Any
 import pytest
 
 from ..recording import REPLAY_ENV
+
+INSPECTOR_PATTERNS: dict[str, str] = {
+    # the static view (as displayed, or as a save in Jupyter left it)
+    r'^<div class="agentnb-static-inspector[\s\S]*$': "<agentnb inspector>",
+    # its text: the widget's repr, or the latest turn a save in Jupyter put there
+    r"^Inspector\(agent=[^\n]*, turns=\d+\)$": "<agentnb inspector>",
+    r"^[^\n]* · inspector · model [^\n]* turn\(s\) · a static view[\s\S]*$": "<agentnb inspector>",
+}
+"""nbval sanitize patterns (regex -> replacement) for an inspector's outputs."""
 
 
 def _notebook_of(item: pytest.Item) -> Path | None:
@@ -40,6 +52,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[Any]:
     os.environ.setdefault(REPLAY_ENV, "strict")
     try:
         yield
+        patterns = getattr(item.parent, "sanitize_patterns", None)  # nbval's, filled in its setup
+        if isinstance(patterns, dict):
+            patterns.update(INSPECTOR_PATTERNS)
     finally:
         for name, value in saved.items():
             if value is None:
