@@ -238,6 +238,12 @@ def _check_layout(page, inspector, ui: str) -> None:
     for name, item in (("done", status), ("context tab", context_tab)):
         ratio = _contrast(item)
         assert ratio >= 4.5, f"dark theme: {name} contrast {ratio:.2f}"
+    _tab(inspector, "request")
+    expect(system).to_be_visible(timeout=20_000)
+    ratio = _contrast(system)
+    assert ratio >= 4.5, f"dark theme: system contrast {ratio:.2f}"
+    inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-dark-request.png"))
+    _tab(inspector, "prompt")
     inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-dark.png"))
     page.evaluate(THEME_JS, "JupyterLab Light")
 
