@@ -140,6 +140,8 @@ def _check_marks(page, inspector, ui: str) -> None:
     assert geometry["left"]["width"] >= geometry["headLeft"]["width"] - 1, geometry
     expect(answers.locator("td.anb-cmp-left")).to_have_text("Bought coffee.")
     expect(answers.locator("td.anb-cmp-right")).to_have_text("Caviar is over budget.")
+    answers.scroll_into_view_if_needed()
+    inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-compare.png"))
 
     # History marks the turn whose tool call failed (and not the other).
     _tab(inspector, "history")
