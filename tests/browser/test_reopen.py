@@ -266,8 +266,12 @@ def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path
     expect(status).to_have_text("⚠ not connected")
     expect(inspector.locator(".anb-error-line")).to_contain_text("the kernel is not connected")
     expect(inspector.locator(".anb-error-line")).to_contain_text("run the notebook")
-    _tab(inspector, "request")  # turn 3's request was never fetched
-    expect(inspector.locator(".anb-panel")).to_contain_text("Cannot load the request of call 1: the kernel is not connected")
+    # Turn 1's requests were never fetched: the Request tab says why it cannot show one.
+    inspector.locator("button.anb-prev").click()
+    inspector.locator("button.anb-prev").click()
+    expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 3")
+    _tab(inspector, "request")
+    expect(inspector.locator(".anb-panel")).to_contain_text("Cannot load the request of call 2: the kernel is not connected")
     _tab(inspector, "preview")
     inspector.locator("button.anb-preview-go").click()
     page.wait_for_timeout(500)
