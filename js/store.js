@@ -11,6 +11,7 @@
 //
 // ``model`` is anywidget's model: get(name), on(event, fn), off(event, fn), send(message).
 
+import { isFloat } from "./floats.js";
 import { graft, markStubs, setSize } from "./lazy.js";
 import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
@@ -297,7 +298,7 @@ export class Store {
     }
     const root = live ? this.live && this.live.state : turn ? turn.state : this.baseState;
     if (root === undefined || root === null) return;
-    const part = { from: msg[WIRE.FROM], size: msg[WIRE.SIZE], value: msg[WIRE.VALUE], stubs: msg[WIRE.STUBS], whole };
+    const part = { from: msg[WIRE.FROM], size: msg[WIRE.SIZE], value: msg[WIRE.VALUE], stubs: msg[WIRE.STUBS], whole, float: isFloat(msg, WIRE.VALUE) };
     if (graft(root, msg[WIRE.PATH], part)) this.applied.subtrees += 1;
     if (turn && !live) turn.v.state += 1;
     this.version.subtrees += 1;

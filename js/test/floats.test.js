@@ -54,3 +54,18 @@ test("a running turn's answer line: the tool running, else the streamed text, el
   turn.tools[1].done = true;
   assert.deepEqual(liveAnswer(turn), ["streaming", "Let me"]);
 });
+
+test("a part of a state fetched later keeps its floats' form (whole, or its children)", async () => {
+  const { graft } = await import("../lazy.js");
+  const state = { a: { x: 1 }, list: [1] };
+  const children = { y: 2, z: 3 };
+  markFloat(children, "y", true);
+  assert.equal(graft(state, "/a", { from: 1, size: 3, value: children, stubs: {}, whole: false }), true);
+  assert.equal(jsonText(state.a), '{"x":1,"y":2.0,"z":3}');
+  const items = [5, 6];
+  markFloat(items, "1", true);
+  graft(state, "/list", { from: 1, size: 3, value: items, stubs: {}, whole: false });
+  assert.equal(jsonText(state.list), "[1,5,6.0]");
+  graft(state, "/a/x", { value: 7, whole: true, float: true });
+  assert.equal(jsonText(state.a), '{"x":7.0,"y":2.0,"z":3}');
+});
