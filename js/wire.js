@@ -54,6 +54,5 @@ export const WIRE = {
   "TRAIT_MODEL": "model_info",
   "TRAIT_SNAPSHOT": "view_snapshot",
   "TRAIT_ID": "widget_id",
-  "FRONT_END": "front_end",
-  "TRAIT_STATIC": "static_text"
+  "FRONT_END": "front_end"
 };

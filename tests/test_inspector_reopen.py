@@ -19,7 +19,7 @@ from agentnb.events import ToolCallFinished  # noqa: E402
 from agentnb.ipython import wire  # noqa: E402
 from agentnb.ipython.compact import turn_summary  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
-from agentnb.ipython.record import STATIC_CSS_CLASS, static_text, static_view  # noqa: E402
+from agentnb.ipython.record import STATIC_CSS_CLASS, static_view  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,19 +92,21 @@ def test_history_rows_count_failed_tool_calls() -> None:
     assert [turn_summary(r)["failed_tool_calls"] for r in agent.history] == [0, 1]
 
 
-def test_the_static_text_is_the_latest_turn_and_the_trait_follows_it() -> None:
+def test_the_widget_names_its_model_and_its_snapshot_holds_the_last_turn_for_the_saved_text() -> None:
+    """The front end makes the saved static text from the snapshot (js/saved.js): the rows, the
+    last turn's tool calls, and the widget's own id to file it under."""
     agent = budget_agent()
     inspector = Inspector(agent)
     try:
-        inspector.publish_snapshot()
-        assert "0 turn(s)" in inspector.static_text
         agent.run("buy coffee")
         agent.run("buy caviar")
         inspector.publish_snapshot()
-        text = inspector.static_text
-        assert text == static_text(agent)
-        assert "2 turn(s)" in text and "turn 2:" in text and "No." in text
         assert inspector.widget_id == inspector.model_id
+        snap = json.loads(inspector.view_snapshot)
+        assert [row["status"] for row in snap[wire.SUMMARIES]] == ["ok", "ok"]
+        assert snap[wire.SUMMARIES][-1]["content"] == "No."
+        (call,) = [e for e in snap[wire.EVENTS] if e["kind"] == "tool_call_finished"]
+        assert call["name"] == "buy" and call["error"].startswith("caviar is over budget")
         assert STATIC_CSS_CLASS in static_view(agent) and "2 turn(s)" in static_view(agent)
     finally:
         inspector.close()

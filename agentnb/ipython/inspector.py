@@ -43,7 +43,7 @@ from .compact import compact_edit, compact_event, compact_prompt, model_info, tu
 from .lazy import decode_pointer, find, is_small, lazy_form, size_of
 from .live import Batcher, Run, follow
 from .outbox import Outbox, encode
-from .record import static_text, static_view
+from .record import static_view
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -82,10 +82,6 @@ class Inspector(anywidget.AnyWidget):
     """The latest snapshot (see ``snapshot``) as UTF-8 JSON, for views created from now on."""
     widget_id = traitlets.Unicode("").tag(sync=True)
     """This widget's model id: the front end checks its model's connection to the kernel."""
-    static_text = traitlets.Unicode("").tag(sync=True)
-    """The agent's latest turn as text (``record.static_text``), refreshed with the snapshot: the
-    front end puts it in the notebook when it is saved, and the server extension
-    (``agentnb.serverext``) shows it in the inspector's place where the widget state is not saved."""
 
     _by_agent: ClassVar[weakref.WeakKeyDictionary[Any, Inspector]] = weakref.WeakKeyDictionary()
 
@@ -183,9 +179,6 @@ class Inspector(anywidget.AnyWidget):
         self._outbox.count(data)
         self._stale = False
         self.view_snapshot = data
-        text = static_text(self.agent)
-        if text != self.static_text:
-            self.static_text = text
 
     def _after_cell(self, _result: Any = None) -> None:
         """After a cell that changed something, a view created from now on starts from it."""

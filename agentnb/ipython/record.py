@@ -95,21 +95,6 @@ STATIC_CSS_CLASS = "agentnb-static-inspector"
 """The class of the inspector's static stand-in (shown where the live widget cannot render)."""
 
 
-STATIC_NOTE = "a static view: the live inspector needs a running kernel (run the notebook to get it back)"
-"""What the static stand-in says of itself."""
-
-
-def static_text(agent: Any) -> str:
-    """The inspector as plain text: the agent, its model and turns, and its last turn's record
-    (what a saved notebook shows in the inspector's place where the live view cannot render)."""
-    turns = len(agent.history)
-    head = f"{agent.name} · inspector · model {agent.model.label} · {turns} turn(s) · {STATIC_NOTE}"
-    last = agent.history[-1] if turns else None
-    if last is None or last.status == "running":
-        return head
-    return f"{head}\nturn {last.index + 1}:\n{turn_text(last)}"
-
-
 def static_view(agent: Any) -> str:
     """The inspector as static HTML: the agent, its model and turns, and its last turn's record.
     Deterministic and escaped, like the records."""
@@ -122,4 +107,4 @@ def static_view(agent: Any) -> str:
     return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">{head}{last}</div>'
 
 
-__all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "STATIC_NOTE", "LiveTurn", "TurnView", "static_text", "static_view"]
+__all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "LiveTurn", "TurnView", "static_view"]

@@ -170,8 +170,6 @@ FRONT_END = "front_end"
 """The front end asks for itself (js and css as the reply's two buffers): static/loader.js."""
 TRAIT_ID = "widget_id"
 """The widget's own model id (the front end finds its model's comm with it)."""
-TRAIT_STATIC = "static_text"
-"""The agent's latest turn as text: what a saved notebook shows where the live view cannot be."""
 
 WIRE: dict[str, str] = {
     "KIND": KIND,
@@ -229,6 +227,5 @@ WIRE: dict[str, str] = {
     "TRAIT_SNAPSHOT": TRAIT_SNAPSHOT,
     "TRAIT_ID": TRAIT_ID,
     "FRONT_END": FRONT_END,
-    "TRAIT_STATIC": TRAIT_STATIC,
 }
 """Every name above, as the browser's ``WIRE`` object spells it (checked by a test)."""
