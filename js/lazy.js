@@ -4,6 +4,7 @@
 // moves its mark with it. What is not held is asked for when it is shown (the store's
 // needSubtree), and the answer is grafted in place.
 
+import { isFloat, markFloat } from "./floats.js";
 import { decodePointer, hasOwn, setOwn } from "./pointer.js";
 
 /** Containers held in part -> their full number of children. */
@@ -98,7 +99,7 @@ export function markStubs(root, stubs) {
  * ``whole`` the whole value there. Returns false (and changes nothing) when the reply does not
  * fit what is held: the view then asks again from what it holds.
  */
-export function graft(root, path, { from, size, value, stubs, whole }) {
+export function graft(root, path, { from, size, value, stubs, whole, float = false }) {
   const tokens = decodePointer(path);
   if (whole) {
     if (!tokens.length) return false;
@@ -107,16 +108,21 @@ export function graft(root, path, { from, size, value, stubs, whole }) {
     if (childOf(parent, key) === undefined) return false;
     if (Array.isArray(parent)) parent[Number(key)] = value;
     else setOwn(parent, key, value);
+    markFloat(parent, key, float); // a whole-number float keeps its form (floats.js)
     return true;
   }
   const node = held(root, tokens);
   if (!isContainer(node) || !isContainer(value) || Array.isArray(node) !== Array.isArray(value) || heldCount(node) !== from) return false;
   if (Array.isArray(node)) {
     node.push(...value);
+    value.forEach((_, i) => isFloat(value, i) && markFloat(node, from + i, true));
   } else {
     const keys = Object.keys(value);
     if (keys.some((k) => hasOwn(node, k))) return false;
-    for (const key of keys) setOwn(node, key, value[key]);
+    for (const key of keys) {
+      setOwn(node, key, value[key]);
+      if (isFloat(value, key)) markFloat(node, key, true);
+    }
   }
   setSize(node, size);
   markStubs(root, stubs);

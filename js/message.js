@@ -2,6 +2,7 @@
 // buffer of UTF-8 JSON (agentnb/ipython/outbox.py) whose keys are merged into the message; the
 // snapshot trait holds the same JSON as bytes.
 
+import { floatReviver } from "./floats.js";
 import { WIRE } from "./wire.js";
 
 const decoder = new TextDecoder();
@@ -11,7 +12,7 @@ function isBytes(value) {
 }
 
 function parse(bytes) {
-  return JSON.parse(decoder.decode(bytes));
+  return JSON.parse(decoder.decode(bytes), floatReviver);
 }
 
 /** A custom message with its body merged in (one without a buffer is taken as it is). */

@@ -5,6 +5,7 @@
 
 import { Cut, copyMark, heldCount, isContainer, isPartial, isWhole, setSize, sizeOf } from "./lazy.js";
 import { PatchError, decodePointer, encodePointer, hasOwn, setOwn } from "./pointer.js";
+import { copyFloats, isFloat, markFloat, shiftFloats } from "./floats.js";
 
 export { PatchError, decodePointer, encodePointer, hasOwn, setOwn };
 
@@ -51,6 +52,7 @@ export function copyJSON(value) {
     for (const key of Object.keys(value)) setOwn(out, key, copyJSON(value[key]));
   }
   copyMark(value, out);
+  copyFloats(value, out);
   return out;
 }
 
@@ -73,7 +75,7 @@ function parentOf(root, tokens) {
   return [parent, key];
 }
 
-function put(root, tokens, value, insert) {
+function put(root, tokens, value, insert, float = false) {
   const [parent, key] = parentOf(root, tokens);
   if (parent === null) return; // inside a part not held: nothing held changes
   const size = sizeOf(parent);
@@ -84,9 +86,12 @@ function put(root, tokens, value, insert) {
     } else if (insert) {
       const partial = isPartial(parent);
       parent.splice(index, 0, value);
+      shiftFloats(parent, index, 1);
+      markFloat(parent, index, float);
       if (partial) setSize(parent, size + 1);
     } else {
       parent[index] = value;
+      markFloat(parent, index, float);
     }
   } else if (!hasOwn(parent, key) && isPartial(parent)) {
     // A new key goes last, past the part held; a replaced one not held stays not held.
@@ -94,6 +99,7 @@ function put(root, tokens, value, insert) {
   } else {
     if (!insert && !hasOwn(parent, key)) throw new PatchError("replace of a missing key: " + encodePointer(tokens));
     setOwn(parent, key, value);
+    markFloat(parent, key, float);
   }
 }
 
@@ -105,10 +111,14 @@ function take(root, tokens) {
   let value = NOT_HELD;
   if (Array.isArray(parent)) {
     const index = indexIn(size, key);
-    if (index < parent.length) value = parent.splice(index, 1)[0];
+    if (index < parent.length) {
+      value = parent.splice(index, 1)[0];
+      shiftFloats(parent, index, -1);
+    }
   } else if (hasOwn(parent, key)) {
     value = parent[key];
     delete parent[key];
+    markFloat(parent, key, false);
   } else if (!partial) {
     throw new PatchError("remove of a missing key: " + encodePointer(tokens));
   }
@@ -126,10 +136,10 @@ export function applyPatch(root, patch) {
     const path = decodePointer(op.path);
     switch (op.op) {
       case "add":
-        put(root, path, copyJSON(op.value), true);
+        put(root, path, copyJSON(op.value), true, isFloat(op, "value"));
         break;
       case "replace":
-        put(root, path, copyJSON(op.value), false);
+        put(root, path, copyJSON(op.value), false, isFloat(op, "value"));
         break;
       case "remove":
         take(root, path);

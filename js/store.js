@@ -11,12 +11,22 @@
 //
 // ``model`` is anywidget's model: get(name), on(event, fn), off(event, fn), send(message).
 
+import { isFloat } from "./floats.js";
 import { graft, markStubs, setSize } from "./lazy.js";
 import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
 import { PARTS, applyEvent, blankTurn, bump, loadTurn, stubTurn, turnFromSummary } from "./turn.js";
 import { TREE_WIRE, keepTree, scopedTurn, takeProgress } from "./runs.js";
+
+/** What a view says when the kernel cannot be reached. */
+export const NOT_CONNECTED = "the kernel is not connected";
+
+/** What a view says when the kernel has not answered for a while. */
+export const NO_ANSWER = "the kernel has not answered for 15 s (it is busy running a cell, or not connected)";
+
+/** How long a request waits for its answer before the view says so. */
+export const ANSWER_MS = 15000;
 
 const isEnd = (e) => e.kind === "run_finished" || e.kind === "run_failed";
 
@@ -37,6 +47,10 @@ export class Store {
     this.preview = null;
     this.previewPending = false;
     this.error = null;
+    // Whether the kernel can be reached: null while it can, else why not (a sentence). A send that
+    // throws (the kernel was shut down) or a connection check (connection.js) sets it.
+    this.offline = null;
+    this.askedAt = new Map(); // request key -> when it was sent (to stop waiting for a silent kernel)
     // Edits of the state by hand since the last turn: {edits, state, patch, base}, or null.
     this.live = null;
     this.editError = null; // {path, text} of the last refused edit
@@ -79,11 +93,59 @@ export class Store {
 
   // -- asking the kernel ------------------------------------------------------------------
 
+  /** Send ``message`` to the kernel; false (and the view says so) when it cannot be reached. */
+  send(message) {
+    if (this.offline === NOT_CONNECTED) return false;
+    try {
+      this.model.send(message);
+      return true;
+    } catch (err) {
+      this.lost(NOT_CONNECTED);
+      return false;
+    }
+  }
+
+  /** The kernel cannot be reached (``why``); everything waiting for it stops waiting. */
+  lost(why, by = "store") {
+    if (this.offline === why) return;
+    this.offline = why;
+    this.offlineBy = by; // "watch" when the connection check said so (it may say otherwise later)
+    this.syncing = false;
+    this.previewPending = false;
+    this.editPending = false;
+    this.comparePending = false;
+    this.asked.clear();
+    for (const name of Object.keys(this.version)) this.version[name] += 1;
+    this.changed();
+  }
+
+  /** The kernel is reachable again (a new snapshot reached the trait). */
+  found() {
+    if (this.offline === null) return;
+    this.offline = null;
+    this.version.epoch += 1;
+  }
+
+  /** Requests sent longer than ``ms`` ago and not answered. */
+  overdue(ms) {
+    const now = this.now();
+    for (const key of [...this.askedAt.keys()]) if (!this.asked.has(key)) this.askedAt.delete(key); // answered
+    return [...this.askedAt.keys()].filter((key) => now - this.askedAt.get(key) >= ms);
+  }
+
+  /** Note ``key`` as asked (its reply clears it); false if it already was. */
+  ask(key) {
+    if (this.asked.has(key)) return false;
+    this.asked.add(key);
+    this.askedAt.set(key, this.now());
+    return true;
+  }
+
   sync() {
     if (this.syncing) return;
     this.syncing = true;
     this.applied.syncs += 1;
-    this.model.send({ [WIRE.KIND]: WIRE.SYNC });
+    this.send({ [WIRE.KIND]: WIRE.SYNC });
   }
 
   /** Turn ``index``: a stub in place of one whose row is not held yet (its events are asked
@@ -97,9 +159,8 @@ export class Store {
   needRows() {
     const before = this.listedFrom;
     const key = "rows" + before;
-    if (before <= 0 || this.asked.has(key)) return;
-    this.asked.add(key);
-    this.model.send({ [WIRE.KIND]: WIRE.NEED_ROWS, [WIRE.BEFORE]: before });
+    if (before <= 0 || this.offline === NOT_CONNECTED || !this.ask(key)) return;
+    this.send({ [WIRE.KIND]: WIRE.NEED_ROWS, [WIRE.BEFORE]: before });
     this.version.list += 1; // the History tab shows that they are on their way
     this.changed();
   }
@@ -123,9 +184,8 @@ export class Store {
 
   needTurn(index) {
     const key = "t" + index;
-    if (this.asked.has(key)) return;
-    this.asked.add(key);
-    this.model.send({ [WIRE.KIND]: WIRE.NEED_TURN, [WIRE.TURN_INDEX]: index });
+    if (this.offline === NOT_CONNECTED || !this.ask(key)) return;
+    this.send({ [WIRE.KIND]: WIRE.NEED_TURN, [WIRE.TURN_INDEX]: index });
   }
 
   /**
@@ -135,13 +195,12 @@ export class Store {
    */
   needSubtree(source, path, { from = 0, whole = false } = {}) {
     const key = subtreeKey(source.live, source.turn, path, whole, from);
-    if (this.asked.has(key)) return;
-    this.asked.add(key);
+    if (this.offline === NOT_CONNECTED || !this.ask(key)) return;
     const msg = { [WIRE.KIND]: WIRE.NEED_SUBTREE, [WIRE.PATH]: path, [WIRE.FROM]: from };
     if (whole) msg[WIRE.WHOLE] = true;
     if (source.live) msg[WIRE.LIVE] = true;
     if (source.turn !== undefined && source.turn !== null) msg[WIRE.TURN_INDEX] = source.turn;
-    this.model.send(msg);
+    this.send(msg);
   }
 
   /** Ask for run ``runId`` of turn ``index``'s tree (it comes as ``scoped``). */
@@ -153,50 +212,54 @@ export class Store {
 
   needRequest(index, call) {
     const key = index + ":" + call;
-    if (this.requests.has(key) || this.asked.has("r" + key)) return;
-    this.asked.add("r" + key);
-    this.model.send({ [WIRE.KIND]: WIRE.NEED_REQUEST, [WIRE.TURN_INDEX]: index, [WIRE.CALL]: call });
+    if (this.requests.has(key) || this.offline === NOT_CONNECTED || !this.ask("r" + key)) return;
+    this.send({ [WIRE.KIND]: WIRE.NEED_REQUEST, [WIRE.TURN_INDEX]: index, [WIRE.CALL]: call });
   }
 
   askPreview(message) {
+    if (this.offline === NOT_CONNECTED) return this.changed();
     this.previewPending = true;
     this.version.preview += 1;
-    this.model.send({ [WIRE.KIND]: WIRE.PREVIEW, [WIRE.MESSAGE]: message });
+    this.send({ [WIRE.KIND]: WIRE.PREVIEW, [WIRE.MESSAGE]: message });
     this.changed();
   }
 
   /** Set ``path`` (a JSON pointer) to the value written as JSON ``text``; the kernel checks it. */
   edit(path, text) {
+    if (this.offline === NOT_CONNECTED) return this.changed();
     this.editPending = true;
     this.editError = null;
     this.version.live += 1;
-    this.model.send({ [WIRE.KIND]: WIRE.EDIT, [WIRE.PATH]: path, [WIRE.VALUE]: text });
+    this.send({ [WIRE.KIND]: WIRE.EDIT, [WIRE.PATH]: path, [WIRE.VALUE]: text });
     this.changed();
   }
 
   remove(path) {
+    if (this.offline === NOT_CONNECTED) return this.changed();
     this.editPending = true;
     this.editError = null;
     this.version.live += 1;
-    this.model.send({ [WIRE.KIND]: WIRE.EDIT, [WIRE.PATH]: path, [WIRE.OP]: "remove" });
+    this.send({ [WIRE.KIND]: WIRE.EDIT, [WIRE.PATH]: path, [WIRE.OP]: "remove" });
     this.changed();
   }
 
   undo() {
+    if (this.offline === NOT_CONNECTED) return this.changed();
     this.editPending = true;
     this.version.live += 1;
-    this.model.send({ [WIRE.KIND]: WIRE.UNDO });
+    this.send({ [WIRE.KIND]: WIRE.UNDO });
     this.changed();
   }
 
   /** Compare two turns ({agent, turn} each), or with none the default pair for turn ``index``. */
   compare(left, right, index) {
+    if (this.offline === NOT_CONNECTED) return this.changed();
     this.comparePending = true;
     this.version.compare += 1;
     const msg = { [WIRE.KIND]: WIRE.COMPARE };
     if (left && right) Object.assign(msg, { [WIRE.LEFT]: left, [WIRE.RIGHT]: right });
     if (index !== undefined && index !== null) msg[WIRE.TURN_INDEX] = index;
-    this.model.send(msg);
+    this.send(msg);
     this.changed();
   }
 
@@ -245,7 +308,7 @@ export class Store {
     }
     const root = live ? this.live && this.live.state : turn ? turn.state : this.baseState;
     if (root === undefined || root === null) return;
-    const part = { from: msg[WIRE.FROM], size: msg[WIRE.SIZE], value: msg[WIRE.VALUE], stubs: msg[WIRE.STUBS], whole };
+    const part = { from: msg[WIRE.FROM], size: msg[WIRE.SIZE], value: msg[WIRE.VALUE], stubs: msg[WIRE.STUBS], whole, float: isFloat(msg, WIRE.VALUE) };
     if (graft(root, msg[WIRE.PATH], part)) this.applied.subtrees += 1;
     if (turn && !live) turn.v.state += 1;
     this.version.subtrees += 1;
@@ -258,6 +321,7 @@ export class Store {
     const value = this.model.get(WIRE.TRAIT_SNAPSHOT);
     const seq = traitSeq(value);
     if (seq < 0 || (this.synced && seq <= this.seq)) return false;
+    if (this.synced) this.found(); // the kernel refreshed it: it is there
     this.adopt(decodeTrait(value));
     return true;
   }
@@ -292,6 +356,7 @@ export class Store {
   /** Take one message from the kernel; returns whether anything changed. */
   receive(msg) {
     if (!msg || typeof msg !== "object") return false;
+    this.found(); // whatever the kernel sent, it is there
     const kind = msg[WIRE.KIND];
     if (kind === WIRE.BATCH) return this.receiveBatch(msg);
     if (kind === WIRE.SNAPSHOT) {
@@ -341,6 +406,7 @@ export class Store {
       this.version.compare += 1;
     } else if (kind === WIRE.ERROR) {
       this.error = msg[WIRE.TEXT];
+      this.askedAt.clear(); // an error answers what was asked: nothing is overdue
       this.previewPending = false;
       this.editPending = false;
       this.comparePending = false;

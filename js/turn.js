@@ -63,6 +63,7 @@ export function turnFromSummary(s) {
   turn.usage = s.usage;
   turn.durationMs = s.duration_ms;
   turn.toolCount = s.tool_calls;
+  turn.failedTools = s.failed_tool_calls || 0;
   turn.replayed = Boolean(s.replayed);
   turn.contextCount = s.context || 0;
   turn.contextBlocks = s.context_blocks || 0;

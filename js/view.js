@@ -5,8 +5,10 @@
 // its scroll position, focus and open tree nodes kept; streamed text redraws the answer line only.
 
 import { append, attr, clear, empty, h } from "./dom.js";
-import { CUT_MARK, firstLine, ms, short, tokensText, tokensTitle } from "./format.js";
-import { createStore } from "./store.js";
+import { CUT_MARK, argsText, firstLine, ms, short, tokensText, usageTitle } from "./format.js";
+import { watchConnection } from "./connection.js";
+import { ANSWER_MS, NO_ANSWER, createStore } from "./store.js";
+import { RECONNECT } from "./tabs/parts.js";
 import { TABS } from "./tabs/index.js";
 import { WIRE } from "./wire.js";
 
@@ -14,12 +16,25 @@ const DRAW_DELAY_MS = 30; // store changes within this time are drawn together
 const TOP_PX = 24; // a panel scrolled up to within this of its top is at its top
 const CLOCK_MS = 200; // how often the running clock in the header ticks
 
-function statusOf(turn, now) {
+function statusOf(turn, now, offline) {
+  if (offline) return ["offline", "⚠ not connected"];
   if (!turn) return ["idle", "no turns yet"];
   if (turn.status === "unknown") return ["idle", "loading turn " + (turn.index + 1) + "…"];
   if (turn.status === "running") return ["running", "● running " + ((now - (turn.receivedAt || now)) / 1000).toFixed(1) + " s"];
   if (turn.status === "failed") return ["failed", "✕ failed: " + firstLine(turn.error)];
   return ["ok", "✓ done " + ms(turn.durationMs) + (turn.replayed ? " · replayed" : "")];
+}
+
+/** The answer line of a running turn: the tool running now, the text streamed so far, or that
+ * the model has not answered yet. */
+export function liveAnswer(turn) {
+  const running = (turn.tools || []).filter((t) => !t.done);
+  if (running.length) {
+    const t = running[running.length - 1];
+    return ["running tool", t.name + "(" + short(argsText(t.arguments), 100) + ") …"];
+  }
+  if (turn.text) return ["streaming", turn.text];
+  return ["waiting", "for the model's answer…"];
 }
 
 function modelText(info) {
@@ -201,7 +216,9 @@ class InspectorView {
     this.drawTabs(ctx);
     this.drawPanel(ctx);
     root.setAttribute("data-panel-builds", this.drawn.builds);
-    this.errorLine.textContent = store.error ? "inspector: " + store.error : "";
+    this.errorLine.textContent = store.offline ? "Not live: " + store.offline + ", so this shows what the inspector last received. " + RECONNECT : store.error ? "inspector: " + store.error : "";
+    this.errorLine.className = "anb-error-line" + (store.offline ? " anb-offline" : "");
+    root.setAttribute("data-connected", store.offline ? "false" : "true");
     // A rebuilt panel dropped the focused element: focus its counterpart in the new panel.
     if (focusKey && !root.contains(document.activeElement)) root.querySelector('[data-fkey="' + CSS.escape(focusKey) + '"]')?.focus();
   }
@@ -211,7 +228,7 @@ class InspectorView {
     const info = model.get(WIRE.TRAIT_MODEL) || {};
     const index = this.turnIndex();
     const total = store.turns.length;
-    const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, turn && [turn.status, turn.error, turn.durationMs, turn.usage, turn.replayed]]);
+    const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, store.offline, turn && [turn.status, turn.error, turn.durationMs, turn.usage, turn.replayed]]);
     if (key === this.drawn.header) return;
     this.drawn.header = key;
     header.name.textContent = model.get(WIRE.TRAIT_AGENT);
@@ -222,8 +239,9 @@ class InspectorView {
     this.drawClock(turn);
     // No count before the first model response: "0 tok" would read as a measurement.
     const counted = turn && (turn.status !== "running" || turn.usage.input + turn.usage.output > 0);
-    header.tokens.textContent = counted ? tokensText(turn.usage) : "";
-    header.tokens.title = tokensTitle(turn && turn.usage);
+    const calls = turn ? turn.calls.filter(Boolean).length || (turn.loaded ? 0 : null) : 0;
+    header.tokens.textContent = counted ? tokensText(turn.usage) + " used" + (calls > 1 ? " · " + calls + " calls" : "") : "";
+    header.tokens.title = turn ? usageTitle(turn.usage, calls) : "";
     header.prev.disabled = !total || index === 0;
     header.next.disabled = !total || index === total - 1;
   }
@@ -237,15 +255,16 @@ class InspectorView {
   }
 
   drawClock(turn) {
-    const [status, text] = statusOf(turn, Date.now());
+    const offline = this.store.offline;
+    const [status, text] = statusOf(turn, Date.now(), offline);
     this.header.status.className = "anb-status anb-status-" + status;
     this.header.status.textContent = text;
-    attr(this.header.status, "title", turn && turn.replayed ? "answered from the recording beside the notebook" : null);
+    attr(this.header.status, "title", offline ? offline + ": this is what the inspector last received" : turn && turn.replayed ? "answered from the recording beside the notebook" : null);
   }
 
   drawAnswer(turn) {
     const answer = this.answer;
-    const key = turn ? [turn.index, turn.status, turn.v.text, turn.v.summary, this.store.version.epoch].join("|") : "";
+    const key = turn ? [turn.index, turn.status, turn.v.text, turn.v.summary, turn.v.tools, this.store.version.epoch].join("|") : "";
     if (key === this.drawn.answer) return;
     this.drawn.answer = key;
     clear(answer.box);
@@ -255,7 +274,7 @@ class InspectorView {
     let [label, text] = ["answer", turn.content ?? ""];
     if (turn.status === "running") {
       answer.node.classList.add("anb-answer-live");
-      [label, text] = ["streaming", turn.text || "…"];
+      [label, text] = liveAnswer(turn);
     } else if (turn.status === "failed") {
       answer.node.classList.add("anb-answer-failed");
       [label, text] = [turn.errorType || "error", turn.error || ""];
@@ -340,7 +359,10 @@ class InspectorView {
     const clock = setInterval(() => {
       const turn = this.current();
       if (turn && turn.status === "running") this.drawClock(turn);
+      // Never wait for ever: a request left unanswered says so (a reply clears it).
+      if (!this.store.offline && this.store.overdue(ANSWER_MS).length) this.store.lost(NO_ANSWER);
     }, CLOCK_MS);
+    const unwatch = watchConnection(this.model, this.store);
     const unsubscribe = this.store.subscribe(schedule);
     // The answer box's size is known once the view is in the page, and changes with its width.
     const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => this.fitAnswer());
@@ -350,6 +372,7 @@ class InspectorView {
     this.draw();
     return () => {
       clearInterval(clock);
+      unwatch();
       if (resized) resized.disconnect();
       if (scheduled !== null) clearTimeout(scheduled);
       unsubscribe();

@@ -52,5 +52,7 @@ export const WIRE = {
   "RIGHT": "right",
   "TRAIT_AGENT": "agent_name",
   "TRAIT_MODEL": "model_info",
-  "TRAIT_SNAPSHOT": "view_snapshot"
+  "TRAIT_SNAPSHOT": "view_snapshot",
+  "TRAIT_ID": "widget_id",
+  "FRONT_END": "front_end"
 };

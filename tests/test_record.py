@@ -99,7 +99,7 @@ def test_text_record_shows_answer_calls_hooks_and_state_diff():
         "     changed: items, stamped",
         f'  2. fail({{"reason": "{SCRIPT}"}}) -> ✗ error [tool_error]: cannot: {SCRIPT} '
         "(ValueError raised by tool 'fail')",
-        "     hooks: stamp (raised); answered by: -",
+        "     hooks: stamp (passed); answered by: -",
         "state:",
         '  + stamped: "add_item"  (by hook:stamp)',
         f'  + items › 0: "{IMG}"  (by tool:add_item)',  # the path that changed, as the inspector lists it

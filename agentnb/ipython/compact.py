@@ -68,12 +68,13 @@ def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
 def turn_summary(record: TurnRecord) -> dict[str, Any]:
     """One row of the History tab."""
     # One pass over the events (a loop of quick turns sends a row for nearly every turn).
-    tool_calls = context = blocks = 0
+    tool_calls = failed = context = blocks = 0
     prompt = None
     finish = None
     for event in record.events:
         if isinstance(event, ToolCallFinished):
             tool_calls += 1
+            failed += event.error is not None
         elif isinstance(event, ModelResponded):
             finish = event.finish_reason
         elif isinstance(event, ContextRetrieved):
@@ -92,6 +93,7 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         "usage": compact_usage(record.usage),
         "duration_ms": record.duration_ms,
         "tool_calls": tool_calls,
+        "failed_tool_calls": failed,
         "replayed": record.replayed,
         # Both counts, so the Context tab of a turn not loaded yet can be labelled or greyed.
         "context": context,
@@ -287,6 +289,8 @@ def compact_hook(step: HookStep) -> dict[str, Any]:
         "result": step.result,
         "error": step.error,
         "duration_ms": step.duration_ms,
+        "passed_arguments": step.passed_arguments,
+        "passed_error": step.passed_error,
     }
 
 

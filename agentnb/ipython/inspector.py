@@ -23,6 +23,7 @@ both sides use are in ``wire.py``; the compact forms of events and summaries in 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pathlib
 import weakref
@@ -50,6 +51,14 @@ if TYPE_CHECKING:
 
 STATIC = pathlib.Path(__file__).parent / "static"
 
+
+def _loader() -> str:
+    """The module each inspector carries (``static/loader.js``): it loads the front end from the
+    Jupyter server extension, or from the kernel (``wire.FRONT_END``), so saved widget state holds
+    about 3 KB of it per inspector instead of the whole front end."""
+    version = hashlib.sha256((STATIC / "inspector.js").read_bytes() + (STATIC / "inspector.css").read_bytes()).hexdigest()[:16]
+    return (STATIC / "loader.js").read_text(encoding="utf-8").replace("__VERSION__", version)
+
 SNAPSHOT_TURNS = 20
 """Turns whose summary rows a snapshot carries (the last ones); older rows are sent on request."""
 
@@ -63,8 +72,7 @@ class Inspector(anywidget.AnyWidget):
     """A live view of one agent: prompt, request, tool calls, state, context and history of its
     turns."""
 
-    _esm = STATIC / "inspector.js"
-    _css = STATIC / "inspector.css"
+    _esm = _loader()
 
     agent_name = traitlets.Unicode("").tag(sync=True)
     """The agent's name (header)."""
@@ -72,6 +80,8 @@ class Inspector(anywidget.AnyWidget):
     """The agent's model: label, kind (scripted/replay/local/openai) and origin, if any."""
     view_snapshot = traitlets.Bytes(b"").tag(sync=True)
     """The latest snapshot (see ``snapshot``) as UTF-8 JSON, for views created from now on."""
+    widget_id = traitlets.Unicode("").tag(sync=True)
+    """This widget's model id: the front end checks its model's connection to the kernel."""
 
     _by_agent: ClassVar[weakref.WeakKeyDictionary[Any, Inspector]] = weakref.WeakKeyDictionary()
 
@@ -80,6 +90,7 @@ class Inspector(anywidget.AnyWidget):
         self.agent = agent
         self.agent_name = agent.name
         self.model_info = model_info(agent)
+        self.widget_id = self.model_id
         self._runs: dict[str, Run] = {}
         """The runs followed, by run id (until a batch has sent their end)."""
         self._batcher = Batcher(agent, self._runs)
@@ -379,10 +390,21 @@ class Inspector(anywidget.AnyWidget):
                     value = json.loads(raw)
                 except json.JSONDecodeError as exc:
                     raise StateEditError(f"not JSON: {exc.msg} at position {exc.pos}") from None
-                self.agent.edit_state(path, value)
+                self.agent.edit_state(path, self._keep_float(path, value))
         except (AgentnbError, ValueError, TypeError, KeyError) as exc:
             return {wire.KIND: wire.EDIT_FAILED, wire.PATH: path, wire.TEXT: one_line(exc)}
         return None  # the agent's edit listener sends the result
+
+    def _keep_float(self, path: str, value: Any) -> Any:
+        """A whole number written where the state holds a float stays a float (50.0 edited to 80
+        is 80.0), as the tree showed it."""
+        if type(value) is not int or not path.startswith("/"):
+            return value
+        try:
+            old = find(self.agent.session_state, decode_pointer(path))
+        except (LookupError, TypeError, ValueError):
+            return value
+        return float(value) if type(old) is float else value
 
     # -- two turns side by side ---------------------------------------------------------------
 
@@ -405,6 +427,10 @@ class Inspector(anywidget.AnyWidget):
             self._post(reply)
 
     def _answer(self, kind: Any, content: Mapping[str, Any]) -> dict[str, Any] | None:
+        if kind == wire.FRONT_END:
+            # The front end itself, for a page that cannot fetch it from the server extension.
+            self.send({wire.KIND: wire.FRONT_END}, [(STATIC / "inspector.js").read_bytes(), (STATIC / "inspector.css").read_bytes()])
+            return None
         if kind == wire.SYNC:
             self._outbox.post({wire.KIND: wire.SNAPSHOT}, self.snapshot())
             return None

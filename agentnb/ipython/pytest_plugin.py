@@ -9,6 +9,10 @@ Once a cell fails that way, the notebook's later cells are skipped, each saying 
 failed: their outputs depend on the turn that did not run (a DataFrame of turns with a row
 missing, a record never made), and their failures would only hide the one that says why and
 how to re-record. Nothing changes for tests that are not notebook cells.
+An inspector's output is compared as "an inspector" (``INSPECTOR_PATTERNS``, added to nbval's
+sanitize patterns): saved from JupyterLab or Notebook 7 it shows the agent's latest turn
+(``agentnb.serverext``), which a re-run shows only once the turns have run; the turns themselves
+are compared in their ``%%chat`` records. Nothing changes for tests that are not notebook cells.
 """
 
 from __future__ import annotations
@@ -24,6 +28,14 @@ from ..recording import REPLAY_ENV
 
 DRIFTED = pytest.StashKey[dict[Path, str]]()
 """Per session: the notebooks whose turn differed from the recording, and the failed cell's name."""
+INSPECTOR_PATTERNS: dict[str, str] = {
+    # the static view (as displayed, or as a save in Jupyter left it)
+    r'^<div class="agentnb-static-inspector[\s\S]*$': "<agentnb inspector>",
+    # its text: the widget's repr, or the latest turn a save in Jupyter put there
+    r"^Inspector\(agent=[^\n]*, turns=\d+\)$": "<agentnb inspector>",
+    r"^[^\n]* · inspector · model [^\n]* turn\(s\) · a static view[\s\S]*$": "<agentnb inspector>",
+}
+"""nbval sanitize patterns (regex -> replacement) for an inspector's outputs."""
 
 
 def _notebook_of(item: pytest.Item) -> Path | None:
@@ -52,6 +64,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[Any]:
     os.environ.setdefault(REPLAY_ENV, "strict")
     try:
         yield
+        patterns = getattr(item.parent, "sanitize_patterns", None)  # nbval's, filled in its setup
+        if isinstance(patterns, dict):
+            patterns.update(INSPECTOR_PATTERNS)
     finally:
         for name, value in saved.items():
             if value is None:

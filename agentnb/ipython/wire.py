@@ -166,6 +166,10 @@ TRAIT_AGENT = "agent_name"
 TRAIT_MODEL = "model_info"
 TRAIT_SNAPSHOT = "view_snapshot"
 """The synced trait holding the latest snapshot (see the module docstring)."""
+FRONT_END = "front_end"
+"""The front end asks for itself (js and css as the reply's two buffers): static/loader.js."""
+TRAIT_ID = "widget_id"
+"""The widget's own model id (the front end finds its model's comm with it)."""
 
 WIRE: dict[str, str] = {
     "KIND": KIND,
@@ -221,5 +225,7 @@ WIRE: dict[str, str] = {
     "TRAIT_AGENT": TRAIT_AGENT,
     "TRAIT_MODEL": TRAIT_MODEL,
     "TRAIT_SNAPSHOT": TRAIT_SNAPSHOT,
+    "TRAIT_ID": TRAIT_ID,
+    "FRONT_END": FRONT_END,
 }
 """Every name above, as the browser's ``WIRE`` object spells it (checked by a test)."""

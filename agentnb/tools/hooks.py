@@ -108,6 +108,9 @@ class _Chain:
         self.outcome = ChainOutcome()
         self.steps: list[HookStep | None] = [None] * len(hooks)
         self.raised_at: list[str] = []
+        self.last_error: BaseException | None = None
+        """The exception the links inside the current one raised last (to tell one a hook lets
+        through from one it raises itself)."""
 
     def link(self, index: int, args: dict[str, Any]) -> Any:
         return self._tool(args) if index == len(self.hooks) else self._hook(index, args)
@@ -116,8 +119,9 @@ class _Chain:
         self.on_link("enter", "tool")
         try:
             value = self.tool.call(args, self.ctx)
-        except BaseException:
+        except BaseException as exc:
             self.raised_at.append("tool")
+            self.last_error = exc
             raise
         finally:
             self.on_link("exit", "tool")
@@ -128,10 +132,12 @@ class _Chain:
         hook = self.hooks[index]
         name = hook_name(hook)
         called = False
+        passed: dict[str, Any] | None = None
 
         def call_next(**kwargs: Any) -> Any:
-            nonlocal called
+            nonlocal called, passed
             called = True
+            passed = dict(kwargs)
             self.on_link("exit", name)
             try:
                 return self.link(index + 1, kwargs)
@@ -146,10 +152,16 @@ class _Chain:
             if inspect.isawaitable(value):  # an async hook that returned function_call(...) unawaited
                 value = run_sync(value)
         except BaseException as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            took = (time.perf_counter() - start) * 1000
+            if called and exc is self.last_error:
+                # Raised further in and let through: this hook passed the call on.
+                self.steps[index] = HookStep(name=name, arguments=received, outcome="passed", duration_ms=took, passed_arguments=passed, passed_error=error)
+                raise
             if not self.raised_at:
                 self.raised_at.append(name)
-            error = f"{type(exc).__name__}: {exc}"
-            self.steps[index] = HookStep(name=name, arguments=received, outcome="raised", error=error, duration_ms=(time.perf_counter() - start) * 1000)
+            self.last_error = exc
+            self.steps[index] = HookStep(name=name, arguments=received, outcome="raised", error=error, duration_ms=took, passed_arguments=passed)
             raise
         finally:
             self.on_link("exit", name)
@@ -161,6 +173,7 @@ class _Chain:
             outcome="passed" if called else "answered",
             result=shorten(result_text(value), HOOK_RESULT_LIMIT),
             duration_ms=(time.perf_counter() - start) * 1000,
+            passed_arguments=passed,
         )
         return value
 

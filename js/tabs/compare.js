@@ -107,8 +107,16 @@ function body(ctx, c) {
       ),
     ),
   );
+  // The answers in the same three columns as the table above: each under its side's heading.
   out.appendChild(h("div", { class: "anb-label" }, "answers"));
-  out.appendChild(h("table", { class: "anb-cmp-table anb-cmp-answers" }, h("tbody", {}, h("tr", {}, h("td", { class: "anb-cmp-left" }, c.answers[0] ?? ""), h("td", { class: "anb-cmp-right" }, c.answers[1] ?? "")))));
+  out.appendChild(
+    h(
+      "table",
+      { class: "anb-cmp-table anb-cmp-answers" },
+      h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", {}, c.left), h("th", {}, c.right))),
+      h("tbody", {}, h("tr", {}, h("td", {}, "answer"), h("td", { class: "anb-cmp-left" }, c.answers[0] ?? ""), h("td", { class: "anb-cmp-right" }, c.answers[1] ?? ""))),
+    ),
+  );
   return out;
 }
 

@@ -78,7 +78,7 @@ export default {
   id: "context",
   label: "Context",
   needsTurn: true,
-  count: (ctx) => (ctx.turn && ctx.turn.contextCount ? " (" + ctx.turn.contextBlocks + ")" : ""),
+  count: (ctx) => (ctx.turn && ctx.turn.contextCount ? " (" + ctx.turn.contextBlocks + ")" : ctx.turn ? " (none)" : ""),
   // Greyed, not hidden: tabs keep their places while the user steps through turns.
   idle: (ctx) => (ctx.turn && ctx.turn.contextCount ? null : "no context retrieved in this turn"),
   inputs: (ctx) => [ctx.turn.loaded, ctx.turn.v.context],

@@ -9,6 +9,14 @@ import { firstLine, ms, short } from "../format.js";
 
 const COLUMNS = ["#", "message", "answer", "tools", "tokens", "state block", "time"];
 
+/** The turn's tool calls, and how many of them failed ("2 · ✕ 1 failed"). */
+export function toolsCell(t) {
+  const count = t.loaded ? t.tools.length : t.toolCount;
+  const failed = t.loaded ? t.tools.filter((c) => c.done && c.error).length : t.failedTools || 0;
+  if (!failed) return h("td", { class: "anb-num" }, String(count));
+  return h("td", { class: "anb-num anb-history-failed-tool", "data-failed": failed, title: failed + " tool call(s) failed in this turn" }, count + " · ✕ " + failed + " failed");
+}
+
 function row(ctx, t, selected) {
   const answer = t.status === "failed" ? "✕ " + short(firstLine(t.error), 80) : t.status === "running" ? "running…" : short(t.content ?? "", 80);
   return h(
@@ -32,7 +40,7 @@ function row(ctx, t, selected) {
     h("td", {}, String(t.index + 1)),
     h("td", { class: "anb-cell-text" }, short(t.message, 80)),
     h("td", { class: "anb-cell-text" + (t.status === "failed" ? " anb-bad" : "") }, answer),
-    h("td", { class: "anb-num" }, String(t.loaded ? t.tools.length : t.toolCount)),
+    toolsCell(t),
     h("td", { class: "anb-num" }, (t.usage.estimated ? "≈" : "") + (t.usage.input + t.usage.output)),
     h("td", { class: "anb-num anb-state-tokens", title: "tokens of the <session_state> block in this turn's prompt" + (t.tokensExact === false ? " (estimated)" : "") }, t.stateTokens === null ? "–" : (t.tokensExact ? "" : "≈") + t.stateTokens),
     h("td", { class: "anb-num" }, ms(t.durationMs)),

@@ -89,7 +89,7 @@ export function templateMap(prompt) {
 function tokensFooter(prompt) {
   const tokens = prompt.tokens;
   if (!tokens) return null;
-  return h("div", { class: "anb-tokens-line" + (tokens.exact ? "" : " anb-estimate"), title: counterText(tokens) }, "prompt tokens: " + tokenParts(tokens).join(" · ") + " — " + counterText(tokens));
+  return h("div", { class: "anb-tokens-line" + (tokens.exact ? "" : " anb-estimate"), title: counterText(tokens) }, "this prompt's tokens (the input of one model call; the header sums the turn's calls, in and out): " + tokenParts(tokens).join(" · ") + " — " + counterText(tokens));
 }
 
 /** The system prompt one section per row (each with its token count), then the user message,
@@ -234,8 +234,17 @@ export function callPicker(ctx, forWhat) {
   );
 }
 
+/** A placeholder for something asked of the kernel: "Loading …", or why it will not come. */
+export function waiting(store, what) {
+  if (!store.offline) return h("div", { class: "anb-empty anb-waiting" }, "Loading " + what + "…");
+  return h("div", { class: "anb-empty anb-waiting anb-offline-note" }, "Cannot load " + what + ": " + store.offline + ". " + RECONNECT);
+}
+
+/** How to get a live inspector back. */
+export const RECONNECT = "Start the kernel and run the notebook (or the cell that shows the inspector) to get a live inspector back.";
+
 /** Ask for a turn that is only known from its summary; the placeholder to show meanwhile. */
 export function loading(ctx) {
   ctx.store.needTurn(ctx.turn.index);
-  return h("div", { class: "anb-empty" }, "Loading turn " + (ctx.turn.index + 1) + "…");
+  return waiting(ctx.store, "turn " + (ctx.turn.index + 1));
 }

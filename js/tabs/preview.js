@@ -36,6 +36,9 @@ export default {
     const go = h("button", { type: "button", class: "anb-preview-go", "data-fkey": "preview-go", onclick: () => store.askPreview(box.value) }, store.previewPending ? "observing…" : "observe");
     const out = h("div", { class: "anb-preview" }, h("div", { class: "anb-preview-form" }, box, go));
     const p = store.preview;
+    // The box says which message the preview is for (after an edit, the last one previewed or
+    // the last turn's), unless the user is typing another.
+    if (p && typeof p[WIRE.MESSAGE] === "string" && document.activeElement !== box && box.value !== p[WIRE.MESSAGE]) box.value = p[WIRE.MESSAGE];
     if (p) {
       const edits = p[WIRE.EDITS] || 0;
       const against = edits ? lastPrompt(store) : null;

@@ -2,14 +2,14 @@
 // call added to the conversation.
 
 import { empty, h } from "../dom.js";
-import { callPicker, loading, messageView, modelCalls, pickedCall, sectionsView } from "./parts.js";
+import { callPicker, loading, messageView, modelCalls, pickedCall, sectionsView, waiting } from "./parts.js";
 
 function callMessages(ctx, call) {
   const { store, turn } = ctx;
   const request = store.requests.get((turn.requestKey ?? turn.index) + ":" + call.call);
   if (!request) {
     store.needRequest(turn.index, call.call);
-    return empty("Loading call " + (call.call + 1) + "…");
+    return waiting(ctx.store, "call " + (call.call + 1));
   }
   const calls = modelCalls(turn);
   const previous = calls[calls.indexOf(call) - 1];

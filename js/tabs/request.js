@@ -1,7 +1,7 @@
 // Request: the exact payload of one model call, fetched when shown.
 
 import { empty, h } from "../dom.js";
-import { callPicker, loading, pickedCall, requestView } from "./parts.js";
+import { callPicker, loading, pickedCall, requestView, waiting } from "./parts.js";
 
 export default {
   id: "request",
@@ -17,7 +17,7 @@ export default {
     const out = h("div", {}, callPicker(ctx, "request of"));
     if (!request) {
       store.needRequest(turn.index, call.call);
-      out.appendChild(empty("Loading the request of call " + (call.call + 1) + "…"));
+      out.appendChild(waiting(ctx.store, "the request of call " + (call.call + 1)));
     } else {
       out.appendChild(requestView(ctx.view, "request:" + turn.index + ":" + call.call, request));
     }

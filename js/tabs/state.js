@@ -16,7 +16,8 @@ import { changeSign, changeText, changeTitle, editText, pathLabel, tokenCount } 
 import { Cut, isContainer, isWhole, sizeOf } from "../lazy.js";
 import { decodePointer, encodePointer, hasOwn } from "../patch.js";
 import { WIRE } from "../wire.js";
-import { changedSources, promptOf } from "./parts.js";
+import { changedSources, promptOf, waiting } from "./parts.js";
+import { isFloat, numberText } from "../floats.js";
 
 const CHILD_CHUNK = 100; // children of a tree node rendered per "show more"
 const STRING_CUT = 240; // characters of a long string shown before "show all"
@@ -54,9 +55,10 @@ function seenBadge(placed, pointer) {
   return null;
 }
 
-function leafText(ctx, value, pointer) {
+function leafText(ctx, value, pointer, float = false) {
   const { view } = ctx;
   const cut = value instanceof Cut;
+  if (!cut && typeof value === "number") return h("span", { class: "anb-value anb-value-number" + (float ? " anb-value-float" : "") }, numberText(value, float));
   if (!cut && typeof value !== "string") return h("span", { class: "anb-value anb-value-" + (value === null ? "null" : typeof value) }, JSON.stringify(value));
   const quoted = JSON.stringify(cut ? value.head : value);
   const length = cut ? value.size : value.length;
@@ -78,11 +80,11 @@ function leafText(ctx, value, pointer) {
 
 /** The inline editor of one path: JSON text, apply / cancel, and why an edit was refused. A
  * value held in part is asked for whole first (its text is null until it arrives). */
-function editor(ctx, pointer, { isNew = false, value } = {}) {
+function editor(ctx, pointer, { isNew = false, value, float = false } = {}) {
   const { store, view } = ctx;
   let waiting = false;
   if (!isNew && view.editText === null) {
-    if (isWhole(value)) view.editText = editText(value);
+    if (isWhole(value)) view.editText = editText(value, float);
     else waiting = true;
   }
   const error = view.editError || (store.editError && store.editError.path === view.editTarget ? store.editError.text : null);
@@ -151,19 +153,19 @@ function settleEditor(store, view) {
   if (!(store.editError && store.editError.path === view.editTarget)) closeEditor(view);
 }
 
-function openEditor(ctx, pointer, value) {
+function openEditor(ctx, pointer, value, float = false) {
   // What is edited is the whole value: one held in part is fetched first.
   if (value !== undefined && !isWhole(value)) ctx.need(pointer, { whole: true });
   ctx.update(() => {
     closeEditor(ctx.view);
     ctx.view.editPath = pointer;
-    ctx.view.editText = value === undefined ? "" : isWhole(value) ? editText(value) : null;
+    ctx.view.editText = value === undefined ? "" : isWhole(value) ? editText(value, float) : null;
     ctx.view.editKey = "";
     ctx.view.editError = null;
   });
 }
 
-function nodeButtons(ctx, pointer, value) {
+function nodeButtons(ctx, pointer, value, float = false) {
   if (!ctx.editable || !ctx.view.editing) return null;
   const stop = (fn) => (ev) => {
     ev.preventDefault(); // inside a <summary>: do not toggle the node
@@ -174,33 +176,35 @@ function nodeButtons(ctx, pointer, value) {
   return h(
     "span",
     { class: "anb-node-actions" },
-    h("button", { type: "button", class: "anb-edit", title: "edit " + label, "aria-label": "edit " + label, "data-fkey": "edit" + pointer, onclick: stop(() => openEditor(ctx, pointer, value)) }, "✎"),
+    h("button", { type: "button", class: "anb-edit", title: "edit " + label, "aria-label": "edit " + label, "data-fkey": "edit" + pointer, onclick: stop(() => openEditor(ctx, pointer, value, float)) }, "✎"),
     h("button", { type: "button", class: "anb-remove", title: "remove " + label, "aria-label": "remove " + label, "data-fkey": "remove" + pointer, onclick: stop(() => ctx.store.remove(pointer)) }, "✕"),
   );
 }
 
 // -- the tree ---------------------------------------------------------------------------
 
-function treeNode(ctx, key, value, pointer, placed) {
+function treeNode(ctx, key, value, pointer, placed, float = false) {
   const { view } = ctx;
   const change = placed.marks.get(pointer);
-  const markClass = change ? " anb-mark-" + change.how : placed.within.has(pointer) ? " anb-mark-within" : "";
+  const edit = placed.edited ? placed.edited.get(pointer) : undefined;
+  const markClass = (change ? " anb-mark-" + change.how : placed.within.has(pointer) ? " anb-mark-within" : "") + (edit ? " anb-mark-edited" : "");
+  const edited = edit ? h("span", { class: "anb-badge anb-badge-edited", title: "edited by hand: " + changeText(edit) + " (not sent to the model yet)" }, "✎ edited") : null;
   const keyNode = h("span", { class: "anb-key" }, key);
   let node;
   if (!isContainer(value)) {
     const was = change && change.how === "changed" ? h("span", { class: "anb-was", title: "before the turn" }, "was " + change.old) : null;
-    node = h("div", { class: "anb-node anb-leaf" + markClass, "data-path": pointer }, keyNode, ": ", leafText(ctx, value, pointer), badge(change), seenBadge(placed, pointer), was, nodeButtons(ctx, pointer, value));
+    node = h("div", { class: "anb-node anb-leaf" + markClass, "data-path": pointer }, keyNode, ": ", leafText(ctx, value, pointer, float), badge(change), edited, seenBadge(placed, pointer), was, nodeButtons(ctx, pointer, value, float));
   } else {
     const isArray = Array.isArray(value);
     const size = sizeOf(value);
     node = disclosure(view, pointer, {
       attrs: { class: "anb-node anb-branch" + markClass, "data-path": pointer },
       open: placed.within.has(pointer) && size <= AUTO_OPEN_MAX,
-      summary: h("summary", {}, keyNode, h("span", { class: "anb-size" }, isArray ? " [" + size + "]" : " {" + size + "}"), badge(change), seenBadge(placed, pointer), nodeButtons(ctx, pointer, value)),
+      summary: h("summary", {}, keyNode, h("span", { class: "anb-size" }, isArray ? " [" + size + "]" : " {" + size + "}"), badge(change), edited, seenBadge(placed, pointer), nodeButtons(ctx, pointer, value)),
       fill: () => childList(ctx, value, pointer, placed),
     });
   }
-  if (ctx.editable && view.editPath === pointer) return h("div", { class: "anb-node-editing" }, node, editor(ctx, pointer, { value }));
+  if (ctx.editable && view.editPath === pointer) return h("div", { class: "anb-node-editing" }, node, editor(ctx, pointer, { value, float }));
   return node;
 }
 
@@ -214,7 +218,7 @@ function childList(ctx, value, pointer, placed) {
   // ``wanted`` children shown (kept across redraws); those not held yet are asked for.
   const addChunk = (wanted) => {
     const to = Math.min(keys.length, wanted);
-    for (const key of keys.slice(shown, to)) list.insertBefore(treeNode(ctx, key, value[key], pointer + "/" + key.replace(/~/g, "~0").replace(/\//g, "~1"), placed), moreRow);
+    for (const key of keys.slice(shown, to)) list.insertBefore(treeNode(ctx, key, value[key], pointer + "/" + key.replace(/~/g, "~0").replace(/\//g, "~1"), placed, isFloat(value, key)), moreRow);
     shown = to;
     view.shown.set(pointer, wanted);
     moreRow.replaceChildren();
@@ -305,7 +309,7 @@ function modelView(ctx, prompt, { next, against }) {
   const title = next ? "what the model will see next" : turn ? "what the model saw in turn " + (turn.index + 1) : "what the model will see";
   const out = h("div", { class: "anb-model-view", "aria-label": title }, h("div", { class: "anb-label" }, title));
   if (!prompt) {
-    out.appendChild(empty(turn && !turn.loaded ? "Loading the turn…" : "No prompt rendered yet."));
+    out.appendChild(turn && !turn.loaded ? waiting(store, "the turn") : empty("No prompt rendered yet."));
     return out;
   }
   const tokens = prompt.tokens;
@@ -372,10 +376,12 @@ export default {
     ctx.need = (pointer, part) => store.needSubtree(source, pointer, part);
     if (state === undefined) {
       if (turn && turn.state === undefined) store.needTurn(turn.index);
-      return empty("Loading the state…");
+      return waiting(store, "the state");
     }
     const changes = turn ? turn.changes : { keys: [], paths: [], more: 0 };
     const placed = placeChanges(changes);
+    // Values edited by hand since the turn: marked in the tree as the user's.
+    placed.edited = new Map(live ? live.edits.map((e) => [e.path, e]) : []);
     const { prompt, next } = shownPrompt(ctx);
     placed.seen = new Map();
     if (prompt) {

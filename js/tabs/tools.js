@@ -2,20 +2,37 @@
 // state the call changed.
 
 import { disclosure, empty, h } from "../dom.js";
-import { argsText, firstLine, ms, pathLabel, short } from "../format.js";
+import { argsDiff, argsText, firstLine, ms, opSign, pathLabel, short } from "../format.js";
 import { jsonBlock, loading } from "./parts.js";
+
+/** What a hook that passed the call on changed in its arguments ("passed on as received" when
+ * nothing): what it received, what it passed on, and the difference. */
+function passedOn(step) {
+  if (step.passed_arguments === null || step.passed_arguments === undefined) return null;
+  const diff = argsDiff(step.arguments, step.passed_arguments);
+  if (!diff.length) return h("div", { class: "anb-hook-detail" }, "passed on as received");
+  return h(
+    "div",
+    { class: "anb-hook-detail anb-hook-changed-args", "data-changed": "true" },
+    h("div", {}, "passed on " + JSON.stringify(step.passed_arguments)),
+    h("div", { class: "anb-hook-diff" }, "changed: " + diff.join("; ")),
+  );
+}
 
 function hookChain(t) {
   const chain = h("ol", { class: "anb-hooks", "aria-label": "hook chain" });
-  for (const step of t.hooks || []) {
+  const hooks = t.hooks || [];
+  for (const step of hooks) {
     chain.appendChild(
       h(
         "li",
         { class: "anb-hook anb-hook-" + step.outcome, "data-hook": step.name },
         h("span", { class: "anb-hook-name" }, step.name),
-        h("span", { class: "anb-hook-outcome" }, step.outcome),
+        h("span", { class: "anb-hook-outcome" }, step.outcome === "passed" ? "passed on" : step.outcome),
         h("span", { class: "anb-tool-time" }, ms(step.duration_ms)),
         h("div", { class: "anb-hook-detail" }, "received " + JSON.stringify(step.arguments)),
+        step.outcome === "passed" ? passedOn(step) : null,
+        step.passed_error ? h("div", { class: "anb-hook-detail" }, "let through what a later link raised: " + step.passed_error) : null,
         step.outcome === "answered" ? h("div", { class: "anb-hook-detail" }, "answered: " + (step.result ?? "")) : null,
         step.outcome === "raised" ? h("div", { class: "anb-hook-detail anb-bad" }, "raised: " + (step.error ?? "")) : null,
       ),
@@ -23,12 +40,17 @@ function hookChain(t) {
   }
   if (t.done) {
     const ran = t.answered_by === "tool" || (!t.answered_by && t.error_kind === "tool_error");
+    const last = hooks[hooks.length - 1];
+    // What the tool itself received: the last hook's passed-on arguments, else the model's.
+    const got = last && last.passed_arguments ? last.passed_arguments : null;
     chain.appendChild(
       h(
         "li",
-        { class: "anb-hook anb-hook-tool" + (ran ? "" : " anb-hook-skipped"), "data-hook": "tool" },
+        { class: "anb-hook anb-hook-tool" + (ran ? "" : " anb-hook-skipped") + (ran && t.error ? " anb-hook-raised" : ""), "data-hook": "tool" },
         h("span", { class: "anb-hook-name" }, "tool " + t.name),
         h("span", { class: "anb-hook-outcome" }, ran ? (t.error ? "raised" : "ran") : "not called"),
+        ran && got ? h("div", { class: "anb-hook-detail anb-tool-received" }, "received " + JSON.stringify(got)) : null,
+        ran && t.error ? h("div", { class: "anb-hook-detail anb-bad" }, "raised: " + t.error) : null,
       ),
     );
   }
@@ -42,7 +64,7 @@ function patchList(turn, t) {
   return h(
     "ul",
     { class: "anb-patch" },
-    ops.map(([op, author]) => h("li", {}, op.op + " " + pathLabel(op.path) + ("value" in op ? " = " + short(JSON.stringify(op.value), 120) : "") + "  by " + author)),
+    ops.map(([op, author]) => h("li", { "data-op": op.op }, opSign(op.op) + " " + pathLabel(op.path) + ("value" in op ? " = " + short(JSON.stringify(op.value), 120) : "") + "  by " + author)),
   );
 }
 

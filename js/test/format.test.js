@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { CUT_MARK, changeText, changeTitle, inputItem, pathLabel, short, tokensText, tokensTitle } from "../format.js";
+import { CUT_MARK, changeText, changeTitle, inputItem, pathLabel, short, tokensText, usageTitle } from "../format.js";
 import { applyEvent, blankTurn, turnFromSummary } from "../turn.js";
 import { change } from "./model.js";
 
@@ -57,7 +57,8 @@ test("a reasoning model's thinking is counted in the turn's usage and named in t
   applyEvent(turn, { kind: "model_responded", call: 0, content: null, tool_calls: [], finish_reason: "tool_calls", usage: { input: 30, output: 40, estimated: false, reasoning: 32 } });
   applyEvent(turn, { kind: "model_responded", call: 1, content: "ok", tool_calls: [], finish_reason: "stop", usage: { input: 60, output: 12, estimated: false, reasoning: 4 } });
   assert.deepEqual(turn.usage, { input: 90, output: 52, estimated: false, reasoning: 36 });
-  assert.equal(tokensTitle(turn.usage), "tokens (52 output, of which 36 reasoning)");
-  assert.equal(tokensTitle({ input: 1, output: 2, estimated: true }), "estimated from text length");
-  assert.equal(tokensTitle(null), "tokens");
+  assert.match(usageTitle(turn.usage, 2), /90 in \+ 52 out, summed over its 2 model calls \(of the output, 36 reasoning\)\./);
+  assert.match(usageTitle({ input: 1, output: 2, estimated: true }, 1), /its one model call \(estimated from text length\)/);
+  assert.doesNotMatch(usageTitle({ input: 1, output: 2, estimated: false }, 1), /reasoning/);
+  assert.equal(usageTitle(null), "");
 });

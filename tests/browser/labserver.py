@@ -79,7 +79,7 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
     servers: list[tuple[subprocess.Popen, object]] = []
 
-    def start(source: Path, name: str, companions: tuple[Path, ...] = ()) -> tuple[int, Path]:
+    def start(source: Path, name: str, companions: tuple[Path, ...] = (), ui: str = "lab") -> tuple[int, Path]:
         notebook = json.loads(source.read_text())
         for cell in notebook["cells"]:
             if cell["cell_type"] == "code":
@@ -97,18 +97,21 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
             os.environ,
             JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
             JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+            JUPYTER_DATA_DIR=str(tmp_path / "data"),  # the notebook trust database too
             IPYTHONDIR=str(tmp_path / "ipython"),
         )
         port = _free_port()
+        app = "LabApp" if ui == "lab" else "JupyterNotebookApp"  # JupyterLab, or Notebook 7
         command = [
-            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+            sys.executable, "-m", "jupyterlab" if ui == "lab" else "notebook", "--no-browser", "--allow-root",
             "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.ip=127.0.0.1",
             f"--port={port}", f"--ServerApp.root_dir={work}",
-            f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
-            f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
-            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            "--LabApp.expose_app_in_browser=True",
+            f"--{app}.workspaces_dir={tmp_path / 'workspaces'}",
+            f"--{app}.user_settings_dir={tmp_path / 'settings'}",
+            f"--{app}.expose_app_in_browser=True",
         ]  # fmt: skip
+        if ui == "lab":
+            command += ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
         log = (tmp_path / "lab.log").open("w")
         server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
         servers.append((server, log))

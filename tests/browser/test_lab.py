@@ -140,7 +140,7 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             # Turn 2 had no provider: the tab is greyed and says so.
             inspector.locator("button.anb-prev").click()
             expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 3")
-            expect(context_tab).to_have_text("Context")
+            expect(context_tab).to_have_text("Context (none)")
             expect(context_tab).to_have_class(re.compile("anb-tab-idle"))
             expect(inspector.locator(".anb-panel")).to_contain_text("No context in this turn.")
             inspector.locator("button.anb-next").click()
@@ -175,7 +175,8 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             chain = add_row.locator(".anb-hooks > .anb-hook")
             expect(chain).to_have_count(3)
             expect(chain.nth(0)).to_have_attribute("data-hook", "audit")
-            expect(chain.nth(0).locator(".anb-hook-outcome")).to_have_text("passed")
+            expect(chain.nth(0).locator(".anb-hook-outcome")).to_have_text("passed on")
+            expect(chain.nth(0)).to_contain_text("passed on as received")  # audit changes nothing
             expect(chain.nth(1)).to_have_attribute("data-hook", "guard")
             expect(chain.nth(2).locator(".anb-hook-outcome")).to_have_text("ran")
             expect(add_row).to_contain_text("state keys changed: items")

@@ -4,12 +4,14 @@ render, no error anywhere, and the notebook comes out as committed without a mod
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import subprocess
 
+from agentnb.ipython.pytest_plugin import INSPECTOR_PATTERNS
 from agentnb.models.local import SERVER_SCRIPT
 from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all_cells  # noqa: F401 (a fixture)
 
@@ -28,9 +30,17 @@ SCROLL_TO_AGENT_JS = """() => {
 }"""
 
 
+def as_compared(value: object) -> object:
+    """A value as agentnb's nbval plugin sanitizes it (an inspector's outputs as "an inspector")."""
+    if isinstance(value, str):
+        for pattern, replacement in INSPECTOR_PATTERNS.items():
+            value = re.sub(pattern, replacement, value)
+    return value
+
+
 def outputs_of(notebook: dict) -> list[list[tuple]]:
     """Each code cell's outputs as nbval compares them: stream text and display data, without
-    execution counts and widget model ids."""
+    execution counts and widget model ids, sanitized as agentnb's nbval plugin does."""
     cells = []
     for cell in notebook["cells"]:
         if cell["cell_type"] != "code":
@@ -43,7 +53,7 @@ def outputs_of(notebook: dict) -> list[list[tuple]]:
                     text = shown.pop()[2] + text
                 shown.append(("stream", output["name"], text))
             elif output["output_type"] in ("display_data", "execute_result"):
-                data = {k: "".join(v) if isinstance(v, list) else v for k, v in output["data"].items() if k != WIDGET_VIEW}
+                data = {k: as_compared("".join(v) if isinstance(v, list) else v) for k, v in output["data"].items() if k != WIDGET_VIEW}
                 shown.append(("data", tuple(sorted(data.items()))))
             else:
                 shown.append((output["output_type"], output.get("ename")))

@@ -1,0 +1,79 @@
+// What a saved notebook keeps of the inspector.
+//
+// JupyterLab and Notebook 7 do not save widget state by default, so a reopened notebook cannot
+// draw the widget. When the notebook is saved, each inspector puts its agent's latest turn, as
+// text made from the snapshot in its trait (kept current by the kernel after each cell), into the
+// notebook's metadata under ``agentnb.inspectors``; agentnb's server extension
+// (agentnb/serverext.py) then writes it, escaped, into the inspector's output in the saved file,
+// in place of the widget whose state is not saved. Writing metadata leaves the outputs, and so the
+// live views, alone. The text is made here, at the save, so the kernel spends nothing on it.
+
+import { decodeTrait } from "./message.js";
+import { WIRE } from "./wire.js";
+
+/** What the static view says of itself. */
+export const STATIC_NOTE = "a static view: the live inspector needs a running kernel (run the notebook to get it back)";
+
+const CUT = 300; // characters of a message, answer, argument list or tool result kept
+
+const cut = (text) => {
+  const s = String(text ?? "");
+  return s.length <= CUT ? s : s.slice(0, CUT - 1) + "…";
+};
+
+/** The agent's latest turn as text (header, message, tool calls, answer or error), from the
+ * snapshot in the model's trait; "" when there is none. */
+export function staticText(model) {
+  const snap = decodeTrait(model.get(WIRE.TRAIT_SNAPSHOT));
+  if (!snap) return "";
+  const info = model.get(WIRE.TRAIT_MODEL) || {};
+  const rows = snap[WIRE.SUMMARIES] || [];
+  const count = (snap[WIRE.TURNS_FROM] || 0) + rows.length;
+  const head = model.get(WIRE.TRAIT_AGENT) + " · inspector · model " + (info.label ?? "?") + " · " + count + " turn(s) · " + STATIC_NOTE;
+  const last = rows[rows.length - 1];
+  if (!last || last.status === "running") return head;
+  const lines = [head, "turn " + (last.turn + 1) + " · " + last.status + " · " + Math.round(last.duration_ms || 0) + " ms", "user: " + cut(last.message)];
+  const calls = (snap[WIRE.EVENTS] || []).filter((e) => e.kind === "tool_call_finished");
+  calls.forEach((c, i) => lines.push("  " + (i + 1) + ". " + c.name + "(" + cut(c.arguments) + ") -> " + (c.error !== null && c.error !== undefined ? "error: " + cut(c.error) : cut(c.result))));
+  lines.push(last.status === "failed" ? "error: " + cut(last.error) : "answer: " + cut(last.content ?? ""));
+  return lines.join("\n");
+}
+
+export const METADATA_KEY = "agentnb";
+
+/** The notebook document behind ``model`` (JupyterLab / Notebook 7), or null elsewhere. */
+function documentOf(model) {
+  const manager = model.widget_manager;
+  const context = manager && manager._context;
+  if (!context || !context.saveState || !context.model || typeof context.model.setMetadata !== "function") return null;
+  return context;
+}
+
+/** Put this inspector's static text into the notebook's metadata. */
+export function writeStatic(notebook, model) {
+  const id = model.get(WIRE.TRAIT_ID);
+  const text = staticText(model);
+  if (!id || !text) return false;
+  const meta = Object.assign({}, notebook.getMetadata(METADATA_KEY) || {});
+  const inspectors = Object.assign({}, meta.inspectors || {});
+  inspectors[id] = { agent: model.get(WIRE.TRAIT_AGENT), text };
+  meta.inspectors = inspectors;
+  notebook.setMetadata(METADATA_KEY, meta);
+  return true;
+}
+
+/** Keep the static text in the notebook at each save; returns the stop function. */
+export function keepStaticOnSave(model) {
+  const context = documentOf(model);
+  if (!context) return () => {};
+  const onSave = (_sender, state) => {
+    if (state !== "started") return;
+    try {
+      writeStatic(context.model, model);
+    } catch (err) {
+      console.warn("agentnb inspector: could not keep its static view in the notebook:", err);
+    }
+  };
+  context.saveState.connect(onSave);
+  return () => context.saveState.disconnect(onSave);
+}
