@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentnb import Team
+from agentnb import Agent, Team
 from test_magics import run, shell, usage_error  # noqa: F401  (the shell fixture)
 
 SETUP = '''
@@ -22,6 +22,9 @@ lead_model = ScriptedModel([tool_call("delegate_task_to_member", member_id="shop
 
 
 def define(ip):
+    # The shell is shared by the session's tests: the agents other tests left would be listed too.
+    for name in [name for name, value in ip.user_ns.items() if isinstance(value, Agent)]:
+        del ip.user_ns[name]
     ip.run_cell(SETUP)
     run(ip, "agent", "shopper --model shopper_model --tools add_item --no-session", "You shop. The list has {shopping_list}.")
 

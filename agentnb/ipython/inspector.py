@@ -148,6 +148,7 @@ class Inspector(anywidget.AnyWidget):
         self._unsubscribe_edits()
         if self._shell is not None:
             self._shell.events.unregister("post_run_cell", self._after_cell)
+            self._shell = None  # closed once: the widget's __del__ closes it again
         if Inspector._by_agent.get(self.agent) is self:
             del Inspector._by_agent[self.agent]
         super().close()
