@@ -162,3 +162,27 @@ class MCPTimeoutError(MCPServerError):
 
 class MCPToolError(MCPServerError):
     """The server answered a tool call with an error (``isError``) or refused the request."""
+
+
+class EvalError(AgentnbError):
+    """Base class: an evaluation could not be set up, run or read."""
+
+
+class EvalCaseError(EvalError, ValueError):
+    """A case (or a file or DataFrame of cases) is malformed; the message names the case and the fix."""
+
+
+class EvalCheckError(EvalError, ValueError):
+    """A check is malformed, or cannot apply to a case (no expected value to compare with)."""
+
+
+class EvalBudgetError(EvalError):
+    """An evaluation would cost more than ``max_cost`` (or its cost cannot be known); nothing was called."""
+
+
+class EvalStoreError(EvalError):
+    """An evaluation's folder cannot be read or written; the message names the file."""
+
+
+class EvalAssertionError(EvalError, AssertionError):
+    """``run.assert_passed`` / ``comparison.assert_no_regressions`` found the run below the bar."""
