@@ -116,6 +116,8 @@ class _Called(Check):
         refused = [c for c in view.all_tool_calls if c.name == self.tool and c.error is not None]
         if self.times is not None and len(matching) != self.times:
             return Verdict(self.name, "fail", f"{self.tool} executed {len(matching)} time(s) as asked, expected {self.times}", [call_evidence(view, c) for c in matching])
+        if self.times is not None:
+            return Verdict(self.name, "pass", f"{self.tool} executed {self.times} time(s) as asked", [call_evidence(view, c) for c in matching])
         if matching:
             first = matching[0]
             return Verdict(self.name, "pass", f"{self.tool}({_short(arguments_of(first), 60)}) executed in turn {view.turn_of(first)}, answered by {first.answered_by}", call_evidence(view, first))

@@ -168,7 +168,7 @@ class FunctionCheck(Check):
         try:
             value = self.function(view)
         except AssertionError as exc:
-            return Verdict(self.name, "fail", str(exc) or _assert_line(exc))
+            return Verdict(self.name, "fail", (str(exc).splitlines() or [""])[0] or _assert_line(exc))
         if isinstance(value, Verdict):
             return value
         if value is None or value is True:
