@@ -98,13 +98,17 @@ def _comparison_lines(cmp: EvalComparison) -> list[str]:
     for s in cmp.summaries:
         lines.append(f"  {s.check}: {s.baseline_rate:.0%} → {s.candidate_rate:.0%} · {s.pass_to_fail} pass→fail, {s.fail_to_pass} fail→pass · "
                      f"McNemar exact p={s.p_value:.3g} · diff 95% CI [{s.interval[0]:+.2f}, {s.interval[1]:+.2f}]")
-    flips = cmp.flips()
+    flips = [f for check in (cmp.check_names or ["all checks"]) for f in cmp.flips(check)]
     if flips:
         lines.append("flips:")
+        explained: set[tuple[str, int]] = set()
         for f in flips[:FAILING_SHOWN]:
             arrow = "pass→fail" if f.before else "fail→pass"
             why = f.reason_after if f.before else f.reason_before
-            lines.append(f"  {f.case_id}{f' #{f.repeat + 1}' if f.repeat else ''} {arrow}: {why}")
+            lines.append(f"  {f.case_id}{f' #{f.repeat + 1}' if f.repeat else ''} · {f.check} {arrow}: {why}")
+            if (f.case_id, f.repeat) in explained:
+                continue
+            explained.add((f.case_id, f.repeat))
             try:
                 causes = cmp.explain(f.case_id, f.repeat).causes
             except Exception:
