@@ -161,3 +161,35 @@ def test_killed_after_60_of_100_the_rerun_makes_exactly_40_calls(tmp_path):
     stored = [json.loads(line) for line in lines.read_text().splitlines()]
     keys = [(s["case"]["id"], s["repeat"]) for s in stored]
     assert len(keys) == 100 == len(set(keys))  # no duplicate rows
+
+
+def test_on_an_executor_a_429_comes_back_as_data_and_the_driver_cuts_and_resends(tmp_path):
+    import concurrent.futures
+
+    seen = []
+    with OpenAIServer() as server:
+        server.add(*[Reply(status=429, error="slow down", headers={"retry-after-ms": "300"}) for _ in range(2)], Reply(text="ok", repeat=True))
+        with concurrent.futures.ProcessPoolExecutor(2) as executor:  # pickles every task, as Dask and Ray do
+            run = _agent(server, api_key="sk-local-only").evaluate(_cases(6), [check.answer_contains()], name="remote", folder=tmp_path, concurrency=3, executor=executor, on_progress=seen.append)
+        requests = list(server.requests)
+    assert len(run.errors) == 0 and run.rate() == 1.0 and len(requests) == 6 + 2
+    assert seen[-1].retries == 2 and any(cuts >= 1 for p in seen for _, _, cuts in p.limits)
+    # Keys come from the worker's environment: the one given to the driver's model is not shipped.
+    assert all(r.headers["authorization"] == "Bearer not-needed" for r in requests)
+
+
+def test_a_line_cut_short_by_a_crash_is_ignored_and_that_case_runs_again(tmp_path):
+    with OpenAIServer() as server:
+        server.add(Reply(text="ok", repeat=True))
+        agent = _agent(server)
+        agent.evaluate(_cases(3), [check.answer_contains()], name="torn", folder=tmp_path, concurrency=1)
+        lines = tmp_path / "evals" / "torn" / "cases.jsonl"
+        text = lines.read_text().splitlines()
+        lines.write_text("\n".join(text[:2]) + "\n" + text[2][: len(text[2]) // 2])  # the third line half written
+        before = len(server.requests)
+        run = agent.evaluate(_cases(3), [check.answer_contains()], name="torn", folder=tmp_path)
+        assert len(server.requests) - before == 1 and [r.replayed for r in run.rows] == [True, True, False]
+    from agentnb.evals.store import EvalStore
+
+    store = EvalStore(tmp_path / "evals" / "torn")
+    assert len(store.rows()) == 3 and store.torn == 1
