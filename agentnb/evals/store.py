@@ -63,12 +63,15 @@ class EvalStore:
         return data
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        """Replace the manifest atomically."""
+        """Replace the manifest atomically (left alone when it already says the same)."""
         path = self.folder / MANIFEST
+        text = json.dumps({"format": FORMAT, **manifest}, ensure_ascii=False, indent=1, default=str)
         try:
+            if path.exists() and path.read_text(encoding="utf-8") == text:
+                return
             self.folder.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"format": FORMAT, **manifest}, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+            tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:
             raise EvalStoreError(f"cannot write {path}: {exc}") from None
