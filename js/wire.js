@@ -52,5 +52,6 @@ export const WIRE = {
   "RIGHT": "right",
   "TRAIT_AGENT": "agent_name",
   "TRAIT_MODEL": "model_info",
-  "TRAIT_SNAPSHOT": "view_snapshot"
+  "TRAIT_SNAPSHOT": "view_snapshot",
+  "TRAIT_CHECKS": "case_checks"
 };

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
@@ -82,3 +84,49 @@ def test_bad_eval_lines_are_one_line_usage_errors(shell, line, message):
     with pytest.raises(UsageError) as caught:
         shell.run_line_magic("agentnb", line)
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_case_opens_in_the_inspector_with_its_checks_and_a_flip_in_compare(shell):
+    from agentnb.ipython import wire
+    from agentnb.ipython.case_inspector import CaseInspector
+    from agentnb.ipython.comparing import comparable_agents, comparison_message, default_pair
+    from agentnb.ipython.eval_view import case_options
+
+    with capture_output():
+        base = shell.run_line_magic("agentnb", "eval shop cases --checks checks --name base")
+    assert case_options(base, "failed") == [("h  ✗", ("h", 0))]
+    view = EvalView("base", 2)
+    view.close_run(base)
+    view.filters.value = "failed"
+    assert view.picker.options == (("h  ✗", ("h", 0)),)
+    view.picker.value = ("h", 0)
+    assert isinstance(view.open_case(), CaseInspector)  # the grid's "open in inspector"
+    with capture_output() as captured:
+        widget = base.inspect("h")
+    assert isinstance(widget, CaseInspector) and captured.outputs
+    data = json.loads(widget.case_checks)
+    assert data["case"] == "h" and data["verdicts"][0]["status"] == "fail" and "lacks" in data["verdicts"][0]["reason"]
+    assert wire.TRAIT_CHECKS in widget.keys  # synced to the browser
+    agent = widget.agent
+    assert [t.content for t in agent.history] == [base.case("h").answer] and agent.session_state["items"] == ["<b>x</b>"]
+    # A fork whose edit flips the case: Compare opens on the two runs' turns of that case.
+    shell.run_cell("strict = shop.fork('strict'); strict.instructions = 'Never add <b> tags.'")
+    with capture_output():
+        cand = shell.user_ns["strict"].evaluate(shell.user_ns["cases"], shell.user_ns["checks"], name="strict", folder=str(base.store.folder.parent.parent))
+        widget = cand.compare(base).inspect("h")
+    agents = comparable_agents(widget.agent, [])
+    left, right = default_pair(widget.agent, agents, None)
+    assert left["agent"] == "base:h" and right["agent"] == "strict:h"
+    message = comparison_message(agents, left, right)
+    assert message[wire.KIND] == wire.COMPARISON and message["comparison"]
+
+
+def test_showing_a_case_outside_the_notebook_says_what_to_do(tmp_path):
+    from agentnb.errors import EvalCheckError
+    from agentnb.evals import Case
+    from evals_helpers import shop
+
+    runner.INSPECT.clear()
+    run = shop().evaluate([Case("milk", id="m")], name="outside", folder=tmp_path)
+    with pytest.raises(EvalCheckError, match="needs the notebook: %load_ext agentnb"):
+        run.inspect("m")

@@ -130,6 +130,12 @@ class EvalComparison:
         index = -1 if turn is None else turn - 1
         return compare_turns(a.turns[index], b.turns[index])
 
+    def inspect(self, case_id: str, repeat: int = 0) -> Any:
+        """Show the candidate's case in the inspector, its Compare tab on the baseline's same case."""
+        from .results import _inspect
+
+        return _inspect(self, case_id, repeat)
+
     def summary(self) -> pandas.DataFrame:
         """One row per check: rates, flips each way, p-value (exact McNemar), bootstrap interval, paired count."""
         import pandas as pd

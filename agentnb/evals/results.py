@@ -131,6 +131,8 @@ class EvalRun:
         """Why the run stopped early (``max_errors``), if it did."""
         self.judge_live = 0
         """Judge calls made live by ``rescore``."""
+        self.blueprint: Any = None
+        """The agent's definition the run was made from (to show a case in the inspector)."""
         self._limiter_for = limiter_for
         self._judge_model = judge_model
 
@@ -249,6 +251,7 @@ class EvalRun:
         run = EvalRun(self.name, rows, [c.name for c in new_checks], checks=new_checks, store=self.store, plan=self.plan, progress=self.progress,
                       model=self.model, limiter_for=self._limiter_for, judge_model=self._judge_model, price=self.price)
         run.judge_live = live
+        run.blueprint = self.blueprint
         return run
 
     def compare(self, baseline: EvalRun, *, seed: int = 0) -> EvalComparison:
@@ -258,6 +261,10 @@ class EvalRun:
         return compare_runs(baseline, self, seed=seed)
 
     # -- display -------------------------------------------------------------------------------
+
+    def inspect(self, case_id: str, repeat: int = 0) -> Any:
+        """Show case ``case_id`` in the inspector: its turns, and its verdicts in the Checks tab."""
+        return _inspect(self, case_id, repeat)
 
     def text(self) -> str:
         """The static record as deterministic plain text."""
@@ -285,6 +292,14 @@ def _why(row: CaseRow, check: str | None) -> str:
         if (check is None or verdict.check == check) and verdict.status != "pass":
             return f"{verdict.check} {verdict.status}: {verdict.reason}"
     return "not scored"
+
+
+def _inspect(target: Any, case_id: str, repeat: int) -> Any:
+    from .runner import INSPECT
+
+    if not INSPECT:
+        raise EvalCheckError("showing a case needs the notebook: %load_ext agentnb (pip install 'agentnb[notebook]')")
+    return INSPECT[0](target, str(case_id), repeat)
 
 
 def load_run(name: str, folder: str | Path | None = None, checks: Iterable[Any] | None = None) -> EvalRun:

@@ -33,6 +33,9 @@ from .results import CaseRow, EvalRun
 from .store import EvalStore, check_name
 from .worker import Blueprint, CaseOutcome, CaseTask, run_case
 
+INSPECT: list[Callable[..., Any]] = []
+"""How ``run.inspect(case_id)`` shows a case: the notebook layer puts its function here."""
+
 DISPLAYS: list[Callable[[str, int], Any]] = []
 """Where a running evaluation shows itself: the notebook layer puts a factory here when it loads
 (``(name, total) -> sink`` with ``update(progress)``, ``plan(text)`` and ``close(run)``)."""
@@ -161,6 +164,7 @@ class Evaluation:
             self.store.close()
         progress = tracker.snapshot(finished=True)
         run = EvalRun(self.name, [done[i] for i in sorted(done)], [c.name for c in self.checks], checks=self.checks, store=self.store, plan=plan, progress=progress, model=self.model, limiter_for=self.limiter_for, judge_model=self.judge_model, price=price)
+        run.blueprint = self.blueprint
         run.stopped = f"stopped after {errors[0]} error(s) (max_errors={self.max_errors})" if stop[0] and progress.skipped else None
         self._show(sink, progress)
         if sink is not None:

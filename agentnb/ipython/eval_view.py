@@ -44,18 +44,55 @@ def grid_html(run: EvalRun, show: str = "all") -> str:
     return f'<table class="agentnb-eval-grid"><tr>{head}</tr>{"".join(body)}</table>' if body else f"<p>no {escape(show)} case</p>"
 
 
+def case_options(run: EvalRun, show: str = "all") -> list[tuple[str, tuple[str, int]]]:
+    """The grid's cases as (label, (case id, repeat)) for the picker, filtered as the grid is."""
+    outcomes: dict[str, set[Any]] = {}
+    for row in run.rows:
+        outcomes.setdefault(row.case.id, set()).add(row.passed)
+    out = []
+    for row in run.rows:
+        if show == "failed" and not (row.status == "ok" and row.passed is not True):
+            continue
+        if show == "errored" and row.status == "ok":
+            continue
+        if show == "flaky" and len(outcomes[row.case.id]) < 2:
+            continue
+        marks = " ".join(MARK[v.status] for v in row.verdicts)
+        out.append((f"{row.case.id}" + (f" #{row.repeat + 1}" if row.repeat else "") + f"  {marks}", (row.case.id, row.repeat)))
+    return out
+
+
 class EvalView(widgets.VBox):
-    """The live progress line, then the results grid with its filters."""
+    """The live progress line, then the results grid with its filters and a case picker that
+    opens the chosen case in the inspector (its Checks tab holds the verdicts)."""
 
     def __init__(self, name: str, total: int) -> None:
         self.name = name
         self.plan_line = widgets.Label(value="")
         self.line = widgets.Label(value=f"{name}: 0/{total} done")
-        self.filters = widgets.ToggleButtons(options=FILTERS, value="all", layout=widgets.Layout(display="none"))
+        hidden = widgets.Layout(display="none")
+        self.filters = widgets.ToggleButtons(options=FILTERS, value="all", layout=hidden)
         self.grid = widgets.HTML(value="")
+        self.picker = widgets.Dropdown(options=[], description="case", layout=widgets.Layout(display="none"))
+        self.open_button = widgets.Button(description="open in inspector", layout=widgets.Layout(display="none"))
+        self.shown = widgets.Output()
         self.run: EvalRun | None = None
-        super().__init__([self.plan_line, self.line, self.filters, self.grid])
+        super().__init__([self.plan_line, self.line, self.filters, self.grid, widgets.HBox([self.picker, self.open_button]), self.shown])
         self.filters.observe(lambda change: self._render(), names="value")
+        self.open_button.on_click(lambda button: self.open_case())
+
+    def open_case(self, case: tuple[str, int] | None = None) -> Any:
+        """Show the picked case (or ``case``) in the inspector below the grid."""
+        from .case_inspector import case_inspector
+
+        chosen = case or self.picker.value
+        if self.run is None or chosen is None:
+            return None
+        widget = case_inspector(self.run, chosen[0], chosen[1])
+        self.shown.clear_output()
+        with self.shown:
+            display(widget)
+        return widget
 
     def plan(self, text: str) -> None:
         """The budget gate's plan, shown above the progress line."""
@@ -68,12 +105,14 @@ class EvalView(widgets.VBox):
     def close_run(self, run: EvalRun) -> None:
         """The evaluation ended: show the grid."""
         self.run = run
-        self.filters.layout.display = None
+        for control in (self.filters, self.picker, self.open_button):
+            control.layout.display = None
         self._render()
 
     def _render(self) -> None:
         if self.run is not None:
             self.grid.value = grid_html(self.run, self.filters.value)
+            self.picker.options = case_options(self.run, self.filters.value)
 
     def __repr__(self) -> str:
         return f"EvalView({self.name!r})"
@@ -103,9 +142,16 @@ class _Sink:
         self.view.close_run(run)
 
 
+def _inspect(target: Any, case_id: str, repeat: int) -> Any:
+    from .case_inspector import inspect
+
+    return inspect(target, case_id, repeat)
+
+
 def install() -> None:
     """Show evaluations in the notebook (``%load_ext agentnb`` calls it)."""
     runner.DISPLAYS[:] = [_Sink]
+    runner.INSPECT[:] = [_inspect]
 
 
-__all__ = ["EvalView", "FILTERS", "grid_html", "install"]
+__all__ = ["EvalView", "FILTERS", "case_options", "grid_html", "install"]

@@ -166,6 +166,8 @@ TRAIT_AGENT = "agent_name"
 TRAIT_MODEL = "model_info"
 TRAIT_SNAPSHOT = "view_snapshot"
 """The synced trait holding the latest snapshot (see the module docstring)."""
+TRAIT_CHECKS = "case_checks"
+"""The synced trait of an evaluation case's inspector: its verdicts as JSON (the Checks tab)."""
 
 WIRE: dict[str, str] = {
     "KIND": KIND,
@@ -221,5 +223,6 @@ WIRE: dict[str, str] = {
     "TRAIT_AGENT": TRAIT_AGENT,
     "TRAIT_MODEL": TRAIT_MODEL,
     "TRAIT_SNAPSHOT": TRAIT_SNAPSHOT,
+    "TRAIT_CHECKS": TRAIT_CHECKS,
 }
 """Every name above, as the browser's ``WIRE`` object spells it (checked by a test)."""

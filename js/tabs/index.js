@@ -5,6 +5,7 @@
 //   onScrollTop(ctx)  the user scrolled up to the top of its panel
 // ctx = {store, view, turn, update(fn), select(index)}; see ../view.js.
 
+import checks from "./checks.js";
 import compare from "./compare.js";
 import context from "./context.js";
 import history from "./history.js";
@@ -14,4 +15,4 @@ import request from "./request.js";
 import state from "./state.js";
 import tools from "./tools.js";
 
-export const TABS = [prompt, request, tools, state, context, history, preview, compare];
+export const TABS = [prompt, request, tools, state, context, history, preview, compare, checks];
