@@ -263,7 +263,7 @@ class EvalRun:
     # -- display -------------------------------------------------------------------------------
 
     def inspect(self, case_id: str, repeat: int = 0) -> Any:
-        """Show case ``case_id`` in the inspector: its turns, and its verdicts in the Checks tab."""
+        """The inspector on case ``case_id``: its turns, and its verdicts in the Checks tab (a cell ending with it shows it)."""
         return _inspect(self, case_id, repeat)
 
     def text(self) -> str:

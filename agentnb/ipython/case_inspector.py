@@ -14,7 +14,6 @@ import weakref
 from typing import Any
 
 import traitlets
-from IPython.display import display
 
 from ..agent import Agent
 from ..evals import EvalComparison, EvalRun
@@ -64,13 +63,11 @@ def case_inspector(run: EvalRun, case_id: str, repeat: int = 0, *, baseline: Eva
 
 
 def inspect(target: EvalRun | EvalComparison, case_id: str, repeat: int = 0) -> CaseInspector:
-    """Show a case of a run, or a case of a comparison (Compare pairs the two runs' turns)."""
+    """The inspector of a case of a run, or of a comparison (Compare pairs the two runs' turns);
+    a cell ending with it shows it."""
     if isinstance(target, EvalComparison):
-        widget = case_inspector(target.candidate, case_id, repeat, baseline=target.baseline)
-    else:
-        widget = case_inspector(target, case_id, repeat)
-    display(widget)
-    return widget
+        return case_inspector(target.candidate, case_id, repeat, baseline=target.baseline)
+    return case_inspector(target, case_id, repeat)
 
 
 __all__ = ["CaseInspector", "case_agent", "case_inspector", "checks_json", "inspect"]
