@@ -84,12 +84,16 @@ def test_rerun_replays_and_editing_one_check_changes_one_column_with_zero_calls(
     def long_enough(result):
         assert len(result.answer) > 1, "too short"
 
-    judge = check.judge("The reply is an answer.")
     cases = [Case(f"question {i}", id=f"q{i}", expected="PASS") for i in range(5)]
+    seen = []
     with OpenAIServer() as server:
         server.add(Reply(text="PASS it answers", repeat=True))
         agent = _agent(server)
-        first = agent.evaluate(cases, [check.answer_contains(), long_enough, judge], name="rescore", folder=tmp_path)
+        # Another object for the same model: its calls share the agent's in-flight limit.
+        judge = check.judge("The reply is an answer.", model=OpenAIChat("gpt-test", base_url=server.url))
+        first = agent.evaluate(cases, [check.answer_contains(), long_enough, judge], name="rescore", folder=tmp_path, on_progress=seen.append)
+        assert [label for label, _, _ in seen[-1].limits] == ["openai:gpt-test"]
+        assert first.rows[0].judge_calls[0]["model"] == "openai:gpt-test"
         calls = len(server.requests)
         assert calls == 10  # five agent calls and five judge calls
         again = agent.evaluate(cases, [check.answer_contains(), long_enough, judge], name="rescore", folder=tmp_path)
