@@ -116,6 +116,8 @@ def test_check_lists_are_checked():
     with pytest.raises(EvalCheckError, match="lambda check has no name"):
         as_checks([lambda r: True])
     assert as_checks([check.that(lambda r: True, name="ok")])[0].name == "ok"
+    with pytest.raises(EvalCheckError, match="cannot be named 'passed'"):
+        as_checks([check.that(lambda r: True, name="passed")])
 
 
 def test_an_errored_case_is_recorded_and_its_checks_are_errors(tmp_path):

@@ -188,6 +188,10 @@ def _assert_line(exc: AssertionError) -> str:
     return f"assert failed: {last.line}" if last is not None and last.line else "assert failed"
 
 
+RESERVED = frozenset({"case_id", "repeat", "input", "answer", "status", "passed", "input_tokens", "output_tokens", "cost", "duration_ms", "replayed", "retries", "error"})
+"""Column names of ``run.frame()`` a check's column would overwrite."""
+
+
 def as_checks(checks: Any) -> list[Check]:
     """Checks from a list (or one) of ``Check`` and plain functions; names checked unique."""
     if checks is None:
@@ -202,6 +206,8 @@ def as_checks(checks: Any) -> list[Check]:
         raise EvalCheckError(f"checks must be a list of checks or functions, got {type(checks).__name__}")
     seen: set[str] = set()
     for item in items:
+        if item.name in RESERVED:
+            raise EvalCheckError(f"a check cannot be named {item.name!r}: run.frame() has a column of that name; give it another (name='...')")
         if item.name in seen:
             raise EvalCheckError(f"two checks are named {item.name!r}; give one another name (name='...')")
         seen.add(item.name)
