@@ -34,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SERVER = """
-import sys, time
+import json, sys, time
 sys.path.insert(0, {tests!r})
 from openai_server import OpenAIServer, Reply
 server = OpenAIServer()
@@ -44,6 +44,7 @@ with server:
     print(server.url, flush=True)
     sys.stdin.read()
     print(len(server.requests), flush=True)
+    print(json.dumps(sorted(set(server.problems))[:5]), flush=True)
 """
 
 
@@ -143,10 +144,14 @@ def main() -> None:
                     agentnb_run(url, 50, args.concurrency, folder, "dask-warmup", executor=executor)
                     result["dask"] = agentnb_run(url, args.cases, args.concurrency, folder, "dask", executor=executor)
         if args.pydantic_evals:
-            result["pydantic_evals"] = pydantic_evals(args.pydantic_evals, url, args.cases, args.concurrency)
+            try:
+                result["pydantic_evals"] = pydantic_evals(args.pydantic_evals, url, args.cases, args.concurrency)
+            except subprocess.CalledProcessError as exc:
+                result["pydantic_evals_error"] = exc.stderr[-1000:]
     finally:
         proc.stdin.close()
         result["server_requests"] = int(proc.stdout.readline() or 0)
+        result["server_problems"] = json.loads(proc.stdout.readline() or "[]")
         proc.wait()
     for key in ("agentnb", "resume", "dask", "pydantic_evals"):
         if key in result:

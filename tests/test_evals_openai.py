@@ -197,3 +197,39 @@ def test_a_line_cut_short_by_a_crash_is_ignored_and_that_case_runs_again(tmp_pat
 
     store = EvalStore(tmp_path / "evals" / "torn")
     assert len(store.rows()) == 3 and store.torn == 1
+
+
+def test_cases_finishing_together_share_an_fsync_and_each_line_is_synced_before_it_returns(tmp_path, monkeypatch):
+    import threading
+
+    from agentnb.evals import store as store_module
+
+    synced_sizes, lock = [], threading.Lock()
+    real = os.fsync
+
+    def fsync(fd):
+        with lock:
+            size = os.fstat(fd).st_size
+        real(fd)
+        synced_sizes.append(size)
+
+    monkeypatch.setattr(store_module.os, "fsync", fsync)
+    store = store_module.EvalStore(tmp_path)
+    unsynced = []
+
+    def append(i):
+        store.append({"case": {"id": f"c{i}"}, "repeat": 0, "pad": "x" * 100})
+        # Returned: an fsync has covered this line (the rows read back from what was synced hold it).
+        with lock:
+            synced = (tmp_path / "cases.jsonl").read_bytes()[: max(synced_sizes)]
+        if f'"c{i}"'.encode() not in synced:
+            unsynced.append(i)
+
+    threads = [threading.Thread(target=append, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    store.close()
+    assert len(store.rows()) == 40 and unsynced == []
+    assert len(synced_sizes) <= 40 and max(synced_sizes) == (tmp_path / "cases.jsonl").stat().st_size

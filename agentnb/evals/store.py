@@ -38,6 +38,9 @@ class EvalStore:
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
         self._lock = threading.Lock()
+        self._sync = threading.Lock()
+        self._written = 0
+        self._synced = 0
         self._file: Any = None
         self.torn = 0
         """Lines that did not parse when read (a write cut short)."""
@@ -103,10 +106,11 @@ class EvalStore:
         return out
 
     def append(self, row: dict[str, Any]) -> None:
-        """Append one finished (case, repeat) and fsync it before returning."""
+        """Append one finished (case, repeat) and return once it is fsynced. Cases finishing
+        together share an fsync: each waits for one that started after its line was written."""
         line = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")).encode() + b"\n"
-        with self._lock:
-            try:
+        try:
+            with self._lock:
                 if self._file is None:
                     self.folder.mkdir(parents=True, exist_ok=True)
                     self._file = open(self.lines_path, "ab")
@@ -114,9 +118,17 @@ class EvalStore:
                         self._file.write(b"\n")  # a line cut short by a crash stays apart
                 self._file.write(line)
                 self._file.flush()
-                os.fsync(self._file.fileno())
-            except OSError as exc:
-                raise EvalStoreError(f"cannot append to {self.lines_path}: {exc}") from None
+                self._written += 1
+                mine = self._written
+            with self._sync:
+                if self._synced >= mine:
+                    return  # an fsync that started after this line was written covered it
+                with self._lock:
+                    covered, fileno = self._written, self._file.fileno()
+                os.fsync(fileno)
+                self._synced = covered
+        except OSError as exc:
+            raise EvalStoreError(f"cannot append to {self.lines_path}: {exc}") from None
 
     def close(self) -> None:
         """Close the lines file (appending opens it again)."""

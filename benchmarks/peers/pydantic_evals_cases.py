@@ -31,7 +31,7 @@ def main() -> None:
         return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
 
     def dataset(n: int) -> Dataset:
-        return Dataset(cases=[Case(name=f"q{i:04d}", inputs=f"question {i}", expected_output="ok") for i in range(n)], evaluators=[Contains(value="ok")])
+        return Dataset(name="bench", cases=[Case(name=f"q{i:04d}", inputs=f"question {i}", expected_output="ok") for i in range(n)], evaluators=[Contains(value="ok")])
 
     dataset(50).evaluate_sync(task, max_concurrency=concurrency, progress=False)  # warm-up
     start = time.perf_counter()
