@@ -36,10 +36,11 @@ HERE = Path(__file__).resolve().parent
 SERVER = """
 import json, sys, time
 sys.path.insert(0, {tests!r})
+from http.server import ThreadingHTTPServer
+ThreadingHTTPServer.request_queue_size = 256  # listen()'s backlog: room for every connection at once
 from openai_server import OpenAIServer, Reply
 server = OpenAIServer()
 server.add(Reply(text="ok", delay={latency}, repeat=True))
-server._httpd.request_queue_size = 256
 with server:
     print(server.url, flush=True)
     sys.stdin.read()
