@@ -46,3 +46,16 @@ def test_ray_gives_the_same_rows_as_in_process(tmp_path, request):
     finally:
         executor.shutdown()
     _same_rows(remote, local)
+
+
+def test_copies_of_a_server_model_share_one_instance_per_process():
+    import pickle
+
+    from agentnb.evals.worker import case_model
+    from agentnb.models import OpenAIChat
+
+    model = OpenAIChat("gpt-x", base_url="http://127.0.0.1:9/v1", max_retries=0)
+    first = case_model(pickle.loads(pickle.dumps(model)))
+    assert case_model(pickle.loads(pickle.dumps(model))) is first  # one client for every case of a worker
+    assert case_model(OpenAIChat("gpt-x", base_url="http://127.0.0.1:9/v1", max_retries=0, api_key="k1")) is not first
+    assert case_model(OpenAIChat("gpt-y", base_url="http://127.0.0.1:9/v1", max_retries=0)) is not first

@@ -10,6 +10,9 @@ does), so a finished case costs no model call and keeps its recorded durations a
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,9 +84,27 @@ class Blueprint:
         return agent
 
 
+_SHARED: dict[str, Model] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_key(model: Model) -> str:
+    """What makes two copies of a server model the same model (its settings; a hash of its key)."""
+    settings = {k: v for k, v in vars(model).items() if not k.startswith("_") and k != "origin"}
+    secret = getattr(model, "_api_key", None)
+    digest = hashlib.sha1(secret.encode()).hexdigest()[:12] if isinstance(secret, str) else None
+    return json.dumps([type(model).__module__, type(model).__qualname__, settings, digest], sort_keys=True, default=repr)
+
+
 def case_model(model: Model) -> Model:
     """The model a case runs on: a scripted or replay model cloned (each case starts its script
-    afresh; cases never interleave one list of steps), any other shared."""
+    afresh; cases never interleave one list of steps); a server model shared by every case of
+    this process — on another machine each task brings its own copy, and the first copy with the
+    same settings is used, so its client and connections serve every case there."""
+    if getattr(model, "kind", None) == "openai":
+        key = _shared_key(model)
+        with _SHARED_LOCK:
+            return _SHARED.setdefault(key, model)
     if isinstance(model, ScriptedModel):
         return ScriptedModel(model._function if model._function is not None else list(model.steps), name=model.name, stream=model.streaming)
     if isinstance(model, ReplayModel):
