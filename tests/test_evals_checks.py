@@ -140,7 +140,7 @@ def test_a_judge_is_recorded_and_replays_when_unchanged(tmp_path):
     assert [r.verdicts[0].status for r in run] == ["pass", "fail"]
     assert run.case("m").verdicts[0].reason == "it confirms the item"
     assert run.case("m").judge_calls[0]["content"] == "PASS it confirms the item"
-    assert "Reply:\nDone: added milk" in asked[0]
+    assert any("Reply:\nDone: added milk" in text for text in asked)  # cases run concurrently: any order
     # Offline judges are Python: they answer again. A rubric the judge does not answer PASS/FAIL to is an error.
     odd = check.judge("x", model=ScriptedModel(lambda r: "maybe"), name="odd")
     again = run.rescore([odd])

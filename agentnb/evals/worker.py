@@ -59,6 +59,12 @@ class Blueprint:
     """Options set since (instructions and the other prompt options, hooks, model options, tools)."""
     initial_state: dict[str, Any]
     """The state it was defined with (what ``reset()`` goes back to)."""
+    built_tools: list[Any] | None = None
+    """Its tools as built (schemas and all), shared by the agents built here; not pickled: another
+    machine builds them from the definition."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**vars(self), "built_tools": None}
 
     @classmethod
     def of(cls, agent: Agent) -> Blueprint:
@@ -69,16 +75,19 @@ class Blueprint:
         own = list(agent._tools)
         if [t.name for t in own] != [t.name for t in collect_tools(definition.get("tools") or [])]:
             settings["_tools"] = own
-        return cls(type(agent), agent.name, definition, settings, copy.deepcopy(dict(agent._initial_state)))
+        return cls(type(agent), agent.name, definition, settings, copy.deepcopy(dict(agent._initial_state)), own)
 
     def build(self, model: Model, case: Case) -> Agent:
         """A fresh agent for ``case``: the definition, its state deep-merged with the case's."""
         state = copy.deepcopy(case.start.state if case.start is not None else self.initial_state)
         if case.state:
             state = deep_merge(state, copy.deepcopy(dict(case.state)))
-        agent = self.cls(self.name, model=model, session_state=state, **self.definition)
+        definition = self.definition if self.built_tools is None else {**self.definition, "tools": None}
+        agent = self.cls(self.name, model=model, session_state=state, **definition)
         for name, value in self.settings.items():
             setattr(agent, name, copy.copy(value))
+        if self.built_tools is not None and "_tools" not in self.settings:
+            agent._tools = list(self.built_tools)  # building a tool's schema costs more than a turn
         if case.start is not None and case.start.messages:
             agent.state.messages[:] = [Message.from_openai(dict(m)) for m in case.start.messages]
         return agent
