@@ -20,6 +20,7 @@ from .results import RunResult
 from .run_context import RunContext
 from .state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool
+from . import evals as _evals  # noqa: F401,E402  (gives Agent.evaluate its driver)
 
 __version__ = "0.1.0"
 

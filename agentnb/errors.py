@@ -176,3 +176,25 @@ class DelegationError(AgentnbError):
 class TeamDefinitionError(ConfigurationError):
     """A team or handoff is defined wrongly: a member named twice, a cycle of teams, a handoff
     to an agent that is not defined."""
+class EvalError(AgentnbError):
+    """Base class: an evaluation could not be set up, run or read."""
+
+
+class EvalCaseError(EvalError, ValueError):
+    """A case (or a file or DataFrame of cases) is malformed; the message names the case and the fix."""
+
+
+class EvalCheckError(EvalError, ValueError):
+    """A check is malformed, or cannot apply to a case (no expected value to compare with)."""
+
+
+class EvalBudgetError(EvalError):
+    """An evaluation would cost more than ``max_cost`` (or its cost cannot be known); nothing was called."""
+
+
+class EvalStoreError(EvalError):
+    """An evaluation's folder cannot be read or written; the message names the file."""
+
+
+class EvalAssertionError(EvalError, AssertionError):
+    """``run.assert_passed`` / ``comparison.assert_no_regressions`` found the run below the bar."""

@@ -103,6 +103,11 @@ def check_message(message: Any) -> None:
     )
 
 
+EVALUATE: list[Callable[..., Any]] = []
+"""How ``agent.evaluate`` runs: ``agentnb.evals`` puts its driver here when it is imported
+(``import agentnb`` imports it; the core never imports it)."""
+
+
 class Runs:
     """Agent's run methods (the agent gives ``_new_turn`` and ``_running``)."""
 
@@ -156,6 +161,26 @@ class Runs:
 
         return await asyncio.to_thread(lambda: self.run(message, **kwargs))
 
+    def evaluate(self, cases: Any, checks: Any = (), **options: Any) -> Any:
+        """Run this agent's definition over ``cases`` — each (case, repeat) on a fresh agent, never
+        this one — and score each with ``checks``; returns an ``agentnb.evals.EvalRun``. Options:
+        ``name`` (the folder beside the notebook, default the agent's name), ``concurrency=8``,
+        ``repeat=1``, ``executor`` (any concurrent.futures.Executor), ``retry_errors``,
+        ``max_errors``, ``max_cost`` with ``prices``, ``folder``. Re-running resumes: finished cases
+        replay from the store. Works inside a running event loop."""
+        return _evaluator()(self, cases, checks, **options)
+
+    async def aevaluate(self, cases: Any, checks: Any = (), **options: Any) -> Any:
+        """``evaluate`` for async code."""
+        import asyncio
+
+        evaluate = _evaluator()
+        loop = asyncio.get_running_loop()
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1, thread_name_prefix="agentnb-eval-driver") as driver:
+            return await loop.run_in_executor(driver, lambda: evaluate(self, cases, checks, **options))
+
     def print_response(
         self, message: str | Mapping[str, Any] | Messages | None = None, *, stream: bool = False, markdown: bool | None = None, **kwargs: Any
     ) -> None:
@@ -190,4 +215,10 @@ class Runs:
         await asyncio.to_thread(lambda: self.print_response(message, **kwargs))
 
 
-__all__ = ["RunInput", "Runs", "check_message"]
+def _evaluator() -> Callable[..., Any]:
+    if not EVALUATE:
+        raise ConfigurationError("evaluation is not loaded: import agentnb.evals (importing agentnb does it)")
+    return EVALUATE[0]
+
+
+__all__ = ["EVALUATE", "RunInput", "Runs", "check_message"]

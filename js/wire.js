@@ -54,5 +54,6 @@ export const WIRE = {
   "TRAIT_MODEL": "model_info",
   "TRAIT_SNAPSHOT": "view_snapshot",
   "TRAIT_ID": "widget_id",
-  "FRONT_END": "front_end"
+  "FRONT_END": "front_end",
+  "TRAIT_CHECKS": "case_checks"
 };

@@ -60,6 +60,8 @@ class Received:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    at: float = 0.0
+    """time.monotonic() when it arrived."""
 
 
 class OpenAIServer:
@@ -138,7 +140,7 @@ class OpenAIServer:
         except ValueError:
             body = None
         headers = {k.lower(): v for k, v in h.headers.items()}
-        self.requests.append(Received(path=h.path, headers=headers, body=body if isinstance(body, dict) else {}))
+        self.requests.append(Received(path=h.path, headers=headers, body=body if isinstance(body, dict) else {}, at=time.monotonic()))
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             h._json(401, _error("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
             return

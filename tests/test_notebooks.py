@@ -30,6 +30,7 @@ EXPECTED = [
     "05_observe_context.ipynb",
     "06_mcp.ipynb",
     "07_teams.ipynb",
+    "08_evaluate.ipynb",
     "quickstart.ipynb",
 ]
 MAGIC_CELLS = ("%%chat", "%%agent", "%%tool", "%agentnb preview", "%agentnb show")

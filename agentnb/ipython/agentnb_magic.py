@@ -25,7 +25,7 @@ from .workspace import WorkspaceMagics
 from .agent_magic import described, show_inspector
 
 
-COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "diff", "edit", "remove", "undo", "mcp", "defaults")
+COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "diff", "edit", "remove", "undo", "mcp", "defaults", "eval")
 
 
 @magics_class
@@ -38,8 +38,12 @@ class AgentnbMagics(WorkspaceMagics):
     @argument("--model", help="defaults: the model for agents defined without --model")
     @argument("--session-dir", help="defaults: the folder sessions are kept in")
     @argument("--turn", type=int, metavar="N", help="fork: the turn to fork from (1 = the first; default: the last)")
+    @argument("--checks", metavar="VAR", help="eval: the variable holding the checks")
+    @argument("--name", metavar="N", help="eval: the evaluation's name (its folder beside the notebook)")
+    @argument("--concurrency", type=int, metavar="K", help="eval: cases in flight (default 8)")
+    @argument("--repeat", type=int, metavar="R", help="eval: runs of each case (default 1)")
     @line_magic
-    def agentnb(self, line: str) -> None:
+    def agentnb(self, line: str) -> Any:
         """Manage the notebook's agents.
 
         Commands::
@@ -66,6 +70,10 @@ class AgentnbMagics(WorkspaceMagics):
         PATH is a folder (one JSON session per agent) or a .db file (SQLite).
             %agentnb mcp                     MCP servers of this kernel: state, transport, tools
             %agentnb defaults [--model M] [--session-dir D]
+            %agentnb eval NAME CASES [--checks VAR] [--name N] [--concurrency K] [--repeat R]
+                                             evaluate agent NAME over CASES (a variable holding
+                                             cases or a DataFrame, or a .jsonl/.csv/.yaml file);
+                                             finished cases replay from NOTEBOOK.agentnb/evals/N/
         """
         args = parse_options(self.agentnb, line, "%agentnb")
         expected = {
@@ -83,6 +91,7 @@ class AgentnbMagics(WorkspaceMagics):
             "undo": (1, 1, " NAME"),
             "mcp": (0, 0, ""),
             "defaults": (0, 0, " [--model M] [--session-dir D]"),
+            "eval": (2, 2, " NAME CASES [--checks VAR] [--name N] [--concurrency K] [--repeat R]"),
         }
         low, high, usage = expected[args.command]
         if len(args.args) < low or (high is not None and len(args.args) > high):
@@ -91,9 +100,16 @@ class AgentnbMagics(WorkspaceMagics):
             raise UsageError("%agentnb: --model and --session-dir belong to %agentnb defaults")
         if args.command != "fork" and args.turn is not None:
             raise UsageError("%agentnb: --turn belongs to %agentnb fork; for diff write NAME:N")
+        if args.command != "eval" and (args.checks or args.name or args.concurrency is not None or args.repeat is not None):
+            raise UsageError("%agentnb: --checks, --name, --concurrency and --repeat belong to %agentnb eval")
         if args.command == "edit":
             args.value = line.split(None, 3)[3] if len(line.split(None, 3)) == 4 else ""
-        getattr(self, f"_{args.command}")(args)
+        return getattr(self, f"_{args.command}")(args)
+
+    def _eval(self, args: Any) -> Any:
+        from .eval_magic import run_eval
+
+        return run_eval(self.workspace, args)
 
     def _list(self, args: Any) -> None:
         names = self.workspace.agent_names()

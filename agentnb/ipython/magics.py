@@ -14,6 +14,7 @@ from IPython.display import Markdown, display
 
 from .. import runs
 
+from . import eval_view
 from .agent_magic import AgentMagics
 from .agentnb_magic import AgentnbMagics
 from .chat_magic import ChatMagics
@@ -30,6 +31,7 @@ def show_markdown(text: str) -> None:
 def register_magics(shell: Any) -> Workspace:
     """Register the magics on ``shell`` with a fresh workspace; returns the workspace."""
     runs.MARKDOWN_DISPLAY[:] = [show_markdown]
+    eval_view.install()
     workspace = Workspace(shell)
     for cls in (ToolMagics, AgentMagics, ChatMagics, AgentnbMagics):
         shell.register_magics(cls(shell, workspace))

@@ -170,6 +170,8 @@ FRONT_END = "front_end"
 """The front end asks for itself (js and css as the reply's two buffers): static/loader.js."""
 TRAIT_ID = "widget_id"
 """The widget's own model id (the front end finds its model's comm with it)."""
+TRAIT_CHECKS = "case_checks"
+"""The synced trait of an evaluation case's inspector: its verdicts as JSON (the Checks tab)."""
 
 WIRE: dict[str, str] = {
     "KIND": KIND,
@@ -227,5 +229,6 @@ WIRE: dict[str, str] = {
     "TRAIT_SNAPSHOT": TRAIT_SNAPSHOT,
     "TRAIT_ID": TRAIT_ID,
     "FRONT_END": FRONT_END,
+    "TRAIT_CHECKS": TRAIT_CHECKS,
 }
 """Every name above, as the browser's ``WIRE`` object spells it (checked by a test)."""

@@ -7,6 +7,7 @@
 // is the run the tabs show: the selected turn, or the run of its tree picked in Runs (``team`` is
 // the selected turn itself).
 
+import checks from "./checks.js";
 import compare from "./compare.js";
 import context from "./context.js";
 import history from "./history.js";
@@ -17,4 +18,4 @@ import runs from "./runs.js";
 import state from "./state.js";
 import tools from "./tools.js";
 
-export const TABS = [prompt, request, tools, state, context, runs, history, preview, compare];
+export const TABS = [prompt, request, tools, state, context, runs, history, preview, compare, checks];

@@ -1,0 +1,186 @@
+"""Two evaluations case by case: pairs by (case id, repeat), flips, unpaired cases, paired statistics.
+
+For pass/fail the paired test is the exact McNemar test (a two-sided binomial test on the
+discordant pairs); for scores a seeded bootstrap interval of the mean paired difference. A case
+that flipped is explained by the existing turn comparison (``agentnb.compare.compare_turns``):
+which prompt section, request, tool call or state key made the difference.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from math import comb
+from typing import TYPE_CHECKING, Any
+
+from ..compare import Comparison, compare_turns
+from ..errors import EvalAssertionError, EvalCheckError
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .results import CaseRow, EvalRun
+
+ALL = "all checks"
+"""The name the comparison gives to "every check passed"."""
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value for ``b`` pass→fail and ``c`` fail→pass pairs."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    k = min(b, c)
+    p = 2 * sum(comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, p)
+
+
+def bootstrap_interval(diffs: list[float], *, seed: int = 0, rounds: int = 2000, level: float = 0.95) -> tuple[float, float]:
+    """A seeded percentile bootstrap interval of the mean of ``diffs``."""
+    if not diffs:
+        return (0.0, 0.0)
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    low = means[int((1 - level) / 2 * rounds)]
+    high = means[min(rounds - 1, int((1 + level) / 2 * rounds))]
+    return (low, high)
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A paired case whose verdict changed."""
+
+    case_id: str
+    repeat: int
+    check: str
+    before: bool
+    """Passed in the baseline."""
+    after: bool
+    """Passed in the candidate."""
+    reason_before: str
+    reason_after: str
+
+
+@dataclass(frozen=True)
+class CheckSummary:
+    """One check compared over the paired runs."""
+
+    check: str
+    baseline_rate: float
+    candidate_rate: float
+    pass_to_fail: int
+    fail_to_pass: int
+    p_value: float
+    """Exact McNemar."""
+    interval: tuple[float, float]
+    """Bootstrap interval of the paired difference of the pass rate (seeded)."""
+    paired: int
+
+
+class EvalComparison:
+    """A candidate run against a baseline run (``run.compare(baseline)``)."""
+
+    def __init__(self, baseline: EvalRun, candidate: EvalRun, *, seed: int = 0) -> None:
+        self.baseline, self.candidate, self.seed = baseline, candidate, seed
+        left = {(r.case.id, r.repeat): r for r in baseline.rows}
+        right = {(r.case.id, r.repeat): r for r in candidate.rows}
+        self.pairs: list[tuple[CaseRow, CaseRow]] = [(left[k], right[k]) for k in left if k in right]
+        self.only_baseline: list[tuple[str, int]] = [k for k in left if k not in right]
+        """(case id, repeat) runs only the baseline has."""
+        self.only_candidate: list[tuple[str, int]] = [k for k in right if k not in left]
+        """(case id, repeat) runs only the candidate has."""
+        self.check_names = [c for c in candidate.check_names if c in baseline.check_names]
+        self.summaries = [self._summary(c) for c in [ALL, *self.check_names]]
+
+    def _passed(self, row: CaseRow, check: str) -> bool:
+        if check == ALL:
+            return row.passed is True
+        verdict = row.verdict(check)
+        return verdict is not None and verdict.status == "pass"
+
+    def _summary(self, check: str) -> CheckSummary:
+        before = [self._passed(a, check) for a, _ in self.pairs]
+        after = [self._passed(b, check) for _, b in self.pairs]
+        down = sum(x and not y for x, y in zip(before, after))
+        up = sum(y and not x for x, y in zip(before, after))
+        n = len(self.pairs)
+        diffs = [float(y) - float(x) for x, y in zip(before, after)]
+        return CheckSummary(check, sum(before) / n if n else 0.0, sum(after) / n if n else 0.0, down, up, mcnemar_exact(down, up), bootstrap_interval(diffs, seed=self.seed), n)
+
+    def flips(self, check: str = ALL) -> list[Flip]:
+        """The paired runs whose ``check`` verdict changed (pass→fail first), in case order."""
+        if check != ALL and check not in self.check_names:
+            raise EvalCheckError(f"both runs must have check {check!r}; they share {', '.join(self.check_names) or 'none'}")
+        out = []
+        for a, b in self.pairs:
+            x, y = self._passed(a, check), self._passed(b, check)
+            if x != y:
+                out.append(Flip(a.case.id, a.repeat, check, x, y, _reason(a, check), _reason(b, check)))
+        return sorted(out, key=lambda f: (f.after, 0))
+
+    def explain(self, case_id: str, repeat: int = 0, *, turn: int | None = None) -> Comparison:
+        """The turn comparison of a paired case (its last turn, or ``turn``): why the two runs differ."""
+        pair = next(((a, b) for a, b in self.pairs if a.case.id == str(case_id) and a.repeat == repeat), None)
+        if pair is None:
+            raise KeyError(f"case {case_id!r} repeat {repeat} is not in both runs")
+        a, b = pair
+        if not a.turns or not b.turns:
+            raise EvalCheckError(f"case {case_id!r} has no turn on one side (it errored before its first turn)")
+        index = -1 if turn is None else turn - 1
+        return compare_turns(a.turns[index], b.turns[index])
+
+    def inspect(self, case_id: str, repeat: int = 0) -> Any:
+        """The inspector on the candidate's case, its Compare tab on the baseline's same case (a cell ending with it shows it)."""
+        from .results import _inspect
+
+        return _inspect(self, case_id, repeat)
+
+    def summary(self) -> pandas.DataFrame:
+        """One row per check: rates, flips each way, p-value (exact McNemar), bootstrap interval, paired count."""
+        import pandas as pd
+
+        return pd.DataFrame([{"check": s.check, "baseline": s.baseline_rate, "candidate": s.candidate_rate, "pass_to_fail": s.pass_to_fail, "fail_to_pass": s.fail_to_pass,
+                              "p_value": s.p_value, "diff_low": s.interval[0], "diff_high": s.interval[1], "paired": s.paired} for s in self.summaries])
+
+    def assert_no_regressions(self, check: str = ALL) -> None:
+        """Raise ``EvalAssertionError`` if any paired run went from pass to fail on ``check``."""
+        down = [f for f in self.flips(check) if f.before and not f.after]
+        if down:
+            raise EvalAssertionError(f"{len(down)} case(s) went from pass to fail on {check}: " + "; ".join(f"{f.case_id}: {f.reason_after}" for f in down[:5]))
+
+    def text(self) -> str:
+        """The comparison as deterministic plain text."""
+        from .record import comparison_text
+
+        return comparison_text(self)
+
+    def html(self) -> str:
+        """The comparison as deterministic, escaped HTML."""
+        from .record import comparison_html
+
+        return comparison_html(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def _reason(row: CaseRow, check: str) -> str:
+    if row.status != "ok":
+        return f"error: {row.error}"
+    if check == ALL:
+        bad = [v for v in row.verdicts if v.status != "pass"]
+        return "; ".join(f"{v.check}: {v.reason}" for v in bad[:2]) or "every check passed"
+    verdict = row.verdict(check)
+    return verdict.reason if verdict is not None else "not scored"
+
+
+def compare_runs(baseline: EvalRun, candidate: EvalRun, *, seed: int = 0) -> EvalComparison:
+    """``candidate`` against ``baseline``, paired by case id and repeat."""
+    return EvalComparison(baseline, candidate, seed=seed)
+
+
+__all__ = ["ALL", "CheckSummary", "EvalComparison", "Flip", "bootstrap_interval", "compare_runs", "mcnemar_exact"]

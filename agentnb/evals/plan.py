@@ -1,0 +1,104 @@
+"""The budget gate: before any live call, what will replay and what will call which model, at what cost.
+
+Tokens of a case that goes live are taken from its recorded runs (another repeat, an earlier
+errored try), else the mean of the recorded cases, else the size of its first request (input
+only). Cost is known where ``prices`` gives the model's price per million tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import EvalBudgetError
+from ..tokens import estimate_tokens
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an evaluation will do before it does it."""
+
+    total: int
+    """(case, repeat) runs in all."""
+    replay: int
+    """Runs a finished recording answers (no model call)."""
+    live: int
+    """Runs that call the model."""
+    model: str
+    """The model they call."""
+    external: bool
+    """Whether that model is outside this process (it costs)."""
+    input_tokens: int
+    """Input tokens the live runs will cost, at recorded counts."""
+    output_tokens: int
+    """Output tokens the live runs will cost, at recorded counts (0 when none is recorded)."""
+    cost: float | None
+    """Their cost where the model's price is known, else None."""
+
+    def text(self) -> str:
+        """One line, as the progress display and the record show it."""
+        head = f"plan: {self.replay} of {self.total} run(s) replay from the recording"
+        if not self.live:
+            return head + "; no model call"
+        tokens = f"≈ {self.input_tokens + self.output_tokens:,} tokens at recorded counts"
+        cost = f", ≈ ${self.cost:.4f}" if self.cost is not None else ""
+        what = f"call {self.model} ({tokens}{cost})" if self.external else f"run live on {self.model} (offline, no cost)"
+        return f"{head}; {self.live} {what}"
+
+
+def price_of(prices: Mapping[str, Any] | None, label: str) -> tuple[float, float] | None:
+    """(input, output) dollars per million tokens of ``label`` (``openai:gpt-5-mini`` or ``gpt-5-mini``)."""
+    if not prices:
+        return None
+    value = prices.get(label, prices.get(label.split(":", 1)[-1]))
+    if value is None:
+        return None
+    try:
+        given, taken = (float(value[0]), float(value[1])) if isinstance(value, (list, tuple)) else (float(value), float(value))
+    except (TypeError, ValueError, IndexError):
+        raise EvalBudgetError(f"prices[{label!r}] must be (input, output) dollars per million tokens, got {value!r}") from None
+    return given, taken
+
+
+def usage_of(row: Mapping[str, Any]) -> tuple[int, int]:
+    """(input, output) tokens a stored row's turns used."""
+    turns = row.get("turns") or []
+    return sum(t.get("usage", {}).get("input_tokens", 0) for t in turns), sum(t.get("usage", {}).get("output_tokens", 0) for t in turns)
+
+
+def make_plan(
+    live: list[tuple[str, Any]], total: int, rows: Mapping[tuple[str, int], Mapping[str, Any]], model: Any, prices: Mapping[str, Any] | None, first_request: Any
+) -> Plan:
+    """The plan for ``live`` (case id, case) runs out of ``total``, given the stored ``rows``."""
+    by_case: dict[str, tuple[int, int]] = {}
+    for (case_id, _), row in rows.items():
+        if row.get("turns"):
+            by_case.setdefault(case_id, usage_of(row))
+    recorded = list(by_case.values())
+    mean = (sum(u[0] for u in recorded) // len(recorded), sum(u[1] for u in recorded) // len(recorded)) if recorded else None
+    given = taken = 0
+    for case_id, case in live:
+        usage = by_case.get(case_id) or mean
+        if usage is None:
+            request = first_request(case)
+            usage = (estimate_tokens(json.dumps(request, ensure_ascii=False, default=str)), 0)
+        given += usage[0]
+        taken += usage[1]
+    price = price_of(prices, model.label)
+    cost = None if price is None else (given * price[0] + taken * price[1]) / 1e6
+    return Plan(total, total - len(live), len(live), model.label, bool(model.external), given, taken, cost if model.external else 0.0)
+
+
+def gate(plan: Plan, max_cost: float | None) -> None:
+    """Refuse (``EvalBudgetError``) a plan above ``max_cost``, or one whose cost cannot be known."""
+    if max_cost is None or not plan.live or not plan.external:
+        return
+    if plan.cost is None:
+        raise EvalBudgetError(f"{plan.text()}; its cost is unknown: give prices={{'{plan.model}': (input, output)}} in dollars per million tokens, or drop max_cost")
+    if plan.cost > max_cost:
+        raise EvalBudgetError(f"{plan.text()}; that is above max_cost=${max_cost:g}: nothing was called. Raise max_cost, or evaluate fewer cases")
+
+
+__all__ = ["Plan", "gate", "make_plan", "price_of", "usage_of"]

@@ -1,0 +1,303 @@
+"""The driver of an evaluation: plan, gate, pool, store, progress (``agent.evaluate``).
+
+The driver owns a thread pool sized to ``concurrency`` (never a default pool capped by the CPU
+count), the per-model in-flight limits, the budget gate, the store and the display. Each pool
+thread takes one (case, repeat): it runs it on a fresh agent — here, or on ``executor`` (any
+``concurrent.futures.Executor``: Dask's ``Client.get_executor()``, ``agentnb.evals.ray``) with a
+picklable ``CaseTask`` —, scores it, appends its line to the store (fsynced) and only then takes
+the next. The kernel's thread only waits and renders, so it works inside a running event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..history import TurnRecord
+from ..recording import replay_mode
+from ..runs import EVALUATE
+from ..sessions import find_notebook_path
+from .cases import Case, as_cases
+from .checks import CaseView, Check, as_checks, run_checks
+from .judge import JudgeCalls
+from .limiter import RATE_LIMIT_TRIES, Limiter, quiet_copy
+from .plan import Plan, gate, make_plan, price_of, usage_of
+from .progress import Progress, Sink, Tracker
+from .results import CaseRow, EvalRun
+from .store import EvalStore, check_name
+from .worker import Blueprint, CaseOutcome, CaseTask, run_case
+
+INSPECT: list[Callable[..., Any]] = []
+"""How ``run.inspect(case_id)`` shows a case: the notebook layer puts its function here."""
+
+DISPLAYS: list[Callable[[str, int], Any]] = []
+"""Where a running evaluation shows itself: the notebook layer puts a factory here when it loads
+(``(name, total) -> sink`` with ``update(progress)``, ``plan(text)`` and ``close(run)``)."""
+
+
+class Evaluation:
+    """One call of ``evaluate`` (see the module docstring)."""
+
+    def __init__(self, agent: Any, cases: Any, checks: Any, *, name: str | None, concurrency: int, repeat: int, executor: Any, folder: Any,
+                 retry_errors: int, max_errors: int | float | None, max_cost: float | None, prices: Mapping[str, Any] | None, on_progress: Sink | None, display: bool | None) -> None:
+        self.cases: list[Case] = as_cases(cases)
+        self.checks: list[Check] = as_checks(checks)
+        self.name = check_name(name or agent.name)
+        self.concurrency = _positive("concurrency", concurrency)
+        self.repeat = _positive("repeat", repeat)
+        self.retry_errors = _whole("retry_errors", retry_errors)
+        if max_errors is not None and (isinstance(max_errors, bool) or not isinstance(max_errors, (int, float)) or max_errors < 0):
+            raise ConfigurationError(f"max_errors must be a count (>= 0) or a fraction of the runs (0.1), got {max_errors!r}")
+        self.max_errors = max_errors
+        if executor is not None and not isinstance(executor, concurrent.futures.Executor):
+            raise ConfigurationError(f"executor must be a concurrent.futures.Executor (Dask: client.get_executor(); Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}")
+        self.executor = executor
+        self.max_cost, self.prices = max_cost, prices
+        self.agent = agent
+        self.blueprint = Blueprint.of(agent)
+        self.model = quiet_copy(agent.model)
+        self.mode = replay_mode()
+        root = Path(folder) if folder is not None else find_notebook_path(None).session_dir
+        self.store = EvalStore(root / "evals" / self.name)
+        self.limiters: dict[str, Limiter] = {}
+        self.on_progress = on_progress
+        self.display = display
+        self._quiet: dict[int, Any] = {}
+
+    # -- limits --------------------------------------------------------------------------------
+
+    def limiter_for(self, model: Any) -> Limiter | None:
+        """The in-flight limit of ``model`` (one per label, shared by agent and judge calls)."""
+        label = model.label
+        if label not in self.limiters:
+            self.limiters[label] = Limiter(label, self.concurrency)
+        return self.limiters[label]
+
+    def judge_model(self, model: Any) -> Any:
+        """A judge's model, with the client's own retries off."""
+        key = id(model)
+        if key not in self._quiet:
+            self._quiet[key] = quiet_copy(model)
+        return self._quiet[key]
+
+    def _limits(self) -> tuple[tuple[str, int, int], ...]:
+        return tuple((label, lim.limit, lim.cuts) for label, lim in sorted(self.limiters.items()))
+
+    # -- the run -------------------------------------------------------------------------------
+
+    def tasks(self, rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[CaseTask]:
+        """One task per (case, repeat); a finished one carries its recorded turns."""
+        out = []
+        for case in self.cases:
+            for repeat in range(self.repeat):
+                row = rows.get((case.id, repeat))
+                recorded = row["turns"] if row is not None and row.get("status") == "ok" and self.mode != "live" else None
+                out.append(CaseTask(self.blueprint, self.model, case, repeat, recorded, self.mode))
+        return out
+
+    def plan(self, tasks: list[CaseTask], rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> Plan:
+        """What will replay and what will go live (and what that costs)."""
+        live = [(t.case.id, t.case) for t in tasks if t.recorded is None]
+
+        def first_request(case: Case) -> Any:
+            try:
+                return self.blueprint.build(self.agent.model, case).observe(case.turns[0]).request
+            except Exception:
+                return case.to_dict()
+
+        return make_plan(live, len(tasks), rows, self.model, self.prices, first_request)
+
+    def run(self) -> EvalRun:
+        """Plan, gate, run every (case, repeat), and return the results."""
+        if self.model.external:
+            self.limiter_for(self.model)
+        rows = self.store.rows()
+        tasks = self.tasks(rows)
+        plan = self.plan(tasks, rows)
+        gate(plan, self.max_cost)
+        if self.mode != "strict":  # under nbval nothing is written, as with a notebook's recording
+            self.store.write_manifest(self.manifest())
+        price = price_of(self.prices, self.model.label) if self.model.external else None
+        tracker = Tracker(self.name, len(tasks), [c.name for c in self.checks], self._limits, price)
+        sink = self._sink(len(tasks))
+        if sink is not None and hasattr(sink, "plan"):
+            sink.plan(plan.text())
+        done: dict[int, CaseRow] = {}
+        errors = [0]
+        stop = [False]
+        limit = self._error_limit(len(tasks))
+
+        def one(position: int, task: CaseTask) -> None:
+            if stop[0]:
+                tracker.skipped()
+                return
+            tracker.started()
+            row = self.run_one(task, rows.get((task.case.id, task.repeat)), tracker)
+            done[position] = row
+            if row.status == "error":
+                errors[0] += 1
+                if limit is not None and errors[0] > limit:
+                    stop[0] = True
+
+        pool = concurrent.futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix=f"agentnb-eval-{self.name}")
+        try:
+            futures = [pool.submit(one, i, t) for i, t in enumerate(tasks)]
+            pending = set(futures)
+            while pending:
+                finished, pending = concurrent.futures.wait(pending, timeout=0.25, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in finished:
+                    future.result()
+                self._show(sink, tracker.snapshot())
+        except BaseException:
+            stop[0] = True
+            for future in futures:
+                future.cancel()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            self.store.close()
+        progress = tracker.snapshot(finished=True)
+        run = EvalRun(self.name, [done[i] for i in sorted(done)], [c.name for c in self.checks], checks=self.checks, store=self.store, plan=plan, progress=progress, model=self.model, limiter_for=self.limiter_for, judge_model=self.judge_model, price=price)
+        run.blueprint = self.blueprint
+        run.stopped = f"stopped after {errors[0]} error(s) (max_errors={self.max_errors})" if stop[0] and progress.skipped else None
+        self._show(sink, progress)
+        if sink is not None:
+            sink.close(run)
+        return run
+
+    def run_one(self, task: CaseTask, stored: Mapping[str, Any] | None, tracker: Tracker) -> CaseRow:
+        """Run, score and store one (case, repeat); returns its row."""
+        earlier: list[str] = []
+        while True:
+            outcome = self._execute(task, tracker)
+            if outcome.status == "ok" or len(earlier) >= self.retry_errors:
+                break
+            earlier.append(f"{outcome.error_type}: {outcome.error}")
+            tracker.retried()
+        records = outcome.records or [TurnRecord.from_dict(t) for t in outcome.turns]
+        calls = JudgeCalls(recorded=list(stored.get("judge_calls") or []) if stored else [], default_model=self.model, limiter_for=self.limiter_for, mode=self.mode, prepare=self.judge_model)
+        view = CaseView(task.case, task.repeat, records, outcome.status, outcome.error, calls)
+        verdicts = run_checks(self.checks, view)
+        row = CaseRow.build(task.case, task.repeat, outcome, records, verdicts, calls.used, earlier)
+        if (not outcome.replayed or calls.live) and self.mode != "strict":
+            self.store.append(row.to_dict(outcome.turns))
+        tracker.finished(error=outcome.status == "error", replayed=outcome.replayed, verdicts=verdicts, tokens=(0, 0) if outcome.replayed else row.tokens, retries=outcome.stats.retries + calls.stats.retries)
+        return row
+
+    def _execute(self, task: CaseTask, tracker: Tracker) -> CaseOutcome:
+        if self.executor is None:
+            return run_case(task, self.limiter_for(self.model) if self.model.external else None, keep_records=True)
+        remote = copy.copy(task)
+        remote.model = _keyless(task.model)
+        limiter = self.limiter_for(self.model) if self.model.external else None
+        for attempt in range(RATE_LIMIT_TRIES):
+            if limiter is not None:
+                limiter.acquire()
+            clean = False
+            try:
+                outcome: CaseOutcome = self.executor.submit(run_case, remote).result()
+                clean = outcome.stats.pending_pause is None
+            finally:
+                if limiter is not None:
+                    limiter.release(clean=clean)
+            pause = outcome.stats.pending_pause
+            if pause is None or limiter is None or attempt == RATE_LIMIT_TRIES - 1:
+                return outcome
+            limiter.cut(pause)  # the worker handed its 429 back: cut here, send the case again
+            tracker.retried()
+        return outcome
+
+    def _error_limit(self, total: int) -> int | None:
+        if self.max_errors is None:
+            return None
+        if isinstance(self.max_errors, float) and self.max_errors < 1:
+            return int(self.max_errors * total)
+        return int(self.max_errors)
+
+    def _sink(self, total: int) -> Any:
+        if self.display is False or not DISPLAYS:
+            return None
+        return DISPLAYS[0](self.name, total)
+
+    def _show(self, sink: Any, progress: Progress) -> None:
+        if self.on_progress is not None:
+            self.on_progress(progress)
+        if sink is not None:
+            sink.update(progress)
+
+    def manifest(self) -> dict[str, Any]:
+        """What the store's manifest says of this evaluation."""
+        prompt = self.blueprint.settings["prompt"]
+        return {
+            "name": self.name,
+            "agent": self.blueprint.name,
+            "model": self.model.label,
+            "repeat": self.repeat,
+            "instructions": prompt.instructions if isinstance(prompt.instructions, (str, list)) else repr(prompt.instructions),
+            "tools": [t.name for t in self.agent.all_tools()],
+            "checks": [{"name": c.name, "fingerprint": c.fingerprint()} for c in self.checks],
+            "cases": [c.to_dict() for c in self.cases],
+        }
+
+
+def _keyless(model: Any) -> Any:
+    """The model as shipped to another machine: no API key (the worker's environment gives it)."""
+    if getattr(model, "_api_key", None) is None:
+        return model
+    shipped = copy.copy(model)
+    shipped._api_key = None
+    shipped._client_cache = None
+    return shipped
+
+
+def _positive(option: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"{option} must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def _whole(option: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"{option} must be a whole number >= 0, got {value!r}")
+    return value
+
+
+def evaluate(
+    agent: Any,
+    cases: Any,
+    checks: Any = (),
+    *,
+    name: str | None = None,
+    concurrency: int = 8,
+    repeat: int = 1,
+    executor: Any = None,
+    folder: Any = None,
+    retry_errors: int = 0,
+    max_errors: int | float | None = None,
+    max_cost: float | None = None,
+    prices: Mapping[str, Any] | None = None,
+    on_progress: Sink | None = None,
+    display: bool | None = None,
+) -> EvalRun:
+    """Run ``agent`` over ``cases`` and score each (case, repeat) with ``checks`` (see ``Agent.evaluate``)."""
+    return Evaluation(agent, cases, checks, name=name, concurrency=concurrency, repeat=repeat, executor=executor, folder=folder, retry_errors=retry_errors,
+                      max_errors=max_errors, max_cost=max_cost, prices=prices, on_progress=on_progress, display=display).run()
+
+
+EVALUATE.append(evaluate)
+
+
+async def aevaluate(agent: Any, cases: Any, checks: Any = (), **options: Any) -> EvalRun:
+    """``evaluate`` for async code: the driver waits in a thread of its own, the loop stays free."""
+    loop = asyncio.get_running_loop()
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="agentnb-eval-driver") as driver:
+        return await loop.run_in_executor(driver, lambda: evaluate(agent, cases, checks, **options))
+
+
+__all__ = ["DISPLAYS", "Evaluation", "aevaluate", "evaluate"]

@@ -1,0 +1,287 @@
+"""One (case, repeat) on a fresh agent: what runs in the pool, here or on another machine.
+
+``CaseTask`` pickles (the agent's definition as data, the model, the case and its recorded
+turns); ``run_case`` builds a fresh agent from the definition — never the live one — runs the
+case's turns, and returns a ``CaseOutcome`` of plain data. A recorded case replays: a model call
+whose request equals the recorded one is answered from the recording (as a notebook's recording
+does), so a finished case costs no model call and keeps its recorded durations and tokens.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agent import Agent
+from ..errors import AgentRunError, ReplayDriftError
+from ..events import ToolCallFinished
+from ..history import TurnRecord
+from ..messages import Message, ToolCall
+from ..models import ScriptedModel
+from ..models.base import Model, ModelResponse
+from ..models.replay import ReplayModel, drift_report, response_from_event
+from ..recording import REPLAY_ENV, adopt_timing
+from ..state import deep_merge
+from ..text import one_line
+from ..tools import collect_tools
+from .cases import Case
+from .limiter import CallStats, GuardedModel, Limiter
+
+_SETTINGS = (
+    "max_tool_iterations",
+    "tool_hooks",
+    "dependencies",
+    "add_dependencies_to_context",
+    "add_history_to_context",
+    "num_history_runs",
+    "model_options",
+    "enable_agentic_state",
+    "overwrite_db_session_state",
+)
+
+
+@dataclass
+class Blueprint:
+    """An agent's definition as data: enough to build it again, anywhere."""
+
+    cls: type
+    """The agent's class."""
+    name: str
+    """Its name."""
+    definition: dict[str, Any]
+    """What it was constructed with (no model, no session)."""
+    settings: dict[str, Any]
+    """Options set since (instructions and the other prompt options, hooks, model options, tools)."""
+    initial_state: dict[str, Any]
+    """The state it was defined with (what ``reset()`` goes back to)."""
+    built_tools: list[Any] | None = None
+    """Its tools as built (schemas and all), shared by the agents built here; not pickled: another
+    machine builds them from the definition."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**vars(self), "built_tools": None}
+
+    @classmethod
+    def of(cls, agent: Agent) -> Blueprint:
+        """The blueprint of ``agent`` as it is configured now."""
+        definition = {k: v for k, v in agent._definition.items() if k not in ("model", "chat_generator", "session_state")}
+        settings: dict[str, Any] = {name: copy.copy(getattr(agent, name)) for name in _SETTINGS}
+        settings["prompt"] = copy.copy(agent.prompt)
+        own = list(agent._tools)
+        if [t.name for t in own] != [t.name for t in collect_tools(definition.get("tools") or [])]:
+            settings["_tools"] = own
+        return cls(type(agent), agent.name, definition, settings, copy.deepcopy(dict(agent._initial_state)), own)
+
+    def build(self, model: Model, case: Case) -> Agent:
+        """A fresh agent for ``case``: the definition, its state deep-merged with the case's."""
+        state = copy.deepcopy(case.start.state if case.start is not None else self.initial_state)
+        if case.state:
+            state = deep_merge(state, copy.deepcopy(dict(case.state)))
+        definition = self.definition if self.built_tools is None else {**self.definition, "tools": None}
+        agent = self.cls(self.name, model=model, session_state=state, **definition)
+        for name, value in self.settings.items():
+            setattr(agent, name, copy.copy(value))
+        if self.built_tools is not None and "_tools" not in self.settings:
+            agent._tools = list(self.built_tools)  # building a tool's schema costs more than a turn
+        if case.start is not None and case.start.messages:
+            agent.state.messages[:] = [Message.from_openai(dict(m)) for m in case.start.messages]
+        return agent
+
+
+_SHARED: dict[str, Model] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_key(model: Model) -> str:
+    """What makes two copies of a server model the same model (its settings; a hash of its key)."""
+    settings = {k: v for k, v in vars(model).items() if not k.startswith("_") and k != "origin"}
+    secret = getattr(model, "_api_key", None)
+    digest = hashlib.sha1(secret.encode()).hexdigest()[:12] if isinstance(secret, str) else None
+    return json.dumps([type(model).__module__, type(model).__qualname__, settings, digest], sort_keys=True, default=repr)
+
+
+def case_model(model: Model) -> Model:
+    """The model a case runs on: a scripted or replay model cloned (each case starts its script
+    afresh; cases never interleave one list of steps); a server model shared by every case of
+    this process — on another machine each task brings its own copy, and the first copy with the
+    same settings is used, so its client and connections serve every case there."""
+    if getattr(model, "kind", None) == "openai":
+        key = _shared_key(model)
+        with _SHARED_LOCK:
+            return _SHARED.setdefault(key, model)
+    if isinstance(model, ScriptedModel):
+        return ScriptedModel(model._function if model._function is not None else list(model.steps), name=model.name, stream=model.streaming)
+    if isinstance(model, ReplayModel):
+        clone = copy.copy(model)
+        clone.position, clone.drifts = 0, []
+        return clone
+    return model
+
+
+@dataclass
+class CaseTask:
+    """What one (case, repeat) needs, picklable (it may run on another machine)."""
+
+    blueprint: Blueprint
+    """The agent's definition."""
+    model: Model
+    """The agent's model (the evaluation's copy; cloned per case where it keeps a script)."""
+    case: Case
+    """The case."""
+    repeat: int
+    """Which repeat (0 = the first)."""
+    recorded: list[dict[str, Any]] | None = None
+    """The turns a finished run of this (case, repeat) recorded, to replay from."""
+    mode: str = "auto"
+    """Replay mode (``AGENTNB_REPLAY``): auto, strict or live."""
+
+
+@dataclass
+class CaseOutcome:
+    """What one (case, repeat) did, as plain data."""
+
+    case_id: str
+    repeat: int
+    turns: list[dict[str, Any]]
+    """Its turn records (``TurnRecord.to_dict()``), in order."""
+    status: str
+    """ok (every turn answered) or error."""
+    error: str | None = None
+    """Why it did not finish, in one line."""
+    error_type: str | None = None
+    """The exception's class name."""
+    replayed: bool = False
+    """Whether it went exactly as recorded (no model call outside this process was made)."""
+    stats: CallStats = field(default_factory=CallStats)
+    """Model calls, retries and 429s."""
+    wall_ms: float = 0.0
+    """Wall-clock time this run of it took (replayed or not)."""
+    records: list[TurnRecord] | None = field(default=None, repr=False)
+    """The turn records themselves (in process only; another machine sends ``turns``)."""
+
+
+class CaseReplay:
+    """The loop's replay for one case: the recorded turns answer matching requests."""
+
+    def __init__(self, turns: list[TurnRecord], mode: str) -> None:
+        self.turns = turns
+        self.mode = mode
+        self.cut: int | None = None if turns else 0
+        self.replayed = 0
+
+    def detach(self) -> None:
+        """Nothing to stop following (the agent's ``detach_session`` calls it)."""
+
+    def answer(self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model) -> ModelResponse | None:
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut):
+            return None
+        if index >= len(self.turns):
+            self.cut = index
+            return None
+        calls = self.turns[index].model_calls
+        recorded = calls[call] if call < len(calls) else None
+        if recorded is not None and recorded.response is not None and recorded.request == payload:
+            if not model.external:
+                return None  # Python answers; answered() checks it answered the same
+            self.replayed += 1
+            record.replayed = True
+            return response_from_event(recorded.response)
+        if self.mode == "strict" and model.external:
+            report = drift_report(recorded.request if recorded else {}, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
+            head, _, diff = report.partition("\n")
+            raise ReplayDriftError(f"{head}; strict replay ({REPLAY_ENV}=strict) does not call {model.label}\n{diff}")
+        self.cut = index
+        return None
+
+    def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
+        index = record.index
+        if self.cut is not None and index >= self.cut or index >= len(self.turns):
+            return
+        calls = self.turns[index].model_calls
+        recorded = calls[call].response if call < len(calls) else None
+        if recorded is None or (recorded.content, recorded.tool_calls) != (response.content, response.tool_calls):
+            self.cut = index
+
+    def finish(self, record: TurnRecord) -> None:
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
+            return
+        recorded = self.turns[index]
+        if len(record.model_calls) != len(recorded.model_calls) or record.status != recorded.status:
+            self.cut = index
+            return
+        adopt_timing(record, recorded)
+
+    def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
+            return None
+        for done in self.turns[index].tool_calls:
+            if (done.tool_call_id, done.name, done.arguments) == (tool_call.id, tool_call.name, tool_call.arguments):
+                return done
+        return None
+
+    @property
+    def whole(self) -> bool:
+        """Whether every turn went exactly as recorded."""
+        return self.cut is None and self.mode != "live"
+
+
+def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bool = False) -> CaseOutcome:
+    """Run one (case, repeat) on a fresh agent; never raises for what the agent does."""
+    started = time.perf_counter()
+    stats = CallStats()
+    model = GuardedModel(case_model(task.model), limiter, stats)
+    case = task.case
+    error: BaseException | None = None
+    recorded = [TurnRecord.from_dict(t) for t in task.recorded] if task.recorded else []
+    replay = CaseReplay(recorded, task.mode)
+    agent: Agent | None = None
+    try:
+        agent = task.blueprint.build(model, case)
+        agent.recording = replay
+        for message in case.turns:
+            agent.run(message)
+    except AgentRunError as exc:
+        error = exc
+    except Exception as exc:  # a definition that does not build, a message the agent refuses
+        error = exc
+    turns = [t.to_dict() for t in agent.history] if agent is not None else []
+    failed = next((t for t in turns if t["status"] != "ok"), None)
+    if error is not None and failed is not None:
+        message, kind = failed["error"], _failed_type(agent.history if agent is not None else [], error)
+    elif error is not None:
+        message, kind = one_line(error), type(error).__name__
+    else:
+        message, kind = None, None
+    return CaseOutcome(
+        case_id=case.id,
+        repeat=task.repeat,
+        turns=turns,
+        status="ok" if error is None else "error",
+        error=message,
+        error_type=kind,
+        replayed=bool(recorded) and replay.whole and len(turns) == len(recorded),
+        stats=stats,
+        wall_ms=(time.perf_counter() - started) * 1000,
+        records=list(agent.history) if keep_records and agent is not None else None,
+    )
+
+
+def _failed_type(history: Any, error: BaseException) -> str:
+    from ..events import RunFailed
+
+    for turn in history:
+        for event in turn.events:
+            if isinstance(event, RunFailed):
+                return event.error_type
+    return type(error).__name__
+
+
+__all__ = ["Blueprint", "CaseOutcome", "CaseReplay", "CaseTask", "case_model", "run_case"]

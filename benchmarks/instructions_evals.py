@@ -1,0 +1,88 @@
+"""Instructions per evaluated case against instructions per plain turn, counted by valgrind.
+
+    .venv/bin/python benchmarks/instructions_evals.py
+
+What ``agent.evaluate`` adds to a turn whatever the machine's load: each mode runs twice under
+``valgrind --tool=callgrind`` (after warm-up, 20 and then 120 units of work) and the difference
+is divided by 100, so start-up and imports cancel out. The agent is the shop of the tests (a
+scripted model, one tool call through a hook, then an answer: two model calls a case).
+
+- ``run``: ``agent.run(message)`` — one plain turn (the baseline);
+- ``evaluate``: ``agent.evaluate`` over the cases, concurrency 1: a fresh agent per case, two
+  checks, the case's line written and fsynced (the fsync's kernel time is not counted);
+- ``replay``: the same evaluation again: every case replays from its line;
+- ``rescore``: ``run.rescore(checks)`` over the stored turns (no agent call).
+``replay`` and ``rescore`` run after an ``evaluate`` in the same process; their figures are net of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+COUNTS = (20, 120)
+MODES = ("run", "evaluate", "replay", "rescore")
+
+
+def child(mode: str, n: int) -> None:
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from evals_helpers import shop
+
+    from agentnb.evals import Case, check
+
+    checks = [check.called("add_item"), check.state("/items", contains=check.EXPECTED)]
+    agent = shop()
+    folder = tempfile.mkdtemp()
+
+    def cases(count: int, tag: str) -> list:
+        return [Case(f"item{i}", id=f"{tag}{i}", expected=f"item{i}") for i in range(count)]
+
+    if mode == "run":
+        for i in range(5 + n):
+            agent.run(f"item{i}")
+        return
+    agent.evaluate(cases(5, "w"), checks, name="warm", folder=folder, concurrency=1, display=False)
+    run = agent.evaluate(cases(n, "c"), checks, name="bench", folder=folder, concurrency=1, display=False)
+    if mode == "replay":
+        agent.evaluate(cases(n, "c"), checks, name="bench", folder=folder, concurrency=1, display=False)
+    elif mode == "rescore":
+        run.rescore(checks)
+
+
+def count(mode: str, n: int) -> int:
+    """Instructions of one child process under callgrind."""
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__, "--child", mode, str(n)]
+    done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"), check=True)
+    match = re.search(r"Collected : (\d+)", done.stderr)
+    if match is None:
+        raise RuntimeError(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
+    return int(match.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", nargs=2, metavar=("MODE", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--modes", nargs="*", default=list(MODES))
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], int(args.child[1]))
+        return
+    per: dict[str, float] = {}
+    for mode in args.modes:
+        low, high = (count(mode, n) for n in COUNTS)
+        per[mode] = (high - low) / (COUNTS[1] - COUNTS[0])
+        if mode in ("replay", "rescore") and "evaluate" in per:
+            per[mode] -= per["evaluate"]
+        base = per.get("run")
+        ratio = f"  ({per[mode] / base:.2f}× a plain turn)" if base and mode != "run" else ""
+        print(f"{mode:10} {per[mode] / 1e6:7.3f} M instructions per case{ratio}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
