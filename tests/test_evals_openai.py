@@ -58,8 +58,9 @@ def test_429_with_retry_after_cuts_the_limit_and_no_case_errors(tmp_path):
 def test_5xx_and_timeouts_are_retried_without_cutting(tmp_path):
     seen = []
     with OpenAIServer() as server:
-        server.add(Reply(status=500, error="oops"), Reply(status=503, error="busy"), Reply(text="ok", delay=2.0), Reply(text="ok", repeat=True))
-        agent = _agent(server, timeout=0.5)
+        server.add(Reply(status=500, error="oops"), Reply(status=503, error="busy"), Reply(text="ok", delay=4.0), Reply(text="ok", repeat=True))
+        # A timeout well above a loaded machine's answer time, well below the slow reply's delay.
+        agent = _agent(server, timeout=1.5)
         run = agent.evaluate(_cases(4), [check.answer_contains()], name="transient", folder=tmp_path, concurrency=1, on_progress=seen.append)
     assert len(run.errors) == 0 and run.rate() == 1.0
     assert seen[-1].retries == 3 and all(cuts == 0 for p in seen for _, _, cuts in p.limits)
