@@ -122,6 +122,7 @@ def count(python: str, framework: str, mode: str, turns: int, turn_ms: float, co
     if not collect:
         command.append("--no-gc")
     env = dict(os.environ, PYTHONHASHSEED="0")
+    env.setdefault("AGNO_TELEMETRY", "false")  # as run.sh: no report over the network per run
     if framework == "agno" and "ANCHORS" not in env:
         # peers/agno_turns.py imports the anchor harness from $ANCHORS: the one this venv is in.
         env["ANCHORS"] = str(Path(python).absolute().parents[2])
