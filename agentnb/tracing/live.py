@@ -15,12 +15,12 @@ import time
 import warnings
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta
-from .attributes import SpanSettings
-from .content import capture_from_env
-from .outline import outline, parent_of
+
+if TYPE_CHECKING:
+    from .attributes import SpanSettings
 
 SLOW_FLUSH_S = 2.0
 """A flush that takes longer than this is reported (once): the collector is slow or unreachable."""
@@ -106,7 +106,7 @@ def observe(agent: Any, event: Event) -> None:
 
 
 def _start(agent: Any, event: RunStarted) -> None:
-    parent_run_id, _ = parent_of(event)
+    parent_run_id = getattr(event, "parent_run_id", None)
     parent = _runs.get(parent_run_id) if parent_run_id else None
     provider = getattr(agent, "tracer_provider", None)
     capture = _instrumented.capture_content if _instrumented is not None else None
@@ -117,13 +117,16 @@ def _start(agent: Any, event: RunStarted) -> None:
     if provider is None:
         return
     _check_provider(provider)
+    # What builds spans loads with the first traced run (import agentnb stays light).
+    from .attributes import SpanSettings
+    from .content import capture_from_env
+    from .spans import trace_id_of
+
     settings = SpanSettings(
         content=capture_from_env() if capture is None else bool(capture),
         session_id=_session_id(agent),
         tool_descriptions=_descriptions(agent),
     )
-    from .spans import trace_id_of
-
     trace_id = _trace_of.get(parent_run_id or "") or trace_id_of(event.run_id)
     with _lock:
         _trace_of[event.run_id] = trace_id
@@ -133,6 +136,7 @@ def _start(agent: Any, event: RunStarted) -> None:
 
 
 def _finish(live: _LiveRun) -> None:
+    from .outline import outline
     from .spans import write_run
 
     write_run(live.provider, outline(live.events, live.stamps), live.settings, live.trace_id)

@@ -178,9 +178,13 @@ def _place(run: RunOutline, stamps: Sequence[int | None] | None) -> None:
     for tool in run.tools:
         tool.start = max(run.start, _ns(tool.started.at)) if tool.started and tool.started.at else run.start
         tool.end = tool.start + _ms(tool.finished.duration_ms) if tool.finished else 0
-    known = [run.start, latest, *(c.end for c in run.calls), *(t.end for t in run.tools)]
+    # The run's duration and its children's times come from different clocks: the root ends no
+    # earlier than its last child. Arrival times are not used, so a live run and its recording
+    # exported later get the same times.
+    children = [t for span in (*run.calls, *run.tools) for t in (span.start, span.end)]
     outcome = run.outcome
-    run.end = run.start + _ms(outcome.duration_ms) if outcome is not None and outcome.duration_ms else max(known)
+    own_end = run.start + _ms(outcome.duration_ms) if outcome is not None else run.start
+    run.end = max(own_end, run.start, *children)
     for span in (*run.calls, *run.tools):
         span.end = span.end or run.end
     first_call = run.calls[0].start if run.calls else run.end
