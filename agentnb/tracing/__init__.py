@@ -19,7 +19,7 @@ __all__ = ["export", "flush", "instrument", "is_instrumented", "uninstrument"]
 
 def __getattr__(name: str) -> object:
     if name == "export":
-        from .export import export
+        from .recorded import export
 
         return export
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

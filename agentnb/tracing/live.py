@@ -152,9 +152,11 @@ def _global_provider() -> Any:
 
 
 def _session_id(agent: Any) -> str | None:
-    recording = getattr(agent, "recording", None)
-    if recording is not None and getattr(recording, "session_id", None):
-        return str(recording.session_id)
+    """The conversation the agent's turns belong to: the session they are recorded or saved
+    under (as an export of that session names it), else the agent's own session id."""
+    for kept in (getattr(agent, "recording", None), getattr(agent, "_autosave", None)):
+        if kept is not None and getattr(kept, "session_id", None):
+            return str(kept.session_id)
     session_id = getattr(agent, "session_id", None)
     return str(session_id) if session_id else None
 
