@@ -29,6 +29,7 @@ EXPECTED = [
     "04_sessions.ipynb",
     "05_observe_context.ipynb",
     "06_mcp.ipynb",
+    "09_tracing.ipynb",
     "quickstart.ipynb",
 ]
 MAGIC_CELLS = ("%%chat", "%%agent", "%%tool", "%agentnb preview", "%agentnb show")

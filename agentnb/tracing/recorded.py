@@ -26,12 +26,12 @@ def export(
     session_id: str | None = None,
     flush_timeout: float | None = 30.0,
 ) -> list[str]:
-    """Write the finished turns of ``history`` as spans to ``tracer_provider`` (default: the one
-    ``instrument()`` was given, else the global one) and flush them. ``history`` is an agent,
+    """Write the finished turns of ``history`` as spans to ``tracer_provider`` (default: an
+    agent's own, else the one ``instrument()`` was given, else the global one) and flush them. ``history`` is an agent,
     its ``history``, a list of turn records, or a session (a ``SessionBase`` or a folder such as
     a notebook's ``.agentnb``: every agent stored in it, or ``session_id``'s). Returns the trace
     ids written, as 32 hex digits, one per turn."""
-    provider = _provider(tracer_provider)
+    provider = _provider(tracer_provider if tracer_provider is not None else getattr(history, "tracer_provider", None))
     content = capture_from_env() if capture_content is None else bool(capture_content)
     written: list[str] = []
     for agent, conversation, turns in _sources(history, session_id):
