@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -76,12 +77,12 @@ def _server(command: list[str], env: dict[str, str], log: Path) -> Iterator[subp
         process = subprocess.Popen(command, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         yield process
-    finally:
-        process.terminate()
+    finally:  # the server and any workers it started: its own process group, by its id
+        os.killpg(process.pid, signal.SIGTERM)
         try:
-            process.wait(20)
+            process.wait(30)
         except subprocess.TimeoutExpired:
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)
             process.wait(10)
 
 
