@@ -22,6 +22,9 @@ from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta
 if TYPE_CHECKING:
     from .attributes import SpanSettings
 
+MAX_OPEN_RUNS = 1_000
+"""Runs collected at once; the oldest is dropped past this (a run never ended gives no spans)."""
+
 SLOW_FLUSH_S = 2.0
 """A flush that takes longer than this is reported (once): the collector is slow or unreachable."""
 
@@ -133,6 +136,8 @@ def _start(agent: Any, event: RunStarted) -> None:
         while len(_trace_of) > 10_000:  # only runs still able to have delegations matter
             _trace_of.pop(next(iter(_trace_of)))
         _runs[event.run_id] = _LiveRun(provider, settings, trace_id, [event], [time.time_ns()])
+        while len(_runs) > MAX_OPEN_RUNS:  # runs abandoned mid-way (an iter_run not read to its end)
+            _runs.pop(next(iter(_runs)))
 
 
 def _finish(live: _LiveRun) -> None:
@@ -220,14 +225,20 @@ class Flusher:
 
 
 _flushers: weakref.WeakKeyDictionary[Any, Flusher] = weakref.WeakKeyDictionary()
+_kept_flushers: dict[int, Flusher] = {}  # providers that take no weak reference, by id
 
 
 def flusher_for(provider: Any) -> Flusher:
-    """The provider's flusher."""
+    """The provider's flusher (one per provider, kept no longer than the provider)."""
     with _lock:
-        flusher = _flushers.get(provider)
-        if flusher is None:
-            flusher = _flushers[provider] = Flusher(provider)
+        try:
+            flusher = _flushers.get(provider)
+            if flusher is None:
+                flusher = _flushers[provider] = Flusher(provider)
+        except TypeError:  # not weakly referenceable, or not hashable
+            flusher = _kept_flushers.get(id(provider))
+            if flusher is None or flusher.provider is not provider:
+                flusher = _kept_flushers[id(provider)] = Flusher(provider)
         return flusher
 
 
@@ -236,7 +247,7 @@ def flush(timeout: float | None = None) -> bool:
     ``timeout`` seconds); False when it ran out."""
     deadline = None if timeout is None else time.monotonic() + timeout
     with _lock:
-        flushers = list(_flushers.values())
+        flushers = [*_flushers.values(), *_kept_flushers.values()]
     for flusher in flushers:
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         if not flusher.wait(left):

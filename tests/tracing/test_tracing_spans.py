@@ -309,3 +309,36 @@ def test_a_delegated_run_nests_under_its_parents_delegate_tool_span(provider):
     assert child.attributes["agentnb.parent_run_id"] == "P" and child.attributes["agentnb.path"] == "lead/writer"
     # a member with no provider of its own is traced with its team
     assert child.attributes["gen_ai.conversation.id"] == "team-session"
+
+
+@pytest.mark.parametrize(("value", "captured"), [("true", True), ("SPAN_ONLY", True), ("span_and_event", True), ("1", True),
+                                                 ("false", False), ("NO_CONTENT", False), ("EVENT_ONLY", False), ("", False)])
+def test_the_content_switch_reads_both_spellings_of_the_environment_variable(monkeypatch, value, captured):
+    from agentnb.tracing.content import capture_from_env
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", value)
+    assert capture_from_env() is captured
+
+
+class _Slotted:
+    """A provider that takes no weak reference (another implementation wrapping the SDK's)."""
+
+    __slots__ = ("inner", "flushes")
+
+    def __init__(self, inner) -> None:
+        self.inner, self.flushes = inner, 0
+
+    def get_tracer(self, *args, **kwargs):
+        return self.inner.get_tracer(*args, **kwargs)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        self.flushes += 1
+        return self.inner.force_flush(timeout_millis)
+
+
+def test_a_provider_without_weak_references_is_traced_and_flushed(provider):
+    tp, spans = provider
+    slotted = _Slotted(tp)
+    Agent("slots", ScriptedModel(["a"]), tracer_provider=slotted).run("hi")
+    assert tracing.flush(timeout=30) and slotted.flushes == 1
+    assert spans.one("invoke_agent slots").attributes["gen_ai.agent.name"] == "slots"
