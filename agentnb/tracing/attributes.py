@@ -157,7 +157,7 @@ def usage_attributes(usage: Usage, *, own: bool) -> Attributes:
 
 def chat_attributes(chat: ChatCall, label: str, settings: SpanSettings) -> Attributes:
     """A ``chat`` span's attributes at its start (what was asked)."""
-    request = scrub(chat.requested.request if chat.requested else {})
+    request = chat.requested.request if chat.requested else {}
     model = model_of(label, request)
     attrs: Attributes = {
         sc.OPERATION: sc.CHAT,
@@ -170,12 +170,13 @@ def chat_attributes(chat: ChatCall, label: str, settings: SpanSettings) -> Attri
     }
     if settings.session_id:
         attrs[sc.CONVERSATION_ID] = attrs[sc.OI_SESSION] = settings.session_id
-    options = {k: v for k, v in request.items() if k in sc.REQUEST_OPTIONS and v is not None}
+    options = scrub({k: v for k, v in request.items() if k in sc.REQUEST_OPTIONS and v is not None})
     for option, value in options.items():
         attrs[sc.REQUEST_OPTIONS[option]] = list(map(str, value)) if isinstance(value, (list, tuple)) else value if isinstance(value, (bool, int, float, str)) else str(value)
     if options:
         attrs[sc.OI_INVOCATION] = to_json(options)
     if settings.content:
+        request = scrub(request)
         messages = request_messages(request)
         attrs[sc.INPUT_MESSAGES] = to_json([genai_message(m) for m in messages if m.get("role") != "system"])
         system = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import importlib.metadata
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,14 +62,27 @@ class DerivedIds:
         return False
 
 
+_tracers: weakref.WeakKeyDictionary[Any, tuple[Any, DerivedIds | None]] = weakref.WeakKeyDictionary()
+
+
 def tracer_for(provider: Any) -> tuple[Any, DerivedIds | None]:
     """A tracer of ``provider`` whose ids agentnb chooses (when it is the SDK's; another
-    implementation keeps its own ids)."""
+    implementation keeps its own ids), made once per provider."""
+    try:
+        found = _tracers.get(provider)
+    except TypeError:  # a provider that takes no weak reference: a tracer each time
+        found = None
+    if found is not None:
+        return found
     tracer = provider.get_tracer("agentnb", _version(), schema_url=sc.SCHEMA_URL)
-    if not hasattr(tracer, "id_generator"):
-        return tracer, None
-    ids = DerivedIds()
-    tracer.id_generator = ids
+    ids = None
+    if hasattr(tracer, "id_generator"):
+        ids = DerivedIds()
+        tracer.id_generator = ids
+    try:
+        _tracers[provider] = (tracer, ids)
+    except TypeError:
+        pass
     return tracer, ids
 
 
