@@ -53,6 +53,8 @@ class _LiveRun:
     """Its events so far."""
     stamps: list[int] = field(default_factory=list)
     """When each arrived (ns since the epoch)."""
+    nested: bool = False
+    """A delegated run whose parent run is traced: its spans go under the parent's tool span."""
 
 
 _instrumented: _Instrumentation | None = None
@@ -130,12 +132,13 @@ def _start(agent: Any, event: RunStarted) -> None:
         session_id=_session_id(agent),
         tool_descriptions=_descriptions(agent),
     )
-    trace_id = _trace_of.get(parent_run_id or "") or trace_id_of(event.run_id)
+    parent_trace = _trace_of.get(parent_run_id or "")  # None: no parent, or one not traced
+    trace_id = parent_trace or trace_id_of(event.run_id)
     with _lock:
         _trace_of[event.run_id] = trace_id
         while len(_trace_of) > 10_000:  # only runs still able to have delegations matter
             _trace_of.pop(next(iter(_trace_of)))
-        _runs[event.run_id] = _LiveRun(provider, settings, trace_id, [event], [time.time_ns()])
+        _runs[event.run_id] = _LiveRun(provider, settings, trace_id, [event], [time.time_ns()], parent_trace is not None)
         while len(_runs) > MAX_OPEN_RUNS:  # runs abandoned mid-way (an iter_run not read to its end)
             _runs.pop(next(iter(_runs)))
 
@@ -144,7 +147,7 @@ def _finish(live: _LiveRun) -> None:
     from .outline import outline
     from .spans import write_run
 
-    write_run(live.provider, outline(live.events, live.stamps), live.settings, live.trace_id)
+    write_run(live.provider, outline(live.events, live.stamps), live.settings, live.trace_id, live.nested)
     flusher_for(live.provider).request()
 
 

@@ -71,12 +71,13 @@ def _write(provider: Any, events: list[Event], settings: SpanSettings) -> list[s
         if not isinstance(started, RunStarted) or len(run_events) < 2:
             continue
         parent = getattr(started, "parent_run_id", None)
-        trace_of[run_id] = trace_of.get(parent or "") or trace_id_of(run_id)
+        nested = bool(parent) and parent in trace_of  # its parent is in this export too
+        trace_of[run_id] = trace_of[parent] if nested else trace_id_of(run_id)
         run = outline(run_events)
         if run.outcome is None:
             continue  # a turn that never ended has no spans to give
-        write_run(provider, run, settings, trace_of[run_id])
-        if not parent:
+        write_run(provider, run, settings, trace_of[run_id], nested)
+        if not nested:
             written.append(f"{trace_of[run_id]:032x}")
     return written
 
@@ -99,12 +100,22 @@ def _sources(history: Any, session_id: str | None) -> Iterable[tuple[Any, str | 
 
 
 def _turn_events(turns: Iterable[Any]) -> list[list[Event]]:
+    """Each finished turn's events, followed by those of the runs its delegations started."""
     out = []
     for turn in turns:
         if not hasattr(turn, "events") or getattr(turn, "status", "ok") == "running":
             continue
-        out.append(list(turn.events))
+        out.append(_with_children(turn))
     return out
+
+
+def _with_children(turn: Any) -> list[Event]:
+    events = list(turn.events)
+    seen = {event.run_id for event in events}
+    for child in getattr(turn, "children", None) or ():  # a turn's delegated runs (teams)
+        if getattr(child, "run_id", None) not in seen:
+            events.extend(_with_children(child))
+    return events
 
 
 def _is_session(value: Any) -> bool:

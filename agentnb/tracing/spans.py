@@ -97,8 +97,10 @@ def _version() -> str:
 class SpanWriter:
     """Writes one run's spans to a tracer."""
 
-    def __init__(self, tracer: Any, ids: DerivedIds | None, run: RunOutline, settings: at.SpanSettings, trace_id: int) -> None:
+    def __init__(self, tracer: Any, ids: DerivedIds | None, run: RunOutline, settings: at.SpanSettings, trace_id: int, nested: bool = False) -> None:
         self.tracer, self.ids, self.run, self.settings, self.trace_id = tracer, ids, run, settings, trace_id
+        self.nested = nested
+        """Whether the run goes under its parent's delegate tool span (the parent is traced too)."""
         assert run.started is not None
         self.run_id = run.started.run_id
         self.hidden = run.prompt.hidden_keys if run.prompt is not None else ()
@@ -110,7 +112,7 @@ class SpanWriter:
         assert started is not None
         parent_run_id, parent_tool_call_id = parent_of(started)
         context = None
-        if parent_run_id and parent_tool_call_id:  # a delegation: under the delegate tool's span
+        if self.nested and parent_run_id and parent_tool_call_id:  # a delegation: under the delegate tool's span
             parent = trace.SpanContext(self.trace_id, span_id_of(parent_run_id, f"tool:{parent_tool_call_id}"), False, trace.TraceFlags(trace.TraceFlags.SAMPLED))
             context = trace.set_span_in_context(trace.NonRecordingSpan(parent))
         attrs = at.run_attributes(run, settings, parent_run_id, getattr(started, "path", None))
@@ -181,10 +183,12 @@ class SpanWriter:
         span.end(end_time=tool.end)
 
 
-def write_run(provider: Any, run: RunOutline, settings: at.SpanSettings, trace_id: int) -> None:
-    """Write one run's spans through ``provider``'s tracer."""
+def write_run(provider: Any, run: RunOutline, settings: at.SpanSettings, trace_id: int, nested: bool = False) -> None:
+    """Write one run's spans through ``provider``'s tracer; ``nested``: a delegated run whose
+    parent is traced, in ``trace_id`` under the parent's delegate tool span (else a trace of
+    its own)."""
     tracer, ids = tracer_for(provider)
-    SpanWriter(tracer, ids, run, settings, trace_id).write()
+    SpanWriter(tracer, ids, run, settings, trace_id, nested).write()
 
 
 __all__ = ["DerivedIds", "SpanWriter", "span_id_of", "trace_id_of", "tracer_for", "write_run"]

@@ -159,3 +159,14 @@ def test_a_recorded_delegation_exports_nested_under_its_delegate_tool_span():
     assert tracing.export([SimpleNamespace(events=events, status="ok")], provider, session_id="team") == [f"{trace_id_of('P'):032x}"]
     assert spans.tree() == [("invoke_agent lead", [("execute_tool ask_writer", [("invoke_agent writer", [])])])]
     assert spans.one("invoke_agent writer").attributes["gen_ai.conversation.id"] == "team"
+
+    # as a team keeps them: the member's run in the turn's children, not among its events
+    child = SimpleNamespace(run_id="C", events=events[2:4], status="ok", children=[])
+    parent = SimpleNamespace(run_id="P", events=[*events[:2], *events[4:]], status="ok", children=[child])
+    again, nested = _memory()
+    tracing.export([parent], again, session_id="team")
+    assert _shape(nested) == _shape(spans)
+    # a member's history exported alone: its runs are traces of their own
+    alone, own = _memory()
+    assert tracing.export([child], alone) == [f"{trace_id_of('C'):032x}"]
+    assert [s.parent for s in own.all] == [None]

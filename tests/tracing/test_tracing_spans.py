@@ -342,3 +342,19 @@ def test_a_provider_without_weak_references_is_traced_and_flushed(provider):
     Agent("slots", ScriptedModel(["a"]), tracer_provider=slotted).run("hi")
     assert tracing.flush(timeout=30) and slotted.flushes == 1
     assert spans.one("invoke_agent slots").attributes["gen_ai.agent.name"] == "slots"
+
+
+def test_a_member_run_whose_parent_is_not_traced_is_a_trace_of_its_own(provider):
+    tp, spans = provider
+
+    class Member(_Member):
+        tracer_provider = tp
+
+    for event in [
+        _started("C2", "writer", parent_run_id="untraced", parent_tool_call_id="call_x", path=("lead", "writer")),
+        RunFinished(run_id="C2", content="draft", duration_ms=5),
+    ]:
+        live.observe(Member(), event)
+    child = spans.one("invoke_agent writer")
+    assert child.parent is None and child.context.trace_id == trace_id_of("C2")
+    assert child.attributes["agentnb.parent_run_id"] == "untraced"
