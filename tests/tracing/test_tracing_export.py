@@ -170,3 +170,37 @@ def test_a_recorded_delegation_exports_nested_under_its_delegate_tool_span():
     alone, own = _memory()
     assert tracing.export([child], alone) == [f"{trace_id_of('C'):032x}"]
     assert [s.parent for s in own.all] == [None]
+
+
+def test_a_real_team_nests_its_members_under_the_delegate_tool_spans_live_and_exported(provider):
+    """Runs once agentnb has teams (skipped before): a Team's turn, live and exported again."""
+    Team = getattr(agentnb, "Team", None)
+    if Team is None:
+        pytest.skip("agentnb has no Team yet")
+    from agentnb import Agent, tool_call
+
+    tp, spans = provider
+
+    def search(q: str) -> str:
+        """Search."""
+        return f"found {q}"
+
+    researcher = Agent("researcher", model=ScriptedModel([tool_call("search", q="otel"), "notes on otel"]), tools=[search])
+    writer = Agent("writer", model=ScriptedModel(["a draft"]))
+    lead = ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="research otel"),
+                          tool_call("delegate_task_to_member", member_id="writer", task="write it"), "Done."])
+    team = Team("team", members=[researcher, writer], model=lead, mode="coordinate", tracer_provider=tp)
+    assert team.run("write about otel").content == "Done."
+    delegate = "execute_tool delegate_task_to_member"
+    assert spans.tree() == [("invoke_agent team", [
+        ("chat scripted", []),
+        (delegate, [("invoke_agent researcher", [("chat scripted", []), ("execute_tool search", []), ("chat scripted", [])])]),
+        ("chat scripted", []),
+        (delegate, [("invoke_agent writer", [("chat scripted", [])])]),
+        ("chat scripted", []),
+    ])]
+    assert spans.one("invoke_agent researcher").attributes["agentnb.path"] == "team/researcher"
+    again, exported = _memory()
+    assert tracing.export(team, again) == [f"{trace_id_of(team.history[-1].run_id):032x}"]
+    assert {(s.name, s.context.span_id, s.parent.span_id if s.parent else None) for s in exported.all} == \
+        {(s.name, s.context.span_id, s.parent.span_id if s.parent else None) for s in spans.all}
