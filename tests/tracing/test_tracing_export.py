@@ -18,7 +18,7 @@ import agentnb
 from agentnb import JSONSession, ScriptedModel, tracing
 from agentnb.errors import ConfigurationError
 from agentnb.tracing.spans import span_id_of, trace_id_of
-from conftest import Spans
+from span_tree import Spans
 from test_tracing_spans import shop_agent
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
