@@ -166,6 +166,10 @@ class Agent(Runs, TimeTravel):
         self._edits: list[StateEdit] = []
         self._edit_listeners: list[Callable[[StateEdit, bool], Any]] = []
         self._parent: weakref.ref[Agent] | None = None
+        if tracer_provider is not None and not callable(getattr(tracer_provider, "get_tracer", None)):
+            raise ConfigurationError(
+                f"tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), got {type(tracer_provider).__name__}"
+            )
         self.tracer_provider = tracer_provider
         """The OpenTelemetry tracer provider this agent's turns are traced to (``agentnb.tracing``),
         if any; kept as configuration only."""

@@ -208,6 +208,8 @@ def test_an_agents_own_provider_wins_over_instrument(provider):
 def test_a_wrong_provider_is_a_short_error():
     with pytest.raises(ConfigurationError, match="tracer_provider must be an OpenTelemetry TracerProvider"):
         tracing.instrument("http://localhost:4318")
+    with pytest.raises(ConfigurationError, match=r"TracerProvider \(with get_tracer\), got str"):
+        Agent("a", ScriptedModel(["x"]), tracer_provider="http://localhost:4318")
 
 
 def test_real_openai_client_counts_are_the_providers_and_the_chat_span_is_a_client_span(provider):
