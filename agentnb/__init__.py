@@ -22,6 +22,10 @@ from .state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool
 from . import evals as _evals  # noqa: F401,E402  (gives Agent.evaluate its driver)
 
+# Puts the tracing observer in the core's registry, so Agent(tracer_provider=...) traces without
+# another import; OpenTelemetry itself is imported only when a run is traced.
+from . import tracing as _tracing  # noqa: E402,F401  (isort: skip)
+
 __version__ = "0.1.0"
 
 _LAZY = {

@@ -41,6 +41,10 @@ from .tracking import StateTracker
 
 Subscriber = Callable[[Event], Any]
 
+AGENT_OBSERVERS: list[Callable[[Agent, Event], Any]] = []
+"""Called with ``(agent, event)`` for every event of every agent; the tracing layer puts its
+observer here when it loads (the core never imports it)."""
+
 
 class _PromptOption:
     """``agent.<name>`` reads and writes ``agent.prompt.<name>`` (Agno's attribute names)."""
@@ -124,6 +128,7 @@ class Agent(Runs, TimeTravel):
         formatters: Any = None,
         hide_unused_fields: bool = False,
         handoffs: Iterable[Any] | None = None,
+        tracer_provider: Any = None,
     ) -> None:
         # What the agent was built from, so fork() and reset() can build it again.
         self._definition = {k: v for k, v in locals().items() if k not in ("self", "__class__", "name", "session", "db", "fresh")}
@@ -170,6 +175,13 @@ class Agent(Runs, TimeTravel):
         self._edits: list[StateEdit] = []
         self._edit_listeners: list[Callable[[StateEdit, bool], Any]] = []
         self._parent: weakref.ref[Agent] | None = None
+        if tracer_provider is not None and not callable(getattr(tracer_provider, "get_tracer", None)):
+            raise ConfigurationError(
+                f"tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), got {type(tracer_provider).__name__}"
+            )
+        self.tracer_provider = tracer_provider
+        """The OpenTelemetry tracer provider this agent's turns are traced to (``agentnb.tracing``),
+        if any; kept as configuration only."""
         self.forked_at: int | None = None
         """For a fork: how many of its turns it took from its parent (see ``fork``)."""
         # MASFactory's spellings (memories=, retrievers=) are the same kind of object.
@@ -245,6 +257,11 @@ class Agent(Runs, TimeTravel):
                 callback(event)
             except Exception as exc:  # a broken viewer must never break a run
                 warnings.warn(f"agentnb: event subscriber {callback!r} failed: {exc}", stacklevel=2)
+        for observer in AGENT_OBSERVERS:
+            try:
+                observer(self, event)
+            except Exception as exc:
+                warnings.warn(f"agentnb: event observer {observer!r} failed: {exc}", stacklevel=2)
 
     # -- observe --------------------------------------------------------------------------
 

@@ -85,6 +85,11 @@ def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) 
 
         agent, turn_no = agno_turns.make_agent("tiny", clock, "none")
         check = agno_turns.make_check("tiny", turn_no, agent, "none")
+    elif framework == "pydantic-ai":  # the turn of bench_tracing.py, instrument= on or off
+        sys.path.insert(0, str(HERE / "peers"))
+        import pydantic_ai_tracing as pai
+
+        agent, check = pai.instruction_case(mode)
     else:
         sys.path.insert(0, str(HERE.parent))
         if mode in ("inspector", "inspector-cell"):
@@ -95,7 +100,13 @@ def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) 
 
         agent, model, turn_no = bench_scale.make_agent("tiny", clock)
         check = bench_scale.make_check("tiny", agent, model, turn_no)
-        if mode != "recording":
+        if mode.startswith("tracing"):  # spans to a private SDK provider, counted and dropped
+            import bench_tracing
+            from agentnb import tracing
+
+            provider, _ = bench_tracing.counting_provider()
+            tracing.instrument(provider, capture_content=mode == "tracing-content")
+        elif mode != "recording":
             from agentnb.ipython.inspector import Inspector
 
             inspector = Inspector.for_agent(agent)
@@ -138,6 +149,7 @@ def main() -> None:
     p.add_argument("--child", nargs=3, metavar=("FRAMEWORK", "MODE", "TURNS"), help=argparse.SUPPRESS)
     p.add_argument("--modes", nargs="*", default=["recording", "inspector", "inspector-cell"])
     p.add_argument("--agno-python", default=None, help="the anchors' venv python, to count Agno too")
+    p.add_argument("--pydantic-python", default=None, help="a venv python with pydantic-ai-slim and opentelemetry-sdk: pydantic-ai's K=1 turn with instrument= off and on")
     p.add_argument("--turn-ms", type=float, default=0.3, help="how long a turn takes on the inspector's clock")
     p.add_argument("--no-gc", action="store_true", help="count with the cyclic garbage collector off (to split a share)")
     args = p.parse_args()
@@ -148,6 +160,8 @@ def main() -> None:
     cases = [("agentnb", mode, sys.executable) for mode in args.modes]
     if args.agno_python:
         cases.append(("agno", "none", args.agno_python))
+    if args.pydantic_python:
+        cases += [("pydantic-ai", "tracing-off", args.pydantic_python), ("pydantic-ai", "tracing-on", args.pydantic_python)]
     per_turn: dict[str, float] = {}
     for framework, mode, python in cases:
         low, high = (count(python, framework, mode, n, args.turn_ms, not args.no_gc) for n in COUNTS)

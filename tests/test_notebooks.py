@@ -31,6 +31,7 @@ EXPECTED = [
     "06_mcp.ipynb",
     "07_teams.ipynb",
     "08_evaluate.ipynb",
+    "09_tracing.ipynb",
     "quickstart.ipynb",
 ]
 MAGIC_CELLS = ("%%chat", "%%agent", "%%tool", "%agentnb preview", "%agentnb show")

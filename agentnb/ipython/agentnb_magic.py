@@ -25,7 +25,7 @@ from .workspace import WorkspaceMagics
 from .agent_magic import described, show_inspector
 
 
-COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "diff", "edit", "remove", "undo", "mcp", "defaults", "eval")
+COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "diff", "edit", "remove", "undo", "trace", "mcp", "defaults", "eval")
 
 
 @magics_class
@@ -42,6 +42,7 @@ class AgentnbMagics(WorkspaceMagics):
     @argument("--name", metavar="N", help="eval: the evaluation's name (its folder beside the notebook)")
     @argument("--concurrency", type=int, metavar="K", help="eval: cases in flight (default 8)")
     @argument("--repeat", type=int, metavar="R", help="eval: runs of each case (default 1)")
+    @argument("--content", action="store_true", help="trace: put prompts, messages, tool arguments and results on the spans")
     @line_magic
     def agentnb(self, line: str) -> Any:
         """Manage the notebook's agents.
@@ -66,6 +67,8 @@ class AgentnbMagics(WorkspaceMagics):
                                              to a JSON value; the next prompt shows it at once
             %agentnb remove NAME PATH        remove a state key or path
             %agentnb undo NAME               take back the last edit or removal
+            %agentnb trace NAME [--content]  export the agent's recorded turns as OpenTelemetry
+                                             traces, with their recorded times (agentnb.tracing)
 
         PATH is a folder (one JSON session per agent) or a .db file (SQLite).
             %agentnb mcp                     MCP servers of this kernel: state, transport, tools
@@ -89,6 +92,7 @@ class AgentnbMagics(WorkspaceMagics):
             "edit": (3, None, " NAME PATH JSON"),
             "remove": (2, 2, " NAME PATH"),
             "undo": (1, 1, " NAME"),
+            "trace": (1, 1, " NAME [--content]"),
             "mcp": (0, 0, ""),
             "defaults": (0, 0, " [--model M] [--session-dir D]"),
             "eval": (2, 2, " NAME CASES [--checks VAR] [--name N] [--concurrency K] [--repeat R]"),
@@ -98,6 +102,8 @@ class AgentnbMagics(WorkspaceMagics):
             raise UsageError(f"%agentnb {args.command}: expected %agentnb {args.command}{usage}")
         if args.command != "defaults" and (args.model or args.session_dir):
             raise UsageError("%agentnb: --model and --session-dir belong to %agentnb defaults")
+        if args.command != "trace" and args.content:
+            raise UsageError("%agentnb: --content belongs to %agentnb trace")
         if args.command != "fork" and args.turn is not None:
             raise UsageError("%agentnb: --turn belongs to %agentnb fork; for diff write NAME:N")
         if args.command != "eval" and (args.checks or args.name or args.concurrency is not None or args.repeat is not None):
@@ -160,6 +166,21 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb resume {name}: {one_line(exc)}") from None
         print(f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording")
+
+    def _trace(self, args: Any) -> None:
+        name = args.args[0]
+        agent = self.workspace.agent(name, "%agentnb trace")
+        if not agent.history.finished_count():
+            raise UsageError(f"%agentnb trace {name}: {name} has no finished turn to export yet; run it first")
+        try:
+            from .. import tracing
+
+            traces = tracing.export(agent, capture_content=True if args.content else None)
+        except ImportError:
+            raise UsageError("%agentnb trace: OpenTelemetry is not installed; pip install 'agentnb[tracing]'") from None
+        except AgentnbError as exc:
+            raise UsageError(f"%agentnb trace {name}: {one_line(exc)}") from None
+        print(f"exported {len(traces)} turn(s) of {name} as traces: {', '.join(traces)}")
 
     def _session(self, args: Any, magic: str) -> Any:
         """The session of ``save``/``load``: PATH, else the notebook's folder."""

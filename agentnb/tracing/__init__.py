@@ -1,0 +1,25 @@
+"""Every turn as OpenTelemetry spans (GenAI semantic conventions plus OpenInference).
+
+``instrument(tracer_provider=None, capture_content=None)`` traces every agent,
+``Agent(..., tracer_provider=…)`` one; ``export(history, …)`` writes a recorded session's turns
+afterwards with their recorded times. Needs the ``tracing`` extra (``opentelemetry-api`` and
+``-sdk``), imported only when a run is traced.
+"""
+
+from __future__ import annotations
+
+from ..agent import AGENT_OBSERVERS
+from .live import flush, instrument, is_instrumented, observe, uninstrument
+
+if observe not in AGENT_OBSERVERS:
+    AGENT_OBSERVERS.append(observe)
+
+__all__ = ["export", "flush", "instrument", "is_instrumented", "uninstrument"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "export":
+        from .recorded import export
+
+        return export
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,121 @@
+"""The attribute names agentnb's spans carry, in one place.
+
+GenAI names follow the OpenTelemetry GenAI semantic conventions as released in
+``semantic-conventions-genai`` v0.1.0 (the same span names and attributes as semantic
+conventions v1.41.0, the last release that held them, except ``gen_ai.retrieval.top_k``).
+OpenInference names follow its ``spec/semantic_conventions.md``. Everything else is agentnb's own,
+under ``agentnb.``.
+"""
+
+from __future__ import annotations
+
+GENAI_CONVENTIONS = "semantic-conventions-genai v0.1.0"
+"""The GenAI conventions' release these spans follow (named in the README)."""
+
+SCHEMA_URL = "https://opentelemetry.io/schemas/1.41.0"
+"""The instrumentation scope's schema: the last semantic-conventions release that held GenAI."""
+
+# -- GenAI (all Development in the conventions) ----------------------------------------------
+OPERATION = "gen_ai.operation.name"
+PROVIDER = "gen_ai.provider.name"
+AGENT_NAME = "gen_ai.agent.name"
+CONVERSATION_ID = "gen_ai.conversation.id"
+REQUEST_MODEL = "gen_ai.request.model"
+RESPONSE_MODEL = "gen_ai.response.model"
+RESPONSE_ID = "gen_ai.response.id"
+FINISH_REASONS = "gen_ai.response.finish_reasons"
+INPUT_TOKENS = "gen_ai.usage.input_tokens"
+OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+INPUT_MESSAGES = "gen_ai.input.messages"
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+TOOL_DEFINITIONS = "gen_ai.tool.definitions"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_TYPE = "gen_ai.tool.type"
+TOOL_DESCRIPTION = "gen_ai.tool.description"
+TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_RESULT = "gen_ai.tool.call.result"
+DATA_SOURCE_ID = "gen_ai.data_source.id"
+RETRIEVAL_TOP_K = "gen_ai.retrieval.top_k"
+RETRIEVAL_QUERY = "gen_ai.retrieval.query.text"
+RETRIEVAL_DOCUMENTS = "gen_ai.retrieval.documents"
+ERROR_TYPE = "error.type"
+REQUEST_OPTIONS = {
+    "temperature": "gen_ai.request.temperature",
+    "top_p": "gen_ai.request.top_p",
+    "max_tokens": "gen_ai.request.max_tokens",
+    "max_completion_tokens": "gen_ai.request.max_tokens",
+    "max_output_tokens": "gen_ai.request.max_tokens",
+    "seed": "gen_ai.request.seed",
+    "stop": "gen_ai.request.stop_sequences",
+    "stream": "gen_ai.request.stream",
+    "frequency_penalty": "gen_ai.request.frequency_penalty",
+    "presence_penalty": "gen_ai.request.presence_penalty",
+}
+"""Request options (as the payload names them) and the GenAI attribute each goes to."""
+
+INVOKE_AGENT, CHAT, EXECUTE_TOOL, RETRIEVAL = "invoke_agent", "chat", "execute_tool", "retrieval"
+
+# -- OpenInference ---------------------------------------------------------------------------
+OI_KIND = "openinference.span.kind"
+OI_INPUT = "input.value"
+OI_INPUT_MIME = "input.mime_type"
+OI_OUTPUT = "output.value"
+OI_OUTPUT_MIME = "output.mime_type"
+OI_SESSION = "session.id"
+OI_AGENT = "agent.name"
+OI_METADATA = "metadata"
+OI_MODEL = "llm.model_name"
+OI_PROVIDER = "llm.provider"
+OI_INVOCATION = "llm.invocation_parameters"
+OI_INPUT_MESSAGES = "llm.input_messages"
+OI_OUTPUT_MESSAGES = "llm.output_messages"
+OI_PROMPT_TOKENS = "llm.token_count.prompt"
+OI_COMPLETION_TOKENS = "llm.token_count.completion"
+OI_TOTAL_TOKENS = "llm.token_count.total"
+OI_TOOL_NAME = "tool.name"
+OI_TOOL_ID = "tool.id"
+OI_TOOL_DESCRIPTION = "tool.description"
+OI_DOCUMENTS = "retrieval.documents"
+OI_PROJECT = "openinference.project.name"
+JSON_MIME, TEXT_MIME = "application/json", "text/plain"
+
+# -- agentnb's own -----------------------------------------------------------------------------
+RUN_ID = "agentnb.run_id"
+TURN = "agentnb.turn"
+MODEL_LABEL = "agentnb.model_label"
+CALL = "agentnb.call"
+PARENT_RUN_ID = "agentnb.parent_run_id"
+AGENT_PATH = "agentnb.path"
+USAGE_INPUT = "agentnb.usage.input_tokens"
+USAGE_OUTPUT = "agentnb.usage.output_tokens"
+USAGE_ESTIMATED = "agentnb.usage.estimated"
+MODEL_CALLS = "agentnb.model_calls"
+TOOL_CALLS = "agentnb.tool_calls"
+ERROR = "agentnb.error"
+PROMPT_SECTIONS = "agentnb.prompt.sections"
+PROMPT_HIDDEN = "agentnb.prompt.hidden_keys"
+PROMPT_UNUSED = "agentnb.prompt.unused_keys"
+PROMPT_NOTES = "agentnb.prompt.notes"
+PROMPT_TOKENS = "agentnb.prompt.tokens"
+STATE_PATCH = "agentnb.state.patch"
+STATE_CAUSE = "agentnb.state.cause"
+STATE_CHANGES = "agentnb.state.changes"
+STATE_CHANGED_KEYS = "agentnb.state.changed_keys"
+TOOL_SOURCE = "agentnb.tool.source"
+TOOL_ANSWERED_BY = "agentnb.tool.answered_by"
+TOOL_REPLAYED = "agentnb.tool.replayed"
+TOOL_ERROR = "agentnb.tool.error"
+HOOK_NAME = "agentnb.hook.name"
+HOOK_OUTCOME = "agentnb.hook.outcome"
+HOOK_RESULT = "agentnb.hook.result"
+HOOK_ERROR = "agentnb.hook.error"
+HOOK_DURATION = "agentnb.hook.duration_ms"
+CONTEXT_PROVIDER = "agentnb.context.provider"
+CONTEXT_VIA = "agentnb.context.via"
+CONTEXT_RENDERED = "agentnb.context.rendered"
+CONTEXT_BLOCKS = "agentnb.context.blocks"
+
+CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+"""The conventions' switch for capturing prompts, messages, tool arguments and results."""

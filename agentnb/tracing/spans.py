@@ -1,0 +1,194 @@
+"""Spans from a run's outline, with ids derived from the run ids.
+
+A run becomes one trace (or, for a delegated run, a subtree under its parent's delegate tool
+span): ``invoke_agent`` at the root, ``chat`` per model call, ``execute_tool`` per tool call with
+a span per hook and per retrieval made through it, and ``retrieval`` per passive retrieval.
+Every span is started and ended with its recorded times, so a live run and a recording exported
+later give the same spans with the same ids.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import threading
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from ..events import RunFailed
+from . import attributes as at
+from . import conventions as sc
+from .outline import RunOutline, ToolRun, parent_of
+
+_LOCK = threading.Lock()  # ids are handed to the SDK's tracer through one generator at a time
+
+
+def trace_id_of(run_id: str) -> int:
+    """The trace id of a run of its own (not delegated): 128 bits derived from its run id."""
+    return int.from_bytes(hashlib.sha256(f"agentnb-trace/{run_id}".encode()).digest()[:16], "big") or 1
+
+
+def span_id_of(run_id: str, key: str) -> int:
+    """The span id of one span of a run (``key`` names it within the run: ``run``, ``chat:0``,
+    ``tool:<id>``, ...): 64 bits derived from the run id and the key."""
+    return int.from_bytes(hashlib.sha256(f"agentnb-span/{run_id}/{key}".encode()).digest()[:8], "big") or 1
+
+
+class DerivedIds:
+    """An id generator that hands out the ids set on it just before each span starts (the SDK's
+    tracer asks its generator for every new span's ids)."""
+
+    def __init__(self) -> None:
+        self.span_id = 1
+        """The id the next span gets."""
+        self.trace_id = 1
+        """The trace id the next root span gets."""
+
+    def generate_span_id(self) -> int:
+        """The id set for the next span."""
+        return self.span_id
+
+    def generate_trace_id(self) -> int:
+        """The trace id set for the next root span."""
+        return self.trace_id
+
+    def is_trace_id_random(self) -> bool:
+        """Derived ids are not random (W3C trace-context level 2's random flag stays off)."""
+        return False
+
+
+_tracers: weakref.WeakKeyDictionary[Any, tuple[Any, DerivedIds | None]] = weakref.WeakKeyDictionary()
+
+
+def tracer_for(provider: Any) -> tuple[Any, DerivedIds | None]:
+    """A tracer of ``provider`` whose ids agentnb chooses (when it is the SDK's; another
+    implementation keeps its own ids), made once per provider."""
+    try:
+        found = _tracers.get(provider)
+    except TypeError:  # a provider that takes no weak reference: a tracer each time
+        found = None
+    if found is not None:
+        return found
+    tracer = provider.get_tracer("agentnb", _version(), schema_url=sc.SCHEMA_URL)
+    ids = None
+    if hasattr(tracer, "id_generator"):
+        ids = DerivedIds()
+        tracer.id_generator = ids
+    try:
+        _tracers[provider] = (tracer, ids)
+    except TypeError:
+        pass
+    return tracer, ids
+
+
+@functools.lru_cache(maxsize=1)
+def _version() -> str:
+    try:
+        return importlib.metadata.version("agentnb")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
+class SpanWriter:
+    """Writes one run's spans to a tracer."""
+
+    def __init__(self, tracer: Any, ids: DerivedIds | None, run: RunOutline, settings: at.SpanSettings, trace_id: int, nested: bool = False) -> None:
+        self.tracer, self.ids, self.run, self.settings, self.trace_id = tracer, ids, run, settings, trace_id
+        self.nested = nested
+        """Whether the run goes under its parent's delegate tool span (the parent is traced too)."""
+        assert run.started is not None
+        self.run_id = run.started.run_id
+        self.hidden = run.prompt.hidden_keys if run.prompt is not None else ()
+
+    def write(self) -> None:
+        """Start and end every span of the run, the root last."""
+        run, settings = self.run, self.settings
+        started = run.started
+        assert started is not None
+        parent_run_id, parent_tool_call_id = parent_of(started)
+        context = None
+        if self.nested and parent_run_id and parent_tool_call_id:  # a delegation: under the delegate tool's span
+            parent = trace.SpanContext(self.trace_id, span_id_of(parent_run_id, f"tool:{parent_tool_call_id}"), False, trace.TraceFlags(trace.TraceFlags.SAMPLED))
+            context = trace.set_span_in_context(trace.NonRecordingSpan(parent))
+        attrs = at.run_attributes(run, settings, parent_run_id, getattr(started, "path", None))
+        with _LOCK:
+            root = self._start(f"{sc.INVOKE_AGENT} {started.agent}", "run", context, SpanKind.INTERNAL, attrs, run.start)
+            inside = trace.set_span_in_context(root)
+            for retrieval in run.retrievals:
+                self._retrieval(retrieval, inside)
+            for chat in run.calls:
+                self._chat(chat, inside, started.model)
+            for tool in run.tools:
+                self._tool(tool, inside)
+            root.set_attributes(at.run_end_attributes(run, settings.content))
+            root.set_attributes(at.state_attributes(run.states, self.hidden, settings.content))
+            if isinstance(run.outcome, RunFailed):
+                root.set_status(Status(StatusCode.ERROR, run.outcome.error))
+            root.end(end_time=run.end)
+
+    def _start(self, name: str, key: str, context: Any, kind: SpanKind, attrs: Mapping[str, Any], start: int) -> Any:
+        if self.ids is not None:
+            self.ids.trace_id, self.ids.span_id = self.trace_id, span_id_of(self.run_id, key)
+        return self.tracer.start_span(name, context=context, kind=kind, attributes=attrs, start_time=start)
+
+    def _retrieval(self, retrieval: Any, context: Any) -> None:
+        event = retrieval.event
+        attrs = at.retrieval_attributes(event, self.settings.content)
+        span = self._start(f"{sc.RETRIEVAL} {event.label}", retrieval.key, context, SpanKind.INTERNAL, attrs, retrieval.start)
+        span.end(end_time=retrieval.end)
+
+    def _chat(self, chat: Any, context: Any, label: str) -> None:
+        provider = at.provider_of(label)
+        kind = SpanKind.CLIENT if provider in at.NETWORK_PROVIDERS else SpanKind.INTERNAL
+        attrs = at.chat_attributes(chat, label, self.settings)
+        span = self._start(f"{sc.CHAT} {attrs[sc.REQUEST_MODEL]}", chat.key, context, kind, attrs, chat.start)
+        if chat.responded is not None:
+            span.set_attributes(at.chat_end_attributes(chat.responded, self.settings.content))
+        elif isinstance(self.run.outcome, RunFailed):  # the run failed during this call
+            span.set_attribute(sc.ERROR_TYPE, self.run.outcome.error_type)
+            span.set_status(Status(StatusCode.ERROR, self.run.outcome.error))
+        span.end(end_time=chat.end)
+
+    def _tool(self, tool: ToolRun, context: Any) -> None:
+        started = tool.started
+        assert started is not None
+        attrs = at.tool_attributes(tool, self.settings)
+        span = self._start(f"{sc.EXECUTE_TOOL} {started.name}", tool.key, context, SpanKind.INTERNAL, attrs, tool.start)
+        span.set_attributes(at.state_attributes(tool.states, self.hidden, self.settings.content))
+        finished = tool.finished
+        if finished is not None and finished.error is not None:
+            span.set_status(Status(StatusCode.ERROR, finished.error))
+        elif finished is None and isinstance(self.run.outcome, RunFailed):
+            span.set_status(Status(StatusCode.ERROR, self.run.outcome.error))
+        inner = trace.set_span_in_context(span)
+        hook_spans = []
+        for hook in tool.hooks:  # each hook calls the next link: nested, outermost first
+            assert hook.step is not None
+            attrs = at.hook_attributes(hook, self.settings.content)
+            hook_span = self._start(f"agentnb.hook {hook.step.name}", hook.key, inner, SpanKind.INTERNAL, attrs, hook.start)
+            hook_span.set_attributes(at.state_attributes(hook.states, self.hidden, self.settings.content))
+            if hook.step.outcome == "raised":
+                hook_span.set_status(Status(StatusCode.ERROR, hook.step.error or "the hook raised"))
+            hook_spans.append((hook_span, hook.end))
+            inner = trace.set_span_in_context(hook_span)
+        for retrieval in tool.retrievals:
+            self._retrieval(retrieval, trace.set_span_in_context(span))
+        for hook_span, end in reversed(hook_spans):
+            hook_span.end(end_time=end)
+        span.end(end_time=tool.end)
+
+
+def write_run(provider: Any, run: RunOutline, settings: at.SpanSettings, trace_id: int, nested: bool = False) -> None:
+    """Write one run's spans through ``provider``'s tracer; ``nested``: a delegated run whose
+    parent is traced, in ``trace_id`` under the parent's delegate tool span (else a trace of
+    its own)."""
+    tracer, ids = tracer_for(provider)
+    SpanWriter(tracer, ids, run, settings, trace_id, nested).write()
+
+
+__all__ = ["DerivedIds", "SpanWriter", "span_id_of", "trace_id_of", "tracer_for", "write_run"]
