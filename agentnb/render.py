@@ -168,7 +168,10 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
 def delegation_line(child: TurnRecord) -> str:
     """One delegation in one line: member, task, answer (or error), state changes, tokens."""
     outcome = f"answer: {shorten(child.content or '', 120)!r}" if child.status == "ok" else f"failed: {child.error}"
-    changes = "; ".join(f"{change_text(c)} (by {', '.join(c.authors)})" for c in child.changes().keys) or "none"
+    shown, more = _shown_changes(child)
+    changes = "; ".join(f"{path_change_text(c)} (by {', '.join(c.authors)})" for c in shown) or "none"
+    if more:
+        changes += f"; … {more} more"
     own, total = child.usage.total_tokens, child.usage_total.total_tokens
     estimated = "~" if child.usage.estimated else ""
     return (

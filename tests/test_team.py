@@ -94,7 +94,7 @@ def test_nested_team_chain_usage_and_record():
     assert turn.usage_total == turn.usage + sub_run.usage + shop_run.usage
     text = turn_text(turn)
     assert "delegations (1):\n  ▸ top ▸ sub · task: 'get tea' · answer: 'sub done'" in text
-    assert "\n    ▸ top ▸ sub ▸ shopper · task: 'tea' · answer: 'added tea' · state: ~ shopping_list: [] → [\"tea\"] (by tool:add_item)" in text
+    assert "\n    ▸ top ▸ sub ▸ shopper · task: 'tea' · answer: 'added tea' · state: + shopping_list › 0: \"tea\" (by tool:add_item)" in text
     assert "state:\n  + shopping_list › 0: \"tea\"  (by merge:sub ▸ shopper ▸ tool:add_item)" in text
     html = turn_html(turn)
     assert "<details open><summary>▸ top ▸ sub" in html and "<script" not in html
