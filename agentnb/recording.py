@@ -55,7 +55,82 @@ def replay_mode(environ: Mapping[str, str] | None = None) -> str:
     return value
 
 
-class Recording:
+class TurnReplay:
+    """Where a run stands against a list of recorded turns: the loop's Replay protocol (see
+    ``loop.Replay``). A turn whose requests match is answered from the recording; from the first
+    one that differs (``cut``) the model is called."""
+
+    def __init__(self, turns: list[TurnRecord], mode: str) -> None:
+        self.turns: list[TurnRecord] = turns
+        """The turns as recorded."""
+        self.mode = mode
+        """``live``, ``replay`` or ``strict`` (``REPLAY_ENV``)."""
+        self.cut: int | None = None
+        """The first turn of this run that differs from the recording (from there it is replaced)."""
+        self.replayed = 0
+        """Model calls answered from the recording so far."""
+
+    def answer(self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model) -> ModelResponse | None:
+        """The recorded answer to give instead of calling ``model``, or None to call it."""
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut):
+            return None
+        if index >= len(self.turns):
+            self._past_end(index, model)
+            self.cut = index
+            return None
+        calls = self.turns[index].model_calls
+        recorded = calls[call] if call < len(calls) else None
+        if recorded is not None and recorded.response is not None and recorded.request == payload:
+            if not model.external:
+                return None  # Python answers; answered() checks it answered the same
+            self.replayed += 1
+            record.replayed = True
+            return response_from_event(recorded.response)
+        self._drift(index, call, recorded.request if recorded is not None else {}, payload, model)
+        return None
+
+    def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
+        """What the model answered live: a different answer means the recording ends here."""
+        index = record.index
+        if self.cut is not None and index >= self.cut or index >= len(self.turns):
+            return
+        calls = self.turns[index].model_calls
+        recorded = calls[call].response if call < len(calls) else None
+        if recorded is None or (recorded.content, recorded.tool_calls) != (response.content, response.tool_calls):
+            self.cut = index
+
+    def finish(self, record: TurnRecord) -> None:
+        """The turn ended: one that went exactly as recorded keeps the recorded timings."""
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
+            return
+        recorded = self.turns[index]
+        if len(record.model_calls) != len(recorded.model_calls) or record.status != recorded.status:
+            self.cut = index
+            return
+        adopt_timing(record, recorded)
+
+    def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
+        """The recorded outcome of this call to a tool outside the process (an MCP server), when
+        the turn still follows the recording: the server need not be running to replay it."""
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
+            return None
+        for call in self.turns[index].tool_calls:
+            if (call.tool_call_id, call.name, call.arguments) == (tool_call.id, tool_call.name, tool_call.arguments):
+                return call
+        return None
+
+    def _past_end(self, index: int, model: Model) -> None:
+        """A turn the recording does not hold is about to call ``model``: raise to refuse it."""
+
+    def _drift(self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model) -> None:
+        """A request differs from the recorded one: raise to refuse it, else the recording ends here."""
+        self.cut = index
+
+
+class Recording(TurnReplay):
     """The recorded turns of one agent and where the current run stands against them.
 
     Plugged into each turn as its replay (see ``loop.Replay``) and subscribed to the agent's
@@ -72,12 +147,7 @@ class Recording:
         if ignore is not None and self.mode != "strict":  # strict replay writes nothing
             ignore(session_id)
         found = None if fresh else read_history(session, session_id, module)
-        self.turns: list[TurnRecord] = list(found) if found is not None else []
-        """The turns as recorded."""
-        self.cut: int | None = None
-        """The first turn of this run that differs from the recording (from there it is replaced)."""
-        self.replayed = 0
-        """Model calls answered from the recording so far."""
+        super().__init__(list(found) if found is not None else [], self.mode)
         self._written = False
         self._agent: Any = None
         self._unsubscribe: Any = None
@@ -126,62 +196,13 @@ class Recording:
 
     # -- one turn (the loop's Replay protocol) ---------------------------------------------------
 
-    def answer(self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model) -> ModelResponse | None:
-        """The recorded answer to give instead of calling ``model``, or None to call it."""
-        index = record.index
-        if self.mode == "live" or (self.cut is not None and index >= self.cut):
-            return None
-        if index >= len(self.turns):
-            if self.strict and model.external:
-                raise ReplayDriftError(
-                    f"turn {index + 1} is past the end of the recording in {self.where()} (it holds "
-                    f"{len(self.turns)} turn(s)); strict replay ({REPLAY_ENV}=strict) does not call {model.label}; "
-                    f"{RERECORD}"
-                )
-            self.cut = index
-            return None
-        calls = self.turns[index].model_calls
-        recorded = calls[call] if call < len(calls) else None
-        if recorded is not None and recorded.response is not None and recorded.request == payload:
-            if not model.external:
-                return None  # Python answers; answered() checks it answered the same
-            self.replayed += 1
-            record.replayed = True
-            return response_from_event(recorded.response)
-        self._drift(index, call, recorded.request if recorded is not None else {}, payload, model)
-        return None
-
-    def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
-        """What the model answered live: a different answer means the recording ends here."""
-        index = record.index
-        if self.cut is not None and index >= self.cut or index >= len(self.turns):
-            return
-        calls = self.turns[index].model_calls
-        recorded = calls[call].response if call < len(calls) else None
-        if recorded is None or (recorded.content, recorded.tool_calls) != (response.content, response.tool_calls):
-            self.cut = index
-
-    def finish(self, record: TurnRecord) -> None:
-        """The turn ended: one that went exactly as recorded keeps the recorded timings."""
-        index = record.index
-        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
-            return
-        recorded = self.turns[index]
-        if len(record.model_calls) != len(recorded.model_calls) or record.status != recorded.status:
-            self.cut = index
-            return
-        adopt_timing(record, recorded)
-
-    def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
-        """The recorded outcome of this call to a tool outside the process (an MCP server), when
-        the turn still follows the recording: the server need not be running to replay it."""
-        index = record.index
-        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
-            return None
-        for call in self.turns[index].tool_calls:
-            if (call.tool_call_id, call.name, call.arguments) == (tool_call.id, tool_call.name, tool_call.arguments):
-                return call
-        return None
+    def _past_end(self, index: int, model: Model) -> None:
+        if self.strict and model.external:
+            raise ReplayDriftError(
+                f"turn {index + 1} is past the end of the recording in {self.where()} (it holds "
+                f"{len(self.turns)} turn(s)); strict replay ({REPLAY_ENV}=strict) does not call {model.label}; "
+                f"{RERECORD}"
+            )
 
     def _drift(self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model) -> None:
         reason = None

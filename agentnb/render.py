@@ -59,14 +59,17 @@ _SIGN = {"added": "+", "changed": "~", "removed": "-"}
 
 def change_text(change: Change) -> str:
     """A top-level key's change: ``+ key: new``, ``~ key: old → new`` or ``- key: old (removed)``."""
-    key = change.key
+    return _change_line(change, change.key)
+
+
+def _change_line(change: Change, label: str) -> str:
     if change.how == "added":
         values = value_text(change.new)
     elif change.how == "removed":
         values = f"{value_text(change.old)} (removed)"
     else:
         values = f"{value_text(change.old)} → {value_text(change.new)}"
-    return f"{_SIGN[change.how]} {key}: {values}"
+    return f"{_SIGN[change.how]} {label}: {values}"
 
 
 def path_label(path: str) -> str:
@@ -77,13 +80,7 @@ def path_label(path: str) -> str:
 def path_change_text(change: Change) -> str:
     """One path's change as the inspector lists it: ``+ cart › items › 2: "eggs"``,
     ``~ budget: 50.0 → 35.0`` or ``- cart › coupon: "X" (removed)``."""
-    if change.how == "added":
-        values = value_text(change.new)
-    elif change.how == "removed":
-        values = f"{value_text(change.old)} (removed)"
-    else:
-        values = f"{value_text(change.old)} → {value_text(change.new)}"
-    return f"{_SIGN[change.how]} {path_label(change.path)}: {values}"
+    return _change_line(change, path_label(change.path))
 
 
 CHANGE_ROWS = 20

@@ -19,13 +19,12 @@ from typing import Any
 
 from ..agent import Agent
 from ..errors import AgentRunError, ReplayDriftError
-from ..events import ToolCallFinished
 from ..history import TurnRecord
-from ..messages import Message, ToolCall
+from ..messages import Message
 from ..models import ScriptedModel
-from ..models.base import Model, ModelResponse
-from ..models.replay import ReplayModel, drift_report, response_from_event
-from ..recording import REPLAY_ENV, adopt_timing
+from ..models.base import Model
+from ..models.replay import ReplayModel, drift_report
+from ..recording import REPLAY_ENV, TurnReplay
 from ..state import deep_merge
 from ..text import one_line
 from ..tools import collect_tools
@@ -165,67 +164,23 @@ class CaseOutcome:
     """The turn records themselves (in process only; another machine sends ``turns``)."""
 
 
-class CaseReplay:
+class CaseReplay(TurnReplay):
     """The loop's replay for one case: the recorded turns answer matching requests."""
 
     def __init__(self, turns: list[TurnRecord], mode: str) -> None:
-        self.turns = turns
-        self.mode = mode
-        self.cut: int | None = None if turns else 0
-        self.replayed = 0
+        super().__init__(turns, mode)
+        if not turns:
+            self.cut = 0
 
     def detach(self) -> None:
         """Nothing to stop following (the agent's ``detach_session`` calls it)."""
 
-    def answer(self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model) -> ModelResponse | None:
-        index = record.index
-        if self.mode == "live" or (self.cut is not None and index >= self.cut):
-            return None
-        if index >= len(self.turns):
-            self.cut = index
-            return None
-        calls = self.turns[index].model_calls
-        recorded = calls[call] if call < len(calls) else None
-        if recorded is not None and recorded.response is not None and recorded.request == payload:
-            if not model.external:
-                return None  # Python answers; answered() checks it answered the same
-            self.replayed += 1
-            record.replayed = True
-            return response_from_event(recorded.response)
+    def _drift(self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model) -> None:
         if self.mode == "strict" and model.external:
-            report = drift_report(recorded.request if recorded else {}, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
+            report = drift_report(recorded, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
             head, _, diff = report.partition("\n")
             raise ReplayDriftError(f"{head}; strict replay ({REPLAY_ENV}=strict) does not call {model.label}\n{diff}")
         self.cut = index
-        return None
-
-    def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
-        index = record.index
-        if self.cut is not None and index >= self.cut or index >= len(self.turns):
-            return
-        calls = self.turns[index].model_calls
-        recorded = calls[call].response if call < len(calls) else None
-        if recorded is None or (recorded.content, recorded.tool_calls) != (response.content, response.tool_calls):
-            self.cut = index
-
-    def finish(self, record: TurnRecord) -> None:
-        index = record.index
-        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
-            return
-        recorded = self.turns[index]
-        if len(record.model_calls) != len(recorded.model_calls) or record.status != recorded.status:
-            self.cut = index
-            return
-        adopt_timing(record, recorded)
-
-    def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
-        index = record.index
-        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
-            return None
-        for done in self.turns[index].tool_calls:
-            if (done.tool_call_id, done.name, done.arguments) == (tool_call.id, tool_call.name, tool_call.arguments):
-                return done
-        return None
 
     @property
     def whole(self) -> bool:
