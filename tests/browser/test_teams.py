@@ -67,7 +67,7 @@ def test_from_the_team_cell_to_a_grandchild_run(lab_server: Callable[..., tuple[
             tool = inspector.locator(".anb-tool[data-tool='add_note']")
             expect(tool).to_have_count(1)
             tool.locator("summary").click()
-            expect(tool.locator(".anb-hook[data-hook='audit'] .anb-hook-outcome")).to_have_text("passed")
+            expect(tool.locator(".anb-hook[data-hook='audit'] .anb-hook-outcome")).to_have_text("passed on")
             tab("state").click()
             panel = inspector.locator(".anb-panel")
             expect(panel).to_contain_text("notes [1]")
