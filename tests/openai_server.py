@@ -80,6 +80,7 @@ class OpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart (Nagle + delayed ACK)
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
