@@ -40,12 +40,24 @@ def test_ray_gives_the_same_rows_as_in_process(tmp_path, request):
     from agentnb.evals.ray import RayExecutor
 
     local = shop().evaluate(CASES, CHECKS, name="local", folder=tmp_path)
-    executor = RayExecutor(init={"num_cpus": 2, "include_dashboard": False})
+    import ray
+
+    # The node's address is given: Ray finds it by connecting towards a public address, which the
+    # tests' loopback guard refuses, and the node then waits for itself at another address.
+    # Ray's workers start afresh (a Dask worker inherits sys.path): they import the tests' tools
+    # module from the tests' folder, as a user's workers would import a user's module.
+    here = os.path.dirname(os.path.abspath(__file__))
+    init = {"num_cpus": 2, "include_dashboard": False, "_node_ip_address": "127.0.0.1", "runtime_env": {"env_vars": {"PYTHONPATH": here}}}
+    executor = RayExecutor(init=init)
     try:
         remote = shop().evaluate(CASES, CHECKS, name="ray", folder=tmp_path, executor=executor, concurrency=2)
+        workers = set(ray.get([ray.remote(num_cpus=1)(lambda: __import__("os").getpid()).remote() for _ in range(4)]))
     finally:
         executor.shutdown()
+        ray.shutdown()
     _same_rows(remote, local)
+    assert os.getpid() not in workers  # the cases ran in Ray's worker processes, not here
+    assert (tmp_path / "evals" / "ray" / "cases.jsonl").read_text().count("\n") == len(CASES)
 
 
 def test_copies_of_a_server_model_share_one_instance_per_process():
