@@ -62,6 +62,8 @@ class Received:
     body: dict[str, Any]
     at: float = 0.0
     """time.monotonic() when it arrived."""
+    peer: tuple[str, int] | None = None
+    """The client's address: one per connection (a kept-alive connection sends several requests)."""
 
 
 class OpenAIServer:
@@ -141,7 +143,7 @@ class OpenAIServer:
         except ValueError:
             body = None
         headers = {k.lower(): v for k, v in h.headers.items()}
-        self.requests.append(Received(path=h.path, headers=headers, body=body if isinstance(body, dict) else {}, at=time.monotonic()))
+        self.requests.append(Received(path=h.path, headers=headers, body=body if isinstance(body, dict) else {}, at=time.monotonic(), peer=tuple(h.client_address)))
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             h._json(401, _error("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
             return

@@ -12,7 +12,7 @@ import pytest
 from openai_server import OpenAIServer, Reply
 
 from agentnb import Agent
-from agentnb.errors import ModelNotFoundError
+from agentnb.errors import ModelConnectionError, ModelNotFoundError
 from agentnb.models import OpenAIChat, OpenAIResponses
 from agentnb.models.replay import ReplayModel
 from agentnb.render import CUT_MARK, turn_html, turn_text
@@ -194,3 +194,29 @@ def test_a_whole_answer_is_not_marked(server, make):
     result = Agent("a", model=make(server)).run("hi")
     assert result.finish_reason == "stop" and not result.truncated
     assert CUT_MARK not in turn_html(result.turn) and CUT_MARK not in turn_text(result.turn)
+
+
+# -- connections ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [responses, chat], ids=["responses", "chat"])
+def test_whole_answers_keep_their_connection_for_the_next_call(server, make):
+    """A JSON answer read to its end leaves its connection in the client's pool: three turns (one
+    with a tool call) go over one connection, not one TCP (and TLS) handshake per model call."""
+    server.add(Reply(tool_calls=[("lookup", {"city": "Oslo"})]), Reply(text="sunny"), Reply(text="a"), Reply(text="b"))
+    agent = Agent("w", model=make(server, stream=False), tools=[lookup])
+    for message in ("weather in Oslo?", "and then?", "and now?"):
+        agent.run(message)
+    assert len(server.requests) == 4
+    assert len({r.peer for r in server.requests}) == 1
+
+
+@pytest.mark.parametrize("make", [responses, chat], ids=["responses", "chat"])
+def test_a_deadline_drops_the_connection_it_gave_up_on(server, make):
+    """An answer given up at the deadline does not leave its half-read connection for the next call."""
+    server.add(Reply(text="late", delay=1.5), Reply(text="on time"))
+    agent = Agent("w", model=make(server, stream=False, timeout=0.5))
+    with pytest.raises(ModelConnectionError, match="did not answer within 0.5 s"):
+        agent.run("first")
+    assert agent.run("second").content == "on time"
+    assert server.requests[0].peer != server.requests[1].peer

@@ -114,10 +114,12 @@ def _next(items: queue.SimpleQueue[tuple[str, Any]], deadline: float) -> tuple[s
 
 def _chunks(items: queue.SimpleQueue[tuple[str, Any]], deadline: float, cancel: Callable[[], None]) -> Iterator[bytes]:
     size = 0
+    ended = False
     try:
         while True:
             what, value = _next(items, deadline)
             if what == "end":
+                ended = True  # read to its end and closed: the connection is back in the pool, kept
                 return
             if what == "error":
                 raise value
@@ -126,7 +128,8 @@ def _chunks(items: queue.SimpleQueue[tuple[str, Any]], deadline: float, cancel: 
                 raise ModelResponseError(f"sent an answer longer than {MAX_ANSWER_BYTES >> 20} MB")
             yield value
     finally:
-        cancel()
+        if not ended:  # given up on (deadline, too long, the reader stopped): wake and drop the worker
+            cancel()
 
 
 def _shut_down(response: Any) -> None:
