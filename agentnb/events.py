@@ -7,6 +7,7 @@ pandas views are all built from them. ``EVENT_ADAPTER`` round-trips any event th
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union
 
@@ -456,17 +457,22 @@ if TYPE_CHECKING:
     EVENTS_ADAPTER: TypeAdapter[list[Event]]
 
 
+_ADAPTERS_LOCK = threading.Lock()
+
+
 def __getattr__(name: str) -> Any:
     # pydantic builds the adapters in a few hundred milliseconds: only when first used, so
     # `import agentnb` stays light.
     if name in ("EVENT_ADAPTER", "EVENTS_ADAPTER"):
-        from typing import Annotated
+        with _ADAPTERS_LOCK:  # threads asking at once (an evaluation's cases) build them once
+            if name not in globals():
+                from typing import Annotated
 
-        from pydantic import Field, TypeAdapter
+                from pydantic import Field, TypeAdapter
 
-        tagged = Annotated[Event, Field(discriminator="kind")]
-        globals()["EVENT_ADAPTER"] = TypeAdapter(tagged)
-        globals()["EVENTS_ADAPTER"] = TypeAdapter(list[tagged])
+                tagged = Annotated[Event, Field(discriminator="kind")]
+                globals()["EVENTS_ADAPTER"] = TypeAdapter(list[tagged])
+                globals()["EVENT_ADAPTER"] = TypeAdapter(tagged)
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -220,3 +220,27 @@ def test_a_deadline_drops_the_connection_it_gave_up_on(server, make):
         agent.run("first")
     assert agent.run("second").content == "on time"
     assert server.requests[0].peer != server.requests[1].peer
+
+
+def _answer_in_child(url: str, out) -> None:
+    model = OpenAIChat("gpt-5-mini", base_url=url, max_retries=0, stream=False, timeout=20)
+    out.put(Agent("child", model=model).run("from the child").content)
+
+
+def test_a_forked_child_reads_its_own_answers(server):
+    """A process forked after model calls (a process pool's worker) starts without the parent's
+    idle reader threads, and its own calls are read."""
+    import multiprocessing
+
+    server.add(Reply(text="parent"), Reply(text="child"))
+    assert Agent("p", model=chat(server, stream=False)).run("first").content == "parent"  # leaves an idle reader
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    child = context.Process(target=_answer_in_child, args=(server.url, out))
+    child.start()
+    try:
+        assert out.get(timeout=30) == "child"
+    finally:
+        child.join(10)
+        if child.is_alive():
+            child.kill()

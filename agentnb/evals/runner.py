@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
+import queue
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -32,6 +33,9 @@ from .progress import Progress, Sink, Tracker
 from .results import CaseRow, EvalRun
 from .store import EvalStore, check_name
 from .worker import Blueprint, CaseOutcome, CaseTask, run_case
+
+SHOW_EVERY = 0.25
+"""Seconds between two updates of the progress line while cases run."""
 
 INSPECT: list[Callable[..., Any]] = []
 """How ``run.inspect(case_id)`` shows a case: the notebook layer puts its function here."""
@@ -146,13 +150,27 @@ class Evaluation:
                     stop[0] = True
 
         pool = concurrent.futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix=f"agentnb-eval-{self.name}")
+        finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
         try:
             futures = [pool.submit(one, i, t) for i, t in enumerate(tasks)]
-            pending = set(futures)
-            while pending:
-                finished, pending = concurrent.futures.wait(pending, timeout=0.25, return_when=concurrent.futures.FIRST_COMPLETED)
-                for future in finished:
+            for future in futures:
+                future.add_done_callback(finished.put)
+            left, shown = len(futures), time.monotonic()
+            while left:
+                try:
+                    future = finished.get(timeout=SHOW_EVERY)
+                except queue.Empty:
+                    future = None
+                while future is not None:  # every case finished since the last look
+                    left -= 1
                     future.result()
+                    try:
+                        future = finished.get_nowait()
+                    except queue.Empty:
+                        future = None
+                if left and time.monotonic() - shown < SHOW_EVERY:
+                    continue  # the progress line at most every SHOW_EVERY seconds (and at the end)
+                shown = time.monotonic()
                 self._show(sink, tracker.snapshot())
         except BaseException:
             stop[0] = True

@@ -1,7 +1,7 @@
 """Reading an OpenAI-protocol answer defensively: a total deadline, SSE events, bounded JSON.
 
 The ``openai`` client sends the request (auth, retries, HTTP errors); the answer's bytes are
-read here, in a worker thread, so that a server trickling one byte at a time or sending
+read here, in a reader thread (kept for the next call), so that a server trickling one byte at a time or sending
 keep-alive pings forever cannot hold a run past its ``timeout``: the caller waits at most until
 the deadline, then shuts the connection down. Bodies and events are decoded with limits (size,
 nesting, integer digits), and anything malformed is a ``ModelResponseError`` saying what the
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import queue
 import socket
 import threading
@@ -60,24 +61,74 @@ def show(value: Any, limit: int = 60) -> str:
 # -- reading the bytes under a deadline --------------------------------------------------------
 
 
+class _Readers:
+    """The daemon threads that read answers, kept between calls (starting a thread for every
+    model call cost more than the rest of the call's own work); one leaves after idling
+    ``IDLE`` seconds."""
+
+    IDLE = 30.0
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        """Threads waiting for a job that no caller has claimed yet."""
+
+    def run(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on an idle reader, or on a new one."""
+        with self._lock:
+            start = not self._idle
+            if not start:
+                self._idle -= 1
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._serve, daemon=True, name="agentnb-model-answer").start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=self.IDLE)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle:  # nobody has claimed this thread: leave
+                        self._idle -= 1
+                        return
+                continue  # claimed just now: its job is on the way
+            job()
+            with self._lock:
+                self._idle += 1
+
+
+_READERS = _Readers()
+
+
+def _forked() -> None:
+    # A forked child has only the thread that forked: the parent's idle readers are not there.
+    global _READERS
+    _READERS = _Readers()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def read_answer(open_response: Callable[[], AbstractContextManager[Any]], seconds: float) -> tuple[str, Iterator[bytes]]:
     """Send the request and return (content type, body chunks); everything, retries included,
     must arrive within ``seconds`` or ``DeadlineError`` is raised."""
     deadline = time.monotonic() + seconds
     items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-    cancelled = threading.Event()
+    cancelled: list[bool] = []  # [True] once the caller gave up
     responses: list[Any] = []
 
     def work() -> None:
         try:
             with open_response() as response:
                 responses.append(response.http_response)
-                if cancelled.is_set():
+                if cancelled:
                     return
                 items.put(("head", response.http_response.headers.get("content-type", "")))
                 try:
                     for chunk in response.iter_bytes():
-                        if cancelled.is_set():
+                        if cancelled:
                             return
                         items.put(("data", chunk))
                 except Exception as exc:  # the client wraps errors while sending, not while reading
@@ -87,11 +138,11 @@ def read_answer(open_response: Callable[[], AbstractContextManager[Any]], second
             items.put(("error", exc))
 
     def cancel() -> None:
-        cancelled.set()
+        cancelled.append(True)
         for response in responses:
             _shut_down(response)
 
-    threading.Thread(target=work, daemon=True, name="agentnb-model-answer").start()
+    _READERS.run(work)
     try:
         what, value = _next(items, deadline)
     except BaseException:
