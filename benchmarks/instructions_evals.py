@@ -13,6 +13,12 @@ scripted model, one tool call through a hook, then an answer: two model calls a 
 - ``replay``: the same evaluation again: every case replays from its line;
 - ``rescore``: ``run.rescore(checks)`` over the stored turns (no agent call).
 ``replay`` and ``rescore`` run after an ``evaluate`` in the same process; their figures are net of it.
+
+Against the loopback OpenAI-compatible server of ``bench_evals.py`` (started here, outside valgrind;
+no latency), one model call a case:
+- ``bare``: the ``openai`` client alone, one call after another (the floor any Python client pays);
+- ``openai``: ``agent.evaluate`` over the cases with ``OpenAIChat``, concurrency 16 (threads, a
+  reader per call, the in-flight limit, a fresh agent, one check, the line written).
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 COUNTS = (20, 120)
-MODES = ("run", "evaluate", "replay", "rescore")
+MODES = ("run", "evaluate", "replay", "rescore", "bare", "openai")
+URL_ENV = "AGENTNB_BENCH_URL"
 
 
 def child(mode: str, n: int) -> None:
@@ -43,6 +50,9 @@ def child(mode: str, n: int) -> None:
     def cases(count: int, tag: str) -> list:
         return [Case(f"item{i}", id=f"{tag}{i}", expected=f"item{i}") for i in range(count)]
 
+    if mode in ("bare", "openai"):
+        server_calls(mode, n)
+        return
     if mode == "run":
         for i in range(5 + n):
             agent.run(f"item{i}")
@@ -53,6 +63,27 @@ def child(mode: str, n: int) -> None:
         agent.evaluate(cases(n, "c"), checks, name="bench", folder=folder, concurrency=1, display=False)
     elif mode == "rescore":
         run.rescore(checks)
+
+
+def server_calls(mode: str, n: int) -> None:
+    """``n`` model calls through the openai client alone, or ``n`` evaluated cases on OpenAIChat."""
+    url = os.environ[URL_ENV]
+    if mode == "bare":
+        import openai
+
+        client = openai.OpenAI(base_url=url, api_key="x", max_retries=0)
+        for i in range(5 + n):
+            client.chat.completions.create(model="gpt-bench", messages=[{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": f"question {i}"}])
+        return
+    from agentnb import Agent
+    from agentnb.evals import Case, check
+    from agentnb.models import OpenAIChat
+
+    agent = Agent("bench", model=OpenAIChat("gpt-bench", base_url=url, stream=False), instructions="Answer briefly.")
+    folder = tempfile.mkdtemp()
+    agent.evaluate([Case(f"w{i}", id=f"w{i}", expected="ok") for i in range(5)], [check.answer_contains()], name="warm", folder=folder, concurrency=16, display=False)
+    items = [Case(f"question {i}", id=f"q{i:04d}", expected="ok") for i in range(n)]
+    agent.evaluate(items, [check.answer_contains()], name="bench", folder=folder, concurrency=16, display=False)
 
 
 def count(mode: str, n: int) -> int:
@@ -74,14 +105,24 @@ def main() -> None:
         child(args.child[0], int(args.child[1]))
         return
     per: dict[str, float] = {}
+    server = None
+    if {"bare", "openai"} & set(args.modes):
+        sys.path.insert(0, str(HERE))
+        from bench_evals import start_server
+
+        server, os.environ[URL_ENV] = start_server(0.0)
     for mode in args.modes:
         low, high = (count(mode, n) for n in COUNTS)
         per[mode] = (high - low) / (COUNTS[1] - COUNTS[0])
         if mode in ("replay", "rescore") and "evaluate" in per:
             per[mode] -= per["evaluate"]
-        base = per.get("run")
-        ratio = f"  ({per[mode] / base:.2f}× a plain turn)" if base and mode != "run" else ""
+        base = per.get("bare" if mode == "openai" else "run")
+        against = "the bare client's call" if mode == "openai" else "a plain turn"
+        ratio = f"  ({per[mode] / base:.2f}× {against})" if base and mode not in ("run", "bare") else ""
         print(f"{mode:10} {per[mode] / 1e6:7.3f} M instructions per case{ratio}", flush=True)
+    if server is not None:
+        server.stdin.close()
+        server.wait()
 
 
 if __name__ == "__main__":

@@ -152,3 +152,42 @@ def test_the_store_holds_case_lines(tmp_path):
     assert len(lines) == 1 and json.loads(lines[0])["case"]["id"] == "a"
     manifest = json.loads((tmp_path / "evals" / "lines" / "manifest.json").read_text())
     assert manifest["agent"] == "shop" and manifest["tools"] == ["add_item"]
+
+
+def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
+    """The budget's first-request sizes: cases that differ only in their message are measured on
+    a few and then added up, to the same count as building each; a case with its own state, or a
+    prompt that changes with the message, is measured."""
+    import json
+
+    from agentnb.evals.runner import RequestChars
+    from agentnb.evals.worker import Blueprint
+
+    agent = shop()
+    blueprint = Blueprint.of(agent)
+    cases = [Case(text, id=f"c{i}") for i, text in enumerate(["milk", 'a "quoted" ask', "ünïcödé tea ☕", "x" * 500, "new\nline", "tab\there"])]
+    cases.append(Case("with state", id="s", state={"items": ["a", "b", "c"]}))
+
+    def exact(case):
+        return len(json.dumps(blueprint.build(agent.model, case).observe(case.turns[0]).request, ensure_ascii=False, default=str))
+
+    expected = [exact(c) for c in cases]
+    builds = []
+    real_build = Blueprint.build
+    monkeypatch.setattr(Blueprint, "build", lambda self, model, case: builds.append(case.id) or real_build(self, model, case))
+    sizes = RequestChars(blueprint, agent.model)
+    assert [sizes(c) for c in cases] == expected
+    assert builds == ["c0", "c1", "c2", "s"]  # three plain cases measured, the rest added up; the state case measured
+
+    # Retrieval on the message changes the prompt with it: every case is measured.
+    from agentnb import Agent, ScriptedModel
+    from agentnb.context import DocumentContext
+
+    docs = DocumentContext(["milk is white", "tea is hot and ünïcödé", "quoted things"], label="DOCS")
+    rag = Agent("rag", model=ScriptedModel(["ok"]), context_providers=[docs])
+    rag_blueprint = Blueprint.of(rag)
+    expected = [len(json.dumps(rag_blueprint.build(rag.model, c).observe(c.turns[0]).request, ensure_ascii=False, default=str)) for c in cases[:5]]
+    builds.clear()
+    sizes = RequestChars(rag_blueprint, rag.model)
+    assert [sizes(c) for c in cases[:5]] == expected
+    assert builds == ["c0", "c1", "c2", "c3", "c4"]

@@ -7,13 +7,12 @@ only). Cost is known where ``prices`` gives the model's price per million tokens
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import EvalBudgetError
-from ..tokens import estimate_tokens
+from ..tokens import CHARS_PER_TOKEN
 
 
 @dataclass(frozen=True)
@@ -69,9 +68,10 @@ def usage_of(row: Mapping[str, Any]) -> tuple[int, int]:
 
 
 def make_plan(
-    live: list[tuple[str, Any]], total: int, rows: Mapping[tuple[str, int], Mapping[str, Any]], model: Any, prices: Mapping[str, Any] | None, first_request: Any
+    live: list[tuple[str, Any]], total: int, rows: Mapping[tuple[str, int], Mapping[str, Any]], model: Any, prices: Mapping[str, Any] | None, request_chars: Any
 ) -> Plan:
-    """The plan for ``live`` (case id, case) runs out of ``total``, given the stored ``rows``."""
+    """The plan for ``live`` (case id, case) runs out of ``total``, given the stored ``rows``;
+    ``request_chars(case)`` is the length of a case's first request as JSON."""
     by_case: dict[str, tuple[int, int]] = {}
     for (case_id, _), row in rows.items():
         if row.get("turns"):
@@ -82,8 +82,8 @@ def make_plan(
     for case_id, case in live:
         usage = by_case.get(case_id) or mean
         if usage is None:
-            request = first_request(case)
-            usage = (estimate_tokens(json.dumps(request, ensure_ascii=False, default=str)), 0)
+            chars = request_chars(case)
+            usage = (max(1, chars // CHARS_PER_TOKEN) if chars else 0, 0)  # as estimate_tokens counts
         given += usage[0]
         taken += usage[1]
     price = price_of(prices, model.label)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
+import json
 import queue
 import time
 from collections.abc import Callable, Mapping
@@ -36,6 +37,42 @@ from .worker import Blueprint, CaseOutcome, CaseTask, run_case
 
 SHOW_EVERY = 0.25
 """Seconds between two updates of the progress line while cases run."""
+
+
+class RequestChars:
+    """The length of a case's first request as JSON (what the plan estimates its tokens from).
+    Cases that differ only in their one message share the rest of it: once ``SAMPLE`` of them
+    gave the same rest, the others cost a length, not a fresh agent and a rendered prompt (a
+    prompt that depends on the message — retrieval — keeps every case measured)."""
+
+    SAMPLE = 3
+
+    def __init__(self, blueprint: Blueprint, model: Any) -> None:
+        self._blueprint, self._model = blueprint, model
+        self._rests: set[int] = set()
+        self._seen = 0
+
+    def __call__(self, case: Case) -> int:
+        message = case.turns[0]
+        plain = case.state is None and case.start is None and isinstance(message, str)
+        if plain and self._seen >= self.SAMPLE and len(self._rests) == 1:
+            return next(iter(self._rests)) + _json_chars(message)
+        size = len(json.dumps(self._request(case), ensure_ascii=False, default=str))
+        if plain:
+            self._rests.add(size - _json_chars(message))
+            self._seen += 1
+        return size
+
+    def _request(self, case: Case) -> Any:
+        try:
+            return self._blueprint.build(self._model, case).observe(case.turns[0]).request
+        except Exception:
+            return case.to_dict()
+
+
+def _json_chars(text: str) -> int:
+    """Characters ``text`` takes inside a JSON document (quotes left out)."""
+    return len(json.dumps(text, ensure_ascii=False)) - 2
 
 INSPECT: list[Callable[..., Any]] = []
 """How ``run.inspect(case_id)`` shows a case: the notebook layer puts its function here."""
@@ -108,14 +145,7 @@ class Evaluation:
     def plan(self, tasks: list[CaseTask], rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> Plan:
         """What will replay and what will go live (and what that costs)."""
         live = [(t.case.id, t.case) for t in tasks if t.recorded is None]
-
-        def first_request(case: Case) -> Any:
-            try:
-                return self.blueprint.build(self.agent.model, case).observe(case.turns[0]).request
-            except Exception:
-                return case.to_dict()
-
-        return make_plan(live, len(tasks), rows, self.model, self.prices, first_request)
+        return make_plan(live, len(tasks), rows, self.model, self.prices, RequestChars(self.blueprint, self.agent.model))
 
     def run(self) -> EvalRun:
         """Plan, gate, run every (case, repeat), and return the results."""
