@@ -147,9 +147,10 @@ class OpenAIServer:
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             h._json(401, _error("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
             return
-        if h.path == "/v1/chat/completions":
+        route = h.path.partition("?")[0]  # the query string (extra_query) is kept in ``path``
+        if route == "/v1/chat/completions":
             problems = check_chat_request(body, headers)
-        elif h.path == "/v1/responses":
+        elif route == "/v1/responses":
             problems = check_responses_request(body, headers, self.reasoning)
         else:
             h._json(404, _error(f"Unknown endpoint {h.path}", "invalid_request_error", "unknown_url"))
@@ -173,7 +174,7 @@ class OpenAIServer:
             return
         n = self._counter
         try:
-            if h.path == "/v1/chat/completions":
+            if route == "/v1/chat/completions":
                 if body.get("stream"):
                     _sse(h, chat_chunks(body, reply, n))
                 else:

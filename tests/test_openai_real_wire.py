@@ -244,3 +244,34 @@ def test_a_forked_child_reads_its_own_answers(server):
         child.join(10)
         if child.is_alive():
             child.kill()
+
+
+@pytest.mark.parametrize("make", [responses, chat], ids=["responses", "chat"])
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_request_options_reach_the_server_as_the_sdk_sends_them(server, make, stream):
+    """The body goes out as it is recorded; ``extra_headers`` / ``extra_query`` / ``extra_body``
+    / ``timeout`` are the client's request options (a header, the query string, body fields, the
+    time limit), never body fields of their own — as ``create(**body)`` sends them."""
+    import openai
+
+    server.add(Reply(text="one"), Reply(text="two"))
+    options = {"extra_headers": {"X-Trace": "t-1"}, "extra_query": {"api-version": "7"}, "extra_body": {"seed": 11}, "timeout": 30, "metadata": {"k": "v"}}
+    agent = Agent("o", model=make(server, stream=stream, request_options=options))
+    assert agent.run("hi").content == "one"
+    ours = server.requests[-1]
+    assert ours.headers["x-trace"] == "t-1" and ours.path.endswith("?api-version=7")
+    assert ours.body["seed"] == 11 and ours.body["metadata"] == {"k": "v"}
+    assert not {"extra_headers", "extra_query", "extra_body", "timeout"} & set(ours.body)
+    assert ours.headers["authorization"] == "Bearer not-needed"
+    assert "x-stainless-raw-response" in ours.headers
+
+    # The SDK's own create() with the request as recorded sends the same.
+    from agentnb.events import ModelRequested
+
+    recorded = next(e.request for e in agent.history[-1].events if isinstance(e, ModelRequested))
+    client = openai.OpenAI(base_url=server.url, api_key="not-needed", max_retries=0)
+    api = client.responses if make is responses else client.chat.completions
+    with api.with_streaming_response.create(**recorded) as answer:  # the record keeps create()'s keywords
+        answer.read()
+    theirs = server.requests[-1]
+    assert theirs.body == ours.body and theirs.path == ours.path and theirs.headers["x-trace"] == "t-1"

@@ -315,6 +315,47 @@ def merge_options(body: dict[str, Any], options: dict[str, Any]) -> None:
             body[key] = value
 
 
+_REQUEST_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "extra_body": "extra_json", "timeout": "timeout"}
+"""The ``create()`` keywords that are not body fields, and the client's request option each is."""
+
+
+class RawAnswer:
+    """``client.post(path)`` of a wire body as it is, its answer left unread: what
+    ``with_streaming_response.create(**body)`` gives, without the SDK walking the body against
+    its typed parameters first (half the client's time per call, for a body that is already
+    plain JSON). Auth, retries, HTTP errors and the connection pool are the client's, as before."""
+
+    def __init__(self, client: Any, path: str, body: dict[str, Any]) -> None:
+        self._client, self._path, self._body = client, path, body
+        self.http_response: Any = None
+
+    def __enter__(self) -> RawAnswer:
+        data = {k: v for k, v in self._body.items() if k not in _REQUEST_OPTIONS}
+        options: dict[str, Any] = {}
+        for key, option in _REQUEST_OPTIONS.items():
+            if self._body.get(key) is not None:
+                options[option] = self._body[key]
+        options["headers"] = {**(options.get("headers") or {}), "X-Stainless-Raw-Response": "stream"}  # leave the body unread
+        self.http_response = self._client.post(self._path, cast_to=_http_response_class(), body=data, options=options)
+        return self
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        return self.http_response.iter_bytes()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.http_response.close()
+
+
+def _http_response_class() -> type:
+    """The HTTP library's response class the ``openai`` client returns as it is (``httpx2`` in
+    recent releases, ``httpx`` before)."""
+    try:
+        import httpx2 as http
+    except ImportError:
+        import httpx as http
+    return http.Response
+
+
 def _whole(response: ModelResponse) -> Iterator[str | ModelResponse]:
     if response.content:
         yield response.content
@@ -351,7 +392,7 @@ class OpenAIChat(OpenAIBase):
     def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
         body = self.wire_body(request)
         client = self.client()
-        opener = lambda: client.chat.completions.with_streaming_response.create(**body)  # noqa: E731
+        opener = lambda: RawAnswer(client, "/chat/completions", body)  # noqa: E731
         yield from self._answer(opener, request, chat_stream, chat_response)
 
 

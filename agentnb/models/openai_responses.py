@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import ModelError, ModelResponseError
 from ..messages import ToolCall
 from .base import REASONING_KEY, ModelRequest, ModelResponse
-from .openai_chat import OpenAIBase, merge_options
+from .openai_chat import OpenAIBase, RawAnswer, merge_options
 from .openai_wire import event_error, kind, load_json, show, tool_call_from, usage_from
 
 
@@ -107,7 +107,7 @@ class OpenAIResponses(OpenAIBase):
     def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
         body = self.wire_body(request)
         client = self.client()
-        opener = lambda: client.responses.with_streaming_response.create(**body)  # noqa: E731
+        opener = lambda: RawAnswer(client, "/responses", body)  # noqa: E731
         yield from self._answer(opener, request, responses_stream, responses_response)
 
 
