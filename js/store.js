@@ -17,7 +17,7 @@ import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
 import { PARTS, applyEvent, blankTurn, bump, loadTurn, stubTurn, turnFromSummary } from "./turn.js";
-import { TREE_WIRE, keepTree, scopedTurn, takeProgress } from "./runs.js";
+import { TREE_WIRE, keepTree, scopedTurn, takeProgress, takeRunText } from "./runs.js";
 
 /** What a view says when the kernel cannot be reached. */
 export const NOT_CONNECTED = "the kernel is not connected";
@@ -449,6 +449,11 @@ export class Store {
     }
     const turn = this.turns[index];
     const e = item[WIRE.EVENT_BODY];
+    if (e.kind === TREE_WIRE.RUN_TEXT) {
+      takeRunText(turn, e); // a member's text, into its node of the Runs tab (js/runs.js)
+      this.applied.events += 1;
+      return;
+    }
     if (e.kind === "run_started" && this.live) {
       this.live = null; // the run takes the edits over as the user's changes
       this.version.live += 1;

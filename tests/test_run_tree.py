@@ -7,10 +7,15 @@ import pytest
 
 pytest.importorskip("anywidget")
 
+from collections.abc import Callable, Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
 from agentnb import Agent, ScriptedModel, Team, tool_call  # noqa: E402
-from agentnb.ipython import run_tree, wire  # noqa: E402
+from agentnb.ipython import outbox, run_tree, wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
-from test_inspector import Wire, decode  # noqa: E402
+from test_inspector import Clock, Wire, decode  # noqa: E402
+
+TICK = outbox.FLUSH_SECONDS
 
 
 def add_note(note: str, session_state) -> str:
@@ -145,3 +150,94 @@ def test_member_runs_show_as_they_start_and_end(monkeypatch):
     desk, analyst = ids["team/desk"], ids["team/desk/analyst"]
     assert order.index((desk, "running")) < order.index((analyst, "running")) < order.index((analyst, "ok")) < order.index((desk, "ok"))
     assert {m[wire.TURN_INDEX] for m in progress} == {0}
+
+
+class Streaming(ScriptedModel):
+    """A scripted model that calls ``between(i)`` after each piece of text it streams."""
+
+    def __init__(self, steps: list[Any], between: Callable[[int], None]) -> None:
+        super().__init__(steps)
+        self.between = between
+
+    def stream(self, request: Any) -> Iterator[Any]:
+        pieces = 0
+        for item in super().stream(request):
+            yield item
+            if isinstance(item, str):
+                self.between(pieces)
+                pieces += 1
+
+
+def run_texts(sent: Wire) -> list[tuple[int, dict[str, Any]]]:
+    """(message number, item) of every ``run_text`` item sent, in order."""
+    return [(n, item) for n, m in enumerate(sent.messages) if m[wire.KIND] == wire.BATCH for item in m[wire.ITEMS] if item[wire.EVENT_BODY]["kind"] == run_tree.RUN_TEXT]
+
+
+def test_a_members_text_streams_into_its_node_throttled_like_the_turns(monkeypatch):
+    clock = Clock()  # time passes only when the member's model says so
+    # The flush thread's deadline passes after the member's second piece of text.
+    researcher = Agent("researcher", model=Streaming(["Tides follow <b>the</b> moon and the sun."], lambda i: clock.advance(TICK) if i == 1 else None))
+    team = Team("team", members=[researcher], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="why?"), "The moon."]))
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch, clock)
+    team.run("tides?")
+    clock.advance(TICK)  # the team's answer, held back after the last batch, goes at its deadline
+    child = team.history[-1].children[0]
+    kinds = [m[wire.KIND] for m in sent.messages]
+    progress = [n for n, m in enumerate(sent.messages) if m[wire.KIND] == run_tree.RUN_PROGRESS]
+    start, end = progress
+    texts = run_texts(sent)
+    # two items for seven pieces: what came within one flush window is one item
+    assert [item[wire.EVENT_BODY]["text"] for _, item in texts] == ["Tides follow ", "<b>the</b> moon and the sun."]
+    for n, item in texts:
+        assert start < n < end  # after the member's start, before its end: live
+        assert item[wire.TURN_INDEX] == 0
+        assert item[wire.EVENT_BODY] == {"kind": "run_text", run_tree.RUN_ID: child.run_id, wire.PATH: ["team", "researcher"], "call": 0, "text": item[wire.EVENT_BODY]["text"]}
+    # the first went out on the flush thread's call at the deadline, while the member still streamed
+    assert kinds[texts[0][0]] == wire.BATCH and texts[1][0] > texts[0][0]
+    assert sent.messages[start]["call"] == 0 and sent.messages[start]["parent"] == team.history[-1].run_id
+    # the member's text never reaches the team's own answer line
+    team_text = "".join(e[wire.EVENT_BODY]["text"] for e in sent.events() if e[wire.EVENT_BODY]["kind"] == "text_delta")
+    assert team_text == "The moon."
+    assert "".join(item[wire.EVENT_BODY]["text"] for _, item in texts) == child.content
+
+
+def test_members_streaming_side_by_side_cost_one_item_each_per_batch(monkeypatch):
+    clock = Clock()
+    a = Agent("a", model=ScriptedModel(["alpha beta gamma delta"]))
+    b = Agent("b", model=ScriptedModel(["one two three four five"]))
+    team = Team("pair", members=[a, b], model=ScriptedModel([[tool_call("delegate_task_to_member", member_id="a", task="x"), tool_call("delegate_task_to_member", member_id="b", task="y")], "ok"]))
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch, clock)
+    team.run("go")
+    clock.advance(TICK)
+    children = {c.agent: c for c in team.history[-1].children}
+    texts = run_texts(sent)
+    by_batch: dict[int, list[str]] = {}
+    for n, item in texts:
+        by_batch.setdefault(n, []).append(item[wire.EVENT_BODY][run_tree.RUN_ID])
+    assert all(len(ids) == len(set(ids)) for ids in by_batch.values())  # joined per run, however they interleaved
+    for name, child in children.items():
+        assert "".join(i[wire.EVENT_BODY]["text"] for _, i in texts if i[wire.EVENT_BODY][run_tree.RUN_ID] == child.run_id) == child.content
+    starts = [m for m in sent.messages if m[wire.KIND] == run_tree.RUN_PROGRESS and m["status"] == "running"]
+    assert {(m["parent"], m["call"]) for m in starts} == {(team.history[-1].run_id, 0)}  # one response's: lanes
+
+
+def test_a_snapshot_while_a_member_streams_holds_its_text_so_far(monkeypatch):
+    taken: list[dict[str, Any]] = []
+    inspector: Inspector | None = None
+
+    def look(i: int) -> None:
+        if i == 2:
+            assert inspector is not None
+            taken.append(decode(inspector.snapshot()))
+
+    researcher = Agent("researcher", model=Streaming(["Tides follow the moon."], look))
+    team = Team("team", members=[researcher], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="why?"), "ok"]))
+    inspector = Inspector.for_agent(team)
+    Wire(inspector, monkeypatch)
+    team.run("tides?")
+    (snap,) = taken
+    (live,) = snap[run_tree.LIVE_RUNS]
+    assert (live[wire.PATH], live["status"], live["text"], live["call"]) == (["team", "researcher"], "running", "Tides follow the ", 0)
+    assert run_tree.LIVE_RUNS not in decode(inspector.snapshot())  # the turn ended: its tree says it all

@@ -19,10 +19,10 @@ Wire names for these live here (``TREE_WIRE``), apart from ``wire.py``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..events import ModelRequested, ModelResponded, PromptRendered, RunFailed, RunFinished, RunStarted, ToolCallFinished, ToolCallStarted
+from ..events import ModelRequested, ModelResponded, PromptRendered, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
 from ..render import change_text, value_text
 from . import wire
 from .compact import compact_changes, compact_event, turn_state
@@ -30,6 +30,7 @@ from .lazy import lazy_form
 
 if TYPE_CHECKING:
     from ..history import TurnRecord
+    from .outbox import Outbox
 
 RUN_TREE = "run_tree"
 """Key of a snapshot's or turn reply's run tree (only for a turn that delegated)."""
@@ -43,9 +44,16 @@ IN_CHARGE = "in_charge"
 """The agent a handoff left answering this agent's turns (header), when it is another."""
 
 RUN_PROGRESS = "run_progress"
-"""Kernel -> browser, while a turn runs: a run below it started or ended (``progress``)."""
+"""Kernel -> browser, while a turn runs: a run below it started or ended (``Progress``)."""
+RUN_TEXT = "run_text"
+"""Batch item kind: text a run below the turn streamed (its ``run_id``, ``path``, ``call``, ``text``)."""
+LIVE_RUNS = "live_runs"
+"""Key of a snapshot taken while a turn runs: the runs below it so far, with their text."""
 
-TREE_WIRE: dict[str, str] = {"RUN_TREE": RUN_TREE, "NEED_RUN": NEED_RUN, "RUN": RUN, "RUN_ID": RUN_ID, "IN_CHARGE": IN_CHARGE, "RUN_PROGRESS": RUN_PROGRESS}
+TREE_WIRE: dict[str, str] = {
+    "RUN_TREE": RUN_TREE, "NEED_RUN": NEED_RUN, "RUN": RUN, "RUN_ID": RUN_ID, "IN_CHARGE": IN_CHARGE,
+    "RUN_PROGRESS": RUN_PROGRESS, "RUN_TEXT": RUN_TEXT, "LIVE_RUNS": LIVE_RUNS,
+}
 """The names above, as the browser spells them."""
 
 
@@ -159,32 +167,94 @@ def _bars(events: Iterable[Any], origin: float) -> Iterable[dict[str, Any]]:
             yield {"kind": "tool", "label": e.name, "start_ms": round(start, 3), "end_ms": round(start + e.duration_ms, 3), "error": e.error_kind}
 
 
+class LiveRun:
+    """A run below a turn, followed while the turn runs."""
+
+    __slots__ = ("turn", "run_id", "path", "parent", "call", "status", "duration_ms", "text", "member")
+
+    def __init__(self, turn: int, event: RunStarted, call: int | None) -> None:
+        self.turn = turn
+        """The turn it is below."""
+        self.run_id = event.run_id
+        self.path = list(event.path)
+        self.parent = event.parent_run_id
+        self.call = call
+        """The model call of its parent whose response delegated to it (None: not known)."""
+        self.status = "running"
+        self.duration_ms: float | None = None
+        self.text: list[str] = []
+        """Its text streamed so far (for a snapshot taken while it runs)."""
+        self.member = {RUN_ID: self.run_id, wire.PATH: self.path}
+        """What its ``run_text`` items carry to name it."""
+
+    def item(self) -> dict[str, Any]:
+        """As a snapshot lists it (``LIVE_RUNS``)."""
+        return {RUN_ID: self.run_id, wire.PATH: self.path, "parent": self.parent, "call": self.call, "status": self.status, "duration_ms": self.duration_ms, "text": "".join(self.text)}
+
+
 class Progress:
     """Follows the runs below an agent's turns as they happen (``subscribe(children=True)``), so
-    a turn's Runs tab shows its member runs start and end while it runs (the whole tree comes
-    with the turn's end)."""
+    a turn's Runs tab shows its member runs start and end while it runs, and each member's text
+    as it streams (the whole tree comes with the turn's end). Start and end go out at once
+    (``run_progress``); streamed text is queued like the turn's own (``outbox.add_text``), so it
+    goes out with the next batch, joined per run."""
 
-    def __init__(self, turn_of: Callable[[str], int | None]) -> None:
-        self.turn_of = turn_of
-        """The turn index of one of the agent's own runs (None: not its run)."""
-        self.top: dict[str, int] = {}
-        """Child run id -> the turn it is below."""
+    def __init__(self, runs: Mapping[str, Any], outbox: Outbox, post: Callable[[dict[str, Any]], None]) -> None:
+        self.runs = runs
+        """The agent's own runs followed (run id -> something with its ``turn``)."""
+        self.outbox = outbox
+        self.post = post
+        self.live: dict[str, LiveRun] = {}
+        """Runs below the turn running now (or the last one), by run id."""
+        self.calls: dict[str, int] = {}
+        """Tool call id -> the model call whose response made it (this turn's runs)."""
+
+    def __call__(self, event: Any) -> None:
+        """Take one event of the agent's runs or of the runs below them."""
+        kind = type(event)
+        own = self.runs.get(event.run_id)
+        if own is not None:
+            if kind is ToolCallStarted:
+                self.calls[event.tool_call_id] = event.call
+            elif kind is RunStarted:  # a new turn: what was kept of the one before goes
+                self.calls.clear()
+                self.live.clear()
+            return
+        if kind is TextDelta:
+            live = self.live.get(event.run_id)
+            if live is not None:
+                live.text.append(event.text)
+                self.outbox.add_text(live.turn, live, event.call, event.text, live.member)
+            return
+        if kind is ToolCallStarted:
+            self.calls[event.tool_call_id] = event.call
+            return
+        message = self.message(event)
+        if message is not None:
+            self.post(message)
 
     def message(self, event: Any) -> dict[str, Any] | None:
         """The ``run_progress`` message for a child run's start or end, else None."""
         if isinstance(event, RunStarted) and event.parent_run_id is not None:
-            turn = self.top.get(event.parent_run_id)
-            if turn is None:
-                turn = self.turn_of(event.parent_run_id)
+            parent = self.runs.get(event.parent_run_id)
+            above = self.live.get(event.parent_run_id)
+            turn = parent.turn if parent is not None else above.turn if above is not None else None
             if turn is None:
                 return None
-            self.top[event.run_id] = turn
-            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, wire.PATH: list(event.path), "parent": event.parent_run_id, "status": "running"}
-        if isinstance(event, (RunFinished, RunFailed)) and event.run_id in self.top:
-            turn = self.top.pop(event.run_id)
-            status = "ok" if isinstance(event, RunFinished) else "failed"
-            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, "status": status, "duration_ms": round(event.duration_ms, 3)}
+            live = self.live[event.run_id] = LiveRun(turn, event, self.calls.get(event.parent_tool_call_id or ""))
+            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, wire.PATH: live.path, "parent": live.parent, "call": live.call, "status": "running"}
+        if isinstance(event, (RunFinished, RunFailed)):
+            live = self.live.get(event.run_id)
+            if live is None or live.status != "running":
+                return None
+            live.status = "ok" if isinstance(event, RunFinished) else "failed"
+            live.duration_ms = round(event.duration_ms, 3)
+            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: live.turn, RUN_ID: event.run_id, "status": live.status, "duration_ms": live.duration_ms}
         return None
+
+    def snapshot(self, turn: int) -> list[dict[str, Any]]:
+        """The runs below turn ``turn`` so far, with their text, for a snapshot taken while it runs."""
+        return [live.item() for live in list(self.live.values()) if live.turn == turn]
 
 
 def find_run(turn: TurnRecord, run_id: str) -> TurnRecord:
@@ -236,4 +306,4 @@ def prompt_sections(prompt: PromptRendered | None) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["IN_CHARGE", "NEED_RUN", "Progress", "RUN", "RUN_ID", "RUN_PROGRESS", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_tree"]
+__all__ = ["IN_CHARGE", "LIVE_RUNS", "NEED_RUN", "LiveRun", "Progress", "RUN", "RUN_ID", "RUN_PROGRESS", "RUN_TEXT", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_tree"]

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { TREE_WIRE, walk } from "../runs.js";
+import { TREE_WIRE, liveLanes, walk } from "../runs.js";
 import { createStore } from "../store.js";
 import { WIRE } from "../wire.js";
-import { Model, finished, snapshot, started, summary } from "./model.js";
+import { Model, batch, event, finished, snapshot, started, summary } from "./model.js";
 
 const tree = {
   run_id: "top", path: ["team"], status: "ok", duration_ms: 9, tokens_own: 10, tokens_total: 31,
@@ -67,4 +67,50 @@ test("while a turn runs, its member runs show as they start and end", () => {
     ["r1", "team/researcher", "ok", 3],
     ["d1", "team/desk", "running", null],
   ]);
+});
+
+test("a member's streamed text goes into its own live run, never into the turn's answer", () => {
+  const snap = snapshot({ seq: 3, turns: [summary(0, { status: "running" })], turn: 0, events: [started("go")], state: { notes: [] } });
+  const model = new Model({ [WIRE.TRAIT_SNAPSHOT]: snap });
+  const store = createStore(model);
+  const progress = (body) => model.receive({ [WIRE.KIND]: TREE_WIRE.RUN_PROGRESS, [WIRE.TURN_INDEX]: 0, ...body });
+  progress({ [TREE_WIRE.RUN_ID]: "r1", [WIRE.PATH]: ["team", "researcher"], parent: "top", call: 0, status: "running" });
+  progress({ [TREE_WIRE.RUN_ID]: "d1", [WIRE.PATH]: ["team", "desk"], parent: "top", call: 0, status: "running" });
+  const text = (run, path, call, t) => ({ kind: TREE_WIRE.RUN_TEXT, [TREE_WIRE.RUN_ID]: run, [WIRE.PATH]: path, call, text: t });
+  const before = store.turns[0].liveRunsV;
+  model.receive(batch(4, [
+    [0, text("r1", ["team", "researcher"], 0, "Tides follow ")],
+    [0, text("d1", ["team", "desk"], 0, "<img src=x onerror=alert(1)>")],
+    [0, text("r1", ["team", "researcher"], 0, "the moon.")],
+  ]));
+  assert.equal(store.seq, 6, "each text item is numbered like any other");
+  const runs = store.turns[0].liveRuns;
+  assert.deepEqual(runs.map((r) => [r.run_id, r.text]), [["r1", "Tides follow the moon."], ["d1", "<img src=x onerror=alert(1)>"]]);
+  assert.equal(store.turns[0].text, "", "the team's own answer line stays its own");
+  assert.ok(store.turns[0].liveRunsV > before, "the Runs tab redraws");
+  // a second model call of the desk starts a line of its own
+  model.receive(event(7, 0, text("d1", ["team", "desk"], 1, "Filed.")));
+  assert.equal(runs[1].text, "<img src=x onerror=alert(1)>\nFiled.");
+  // the two were started by one response of the team: they show as lanes
+  assert.deepEqual(liveLanes(runs).map((g) => g.runs.map((r) => r.run_id)), [["r1", "d1"]]);
+  // a grandchild, alone under its parent, is no lane; text of a run not announced yet makes its node
+  model.receive(event(8, 0, text("a1", ["team", "desk", "analyst"], 0, "noting")));
+  progress({ [TREE_WIRE.RUN_ID]: "a1", [WIRE.PATH]: ["team", "desk", "analyst"], parent: "d1", call: 0, status: "running" });
+  assert.deepEqual(runs.map((r) => r.run_id), ["r1", "d1", "a1"]);
+  assert.equal(runs[2].text, "noting");
+  assert.equal(liveLanes(runs).length, 1);
+  progress({ [TREE_WIRE.RUN_ID]: "r1", status: "ok", duration_ms: 3 });
+  assert.equal(runs[0].text, "Tides follow the moon.", "its text stays once it ended");
+});
+
+test("a snapshot taken while a team turn runs brings the runs below it with their text so far", () => {
+  const snap = snapshot({ seq: 9, turns: [summary(0, { status: "running" })], turn: 0, events: [started("go")], state: {} });
+  snap[TREE_WIRE.LIVE_RUNS] = [
+    { [TREE_WIRE.RUN_ID]: "r1", [WIRE.PATH]: ["team", "researcher"], parent: "top", call: 0, status: "running", duration_ms: null, text: "Tides " },
+    { [TREE_WIRE.RUN_ID]: "d1", [WIRE.PATH]: ["team", "desk"], parent: "top", call: 0, status: "ok", duration_ms: 4, text: "done" },
+  ];
+  const model = new Model({ [WIRE.TRAIT_SNAPSHOT]: snap });
+  const store = createStore(model);
+  model.receive(event(10, 0, { kind: TREE_WIRE.RUN_TEXT, [TREE_WIRE.RUN_ID]: "r1", [WIRE.PATH]: ["team", "researcher"], call: 0, text: "rise." }));
+  assert.deepEqual(store.turns[0].liveRuns.map((r) => [r.run_id, r.status, r.text]), [["r1", "running", "Tides rise."], ["d1", "ok", "done"]]);
 });
