@@ -178,6 +178,7 @@ class Turn:
                 sections=prepared.sections,
                 user_prompt=prepared.user_prompt,
                 user_sections=prepared.user_sections,
+                earlier_sections=prepared.earlier_sections,
                 notes=prepared.notes,
                 hidden_keys=prepared.hidden_keys,
                 unused_keys=prepared.unused_keys,

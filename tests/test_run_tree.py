@@ -13,6 +13,7 @@ from typing import Any  # noqa: E402
 from agentnb import Agent, ScriptedModel, Team, tool_call  # noqa: E402
 from agentnb.ipython import outbox, run_tree, wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
+from agentnb.tokens import counter_for  # noqa: E402
 from test_inspector import Clock, Wire, decode  # noqa: E402
 
 TICK = outbox.FLUSH_SECONDS
@@ -78,6 +79,11 @@ def test_need_run_rescopes_to_a_grandchild_with_breadcrumb_and_labelled_sections
     sections = [(s["message"], s["source"]) for s in reply["sections"]]
     assert sections == [("system", "instructions"), ("user", "task (delegate_task_to_member)")]
     assert reply["sections"][1]["text"] == "note <b>it</b>"  # text, never markup: the browser sets textContent
+    # each part with its tokens, by the counter the member's model has (here the estimate)
+    counter = counter_for(team.member("desk").member("analyst").model)
+    assert [s["tokens"] for s in reply["sections"]] == [counter.count(s["text"]) for s in reply["sections"]] and reply["sections"][1]["tokens"] > 0
+    prompt = next(e for e in reply[wire.EVENTS] if e["kind"] == "prompt_rendered")
+    assert prompt["tokens"]["user_sections"] == [reply["sections"][1]["tokens"]]
     missing = sent.ask(**{wire.KIND: run_tree.NEED_RUN, wire.TURN_INDEX: 0, run_tree.RUN_ID: "nope"})
     assert missing[wire.KIND] == wire.ERROR and "turn 1 has no run 'nope'" in missing[wire.TEXT]
 

@@ -22,7 +22,7 @@ import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..events import ModelRequested, ModelResponded, PromptRendered, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from ..events import ModelRequested, ModelResponded, PromptRendered, PromptSection, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
 from ..render import change_text, value_text
 from . import wire
 from .compact import compact_changes, compact_event, turn_state
@@ -289,20 +289,22 @@ def run_message(turn: TurnRecord, run_id: str, agent: Any) -> dict[str, Any]:
 
 
 def prompt_sections(prompt: PromptRendered | None) -> list[dict[str, Any]]:
-    """The run's prompt as sent, part by part: the system prompt's sections (by option, with
-    their tokens) and the user message's (the task and what the team added, by option)."""
+    """The run's prompt as sent, part by part, each with its tokens: the system prompt's sections
+    (by option), the messages a handoff gave before the user message, and the user message's
+    parts (the task and what the team added, by option)."""
     if prompt is None:
         return []
-    tokens = list(prompt.tokens.sections) if prompt.tokens is not None else []
-    out = [
-        {"message": "system", "source": s.source, "text": s.text, "tokens": tokens[i] if i < len(tokens) else None}
-        for i, s in enumerate(prompt.sections)
-    ]
-    user = prompt.user_sections or ()
-    if user:
-        out += [{"message": "user", "source": s.source, "text": s.text, "tokens": None} for s in user]
+    tokens = prompt.tokens
+
+    def parts(message: str, sections: tuple[PromptSection, ...], counts: tuple[int, ...]) -> list[dict[str, Any]]:
+        return [{"message": message, "source": s.source, "text": s.text, "tokens": counts[i] if i < len(counts) else None} for i, s in enumerate(sections)]
+
+    out = parts("system", prompt.sections, tokens.sections if tokens is not None else ())
+    out += parts("history", prompt.earlier_sections, tokens.earlier_sections if tokens is not None else ())
+    if prompt.user_sections:
+        out += parts("user", prompt.user_sections, tokens.user_sections if tokens is not None else ())
     else:
-        out.append({"message": "user", "source": "user message", "text": prompt.user_prompt, "tokens": prompt.tokens.user if prompt.tokens else None})
+        out.append({"message": "user", "source": "user message", "text": prompt.user_prompt, "tokens": tokens.user if tokens is not None else None})
     return out
 
 

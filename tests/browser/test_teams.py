@@ -87,6 +87,10 @@ def test_from_the_team_cell_to_a_grandchild_run(lab_server: Callable[..., tuple[
             # Every tab now shows the analyst's run.
             tab("prompt").click()
             expect(inspector.locator(".anb-panel")).to_contain_text("You keep the notes. They are: []")
+            # what the desk added to the analyst's message, labelled, with its tokens (the estimate: 23 characters)
+            added = inspector.locator(".anb-added-part[data-source='task (delegate_task_to_member)']")
+            expect(added).to_contain_text("note the cause of tides")
+            expect(added.locator(".anb-section-tokens")).to_have_text("≈5 tok")
             tab("request").click()
             expect(inspector.locator(".anb-panel")).to_contain_text("note the cause of tides")
             tab("tools").click()
