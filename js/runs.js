@@ -2,6 +2,7 @@
 // kernel computed (agentnb/ipython/run_tree.py), kept by the store, and one run of it loaded as a
 // turn of its own so every tab can show it ("scoped" to it).
 
+import { markStubs } from "./lazy.js";
 import { blankTurn, loadTurn } from "./turn.js";
 import { WIRE } from "./wire.js";
 
@@ -82,7 +83,8 @@ export function runKey(runId) {
 export function scopedTurn(msg, requests) {
   const runId = msg[TREE_WIRE.RUN_ID];
   const turn = blankTurn(msg[WIRE.TURN_INDEX]);
-  loadTurn(turn, msg[WIRE.EVENTS] || [], msg[WIRE.CHANGES], msg[WIRE.STATE]);
+  // Its state held in part when large (lazy.js): the rest is asked for by turn and run.
+  loadTurn(turn, msg[WIRE.EVENTS] || [], msg[WIRE.CHANGES], markStubs(msg[WIRE.STATE], msg[WIRE.STUBS]));
   turn.runId = runId;
   turn.requestKey = runKey(runId);
   turn.parentTurn = msg[WIRE.TURN_INDEX];

@@ -247,3 +247,35 @@ def test_a_snapshot_while_a_member_streams_holds_its_text_so_far(monkeypatch):
     (live,) = snap[run_tree.LIVE_RUNS]
     assert (live[wire.PATH], live["status"], live["text"], live["call"]) == (["team", "researcher"], "running", "Tides follow the ", 0)
     assert run_tree.LIVE_RUNS not in decode(inspector.snapshot())  # the turn ended: its tree says it all
+
+
+def test_a_picked_member_runs_large_state_goes_lazily_and_expands_on_demand(monkeypatch):
+    import json
+
+    from agentnb.ipython import lazy
+
+    own = {f"k{i}": f"value {i}" for i in range(10_000)}
+    researcher = Agent("researcher", model=ScriptedModel(["done"]), session_state={"own": own})
+    team = Team("team", members=[researcher], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="look"), "ok"]), session_state={"notes": []})
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch)
+    team.run("go")
+    child = team.history[-1].children[0]
+    reply = sent.ask(**{wire.KIND: run_tree.NEED_RUN, wire.TURN_INDEX: 0, run_tree.RUN_ID: child.run_id})
+    # what goes on selection stays within the lazy form's budget, with the rest listed as stubs
+    assert len(json.dumps(reply[wire.STATE])) <= lazy.STATE_BYTES * 1.1
+    assert sent.bodies[-1] < 2 * lazy.STATE_BYTES  # the whole reply: not 10,000 keys' worth
+    held = reply[wire.STATE]["own"]
+    assert 0 < len(held) < 10_000 and reply[wire.STUBS]["/own"] == 10_000
+    assert list(held) == [f"k{i}" for i in range(len(held))]
+    # expanding the node fetches it from that run's state, by turn and run
+    page = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, run_tree.RUN_ID: child.run_id, wire.PATH: "/own", wire.FROM: len(held)})
+    assert page[wire.KIND] == wire.SUBTREE and page[run_tree.RUN_ID] == child.run_id and page[wire.SIZE] == 10_000
+    first = len(held)
+    assert list(page[wire.VALUE])[:3] == [f"k{first}", f"k{first + 1}", f"k{first + 2}"] and page[wire.VALUE][f"k{first}"] == f"value {first}"
+    assert len(json.dumps(page[wire.VALUE])) <= lazy.STATE_BYTES * 1.1
+    whole = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, run_tree.RUN_ID: child.run_id, wire.PATH: "/own/k9999", wire.WHOLE: True})
+    assert whole[wire.VALUE] == "value 9999"
+    # the member's own keys are its run's, not the team's: asked by turn alone, there is no such node
+    team_only = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/own", wire.FROM: 0})
+    assert team_only[wire.KIND] == wire.ERROR

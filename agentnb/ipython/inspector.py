@@ -447,11 +447,17 @@ class Inspector(anywidget.AnyWidget):
         if not isinstance(path, str) or not isinstance(start, int) or start < 0:
             raise TypeError("need_subtree takes a path (a JSON pointer) and from (a child number, 0 or more)")
         live = bool(content.get(wire.LIVE))
+        run_id = content.get(run_tree.RUN_ID)  # a run of the turn's tree, picked in Runs
         # Without a turn: the state before the first one, which is the state now.
-        state = self.agent.session_state if live or turn is None else turn_state(self._record(turn), self.agent)
+        if live or turn is None:
+            state = self.agent.session_state
+        else:
+            state = turn_state(self._record(turn), self.agent) if run_id is None else run_tree.run_state(self._record(turn), str(run_id), self.agent)
         node = find(state, decode_pointer(path))
         whole = bool(content.get(wire.WHOLE))
         reply = {wire.KIND: wire.SUBTREE, wire.PATH: path, wire.TURN_INDEX: turn, wire.LIVE: live, wire.FROM: 0 if whole else start, wire.WHOLE: whole, wire.SIZE: size_of(node)}
+        if run_id is not None:
+            reply[run_tree.RUN_ID] = run_id
         if whole:
             reply[wire.VALUE] = node
         else:

@@ -11,14 +11,16 @@ browser only renders it:
 - ``run_message(turn, run_id)``: the ``run`` reply to ``need_run``: one run of the tree in the
   shape of a ``turn`` reply (events, state, change summary), so every tab can be re-scoped to
   it, plus its breadcrumb and its prompt's sections labelled by what produced them (its own
-  options, and the task and blocks the team added to its message).
+  options, and the task and blocks the team added to its message), each with its tokens. Its
+  state goes lazily, as a turn's (``lazy.py``): a ``need_subtree`` naming the ``run_id`` brings
+  the rest of it.
+- ``Progress``: while a turn runs, its member runs' starts and ends, and their streamed text.
 
 Wire names for these live here (``TREE_WIRE``), apart from ``wire.py``.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -269,9 +271,8 @@ def run_message(turn: TurnRecord, run_id: str, agent: Any) -> dict[str, Any]:
     """One run of the tree, in the shape of a ``turn`` reply, with its breadcrumb and labelled
     prompt sections."""
     run = find_run(turn, run_id)
-    # A member's record keeps the state it ran on (its view of the parent's), not its own now;
-    # it is sent whole (the browser asks for parts of a turn's state by turn, not by run).
-    state, stubs = lazy_form(turn_state(run, agent)) if run is turn else (copy.deepcopy(dict(run.state_after)), {})
+    # Lazily, as a turn's: the browser asks for the rest by turn and run (``need_subtree``).
+    state, stubs = lazy_form(run_state(turn, run_id, agent))
     return {
         wire.KIND: RUN,
         wire.TURN_INDEX: turn.index,
@@ -286,6 +287,13 @@ def run_message(turn: TurnRecord, run_id: str, agent: Any) -> dict[str, Any]:
         # A member run's requests come with it (the Request tab asks the kernel by turn index).
         "requests": {str(c.index): c.request for c in run.model_calls},
     }
+
+
+def run_state(turn: TurnRecord, run_id: str, agent: Any) -> Any:
+    """The state run ``run_id`` of a turn's tree ended with: a member's record keeps the state it
+    ran on (its view of the parent's), not its own now."""
+    run = find_run(turn, run_id)
+    return turn_state(turn, agent) if run is turn else run.state_after
 
 
 def prompt_sections(prompt: PromptRendered | None) -> list[dict[str, Any]]:
@@ -308,4 +316,4 @@ def prompt_sections(prompt: PromptRendered | None) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["IN_CHARGE", "LIVE_RUNS", "NEED_RUN", "LiveRun", "Progress", "RUN", "RUN_ID", "RUN_PROGRESS", "RUN_TEXT", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_tree"]
+__all__ = ["IN_CHARGE", "LIVE_RUNS", "NEED_RUN", "LiveRun", "Progress", "RUN", "RUN_ID", "RUN_PROGRESS", "RUN_TEXT", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_state", "run_tree"]

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 
 import { TREE_WIRE, liveLanes, walk } from "../runs.js";
+import { isPartial, sizeOf } from "../lazy.js";
 import { createStore } from "../store.js";
 import { WIRE } from "../wire.js";
 import { Model, batch, event, finished, snapshot, started, summary } from "./model.js";
@@ -113,4 +114,32 @@ test("a snapshot taken while a team turn runs brings the runs below it with thei
   const store = createStore(model);
   model.receive(event(10, 0, { kind: TREE_WIRE.RUN_TEXT, [TREE_WIRE.RUN_ID]: "r1", [WIRE.PATH]: ["team", "researcher"], call: 0, text: "rise." }));
   assert.deepEqual(store.turns[0].liveRuns.map((r) => [r.run_id, r.status, r.text]), [["r1", "running", "Tides rise."], ["d1", "ok", "done"]]);
+});
+
+test("a picked run's large state is held in part and its parts come into that run, not the turn", () => {
+  const { model, store } = teamStore();
+  store.needRun(0, "r1");
+  const held = { k0: "v0", k1: "v1" };
+  model.receive({
+    [WIRE.KIND]: TREE_WIRE.RUN, [WIRE.TURN_INDEX]: 0, [TREE_WIRE.RUN_ID]: "r1", breadcrumb: "team ▸ researcher (its turn 1)",
+    [WIRE.EVENTS]: [started("why?"), finished("moon")], [WIRE.STATE]: { own: held, notes: [] }, [WIRE.STUBS]: { "/own": 5 },
+  });
+  const scoped = store.scoped;
+  assert.equal(sizeOf(scoped.state.own), 5);
+  assert.equal(isPartial(scoped.state.own), true);
+  const sent = model.sent.length;
+  store.needSubtree({ turn: 0, run: "r1" }, "/own", { from: 2 });
+  store.needSubtree({ turn: 0, run: "r1" }, "/own", { from: 2 }); // asked once
+  assert.deepEqual(model.sent.slice(sent), [{ [WIRE.KIND]: WIRE.NEED_SUBTREE, [WIRE.PATH]: "/own", [WIRE.FROM]: 2, [WIRE.TURN_INDEX]: 0, [TREE_WIRE.RUN_ID]: "r1" }]);
+  const turnState = store.turns[0].state;
+  model.receive({ [WIRE.KIND]: WIRE.SUBTREE, [WIRE.PATH]: "/own", [WIRE.TURN_INDEX]: 0, [TREE_WIRE.RUN_ID]: "r1", [WIRE.LIVE]: false, [WIRE.FROM]: 2, [WIRE.WHOLE]: false, [WIRE.SIZE]: 5, [WIRE.VALUE]: { k2: "v2", k3: "v3", k4: "v4" }, [WIRE.STUBS]: {} });
+  assert.deepEqual(Object.keys(scoped.state.own), ["k0", "k1", "k2", "k3", "k4"]);
+  assert.equal(isPartial(scoped.state.own), false);
+  assert.deepEqual(store.turns[0].state, turnState); // the team's own state is left alone
+  assert.equal(store.turns[0].state.own, undefined);
+  // a part of a run no longer picked is dropped (asked again if that run is shown again)
+  store.needSubtree({ turn: 0, run: "gone" }, "/x", { from: 0 });
+  model.receive({ [WIRE.KIND]: WIRE.SUBTREE, [WIRE.PATH]: "/x", [WIRE.TURN_INDEX]: 0, [TREE_WIRE.RUN_ID]: "gone", [WIRE.FROM]: 0, [WIRE.SIZE]: 1, [WIRE.VALUE]: { a: 1 }, [WIRE.STUBS]: {} });
+  assert.equal(store.asked.has("s0/gone:0:/x"), false);
+  assert.equal(scoped.state.x, undefined);
 });
