@@ -397,8 +397,12 @@ def _explicit_handlers(agent: Any) -> dict[str, Any]:
 
 def _conflict_text(run: ChildRun, other: str, path: str, key: str, why: str = "") -> str:
     extra = f" ({why})" if why else ""
+    if other.startswith("tool:"):  # a call of the response run while the member ran (executor.Running)
+        both = f"{run.member!r} and the {other[5:]!r} call before it both changed {path} in one response ({run.member!r} ran beside that call, on the state from before it)"
+    else:
+        both = f"{run.member!r} and {other!r} both changed {path} in delegations of one response"
     return (
-        f"{run.member!r} and {other!r} both changed {path} in delegations of one response{extra}; "
+        f"{both}{extra}; "
         f"the changes of {run.member!r} were not merged (they stay in its own run, its turn {run.record.number}). "
         f"Give {key!r} a merge handler (state_schema={{{key!r}: {{'type': ..., 'handler': fn}}}}), "
         f"or delegate these tasks one at a time."

@@ -97,24 +97,27 @@ class ToolExecutor:
         """Whether the tool ``name`` starts a child run (agent as tool, team member, handoff)."""
         return getattr(self.tools.get(name), "delegation", None) is not None
 
-    def parallel(self, calls: Sequence[ToolCall]) -> bool:
-        """Whether a batch runs concurrently: two or more calls, all of them delegations to
-        different members, and no tool hooks of the parent's (they write the parent's state)."""
-        if len(calls) < 2 or self.hooks or self.parent is None or not all(self.is_delegation(c.name) for c in calls):
-            return False
-        members = [self.tools[c.name].delegation.parallel_key(c) for c in calls]  # type: ignore[attr-defined]
-        return None not in members and len(set(members)) == len(members)
+    def side_by_side(self, calls: Sequence[ToolCall]) -> list[bool]:
+        """Which calls of a batch run concurrently (in the order given; all False: one after
+        another). The ``copy`` / ``none`` delegations, when there is another call to run beside
+        them: ordinary calls and ``live`` delegations (which share the parent's state) run in
+        order on the parent's thread meanwhile. Not when the parent has tool hooks (they write its
+        state around every call), nor when two delegations may go to one member (or to a member
+        not known before the call: a broadcast, a bad ``member_id``)."""
+        none = [False] * len(calls)
+        if len(calls) < 2 or self.hooks or self.parent is None:
+            return none
+        delegations = [self.tools[c.name].delegation if self.is_delegation(c.name) else None for c in calls]  # type: ignore[attr-defined]
+        members = [d.member_key(c) for d, c in zip(delegations, calls) if d is not None]
+        if None in members or len(set(members)) < len(members):
+            return none
+        together = [d is not None and d.parallel_key(c) is not None for d, c in zip(delegations, calls)]
+        return together if any(together) else none
 
-    def run_batch(self, calls: Sequence[ToolCall], call: int) -> Iterator[ToolCallFinished]:
-        """Run delegations concurrently, each on the same snapshot of the state; what each
-        brings up is applied in call order (never completion order), so a re-run is identical.
-        Each is settled as its result is taken, so its state changes come before the next's."""
-        snapshot, batch = self.tracker.snapshot, Batch()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=len(calls)) as pool:
-            futures = [pool.submit(contextvars.copy_context().run, self._open, c, call, snapshot) for c in calls]
-            opened = [f.result() for f in futures]
-        for item in opened:
-            yield self._settle(*item, batch)
+    def start(self, calls: Sequence[ToolCall], together: Sequence[bool], call: int) -> Running:
+        """Start the delegations marked ``together``, each on the same snapshot of the state (on
+        threads of their own); ``Running`` runs the rest in order and settles each in call order."""
+        return Running(self, calls, together, call)
 
     def source_of(self, name: str) -> str | None:
         """Where the tool ``name`` comes from when not from Python here (an MCP server)."""
@@ -151,20 +154,22 @@ class ToolExecutor:
         reads = {key for key, param in (tool.inputs_from_state or {}).items() if param not in sent}
         return reads, set(tool.outputs_to_state or {})
 
-    def run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
+    def run(self, tool_call: ToolCall, call: int, batch: Batch | None = None) -> ToolCallFinished:
         """Run one call; its state changes wait in ``tracker.pending``."""
         if self.is_delegation(tool_call.name) and self.parent is not None:
-            return self._settle(*self._open(tool_call, call, self.tracker.snapshot), Batch())
+            return self._settle(*self._open(tool_call, call, self.tracker.snapshot), batch or Batch())
         return self._run(tool_call, call)
 
     def _open(self, tool_call: ToolCall, call: int, snapshot: Any) -> tuple[Any, Any, ToolCallFinished | None]:
-        """A delegation up to its child run's end (on any thread); nothing of the parent's
-        state is touched here."""
+        """A delegation up to its child run's end; nothing of the parent's state is touched."""
         done = _Finish(self.ctx.run_id, call, tool_call)
         checked = self._check(tool_call, done)
         if isinstance(checked, ToolCallFinished):
             return done, None, checked
-        tool, arguments = checked
+        return self._delegate(done, *checked, tool_call, snapshot)
+
+    def _delegate(self, done: _Finish, tool: Tool, arguments: dict[str, Any], tool_call: ToolCall, snapshot: Any) -> tuple[Any, Any, None]:
+        """A checked delegation's chain, its child run inside (on any thread)."""
         site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)  # type: ignore[attr-defined]
         with site.activate():
             outcome = run_chain(tool, arguments, self.hooks or tool.tool_hooks or [], self.ctx)
@@ -282,6 +287,56 @@ class ToolExecutor:
             )
 
 
+class Running:
+    """One response's tool calls with some delegations running side by side: those started on
+    one snapshot at once, the other calls run in order on the parent's thread (``run``), and
+    each result taken in call order (``finish``), its changes applied then. A path a call
+    changed before a delegation's merge (a sibling's merge, or a call run meanwhile: the
+    delegation did not see it) and the delegation changed too is a conflict, as between
+    siblings."""
+
+    def __init__(self, executor: ToolExecutor, calls: Sequence[ToolCall], together: Sequence[bool], call: int) -> None:
+        self.executor, self.call, self.batch = executor, call, Batch()
+        snapshot = executor.tracker.snapshot
+        # Checked here, on the parent's thread (a check may read the parent's state).
+        opened: dict[int, Any] = {}
+        for i, (tool_call, now) in enumerate(zip(calls, together)):
+            if now:
+                done = _Finish(executor.ctx.run_id, call, tool_call)
+                checked = executor._check(tool_call, done)
+                opened[i] = (done, None, checked) if isinstance(checked, ToolCallFinished) else (done, checked, tool_call)
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, sum(1 for o in opened.values() if o[1] is not None)))
+        self.futures: dict[str, concurrent.futures.Future[Any]] = {}
+        self.failed: dict[str, tuple[Any, None, ToolCallFinished]] = {}
+        for i, (done, checked, rest) in opened.items():
+            tool_call = calls[i]
+            if checked is None:
+                self.failed[tool_call.id] = (done, None, rest)
+            else:
+                self.futures[tool_call.id] = self.pool.submit(contextvars.copy_context().run, executor._delegate, done, *checked, rest, snapshot)
+
+    def finish(self, tool_call: ToolCall) -> ToolCallFinished:
+        """A delegation started together: wait for its run, then settle it (call order)."""
+        future = self.futures.get(tool_call.id)
+        opened = future.result() if future is not None else self.failed[tool_call.id]
+        return self.executor._settle(*opened, self.batch)
+
+    def run(self, tool_call: ToolCall) -> ToolCallFinished:
+        """Another call, run now on the parent's thread; the paths it changes are noted, so a
+        delegation merged after it that changed one of them too is refused."""
+        tracker = self.executor.tracker
+        seen = len(tracker.pending)
+        finished = self.executor.run(tool_call, self.call, self.batch)
+        for event in tracker.pending[seen:]:  # (a rollback leaves none of its own)
+            for op in event.patch:
+                self.batch.writers.setdefault(op["path"], f"tool:{tool_call.name}")
+        return finished
+
+    def close(self) -> None:
+        """Wait for every thread (a batch cut short still ends its child runs)."""
+        self.pool.shutdown(wait=True)
+
+
 class _Finish:
     """Builds the ToolCallFinished of one call: its result, or its error bounded in size."""
 
@@ -336,4 +391,4 @@ def _overlap(reads: set[str] | None, writes: set[str] | None) -> bool:
     return bool(reads & writes)
 
 
-__all__ = ["Batch", "ParentRun", "Site", "ToolExecutor"]
+__all__ = ["Batch", "ParentRun", "Running", "Site", "ToolExecutor"]

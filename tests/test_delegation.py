@@ -4,6 +4,7 @@ siblings on one snapshot merged in call order, conflicts refused with a clear re
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 
@@ -12,6 +13,7 @@ import pytest
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.errors import ConfigurationError
 from agentnb.events import RunStarted, StateChanged, ToolCallFinished
+from agentnb.render import turn_text
 
 
 def add_note(note: str, session_state) -> str:
@@ -265,3 +267,122 @@ def test_parallel_results_and_their_merges_come_in_call_order():
         ("state_changed", "a", None), ("tool_call_finished", None, "a"),
         ("state_changed", "b", None), ("tool_call_finished", None, "b"),
     ]
+
+
+# -- a response mixing delegations with ordinary tool calls --------------------------------------
+
+
+def log_entry(entry: str, session_state) -> str:
+    """Log an entry (an ordinary tool of the lead)."""
+    time.sleep(random.uniform(0, 0.01))
+    session_state["log"].append(entry)
+    return f"logged {entry}"
+
+
+def read_notes(session_state) -> str:
+    """Read the notes (an ordinary tool of the lead)."""
+    return ", ".join(session_state["notes"]) or "(none)"
+
+
+def union(current, new):
+    return list(current) + [x for x in new if x not in current]
+
+
+def mixed_lead() -> tuple[Agent, list[str]]:
+    """A lead whose one response mixes three copy delegations with two ordinary calls; the members
+    finish in a random order. Returns the lead and the order they finished in."""
+    finished: list[str] = []
+    members = []
+    for name in ("a", "b", "c"):
+        m = member(name, [tool_call("slow_note", note=f"from {name}"), f"{name} done"], tools=[slow_note], session_state={f"own_{name}": 0})
+        m.subscribe(lambda e, n=name: finished.append(n) if e.kind == "run_finished" else None)
+        members.append(m)
+    lead = member(
+        "lead",
+        [[tool_call("a", task="x"), tool_call("log_entry", entry="one"), tool_call("b", task="y"), tool_call("log_entry", entry="two"), tool_call("c", task="z"), tool_call("read_notes")], "combined"],
+        tools=[m.as_tool(state="copy") for m in members] + [log_entry, read_notes],
+        session_state={"notes": [], "log": []},
+        state_schema={"notes": {"type": list, "handler": union}, "log": {"type": list}},
+    )
+    return lead, finished
+
+
+def masked(lead: Agent) -> str:
+    turn = lead.history[-1]
+    text = turn_text(turn) + "\n" + repr(lead.session_state) + "\n" + repr([(e.kind, getattr(e, "name", None), getattr(e, "patch", None)) for e in turn.events if e.kind != "model_requested"])
+    for i, run in enumerate(turn.walk()):
+        text = text.replace(run.run_id, f"run{i}")
+    return re.sub(r"\d+\.\d+ ?ms|'duration_ms': [\d.e-]+|'at': [\d.]+", "<t>", text)
+
+
+def test_a_response_mixing_delegations_and_tool_calls_is_byte_identical_over_20_runs():
+    records, orders = set(), set()
+    for _ in range(20):
+        lead, finished = mixed_lead()
+        lead.run("go")
+        orders.add(tuple(finished))
+        records.add(masked(lead))
+    assert len(records) == 1, "the same record whatever order the members finished in"
+    assert len(orders) > 1, "the members should have finished in different orders"
+    lead, _ = mixed_lead()
+    lead.run("go")
+    turn = lead.history[-1]
+    # the ordinary calls ran in order; the merges came in call order; the last call saw them all
+    assert lead.session_state["log"] == ["one", "two"]
+    assert lead.session_state["notes"] == ["from a", "from b", "from c"]
+    assert [c.name for c in turn.tool_calls] == ["a", "log_entry", "b", "log_entry", "c", "read_notes"]
+    assert turn.tool_calls[-1].result == "from a, from b, from c"
+    # each member's own key stays in its own state
+    assert not any(key.startswith("own_") for key in lead.session_state)
+
+
+def test_the_delegations_of_a_mixed_response_run_beside_its_ordinary_calls():
+    inside = threading.Barrier(2, timeout=30)  # a hang guard on a busy machine, not a timing
+
+    def meet() -> str:
+        """Wait for the other side (both must run at once)."""
+        inside.wait()
+        return "met"
+
+    helper = member("helper", [tool_call("meet"), "helped"], tools=[meet])
+    # The delegation starts with the response; the ordinary call before it runs meanwhile.
+    lead = member("lead", [[tool_call("meet"), tool_call("helper", task="meet me")], "ok"], tools=[helper.as_tool(state="copy"), meet])
+    lead.run("go")  # one after another, the first meet would wait in vain (BrokenBarrierError: an error result)
+    turn = lead.history[-1]
+    assert [c.result for c in turn.tool_calls] == ["met", "helped"]
+    assert turn.children[0].tool_calls[0].result == "met"
+
+
+def test_a_delegation_that_changed_a_path_an_earlier_call_changed_meanwhile_is_refused():
+    writer = member("writer", [tool_call("add_note", note="member note"), "wrote"], tools=[add_note])
+    lead = member("lead", [[tool_call("add_note", note="lead note"), tool_call("writer", task="w")], "ok"], tools=[add_note, writer.as_tool(state="copy")], session_state={"notes": []})
+    lead.run("go")
+    ordinary, delegated = lead.history[-1].tool_calls
+    assert ordinary.error is None and lead.session_state["notes"] == ["lead note"]
+    assert delegated.error_kind == "merge_conflict"
+    assert "'writer' and the 'add_note' call before it both changed /notes/0 in one response" in delegated.error
+    assert "Give 'notes' a merge handler" in delegated.error
+    assert lead.history[-1].children[0].state_after["notes"] == ["member note"]  # kept in its own run
+    # with a merge handler the two are combined, in call order
+    writer = member("writer", [tool_call("add_note", note="member note"), "wrote"], tools=[add_note])
+    lead = member("lead", [[tool_call("add_note", note="lead note"), tool_call("writer", task="w")], "ok"], tools=[add_note, writer.as_tool(state="copy")], session_state={"notes": []}, state_schema={"notes": {"type": list, "handler": union}})
+    lead.run("go")
+    assert lead.session_state["notes"] == ["lead note", "member note"]
+
+
+def test_a_live_delegation_in_a_mixed_response_runs_in_order_on_the_callers_thread():
+    seen: list[tuple[str, str]] = []
+
+    def where(session_state) -> str:
+        """Note which thread runs this."""
+        seen.append((session_state.get("who", "?"), threading.current_thread().name))
+        return "here"
+
+    live = member("live", [tool_call("where"), "live done"], tools=[where])
+    copied = member("copied", [tool_call("where"), "copied done"], tools=[where])
+    lead = member("lead", [[tool_call("copied", task="c"), tool_call("live", task="l")], "ok"], tools=[copied.as_tool(state="copy"), live.as_tool("live", state="live")], session_state={"who": "lead"})
+    caller = threading.current_thread().name
+    lead.run("go")
+    assert [c.result for c in lead.history[-1].tool_calls] == ["copied done", "live done"]
+    assert caller in [thread for _, thread in seen]  # the live one: on the caller's thread
+    assert any(thread != caller for _, thread in seen)  # the copy one: a thread of its own
