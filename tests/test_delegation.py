@@ -386,3 +386,77 @@ def test_a_live_delegation_in_a_mixed_response_runs_in_order_on_the_callers_thre
     assert [c.result for c in lead.history[-1].tool_calls] == ["copied done", "live done"]
     assert caller in [thread for _, thread in seen]  # the live one: on the caller's thread
     assert any(thread != caller for _, thread in seen)  # the copy one: a thread of its own
+
+
+# -- the caller's tool hooks around delegations that run side by side ----------------------------
+
+
+def hooked_lead(meet: threading.Barrier | None = None, veto: str | None = None) -> tuple[Agent, list[str]]:
+    """A lead with a hook that writes its state before and after each call, delegating to two
+    members at once (and one ordinary call before them); the members finish in a random order."""
+    finished: list[str] = []
+
+    def work(session_state) -> str:
+        """Work for a random while (and, with ``meet``, wait for the sibling)."""
+        if meet is not None:
+            meet.wait()
+        time.sleep(random.uniform(0, 0.01))
+        session_state["notes"].append("worked")
+        return "worked"
+
+    def trail(function_name, arguments, function_call, session_state):
+        who = arguments.get("task", function_name)
+        session_state["trail"].append(f"before {who}")
+        if who == veto:
+            return "vetoed"
+        result = function_call(**arguments)
+        session_state["trail"].append(f"after {who}")
+        return result
+
+    members = []
+    for name in ("a", "b"):
+        m = member(name, [tool_call("work"), f"{name} done"], tools=[work])
+        m.subscribe(lambda e, n=name: finished.append(n) if e.kind == "run_finished" else None)
+        members.append(m)
+    lead = member(
+        "lead",
+        [[tool_call("log_entry", entry="first"), tool_call("a", task="task a"), tool_call("b", task="task b")], "ok"],
+        tools=[m.as_tool(state="copy") for m in members] + [log_entry],
+        tool_hooks=[trail],
+        session_state={"notes": [], "log": [], "trail": []},
+        state_schema={"notes": {"type": list, "handler": union}, "log": {"type": list}, "trail": {"type": list}},
+    )
+    return lead, finished
+
+
+def test_the_callers_hooks_run_around_each_delegation_on_its_thread_one_at_a_time():
+    meet = threading.Barrier(2, timeout=30)  # both members inside at once: a hang guard, not a timing
+    lead, _ = hooked_lead(meet)
+    lead.run("go")  # one after another, the first member would wait in vain (an error result)
+    turn = lead.history[-1]
+    assert [c.result for c in turn.tool_calls] == ["logged first", "a done", "b done"]
+    # the hooks' code before each member, in call order; then each call's end, in call order
+    assert lead.session_state["trail"] == ["before task a", "before task b", "before log_entry", "after log_entry", "after task a", "after task b"]
+    assert lead.session_state["notes"] == ["worked"] and lead.session_state["log"] == ["first"]
+    assert [c.hooks[0].outcome for c in turn.tool_calls] == ["passed", "passed", "passed"]
+
+
+def test_hooked_delegations_side_by_side_are_byte_identical_over_20_runs():
+    records, orders = set(), set()
+    for _ in range(20):
+        lead, finished = hooked_lead()
+        lead.run("go")
+        orders.add(tuple(finished))
+        records.add(masked(lead))
+    assert len(records) == 1, "the same record whatever order the members finished in"
+    assert len(orders) > 1, "the members should have finished in different orders"
+
+
+def test_a_hook_that_answers_for_one_delegation_lets_the_others_go_on():
+    lead, _ = hooked_lead(veto="task a")
+    lead.run("go")
+    turn = lead.history[-1]
+    assert [c.result for c in turn.tool_calls] == ["logged first", "vetoed", "b done"]
+    assert turn.tool_calls[1].answered_by == "trail" and turn.tool_calls[1].child_run_id is None
+    assert [c.agent for c in turn.children] == ["b"]
+    assert lead.session_state["trail"] == ["before task a", "before task b", "before log_entry", "after log_entry", "after task b"]
