@@ -33,6 +33,7 @@ from .events import (
     Usage,
 )
 from .executor import ParentRun, ToolExecutor
+from .side_by_side import Running
 from .history import TurnRecord
 from .messages import Message, ToolCall
 from .models.base import REASONING_KEY, Model, ModelRequest, ModelResponse, text_chunks
@@ -260,7 +261,7 @@ class Turn:
         for tool_call, now in zip(batch, together):  # these start now, side by side
             if now:
                 yield self._emit(self._started(executor, tool_call, call))
-        running = executor.start(batch, together, call)
+        running = Running(executor, batch, together, call)
         try:
             for tool_call, now in zip(batch, together):
                 if now:
