@@ -22,7 +22,7 @@ export const TREE_WIRE = {
 function liveRun(turn, id, path) {
   const runs = turn.liveRuns || (turn.liveRuns = []);
   let run = runs.find((r) => r.run_id === id);
-  if (!run) runs.push((run = { run_id: id, path: path || [], parent: null, call: null, status: "running", duration_ms: null, text: "", textCall: null }));
+  if (!run) runs.push((run = { run_id: id, path: path || [], parent: null, call: null, order: null, status: "running", duration_ms: null, text: "", textCall: null }));
   turn.liveRunsV = (turn.liveRunsV || 0) + 1;
   return run;
 }
@@ -34,6 +34,7 @@ export function takeProgress(turn, msg) {
   const run = liveRun(turn, msg[TREE_WIRE.RUN_ID], msg[WIRE.PATH]);
   if (msg.parent !== undefined) run.parent = msg.parent;
   if (msg.call !== undefined) run.call = msg.call;
+  if (msg.order !== undefined) run.order = msg.order;
   run.status = msg.status;
   if (msg.duration_ms !== undefined) run.duration_ms = msg.duration_ms;
 }
@@ -55,13 +56,14 @@ export function keepTree(turn, msg) {
   turn.runTree = msg[TREE_WIRE.RUN_TREE] || null;
   const live = msg[TREE_WIRE.LIVE_RUNS];
   if (live) {
-    turn.liveRuns = live.map((r) => ({ run_id: r[TREE_WIRE.RUN_ID], path: r[WIRE.PATH] || [], parent: r.parent ?? null, call: r.call ?? null, status: r.status, duration_ms: r.duration_ms ?? null, text: r.text || "", textCall: null }));
+    turn.liveRuns = live.map((r) => ({ run_id: r[TREE_WIRE.RUN_ID], path: r[WIRE.PATH] || [], parent: r.parent ?? null, call: r.call ?? null, order: r.order ?? null, status: r.status, duration_ms: r.duration_ms ?? null, text: r.text || "", textCall: null }));
     turn.liveRunsV = (turn.liveRunsV || 0) + 1;
   }
 }
 
 /** The live runs that ran side by side: those of one parent started by one model call's
- * response, when there are two or more (as the finished tree's lanes group them). */
+ * response, when there are two or more (as the finished tree's lanes group them), each group in
+ * the order of the response's calls (the order their changes are applied in). */
 export function liveLanes(runs) {
   const groups = new Map();
   for (const run of runs || []) {
@@ -70,7 +72,9 @@ export function liveLanes(runs) {
     if (!groups.has(key)) groups.set(key, { parent: run.parent, call: run.call, runs: [] });
     groups.get(key).runs.push(run);
   }
-  return [...groups.values()].filter((g) => g.runs.length > 1);
+  const lanes = [...groups.values()].filter((g) => g.runs.length > 1);
+  for (const g of lanes) g.runs.sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
+  return lanes;
 }
 
 /** The key a scoped run's requests are kept under in ``store.requests`` (with ":" and the call). */

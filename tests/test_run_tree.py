@@ -227,6 +227,8 @@ def test_members_streaming_side_by_side_cost_one_item_each_per_batch(monkeypatch
         assert "".join(i[wire.EVENT_BODY]["text"] for _, i in texts if i[wire.EVENT_BODY][run_tree.RUN_ID] == child.run_id) == child.content
     starts = [m for m in sent.messages if m[wire.KIND] == run_tree.RUN_PROGRESS and m["status"] == "running"]
     assert {(m["parent"], m["call"]) for m in starts} == {(team.history[-1].run_id, 0)}  # one response's: lanes
+    # each names its place in the response, whichever started first (the lanes' order)
+    assert sorted((m["order"], "/".join(m[wire.PATH])) for m in starts) == [(0, "pair/a"), (1, "pair/b")]
 
 
 def test_a_snapshot_while_a_member_streams_holds_its_text_so_far(monkeypatch):

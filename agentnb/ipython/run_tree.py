@@ -172,16 +172,18 @@ def _bars(events: Iterable[Any], origin: float) -> Iterable[dict[str, Any]]:
 class LiveRun:
     """A run below a turn, followed while the turn runs."""
 
-    __slots__ = ("turn", "run_id", "path", "parent", "call", "status", "duration_ms", "text", "member")
+    __slots__ = ("turn", "run_id", "path", "parent", "call", "order", "status", "duration_ms", "text", "member")
 
-    def __init__(self, turn: int, event: RunStarted, call: int | None) -> None:
+    def __init__(self, turn: int, event: RunStarted, call: tuple[int, int] | None) -> None:
         self.turn = turn
         """The turn it is below."""
         self.run_id = event.run_id
         self.path = list(event.path)
         self.parent = event.parent_run_id
-        self.call = call
+        self.call = call[0] if call is not None else None
         """The model call of its parent whose response delegated to it (None: not known)."""
+        self.order = call[1] if call is not None else None
+        """Where the call that started it is among that response's calls (lanes go in this order)."""
         self.status = "running"
         self.duration_ms: float | None = None
         self.text: list[str] = []
@@ -191,7 +193,7 @@ class LiveRun:
 
     def item(self) -> dict[str, Any]:
         """As a snapshot lists it (``LIVE_RUNS``)."""
-        return {RUN_ID: self.run_id, wire.PATH: self.path, "parent": self.parent, "call": self.call, "status": self.status, "duration_ms": self.duration_ms, "text": "".join(self.text)}
+        return {RUN_ID: self.run_id, wire.PATH: self.path, "parent": self.parent, "call": self.call, "order": self.order, "status": self.status, "duration_ms": self.duration_ms, "text": "".join(self.text)}
 
 
 class Progress:
@@ -208,8 +210,11 @@ class Progress:
         self.post = post
         self.live: dict[str, LiveRun] = {}
         """Runs below the turn running now (or the last one), by run id."""
-        self.calls: dict[str, int] = {}
-        """Tool call id -> the model call whose response made it (this turn's runs)."""
+        self.calls: dict[str, tuple[int, int]] = {}
+        """Tool call id -> (the model call whose response made it, its place among that response's
+        calls as they started) (this turn's runs)."""
+        self.started: dict[tuple[str, int], int] = {}
+        """(run id, model call) -> tool calls started so far."""
 
     def __call__(self, event: Any) -> None:
         """Take one event of the agent's runs or of the runs below them."""
@@ -217,9 +222,10 @@ class Progress:
         own = self.runs.get(event.run_id)
         if own is not None:
             if kind is ToolCallStarted:
-                self.calls[event.tool_call_id] = event.call
+                self._call_started(event)
             elif kind is RunStarted:  # a new turn: what was kept of the one before goes
                 self.calls.clear()
+                self.started.clear()
                 self.live.clear()
             return
         if kind is TextDelta:
@@ -229,11 +235,16 @@ class Progress:
                 self.outbox.add_text(live.turn, live, event.call, event.text, live.member)
             return
         if kind is ToolCallStarted:
-            self.calls[event.tool_call_id] = event.call
+            self._call_started(event)
             return
         message = self.message(event)
         if message is not None:
             self.post(message)
+
+    def _call_started(self, event: ToolCallStarted) -> None:
+        key = (event.run_id, event.call)
+        place = self.started[key] = self.started.get(key, -1) + 1
+        self.calls[event.tool_call_id] = (event.call, place)
 
     def message(self, event: Any) -> dict[str, Any] | None:
         """The ``run_progress`` message for a child run's start or end, else None."""
@@ -244,7 +255,7 @@ class Progress:
             if turn is None:
                 return None
             live = self.live[event.run_id] = LiveRun(turn, event, self.calls.get(event.parent_tool_call_id or ""))
-            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, wire.PATH: live.path, "parent": live.parent, "call": live.call, "status": "running"}
+            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, wire.PATH: live.path, "parent": live.parent, "call": live.call, "order": live.order, "status": "running"}
         if isinstance(event, (RunFinished, RunFailed)):
             live = self.live.get(event.run_id)
             if live is None or live.status != "running":

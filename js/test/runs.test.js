@@ -75,8 +75,8 @@ test("a member's streamed text goes into its own live run, never into the turn's
   const model = new Model({ [WIRE.TRAIT_SNAPSHOT]: snap });
   const store = createStore(model);
   const progress = (body) => model.receive({ [WIRE.KIND]: TREE_WIRE.RUN_PROGRESS, [WIRE.TURN_INDEX]: 0, ...body });
-  progress({ [TREE_WIRE.RUN_ID]: "r1", [WIRE.PATH]: ["team", "researcher"], parent: "top", call: 0, status: "running" });
-  progress({ [TREE_WIRE.RUN_ID]: "d1", [WIRE.PATH]: ["team", "desk"], parent: "top", call: 0, status: "running" });
+  progress({ [TREE_WIRE.RUN_ID]: "r1", [WIRE.PATH]: ["team", "researcher"], parent: "top", call: 0, order: 1, status: "running" });
+  progress({ [TREE_WIRE.RUN_ID]: "d1", [WIRE.PATH]: ["team", "desk"], parent: "top", call: 0, order: 0, status: "running" });
   const text = (run, path, call, t) => ({ kind: TREE_WIRE.RUN_TEXT, [TREE_WIRE.RUN_ID]: run, [WIRE.PATH]: path, call, text: t });
   const before = store.turns[0].liveRunsV;
   model.receive(batch(4, [
@@ -92,8 +92,8 @@ test("a member's streamed text goes into its own live run, never into the turn's
   // a second model call of the desk starts a line of its own
   model.receive(event(7, 0, text("d1", ["team", "desk"], 1, "Filed.")));
   assert.equal(runs[1].text, "<img src=x onerror=alert(1)>\nFiled.");
-  // the two were started by one response of the team: they show as lanes
-  assert.deepEqual(liveLanes(runs).map((g) => g.runs.map((r) => r.run_id)), [["r1", "d1"]]);
+  // the two were started by one response of the team: they show as lanes, in the response's order
+  assert.deepEqual(liveLanes(runs).map((g) => g.runs.map((r) => r.run_id)), [["d1", "r1"]]);
   // a grandchild, alone under its parent, is no lane; text of a run not announced yet makes its node
   model.receive(event(8, 0, text("a1", ["team", "desk", "analyst"], 0, "noting")));
   progress({ [TREE_WIRE.RUN_ID]: "a1", [WIRE.PATH]: ["team", "desk", "analyst"], parent: "d1", call: 0, status: "running" });

@@ -27,8 +27,9 @@ CODE_CELLS = 7
 # Starts code on the kernel without waiting for it to finish.
 START_JS = """(code) => { window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.requestExecute({ code }); return true; }"""
 
-# A second team turn whose researcher streams its answer, then holds its end until the test
-# writes "release-member" beside the notebook (or two minutes pass).
+# A second team turn delegating to the researcher and the desk side by side; the researcher
+# streams its answer, then holds its end until the test writes "release-member" beside the
+# notebook (or two minutes pass).
 HELD_TURN = """
 import pathlib, time
 from agentnb import ScriptedModel, tool_call
@@ -43,7 +44,9 @@ class HeldStream(ScriptedModel):
             yield item
 
 researcher.model = HeldStream(["The tide comes <b>in</b> twice a day."])
-team_model.add(tool_call("delegate_task_to_member", member_id="researcher", task="how often?"), "Twice a day.")
+desk_model.add("Filed under tides.")
+team_model.add([tool_call("delegate_task_to_member", member_id="researcher", task="how often?"),
+                tool_call("delegate_task_to_member", member_id="desk", task="file it")], "Twice a day.")
 team.run("How often do tides come in?")
 """
 
@@ -129,12 +132,19 @@ def test_from_the_team_cell_to_a_grandchild_run(lab_server: Callable[..., tuple[
             node = inspector.locator(".anb-runs-live .anb-run-node[data-path='team/researcher']")
             expect(node.locator(".anb-run-text")).to_have_text("The tide comes <b>in</b> twice a day.", timeout=30_000)
             expect(node).to_contain_text("running")
+            # the two delegations of one response, side by side: the researcher's lane has its text too
+            lanes = inspector.locator(".anb-lanes-live .anb-lane")
+            expect(lanes).to_have_count(2)
+            expect(lanes.nth(0)).to_have_attribute("data-agent", "researcher")
+            expect(lanes.nth(0).locator(".anb-run-text")).to_have_text("The tide comes <b>in</b> twice a day.")
+            expect(lanes.nth(1)).to_have_attribute("data-agent", "desk")
             expect(inspector.locator(".anb-runs-live b")).to_have_count(0)  # a model's text is never markup
             expect(inspector).to_have_attribute("data-status", "running")  # still held: it streamed live
             inspector.screenshot(path=str(ARTIFACTS / "teams-member-streaming.png"))
             (work / "release-member").write_text("")
             expect(inspector).to_have_attribute("data-status", "ok", timeout=30_000)
-            expect(inspector.locator(".anb-run-node")).to_have_count(2)  # the finished tree: team, researcher
+            expect(inspector.locator(".anb-run-node")).to_have_count(3)  # the finished tree: team, researcher, desk
+            expect(inspector.locator(".anb-lane")).to_have_count(2)
             assert not console_errors, console_errors
         finally:
             browser.close()
