@@ -360,3 +360,29 @@ def test_a_handoffs_filtered_history_is_labelled_and_counted_message_by_message(
     assert tokens.user_sections == (2,)
     # the history is sent, so it is in the prompt's total (it was counted nowhere before)
     assert tokens.total == tokens.system + tokens.history + 6 + tokens.user + (tokens.template or 0)
+
+
+def test_a_members_record_and_preview_break_its_message_down_by_what_the_team_added():
+    counter = WordCounter()
+    b = Agent("b", model=Counted(["B1", "B2"]))
+    team = Team("t", members=[b], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="b", task="one"), "done 1", tool_call("delegate_task_to_member", member_id="b", task="two more"), "done 2"]), add_team_history_to_members=True)
+    team.run("turn one")
+    team.run("turn two")
+    child = team.history[-1].children[0]
+    history, task = child.prompt.user_sections
+    counts = (counter.count(history.text), counter.count(task.text))
+    assert counts[1] == 2
+    line = f"user message {child.prompt.tokens.user} (add_team_history_to_members {counts[0]} · task (delegate_task_to_member) {counts[1]})"
+    assert line in turn_text(child)
+    # what %agentnb preview t/b shows: the same parts, counted by the member's counter
+    observation = team.observe_member("b", "three")
+    assert [s.source for s in observation.user_sections] == ["add_team_history_to_members", "task (delegate_task_to_member)"]
+    assert observation.tokens.user_sections == tuple(counter.count(s.text) for s in observation.user_sections)
+    # a handoff's history is its own part of the prompt's cost
+    refunds = Agent("refunds", model=Counted(["Refunded."]))
+    triage = Agent("triage", model=ScriptedModel(["hello there", tool_call("transfer_to_refunds")]), handoffs=[refunds], add_history_to_context=True)
+    triage.run("my order is late")
+    triage.run("refund please")
+    handed = triage.history[-1].children[0]
+    assert handed.prompt.tokens.earlier_sections == (4, 2)  # "my order is late", "hello there"
+    assert "handoff history 6 · user message 2)" in turn_text(handed)
