@@ -3,10 +3,12 @@ siblings on one snapshot merged in call order, conflicts refused with a clear re
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -288,15 +290,53 @@ def union(current, new):
     return list(current) + [x for x in new if x not in current]
 
 
-def mixed_lead() -> tuple[Agent, list[str]]:
+class FinishOrder:
+    """Makes members that run side by side finish in a given order, whatever the machine's load:
+    each one's tool waits until the member before it in ``order`` has finished its run."""
+
+    def __init__(self, order: tuple[str, ...]) -> None:
+        self.order = order
+        self.done = {name: threading.Event() for name in order}
+        self.finished: list[str] = []
+        """The order they finished in, as their run_finished events said."""
+
+    def wait_turn(self, name: str) -> None:
+        place = self.order.index(name)
+        if place:
+            assert self.done[self.order[place - 1]].wait(timeout=30)  # a hang guard, not a timing
+
+    def watch(self, agent: Agent) -> None:
+        def on_event(event: Any) -> None:
+            if event.kind == "run_finished":
+                self.finished.append(agent.name)
+                self.done[agent.name].set()
+
+        agent.subscribe(on_event)
+
+
+def ordered_note(name: str, order: FinishOrder):
+    def slow_note(note: str, session_state) -> str:
+        """Add a note once the member before this one finished."""
+        order.wait_turn(name)
+        session_state["notes"].append(note)
+        return note
+
+    return slow_note
+
+
+ORDERS = list(itertools.permutations(("a", "b", "c")))
+
+
+def mixed_lead(order: tuple[str, ...] = ("a", "b", "c")) -> tuple[Agent, list[str]]:
     """A lead whose one response mixes three copy delegations with two ordinary calls; the members
-    finish in a random order. Returns the lead and the order they finished in."""
-    finished: list[str] = []
+    finish in ``order``. Returns the lead and the order they finished in."""
+    finish = FinishOrder(order)
     members = []
     for name in ("a", "b", "c"):
-        m = member(name, [tool_call("slow_note", note=f"from {name}"), f"{name} done"], tools=[slow_note], session_state={f"own_{name}": 0})
-        m.subscribe(lambda e, n=name: finished.append(n) if e.kind == "run_finished" else None)
+        m = member(name, [tool_call("slow_note", note=f"from {name}"), f"{name} done"], tools=[ordered_note(name, finish)], session_state={f"own_{name}": 0})
+        finish.watch(m)
         members.append(m)
+    finished = finish.finished
     lead = member(
         "lead",
         [[tool_call("a", task="x"), tool_call("log_entry", entry="one"), tool_call("b", task="y"), tool_call("log_entry", entry="two"), tool_call("c", task="z"), tool_call("read_notes")], "combined"],
@@ -317,13 +357,15 @@ def masked(lead: Agent) -> str:
 
 def test_a_response_mixing_delegations_and_tool_calls_is_byte_identical_over_20_runs():
     records, orders = set(), set()
-    for _ in range(20):
-        lead, finished = mixed_lead()
+    for run in range(20):
+        order = random.choice(ORDERS) if run >= len(ORDERS) else ORDERS[run]  # every order, then random ones
+        lead, finished = mixed_lead(order)
         lead.run("go")
+        assert tuple(finished) == order
         orders.add(tuple(finished))
         records.add(masked(lead))
     assert len(records) == 1, "the same record whatever order the members finished in"
-    assert len(orders) > 1, "the members should have finished in different orders"
+    assert len(orders) == 6
     lead, _ = mixed_lead()
     lead.run("go")
     turn = lead.history[-1]
@@ -391,18 +433,23 @@ def test_a_live_delegation_in_a_mixed_response_runs_in_order_on_the_callers_thre
 # -- the caller's tool hooks around delegations that run side by side ----------------------------
 
 
-def hooked_lead(meet: threading.Barrier | None = None, veto: str | None = None) -> tuple[Agent, list[str]]:
+def hooked_lead(meet: threading.Barrier | None = None, veto: str | None = None, order: tuple[str, ...] = ("a", "b")) -> tuple[Agent, list[str]]:
     """A lead with a hook that writes its state before and after each call, delegating to two
-    members at once (and one ordinary call before them); the members finish in a random order."""
-    finished: list[str] = []
+    members at once (and one ordinary call before them); the members finish in ``order``."""
+    finish = FinishOrder(order)
+    finished = finish.finished
 
-    def work(session_state) -> str:
-        """Work for a random while (and, with ``meet``, wait for the sibling)."""
-        if meet is not None:
-            meet.wait()
-        time.sleep(random.uniform(0, 0.01))
-        session_state["notes"].append("worked")
-        return "worked"
+    def worker(name: str):
+        def work(session_state) -> str:
+            """Work (with ``meet``, wait for the sibling; else finish in turn)."""
+            if meet is not None:
+                meet.wait()
+            else:
+                finish.wait_turn(name)
+            session_state["notes"].append("worked")
+            return "worked"
+
+        return work
 
     def trail(function_name, arguments, function_call, session_state):
         who = arguments.get("task", function_name)
@@ -415,8 +462,8 @@ def hooked_lead(meet: threading.Barrier | None = None, veto: str | None = None) 
 
     members = []
     for name in ("a", "b"):
-        m = member(name, [tool_call("work"), f"{name} done"], tools=[work])
-        m.subscribe(lambda e, n=name: finished.append(n) if e.kind == "run_finished" else None)
+        m = member(name, [tool_call("work"), f"{name} done"], tools=[worker(name)])
+        finish.watch(m)
         members.append(m)
     lead = member(
         "lead",
@@ -443,17 +490,19 @@ def test_the_callers_hooks_run_around_each_delegation_on_its_thread_one_at_a_tim
 
 def test_hooked_delegations_side_by_side_are_byte_identical_over_20_runs():
     records, orders = set(), set()
-    for _ in range(20):
-        lead, finished = hooked_lead()
+    for run in range(20):
+        order = ("a", "b") if run % 2 else ("b", "a")
+        lead, finished = hooked_lead(order=order)
         lead.run("go")
+        assert tuple(finished) == order
         orders.add(tuple(finished))
         records.add(masked(lead))
     assert len(records) == 1, "the same record whatever order the members finished in"
-    assert len(orders) > 1, "the members should have finished in different orders"
+    assert len(orders) == 2
 
 
 def test_a_hook_that_answers_for_one_delegation_lets_the_others_go_on():
-    lead, _ = hooked_lead(veto="task a")
+    lead, _ = hooked_lead(veto="task a", order=("b", "a"))  # b waits for no one
     lead.run("go")
     turn = lead.history[-1]
     assert [c.result for c in turn.tool_calls] == ["logged first", "vetoed", "b done"]
