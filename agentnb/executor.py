@@ -151,18 +151,18 @@ class ToolExecutor:
     def run(self, tool_call: ToolCall, call: int, batch: Batch | None = None) -> ToolCallFinished:
         """Run one call; its state changes wait in ``tracker.pending``."""
         if self.is_delegation(tool_call.name) and self.parent is not None:
-            return self._settle(*self._open(tool_call, call, self.tracker.snapshot), batch or Batch())
+            return self.settle_delegation(*self._open(tool_call, call, self.tracker.snapshot), batch or Batch())
         return self._run(tool_call, call)
 
     def _open(self, tool_call: ToolCall, call: int, snapshot: Any) -> tuple[Any, Any, ToolCallFinished | None]:
         """A delegation up to its child run's end; nothing of the parent's state is touched."""
         done = Finish(self.ctx.run_id, call, tool_call)
-        checked = self._check(tool_call, done)
+        checked = self.check_call(tool_call, done)
         if isinstance(checked, ToolCallFinished):
             return done, None, checked
-        return self._delegate(done, *checked, tool_call, snapshot)
+        return self.delegate(done, *checked, tool_call, snapshot)
 
-    def _delegate(self, done: Finish, tool: Tool, arguments: dict[str, Any], tool_call: ToolCall, snapshot: Any, on_link: Any = None) -> tuple[Any, Any, None]:
+    def delegate(self, done: Finish, tool: Tool, arguments: dict[str, Any], tool_call: ToolCall, snapshot: Any, on_link: Callable[[str, str], Any] | None = None) -> tuple[Any, Any, None]:
         """A checked delegation's chain, its child run inside (on any thread)."""
         site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)  # type: ignore[attr-defined]
         with site.activate():
@@ -173,7 +173,7 @@ class ToolExecutor:
         """The hooks a call of ``tool`` goes through: the agent's, else the tool's own (Agno)."""
         return self.hooks or tool.tool_hooks or []
 
-    def _settle(self, done: Finish, opened: Any, failed: ToolCallFinished | None, batch: Batch) -> ToolCallFinished:
+    def settle_delegation(self, done: Finish, opened: Any, failed: ToolCallFinished | None, batch: Batch) -> ToolCallFinished:
         """A delegation's end, on the parent's thread: adopt the child run, apply its changes."""
         if failed is not None:
             return failed
@@ -198,7 +198,7 @@ class ToolExecutor:
 
     def _run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
         done = Finish(self.ctx.run_id, call, tool_call)
-        checked = self._check(tool_call, done)
+        checked = self.check_call(tool_call, done)
         if isinstance(checked, ToolCallFinished):
             return checked
         tool, arguments = checked
@@ -231,7 +231,7 @@ class ToolExecutor:
             return done.failed("state_error", message, hooks=steps, answered_by=outcome.answered_by)
         return done.ok(result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=tuple(changed))
 
-    def _check(self, tool_call: ToolCall, done: Finish) -> tuple[Tool, dict[str, Any]] | ToolCallFinished:
+    def check_call(self, tool_call: ToolCall, done: Finish) -> tuple[Tool, dict[str, Any]] | ToolCallFinished:
         """The tool and its checked arguments, or the call's error: no such tool, arguments that
         are not JSON, arguments that do not fit the schema."""
         if tool_call.problem is not None:

@@ -43,7 +43,7 @@ class Running:
         for i, (tool_call, now) in enumerate(zip(calls, together)):
             if now:
                 done = Finish(executor.ctx.run_id, call, tool_call)
-                checked = executor._check(tool_call, done)
+                checked = executor.check_call(tool_call, done)
                 opened[i] = (done, None, checked) if isinstance(checked, ToolCallFinished) else (done, checked, tool_call)
         started = [i for i, (_, checked, _) in opened.items() if checked is not None]
         # Hooks of the caller around the delegations write its state: they take turns (``Baton``).
@@ -61,7 +61,7 @@ class Running:
             if checked is None:
                 self.failed[i] = (done, None, rest)
                 continue
-            work = executor._delegate if self.baton is None else self._taking_turns(started.index(i), self.ends + i)
+            work = executor.delegate if self.baton is None else self._taking_turns(started.index(i), self.ends + i)
             self.futures[i] = self.pool.submit(contextvars.copy_context().run, work, done, *checked, rest, snapshot)
 
     def _taking_turns(self, before: int, end: int) -> Callable[..., Any]:
@@ -90,7 +90,7 @@ class Running:
 
             baton.take(before)
             try:
-                return executor._delegate(done, tool, arguments, tool_call, snapshot, on_link)
+                return executor.delegate(done, tool, arguments, tool_call, snapshot, on_link)
             finally:
                 if not where["in"]:  # answered or stopped by a hook: the member never ran
                     handed_over()
@@ -107,10 +107,10 @@ class Running:
         future = self.futures.get(i)
         if future is None:
             self._take(self.ends + i)
-            return self.executor._settle(*self.failed[i], self.batch)
+            return self.executor.settle_delegation(*self.failed[i], self.batch)
         opened = future.result()
         self.held = self.ends + i if self.baton is not None else None  # taken by its thread
-        return self.executor._settle(*opened, self.batch)
+        return self.executor.settle_delegation(*opened, self.batch)
 
     def run(self, tool_call: ToolCall) -> ToolCallFinished:
         """Another call, run now on the parent's thread; the paths it changes are noted, so a
