@@ -171,7 +171,9 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
             if not all(isinstance(m, Message) for m in earlier):
                 raise DelegationError(f"input_filter of the handoff to {target.name!r} must return messages")
         sections = (PromptSection(source=f"handoff ({spec.tool_name})", text=message, start=0, end=len(message)),)
-        (record,) = site.run_members([Assignment(target, message, sections, tuple(earlier), label=message)])
+        cause = f"handoff ({spec.tool_name}) history" + (", after input_filter" if spec.input_filter is not None else "")
+        labelled = tuple(PromptSection(source=f"{cause}: {m.role}", text=m.text, start=0, end=len(m.text)) for m in earlier)
+        (record,) = site.run_members([Assignment(target, message, sections, tuple(earlier), label=message, earlier_sections=labelled)])
         check_failed(record)
         return record.content or ""
 

@@ -35,6 +35,7 @@ from .executor import ParentRun
 from .frozen import thaw
 from .loop import Lineage
 from .messages import Message
+from .observe import count_added
 from .records import TurnRecord
 from .run_context import RunContext
 from .runs import RunInput
@@ -63,6 +64,8 @@ class Assignment:
     """That message's parts and the options that produced them."""
     earlier: tuple[Message, ...] = ()
     """Messages sent before it (a handoff's filtered history)."""
+    earlier_sections: tuple[PromptSection, ...] = ()
+    """Those messages as the member's prompt labels them (one section each, with what put it there)."""
     label: str = ""
     """The task as the leader wrote it (for interaction blocks and records)."""
     state_values: Mapping[str, Any] = field(default_factory=dict)
@@ -257,9 +260,15 @@ class DelegationSite:
             outward(event)
 
         turn.setup.emit, turn.setup.emit_child = emit, emit_child
-        if assignment.sections:
+        if assignment.sections or assignment.earlier_sections:
             prepare = turn.setup.prepare
-            turn.setup.prepare = lambda ctx, on_context: replace(prepare(ctx, on_context), user_sections=assignment.sections)
+
+            def labelled(ctx: RunContext, on_context: Any) -> Any:
+                # What the team added, labelled by what produced it, and counted like the rest.
+                prepared = replace(prepare(ctx, on_context), user_sections=assignment.sections, earlier_sections=assignment.earlier_sections)
+                return replace(prepared, tokens=count_added(member, prepared))
+
+            turn.setup.prepare = labelled
         for _ in turn.events():
             pass
         return turn.record
@@ -388,8 +397,12 @@ def _explicit_handlers(agent: Any) -> dict[str, Any]:
 
 def _conflict_text(run: ChildRun, other: str, path: str, key: str, why: str = "") -> str:
     extra = f" ({why})" if why else ""
+    if other.startswith("tool:"):  # a call of the response run while the member ran (executor.Running)
+        both = f"{run.member!r} and the {other[5:]!r} call before it both changed {path} in one response ({run.member!r} ran beside that call, on the state from before it)"
+    else:
+        both = f"{run.member!r} and {other!r} both changed {path} in delegations of one response"
     return (
-        f"{run.member!r} and {other!r} both changed {path} in delegations of one response{extra}; "
+        f"{both}{extra}; "
         f"the changes of {run.member!r} were not merged (they stay in its own run, its turn {run.record.number}). "
         f"Give {key!r} a merge handler (state_schema={{{key!r}: {{'type': ..., 'handler': fn}}}}), "
         f"or delegate these tasks one at a time."

@@ -116,11 +116,18 @@ class PromptTokens:
     """Tokens of the user message."""
     template: int | None = None
     """Tokens the chat template adds around the messages (None when unknown)."""
+    user_sections: tuple[int, ...] = ()
+    """Tokens of each labelled part of the user message (a delegated run's task and the blocks
+    its team added), in order; parts of ``user``, not added to it."""
+    earlier_sections: tuple[int, ...] = ()
+    """Tokens of each message given before the user message and labelled (a handoff's
+    conversation after its ``input_filter``), in order."""
 
     @property
     def total(self) -> int:
-        """System prompt, history, user message and template overhead together."""
-        return self.system + self.history + self.user + (self.template or 0)
+        """System prompt, history, the labelled messages before the user's, user message and
+        template overhead together."""
+        return self.system + self.history + sum(self.earlier_sections) + self.user + (self.template or 0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,6 +230,9 @@ class PromptRendered:
     """The user message's parts, when something other than the user wrote them: a delegated
     run's task and the blocks its team added (``<member_interaction_context>``,
     ``<team_history_context>``), each with the option that produced it."""
+    earlier_sections: tuple[PromptSection, ...] = ()
+    """Messages sent before the user message, one section each, labelled by what put them there
+    (a handoff's conversation after its ``input_filter``)."""
     notes: tuple[str, ...] = ()
     """Options that were set but had no effect on the prompt, and why."""
     hidden_keys: tuple[str, ...] = ()

@@ -97,24 +97,21 @@ class ToolExecutor:
         """Whether the tool ``name`` starts a child run (agent as tool, team member, handoff)."""
         return getattr(self.tools.get(name), "delegation", None) is not None
 
-    def parallel(self, calls: Sequence[ToolCall]) -> bool:
-        """Whether a batch runs concurrently: two or more calls, all of them delegations to
-        different members, and no tool hooks of the parent's (they write the parent's state)."""
-        if len(calls) < 2 or self.hooks or self.parent is None or not all(self.is_delegation(c.name) for c in calls):
-            return False
-        members = [self.tools[c.name].delegation.parallel_key(c) for c in calls]  # type: ignore[attr-defined]
-        return None not in members and len(set(members)) == len(members)
-
-    def run_batch(self, calls: Sequence[ToolCall], call: int) -> Iterator[ToolCallFinished]:
-        """Run delegations concurrently, each on the same snapshot of the state; what each
-        brings up is applied in call order (never completion order), so a re-run is identical.
-        Each is settled as its result is taken, so its state changes come before the next's."""
-        snapshot, batch = self.tracker.snapshot, Batch()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=len(calls)) as pool:
-            futures = [pool.submit(contextvars.copy_context().run, self._open, c, call, snapshot) for c in calls]
-            opened = [f.result() for f in futures]
-        for item in opened:
-            yield self._settle(*item, batch)
+    def side_by_side(self, calls: Sequence[ToolCall]) -> list[bool]:
+        """Which calls of a batch run concurrently (in the order given; all False: one after
+        another). The ``copy`` / ``none`` delegations, when there is another call to run beside
+        them: ordinary calls and ``live`` delegations (which share the parent's state) run in
+        order on the parent's thread meanwhile. Not when two delegations may go to one member (or
+        to a member not known before the call: a broadcast, a bad ``member_id``)."""
+        none = [False] * len(calls)
+        if len(calls) < 2 or self.parent is None:
+            return none
+        delegations = [self.tools[c.name].delegation if self.is_delegation(c.name) else None for c in calls]  # type: ignore[attr-defined]
+        members = [d.member_key(c) for d, c in zip(delegations, calls) if d is not None]
+        if None in members or len(set(members)) < len(members):
+            return none
+        together = [d is not None and d.parallel_key(c) is not None for d, c in zip(delegations, calls)]
+        return together if any(together) else none
 
     def source_of(self, name: str) -> str | None:
         """Where the tool ``name`` comes from when not from Python here (an MCP server)."""
@@ -151,26 +148,32 @@ class ToolExecutor:
         reads = {key for key, param in (tool.inputs_from_state or {}).items() if param not in sent}
         return reads, set(tool.outputs_to_state or {})
 
-    def run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
+    def run(self, tool_call: ToolCall, call: int, batch: Batch | None = None) -> ToolCallFinished:
         """Run one call; its state changes wait in ``tracker.pending``."""
         if self.is_delegation(tool_call.name) and self.parent is not None:
-            return self._settle(*self._open(tool_call, call, self.tracker.snapshot), Batch())
+            return self.settle_delegation(*self._open(tool_call, call, self.tracker.snapshot), batch or Batch())
         return self._run(tool_call, call)
 
     def _open(self, tool_call: ToolCall, call: int, snapshot: Any) -> tuple[Any, Any, ToolCallFinished | None]:
-        """A delegation up to its child run's end (on any thread); nothing of the parent's
-        state is touched here."""
-        done = _Finish(self.ctx.run_id, call, tool_call)
-        checked = self._check(tool_call, done)
+        """A delegation up to its child run's end; nothing of the parent's state is touched."""
+        done = Finish(self.ctx.run_id, call, tool_call)
+        checked = self.check_call(tool_call, done)
         if isinstance(checked, ToolCallFinished):
             return done, None, checked
-        tool, arguments = checked
+        return self.delegate(done, *checked, tool_call, snapshot)
+
+    def delegate(self, done: Finish, tool: Tool, arguments: dict[str, Any], tool_call: ToolCall, snapshot: Any, on_link: Callable[[str, str], Any] | None = None) -> tuple[Any, Any, None]:
+        """A checked delegation's chain, its child run inside (on any thread)."""
         site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)  # type: ignore[attr-defined]
         with site.activate():
-            outcome = run_chain(tool, arguments, self.hooks or tool.tool_hooks or [], self.ctx)
+            outcome = run_chain(tool, arguments, self.hooks_of(tool), self.ctx, on_link=on_link)
         return done, (tool, site, outcome), None
 
-    def _settle(self, done: _Finish, opened: Any, failed: ToolCallFinished | None, batch: Batch) -> ToolCallFinished:
+    def hooks_of(self, tool: Tool) -> list[Callable[..., Any]]:
+        """The hooks a call of ``tool`` goes through: the agent's, else the tool's own (Agno)."""
+        return self.hooks or tool.tool_hooks or []
+
+    def settle_delegation(self, done: Finish, opened: Any, failed: ToolCallFinished | None, batch: Batch) -> ToolCallFinished:
         """A delegation's end, on the parent's thread: adopt the child run, apply its changes."""
         if failed is not None:
             return failed
@@ -194,8 +197,8 @@ class ToolExecutor:
         return done.ok(result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=changed, **extra)
 
     def _run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
-        done = _Finish(self.ctx.run_id, call, tool_call)
-        checked = self._check(tool_call, done)
+        done = Finish(self.ctx.run_id, call, tool_call)
+        checked = self.check_call(tool_call, done)
         if isinstance(checked, ToolCallFinished):
             return checked
         tool, arguments = checked
@@ -228,7 +231,7 @@ class ToolExecutor:
             return done.failed("state_error", message, hooks=steps, answered_by=outcome.answered_by)
         return done.ok(result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=tuple(changed))
 
-    def _check(self, tool_call: ToolCall, done: _Finish) -> tuple[Tool, dict[str, Any]] | ToolCallFinished:
+    def check_call(self, tool_call: ToolCall, done: Finish) -> tuple[Tool, dict[str, Any]] | ToolCallFinished:
         """The tool and its checked arguments, or the call's error: no such tool, arguments that
         are not JSON, arguments that do not fit the schema."""
         if tool_call.problem is not None:
@@ -282,7 +285,7 @@ class ToolExecutor:
             )
 
 
-class _Finish:
+class Finish:
     """Builds the ToolCallFinished of one call: its result, or its error bounded in size."""
 
     def __init__(self, run_id: str, call: int, tool_call: ToolCall) -> None:
@@ -336,4 +339,4 @@ def _overlap(reads: set[str] | None, writes: set[str] | None) -> bool:
     return bool(reads & writes)
 
 
-__all__ = ["Batch", "ParentRun", "Site", "ToolExecutor"]
+__all__ = ["Batch", "Finish", "ParentRun", "Site", "ToolExecutor"]

@@ -33,6 +33,7 @@ from .events import (
     Usage,
 )
 from .executor import ParentRun, ToolExecutor
+from .side_by_side import Running
 from .history import TurnRecord
 from .messages import Message, ToolCall
 from .models.base import REASONING_KEY, Model, ModelRequest, ModelResponse, text_chunks
@@ -178,6 +179,7 @@ class Turn:
                 sections=prepared.sections,
                 user_prompt=prepared.user_prompt,
                 user_sections=prepared.user_sections,
+                earlier_sections=prepared.earlier_sections,
                 notes=prepared.notes,
                 hidden_keys=prepared.hidden_keys,
                 unused_keys=prepared.unused_keys,
@@ -244,26 +246,44 @@ class Turn:
         yield self._emit(RunFinished(run_id=run_id, content=record.content, usage=record.usage, usage_total=record.usage + self.children_usage, duration_ms=record.duration_ms, model_calls=self._model_calls, tool_calls=self._tool_calls))
 
     def _act(self, executor: ToolExecutor, calls: tuple[ToolCall, ...], call: int, context: list[ContextRetrieved], messages: list[Message], wire: list[dict[str, Any]]) -> Iterator[Event]:
-        """Run one response's tool calls: in the model's order (read-after-write first), or
-        delegations side by side on one snapshot, their results applied in call order."""
+        """Run one response's tool calls: in the model's order (read-after-write first); its
+        ``copy`` / ``none`` delegations side by side on one snapshot while the other calls run in
+        order, every result applied in call order."""
         run_id = self.ctx.run_id
         batch = executor.schedule(calls)
-        if executor.parallel(batch):
+        together = executor.side_by_side(batch)
+        if not any(together):
             for tool_call in batch:
-                yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, at=time.time()))
-            for tool_call, finished in zip(batch, executor.run_batch(batch, call)):
-                yield from self._flush()
-                yield from self._finished(tool_call, finished, messages, wire)
+                yield self._emit(self._started(executor, tool_call, call))
+                finished = executor.run(tool_call, call)
+                yield from self._after(tool_call, finished, context, messages, wire)
             return
-        for tool_call in batch:
-            source = executor.source_of(tool_call.name)
-            yield self._emit(ToolCallStarted(run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, source=source, at=time.time()))
-            finished = executor.run(tool_call, call)
-            for retrieved in context:
-                yield self._emit(retrieved)
-            context.clear()
-            yield from self._flush()
-            yield from self._finished(tool_call, finished, messages, wire)
+        for tool_call, now in zip(batch, together):  # these start now, side by side
+            if now:
+                yield self._emit(self._started(executor, tool_call, call))
+        running = Running(executor, batch, together, call)
+        try:
+            for tool_call, now in zip(batch, together):
+                if now:
+                    finished = running.finish(tool_call)
+                else:  # an ordinary call (or a live delegation): in order, on this thread
+                    yield self._emit(self._started(executor, tool_call, call))
+                    finished = running.run(tool_call)
+                yield from self._after(tool_call, finished, context, messages, wire)
+        finally:
+            running.close()
+
+    def _started(self, executor: ToolExecutor, tool_call: ToolCall, call: int) -> ToolCallStarted:
+        source = executor.source_of(tool_call.name)
+        return ToolCallStarted(run_id=self.ctx.run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, source=source, at=time.time())
+
+    def _after(self, tool_call: ToolCall, finished: ToolCallFinished, context: list[ContextRetrieved], messages: list[Message], wire: list[dict[str, Any]]) -> Iterator[Event]:
+        """A call's end: the context it retrieved, its state changes, its result."""
+        for retrieved in context:
+            yield self._emit(retrieved)
+        context.clear()
+        yield from self._flush()
+        yield from self._finished(tool_call, finished, messages, wire)
 
     def _finished(self, tool_call: ToolCall, finished: ToolCallFinished, messages: list[Message], wire: list[dict[str, Any]]) -> Iterator[Event]:
         yield self._emit(finished)

@@ -22,7 +22,7 @@ from .messages import Message
 from .prompt import PromptOptions, RenderedPrompt, TemplateMap, render_system_prompt, resolve_template
 from .run_context import RunContext, call_with
 from .state import State, render_state
-from .tokens import count_prompt, counter_for
+from .tokens import count_prompt, count_sections, counter_for
 from .tools import Tool
 
 
@@ -73,6 +73,8 @@ class Prepared:
     """What the prompt costs in tokens, by section."""
     user_sections: tuple[PromptSection, ...] = ()
     """The user message's parts and the options that produced them (a delegated run's task)."""
+    earlier_sections: tuple[PromptSection, ...] = ()
+    """Messages before the user message, labelled by what put them there (a handoff's history)."""
 
 
 class Observation(tuple):
@@ -251,7 +253,21 @@ def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = Fa
     history = [m.text for m in prepared.messages[start : start + prepared.history]]
     # Only a counter that knows the chat template needs the messages in the wire format.
     wire = [m.to_openai() for m in prepared.messages] if counter.knows_template else ()
-    return count_prompt(counter, prepared.sections, prepared.system_prompt, prepared.user_prompt, history, wire)
+    return count_prompt(counter, prepared.sections, prepared.system_prompt, prepared.user_prompt, history, wire, prepared.user_sections, prepared.earlier_sections)
+
+
+def count_added(agent: AgentSetup, prepared: Prepared) -> PromptTokens | None:
+    """``prepared``'s counts with its labelled user-message parts and earlier messages counted
+    too, by the same counter (what a delegation adds after ``prepare``; the rest is not counted
+    again)."""
+    if prepared.tokens is None:
+        return None
+    counter = counter_for(agent.model)
+    return replace(
+        prepared.tokens,
+        user_sections=count_sections(counter, prepared.user_sections),
+        earlier_sections=count_sections(counter, prepared.earlier_sections),
+    )
 
 
 def _user_prompt(

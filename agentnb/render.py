@@ -110,7 +110,14 @@ def tokens_text(prompt: PromptRendered | None) -> str | None:
     parts = [f"{source} {count_text(tokens, count)}" for source, count in by_source.items()]
     if tokens.history:
         parts.append(f"earlier turns {count_text(tokens, tokens.history)}")
-    parts.append(f"user message {count_text(tokens, tokens.user)}")
+    earlier = tokens.earlier_sections
+    if earlier:  # a handoff's history, sent before the user message
+        parts.append(f"handoff history {count_text(tokens, sum(earlier))}")
+    user = f"user message {count_text(tokens, tokens.user)}"
+    sections = getattr(prompt, "user_sections", ()) or ()
+    if len(sections) > 1 and len(tokens.user_sections) == len(sections):  # what a team added to it
+        user += " (" + " · ".join(f"{s.source} {count_text(tokens, n)}" for s, n in zip(sections, tokens.user_sections)) + ")"
+    parts.append(user)
     if tokens.template is not None:
         parts.append(f"chat template {count_text(tokens, tokens.template)}")
     how = tokens.counter if tokens.exact else f"≈ estimate: {tokens.note}" if tokens.note else "≈ estimate"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .agent import Agent
@@ -19,6 +20,7 @@ from .delegates import check_failed, member_id, task_sections
 from .delegation import Assignment, Delegation, current_site
 from .errors import DelegationError, TeamDefinitionError
 from .run_context import RunContext
+from .tokens import count_sections, counter_for
 from .tools import Tool
 
 MODES = ("coordinate", "route", "broadcast")
@@ -149,6 +151,8 @@ class Team(Agent):
                 member.state.replace_data(own)
                 member.state.frozen(consume=True)
         observation.user_sections = sections
+        if observation.tokens is not None:  # what the team adds, counted as in a run (tokens.py)
+            observation.tokens = replace(observation.tokens, user_sections=count_sections(counter_for(member.model), sections))
         return observation
 
     def all_tools(self) -> list[Tool]:

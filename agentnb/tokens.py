@@ -15,6 +15,7 @@ Counting never fails a run: a counter that raises gives way to the estimate, wit
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 from collections.abc import Mapping, Sequence
@@ -151,15 +152,29 @@ def count_prompt(
     user_prompt: str,
     history: Sequence[str] = (),
     messages: Sequence[Mapping[str, Any]] = (),
+    user_sections: Sequence[PromptSection] = (),
+    earlier_sections: Sequence[PromptSection] = (),
 ) -> PromptTokens:
     """What the prompt costs: each system-prompt section, the whole system prompt, the earlier
     turns sent as context (``history``: their texts), the user message and, where the counter
-    knows it, the chat template's overhead around ``messages`` (the request's messages)."""
+    knows it, the chat template's overhead around ``messages`` (the request's messages); and each
+    labelled part of the user message and labelled message before it (a delegated run's)."""
     try:
-        return _count(counter, sections, system_prompt, user_prompt, history, messages)
+        tokens = _count(counter, sections, system_prompt, user_prompt, history, messages)
     except Exception as exc:  # a tokenizer that fails (a server gone) must not fail the run
-        fallback = TokenCounter(f"{counter.name} failed ({type(exc).__name__}: {exc})")
-        return _count(fallback, sections, system_prompt, user_prompt, history, messages)
+        counter = TokenCounter(f"{counter.name} failed ({type(exc).__name__}: {exc})")
+        tokens = _count(counter, sections, system_prompt, user_prompt, history, messages)
+    if not user_sections and not earlier_sections:
+        return tokens
+    return dataclasses.replace(tokens, user_sections=count_sections(counter, user_sections), earlier_sections=count_sections(counter, earlier_sections))
+
+
+def count_sections(counter: TokenCounter, sections: Sequence[PromptSection]) -> tuple[int, ...]:
+    """Tokens of each section's text, by ``counter`` (the estimate when it fails)."""
+    try:
+        return tuple(counter.count(s.text) for s in sections)
+    except Exception:  # a tokenizer that fails must not fail the run
+        return tuple(estimate_tokens(s.text) for s in sections)
 
 
 def _count(
@@ -192,6 +207,7 @@ __all__ = [
     "BpeCounter",
     "TokenCounter",
     "count_prompt",
+    "count_sections",
     "counter_for",
     "counter_for_label",
     "encoding_for_model",

@@ -108,6 +108,8 @@ export function tokenParts(tokens) {
   if (!tokens) return [];
   const parts = [];
   if (tokens.history) parts.push(["earlier turns", tokens.history]);
+  const handed = (tokens.earlier_sections || []).reduce((n, x) => n + x, 0); // a handoff's history
+  if (handed) parts.push(["handoff history", handed]);
   parts.push(["user message", tokens.user]);
   if (tokens.template !== null && tokens.template !== undefined) parts.push(["chat template", tokens.template]);
   parts.push(["total", tokens.total]);

@@ -17,7 +17,7 @@ import { decodeMessage, decodeTrait, traitSeq } from "./message.js";
 import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
 import { PARTS, applyEvent, blankTurn, bump, loadTurn, stubTurn, turnFromSummary } from "./turn.js";
-import { TREE_WIRE, keepTree, scopedTurn, takeProgress } from "./runs.js";
+import { TREE_WIRE, keepTree, scopedTurn, takeProgress, takeRunText } from "./runs.js";
 
 /** What a view says when the kernel cannot be reached. */
 export const NOT_CONNECTED = "the kernel is not connected";
@@ -194,12 +194,13 @@ export class Store {
    * with the pending edits) or {} (the state before the first turn).
    */
   needSubtree(source, path, { from = 0, whole = false } = {}) {
-    const key = subtreeKey(source.live, source.turn, path, whole, from);
+    const key = subtreeKey(source.live, source.turn, path, whole, from, source.run);
     if (this.offline === NOT_CONNECTED || !this.ask(key)) return;
     const msg = { [WIRE.KIND]: WIRE.NEED_SUBTREE, [WIRE.PATH]: path, [WIRE.FROM]: from };
     if (whole) msg[WIRE.WHOLE] = true;
     if (source.live) msg[WIRE.LIVE] = true;
     if (source.turn !== undefined && source.turn !== null) msg[WIRE.TURN_INDEX] = source.turn;
+    if (source.run) msg[TREE_WIRE.RUN_ID] = source.run; // a run of the turn's tree (js/runs.js)
     this.send(msg);
   }
 
@@ -298,8 +299,11 @@ export class Store {
     const live = Boolean(msg[WIRE.LIVE]);
     const index = msg[WIRE.TURN_INDEX];
     const whole = Boolean(msg[WIRE.WHOLE]);
-    this.asked.delete(subtreeKey(live, index, msg[WIRE.PATH], whole, msg[WIRE.FROM]));
-    const turn = index === null || index === undefined ? null : this.turns[index];
+    const runId = msg[TREE_WIRE.RUN_ID];
+    this.asked.delete(subtreeKey(live, index, msg[WIRE.PATH], whole, msg[WIRE.FROM], runId));
+    const scoped = this.scoped;
+    const turn = runId ? (scoped && scoped.runId === runId && scoped.parentTurn === index ? scoped : null) : index === null || index === undefined ? null : this.turns[index];
+    if (runId && !turn) return; // another run was picked since: it is asked for again when shown
     if (live && this.live && this.live.unpatched && msg[WIRE.PATH] === "" && !whole) {
       this.live.state = setSize(markStubs(msg[WIRE.VALUE], msg[WIRE.STUBS]), msg[WIRE.SIZE]); // the whole state, lazily
       this.live.unpatched = false;
@@ -449,6 +453,11 @@ export class Store {
     }
     const turn = this.turns[index];
     const e = item[WIRE.EVENT_BODY];
+    if (e.kind === TREE_WIRE.RUN_TEXT) {
+      takeRunText(turn, e); // a member's text, into its node of the Runs tab (js/runs.js)
+      this.applied.events += 1;
+      return;
+    }
     if (e.kind === "run_started" && this.live) {
       this.live = null; // the run takes the edits over as the user's changes
       this.version.live += 1;
@@ -484,8 +493,8 @@ export class Store {
   }
 }
 
-function subtreeKey(live, turn, path, whole, from) {
-  return "s" + (live ? "live" : turn ?? "base") + ":" + (whole ? "whole" : from) + ":" + path;
+function subtreeKey(live, turn, path, whole, from, run) {
+  return "s" + (live ? "live" : turn ?? "base") + (run ? "/" + run : "") + ":" + (whole ? "whole" : from) + ":" + path;
 }
 
 export function createStore(model, options) {

@@ -3,15 +3,19 @@ siblings on one snapshot merged in call order, conflicts refused with a clear re
 
 from __future__ import annotations
 
+import itertools
 import random
+import re
 import threading
 import time
+from typing import Any
 
 import pytest
 
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.errors import ConfigurationError
 from agentnb.events import RunStarted, StateChanged, ToolCallFinished
+from agentnb.render import turn_text
 
 
 def add_note(note: str, session_state) -> str:
@@ -265,3 +269,243 @@ def test_parallel_results_and_their_merges_come_in_call_order():
         ("state_changed", "a", None), ("tool_call_finished", None, "a"),
         ("state_changed", "b", None), ("tool_call_finished", None, "b"),
     ]
+
+
+# -- a response mixing delegations with ordinary tool calls --------------------------------------
+
+
+def log_entry(entry: str, session_state) -> str:
+    """Log an entry (an ordinary tool of the lead)."""
+    time.sleep(random.uniform(0, 0.01))
+    session_state["log"].append(entry)
+    return f"logged {entry}"
+
+
+def read_notes(session_state) -> str:
+    """Read the notes (an ordinary tool of the lead)."""
+    return ", ".join(session_state["notes"]) or "(none)"
+
+
+def union(current, new):
+    return list(current) + [x for x in new if x not in current]
+
+
+class FinishOrder:
+    """Makes members that run side by side finish in a given order, whatever the machine's load:
+    each one's tool waits until the member before it in ``order`` has finished its run."""
+
+    def __init__(self, order: tuple[str, ...]) -> None:
+        self.order = order
+        self.done = {name: threading.Event() for name in order}
+        self.finished: list[str] = []
+        """The order they finished in, as their run_finished events said."""
+
+    def wait_turn(self, name: str) -> None:
+        place = self.order.index(name)
+        if place:
+            assert self.done[self.order[place - 1]].wait(timeout=30)  # a hang guard, not a timing
+
+    def watch(self, agent: Agent) -> None:
+        def on_event(event: Any) -> None:
+            if event.kind == "run_finished":
+                self.finished.append(agent.name)
+                self.done[agent.name].set()
+
+        agent.subscribe(on_event)
+
+
+def ordered_note(name: str, order: FinishOrder):
+    def slow_note(note: str, session_state) -> str:
+        """Add a note once the member before this one finished."""
+        order.wait_turn(name)
+        session_state["notes"].append(note)
+        return note
+
+    return slow_note
+
+
+ORDERS = list(itertools.permutations(("a", "b", "c")))
+
+
+def mixed_lead(order: tuple[str, ...] = ("a", "b", "c")) -> tuple[Agent, list[str]]:
+    """A lead whose one response mixes three copy delegations with two ordinary calls; the members
+    finish in ``order``. Returns the lead and the order they finished in."""
+    finish = FinishOrder(order)
+    members = []
+    for name in ("a", "b", "c"):
+        m = member(name, [tool_call("slow_note", note=f"from {name}"), f"{name} done"], tools=[ordered_note(name, finish)], session_state={f"own_{name}": 0})
+        finish.watch(m)
+        members.append(m)
+    finished = finish.finished
+    lead = member(
+        "lead",
+        [[tool_call("a", task="x"), tool_call("log_entry", entry="one"), tool_call("b", task="y"), tool_call("log_entry", entry="two"), tool_call("c", task="z"), tool_call("read_notes")], "combined"],
+        tools=[m.as_tool(state="copy") for m in members] + [log_entry, read_notes],
+        session_state={"notes": [], "log": []},
+        state_schema={"notes": {"type": list, "handler": union}, "log": {"type": list}},
+    )
+    return lead, finished
+
+
+def masked(lead: Agent) -> str:
+    turn = lead.history[-1]
+    text = turn_text(turn) + "\n" + repr(lead.session_state) + "\n" + repr([(e.kind, getattr(e, "name", None), getattr(e, "patch", None)) for e in turn.events if e.kind != "model_requested"])
+    for i, run in enumerate(turn.walk()):
+        text = text.replace(run.run_id, f"run{i}")
+    return re.sub(r"\d+\.\d+ ?ms|'duration_ms': [\d.e-]+|'at': [\d.]+", "<t>", text)
+
+
+def test_a_response_mixing_delegations_and_tool_calls_is_byte_identical_over_20_runs():
+    records, orders = set(), set()
+    for run in range(20):
+        order = random.choice(ORDERS) if run >= len(ORDERS) else ORDERS[run]  # every order, then random ones
+        lead, finished = mixed_lead(order)
+        lead.run("go")
+        assert tuple(finished) == order
+        orders.add(tuple(finished))
+        records.add(masked(lead))
+    assert len(records) == 1, "the same record whatever order the members finished in"
+    assert len(orders) == 6
+    lead, _ = mixed_lead()
+    lead.run("go")
+    turn = lead.history[-1]
+    # the ordinary calls ran in order; the merges came in call order; the last call saw them all
+    assert lead.session_state["log"] == ["one", "two"]
+    assert lead.session_state["notes"] == ["from a", "from b", "from c"]
+    assert [c.name for c in turn.tool_calls] == ["a", "log_entry", "b", "log_entry", "c", "read_notes"]
+    assert turn.tool_calls[-1].result == "from a, from b, from c"
+    # each member's own key stays in its own state
+    assert not any(key.startswith("own_") for key in lead.session_state)
+
+
+def test_the_delegations_of_a_mixed_response_run_beside_its_ordinary_calls():
+    inside = threading.Barrier(2, timeout=30)  # a hang guard on a busy machine, not a timing
+
+    def meet() -> str:
+        """Wait for the other side (both must run at once)."""
+        inside.wait()
+        return "met"
+
+    helper = member("helper", [tool_call("meet"), "helped"], tools=[meet])
+    # The delegation starts with the response; the ordinary call before it runs meanwhile.
+    lead = member("lead", [[tool_call("meet"), tool_call("helper", task="meet me")], "ok"], tools=[helper.as_tool(state="copy"), meet])
+    lead.run("go")  # one after another, the first meet would wait in vain (BrokenBarrierError: an error result)
+    turn = lead.history[-1]
+    assert [c.result for c in turn.tool_calls] == ["met", "helped"]
+    assert turn.children[0].tool_calls[0].result == "met"
+
+
+def test_a_delegation_that_changed_a_path_an_earlier_call_changed_meanwhile_is_refused():
+    writer = member("writer", [tool_call("add_note", note="member note"), "wrote"], tools=[add_note])
+    lead = member("lead", [[tool_call("add_note", note="lead note"), tool_call("writer", task="w")], "ok"], tools=[add_note, writer.as_tool(state="copy")], session_state={"notes": []})
+    lead.run("go")
+    ordinary, delegated = lead.history[-1].tool_calls
+    assert ordinary.error is None and lead.session_state["notes"] == ["lead note"]
+    assert delegated.error_kind == "merge_conflict"
+    assert "'writer' and the 'add_note' call before it both changed /notes/0 in one response" in delegated.error
+    assert "Give 'notes' a merge handler" in delegated.error
+    assert lead.history[-1].children[0].state_after["notes"] == ["member note"]  # kept in its own run
+    # with a merge handler the two are combined, in call order
+    writer = member("writer", [tool_call("add_note", note="member note"), "wrote"], tools=[add_note])
+    lead = member("lead", [[tool_call("add_note", note="lead note"), tool_call("writer", task="w")], "ok"], tools=[add_note, writer.as_tool(state="copy")], session_state={"notes": []}, state_schema={"notes": {"type": list, "handler": union}})
+    lead.run("go")
+    assert lead.session_state["notes"] == ["lead note", "member note"]
+
+
+def test_a_live_delegation_in_a_mixed_response_runs_in_order_on_the_callers_thread():
+    seen: list[tuple[str, str]] = []
+
+    def where(session_state) -> str:
+        """Note which thread runs this."""
+        seen.append((session_state.get("who", "?"), threading.current_thread().name))
+        return "here"
+
+    live = member("live", [tool_call("where"), "live done"], tools=[where])
+    copied = member("copied", [tool_call("where"), "copied done"], tools=[where])
+    lead = member("lead", [[tool_call("copied", task="c"), tool_call("live", task="l")], "ok"], tools=[copied.as_tool(state="copy"), live.as_tool("live", state="live")], session_state={"who": "lead"})
+    caller = threading.current_thread().name
+    lead.run("go")
+    assert [c.result for c in lead.history[-1].tool_calls] == ["copied done", "live done"]
+    assert caller in [thread for _, thread in seen]  # the live one: on the caller's thread
+    assert any(thread != caller for _, thread in seen)  # the copy one: a thread of its own
+
+
+# -- the caller's tool hooks around delegations that run side by side ----------------------------
+
+
+def hooked_lead(meet: threading.Barrier | None = None, veto: str | None = None, order: tuple[str, ...] = ("a", "b")) -> tuple[Agent, list[str]]:
+    """A lead with a hook that writes its state before and after each call, delegating to two
+    members at once (and one ordinary call before them); the members finish in ``order``."""
+    finish = FinishOrder(order)
+    finished = finish.finished
+
+    def worker(name: str):
+        def work(session_state) -> str:
+            """Work (with ``meet``, wait for the sibling; else finish in turn)."""
+            if meet is not None:
+                meet.wait()
+            else:
+                finish.wait_turn(name)
+            session_state["notes"].append("worked")
+            return "worked"
+
+        return work
+
+    def trail(function_name, arguments, function_call, session_state):
+        who = arguments.get("task", function_name)
+        session_state["trail"].append(f"before {who}")
+        if who == veto:
+            return "vetoed"
+        result = function_call(**arguments)
+        session_state["trail"].append(f"after {who}")
+        return result
+
+    members = []
+    for name in ("a", "b"):
+        m = member(name, [tool_call("work"), f"{name} done"], tools=[worker(name)])
+        finish.watch(m)
+        members.append(m)
+    lead = member(
+        "lead",
+        [[tool_call("log_entry", entry="first"), tool_call("a", task="task a"), tool_call("b", task="task b")], "ok"],
+        tools=[m.as_tool(state="copy") for m in members] + [log_entry],
+        tool_hooks=[trail],
+        session_state={"notes": [], "log": [], "trail": []},
+        state_schema={"notes": {"type": list, "handler": union}, "log": {"type": list}, "trail": {"type": list}},
+    )
+    return lead, finished
+
+
+def test_the_callers_hooks_run_around_each_delegation_on_its_thread_one_at_a_time():
+    meet = threading.Barrier(2, timeout=30)  # both members inside at once: a hang guard, not a timing
+    lead, _ = hooked_lead(meet)
+    lead.run("go")  # one after another, the first member would wait in vain (an error result)
+    turn = lead.history[-1]
+    assert [c.result for c in turn.tool_calls] == ["logged first", "a done", "b done"]
+    # the hooks' code before each member, in call order; then each call's end, in call order
+    assert lead.session_state["trail"] == ["before task a", "before task b", "before log_entry", "after log_entry", "after task a", "after task b"]
+    assert lead.session_state["notes"] == ["worked"] and lead.session_state["log"] == ["first"]
+    assert [c.hooks[0].outcome for c in turn.tool_calls] == ["passed", "passed", "passed"]
+
+
+def test_hooked_delegations_side_by_side_are_byte_identical_over_20_runs():
+    records, orders = set(), set()
+    for run in range(20):
+        order = ("a", "b") if run % 2 else ("b", "a")
+        lead, finished = hooked_lead(order=order)
+        lead.run("go")
+        assert tuple(finished) == order
+        orders.add(tuple(finished))
+        records.add(masked(lead))
+    assert len(records) == 1, "the same record whatever order the members finished in"
+    assert len(orders) == 2
+
+
+def test_a_hook_that_answers_for_one_delegation_lets_the_others_go_on():
+    lead, _ = hooked_lead(veto="task a", order=("b", "a"))  # b waits for no one
+    lead.run("go")
+    turn = lead.history[-1]
+    assert [c.result for c in turn.tool_calls] == ["logged first", "vetoed", "b done"]
+    assert turn.tool_calls[1].answered_by == "trail" and turn.tool_calls[1].child_run_id is None
+    assert [c.agent for c in turn.children] == ["b"]
+    assert lead.session_state["trail"] == ["before task a", "before task b", "before log_entry", "after log_entry", "after task b"]

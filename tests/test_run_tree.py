@@ -7,10 +7,16 @@ import pytest
 
 pytest.importorskip("anywidget")
 
+from collections.abc import Callable, Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
 from agentnb import Agent, ScriptedModel, Team, tool_call  # noqa: E402
-from agentnb.ipython import run_tree, wire  # noqa: E402
+from agentnb.ipython import outbox, run_tree, wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
-from test_inspector import Wire, decode  # noqa: E402
+from agentnb.tokens import counter_for  # noqa: E402
+from test_inspector import Clock, Wire, decode  # noqa: E402
+
+TICK = outbox.FLUSH_SECONDS
 
 
 def add_note(note: str, session_state) -> str:
@@ -73,6 +79,11 @@ def test_need_run_rescopes_to_a_grandchild_with_breadcrumb_and_labelled_sections
     sections = [(s["message"], s["source"]) for s in reply["sections"]]
     assert sections == [("system", "instructions"), ("user", "task (delegate_task_to_member)")]
     assert reply["sections"][1]["text"] == "note <b>it</b>"  # text, never markup: the browser sets textContent
+    # each part with its tokens, by the counter the member's model has (here the estimate)
+    counter = counter_for(team.member("desk").member("analyst").model)
+    assert [s["tokens"] for s in reply["sections"]] == [counter.count(s["text"]) for s in reply["sections"]] and reply["sections"][1]["tokens"] > 0
+    prompt = next(e for e in reply[wire.EVENTS] if e["kind"] == "prompt_rendered")
+    assert prompt["tokens"]["user_sections"] == [reply["sections"][1]["tokens"]]
     missing = sent.ask(**{wire.KIND: run_tree.NEED_RUN, wire.TURN_INDEX: 0, run_tree.RUN_ID: "nope"})
     assert missing[wire.KIND] == wire.ERROR and "turn 1 has no run 'nope'" in missing[wire.TEXT]
 
@@ -145,3 +156,128 @@ def test_member_runs_show_as_they_start_and_end(monkeypatch):
     desk, analyst = ids["team/desk"], ids["team/desk/analyst"]
     assert order.index((desk, "running")) < order.index((analyst, "running")) < order.index((analyst, "ok")) < order.index((desk, "ok"))
     assert {m[wire.TURN_INDEX] for m in progress} == {0}
+
+
+class Streaming(ScriptedModel):
+    """A scripted model that calls ``between(i)`` after each piece of text it streams."""
+
+    def __init__(self, steps: list[Any], between: Callable[[int], None]) -> None:
+        super().__init__(steps)
+        self.between = between
+
+    def stream(self, request: Any) -> Iterator[Any]:
+        pieces = 0
+        for item in super().stream(request):
+            yield item
+            if isinstance(item, str):
+                self.between(pieces)
+                pieces += 1
+
+
+def run_texts(sent: Wire) -> list[tuple[int, dict[str, Any]]]:
+    """(message number, item) of every ``run_text`` item sent, in order."""
+    return [(n, item) for n, m in enumerate(sent.messages) if m[wire.KIND] == wire.BATCH for item in m[wire.ITEMS] if item[wire.EVENT_BODY]["kind"] == run_tree.RUN_TEXT]
+
+
+def test_a_members_text_streams_into_its_node_throttled_like_the_turns(monkeypatch):
+    clock = Clock()  # time passes only when the member's model says so
+    # The flush thread's deadline passes after the member's second piece of text.
+    researcher = Agent("researcher", model=Streaming(["Tides follow <b>the</b> moon and the sun."], lambda i: clock.advance(TICK) if i == 1 else None))
+    team = Team("team", members=[researcher], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="why?"), "The moon."]))
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch, clock)
+    team.run("tides?")
+    clock.advance(TICK)  # the team's answer, held back after the last batch, goes at its deadline
+    child = team.history[-1].children[0]
+    kinds = [m[wire.KIND] for m in sent.messages]
+    progress = [n for n, m in enumerate(sent.messages) if m[wire.KIND] == run_tree.RUN_PROGRESS]
+    start, end = progress
+    texts = run_texts(sent)
+    # two items for seven pieces: what came within one flush window is one item
+    assert [item[wire.EVENT_BODY]["text"] for _, item in texts] == ["Tides follow ", "<b>the</b> moon and the sun."]
+    for n, item in texts:
+        assert start < n < end  # after the member's start, before its end: live
+        assert item[wire.TURN_INDEX] == 0
+        assert item[wire.EVENT_BODY] == {"kind": "run_text", run_tree.RUN_ID: child.run_id, wire.PATH: ["team", "researcher"], "call": 0, "text": item[wire.EVENT_BODY]["text"]}
+    # the first went out on the flush thread's call at the deadline, while the member still streamed
+    assert kinds[texts[0][0]] == wire.BATCH and texts[1][0] > texts[0][0]
+    assert sent.messages[start]["call"] == 0 and sent.messages[start]["parent"] == team.history[-1].run_id
+    # the member's text never reaches the team's own answer line
+    team_text = "".join(e[wire.EVENT_BODY]["text"] for e in sent.events() if e[wire.EVENT_BODY]["kind"] == "text_delta")
+    assert team_text == "The moon."
+    assert "".join(item[wire.EVENT_BODY]["text"] for _, item in texts) == child.content
+
+
+def test_members_streaming_side_by_side_cost_one_item_each_per_batch(monkeypatch):
+    clock = Clock()
+    a = Agent("a", model=ScriptedModel(["alpha beta gamma delta"]))
+    b = Agent("b", model=ScriptedModel(["one two three four five"]))
+    team = Team("pair", members=[a, b], model=ScriptedModel([[tool_call("delegate_task_to_member", member_id="a", task="x"), tool_call("delegate_task_to_member", member_id="b", task="y")], "ok"]))
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch, clock)
+    team.run("go")
+    clock.advance(TICK)
+    children = {c.agent: c for c in team.history[-1].children}
+    texts = run_texts(sent)
+    by_batch: dict[int, list[str]] = {}
+    for n, item in texts:
+        by_batch.setdefault(n, []).append(item[wire.EVENT_BODY][run_tree.RUN_ID])
+    assert all(len(ids) == len(set(ids)) for ids in by_batch.values())  # joined per run, however they interleaved
+    for name, child in children.items():
+        assert "".join(i[wire.EVENT_BODY]["text"] for _, i in texts if i[wire.EVENT_BODY][run_tree.RUN_ID] == child.run_id) == child.content
+    starts = [m for m in sent.messages if m[wire.KIND] == run_tree.RUN_PROGRESS and m["status"] == "running"]
+    assert {(m["parent"], m["call"]) for m in starts} == {(team.history[-1].run_id, 0)}  # one response's: lanes
+    # each names its place in the response, whichever started first (the lanes' order)
+    assert sorted((m["order"], "/".join(m[wire.PATH])) for m in starts) == [(0, "pair/a"), (1, "pair/b")]
+
+
+def test_a_snapshot_while_a_member_streams_holds_its_text_so_far(monkeypatch):
+    taken: list[dict[str, Any]] = []
+    inspector: Inspector | None = None
+
+    def look(i: int) -> None:
+        if i == 2:
+            assert inspector is not None
+            taken.append(decode(inspector.snapshot()))
+
+    researcher = Agent("researcher", model=Streaming(["Tides follow the moon."], look))
+    team = Team("team", members=[researcher], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="why?"), "ok"]))
+    inspector = Inspector.for_agent(team)
+    Wire(inspector, monkeypatch)
+    team.run("tides?")
+    (snap,) = taken
+    (live,) = snap[run_tree.LIVE_RUNS]
+    assert (live[wire.PATH], live["status"], live["text"], live["call"]) == (["team", "researcher"], "running", "Tides follow the ", 0)
+    assert run_tree.LIVE_RUNS not in decode(inspector.snapshot())  # the turn ended: its tree says it all
+
+
+def test_a_picked_member_runs_large_state_goes_lazily_and_expands_on_demand(monkeypatch):
+    import json
+
+    from agentnb.ipython import lazy
+
+    own = {f"k{i}": f"value {i}" for i in range(10_000)}
+    researcher = Agent("researcher", model=ScriptedModel(["done"]), session_state={"own": own})
+    team = Team("team", members=[researcher], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="look"), "ok"]), session_state={"notes": []})
+    inspector = Inspector.for_agent(team)
+    sent = Wire(inspector, monkeypatch)
+    team.run("go")
+    child = team.history[-1].children[0]
+    reply = sent.ask(**{wire.KIND: run_tree.NEED_RUN, wire.TURN_INDEX: 0, run_tree.RUN_ID: child.run_id})
+    # what goes on selection stays within the lazy form's budget, with the rest listed as stubs
+    assert len(json.dumps(reply[wire.STATE])) <= lazy.STATE_BYTES * 1.1
+    assert sent.bodies[-1] < 2 * lazy.STATE_BYTES  # the whole reply: not 10,000 keys' worth
+    held = reply[wire.STATE]["own"]
+    assert 0 < len(held) < 10_000 and reply[wire.STUBS]["/own"] == 10_000
+    assert list(held) == [f"k{i}" for i in range(len(held))]
+    # expanding the node fetches it from that run's state, by turn and run
+    page = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, run_tree.RUN_ID: child.run_id, wire.PATH: "/own", wire.FROM: len(held)})
+    assert page[wire.KIND] == wire.SUBTREE and page[run_tree.RUN_ID] == child.run_id and page[wire.SIZE] == 10_000
+    first = len(held)
+    assert list(page[wire.VALUE])[:3] == [f"k{first}", f"k{first + 1}", f"k{first + 2}"] and page[wire.VALUE][f"k{first}"] == f"value {first}"
+    assert len(json.dumps(page[wire.VALUE])) <= lazy.STATE_BYTES * 1.1
+    whole = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, run_tree.RUN_ID: child.run_id, wire.PATH: "/own/k9999", wire.WHOLE: True})
+    assert whole[wire.VALUE] == "value 9999"
+    # the member's own keys are its run's, not the team's: asked by turn alone, there is no such node
+    team_only = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/own", wire.FROM: 0})
+    assert team_only[wire.KIND] == wire.ERROR

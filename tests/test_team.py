@@ -11,6 +11,7 @@ import pytest
 from agentnb import Agent, ScriptedModel, Team, handoff, tool_call
 from agentnb.errors import TeamDefinitionError
 from agentnb.render import turn_html, turn_text
+from agentnb.tokens import TokenCounter
 
 
 def add_item(item: str, session_state) -> str:
@@ -290,3 +291,98 @@ def test_the_leaders_hook_wraps_the_delegation_and_can_veto_it():
     assert seen == [("delegate_task_to_member", {"member_id": "shopper", "task": "x"})]
     assert call.result == "not today" and call.answered_by == "gate" and call.child_run_id is None
     assert len(shopper.history) == 0 and team.history[-1].children == []
+
+
+class WordCounter(TokenCounter):
+    """Counts words: exact, and unlike the 4-characters estimate it tells one text from another."""
+
+    exact = True
+
+    @property
+    def name(self) -> str:
+        return "words"
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+
+class Counted(ScriptedModel):
+    """A scripted model whose token counter is ``WordCounter``."""
+
+    def token_counter(self) -> TokenCounter:
+        return WordCounter()
+
+
+def test_what_the_team_added_to_a_members_message_is_counted_part_by_part():
+    counter = WordCounter()
+    a = Agent("a", model=Counted(["A1", "A2"]))
+    b = Agent("b", model=Counted(["B1 answered", "B2"]), instructions="You are b.")
+    leader = ScriptedModel([
+        tool_call("delegate_task_to_member", member_id="a", task="first"), tool_call("delegate_task_to_member", member_id="b", task="the second task"), "done 1",
+        tool_call("delegate_task_to_member", member_id="b", task="third"), "done 2",
+    ])
+    team = Team("t", members=[a, b], model=leader, share_member_interactions=True, add_team_history_to_members=True)
+    team.run("turn one")
+    team.run("turn two")
+    prompts = [team.history[0].children[1].prompt, team.history[1].children[0].prompt]
+    assert [[s.source for s in p.user_sections] for p in prompts] == [
+        ["share_member_interactions", "task (delegate_task_to_member)"],
+        ["add_team_history_to_members", "task (delegate_task_to_member)"],
+    ]
+    for prompt in prompts:
+        tokens = prompt.tokens
+        assert tokens.counter == "words" and tokens.exact
+        assert tokens.user_sections == tuple(counter.count(s.text) for s in prompt.user_sections)
+        assert tokens.sections == tuple(counter.count(s.text) for s in prompt.sections)  # the same counter as the system prompt's
+        assert tokens.user == counter.count(prompt.user_prompt)  # the parts are of the message, not added to it
+        assert tokens.earlier_sections == () and tokens.total == tokens.system + tokens.history + tokens.user
+    assert prompts[0].tokens.user_sections[1] == 3  # "the second task"
+    assert prompts[0].tokens.user_sections[0] == len(prompts[0].user_sections[0].text.split()) > 10
+    # a member asked without a team's additions has nothing labelled to count
+    assert team.history[0].children[0].prompt.tokens.user_sections == (1,)  # its task alone: "first"
+
+
+def test_a_handoffs_filtered_history_is_labelled_and_counted_message_by_message():
+    counter = WordCounter()
+
+    def only_user(messages):
+        return [m for m in messages if m.role == "user"]
+
+    refunds = Agent("refunds", model=Counted(["Refunded in full."]))
+    triage = Agent("triage", model=ScriptedModel(["hello there", tool_call("transfer_to_refunds")]), handoffs=[handoff(refunds, input_filter=only_user)], add_history_to_context=True)
+    triage.run("hi, my order 42 is late")
+    triage.run("refund please")
+    prompt = triage.history[-1].children[0].prompt
+    assert [(s.source, s.text) for s in prompt.earlier_sections] == [("handoff (transfer_to_refunds) history, after input_filter: user", "hi, my order 42 is late")]
+    assert [(s.source, s.text) for s in prompt.user_sections] == [("handoff (transfer_to_refunds)", "refund please")]
+    tokens = prompt.tokens
+    assert tokens.earlier_sections == (counter.count("hi, my order 42 is late"),) == (6,)
+    assert tokens.user_sections == (2,)
+    # the history is sent, so it is in the prompt's total (it was counted nowhere before)
+    assert tokens.total == tokens.system + tokens.history + 6 + tokens.user + (tokens.template or 0)
+
+
+def test_a_members_record_and_preview_break_its_message_down_by_what_the_team_added():
+    counter = WordCounter()
+    b = Agent("b", model=Counted(["B1", "B2"]))
+    team = Team("t", members=[b], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="b", task="one"), "done 1", tool_call("delegate_task_to_member", member_id="b", task="two more"), "done 2"]), add_team_history_to_members=True)
+    team.run("turn one")
+    team.run("turn two")
+    child = team.history[-1].children[0]
+    history, task = child.prompt.user_sections
+    counts = (counter.count(history.text), counter.count(task.text))
+    assert counts[1] == 2
+    line = f"user message {child.prompt.tokens.user} (add_team_history_to_members {counts[0]} · task (delegate_task_to_member) {counts[1]})"
+    assert line in turn_text(child)
+    # what %agentnb preview t/b shows: the same parts, counted by the member's counter
+    observation = team.observe_member("b", "three")
+    assert [s.source for s in observation.user_sections] == ["add_team_history_to_members", "task (delegate_task_to_member)"]
+    assert observation.tokens.user_sections == tuple(counter.count(s.text) for s in observation.user_sections)
+    # a handoff's history is its own part of the prompt's cost
+    refunds = Agent("refunds", model=Counted(["Refunded."]))
+    triage = Agent("triage", model=ScriptedModel(["hello there", tool_call("transfer_to_refunds")]), handoffs=[refunds], add_history_to_context=True)
+    triage.run("my order is late")
+    triage.run("refund please")
+    handed = triage.history[-1].children[0]
+    assert handed.prompt.tokens.earlier_sections == (4, 2)  # "my order is late", "hello there"
+    assert "handoff history 6 · user message 2)" in turn_text(handed)

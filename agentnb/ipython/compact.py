@@ -177,7 +177,7 @@ def compact_tokens(tokens: PromptTokens | None) -> dict[str, Any] | None:
     template overhead and total, with what counted them."""
     if tokens is None:
         return None
-    return {
+    out = {
         "counter": tokens.counter,
         "exact": tokens.exact,
         "note": tokens.note,
@@ -188,6 +188,10 @@ def compact_tokens(tokens: PromptTokens | None) -> dict[str, Any] | None:
         "template": tokens.template,
         "total": tokens.total,
     }
+    if tokens.user_sections or tokens.earlier_sections:  # a delegated run's labelled parts
+        out["user_sections"] = list(tokens.user_sections)
+        out["earlier_sections"] = list(tokens.earlier_sections)
+    return out
 
 
 def compact_prompt(prompt: Any) -> dict[str, Any]:

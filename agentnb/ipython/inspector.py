@@ -107,8 +107,8 @@ class Inspector(anywidget.AnyWidget):
         self.on_msg(self._on_msg)
         self._on_event = self._follower()
         self._unsubscribe = agent.subscribe(self._on_event)
-        self._progress = run_tree.Progress(self._turn_of)
-        self._unsubscribe_children = agent.subscribe(self._on_child, children=True)
+        self._progress = run_tree.Progress(self._runs, self._outbox, self._post)
+        self._unsubscribe_children = agent.subscribe(self._progress, children=True)
         self._unsubscribe_edits = agent.on_edit(self._on_edit)
         self._shell = _shell()
         if self._shell is not None:
@@ -213,19 +213,6 @@ class Inspector(anywidget.AnyWidget):
 
         return on_event
 
-    def _turn_of(self, run_id: str) -> int | None:
-        run = self._runs.get(run_id)
-        return run.turn if run is not None else None
-
-    def _on_child(self, event: Event) -> None:
-        """An event of a run below this agent's (a delegation): its start and end go out as
-        they happen, so the Runs tab follows a team turn while it runs."""
-        if type(event) is TextDelta or event.run_id in self._runs:
-            return
-        message = self._progress.message(event)
-        if message is not None:
-            self._post(message)
-
     def _follow(self, event: Event) -> Run | None:
         """Start following the run of ``event``; None for a run not in the history."""
         # The snapshot is stale from a run's start (and again from its end: a snapshot may be
@@ -260,6 +247,8 @@ class Inspector(anywidget.AnyWidget):
                 message[run_tree.RUN_TREE] = run_tree.run_tree(last)
             run = self._runs.get(last.run_id)
             message[wire.LIVE_TEXT] = "".join(run.text) if run is not None else ""
+            if last.status == "running":  # the runs below it so far (ipython/run_tree.py)
+                message[run_tree.LIVE_RUNS] = self._progress.snapshot(last.index)
         else:
             state = self.agent.session_state
         message[wire.STATE], stubs = lazy_form(state)
@@ -458,11 +447,17 @@ class Inspector(anywidget.AnyWidget):
         if not isinstance(path, str) or not isinstance(start, int) or start < 0:
             raise TypeError("need_subtree takes a path (a JSON pointer) and from (a child number, 0 or more)")
         live = bool(content.get(wire.LIVE))
+        run_id = content.get(run_tree.RUN_ID)  # a run of the turn's tree, picked in Runs
         # Without a turn: the state before the first one, which is the state now.
-        state = self.agent.session_state if live or turn is None else turn_state(self._record(turn), self.agent)
+        if live or turn is None:
+            state = self.agent.session_state
+        else:
+            state = turn_state(self._record(turn), self.agent) if run_id is None else run_tree.run_state(self._record(turn), str(run_id), self.agent)
         node = find(state, decode_pointer(path))
         whole = bool(content.get(wire.WHOLE))
         reply = {wire.KIND: wire.SUBTREE, wire.PATH: path, wire.TURN_INDEX: turn, wire.LIVE: live, wire.FROM: 0 if whole else start, wire.WHOLE: whole, wire.SIZE: size_of(node)}
+        if run_id is not None:
+            reply[run_tree.RUN_ID] = run_id
         if whole:
             reply[wire.VALUE] = node
         else:

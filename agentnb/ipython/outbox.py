@@ -16,7 +16,8 @@ turn at most ``FLUSH_SECONDS`` after it ended. Only when the queue goes out are 
 into their compact forms and the batch encoded, once, by the ``render`` function the outbox was
 given (under the outbox's lock, on the thread that flushes): a turn's events cost one encoding
 per batch, not one per event. Streamed text joins the text item before it, so a fast stream costs
-one item per batch.
+one item per batch; the text of a run below the turn (a team's member) joins that run's text
+item of the queue, so members streaming side by side cost one item each per batch.
 """
 
 from __future__ import annotations
@@ -58,13 +59,16 @@ def encode(value: Any) -> bytes:
 class Text:
     """Streamed text of one model call, joined until the queue is sent."""
 
-    __slots__ = ("turn", "run", "call", "chunks")
+    __slots__ = ("turn", "run", "call", "chunks", "member")
 
-    def __init__(self, turn: int, run: object, call: int, text: str) -> None:
-        self.turn, self.run, self.call, self.chunks = turn, run, call, [text]
+    def __init__(self, turn: int, run: object, call: int, text: str, member: dict[str, Any] | None = None) -> None:
+        self.turn, self.run, self.call, self.chunks, self.member = turn, run, call, [text], member
 
     def item(self) -> dict[str, Any]:
-        """The batch item: a ``text_delta`` event with the text joined."""
+        """The batch item: a ``text_delta`` event with the text joined; for a run below the turn
+        (``member``: its ``run_id`` and ``path``), a ``run_text`` event naming it."""
+        if self.member is not None:
+            return {wire.TURN_INDEX: self.turn, wire.EVENT_BODY: {"kind": "run_text", **self.member, "call": self.call, "text": "".join(self.chunks)}}
         return {wire.TURN_INDEX: self.turn, wire.EVENT_BODY: {"kind": "text_delta", "call": self.call, "text": "".join(self.chunks)}}
 
 
@@ -85,6 +89,7 @@ class Outbox:
         self._due = 0.0  # when the queue must go out
         self._timed = False  # the flush thread will call ``timer``
         self._sent_at = -math.inf  # when the last batch went out
+        self._member_text: dict[object, Text] = {}  # a run below the turn -> its text item queued
         self.seq = 0
         """Items sent so far (the number of the last one)."""
         self.messages = 0
@@ -104,15 +109,24 @@ class Outbox:
             with self._lock:
                 self._arm()
 
-    def add_text(self, turn: int, run: object, call: int, text: str) -> None:
+    def add_text(self, turn: int, run: object, call: int, text: str, member: dict[str, Any] | None = None) -> None:
         """Queue streamed text of model call ``call`` of ``run``, joined to the text queued just
-        before it for the same call."""
+        before it for the same call (``member``: ``run`` is a run below turn ``turn``)."""
         with self._lock:
-            last = self._items[-1] if self._items else None
-            if type(last) is Text and last.run is run and last.call == call:
-                last.chunks.append(text)
-                return
-            self._items.append(Text(turn, run, call, text))
+            if member is not None:
+                # Runs below the turn may stream side by side: each joins its own item of the queue.
+                last = self._member_text.get(run)
+                if last is not None and last.call == call:
+                    last.chunks.append(text)
+                    return
+                last = self._member_text[run] = Text(turn, run, call, text, member)
+                self._items.append(last)
+            else:
+                last = self._items[-1] if self._items else None
+                if type(last) is Text and last.run is run and last.call == call:
+                    last.chunks.append(text)
+                    return
+                self._items.append(Text(turn, run, call, text))
             if len(self._items) == 1 or not self._timed:
                 self._arm()
 
@@ -161,6 +175,7 @@ class Outbox:
         if not n:
             return
         take = queue.popleft
+        self._member_text.clear()
         data, count = self._render([take() for _ in range(n)])
         first = self.seq + 1
         self.seq += count

@@ -11,18 +11,20 @@ browser only renders it:
 - ``run_message(turn, run_id)``: the ``run`` reply to ``need_run``: one run of the tree in the
   shape of a ``turn`` reply (events, state, change summary), so every tab can be re-scoped to
   it, plus its breadcrumb and its prompt's sections labelled by what produced them (its own
-  options, and the task and blocks the team added to its message).
+  options, and the task and blocks the team added to its message), each with its tokens. Its
+  state goes lazily, as a turn's (``lazy.py``): a ``need_subtree`` naming the ``run_id`` brings
+  the rest of it.
+- ``Progress``: while a turn runs, its member runs' starts and ends, and their streamed text.
 
 Wire names for these live here (``TREE_WIRE``), apart from ``wire.py``.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..events import ModelRequested, ModelResponded, PromptRendered, RunFailed, RunFinished, RunStarted, ToolCallFinished, ToolCallStarted
+from ..events import ModelRequested, ModelResponded, PromptRendered, PromptSection, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
 from ..render import change_text, value_text
 from . import wire
 from .compact import compact_changes, compact_event, turn_state
@@ -30,6 +32,7 @@ from .lazy import lazy_form
 
 if TYPE_CHECKING:
     from ..history import TurnRecord
+    from .outbox import Outbox
 
 RUN_TREE = "run_tree"
 """Key of a snapshot's or turn reply's run tree (only for a turn that delegated)."""
@@ -43,9 +46,16 @@ IN_CHARGE = "in_charge"
 """The agent a handoff left answering this agent's turns (header), when it is another."""
 
 RUN_PROGRESS = "run_progress"
-"""Kernel -> browser, while a turn runs: a run below it started or ended (``progress``)."""
+"""Kernel -> browser, while a turn runs: a run below it started or ended (``Progress``)."""
+RUN_TEXT = "run_text"
+"""Batch item kind: text a run below the turn streamed (its ``run_id``, ``path``, ``call``, ``text``)."""
+LIVE_RUNS = "live_runs"
+"""Key of a snapshot taken while a turn runs: the runs below it so far, with their text."""
 
-TREE_WIRE: dict[str, str] = {"RUN_TREE": RUN_TREE, "NEED_RUN": NEED_RUN, "RUN": RUN, "RUN_ID": RUN_ID, "IN_CHARGE": IN_CHARGE, "RUN_PROGRESS": RUN_PROGRESS}
+TREE_WIRE: dict[str, str] = {
+    "RUN_TREE": RUN_TREE, "NEED_RUN": NEED_RUN, "RUN": RUN, "RUN_ID": RUN_ID, "IN_CHARGE": IN_CHARGE,
+    "RUN_PROGRESS": RUN_PROGRESS, "RUN_TEXT": RUN_TEXT, "LIVE_RUNS": LIVE_RUNS,
+}
 """The names above, as the browser spells them."""
 
 
@@ -159,32 +169,105 @@ def _bars(events: Iterable[Any], origin: float) -> Iterable[dict[str, Any]]:
             yield {"kind": "tool", "label": e.name, "start_ms": round(start, 3), "end_ms": round(start + e.duration_ms, 3), "error": e.error_kind}
 
 
+class LiveRun:
+    """A run below a turn, followed while the turn runs."""
+
+    __slots__ = ("turn", "run_id", "path", "parent", "call", "order", "status", "duration_ms", "text", "member")
+
+    def __init__(self, turn: int, event: RunStarted, call: tuple[int, int] | None) -> None:
+        self.turn = turn
+        """The turn it is below."""
+        self.run_id = event.run_id
+        self.path = list(event.path)
+        self.parent = event.parent_run_id
+        self.call = call[0] if call is not None else None
+        """The model call of its parent whose response delegated to it (None: not known)."""
+        self.order = call[1] if call is not None else None
+        """Where the call that started it is among that response's calls (lanes go in this order)."""
+        self.status = "running"
+        self.duration_ms: float | None = None
+        self.text: list[str] = []
+        """Its text streamed so far (for a snapshot taken while it runs)."""
+        self.member = {RUN_ID: self.run_id, wire.PATH: self.path}
+        """What its ``run_text`` items carry to name it."""
+
+    def item(self) -> dict[str, Any]:
+        """As a snapshot lists it (``LIVE_RUNS``)."""
+        return {RUN_ID: self.run_id, wire.PATH: self.path, "parent": self.parent, "call": self.call, "order": self.order, "status": self.status, "duration_ms": self.duration_ms, "text": "".join(self.text)}
+
+
 class Progress:
     """Follows the runs below an agent's turns as they happen (``subscribe(children=True)``), so
-    a turn's Runs tab shows its member runs start and end while it runs (the whole tree comes
-    with the turn's end)."""
+    a turn's Runs tab shows its member runs start and end while it runs, and each member's text
+    as it streams (the whole tree comes with the turn's end). Start and end go out at once
+    (``run_progress``); streamed text is queued like the turn's own (``outbox.add_text``), so it
+    goes out with the next batch, joined per run."""
 
-    def __init__(self, turn_of: Callable[[str], int | None]) -> None:
-        self.turn_of = turn_of
-        """The turn index of one of the agent's own runs (None: not its run)."""
-        self.top: dict[str, int] = {}
-        """Child run id -> the turn it is below."""
+    def __init__(self, runs: Mapping[str, Any], outbox: Outbox, post: Callable[[dict[str, Any]], None]) -> None:
+        self.runs = runs
+        """The agent's own runs followed (run id -> something with its ``turn``)."""
+        self.outbox = outbox
+        self.post = post
+        self.live: dict[str, LiveRun] = {}
+        """Runs below the turn running now (or the last one), by run id."""
+        self.calls: dict[str, tuple[int, int]] = {}
+        """Tool call id -> (the model call whose response made it, its place among that response's
+        calls as they started) (this turn's runs)."""
+        self.started: dict[tuple[str, int], int] = {}
+        """(run id, model call) -> tool calls started so far."""
+
+    def __call__(self, event: Any) -> None:
+        """Take one event of the agent's runs or of the runs below them."""
+        kind = type(event)
+        own = self.runs.get(event.run_id)
+        if own is not None:
+            if kind is ToolCallStarted:
+                self._call_started(event)
+            elif kind is RunStarted:  # a new turn: what was kept of the one before goes
+                self.calls.clear()
+                self.started.clear()
+                self.live.clear()
+            return
+        if kind is TextDelta:
+            live = self.live.get(event.run_id)
+            if live is not None:
+                live.text.append(event.text)
+                self.outbox.add_text(live.turn, live, event.call, event.text, live.member)
+            return
+        if kind is ToolCallStarted:
+            self._call_started(event)
+            return
+        message = self.message(event)
+        if message is not None:
+            self.post(message)
+
+    def _call_started(self, event: ToolCallStarted) -> None:
+        key = (event.run_id, event.call)
+        place = self.started[key] = self.started.get(key, -1) + 1
+        self.calls[event.tool_call_id] = (event.call, place)
 
     def message(self, event: Any) -> dict[str, Any] | None:
         """The ``run_progress`` message for a child run's start or end, else None."""
         if isinstance(event, RunStarted) and event.parent_run_id is not None:
-            turn = self.top.get(event.parent_run_id)
-            if turn is None:
-                turn = self.turn_of(event.parent_run_id)
+            parent = self.runs.get(event.parent_run_id)
+            above = self.live.get(event.parent_run_id)
+            turn = parent.turn if parent is not None else above.turn if above is not None else None
             if turn is None:
                 return None
-            self.top[event.run_id] = turn
-            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, wire.PATH: list(event.path), "parent": event.parent_run_id, "status": "running"}
-        if isinstance(event, (RunFinished, RunFailed)) and event.run_id in self.top:
-            turn = self.top.pop(event.run_id)
-            status = "ok" if isinstance(event, RunFinished) else "failed"
-            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, "status": status, "duration_ms": round(event.duration_ms, 3)}
+            live = self.live[event.run_id] = LiveRun(turn, event, self.calls.get(event.parent_tool_call_id or ""))
+            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, wire.PATH: live.path, "parent": live.parent, "call": live.call, "order": live.order, "status": "running"}
+        if isinstance(event, (RunFinished, RunFailed)):
+            live = self.live.get(event.run_id)
+            if live is None or live.status != "running":
+                return None
+            live.status = "ok" if isinstance(event, RunFinished) else "failed"
+            live.duration_ms = round(event.duration_ms, 3)
+            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: live.turn, RUN_ID: event.run_id, "status": live.status, "duration_ms": live.duration_ms}
         return None
+
+    def snapshot(self, turn: int) -> list[dict[str, Any]]:
+        """The runs below turn ``turn`` so far, with their text, for a snapshot taken while it runs."""
+        return [live.item() for live in list(self.live.values()) if live.turn == turn]
 
 
 def find_run(turn: TurnRecord, run_id: str) -> TurnRecord:
@@ -199,9 +282,8 @@ def run_message(turn: TurnRecord, run_id: str, agent: Any) -> dict[str, Any]:
     """One run of the tree, in the shape of a ``turn`` reply, with its breadcrumb and labelled
     prompt sections."""
     run = find_run(turn, run_id)
-    # A member's record keeps the state it ran on (its view of the parent's), not its own now;
-    # it is sent whole (the browser asks for parts of a turn's state by turn, not by run).
-    state, stubs = lazy_form(turn_state(run, agent)) if run is turn else (copy.deepcopy(dict(run.state_after)), {})
+    # Lazily, as a turn's: the browser asks for the rest by turn and run (``need_subtree``).
+    state, stubs = lazy_form(run_state(turn, run_id, agent))
     return {
         wire.KIND: RUN,
         wire.TURN_INDEX: turn.index,
@@ -218,22 +300,31 @@ def run_message(turn: TurnRecord, run_id: str, agent: Any) -> dict[str, Any]:
     }
 
 
+def run_state(turn: TurnRecord, run_id: str, agent: Any) -> Any:
+    """The state run ``run_id`` of a turn's tree ended with: a member's record keeps the state it
+    ran on (its view of the parent's), not its own now."""
+    run = find_run(turn, run_id)
+    return turn_state(turn, agent) if run is turn else run.state_after
+
+
 def prompt_sections(prompt: PromptRendered | None) -> list[dict[str, Any]]:
-    """The run's prompt as sent, part by part: the system prompt's sections (by option, with
-    their tokens) and the user message's (the task and what the team added, by option)."""
+    """The run's prompt as sent, part by part, each with its tokens: the system prompt's sections
+    (by option), the messages a handoff gave before the user message, and the user message's
+    parts (the task and what the team added, by option)."""
     if prompt is None:
         return []
-    tokens = list(prompt.tokens.sections) if prompt.tokens is not None else []
-    out = [
-        {"message": "system", "source": s.source, "text": s.text, "tokens": tokens[i] if i < len(tokens) else None}
-        for i, s in enumerate(prompt.sections)
-    ]
-    user = prompt.user_sections or ()
-    if user:
-        out += [{"message": "user", "source": s.source, "text": s.text, "tokens": None} for s in user]
+    tokens = prompt.tokens
+
+    def parts(message: str, sections: tuple[PromptSection, ...], counts: tuple[int, ...]) -> list[dict[str, Any]]:
+        return [{"message": message, "source": s.source, "text": s.text, "tokens": counts[i] if i < len(counts) else None} for i, s in enumerate(sections)]
+
+    out = parts("system", prompt.sections, tokens.sections if tokens is not None else ())
+    out += parts("history", prompt.earlier_sections, tokens.earlier_sections if tokens is not None else ())
+    if prompt.user_sections:
+        out += parts("user", prompt.user_sections, tokens.user_sections if tokens is not None else ())
     else:
-        out.append({"message": "user", "source": "user message", "text": prompt.user_prompt, "tokens": prompt.tokens.user if prompt.tokens else None})
+        out.append({"message": "user", "source": "user message", "text": prompt.user_prompt, "tokens": tokens.user if tokens is not None else None})
     return out
 
 
-__all__ = ["IN_CHARGE", "NEED_RUN", "Progress", "RUN", "RUN_ID", "RUN_PROGRESS", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_tree"]
+__all__ = ["IN_CHARGE", "LIVE_RUNS", "NEED_RUN", "LiveRun", "Progress", "RUN", "RUN_ID", "RUN_PROGRESS", "RUN_TEXT", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_state", "run_tree"]

@@ -1,7 +1,10 @@
 // Prompt: the system prompt by section, and for a turn with several model calls, what each
-// call added to the conversation.
+// call added to the conversation. For a member's run picked in Runs, also what its team added to
+// its message (the task, the interaction and history blocks, a handoff's history), each part
+// labelled by what produced it, with its tokens.
 
 import { empty, h } from "../dom.js";
+import { counterText, tokenCount } from "../format.js";
 import { callPicker, loading, messageView, modelCalls, pickedCall, sectionsView, waiting } from "./parts.js";
 
 function callMessages(ctx, call) {
@@ -22,15 +25,40 @@ function callMessages(ctx, call) {
   );
 }
 
+/** The parts of a member run's messages its team (or a handoff) made, labelled, with tokens. */
+function addedView(turn) {
+  const parts = (turn.sections || []).filter((s) => s.message !== "system");
+  if (!turn.runId || !parts.length) return null;
+  const tokens = turn.prompt && turn.prompt.tokens;
+  return h(
+    "div",
+    { class: "anb-added" },
+    h("div", { class: "anb-label" }, "the messages as its caller made them, part by part"),
+    parts.map((s) =>
+      h(
+        "div",
+        { class: "anb-section anb-added-part", "data-message": s.message, "data-source": s.source },
+        h(
+          "div",
+          { class: "anb-section-label" },
+          s.message + " · " + s.source,
+          s.tokens !== null && s.tokens !== undefined ? h("span", { class: "anb-section-tokens", title: counterText(tokens) }, tokenCount(tokens || { exact: true }, s.tokens) + " tok") : null,
+        ),
+        h("div", { class: "anb-section-text" }, s.text),
+      ),
+    ),
+  );
+}
+
 export default {
   id: "prompt",
   label: "Prompt",
   needsTurn: true,
-  inputs: (ctx) => [ctx.turn.v.prompt, ctx.turn.v.calls, ctx.view.call, ctx.store.version.requests],
+  inputs: (ctx) => [ctx.turn.v.prompt, ctx.turn.v.calls, ctx.view.call, ctx.store.version.requests, ctx.turn.runId || null],
   panel(ctx) {
     const turn = ctx.turn;
     if (!turn.prompt) return turn.loaded ? empty("The prompt is not rendered yet.") : loading(ctx);
-    const out = h("div", { class: "anb-prompt" }, sectionsView(turn.prompt));
+    const out = h("div", { class: "anb-prompt" }, sectionsView(turn.prompt), addedView(turn));
     const picker = callPicker(ctx, "messages of");
     if (picker) out.append(picker, callMessages(ctx, pickedCall(ctx)));
     return out;

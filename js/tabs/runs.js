@@ -2,11 +2,13 @@
 // with status, duration and own / total tokens per node. Selecting a node shows that run in
 // every tab (Prompt, Request, Tool calls, State, Context), with a breadcrumb in the header; here
 // it shows what crossed the boundary (the ledger), the member's message by what produced each
-// part, and the delegations of one response as swim lanes in the order they were merged.
+// part, and the delegations of one response as swim lanes in the order they were merged. While
+// the turn runs, each member run is listed as it starts and ends, with its text as it streams
+// (and, for the delegations of one response, in a lane of its own).
 
 import { empty, h } from "../dom.js";
 import { ms } from "../format.js";
-import { walk } from "../runs.js";
+import { liveLanes, walk } from "../runs.js";
 
 function nodeButton(ctx, node, depth, tree) {
   const scoped = ctx.view.scope || tree.run_id;
@@ -89,7 +91,13 @@ function lanesView(lanes) {
   });
 }
 
+function runText(run) {
+  // A model's text: a text node only, never markup.
+  return run.text ? h("pre", { class: "anb-run-text", style: "white-space:pre-wrap;margin:2px 0 4px 16px" }, run.text) : null;
+}
+
 function liveView(runs) {
+  const lanes = liveLanes(runs);
   return h(
     "div",
     { class: "anb-run-tree anb-runs-live" },
@@ -97,7 +105,23 @@ function liveView(runs) {
       h(
         "div",
         { class: "anb-run-node anb-run-" + run.status, "data-run": run.run_id, "data-path": run.path.join("/"), style: "margin-left:" + (run.path.length - 1) * 16 + "px" },
-        (run.status === "running" ? "● " : run.status === "failed" ? "✕ " : "✓ ") + run.path.join(" ▸ ") + (run.duration_ms !== null ? " · " + ms(run.duration_ms) : " · running"),
+        h("span", { class: "anb-run-head" }, (run.status === "running" ? "● " : run.status === "failed" ? "✕ " : "✓ ") + run.path.join(" ▸ ") + (run.duration_ms !== null ? " · " + ms(run.duration_ms) : " · running")),
+        runText(run),
+      ),
+    ),
+    lanes.map((group) =>
+      h(
+        "div",
+        { class: "anb-lanes anb-lanes-live", "data-call": group.call },
+        h("div", { class: "anb-label" }, "delegations of model call " + (group.call + 1) + " of " + group.runs[0].path.slice(0, -1).join(" ▸ ") + ", side by side"),
+        group.runs.map((run) =>
+          h(
+            "div",
+            { class: "anb-lane anb-run-" + run.status, "data-agent": run.path[run.path.length - 1], "data-run": run.run_id },
+            h("span", { class: "anb-lane-name" }, run.path[run.path.length - 1] + (run.status === "running" ? " ●" : run.status === "failed" ? " ✕" : " ✓")),
+            runText(run),
+          ),
+        ),
       ),
     ),
   );
@@ -113,7 +137,7 @@ export default {
     return team && team.liveRuns ? " (" + (team.liveRuns.length + 1) + ")" : "";
   },
   idle: (ctx) => (ctx.team && (ctx.team.runTree || ctx.team.liveRuns) ? null : "this turn delegated to no other agent"),
-  inputs: (ctx) => [ctx.team && ctx.team.runTree, ctx.team && ctx.team.liveRuns, ctx.view.scope, ctx.turn && ctx.turn.runId],
+  inputs: (ctx) => [ctx.team && ctx.team.runTree, ctx.team && ctx.team.liveRunsV, ctx.view.scope, ctx.turn && ctx.turn.runId],
   panel(ctx) {
     const tree = ctx.team && ctx.team.runTree;
     if (!tree && ctx.team && ctx.team.liveRuns) return liveView(ctx.team.liveRuns);

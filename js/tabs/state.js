@@ -368,11 +368,12 @@ export default {
   panel(ctx) {
     const { store, turn, view } = ctx;
     // Edits go to the state as it is now: only while following the newest turn, not mid-run.
-    ctx.editable = view.selected === null && (!turn || turn.status !== "running");
+    // (Not a member's run picked in Runs: that is a record of the state it ran on.)
+    ctx.editable = view.selected === null && (!turn || (turn.status !== "running" && !turn.runId));
     const live = ctx.editable ? store.live : null;
     settleEditor(store, view);
     const state = live ? store.liveState() : turn ? turn.state : store.baseState;
-    const source = live ? { live: true } : turn ? { turn: turn.index } : {};
+    const source = live ? { live: true } : turn ? (turn.runId ? { turn: turn.index, run: turn.runId } : { turn: turn.index }) : {};
     ctx.need = (pointer, part) => store.needSubtree(source, pointer, part);
     if (state === undefined) {
       if (turn && turn.state === undefined) store.needTurn(turn.index);

@@ -22,6 +22,8 @@ test("token counts read as exact or estimated, with what counted them", () => {
   assert.equal(counterText(estimate), "≈ estimate: no tokenizer known for scripted");
   assert.deepEqual(tokenParts(exact), ["earlier turns 6", "user message 1", "chat template 9", "total 20"]);
   assert.deepEqual(tokenParts(estimate), ["user message ≈2", "total ≈14"]);
+  // a member run a handoff started: its history before the user message is a part of its own
+  assert.deepEqual(tokenParts({ ...exact, history: 0, earlier_sections: [4, 2], total: 22 }), ["handoff history 6", "user message 1", "chat template 9", "total 22"]);
   assert.equal(editText([1, 2]), "[1,2]");
   assert.equal(editText("x".repeat(70)).startsWith('"x'), true);
   assert.equal(editText({ long: "y".repeat(70) }), '{\n  "long": "' + "y".repeat(70) + '"\n}');
