@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
-import time
+import threading
 
 import pytest
 
@@ -101,10 +102,26 @@ def test_nested_team_chain_usage_and_record():
     assert "<details open><summary>▸ top ▸ sub" in html and "<script" not in html
 
 
-def jitter_member(name: str) -> Agent:
+class FinishOrder:
+    """Makes members that run side by side finish their tool call in a chosen order (a member
+    run alone would wait for one that never comes: the wait fails the test instead)."""
+
+    def __init__(self, order: tuple[str, ...]) -> None:
+        self.order, self.done = order, []
+        self._turn = threading.Condition()
+
+    def wait_for_turn(self, name: str) -> None:
+        with self._turn:
+            if not self._turn.wait_for(lambda: self.order[len(self.done)] == name, timeout=20):
+                raise AssertionError(f"{name} waited for {self.order[len(self.done)]}: the members did not run side by side")
+            self.done.append(name)
+            self._turn.notify_all()
+
+
+def ordered_member(name: str, finish: FinishOrder) -> Agent:
     def work(session_state) -> str:
-        """Do some work that takes a random time."""
-        time.sleep(random.uniform(0, 0.01))
+        """Do some work, finishing when the test says."""
+        finish.wait_for_turn(name)
         session_state.setdefault(f"by_{name}", name)
         return name
 
@@ -125,20 +142,20 @@ def masked_record(team: Team) -> str:
 def test_broadcast_of_three_is_byte_identical_over_20_runs_with_random_completion():
     records = set()
     finish_orders = set()
-    for _ in range(20):
-        members = [jitter_member(n) for n in ("alpha", "beta", "gamma")]
-        finished: list[str] = []
-        for m in members:
-            m.subscribe(lambda e, n=m.name: finished.append(n) if e.kind == "run_finished" else None)
+    rng = random.Random(20)
+    orders = list(itertools.permutations(("alpha", "beta", "gamma")))
+    for run in range(20):
+        finish = FinishOrder(orders[run] if run < len(orders) else rng.choice(orders))  # every order, then random ones
+        members = [ordered_member(n, finish) for n in ("alpha", "beta", "gamma")]
         team = Team("panel", members=members, mode="broadcast", model=ScriptedModel([tool_call("delegate_task_to_members", task="work"), "summary"]), session_state={"shared": 1})
         team.run("go")
-        finish_orders.add(tuple(finished))
+        finish_orders.add(tuple(finish.done))
         records.add(masked_record(team))
     assert len(records) == 1
     record = records.pop()
     assert "Agent alpha: alpha finished\\n\\nAgent beta: beta finished\\n\\nAgent gamma: gamma finished" in record
     assert "'by_alpha'" not in record  # member's new keys stay private
-    assert len(finish_orders) > 1, "the members should have finished in different orders"
+    assert len(finish_orders) == 6  # the members finished in every order, and the record never changed
 
 
 def test_team_definition_errors():
