@@ -102,6 +102,8 @@ class Inspector(anywidget.AnyWidget):
         self._summaries: dict[int, tuple[str, bytes]] = {}
         """Summary rows of finished turns as encoded, by turn index (with the run id they are
         of): the last turns' only, the ones a snapshot carries."""
+        self._earlier: tuple[Any, bytes] = (None, b"")
+        """The snapshot's earlier rows as joined last, with the turns they are of."""
         self._preview_message: str | None = None
         """The message last previewed in the browser: previews after an edit use it."""
         self.on_msg(self._on_msg)
@@ -177,17 +179,38 @@ class Inspector(anywidget.AnyWidget):
         """Send ``message`` (a dict with its kind) after the events queued before it."""
         self._outbox.post({wire.KIND: message[wire.KIND]}, message)
 
-    def publish_snapshot(self) -> None:
-        """Put a fresh snapshot in the synced trait."""
-        data = self.snapshot()
+    def publish_snapshot(self, absorb: bool = False) -> None:
+        """Put a fresh snapshot in the synced trait (``absorb``: see ``_after_cell``)."""
+        data = self.snapshot(absorb)
         self._outbox.count(data)
         self._stale = False
         self.view_snapshot = data
 
     def _after_cell(self, _result: Any = None) -> None:
-        """After a cell that changed something, a view created from now on starts from it."""
+        """After a cell that changed something, a view created from now on starts from it.
+
+        Events still queued then (a run's end held back because a batch went out less than
+        ``FLUSH_SECONDS`` before: the cells of a Run All) are not sent as a batch of their own
+        when every run they belong to has ended: the snapshot covers them, and open views take
+        it in their place (its number is past theirs), so the cell's end sends one message."""
         if self._stale:
-            self.publish_snapshot()
+            self.publish_snapshot(absorb=True)
+
+    def _absorb(self, items: list[Any]) -> bool:
+        """Whether a snapshot can stand for the queued ``items``: each run followed has its end
+        among them. If so, those runs are no longer followed."""
+        runs = self._runs
+        ended = {item.run_id for item in items if isinstance(item, _ENDS)}
+        if not ended.issuperset(runs):
+            return False
+        # An open view merges the snapshot's rows into its own (js/store.js): a turn in the
+        # queue older than the snapshot's rows would be missing from it, so such a queue is sent.
+        first = len(self.agent.history) - SNAPSHOT_TURNS
+        if any(runs[run_id].turn < first for run_id in ended if run_id in runs):
+            return False
+        for run_id in ended:
+            runs.pop(run_id, None)
+        return True
 
     def _follower(self) -> Callable[[Event], None]:
         """The agent's subscriber: it queues each event as it is, and the batch the event goes
@@ -241,11 +264,14 @@ class Inspector(anywidget.AnyWidget):
                 self._model_info = self.model_info = info
         return run
 
-    def snapshot(self) -> bytes:
+    def snapshot(self, absorb: bool = False) -> bytes:
         """What a fresh view needs, as UTF-8 JSON: the last turns' summary rows (older ones are
         sent on request), the last turn in full (events, change summary, state — lazily, see
-        ``lazy.py``)."""
-        seq = self._outbox.flush()
+        ``lazy.py``). The events queued are sent first, or with ``absorb`` covered by it when
+        their runs have all ended (``_after_cell``)."""
+        seq = self._outbox.absorb(self._absorb) if absorb else None
+        if seq is None:
+            seq = self._outbox.flush()
         history = self.agent.history
         count = len(history)
         first = max(0, count - SNAPSHOT_TURNS)
@@ -271,11 +297,21 @@ class Inspector(anywidget.AnyWidget):
             message[run_tree.IN_CHARGE] = self.agent.agent_in_charge().name
         # Only the last turns' rows, as they were encoded once (a finished turn's does not
         # change): the snapshot stays the same size however long the history grows.
-        cache = self._summaries
-        for index in [i for i in cache if i < first]:
-            del cache[index]
-        rows = b",".join([self._summary(history[i], cache) for i in range(first, count)])
+        rows = self._summary(last, self._summaries) if count else b""
+        if count > first + 1:
+            rows = self._earlier_rows(history, first, count - 1) + b"," + rows
         return b'{"' + wire.SUMMARIES.encode() + b'":[' + rows + b"]," + encode(message)[1:]
+
+    def _earlier_rows(self, history: Any, first: int, end: int) -> bytes:
+        """The summary rows of turns ``first`` to ``end - 1`` (finished: only the last turn of a
+        history runs), joined once for as long as they stay the snapshot's earlier rows."""
+        key = (first, end, history[end - 1].run_id)
+        if self._earlier[0] != key:
+            cache = self._summaries
+            for index in [i for i in cache if i < first]:
+                del cache[index]
+            self._earlier = (key, b",".join([self._summary(history[i], cache) for i in range(first, end)]))
+        return self._earlier[1]
 
     def _summary(self, record: TurnRecord, cache: dict[int, tuple[str, bytes]] | None = None) -> bytes:
         """A turn's summary row as JSON (kept in ``cache`` once the turn has finished)."""
