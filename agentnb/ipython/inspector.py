@@ -106,12 +106,19 @@ class Inspector(anywidget.AnyWidget):
         """The snapshot's earlier rows as joined last, with the turns they are of."""
         self._preview_message: str | None = None
         """The message last previewed in the browser: previews after an edit use it."""
+        self.display_id = f"agentnb-inspector-{self.model_id}"
+        """The display id of the outputs ``show`` makes (their static view is kept current)."""
+        self._static: tuple[int, str] | None = None
+        """What the static view of those outputs shows (turns, last turn's run id and status);
+        None while no output carries it or once a front end renders the widget."""
         self.on_msg(self._on_msg)
         self._on_event = self._follower()
         self._unsubscribe = agent.subscribe(self._on_event)
         self._progress = run_tree.Progress(self._turn_of)
         self._unsubscribe_children = agent.subscribe(self._on_child, children=True)
         self._unsubscribe_edits = agent.on_edit(self._on_edit)
+        self._viewed = False
+        """A front end renders this widget (see ``_rendered``)."""
         self._shell = _shell()
         if self._shell is not None:
             self._shell.events.register("post_run_cell", self._after_cell)
@@ -140,6 +147,47 @@ class Inspector(anywidget.AnyWidget):
             # the same output shows this static view instead.
             data["text/html"] = static_view(self.agent)
         return bundle
+
+    def show(self) -> None:
+        """Display the inspector under the current cell. Where no front end renders it (a notebook
+        run by ``jupyter nbconvert --execute``, papermill, nbclient) the static view the output
+        carries is brought up to date after each cell, so the saved notebook shows the latest
+        turn; JupyterLab and Notebook 7 make it at save time (``agentnb.serverext``)."""
+        from IPython.display import display
+
+        display(self, display_id=self.display_id)
+        if self._static is None and not self._rendered():
+            self._static = self._static_key()
+
+    def _static_key(self) -> tuple[int, str]:
+        history = self.agent.history
+        return (len(history), f"{history[-1].run_id}:{history[-1].status}" if len(history) else "")
+
+    def _rendered(self) -> bool:
+        """Whether a front end renders this widget: a view said so (``wire.VIEWING``), or the
+        cell was run by a notebook front end (JupyterLab and Notebook 7 send the cell's id)."""
+        if self._viewed:
+            return True
+        parent = getattr(self._shell, "parent_header", None)
+        self._viewed = isinstance(parent, Mapping) and "cellId" in (parent.get("metadata") or {})
+        return self._viewed
+
+    def _refresh_static(self) -> None:
+        """Bring the static view of the outputs ``show`` made up to date (``update_display``:
+        the same widget view, its text and HTML as of now)."""
+        key = self._static_key()
+        if key == self._static:
+            return
+        if self._rendered():
+            self._static = None  # a front end renders it: saved from there, it is made at save
+            return
+        from IPython.display import update_display
+
+        self._static = key
+        bundle = super()._repr_mimebundle_()
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data["text/html"] = static_view(self.agent)
+        update_display(data, raw=True, display_id=self.display_id)
 
     def close(self) -> None:
         """Stop following the agent and close the widget."""
@@ -195,6 +243,8 @@ class Inspector(anywidget.AnyWidget):
         it in their place (its number is past theirs), so the cell's end sends one message."""
         if self._stale:
             self.publish_snapshot(absorb=True)
+        if self._static is not None:
+            self._refresh_static()
 
     def _absorb(self, items: list[Any]) -> bool:
         """Whether a snapshot can stand for the queued ``items``: each run followed has its end
@@ -436,6 +486,10 @@ class Inspector(anywidget.AnyWidget):
         if kind == wire.FRONT_END:
             # The front end itself, for a page that cannot fetch it from the server extension.
             self.send({wire.KIND: wire.FRONT_END}, [(STATIC / "inspector.js").read_bytes(), (STATIC / "inspector.css").read_bytes()])
+            return None
+        if kind == wire.VIEWING:
+            self._viewed = True
+            self._static = None
             return None
         if kind == wire.SYNC:
             self._outbox.post({wire.KIND: wire.SNAPSHOT}, self.snapshot())
