@@ -281,3 +281,31 @@ def test_a_cell_end_sends_a_held_back_batch_with_turns_older_than_the_snapshots_
     snapshot = decode(inspector.view_snapshot)
     assert snapshot[wire.TURNS_FROM] == turns + 1 - 20 > 1
     assert snapshot[wire.SEQ] == inspector.seq == sent.batches()[1][wire.LAST]
+
+
+def test_each_cells_snapshot_carries_the_last_rows_as_the_history_has_them_across_a_reset(monkeypatch) -> None:
+    """The snapshot's earlier rows are kept from one cell to the next (one row added, one dropped):
+    they must stay the history's own, also after the agent is reset and its turns start again."""
+    clock = Clock()
+    agent = shop(40)
+    inspector, _ = followed(agent, monkeypatch, clock)
+
+    def check() -> None:
+        snapshot = decode(inspector.view_snapshot)
+        history = agent.history
+        first = max(0, len(history) - 20)
+        assert snapshot[wire.TURNS_FROM] == first
+        assert snapshot[wire.SUMMARIES] == [as_sent(turn_summary(history[i])) for i in range(first, len(history))]
+
+    for n in range(26):
+        agent.run(f"add item {n}")
+        clock.advance(0.001)
+        inspector._after_cell()
+        check()
+    agent.reset()
+    for n in range(3):
+        agent.run(f"again {n}")
+        clock.advance(0.001)
+        inspector._after_cell()
+        check()
+    assert [row["message"] for row in decode(inspector.view_snapshot)[wire.SUMMARIES]] == ["again 0", "again 1", "again 2"]

@@ -102,8 +102,8 @@ class Inspector(anywidget.AnyWidget):
         self._summaries: dict[int, tuple[str, bytes]] = {}
         """Summary rows of finished turns as encoded, by turn index (with the run id they are
         of): the last turns' only, the ones a snapshot carries."""
-        self._earlier: tuple[Any, bytes] = (None, b"")
-        """The snapshot's earlier rows as joined last, with the turns they are of."""
+        self._earlier: tuple[list[bytes], list[str], int] = ([], [], 0)
+        """The snapshot's earlier rows as sent last: encoded rows, their run ids, the first's turn."""
         self._preview_message: str | None = None
         """The message last previewed in the browser: previews after an edit use it."""
         self.display_id = f"agentnb-inspector-{self.model_id}"
@@ -354,14 +354,25 @@ class Inspector(anywidget.AnyWidget):
 
     def _earlier_rows(self, history: Any, first: int, end: int) -> bytes:
         """The summary rows of turns ``first`` to ``end - 1`` (finished: only the last turn of a
-        history runs), joined once for as long as they stay the snapshot's earlier rows."""
-        key = (first, end, history[end - 1].run_id)
-        if self._earlier[0] != key:
-            cache = self._summaries
-            for index in [i for i in cache if i < first]:
-                del cache[index]
-            self._earlier = (key, b",".join([self._summary(history[i], cache) for i in range(first, end)]))
-        return self._earlier[1]
+        history runs): the rows kept from the last snapshot, the first ones dropped and the new
+        ones added (a cell per turn adds one), unless the history changed under them."""
+        rows, ids, start = self._earlier
+        cache = self._summaries
+        if rows and (first < start or start + len(rows) > end or history[start + len(rows) - 1].run_id != ids[-1]):
+            rows, ids = [], []  # the history was cut (a reset) or rows must be added in front
+        if not rows:
+            start = first
+        if first > start:
+            del rows[: first - start], ids[: first - start]
+            for index in range(start, first):
+                cache.pop(index, None)
+            start = first
+        for index in range(start + len(rows), end):
+            record = history[index]
+            rows.append(self._summary(record, cache))
+            ids.append(record.run_id)
+        self._earlier = (rows, ids, start)
+        return b",".join(rows)
 
     def _summary(self, record: TurnRecord, cache: dict[int, tuple[str, bytes]] | None = None) -> bytes:
         """A turn's summary row as JSON (kept in ``cache`` once the turn has finished)."""
