@@ -122,3 +122,27 @@ def test_a_rendered_view_stops_the_static_refresh(monkeypatch) -> None:
         assert len(updates) == 1
     finally:
         widget.close()
+
+
+def test_the_static_view_is_the_last_turn_as_escaped_text() -> None:
+    from agentnb import Agent, ScriptedModel, tool_call
+    from agentnb.ipython.record import STATIC_CSS_CLASS, static_text, static_view
+
+    def add(item: str, session_state) -> str:
+        """Add an item."""
+        session_state.setdefault("items", []).append(item)
+        return f"added <b>{item}</b>"
+
+    agent = Agent("bot", ScriptedModel(["First.", tool_call("add", item="x<y"), "Done & <i>ok</i>." + "z" * 400]), tools=[add])
+    assert static_text(agent).endswith("0 turn(s) · a static view: the live inspector needs a running kernel (run the notebook to get it back)")
+    agent.run("hello")
+    agent.run("add <script>alert(1)</script>")
+    lines = static_text(agent).split("\n")
+    assert lines[0].startswith("bot · inspector · model scripted · 2 turn(s) · ")
+    assert lines[1:4] == ["turn 2 · ok", "user: add <script>alert(1)</script>", '  1. add({"item": "x<y"}) -> added <b>x<y</b>']
+    assert lines[4].startswith("answer: Done & <i>ok</i>.zzz") and len(lines[4]) == len("answer: ") + 300 and lines[4].endswith("…")
+    page = static_view(agent)
+    assert page.startswith(f'<div class="{STATIC_CSS_CLASS} ')
+    for raw in ("<script>", "<b>", "<i>", "x<y"):
+        assert raw not in page
+    assert "add &lt;script&gt;alert(1)&lt;/script&gt;" in page and "Done &amp; &lt;i&gt;ok&lt;/i&gt;." in page
