@@ -100,7 +100,9 @@ def test_a_notebook_front_end_gets_no_display_updates_and_a_headless_run_does() 
         manager.shutdown_kernel(now=True)
 
 
-def test_a_rendered_view_stops_the_static_refresh(monkeypatch) -> None:
+def test_a_rendered_view_stops_the_static_refresh_and_a_terminal_never_gets_one(monkeypatch) -> None:
+    from types import SimpleNamespace
+
     from test_inspector import make_agent
 
     from agentnb.ipython import inspector as module
@@ -108,19 +110,27 @@ def test_a_rendered_view_stops_the_static_refresh(monkeypatch) -> None:
     updates: list[Any] = []
     monkeypatch.setattr("IPython.display.update_display", lambda data, **kw: updates.append((data, kw)))
     monkeypatch.setattr("IPython.display.display", lambda *a, **kw: None)
-    agent = make_agent(["one", "two", "three"])
+    agent = make_agent(["one", "two", "three", "four"])
     widget = module.Inspector.for_agent(agent)
+    real = widget._shell
     try:
+        widget._shell = SimpleNamespace(parent_header={})  # a terminal IPython: no kernel
         widget.show()
         agent.run("hello")
         widget._after_cell()
-        assert len(updates) == 1 and updates[0][1]["display_id"] == widget.display_id
-        assert "1 turn(s)" in updates[0][0]["text/html"]
-        widget._on_msg(widget, {wire.KIND: wire.VIEWING}, [])  # a view rendered in a front end
+        assert updates == []  # a terminal prints every display: no updates there
+        widget._shell = SimpleNamespace(kernel=object(), parent_header={"metadata": {}})  # a kernel, no notebook front end
+        widget.show()
         agent.run("again")
+        widget._after_cell()
+        assert len(updates) == 1 and updates[0][1]["display_id"] == widget.display_id
+        assert "2 turn(s)" in updates[0][0]["text/html"]
+        widget._on_msg(widget, {wire.KIND: wire.VIEWING}, [])  # a view rendered in a front end
+        agent.run("third")
         widget._after_cell()
         assert len(updates) == 1
     finally:
+        widget._shell = real
         widget.close()
 
 

@@ -254,10 +254,11 @@ def test_agent_bad_options_are_one_line_usage_errors(shell, line, expected):
 def test_agent_shows_the_inspector(shell, monkeypatch):
     inspector = pytest.importorskip("agentnb.ipython.inspector")
     shown = []
-    monkeypatch.setattr("agentnb.ipython.agent_magic.display", shown.append)
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append((obj, kw)))
     define_shop(shell)
-    assert len(shown) == 1 and isinstance(shown[0], inspector.Inspector)
-    assert shown[0] is inspector.Inspector.for_agent(shell.user_ns["shop"])
+    assert len(shown) == 1 and isinstance(shown[0][0], inspector.Inspector)
+    assert shown[0][0] is inspector.Inspector.for_agent(shell.user_ns["shop"])
+    assert shown[0][1] == {"display_id": shown[0][0].display_id}  # its static view can be kept current
 
 
 # --- %%chat --------------------------------------------------------------------------------

@@ -156,7 +156,8 @@ class Inspector(anywidget.AnyWidget):
         from IPython.display import display
 
         display(self, display_id=self.display_id)
-        if self._static is None and not self._rendered():
+        # Only in a kernel: a terminal shell prints each display (and would print every update).
+        if self._static is None and getattr(self._shell, "kernel", None) is not None and not self._rendered():
             self._static = self._static_key()
 
     def _static_key(self) -> tuple[int, str]:
