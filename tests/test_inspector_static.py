@@ -112,14 +112,13 @@ def test_a_rendered_view_stops_the_static_refresh_and_a_terminal_never_gets_one(
     monkeypatch.setattr("IPython.display.display", lambda *a, **kw: None)
     agent = make_agent(["one", "two", "three", "four"])
     widget = module.Inspector.for_agent(agent)
-    real = widget._shell
     try:
-        widget._shell = SimpleNamespace(parent_header={})  # a terminal IPython: no kernel
+        widget._outputs.shell = SimpleNamespace(parent_header={})  # a terminal IPython: no kernel
         widget.show()
         agent.run("hello")
         widget._after_cell()
         assert updates == []  # a terminal prints every display: no updates there
-        widget._shell = SimpleNamespace(kernel=object(), parent_header={"metadata": {}})  # a kernel, no notebook front end
+        widget._outputs.shell = SimpleNamespace(kernel=object(), parent_header={"metadata": {}})  # a kernel, no notebook front end
         widget.show()
         agent.run("again")
         widget._after_cell()
@@ -130,7 +129,6 @@ def test_a_rendered_view_stops_the_static_refresh_and_a_terminal_never_gets_one(
         widget._after_cell()
         assert len(updates) == 1
     finally:
-        widget._shell = real
         widget.close()
 
 

@@ -44,6 +44,8 @@ from .lazy import decode_pointer, find, is_small, lazy_form, size_of
 from .live import Batcher, Run, follow
 from .outbox import Outbox, encode
 from .record import static_view
+from .rows import SummaryRows
+from .static_outputs import StaticOutputs
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -99,27 +101,19 @@ class Inspector(anywidget.AnyWidget):
         """The trait's value, read without traitlets at each run's start."""
         self._stale = False
         """Something changed since the snapshot in the trait was made."""
-        self._summaries: dict[int, tuple[str, bytes]] = {}
-        """Summary rows of finished turns as encoded, by turn index (with the run id they are
-        of): the last turns' only, the ones a snapshot carries."""
-        self._earlier: tuple[list[bytes], list[str], int] = ([], [], 0)
-        """The snapshot's earlier rows as sent last: encoded rows, their run ids, the first's turn."""
+        self._rows_kept = SummaryRows()
+        """The snapshot's History rows as encoded (``rows.py``)."""
         self._preview_message: str | None = None
         """The message last previewed in the browser: previews after an edit use it."""
-        self.display_id = f"agentnb-inspector-{self.model_id}"
-        """The display id of the outputs ``show`` makes (their static view is kept current)."""
-        self._static: tuple[int, str] | None = None
-        """What the static view of those outputs shows (turns, last turn's run id and status);
-        None while no output carries it or once a front end renders the widget."""
         self.on_msg(self._on_msg)
         self._on_event = self._follower()
         self._unsubscribe = agent.subscribe(self._on_event)
         self._progress = run_tree.Progress(self._turn_of)
         self._unsubscribe_children = agent.subscribe(self._on_child, children=True)
         self._unsubscribe_edits = agent.on_edit(self._on_edit)
-        self._viewed = False
-        """A front end renders this widget (see ``_rendered``)."""
         self._shell = _shell()
+        self._outputs = StaticOutputs(self.model_id, self._shell)
+        """The outputs ``show`` made (their static view is kept current where no front end renders it)."""
         if self._shell is not None:
             self._shell.events.register("post_run_cell", self._after_cell)
 
@@ -148,47 +142,23 @@ class Inspector(anywidget.AnyWidget):
             data["text/html"] = static_view(self.agent)
         return bundle
 
+    @property
+    def display_id(self) -> str:
+        """The display id of the outputs ``show`` makes."""
+        return self._outputs.display_id
+
     def show(self) -> None:
         """Display the inspector under the current cell. Where no front end renders it (a notebook
         run by ``jupyter nbconvert --execute``, papermill, nbclient) the static view the output
-        carries is brought up to date after each cell, so the saved notebook shows the latest
-        turn; JupyterLab and Notebook 7 make it at save time (``agentnb.serverext``)."""
+        carries is brought up to date after each cell (``static_outputs.py``)."""
         from IPython.display import display
 
         display(self, display_id=self.display_id)
-        # Only in a kernel: a terminal shell prints each display (and would print every update).
-        if self._static is None and getattr(self._shell, "kernel", None) is not None and not self._rendered():
-            self._static = self._static_key()
+        self._outputs.displayed(self.agent)
 
-    def _static_key(self) -> tuple[int, str]:
-        history = self.agent.history
-        return (len(history), f"{history[-1].run_id}:{history[-1].status}" if len(history) else "")
-
-    def _rendered(self) -> bool:
-        """Whether a front end renders this widget: a view said so (``wire.VIEWING``), or the
-        cell was run by a notebook front end (JupyterLab and Notebook 7 send the cell's id)."""
-        if self._viewed:
-            return True
-        parent = getattr(self._shell, "parent_header", None)
-        self._viewed = isinstance(parent, Mapping) and "cellId" in (parent.get("metadata") or {})
-        return self._viewed
-
-    def _refresh_static(self) -> None:
-        """Bring the static view of the outputs ``show`` made up to date (``update_display``:
-        the same widget view, its text and HTML as of now)."""
-        key = self._static_key()
-        if key == self._static:
-            return
-        if self._rendered():
-            self._static = None  # a front end renders it: saved from there, it is made at save
-            return
-        from IPython.display import update_display
-
-        self._static = key
+    def _widget_data(self) -> dict[str, Any]:
         bundle = super()._repr_mimebundle_()
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data["text/html"] = static_view(self.agent)
-        update_display(data, raw=True, display_id=self.display_id)
+        return bundle[0] if isinstance(bundle, tuple) else bundle  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Stop following the agent and close the widget."""
@@ -244,8 +214,7 @@ class Inspector(anywidget.AnyWidget):
         it in their place (its number is past theirs), so the cell's end sends one message."""
         if self._stale:
             self.publish_snapshot(absorb=True)
-        if self._static is not None:
-            self._refresh_static()
+        self._outputs.refresh(self.agent, self._widget_data)
 
     def _absorb(self, items: list[Any]) -> bool:
         """Whether a snapshot can stand for the queued ``items``: each run followed has its end
@@ -348,43 +317,8 @@ class Inspector(anywidget.AnyWidget):
             message[run_tree.IN_CHARGE] = self.agent.agent_in_charge().name
         # Only the last turns' rows, as they were encoded once (a finished turn's does not
         # change): the snapshot stays the same size however long the history grows.
-        rows = self._summary(last, self._summaries) if count else b""
-        if count > first + 1:
-            rows = self._earlier_rows(history, first, count - 1) + b"," + rows
+        rows = self._rows_kept.snapshot_rows(history, first)
         return b'{"' + wire.SUMMARIES.encode() + b'":[' + rows + b"]," + encode(message)[1:]
-
-    def _earlier_rows(self, history: Any, first: int, end: int) -> bytes:
-        """The summary rows of turns ``first`` to ``end - 1`` (finished: only the last turn of a
-        history runs): the rows kept from the last snapshot, the first ones dropped and the new
-        ones added (a cell per turn adds one), unless the history changed under them."""
-        rows, ids, start = self._earlier
-        cache = self._summaries
-        if rows and (first < start or start + len(rows) > end or history[start + len(rows) - 1].run_id != ids[-1]):
-            rows, ids = [], []  # the history was cut (a reset) or rows must be added in front
-        if not rows:
-            start = first
-        if first > start:
-            del rows[: first - start], ids[: first - start]
-            for index in range(start, first):
-                cache.pop(index, None)
-            start = first
-        for index in range(start + len(rows), end):
-            record = history[index]
-            rows.append(self._summary(record, cache))
-            ids.append(record.run_id)
-        self._earlier = (rows, ids, start)
-        return b",".join(rows)
-
-    def _summary(self, record: TurnRecord, cache: dict[int, tuple[str, bytes]] | None = None) -> bytes:
-        """A turn's summary row as JSON (kept in ``cache`` once the turn has finished)."""
-        if cache is not None:
-            kept = cache.get(record.index)
-            if kept is not None and kept[0] == record.run_id:
-                return kept[1]
-        data = encode(turn_summary(record))
-        if cache is not None and record.status != "running":
-            cache[record.index] = (record.run_id, data)
-        return data
 
     def _rows(self, content: Mapping[str, Any]) -> bytes:
         """Up to ``ROWS_PAGE`` summary rows of the turns before turn ``before`` (``wire.ROWS``)."""
@@ -393,7 +327,7 @@ class Inspector(anywidget.AnyWidget):
         if not isinstance(before, int) or not 0 < before <= len(history):
             raise LookupError(f"need_rows takes before, a turn index from 1 to {len(history)}; got {before!r}")
         first = max(0, before - ROWS_PAGE)
-        rows = b",".join([self._summary(history[i]) for i in range(first, before)])
+        rows = b",".join([encode(turn_summary(history[i])) for i in range(first, before)])
         head = encode({wire.KIND: wire.ROWS, wire.TURNS_FROM: first})
         return head[:-1] + b',"' + wire.SUMMARIES.encode() + b'":[' + rows + b"]}"
 
@@ -500,8 +434,7 @@ class Inspector(anywidget.AnyWidget):
             self.send({wire.KIND: wire.FRONT_END}, [(STATIC / "inspector.js").read_bytes(), (STATIC / "inspector.css").read_bytes()])
             return None
         if kind == wire.VIEWING:
-            self._viewed = True
-            self._static = None
+            self._outputs.viewed()
             return None
         if kind == wire.SYNC:
             self._outbox.post({wire.KIND: wire.SNAPSHOT}, self.snapshot())
