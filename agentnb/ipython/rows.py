@@ -38,12 +38,13 @@ class SummaryRows:
         count = len(history)
         if not count:
             return b""
+        # The rows before the last first: the turn that was last at the snapshot before is among
+        # them, its row taken from ``self.last``.
+        earlier = self._finished(history, first, count - 1) if count > first + 1 else b""
         last = self._row(history[-1])
         if history[-1].status != "running":
             self.last = (history[-1].run_id, last)
-        if count == first + 1:
-            return last
-        return self._finished(history, first, count - 1) + b"," + last
+        return earlier + b"," + last if earlier else last
 
     def _finished(self, history: Sequence[TurnRecord], first: int, end: int) -> bytes:
         """The rows of turns ``first`` to ``end - 1`` (finished: only a history's last turn runs)."""
