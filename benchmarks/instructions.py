@@ -4,7 +4,10 @@ Wall and CPU times on a shared machine vary by 2× between processes; the number
 a turn executes does not. This runs each case twice under ``valgrind --tool=callgrind`` (20
 warm-up turns, then 50 or 250 turns) and divides the difference by 200, so start-up and imports
 cancel out. Cases: agentnb ``recording``, ``inspector`` (its messages through ipykernel's send
-path, ``kernel_stub.py``) and ``inspector-cell`` (the snapshot trait refreshed after every turn),
+path, ``kernel_stub.py``) and ``inspector-cell`` (the snapshot trait refreshed after every turn,
+as in JupyterLab, where a front end renders the widget; ``inspector-cell-static`` adds what a
+run without one, ``jupyter nbconvert --execute``, adds: the static view of the inspector's output
+updated after every cell),
 and Agno with no db (``peers/agno_turns.py``, run by ``--agno-python``). Instructions are not
 time (Agno's code runs at fewer instructions per cycle than agentnb's here), but they show what a
 change to agentnb's own code did, whatever the machine's load.
@@ -92,10 +95,12 @@ def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) 
         agent, check = pai.instruction_case(mode)
     else:
         sys.path.insert(0, str(HERE.parent))
-        if mode in ("inspector", "inspector-cell"):
+        if mode in ("inspector", "inspector-cell", "inspector-cell-static"):
             import kernel_stub
 
             kernel_stub.install()
+            if mode == "inspector-cell-static":
+                kernel_stub.shell()  # displays and their updates through the kernel's session
         import bench_scale
 
         agent, model, turn_no = bench_scale.make_agent("tiny", clock)
@@ -116,8 +121,10 @@ def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) 
             if mode == "inspector-queue":
                 outbox._render = lambda items: (b"{}", len(items))  # the batch dropped unbuilt
             after.append(turn_clock.turned)
-            if mode == "inspector-cell":
+            if mode.startswith("inspector-cell"):
                 after.append(inspector._after_cell)  # what IPython's post_run_cell does after each cell
+            if mode == "inspector-cell-static":
+                inspector.show()  # as %%agent shows it where no front end renders it (nbconvert)
     if not collect:
         gc.disable()  # to split a share: counts without the cyclic collector's
     for _ in range(WARMUP + turns):

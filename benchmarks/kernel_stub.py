@@ -42,3 +42,20 @@ def install(cell: str = "%%chat bench\nplease add some items") -> CountingSocket
     parent = session.msg("execute_request", content={"code": cell, "silent": False, "store_history": True})
     kernel.set_parent([b"bench"], parent, channel="shell")
     return socket
+
+
+def shell() -> object:
+    """An IPython shell of that kernel (call ``install`` first): ``display`` and
+    ``update_display`` go out through the kernel's session as in a notebook."""
+    from ipykernel.kernelbase import Kernel
+    from ipykernel.zmqshell import ZMQInteractiveShell
+    from traitlets.config import Config
+
+    kernel = Kernel.instance()
+    config = Config()
+    config.HistoryManager.enabled = False  # no history database
+    ip = ZMQInteractiveShell.instance(config=config, kernel=kernel)
+    ip.display_pub.session = kernel.session
+    ip.display_pub.pub_socket = kernel.iopub_socket
+    ip.display_pub.set_parent(kernel.get_parent())
+    return ip

@@ -34,6 +34,11 @@ function initialize({ model }) {
 }
 
 function render({ model, el }) {
+  try {
+    model.send({ [WIRE.KIND]: WIRE.VIEWING }); // a front end renders it: the kernel stops refreshing the static view
+  } catch (err) {
+    // no kernel (a notebook reopened without one): nothing to tell
+  }
   const snap = model.get(WIRE.TRAIT_SNAPSHOT);
   const backlog = snap && typeof snap === "object" ? backlogs.get(snap) : undefined;
   return renderView({ model, el, backlog: backlog ? backlog.messages() : [] });

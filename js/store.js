@@ -62,7 +62,7 @@ export class Store {
     // error arrives.
     this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0, live: 0, compare: 0, subtrees: 0 };
     // Counters, shown as data-* attributes for the browser tests.
-    this.applied = { snapshots: 0, batches: 0, events: 0, turns: 0, subtrees: 0, gaps: 0, syncs: 0, rows: 0, folded: 0 };
+    this.applied = { snapshots: 0, merged: 0, batches: 0, events: 0, turns: 0, subtrees: 0, gaps: 0, syncs: 0, rows: 0, folded: 0 };
     this.listeners = new Set();
     this.onMessage = (msg, buffers) => this.receive(decodeMessage(msg, buffers)) && this.changed();
     this.onTrait = () => this.fromTrait() && this.changed();
@@ -332,10 +332,15 @@ export class Store {
 
   adopt(snap) {
     const from = snap[WIRE.TURNS_FROM] || 0;
-    this.turns = new Array(from); // holes for the turns whose rows are not held
-    for (const s of snap[WIRE.SUMMARIES]) this.turns.push(turnFromSummary(s));
-    this.listedFrom = from;
-    this.asked.clear();
+    const rows = snap[WIRE.SUMMARIES];
+    if (this.canMerge(from, rows.length)) {
+      this.merge(from, rows);
+    } else {
+      this.turns = new Array(from); // holes for the turns whose rows are not held
+      for (const s of rows) this.turns.push(turnFromSummary(s));
+      this.listedFrom = from;
+      this.asked.clear();
+    }
     this.baseState = undefined;
     const index = snap[WIRE.TURN_INDEX];
     const state = markStubs(snap[WIRE.STATE], snap[WIRE.STUBS]);
@@ -355,6 +360,40 @@ export class Store {
     this.applied.snapshots += 1;
     this.version.list += 1;
     this.version.epoch += 1;
+  }
+
+  /** Whether a snapshot whose rows are turns ``from`` to ``from + count - 1`` can be merged into
+   * the rows held: they reach its first row, and every turn held below it has ended (its row
+   * is final), so what the snapshot does not carry is still true. */
+  canMerge(from, count) {
+    const turns = this.turns;
+    if (!this.synced || !turns.length || turns.length < from || from + count < this.listedFrom) return false;
+    for (let i = this.listedFrom; i < Math.min(from, turns.length); i++) {
+      const turn = turns[i];
+      if (!turn || turn.status === "running" || turn.status === "unknown") return false;
+    }
+    return true;
+  }
+
+  /** A snapshot into the rows held (a cell's end while a view is open): the rows before its
+   * first stay as they are (a History scrolled back keeps what it fetched); its rows replace
+   * those of the same turns, except a turn held with its events that has ended as its row says;
+   * turns past its last are dropped (the history was cut). */
+  merge(from, rows) {
+    const turns = this.turns;
+    for (const s of rows) {
+      const held = turns[s.turn];
+      if (held && held.loaded && held.status === s.status && held.message === s.message && held.content === s.content && held.durationMs === s.duration_ms) continue;
+      const turn = turnFromSummary(s);
+      if (held) {
+        turn.v = held.v;
+        bump(turn, ...PARTS); // whatever showed the turn held before redraws
+      }
+      turns[s.turn] = turn;
+    }
+    turns.length = from + rows.length;
+    this.listedFrom = Math.min(this.listedFrom, from);
+    this.applied.merged += 1;
   }
 
   /** Take one message from the kernel; returns whether anything changed. */

@@ -55,5 +55,6 @@ export const WIRE = {
   "TRAIT_SNAPSHOT": "view_snapshot",
   "TRAIT_ID": "widget_id",
   "FRONT_END": "front_end",
+  "VIEWING": "viewing",
   "TRAIT_CHECKS": "case_checks"
 };

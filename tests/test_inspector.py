@@ -695,10 +695,10 @@ def test_the_display_carries_a_static_view_for_where_the_widget_cannot_render() 
     inspector = Inspector.for_agent(agent)
     empty, _ = inspector._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in empty
-    assert "<b>shop</b> · inspector · model <code>scripted</code> · 0 turn(s)" in empty["text/html"]
+    assert "<div>shop · inspector · model scripted · 0 turn(s) · a static view" in empty["text/html"]
     agent.run("hi")
     html_text = inspector._repr_mimebundle_()[0]["text/html"]
-    assert "1 turn(s)" in html_text and "agentnb-record" in html_text  # the last turn's record
+    assert "1 turn(s)" in html_text and "user: hi" in html_text and "answer: &lt;script&gt;" in html_text  # the last turn
     assert "<script" not in html_text and "&lt;script&gt;" in html_text
     assert "tex2jax_ignore" in html_text  # dollars stay dollars
     assert inspector._repr_mimebundle_()[0]["text/html"] == html_text  # deterministic

@@ -86,12 +86,33 @@ def test_the_next_message_sends_a_held_back_batch_before_it(monkeypatch) -> None
     assert [m[wire.KIND] for m in sent.messages] == [wire.BATCH, wire.BATCH, wire.TURN]
     assert reply[wire.TURN_INDEX] == 1 and sent.batches()[1][wire.LAST] == inspector.seq
     agent.run("third")
-    inspector._after_cell()  # the cell ends (IPython's post_run_cell): the batch, then the trait
-    assert decode(inspector.view_snapshot)[wire.SEQ] == inspector.seq == sent.batches()[2][wire.LAST]
-    assert kinds(sent.batches()[2])[-1] == "run_finished"
+    inspector._after_cell()  # the cell ends (IPython's post_run_cell): the trait covers the held-back batch
+    assert len(sent.batches()) == 2  # not sent as a batch of its own
+    snapshot = decode(inspector.view_snapshot)
+    assert snapshot[wire.SEQ] == inspector.seq == sent.batches()[1][wire.LAST] + 1  # past every open view's
+    assert snapshot[wire.TURN_INDEX] == 2 and [e["kind"] for e in snapshot[wire.EVENTS]][-1] == "run_finished"
+    assert inspector._runs == {}  # the turn is no longer followed
     assert clock.timers  # the flush thread's call, when it comes, finds nothing left
     clock.advance(TICK)
-    assert len(sent.batches()) == 3
+    assert len(sent.batches()) == 2
+
+
+def test_a_cell_that_ends_while_a_run_goes_on_sends_its_batch_before_the_trait(monkeypatch) -> None:
+    clock = Clock()
+    agent = shop(2)
+    inspector, sent = followed(agent, monkeypatch, clock)
+    agent.run("first")
+    clock.advance(0.01)
+    events = iter(agent.iter_run("second"))  # a run another thread drives, still going at the cell's end
+    for _ in range(3):
+        next(events)
+    inspector._after_cell()
+    assert len(sent.batches()) == 2 and kinds(sent.batches()[1])[0] == "run_started"
+    assert decode(inspector.view_snapshot)[wire.SEQ] == inspector.seq == sent.batches()[1][wire.LAST]
+    for _ in events:
+        pass
+    clock.advance(TICK)
+    assert kinds(sent.batches()[-1])[-1] == "run_finished" and sent.batches()[-1][wire.SEQ] == inspector.seq - len(items(sent.batches()[-1])) + 1
 
 
 def test_whole_turns_inside_a_batch_go_out_as_their_rows_and_the_latest_in_full(monkeypatch) -> None:
@@ -212,3 +233,79 @@ def test_a_view_ends_with_the_same_turns_whether_turns_were_held_back_or_not(mon
     assert turns - 1 not in throttled["fetched"]
     assert normalized(throttled["turns"]) == normalized(immediate["turns"])
     assert [t["state"]["items"][-1] for t in throttled["turns"]] == [f"item {n}" for n in range(turns)]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js (the front end's store)")
+def test_an_open_view_ends_with_the_same_turns_when_cell_ends_send_the_trait_for_the_batch(monkeypatch) -> None:
+    """A Run All of one-turn cells: each cell's held-back batch is covered by the trait set at its
+    end; a view open throughout takes those snapshots and ends as one fed every batch."""
+    turns = 6
+    agents = shop(turns), shop(turns)
+    views = []
+    for agent, clock, cells in ((agents[0], Clock(step=1.0), False), (agents[1], Clock(), True)):
+        inspector, sent = followed(agent, monkeypatch, clock)
+        if cells:
+            inspector.observe(lambda change: sent.messages.append({wire.KIND: "trait", "trait": decode(change["new"])}), names="view_snapshot")
+        start = inspector.snapshot()
+        for n in range(turns):
+            agent.run(f"add item {n}")
+            if cells:
+                inspector._after_cell()
+            clock.advance(0.01)
+        clock.advance(TICK)
+        views.append((replay(start, sent, inspector, turns), sent))
+    (batched, sent_batches), (celled, sent_cells) = views
+    assert len(sent_batches.batches()) == turns
+    assert len(sent_cells.batches()) == 1 and len([m for m in sent_cells.messages if "trait" in m]) == turns
+    assert celled["applied"]["snapshots"] == turns and celled["applied"]["gaps"] == 0
+    assert celled["seq"] == sent_cells.messages[-1]["trait"][wire.SEQ]
+    assert normalized(celled["turns"]) == normalized(batched["turns"])
+
+
+def test_a_cell_end_sends_a_held_back_batch_with_turns_older_than_the_snapshots_rows(monkeypatch) -> None:
+    """A loop of more turns than a snapshot carries rows for, all held back: an open view merges the
+    snapshot into its rows, so the turns before the snapshot's rows must reach it as the batch."""
+    clock = Clock()
+    turns = 25
+    agent = shop(turns + 1)
+    inspector, sent = followed(agent, monkeypatch, clock)
+    agent.run("first")
+    clock.advance(0.001)
+    for n in range(turns):
+        agent.run(f"add item {n}")  # held back: a batch went out 1 ms before
+    assert len(sent.batches()) == 1
+    inspector._after_cell()
+    assert len(sent.batches()) == 2
+    rows = [item[wire.TURN_INDEX] for item in items(sent.batches()[1]) if wire.ROW in item]
+    assert rows == list(range(1, turns))  # every turn but the latest as its row, turn 1 among them
+    snapshot = decode(inspector.view_snapshot)
+    assert snapshot[wire.TURNS_FROM] == turns + 1 - 20 > 1
+    assert snapshot[wire.SEQ] == inspector.seq == sent.batches()[1][wire.LAST]
+
+
+def test_each_cells_snapshot_carries_the_last_rows_as_the_history_has_them_across_a_reset(monkeypatch) -> None:
+    """The snapshot's earlier rows are kept from one cell to the next (one row added, one dropped):
+    they must stay the history's own, also after the agent is reset and its turns start again."""
+    clock = Clock()
+    agent = shop(40)
+    inspector, _ = followed(agent, monkeypatch, clock)
+
+    def check() -> None:
+        snapshot = decode(inspector.view_snapshot)
+        history = agent.history
+        first = max(0, len(history) - 20)
+        assert snapshot[wire.TURNS_FROM] == first
+        assert snapshot[wire.SUMMARIES] == [as_sent(turn_summary(history[i])) for i in range(first, len(history))]
+
+    for n in range(26):
+        agent.run(f"add item {n}")
+        clock.advance(0.001)
+        inspector._after_cell()
+        check()
+    agent.reset()
+    for n in range(3):
+        agent.run(f"again {n}")
+        clock.advance(0.001)
+        inspector._after_cell()
+        check()
+    assert [row["message"] for row in decode(inspector.view_snapshot)[wire.SUMMARIES]] == ["again 0", "again 1", "again 2"]

@@ -185,7 +185,7 @@ def test_agent_binds_name_with_all_options(shell):
     assert agent.instructions == "You keep {shopping_list}."
     system = agent.observe("hi").system_prompt
     assert "You keep []." in system and system.endswith("<session_state>\n{'shopping_list': []}\n</session_state>")
-    assert "Agent('shop', model=scripted, tools=[add_item, update_session_state], turns=0" in out.stdout
+    assert "Agent('shop', model=scripted, tools=[add_item, update_session_state], state keys=" in out.stdout and "turns=" not in out.stdout
 
 
 def test_agent_state_and_schema_from_variables_are_copied(shell):
@@ -254,10 +254,11 @@ def test_agent_bad_options_are_one_line_usage_errors(shell, line, expected):
 def test_agent_shows_the_inspector(shell, monkeypatch):
     inspector = pytest.importorskip("agentnb.ipython.inspector")
     shown = []
-    monkeypatch.setattr("agentnb.ipython.agent_magic.display", shown.append)
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append((obj, kw)))
     define_shop(shell)
-    assert len(shown) == 1 and isinstance(shown[0], inspector.Inspector)
-    assert shown[0] is inspector.Inspector.for_agent(shell.user_ns["shop"])
+    assert len(shown) == 1 and isinstance(shown[0][0], inspector.Inspector)
+    assert shown[0][0] is inspector.Inspector.for_agent(shell.user_ns["shop"])
+    assert shown[0][1] == {"display_id": shown[0][0].display_id}  # its static view can be kept current
 
 
 # --- %%chat --------------------------------------------------------------------------------

@@ -224,7 +224,7 @@ def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
             (
                 "%%agent bot --model model --no-session\nBe brief.",
                 [
-                    {"output_type": "stream", "name": "stdout", "text": "Agent('bot', model=scripted, tools=[], turns=0, state keys=[])\n"},
+                    {"output_type": "stream", "name": "stdout", "text": "Agent('bot', model=scripted, tools=[], state keys=[])\n"},
                     {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Inspector(agent='bot', turns=0)", "text/html": static}},
                 ],
             ),

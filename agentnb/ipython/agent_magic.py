@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
-from IPython.display import display
 
 from ..agent import Agent
 from ..team import Team
@@ -128,7 +128,7 @@ class AgentMagics(WorkspaceMagics):
             previous.detach_session()
         self.workspace.agents[name] = agent
         self.workspace.ns[name] = agent
-        print(repr(agent))
+        print(definition(agent))
         show_inspector(agent, required=False)
 
     # each helper turns one option into the keyword argument Agent expects
@@ -284,6 +284,12 @@ class AgentMagics(WorkspaceMagics):
         return folder, where(folder), notice
 
 
+def definition(agent: Agent) -> str:
+    """The line under ``%%agent``: the agent as defined, without a turn count, which the saved
+    output would keep unchanged while turns run (the inspector below it counts them)."""
+    return re.sub(r", turns=\d+", "", repr(agent), count=1)
+
+
 def show_inspector(agent: Agent, *, required: bool) -> None:
     """Display the agent's inspector (one per agent).
 
@@ -299,7 +305,7 @@ def show_inspector(agent: Agent, *, required: bool) -> None:
             raise UsageError(f"%agentnb show: {message}; install agentnb[notebook]") from None
         print(f"note: {message}", file=sys.stderr)
         return
-    display(widget)
+    widget.show()
 
 
 def where(session: Any) -> str:

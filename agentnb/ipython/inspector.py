@@ -44,6 +44,8 @@ from .lazy import decode_pointer, find, is_small, lazy_form, size_of
 from .live import Batcher, Run, follow
 from .outbox import Outbox, encode
 from .record import static_view
+from .rows import SummaryRows
+from .static_outputs import StaticOutputs
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -99,9 +101,8 @@ class Inspector(anywidget.AnyWidget):
         """The trait's value, read without traitlets at each run's start."""
         self._stale = False
         """Something changed since the snapshot in the trait was made."""
-        self._summaries: dict[int, tuple[str, bytes]] = {}
-        """Summary rows of finished turns as encoded, by turn index (with the run id they are
-        of): the last turns' only, the ones a snapshot carries."""
+        self._rows_kept = SummaryRows()
+        """The snapshot's History rows as encoded (``rows.py``)."""
         self._preview_message: str | None = None
         """The message last previewed in the browser: previews after an edit use it."""
         self.on_msg(self._on_msg)
@@ -111,6 +112,8 @@ class Inspector(anywidget.AnyWidget):
         self._unsubscribe_children = agent.subscribe(self._progress, children=True)
         self._unsubscribe_edits = agent.on_edit(self._on_edit)
         self._shell = _shell()
+        self._outputs = StaticOutputs(self.model_id, self._shell)
+        """The outputs ``show`` made (their static view is kept current where no front end renders it)."""
         if self._shell is not None:
             self._shell.events.register("post_run_cell", self._after_cell)
 
@@ -138,6 +141,24 @@ class Inspector(anywidget.AnyWidget):
             # the same output shows this static view instead.
             data["text/html"] = static_view(self.agent)
         return bundle
+
+    @property
+    def display_id(self) -> str:
+        """The display id of the outputs ``show`` makes."""
+        return self._outputs.display_id
+
+    def show(self) -> None:
+        """Display the inspector under the current cell. Where no front end renders it (a notebook
+        run by ``jupyter nbconvert --execute``, papermill, nbclient) the static view the output
+        carries is brought up to date after each cell (``static_outputs.py``)."""
+        from IPython.display import display
+
+        display(self, display_id=self.display_id)
+        self._outputs.displayed(self.agent)
+
+    def _widget_data(self) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_()
+        return bundle[0] if isinstance(bundle, tuple) else bundle  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Stop following the agent and close the widget."""
@@ -177,17 +198,39 @@ class Inspector(anywidget.AnyWidget):
         """Send ``message`` (a dict with its kind) after the events queued before it."""
         self._outbox.post({wire.KIND: message[wire.KIND]}, message)
 
-    def publish_snapshot(self) -> None:
-        """Put a fresh snapshot in the synced trait."""
-        data = self.snapshot()
+    def publish_snapshot(self, absorb: bool = False) -> None:
+        """Put a fresh snapshot in the synced trait (``absorb``: see ``_after_cell``)."""
+        data = self.snapshot(absorb)
         self._outbox.count(data)
         self._stale = False
         self.view_snapshot = data
 
     def _after_cell(self, _result: Any = None) -> None:
-        """After a cell that changed something, a view created from now on starts from it."""
+        """After a cell that changed something, a view created from now on starts from it.
+
+        Events still queued then (a run's end held back because a batch went out less than
+        ``FLUSH_SECONDS`` before: the cells of a Run All) are not sent as a batch of their own
+        when every run they belong to has ended: the snapshot covers them, and open views take
+        it in their place (its number is past theirs), so the cell's end sends one message."""
         if self._stale:
-            self.publish_snapshot()
+            self.publish_snapshot(absorb=True)
+        self._outputs.refresh(self.agent, self._widget_data)
+
+    def _absorb(self, items: list[Any]) -> bool:
+        """Whether a snapshot can stand for the queued ``items``: each run followed has its end
+        among them. If so, those runs are no longer followed."""
+        runs = self._runs
+        ended = {item.run_id for item in items if isinstance(item, _ENDS)}
+        if not ended.issuperset(runs):
+            return False
+        # An open view merges the snapshot's rows into its own (js/store.js): a turn in the
+        # queue older than the snapshot's rows would be missing from it, so such a queue is sent.
+        first = len(self.agent.history) - SNAPSHOT_TURNS
+        if any(runs[run_id].turn < first for run_id in ended if run_id in runs):
+            return False
+        for run_id in ended:
+            runs.pop(run_id, None)
+        return True
 
     def _follower(self) -> Callable[[Event], None]:
         """The agent's subscriber: it queues each event as it is, and the batch the event goes
@@ -228,11 +271,14 @@ class Inspector(anywidget.AnyWidget):
                 self._model_info = self.model_info = info
         return run
 
-    def snapshot(self) -> bytes:
+    def snapshot(self, absorb: bool = False) -> bytes:
         """What a fresh view needs, as UTF-8 JSON: the last turns' summary rows (older ones are
         sent on request), the last turn in full (events, change summary, state — lazily, see
-        ``lazy.py``)."""
-        seq = self._outbox.flush()
+        ``lazy.py``). The events queued are sent first, or with ``absorb`` covered by it when
+        their runs have all ended (``_after_cell``)."""
+        seq = self._outbox.absorb(self._absorb) if absorb else None
+        if seq is None:
+            seq = self._outbox.flush()
         history = self.agent.history
         count = len(history)
         first = max(0, count - SNAPSHOT_TURNS)
@@ -260,22 +306,8 @@ class Inspector(anywidget.AnyWidget):
             message[run_tree.IN_CHARGE] = self.agent.agent_in_charge().name
         # Only the last turns' rows, as they were encoded once (a finished turn's does not
         # change): the snapshot stays the same size however long the history grows.
-        cache = self._summaries
-        for index in [i for i in cache if i < first]:
-            del cache[index]
-        rows = b",".join([self._summary(history[i], cache) for i in range(first, count)])
+        rows = self._rows_kept.snapshot_rows(history, first)
         return b'{"' + wire.SUMMARIES.encode() + b'":[' + rows + b"]," + encode(message)[1:]
-
-    def _summary(self, record: TurnRecord, cache: dict[int, tuple[str, bytes]] | None = None) -> bytes:
-        """A turn's summary row as JSON (kept in ``cache`` once the turn has finished)."""
-        if cache is not None:
-            kept = cache.get(record.index)
-            if kept is not None and kept[0] == record.run_id:
-                return kept[1]
-        data = encode(turn_summary(record))
-        if cache is not None and record.status != "running":
-            cache[record.index] = (record.run_id, data)
-        return data
 
     def _rows(self, content: Mapping[str, Any]) -> bytes:
         """Up to ``ROWS_PAGE`` summary rows of the turns before turn ``before`` (``wire.ROWS``)."""
@@ -284,7 +316,7 @@ class Inspector(anywidget.AnyWidget):
         if not isinstance(before, int) or not 0 < before <= len(history):
             raise LookupError(f"need_rows takes before, a turn index from 1 to {len(history)}; got {before!r}")
         first = max(0, before - ROWS_PAGE)
-        rows = b",".join([self._summary(history[i]) for i in range(first, before)])
+        rows = b",".join([encode(turn_summary(history[i])) for i in range(first, before)])
         head = encode({wire.KIND: wire.ROWS, wire.TURNS_FROM: first})
         return head[:-1] + b',"' + wire.SUMMARIES.encode() + b'":[' + rows + b"]}"
 
@@ -389,6 +421,9 @@ class Inspector(anywidget.AnyWidget):
         if kind == wire.FRONT_END:
             # The front end itself, for a page that cannot fetch it from the server extension.
             self.send({wire.KIND: wire.FRONT_END}, [(STATIC / "inspector.js").read_bytes(), (STATIC / "inspector.css").read_bytes()])
+            return None
+        if kind == wire.VIEWING:
+            self._outputs.viewed()
             return None
         if kind == wire.SYNC:
             self._outbox.post({wire.KIND: wire.SNAPSHOT}, self.snapshot())

@@ -162,7 +162,12 @@ class Batcher:
         finished = self.finished
         if finished is not None and finished[0] is record:
             return finished[1]
-        done = compact_changes(record.changes())
+        log = ChangeLog(record.frozen_start)
+        for change in record.state_changes:
+            log.add(change.patch, change.cause.label())
+        after = record.frozen_after
+        paths = log.paths(after)  # once, for the keys too (``record.changes()`` computes them twice)
+        done = summarize_changes(log.keys(after, paths), paths)
         self.finished = (record, done)
         return done
 

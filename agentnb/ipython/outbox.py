@@ -136,6 +136,24 @@ class Outbox:
             self._flush()
             return self.seq
 
+    def absorb(self, take: Callable[[list[Any]], bool]) -> int | None:
+        """Give the queue to ``take`` instead of sending it, if ``take`` accepts it (a snapshot
+        about to be sent covers what it holds): the queue then counts as one item sent, and the
+        snapshot goes out as the batch would have. Returns the number of the last item, or None
+        when ``take`` refused (the queue is left as it was)."""
+        with self._lock:
+            items = self._items
+            n = len(items)
+            if not n:
+                return self.seq
+            if not take(list(items)[:n]):
+                return None
+            for _ in range(n):
+                items.popleft()
+            self.seq += 1
+            self._sent_at = self._clock()
+            return self.seq
+
     def ended(self) -> None:
         """A run ended: send the queue now unless a batch went out less than ``FLUSH_SECONDS``
         ago; else it goes out at its deadline (at most ``FLUSH_SECONDS`` from now), or with the

@@ -95,16 +95,42 @@ STATIC_CSS_CLASS = "agentnb-static-inspector"
 """The class of the inspector's static stand-in (shown where the live widget cannot render)."""
 
 
+STATIC_NOTE = "a static view: the live inspector needs a running kernel (run the notebook to get it back)"
+"""What the static view says of itself (as js/saved.js says it)."""
+
+STATIC_CUT = 300
+"""Characters of a message, answer, argument list or tool result the static view keeps."""
+
+
+def _cut(text: str | None) -> str:
+    text = text or ""
+    return text if len(text) <= STATIC_CUT else text[: STATIC_CUT - 1] + "…"
+
+
+def static_text(agent: Any) -> str:
+    """The agent's latest turn as text, in the form the front end writes at a save in JupyterLab
+    (js/saved.js): a header (agent, model, turns), then the last turn's message, tool calls and
+    answer or error. Deterministic (no times): the full record is the ``%%chat`` cell's."""
+    history = agent.history
+    turns = len(history)
+    head = f"{agent.name} · inspector · model {agent.model.label} · {turns} turn(s) · {STATIC_NOTE}"
+    if not turns or history[-1].status == "running":
+        return head
+    last = history[-1]
+    lines = [head, f"turn {last.index + 1} · {last.status}", f"user: {_cut(last.message)}"]
+    for number, call in enumerate(last.tool_calls, 1):
+        outcome = f"error: {_cut(call.error)}" if call.error is not None else _cut(call.result)
+        lines.append(f"  {number}. {call.name}({_cut(call.arguments)}) -> {outcome}")
+    lines.append(f"error: {_cut(last.error)}" if last.status == "failed" else f"answer: {_cut(last.content)}")
+    return "\n".join(lines)
+
+
 def static_view(agent: Any) -> str:
-    """The inspector as static HTML: the agent, its model and turns, and its last turn's record.
-    Deterministic and escaped, like the records."""
-    turns = len(agent.history)
-    head = (
-        f"<div><b>{html.escape(agent.name)}</b> · inspector · model <code>{html.escape(agent.model.label)}</code> · "
-        f"{turns} turn(s) · <i>a static view: the live inspector needs JupyterLab with a running kernel</i></div>"
-    )
-    last = turn_html(agent.history[-1]) if turns and agent.history[-1].status != "running" else ""
-    return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">{head}{last}</div>'
+    """The inspector as static HTML (``static_text``, escaped: nothing in it is markup), the same
+    stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``)."""
+    head, _, rest = static_text(agent).partition("\n")
+    body = f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>' if rest else ""
+    return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore"><div>{html.escape(head, quote=True)}</div>{body}</div>'
 
 
-__all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "LiveTurn", "TurnView", "static_view"]
+__all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "LiveTurn", "TurnView", "static_text", "static_view"]

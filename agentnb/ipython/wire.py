@@ -168,6 +168,9 @@ TRAIT_SNAPSHOT = "view_snapshot"
 """The synced trait holding the latest snapshot (see the module docstring)."""
 FRONT_END = "front_end"
 """The front end asks for itself (js and css as the reply's two buffers): static/loader.js."""
+VIEWING = "viewing"
+"""A view of the widget rendered in a front end (which keeps the static view current at save):
+the kernel stops refreshing the static view its outputs carry."""
 TRAIT_ID = "widget_id"
 """The widget's own model id (the front end finds its model's comm with it)."""
 TRAIT_CHECKS = "case_checks"
@@ -229,6 +232,7 @@ WIRE: dict[str, str] = {
     "TRAIT_SNAPSHOT": TRAIT_SNAPSHOT,
     "TRAIT_ID": TRAIT_ID,
     "FRONT_END": FRONT_END,
+    "VIEWING": VIEWING,
     "TRAIT_CHECKS": TRAIT_CHECKS,
 }
 """Every name above, as the browser's ``WIRE`` object spells it (checked by a test)."""

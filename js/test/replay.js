@@ -16,7 +16,11 @@ import { Model } from "./model.js";
 const input = JSON.parse(readFileSync(0, "utf8"));
 const model = new Model({ [WIRE.TRAIT_SNAPSHOT]: input.snapshot });
 const store = createStore(model);
-for (const message of input.messages) model.receive(message);
+// A message {"trait": snapshot} is the kernel setting the snapshot trait (at a cell's end).
+for (const message of input.messages) {
+  if (message.trait) model.setTrait(WIRE.TRAIT_SNAPSHOT, message.trait);
+  else model.receive(message);
+}
 const rows = store.turns.filter((t) => !t.loaded).map((t) => t.index);
 for (const index of rows) {
   store.needTurn(index);

@@ -335,19 +335,91 @@ test("a turn older than the rows held can be shown: it is loaded whole, and its 
   assert.equal(store.turns[4].message, "older 4");
 });
 
-test("a new snapshot starts the rows again from its own", () => {
+/** A snapshot after ``cells`` more one-turn cells: the last 20 rows of the history, the last turn
+ * in full (turn 49 + cells). */
+function later(cells, seq = 80 + cells) {
+  const last = 49 + cells;
+  const rows = Array.from({ length: 20 }, (_, i) => summary(last - 19 + i));
+  return snapshot({ seq, turns: rows, from: last - 19, turn: last, events: [started("m" + last), finished("a" + last)], state: { items: [String(last)] } });
+}
+
+test("a newer snapshot is merged into the rows an open view holds: rows scrolled back to stay", () => {
   const model = new Model({ [T]: longHistory() });
   const store = createStore(model);
   store.needRows();
   model.receive(rowsReply(0, 30));
   assert.equal(store.listedFrom, 0);
-  const next = longHistory();
-  next[WIRE.SEQ] = 90;
-  model.setTrait(T, next);
-  assert.equal(store.listedFrom, 30);
-  assert.equal(store.turns[0], undefined);
+  const early = store.turns[5];
+  const seen = counting(store);
+  model.setTrait(T, later(3)); // three cells ran: turns 50-52, the snapshot's rows 33-52
+  assert.equal(seen.n, 1);
+  assert.equal(store.applied.merged, 1);
+  assert.equal(store.listedFrom, 0, "the rows fetched before the snapshot's first are kept");
+  assert.equal(store.turns.length, 53);
+  assert.equal(store.turns[5], early);
+  assert.equal(store.turns[5].message, "older 5");
+  assert.equal(store.turns[40].message, "m40");
+  assert.equal(store.turns[52].loaded, true);
+  assert.deepEqual(store.turns[52].state, { items: ["52"] });
+  assert.equal(store.turns[51].loaded, false, "a turn the view never saw is held as its row");
+  assert.equal(store.seq, 83);
   store.needRows();
-  assert.deepEqual(model.sent.at(-1), { [WIRE.KIND]: WIRE.NEED_ROWS, [WIRE.BEFORE]: 30 }, "asked again");
+  assert.equal(model.sent.filter((m) => m[WIRE.KIND] === WIRE.NEED_ROWS).length, 1, "nothing more to ask for");
+});
+
+test("a merged snapshot replaces a turn followed up to the middle of its run, keeps one that ended as its row says", () => {
+  const model = new Model({ [T]: twoTurns(9) });
+  const store = createStore(model);
+  const kept = store.turns[1];
+  model.receive(event(10, 2, started("m2"))); // the batch with the rest of turn 2 is covered by the next snapshot
+  const running = store.turns[2];
+  const v = running.v.summary;
+  const next = snapshot({
+    seq: 14,
+    turns: [summary(0, { tool_calls: 1 }), summary(1, { content: "a1", duration_ms: 12 }), summary(2, { duration_ms: 12 }), summary(3, { duration_ms: 12 })],
+    turn: 3,
+    events: [started("m3"), finished("a3")],
+    state: { items: ["tea"] },
+  });
+  model.setTrait(T, next);
+  assert.equal(store.applied.merged, 1);
+  assert.equal(store.turns[1], kept, "turn 1 ended as its row says: its events and state stay");
+  assert.deepEqual(store.turns[1].state, { items: ["eggs"] });
+  assert.notEqual(store.turns[2], running);
+  assert.equal(store.turns[2].status, "ok");
+  assert.equal(store.turns[2].loaded, false, "its events are asked for when it is shown");
+  assert.ok(store.turns[2].v.summary > v, "what showed it redraws");
+  assert.equal(store.turns[3].content, "a3");
+  assert.deepEqual(model.sent, []);
+});
+
+test("a snapshot is taken whole when the view's rows do not reach it or a turn below it still runs", () => {
+  // A gap: the view holds turns 30-49, the snapshot's rows start at 53.
+  const model = new Model({ [T]: longHistory() });
+  const store = createStore(model);
+  model.setTrait(T, later(23));
+  assert.equal(store.applied.merged, 0);
+  assert.equal(store.listedFrom, 53);
+  assert.equal(store.turns[52], undefined, "no row held below the snapshot's: asked for when History shows them");
+  // A turn below the snapshot's rows held as running: its row would never come.
+  const other = new Model({ [T]: twoTurns(9) });
+  const view = createStore(other);
+  other.receive(event(10, 2, started("m2")));
+  const rows = Array.from({ length: 20 }, (_, i) => summary(3 + i));
+  other.setTrait(T, snapshot({ seq: 40, turns: rows, from: 3, turn: 22, events: [started("m22"), finished("a22")], state: {} }));
+  assert.equal(view.applied.merged, 0);
+  assert.equal(view.listedFrom, 3);
+  assert.equal(view.turns[2], undefined);
+});
+
+test("a merged snapshot with fewer turns than held cuts the rows (the agent was reset)", () => {
+  const model = new Model({ [T]: twoTurns(9) });
+  const store = createStore(model);
+  model.setTrait(T, snapshot({ seq: 12, turns: [summary(0, { message: "after reset" })], turn: 0, events: [started("after reset"), finished("a0")], state: { items: [] } }));
+  assert.equal(store.applied.merged, 1);
+  assert.equal(store.turns.length, 1);
+  assert.equal(store.turns[0].message, "after reset");
+  assert.deepEqual(store.turns[0].state, { items: [] });
 });
 
 test("a whole turn sent as its row is held as a row; the turn after it starts from the state it brings", () => {
