@@ -43,7 +43,11 @@ Subscriber = Callable[[Event], Any]
 
 AGENT_OBSERVERS: list[Callable[[Agent, Event], Any]] = []
 """Called with ``(agent, event)`` for every event of every agent; the tracing layer puts its
-observer here when it loads (the core never imports it)."""
+observer here once something is traced (the core never imports it)."""
+
+TRACING_SWITCHES: list[Callable[[], None]] = []
+"""Called when an agent is given a tracer provider: the tracing layer puts its observer in
+``AGENT_OBSERVERS`` then, so turns nobody traces never call it."""
 
 
 class _PromptOption:
@@ -175,13 +179,7 @@ class Agent(Runs, TimeTravel):
         self._edits: list[StateEdit] = []
         self._edit_listeners: list[Callable[[StateEdit, bool], Any]] = []
         self._parent: weakref.ref[Agent] | None = None
-        if tracer_provider is not None and not callable(getattr(tracer_provider, "get_tracer", None)):
-            raise ConfigurationError(
-                f"tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), got {type(tracer_provider).__name__}"
-            )
         self.tracer_provider = tracer_provider
-        """The OpenTelemetry tracer provider this agent's turns are traced to (``agentnb.tracing``),
-        if any; kept as configuration only."""
         self.forked_at: int | None = None
         """For a fork: how many of its turns it took from its parent (see ``fork``)."""
         # MASFactory's spellings (memories=, retrievers=) are the same kind of object.
@@ -242,6 +240,23 @@ class Agent(Runs, TimeTravel):
                     listed.remove(callback)
 
         return unsubscribe
+
+    @property
+    def tracer_provider(self) -> Any:
+        """The OpenTelemetry tracer provider this agent's turns are traced to (``agentnb.tracing``),
+        if any; kept as configuration only."""
+        return self._tracer_provider
+
+    @tracer_provider.setter
+    def tracer_provider(self, provider: Any) -> None:
+        if provider is not None and not callable(getattr(provider, "get_tracer", None)):
+            raise ConfigurationError(
+                f"tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), got {type(provider).__name__}"
+            )
+        self._tracer_provider = provider
+        if provider is not None:
+            for switch in TRACING_SWITCHES:
+                switch()
 
     def _notify_children(self, event: Event) -> None:
         """An event of a run below one of this agent's (for ``children=True`` subscribers)."""

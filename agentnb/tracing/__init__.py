@@ -8,11 +8,11 @@ afterwards with their recorded times. Needs the ``tracing`` extra (``opentelemet
 
 from __future__ import annotations
 
-from ..agent import AGENT_OBSERVERS
-from .live import flush, instrument, is_instrumented, observe, uninstrument
+from ..agent import TRACING_SWITCHES
+from .live import flush, instrument, is_instrumented, switch_on, uninstrument
 
-if observe not in AGENT_OBSERVERS:
-    AGENT_OBSERVERS.append(observe)
+if switch_on not in TRACING_SWITCHES:  # an agent given a tracer provider switches the observer on
+    TRACING_SWITCHES.append(switch_on)
 
 __all__ = ["export", "flush", "instrument", "is_instrumented", "uninstrument"]
 

@@ -17,6 +17,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..agent import AGENT_OBSERVERS
 from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta
 
 if TYPE_CHECKING:
@@ -70,6 +71,14 @@ def instrument(tracer_provider: Any = None, capture_content: bool | None = None)
     global _instrumented
     _check_provider(tracer_provider)
     _instrumented = _Instrumentation(tracer_provider, capture_content)
+    switch_on()
+
+
+def switch_on() -> None:
+    """Have the core call ``observe`` with every event (from the first traced agent on; until
+    then a turn costs nothing here)."""
+    if observe not in AGENT_OBSERVERS:
+        AGENT_OBSERVERS.append(observe)
 
 
 def uninstrument() -> None:

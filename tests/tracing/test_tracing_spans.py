@@ -205,6 +205,26 @@ def test_an_agents_own_provider_wins_over_instrument(provider):
     assert spans.one("invoke_agent mine")
 
 
+def test_untraced_turns_never_call_the_observer_and_a_provider_set_later_traces(provider):
+    """``import agentnb`` loads the tracing layer, but until an agent has a provider (or
+    instrument() runs) the core calls no observer; a provider given after construction traces."""
+    import subprocess
+    import sys
+
+    code = (
+        "import agentnb; from agentnb.agent import AGENT_OBSERVERS as O; "
+        "agentnb.Agent('a', agentnb.ScriptedModel(['x'])).run('hi'); print(len(O))"
+    )
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "0"
+    tp, spans = provider
+    agent = Agent("later", ScriptedModel(["a"]))
+    agent.tracer_provider = tp
+    agent.run("hi")
+    assert spans.one("invoke_agent later")
+    with pytest.raises(ConfigurationError, match="tracer_provider must be an OpenTelemetry TracerProvider"):
+        agent.tracer_provider = "http://localhost:4318"
+
+
 def test_a_wrong_provider_is_a_short_error():
     with pytest.raises(ConfigurationError, match="tracer_provider must be an OpenTelemetry TracerProvider"):
         tracing.instrument("http://localhost:4318")
