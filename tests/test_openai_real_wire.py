@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from openai_server import OpenAIServer, Reply
+from test_openai_responses import lookup, server  # noqa: F401  (the tool and the server fixture, shared)
 
 from agentnb import Agent
 from agentnb.errors import ModelConnectionError, ModelNotFoundError
@@ -17,17 +18,6 @@ from agentnb.models import OpenAIChat, OpenAIResponses
 from agentnb.models.replay import ReplayModel
 from agentnb.render import CUT_MARK, turn_html, turn_text
 from agentnb.sessions import JSONSession
-
-
-def lookup(city: str) -> str:
-    """Look up the weather in a city."""
-    return f"sunny in {city}"
-
-
-@pytest.fixture
-def server():
-    with OpenAIServer() as s:
-        yield s
 
 
 def responses(server: OpenAIServer, **options) -> OpenAIResponses:
