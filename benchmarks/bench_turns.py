@@ -17,9 +17,11 @@ history (``agent.history`` keeps every turn). Modes:
   kernel's session builds, serialises and signs each one; only ZeroMQ is missing);
 * ``inspector-nokernel``: the same without a kernel (the comm layer drops each message after the
   inspector built and encoded it), to see the kernel's share;
-* ``inspector-cell``: ``inspector`` with each turn a cell of its own: after every turn the
-  inspector refreshes its snapshot trait, as IPython's ``post_run_cell`` makes it do (a turn's
-  batch, then the trait: two messages a turn).
+* ``inspector-cell``: ``inspector`` with each turn a cell of its own: after every turn IPython's
+  ``post_run_cell`` calls the inspector's hook, which refreshes the snapshot trait at once or,
+  when the last refresh is less than ``pacing.SNAPSHOT_SECONDS`` old (back-to-back cells, as in
+  a Run All), leaves it to ipykernel's event loop between cells; the loop's due callbacks run
+  after each cell, timed with it.
 
     python benchmarks/bench_turns.py --mode inspector --out results/
 """
@@ -27,6 +29,8 @@ history (``agent.history`` keeps every turn). Modes:
 from __future__ import annotations
 
 import argparse
+import heapq
+import itertools
 import gc
 import json
 import os
@@ -112,12 +116,42 @@ def make_turn(agent: Any, model: Any, inspector: Any = None) -> Callable[[], Any
     if inspector is None:
         return turn
 
+    # IPython's post_run_cell calls the inspector's hook at each cell's end; what the hook leaves
+    # for later (a snapshot refresh in a Run All of quick cells, ``pacing.py``) ipykernel's event
+    # loop runs between cells: here the callbacks that came due run after the cell, timed with it.
+    due: list[tuple[float, int, Later]] = []
+    order = itertools.count()
+
+    def later(delay: float, callback: Callable[[], None]) -> Later:
+        handle = Later(callback)
+        heapq.heappush(due, (time.monotonic() + delay, next(order), handle))
+        return handle
+
+    inspector._pace.later = lambda: later
+
     def cell() -> Any:
         result = agent.run("please add some items")
-        inspector._after_cell()  # what IPython's post_run_cell does after each cell
+        inspector._after_cell()
+        now = time.monotonic()
+        while due and due[0][0] <= now:
+            heapq.heappop(due)[2].fire()
         return result
 
     return cell
+
+
+class Later:
+    """A callback the loop will call, unless cancelled (``asyncio.TimerHandle``)."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback: Callable[[], None] | None = callback
+
+    def cancel(self) -> None:
+        self.callback = None
+
+    def fire(self) -> None:
+        if self.callback is not None:
+            self.callback()
 
 
 def make_check(agent: Any, model: Any, k: int) -> Callable[[Any], None]:

@@ -4,8 +4,9 @@ Wall and CPU times on a shared machine vary by 2× between processes; the number
 a turn executes does not. This runs each case twice under ``valgrind --tool=callgrind`` (20
 warm-up turns, then 50 or 250 turns) and divides the difference by 200, so start-up and imports
 cancel out. Cases: agentnb ``recording``, ``inspector`` (its messages through ipykernel's send
-path, ``kernel_stub.py``) and ``inspector-cell`` (the snapshot trait refreshed after every turn,
-as in JupyterLab, where a front end renders the widget; ``inspector-cell-static`` adds what a
+path, ``kernel_stub.py``) and ``inspector-cell`` (each turn a cell, as in JupyterLab, where a front end renders the
+widget: the inspector's post-cell hook after every turn, the snapshot refresh it leaves for later
+in back-to-back cells run on the turn clock as the kernel's loop would run it; ``inspector-cell-static`` adds what a
 run without one, ``jupyter nbconvert --execute``, adds: the static view of the inspector's output
 updated after every cell),
 and Agno with no db (``peers/agno_turns.py``, run by ``--agno-python``). Instructions are not
@@ -47,8 +48,8 @@ COUNTS = (50, 250)
 
 
 class TurnClock:
-    """The outbox's clock and flush thread: ``seconds`` pass with each turn, and the deadlines that
-    came due are called after it."""
+    """The outbox's clock and flush thread, and the kernel's event loop between cells: ``seconds``
+    pass with each turn, and the deadlines that came due are called after it."""
 
     def __init__(self, seconds: float) -> None:
         self.now = 0.0
@@ -60,8 +61,16 @@ class TurnClock:
         return self.now
 
     def schedule(self, outbox: Any, at: float) -> None:
+        """The flush thread's: ``outbox.timer()`` at ``at``."""
         self.timers.append((at, outbox))
         self.next = min(self.next, at)
+
+    def later(self, delay: float, callback: Any) -> Any:
+        """The event loop's ``call_later``: ``callback()`` after ``delay`` (``pacing.py``)."""
+        handle = _Later(callback)
+        self.timers.append((self.now + delay, handle))
+        self.next = min(self.next, self.now + delay)
+        return handle
 
     def turned(self) -> None:
         self.now += self.seconds
@@ -69,10 +78,27 @@ class TurnClock:
             return
         due, self.timers = [t for t in self.timers if t[0] <= self.now], [t for t in self.timers if t[0] > self.now]
         self.next = min((t[0] for t in self.timers), default=math.inf)
-        for _, outbox in due:
-            again = outbox.timer()
+        for _, target in due:
+            if isinstance(target, _Later):
+                target.fire()
+                continue
+            again = target.timer()
             if again is not None:
-                self.schedule(outbox, again)
+                self.schedule(target, again)
+
+
+class _Later:
+    """A callback the loop will call, unless cancelled."""
+
+    def __init__(self, callback: Any) -> None:
+        self.callback: Any = callback
+
+    def cancel(self) -> None:
+        self.callback = None
+
+    def fire(self) -> None:
+        if self.callback is not None:
+            self.callback()
 
 
 def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) -> None:
@@ -120,9 +146,12 @@ def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) 
             outbox._clock, outbox._schedule = turn_clock, turn_clock.schedule
             if mode == "inspector-queue":
                 outbox._render = lambda items: (b"{}", len(items))  # the batch dropped unbuilt
-            after.append(turn_clock.turned)
             if mode.startswith("inspector-cell"):
-                after.append(inspector._after_cell)  # what IPython's post_run_cell does after each cell
+                # What IPython's post_run_cell does after each cell; what it leaves for later runs
+                # on the kernel's event loop, here the turn clock's (``pacing.py``).
+                inspector._pace.later = lambda: turn_clock.later
+                after.append(inspector._after_cell)
+            after.append(turn_clock.turned)
             if mode == "inspector-cell-static":
                 inspector.show()  # as %%agent shows it where no front end renders it (nbconvert)
     if not collect:

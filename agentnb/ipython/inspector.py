@@ -43,6 +43,7 @@ from .compact import compact_edit, compact_event, compact_prompt, model_info, tu
 from .lazy import decode_pointer, find, is_small, lazy_form, size_of
 from .live import Batcher, Run, follow
 from .outbox import Outbox, encode
+from .pacing import Pace
 from .record import static_view
 from .rows import SummaryRows
 from .static_outputs import StaticOutputs
@@ -101,6 +102,8 @@ class Inspector(anywidget.AnyWidget):
         """The trait's value, read without traitlets at each run's start."""
         self._stale = False
         """Something changed since the snapshot in the trait was made."""
+        self._pace = Pace(self._refresh_due, self._outbox.now)
+        """When a cell's end refreshes the snapshot (``pacing.py``)."""
         self._rows_kept = SummaryRows()
         """The snapshot's History rows as encoded (``rows.py``)."""
         self._preview_message: str | None = None
@@ -165,6 +168,7 @@ class Inspector(anywidget.AnyWidget):
         self._unsubscribe()
         self._unsubscribe_children()
         self._unsubscribe_edits()
+        self._pace.cancel()
         if self._shell is not None:
             self._shell.events.unregister("post_run_cell", self._after_cell)
             self._shell = None  # closed once: the widget's __del__ closes it again
@@ -203,18 +207,25 @@ class Inspector(anywidget.AnyWidget):
         data = self.snapshot(absorb)
         self._outbox.count(data)
         self._stale = False
+        self._pace.done()
         self.view_snapshot = data
 
     def _after_cell(self, _result: Any = None) -> None:
-        """After a cell that changed something, a view created from now on starts from it.
+        """After a cell that changed something, a view created from now on starts from it: the
+        snapshot is refreshed at once, or in a Run All of quick cells a few times a second and
+        after its last cell (``pacing.py``).
 
-        Events still queued then (a run's end held back because a batch went out less than
-        ``FLUSH_SECONDS`` before: the cells of a Run All) are not sent as a batch of their own
-        when every run they belong to has ended: the snapshot covers them, and open views take
-        it in their place (its number is past theirs), so the cell's end sends one message."""
+        Events still queued at a refresh (a run's end held back because a batch went out less
+        than ``FLUSH_SECONDS`` before) are not sent as a batch of their own when every run they
+        belong to has ended: the snapshot covers them, and open views take it in their place
+        (its number is past theirs), so the refresh sends one message."""
+        if self._stale:
+            self._pace.cell_ended()
+        self._outputs.refresh(self.agent, self._widget_data)
+
+    def _refresh_due(self) -> None:
         if self._stale:
             self.publish_snapshot(absorb=True)
-        self._outputs.refresh(self.agent, self._widget_data)
 
     def _absorb(self, items: list[Any]) -> bool:
         """Whether a snapshot can stand for the queued ``items``: each run followed has its end

@@ -130,6 +130,10 @@ class Outbox:
             if len(self._items) == 1 or not self._timed:
                 self._arm()
 
+    def now(self) -> float:
+        """The outbox's clock."""
+        return self._clock()
+
     def flush(self) -> int:
         """Send what is queued now; returns the number of the last item sent."""
         with self._lock:
