@@ -11,11 +11,13 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union
 
+from .fastinit import fast_init
 from .messages import ToolCall
 
 CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output", "merge"]
 
 
+@fast_init
 @dataclass(frozen=True)
 class ContextBlock:
     """One piece of context a provider returns."""
@@ -34,6 +36,7 @@ class ContextBlock:
         return dataclasses.asdict(self)
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Usage:
     """Token counts of one model call (or a sum of them)."""
@@ -61,6 +64,7 @@ class Usage:
         )
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Placeholder:
     """One ``{name}`` in a template section of the system prompt."""
@@ -79,6 +83,7 @@ class Placeholder:
     """End offset in the final prompt."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class PromptSection:
     """One part of the system prompt and the option that produced it."""
@@ -95,6 +100,7 @@ class PromptSection:
     """Template placeholders found in this section."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class PromptTokens:
     """What a run's prompt costs in tokens: each system-prompt section, the earlier turns sent as
@@ -130,6 +136,7 @@ class PromptTokens:
         return self.system + self.history + sum(self.earlier_sections) + self.user + (self.template or 0)
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class HookStep:
     """What one tool hook did during a tool call."""
@@ -153,6 +160,7 @@ class HookStep:
     through, when it passed the call on (its outcome is then "passed", not "raised")."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class StateCause:
     """Who changed the state."""
@@ -184,6 +192,7 @@ class StateCause:
         return " ▸ ".join((*self.via, self.label()))
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class RunStarted:
     """A run began."""
@@ -212,6 +221,7 @@ class RunStarted:
     """How many delegations deep this run is (0 = top level)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class PromptRendered:
     """The system prompt was rendered for a run (once per run, from the state at its start)."""
@@ -243,6 +253,7 @@ class PromptRendered:
     """What the prompt costs in tokens, by section (``agentnb.tokens``)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class ModelRequested:
     """A request is about to go to the model."""
@@ -259,6 +270,7 @@ class ModelRequested:
     """Wall-clock time (epoch seconds)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class TextDelta:
     """A piece of streamed text."""
@@ -273,6 +285,7 @@ class TextDelta:
     """The new piece of text."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class ModelResponded:
     """The model answered one request."""
@@ -297,6 +310,7 @@ class ModelResponded:
     """The response as received, for the record and for replay."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class ToolCallStarted:
     """A tool call is about to run."""
@@ -319,6 +333,7 @@ class ToolCallStarted:
     """Wall-clock time (epoch seconds)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class ToolCallFinished:
     """A tool call finished, with a result or an error (both go back to the model)."""
@@ -360,6 +375,7 @@ class ToolCallFinished:
     in member order (``child_run_id`` is the first)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class StateChanged:
     """The state changed; ``patch`` is an RFC 6902 JSON patch from the old to the new state."""
@@ -374,6 +390,7 @@ class StateChanged:
     """Who made the change."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class RunFinished:
     """A run ended with a final answer."""
@@ -397,6 +414,7 @@ class RunFinished:
     """How many tool calls the run made."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class RunFailed:
     """A run ended without a final answer."""
@@ -417,6 +435,7 @@ class RunFailed:
     """Time until it failed."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class ContextRetrieved:
     """A context provider was queried: passively while the user turn was assembled, or by the

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .fastinit import fast_init
+
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "developer", "user", "assistant", "tool")
 """Every role a message may have."""
@@ -31,6 +33,7 @@ def _too_deep(value: Any) -> bool:
     return False
 
 
+@fast_init
 @dataclass(frozen=True)
 class ToolCall:
     """One tool call requested by the model."""
@@ -78,6 +81,7 @@ class ToolCall:
         }
 
 
+@fast_init
 @dataclass(frozen=True)
 class Message:
     """One chat message."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from .fastinit import fast_init
 from .context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
 from .events import ContextRetrieved, PromptSection, PromptTokens
 from .formatters import FormatSettings, ParagraphFormatter, build_payload
@@ -45,6 +46,7 @@ class AgentSetup(Protocol):
     def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]: ...
 
 
+@fast_init
 @dataclass(frozen=True)
 class Prepared:
     """What the model will receive for a run (the Observe step)."""

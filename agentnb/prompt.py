@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .fastinit import fast_init
 from .errors import ConfigurationError
 from .events import Placeholder, PromptSection
 
@@ -109,6 +110,7 @@ def key_patterns(value: Any) -> tuple[str, ...]:
     return tuple(p.strip() for p in patterns)
 
 
+@fast_init
 @dataclass(frozen=True)
 class RenderedPrompt:
     """A rendered system prompt and how it was assembled."""
@@ -139,6 +141,7 @@ class RenderedPrompt:
         return TemplateMap.of(self)
 
 
+@fast_init
 @dataclass(frozen=True)
 class TemplateMap:
     """The whole template map of a prompt: which state key or dependency filled each
@@ -177,6 +180,7 @@ class TemplateMap:
         return "\n".join(self.lines()) or "no placeholders; every state key is in the prompt"
 
 
+@fast_init
 @dataclass(frozen=True)
 class _Piece:
     source: str

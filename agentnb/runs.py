@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .fastinit import fast_init
 from .errors import ConfigurationError
 from .events import Event, TextDelta
 from .messages import Message
@@ -32,6 +33,7 @@ MARKDOWN_DISPLAY: list[Callable[[str], None]] = []
 here when it loads (the core never imports IPython)."""
 
 
+@fast_init
 @dataclass(frozen=True)
 class RunInput:
     """What one run was given."""

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ..fastinit import fast_init
 from ..errors import ConfigurationError, ContextProviderError
 from ..events import ContextBlock, ContextRetrieved
 from ..formatters import CONTEXT_KEY
@@ -167,6 +168,7 @@ def _json_safe(value: Any) -> dict[str, Any]:
 # -- the providers of one agent --------------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True)
 class _Binding:
     query: ContextQuery

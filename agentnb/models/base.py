@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fastinit import fast_init
 from ..events import Usage
 from ..tokens import TokenCounter, counter_for_label
 from ..messages import ToolCall
@@ -47,6 +48,7 @@ def reasoning_items(raw: Any) -> list[dict[str, Any]]:
     ]
 
 
+@fast_init
 @dataclass(frozen=True)
 class ModelRequest:
     """One request to a model, in the OpenAI Chat Completions wire format."""
@@ -94,6 +96,7 @@ class ModelRequest:
         return payload
 
 
+@fast_init
 @dataclass(frozen=True)
 class ModelResponse:
     """A model's complete answer to one request."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Union
 
+from ..fastinit import fast_init
 from ..errors import ConfigurationError, ScriptedModelExhaustedError
 from ..events import Usage
 from ..messages import ToolCall
@@ -19,6 +20,7 @@ from ..tokens import estimate_tokens
 from .base import Model, ModelRequest, ModelResponse, text_chunks
 
 
+@fast_init
 @dataclass(frozen=True)
 class ToolCallSpec:
     """A tool call a ScriptedModel will make."""
