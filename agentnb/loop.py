@@ -138,9 +138,6 @@ class Turn:
         self.setup.emit(event)
         return event
 
-    def _flush(self) -> Iterator[Event]:
-        yield from map(self._emit, self.tracker.drain())
-
     def events(self) -> Iterator[Event]:
         record, tracker, setup, run_id = self.record, self.tracker, self.setup, self.ctx.run_id
         self._start = time.perf_counter()
@@ -158,10 +155,12 @@ class Turn:
         try:
             self._put_inputs()
         except (StateKeyError, StateTypeError) as exc:
-            yield from self._flush()
+            for change in self.tracker.drain():  # inline, no generator of its own: this runs several times a turn
+                yield self._emit(change)
             yield from self._fail(exc)
             return
-        yield from self._flush()
+        for change in self.tracker.drain():
+            yield self._emit(change)
         record.state_before = tracker.snapshot
         context: list[ContextRetrieved] = []
         try:
@@ -238,7 +237,8 @@ class Turn:
                 break
         self.ctx.state.set("messages", self._own_messages())
         tracker.checkpoint(StateCause(kind="user"))
-        yield from self._flush()
+        for change in self.tracker.drain():
+            yield self._emit(change)
         record.status, record.content = "ok", messages[-1].content
         if setup.parse_output is not None:
             record.output = setup.parse_output(record.content)
@@ -282,10 +282,8 @@ class Turn:
         for retrieved in context:
             yield self._emit(retrieved)
         context.clear()
-        yield from self._flush()
-        yield from self._finished(tool_call, finished, messages, wire)
-
-    def _finished(self, tool_call: ToolCall, finished: ToolCallFinished, messages: list[Message], wire: list[dict[str, Any]]) -> Iterator[Event]:
+        for change in self.tracker.drain():
+            yield self._emit(change)
         yield self._emit(finished)
         self._tool_calls += 1
         messages.append(Message.tool(tool_call, finished.result))
@@ -365,7 +363,8 @@ class Turn:
         self.error = exc
         self.record.status, self.record.error = "failed", one_line(exc)
         self.tracker.checkpoint(StateCause(kind="user"))
-        yield from self._flush()
+        for change in self.tracker.drain():
+            yield self._emit(change)
         self._close(self.tracker.snapshot)
         yield self._emit(RunFailed(run_id=self.ctx.run_id, error=self.record.error, error_type=type(exc).__name__, usage=self.record.usage, usage_total=self.record.usage + self.children_usage, duration_ms=self.record.duration_ms))
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from .fastinit import fast_init
+from .fastinit import evolve, fast_init
 from .context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
 from .events import ContextRetrieved, PromptSection, PromptTokens
 from .formatters import FormatSettings, ParagraphFormatter, build_payload
@@ -149,15 +149,13 @@ def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> 
         instructions = [instructions]
     system_message = _resolved(options.system_message, ctx)
     shows_state = options.add_session_state_to_context and system_message is None
-    now = datetime.datetime.now()
+    now = datetime.datetime.now() if options.add_datetime_to_context else None
     rendered = render_system_prompt(
         options,
         system_message=None if system_message is None else str(system_message),
         instructions=[str(i) for i in instructions],
         name=agent.name,
-        datetime_text=(now.strftime(options.datetime_format) if options.datetime_format else str(now))
-        if options.add_datetime_to_context
-        else None,
+        datetime_text=None if now is None else now.strftime(options.datetime_format) if options.datetime_format else str(now),
         # A Toolkit's instructions come with each of its tools, and go in once.
         tool_instructions=list(dict.fromkeys(t.instructions for t in tools if t.instructions)),
         session_state_text=render_state(visible, options.session_state_format) if shows_state else None,
@@ -169,7 +167,7 @@ def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> 
         for p in rendered.placeholders
         if not p.resolved and p.name in hidden
     ]
-    return replace(
+    return evolve(
         rendered,
         notes=rendered.notes + tuple(dict.fromkeys(notes)),
         hidden_keys=hidden,
@@ -242,7 +240,7 @@ def prepare(
         hidden_keys=rendered.hidden_keys,
         unused_keys=tuple(k for k in rendered.unused_keys if k not in used) if used else rendered.unused_keys,
     )
-    return replace(prepared, tokens=count_tokens(agent, prepared))
+    return evolve(prepared, tokens=count_tokens(agent, prepared))
 
 
 def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = False) -> PromptTokens | None:

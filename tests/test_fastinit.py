@@ -129,3 +129,22 @@ def test_what_a_real_turn_builds_rebuilds_the_same_through_both_inits() -> None:
             fast, slow = cls(**kwargs), dataclass_init(cls, **kwargs)
             assert fast.__dict__ == slow.__dict__, cls
             assert fast == slow == value and repr(fast) == repr(slow), cls
+
+
+def test_evolve_gives_what_dataclasses_replace_gives() -> None:
+    from agentnb.events import PromptRendered, PromptTokens, Usage
+    from agentnb.fastinit import evolve
+
+    usage = Usage(input_tokens=3, output_tokens=4)
+    changed = evolve(usage, output_tokens=9)
+    assert changed == dataclasses.replace(usage, output_tokens=9) and changed.__dict__ == dataclasses.replace(usage, output_tokens=9).__dict__
+    assert usage.output_tokens == 4 and type(changed) is Usage  # the original is left as it was
+    event = PromptRendered(run_id="r", system_prompt="s", sections=(), user_prompt="u")
+    tokens = PromptTokens(counter="estimate", exact=False, system=1, user=2)
+    assert evolve(event, tokens=tokens) == dataclasses.replace(event, tokens=tokens)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        evolve(usage, nope=1)
+    # A class with __post_init__ or fields __init__ does not set goes through dataclasses.replace.
+    every = Every(1, c=[1])
+    again = evolve(every, a=2)
+    assert again.a == 2 and again.seen == ["post 2"] and again == dataclasses.replace(every, a=2)

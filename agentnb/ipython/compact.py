@@ -72,15 +72,16 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
     prompt = None
     finish = None
     for event in record.events:
-        if isinstance(event, ToolCallFinished):
+        kind = type(event)  # event classes are final: compared by identity, the cheapest test
+        if kind is ToolCallFinished:
             tool_calls += 1
             failed += event.error is not None
-        elif isinstance(event, ModelResponded):
+        elif kind is ModelResponded:
             finish = event.finish_reason
-        elif isinstance(event, ContextRetrieved):
+        elif kind is ContextRetrieved:
             context += 1
             blocks += len(event.blocks)
-        elif prompt is None and isinstance(event, PromptRendered):
+        elif kind is PromptRendered and prompt is None:
             prompt = event
     content = record.content
     return {
