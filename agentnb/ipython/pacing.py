@@ -7,7 +7,10 @@ otherwise once, ``SNAPSHOT_SECONDS`` after the last, on the kernel's event loop.
 between the cells of a Run All and when the kernel goes idle (ipykernel), always on the main
 thread, so the refresh never runs beside a cell. A cell run by hand refreshes at once; a Run All
 of quick cells refreshes a few times a second and once after its last cell, instead of after
-every cell. Where no event loop runs (a terminal IPython, a script) the refresh is done at once.
+every cell. Where no event loop runs (a terminal IPython, a script) the refresh is done at once;
+so it is in a kernel whose cells no notebook front end runs (``jupyter nbconvert --execute``,
+papermill, nbclient keep only the messages of the cell running): the inspector does not pace
+there (``Inspector._after_cell``).
 """
 
 from __future__ import annotations
