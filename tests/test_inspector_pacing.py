@@ -29,7 +29,7 @@ from test_inspector_throttle import normalized, replay, shop  # noqa: E402
 
 from agentnb import Agent  # noqa: E402
 from agentnb.ipython import wire  # noqa: E402
-from agentnb.ipython.inspector import Inspector  # noqa: E402
+from agentnb.ipython.inspector import SNAPSHOT_TURNS, Inspector  # noqa: E402
 from agentnb.ipython.pacing import SNAPSHOT_SECONDS, Pace, running_loop_later  # noqa: E402
 
 # -- Pace on its own ------------------------------------------------------------------------
@@ -396,14 +396,26 @@ def _until_idle(client: Any, msg_id: str) -> list[dict[str, Any]]:
             return seen
 
 
-def _snapshots(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The snapshots the trait updates among ``messages`` carry (ipywidgets sends bytes as a buffer)."""
+def _snapshots(messages: list[dict[str, Any]]) -> list[tuple[float, dict[str, Any]]]:
+    """The trait updates among ``messages``: when the kernel sent each (its header's date, in
+    seconds) and the snapshot it carries (ipywidgets sends bytes as a buffer)."""
     out = []
     for msg in messages:
         data = msg["content"].get("data", {}) if msg["msg_type"] == "comm_msg" else {}
         if data.get("method") == "update" and [wire.TRAIT_SNAPSHOT] in data.get("buffer_paths", []):
-            out.append(decode(bytes(msg["buffers"][data["buffer_paths"].index([wire.TRAIT_SNAPSHOT])])))
+            body = msg["buffers"][data["buffer_paths"].index([wire.TRAIT_SNAPSHOT])]
+            out.append((msg["header"]["date"].timestamp(), decode(bytes(body))))
     return out
+
+
+def _batches_last(messages: list[dict[str, Any]]) -> int:
+    """The number of the last event item the batches among ``messages`` sent."""
+    lasts = [0]
+    for msg in messages:
+        data = msg["content"].get("data", {}) if msg["msg_type"] == "comm_msg" else {}
+        if data.get("method") == "custom" and data["content"].get(wire.KIND) == wire.BATCH:
+            lasts.append(data["content"][wire.LAST])
+    return max(lasts)
 
 
 def test_a_run_all_in_a_kernel_updates_the_trait_a_few_times_and_leaves_it_at_the_last_turn() -> None:
@@ -414,12 +426,10 @@ def test_a_run_all_in_a_kernel_updates_the_trait_a_few_times_and_leaves_it_at_th
         _request(client, "%load_ext agentnb")
         _request(client, f"from agentnb import ScriptedModel\nmodel = ScriptedModel([f'answer {{n}}' for n in range({CELLS})])")
         shown = _snapshots(_until_idle(client, _request(client, "%%agent bot --model model --no-session\nBe brief.")))
-        assert [s.get(wire.TURN_INDEX) for s in shown] == [None]  # displayed: no turn yet
+        assert [s.get(wire.TURN_INDEX) for _, s in shown] == [None]  # displayed: no turn yet
         queued = [_request(client, f"%%chat bot\nhello {n}") for n in range(CELLS)]  # Run All: every cell sent at once
         during = _until_idle(client, queued[-1])
         assert len([m for m in during if m["msg_type"] == "execute_input"]) == CELLS
-        updates = _snapshots(during)
-        assert len(updates) <= CELLS // 3  # not one per cell
         # The kernel goes idle: its loop makes the refresh still due, before any other cell runs.
         while True:
             try:
@@ -427,13 +437,19 @@ def test_a_run_all_in_a_kernel_updates_the_trait_a_few_times_and_leaves_it_at_th
             except queue.Empty:  # nothing for 0.5 s
                 break
         after = _until_idle(client, _request(client, "1 + 1"))
-        updates = _snapshots(during)
         assert _snapshots(after) == []  # nothing changed in that cell: the last update came at idle
-        last = updates[-1]
+        updates = _snapshots(during)
+        assert len(updates) < CELLS // 3  # not one per cell
+        # At most one refresh per window (the display's included), as the kernel timed them; the
+        # slack is for the time between a refresh and its message's date.
+        times = [t for t, _ in shown + updates]
+        assert min(b - a for a, b in zip(times, times[1:])) >= SNAPSHOT_SECONDS - 0.05
+        last = updates[-1][1]
         assert last[wire.TURN_INDEX] == CELLS - 1
         assert last[wire.SUMMARIES][-1]["message"] == f"hello {CELLS - 1}"
         assert last[wire.SUMMARIES][-1]["content"] == f"answer {CELLS - 1}"
-        assert len(updates) <= CELLS // 3 + 1
+        assert last[wire.SEQ] >= _batches_last(during)  # a view taking it has every event sent
+        assert [row["turn"] for row in last[wire.SUMMARIES]] == list(range(CELLS - SNAPSHOT_TURNS, CELLS))
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
