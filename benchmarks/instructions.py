@@ -8,7 +8,8 @@ path, ``kernel_stub.py``) and ``inspector-cell`` (each turn a cell, as in Jupyte
 widget: the inspector's post-cell hook after every turn, the snapshot refresh it leaves for later
 in back-to-back cells run on the turn clock as the kernel's loop would run it; ``inspector-cell-static`` adds what a
 run without one, ``jupyter nbconvert --execute``, adds: the static view of the inspector's output
-updated after every cell),
+updated after every cell, and the snapshot refreshed after every cell, unpaced, as nbclient keeps
+only the running cell's messages),
 and Agno with no db (``peers/agno_turns.py``, run by ``--agno-python``). Instructions are not
 time (Agno's code runs at fewer instructions per cycle than agentnb's here), but they show what a
 change to agentnb's own code did, whatever the machine's load.

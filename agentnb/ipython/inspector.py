@@ -10,8 +10,9 @@ small JSON-safe dicts and encoded then, once per batch (``live.py``). The browse
 change arrives as its JSON patch, never as the whole state, and each batch brings the turn's
 change summary so far (computed here, once per batch, by ``agentnb.diff``). A snapshot (the last
 turns' summary rows, the last turn, its state) sits in a synced trait, refreshed when the widget
-is displayed and after each cell that changed something, so a new view renders at once even
-while the kernel is busy with queued cells. Older summary rows, other whole turns and model
+is displayed and at the end of a cell that changed something (in a Run All of quick cells at most
+every ``pacing.SNAPSHOT_SECONDS`` and once after its last cell, ``pacing.py``), so a new view
+renders at once even while the kernel is busy with queued cells. Older summary rows, other whole turns and model
 request payloads are sent only when the browser asks for them (History, time travel, the
 Request tab), and a large state only as far as it is shown (``lazy.py``), so a long history or
 a large state costs little per update.
@@ -218,9 +219,16 @@ class Inspector(anywidget.AnyWidget):
         Events still queued at a refresh (a run's end held back because a batch went out less
         than ``FLUSH_SECONDS`` before) are not sent as a batch of their own when every run they
         belong to has ended: the snapshot covers them, and open views take it in their place
-        (its number is past theirs), so the refresh sends one message."""
+        (its number is past theirs), so the refresh sends one message.
+
+        In a kernel whose cells no notebook front end runs (``jupyter nbconvert --execute``,
+        papermill, nbclient) it is refreshed at once: those keep only the messages of the cell
+        running, and save the trait as they got it in the notebook's widget state."""
         if self._stale:
-            self._pace.cell_ended()
+            if getattr(self._outputs.shell, "kernel", None) is not None and not self._outputs.rendered():
+                self._refresh_due()
+            else:
+                self._pace.cell_ended()
         self._outputs.refresh(self.agent, self._widget_data)
 
     def _refresh_due(self) -> None:

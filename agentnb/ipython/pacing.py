@@ -5,9 +5,15 @@ with its widget state saved): views already open follow the batches. After a cel
 something it is refreshed at once if the last refresh is at least ``SNAPSHOT_SECONDS`` old;
 otherwise once, ``SNAPSHOT_SECONDS`` after the last, on the kernel's event loop. That loop runs
 between the cells of a Run All and when the kernel goes idle (ipykernel), always on the main
-thread, so the refresh never runs beside a cell. A cell run by hand refreshes at once; a Run All
-of quick cells refreshes a few times a second and once after its last cell, instead of after
-every cell. Where no event loop runs (a terminal IPython, a script) the refresh is done at once.
+thread, so the refresh never runs beside a cell's code (only at a cell's ``await``, if it has
+one). A cell run by hand refreshes at once; a Run All of quick cells refreshes a few times a
+second and once after its last cell, instead of after every cell. Where no event loop runs (a
+terminal IPython, a script) the refresh is done at once; so it is in a kernel whose cells no
+notebook front end runs: a refresh made on the loop goes out under the parent header of the cell
+that left it (ipykernel keeps the parent in a context variable, which ``call_later`` copies), and
+``jupyter nbconvert --execute``, papermill and nbclient keep only the messages of the cell
+running, so the inspector does not pace there (``Inspector._after_cell``). JupyterLab and
+Notebook 7 route a widget's messages by its comm, whatever their parent.
 """
 
 from __future__ import annotations
