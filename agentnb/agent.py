@@ -16,7 +16,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from . import agent_state
 from .context import ContextProviders
@@ -167,8 +167,11 @@ class Agent(Runs, TimeTravel):
         self.history = History()
         self.recording: Any = None
         """The notebook recording this agent replays from and writes to (``attach_recording``)."""
-        self._subscribers: list[Subscriber] = []
-        self._child_subscribers: list[Subscriber] = []
+        self._subscribers: tuple[Subscriber, ...] = ()
+        """Called for every event of this agent's runs (a tuple, replaced on change: an event
+        goes to the subscribers there were when it was emitted)."""
+        self._child_subscribers: tuple[Subscriber, ...] = ()
+        """Called for every event of the runs below this agent's."""
         self.handoffs: list[Handoff] = [as_handoff(h) for h in (handoffs or ())]
         check_handoffs(self.name, self.handoffs)
         """The agents this one can hand the conversation to (``transfer_to_<name>`` tools)."""
@@ -225,19 +228,21 @@ class Agent(Runs, TimeTravel):
 
     # -- events ---------------------------------------------------------------------------
 
-    def subscribe(self, callback: Subscriber, *, children: bool = False) -> Callable[[], None]:
+    def subscribe(self, callback: Subscriber, *, children: bool | Literal["only"] = False) -> Callable[[], None]:
         """Call ``callback(event)`` for every event of every run; returns an unsubscribe function.
         ``children=True``: also every event of the runs its delegations start, at any depth
-        (each carries its ``run_id``; a child's RunStarted names its parent)."""
-        subscribers = self._child_subscribers if children else self._subscribers
-        subscribers.append(callback)
-        if children:
-            self._subscribers.append(callback)
+        (each carries its ``run_id``; a child's RunStarted names its parent); ``"only"``: those
+        and not this agent's own."""
+        if children not in (False, True, "only"):
+            raise ConfigurationError(f"subscribe(children=...) takes True, False or 'only'; got {children!r}")
+        if children is not False:
+            self._child_subscribers = (*self._child_subscribers, callback)
+        if children != "only":
+            self._subscribers = (*self._subscribers, callback)
 
         def unsubscribe() -> None:
-            for listed in (self._subscribers, self._child_subscribers):
-                if callback in listed:
-                    listed.remove(callback)
+            self._subscribers = _without(self._subscribers, callback)
+            self._child_subscribers = _without(self._child_subscribers, callback)
 
         return unsubscribe
 
@@ -260,14 +265,14 @@ class Agent(Runs, TimeTravel):
 
     def _notify_children(self, event: Event) -> None:
         """An event of a run below one of this agent's (for ``children=True`` subscribers)."""
-        for callback in list(self._child_subscribers):
+        for callback in self._child_subscribers:
             try:
                 callback(event)
             except Exception as exc:  # a broken viewer must never break a run
                 warnings.warn(f"agentnb: event subscriber {callback!r} failed: {exc}", stacklevel=2)
 
     def _notify(self, event: Event) -> None:
-        for callback in list(self._subscribers):
+        for callback in self._subscribers:
             try:
                 callback(event)
             except Exception as exc:  # a broken viewer must never break a run
@@ -500,6 +505,15 @@ def _whole_number(option: str, value: Any, alternative: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ConfigurationError(f"{option} must be a whole number >= 0{alternative}, got {value!r}")
     return value
+
+
+def _without(subscribers: tuple[Subscriber, ...], callback: Subscriber) -> tuple[Subscriber, ...]:
+    """``subscribers`` without its first ``callback`` (subscribed twice, it is called twice until
+    unsubscribed twice)."""
+    for i, listed in enumerate(subscribers):
+        if listed is callback:
+            return subscribers[:i] + subscribers[i + 1 :]
+    return subscribers
 
 
 __all__ = ["Agent", "AgentSnapshot"]

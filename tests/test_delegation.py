@@ -509,3 +509,30 @@ def test_a_hook_that_answers_for_one_delegation_lets_the_others_go_on():
     assert turn.tool_calls[1].answered_by == "trail" and turn.tool_calls[1].child_run_id is None
     assert [c.agent for c in turn.children] == ["b"]
     assert lead.session_state["trail"] == ["before task a", "before task b", "before log_entry", "after log_entry", "after task b"]
+
+
+def test_subscribers_get_own_events_children_too_or_children_only_until_unsubscribed() -> None:
+    researcher = member("researcher", ["found it"])
+    lead = member("lead", [tool_call("ask", task="find"), "Done."], tools=[researcher.as_tool("ask", "Ask the researcher")])
+    seen: dict[str, list[tuple[str, str]]] = {"own": [], "all": [], "below": [], "twice": []}
+    for key, children in (("own", False), ("all", True), ("below", "only")):
+        lead.subscribe(lambda e, key=key: seen[key].append((e.kind, e.path[-1] if isinstance(e, RunStarted) else "")), children=children)
+
+    def twice(event: Any) -> None:
+        seen["twice"].append((event.kind, event.path[-1] if isinstance(event, RunStarted) else ""))
+
+    first, second = lead.subscribe(twice), lead.subscribe(twice)
+    lead.run("go")
+    starts = {key: [who for kind, who in events if kind == "run_started"] for key, events in seen.items() if key != "twice"}
+    assert starts == {"own": ["lead"], "all": ["lead", "researcher"], "below": ["researcher"]}
+    assert seen["twice"] == [event for event in seen["own"] for _ in range(2)]
+    assert len(seen["all"]) == len(seen["own"]) + len(seen["below"])
+    first()  # subscribed twice: called twice until unsubscribed twice
+    lead.model.add(tool_call("ask", task="again"), "Done again.")
+    researcher.model.add("found more")
+    lead.run("again")
+    assert [k for k, _ in seen["twice"]].count("run_started") == 3
+    second()
+    second()  # a second call changes nothing
+    with pytest.raises(ConfigurationError, match="takes True, False or 'only'"):
+        lead.subscribe(twice, children="yes")  # type: ignore[arg-type]

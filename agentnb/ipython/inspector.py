@@ -36,7 +36,7 @@ import traitlets
 
 from ..diff import make_patch
 from ..errors import AgentnbError, StateEditError
-from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta
+from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallStarted
 from ..text import one_line
 from . import run_tree, wire
 from .comparing import comparable_agents, comparison_message, default_pair
@@ -101,6 +101,8 @@ class Inspector(anywidget.AnyWidget):
         self._outbox = Outbox(lambda content, buffers: self.send(content, buffers), self._batcher)
         self._model_info = self.model_info
         """The trait's value, read without traitlets at each run's start."""
+        self._model_seen = agent.model
+        """The model ``_model_info`` was made from."""
         self._stale = False
         """Something changed since the snapshot in the trait was made."""
         self._pace = Pace(self._refresh_due, self._outbox.now)
@@ -113,7 +115,7 @@ class Inspector(anywidget.AnyWidget):
         self._on_event = self._follower()
         self._unsubscribe = agent.subscribe(self._on_event)
         self._progress = run_tree.Progress(self._runs, self._outbox, self._post)
-        self._unsubscribe_children = agent.subscribe(self._progress, children=True)
+        self._unsubscribe_children = agent.subscribe(self._progress, children="only")
         self._unsubscribe_edits = agent.on_edit(self._on_edit)
         self._shell = _shell()
         self._outputs = StaticOutputs(self.model_id, self._shell)
@@ -264,14 +266,17 @@ class Inspector(anywidget.AnyWidget):
                 run = self._follow(event)
                 if run is None:
                     return
-            if type(event) is TextDelta:
+            kind = type(event)
+            if kind is TextDelta:
                 run.text.append(event.text)
                 outbox.add_text(run.turn, run, event.call, event.text)
                 return
             add(event)
-            if isinstance(event, _ENDS):
+            if kind is RunFinished or kind is RunFailed:
                 self._stale = True
                 outbox.ended()
+            elif kind is ToolCallStarted or kind is RunStarted:
+                self._progress.own(event)  # type: ignore[arg-type]
 
         return on_event
 
@@ -284,7 +289,9 @@ class Inspector(anywidget.AnyWidget):
         if run is None:
             return None
         self._runs[event.run_id] = run
-        if isinstance(event, RunStarted):
+        if isinstance(event, RunStarted) and (self.agent.model is not self._model_seen or event.model != self._model_info["label"]):
+            # The header's model: looked at again when the agent's model or its label changed.
+            self._model_seen = self.agent.model
             info = model_info(self.agent)
             if info != self._model_info:
                 self._model_info = self.model_info = info

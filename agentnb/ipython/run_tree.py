@@ -216,17 +216,22 @@ class Progress:
         self.started: dict[tuple[str, int], int] = {}
         """(run id, model call) -> tool calls started so far."""
 
+    def own(self, event: RunStarted | ToolCallStarted) -> None:
+        """Take a start of one of the agent's own runs or tool calls (the inspector's subscriber
+        passes these on; the rest of its own events are not needed here)."""
+        if type(event) is ToolCallStarted:
+            self._call_started(event)
+        else:  # a new turn: what was kept of the one before goes
+            self.calls.clear()
+            self.started.clear()
+            self.live.clear()
+
     def __call__(self, event: Any) -> None:
-        """Take one event of the agent's runs or of the runs below them."""
+        """Take one event of the runs below the agent's (``subscribe(children="only")``)."""
         kind = type(event)
-        own = self.runs.get(event.run_id)
-        if own is not None:
-            if kind is ToolCallStarted:
-                self._call_started(event)
-            elif kind is RunStarted:  # a new turn: what was kept of the one before goes
-                self.calls.clear()
-                self.started.clear()
-                self.live.clear()
+        if event.run_id in self.runs:  # an own run's (subscribed with children=True)
+            if kind is ToolCallStarted or kind is RunStarted:
+                self.own(event)
             return
         if kind is TextDelta:
             live = self.live.get(event.run_id)
