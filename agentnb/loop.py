@@ -133,7 +133,7 @@ class Turn:
         each delegation returns."""
 
     def _emit(self, event: Event) -> Event:
-        if not isinstance(event, TextDelta):
+        if type(event) is not TextDelta:
             self.record.events.append(event)
         self.setup.emit(event)
         return event

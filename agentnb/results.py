@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentnbError, AgentRunError
 from .events import Event, ToolCallFinished, Usage
 from .views import view
 from .history import StateField, TurnRecord
+from .records import LazyField, Stored
 from .loop import Turn
 from .messages import Message
 from .state import MESSAGES_KEY
@@ -27,9 +29,10 @@ class RunResult:
     """The final answer."""
     messages: list[Message]
     """The run's messages (system, user, assistant, tool)."""
-    tool_calls: list[ToolCallFinished]
-    """Every tool call of the run, with results, errors and hooks."""
-    events: list[Event]
+    tool_calls: list[ToolCallFinished] = LazyField()  # type: ignore[assignment]
+    """Every tool call of the run, with results, errors and hooks (picked from the events when
+    first read)."""
+    events: list[Event] = field(default_factory=list)
     """Every event of the run (text deltas excluded)."""
     state: dict[str, Any] = StateField()  # type: ignore[assignment]
     """The state after the run, as the turn record keeps it (read-only: ``copy.deepcopy`` it
@@ -50,7 +53,7 @@ class RunResult:
         return cls(
             content=record.content,
             messages=list(record.messages),
-            tool_calls=record.tool_calls,
+            tool_calls=Stored(partial(getattr, record, "tool_calls")),  # type: ignore[arg-type]
             events=list(record.events),
             state=record.frozen_after,
             usage=record.usage,

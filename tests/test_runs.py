@@ -81,3 +81,22 @@ def test_chat_generator_is_the_model():
     assert Agent(chat_generator=model).model is model
     with pytest.raises(ConfigurationError, match="not both"):
         Agent(model=model, chat_generator=model)
+
+
+def test_a_results_tool_calls_are_the_turns_whether_read_first_pickled_or_copied() -> None:
+    import copy
+    import pickle
+
+    def add(session_state: dict, item: str) -> str:
+        """Add an item."""
+        session_state.setdefault("items", []).append(item)
+        return f"added {item}"
+
+    agent = Agent("shop", ScriptedModel([tool_call("add", item="pen"), tool_call("add", item="ink"), "Both."]), tools=[add])
+    result = agent.run("add two")
+    for got in (pickle.loads(pickle.dumps(result)), copy.deepcopy(result), result):  # the list not built yet in the first two
+        assert [(c.name, c.arguments, c.result) for c in got.tool_calls] == [
+            ("add", '{"item": "pen"}', "added pen"),
+            ("add", '{"item": "ink"}', "added ink"),
+        ]
+    assert result.tool_calls == agent.history[-1].tool_calls and result == copy.deepcopy(result)
