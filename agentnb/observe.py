@@ -218,7 +218,8 @@ def prepare(
     if agent.add_dependencies_to_context and ctx.dependencies:
         deps = json.dumps(ctx.dependencies, indent=2, default=str, ensure_ascii=False)
         user_prompt += f"\n\n<additional context>\n{deps}\n</additional context>"
-    agent.context_providers.bind(ctx.run_id, query, on_context)
+    if agent.context_providers:  # the retrieval tools' query and event sink for this run
+        agent.context_providers.bind(ctx.run_id, query, on_context)
     messages: list[Message] = []
     if rendered.text:
         messages.append(Message.system(rendered.text))
