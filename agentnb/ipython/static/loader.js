@@ -3,8 +3,9 @@
 // (inspector.js and inspector.css beside this file) from agentnb's Jupyter server extension
 // (agentnb/serverext.py), or, where the page is not served by a Jupyter server with it (another
 // front end), asks the kernel for them. __VERSION__ is the bundle's hash: a new one is never
-// taken from a stale cache.
+// taken from a stale cache. Modules loaded from blob: URLs get a sourceURL: stacks name agentnb/static/.
 const VERSION = "__VERSION__";
+const FRONT_END_NAME = "\n//# sourceURL=agentnb/static/inspector.js\n";
 const loads = new WeakMap();
 let served = null;
 
@@ -34,7 +35,7 @@ function fromKernel(model) {
       if (!document.getElementById("agentnb-inspector-css")) {
         document.head.appendChild(Object.assign(document.createElement("style"), { id: "agentnb-inspector-css", textContent: decode(buffers[1]) }));
       }
-      const url = URL.createObjectURL(new Blob([decode(buffers[0])], { type: "text/javascript" }));
+      const url = URL.createObjectURL(new Blob([decode(buffers[0]) + FRONT_END_NAME], { type: "text/javascript" }));
       import(url).then(resolve, reject).finally(() => URL.revokeObjectURL(url));
     };
     model.on("msg:custom", onMessage);
@@ -79,3 +80,4 @@ export default {
     return mod.default.render({ model, el });
   },
 };
+//# sourceURL=agentnb/static/loader.js
