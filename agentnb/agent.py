@@ -407,6 +407,11 @@ class Agent(Runs, TimeTravel):
         spec = next((h for h in self.handoffs if h.agent is self.in_charge), None)
         return spec.tool_name if spec is not None else None
 
+    @property
+    def running(self) -> bool:
+        """A turn of this agent is running now (on any thread)."""
+        return self._lock.locked()
+
     @contextlib.contextmanager
     def _running(self) -> Iterator[None]:
         if not self._lock.acquire(blocking=False):

@@ -151,6 +151,7 @@ def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) 
                 # What IPython's post_run_cell does after each cell; what it leaves for later runs
                 # on the kernel's event loop, here the turn clock's (``pacing.py``).
                 inspector._pace.later = lambda: turn_clock.later
+                inspector._pace.aside = None  # the turn clock's loop is never blocked
                 after.append(inspector._after_cell)
             after.append(turn_clock.turned)
             if mode == "inspector-cell-static":

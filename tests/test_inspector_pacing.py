@@ -172,6 +172,69 @@ def test_the_loops_call_later_is_found_only_where_a_loop_runs() -> None:
     assert later == loop.call_later
 
 
+
+def test_a_refresh_the_blocked_loop_owes_is_made_from_a_thread_once_no_turn_runs(monkeypatch) -> None:
+    """A long cell blocks the loop: the refresh due is made from a timer thread instead, tried
+    again while it cannot be made (a turn runs), and never once the loop has run it."""
+    import threading
+
+    from agentnb.ipython import pacing
+
+    monkeypatch.setattr(pacing, "SNAPSHOT_SECONDS", 0.01)
+    clock = Now()
+    loop = FakeLoop(clock)  # never runs its callbacks: blocked
+    refreshed: list[str] = []
+    answers = [False, False, True]  # a turn runs for the first two tries
+    made = threading.Event()
+
+    def aside() -> bool:
+        ok = answers.pop(0)
+        if ok:
+            refreshed.append("aside")
+            made.set()
+        return ok
+
+    pace = Pace(lambda: refreshed.append("loop"), clock, lambda: loop.call_later, aside=aside)
+    pace.done()
+    pace.cell_ended()  # within the window: left to the loop
+    assert pace.pending and refreshed == []
+    assert made.wait(timeout=30)  # a hang guard, not a timing
+    assert refreshed == ["aside"] and answers == []
+    # The loop runs it later (the long cell ended): the inspector's refresh finds nothing stale.
+    clock.now = 1.0
+    loop.run_due()
+    assert not pace.pending
+
+    # Once the loop has run the refresh, the thread does nothing.
+    calls: list[str] = []
+    pace2 = Pace(lambda: None, clock, lambda: loop.call_later, aside=lambda: calls.append("aside") or True)
+    pace2.done()
+    pace2.cell_ended()
+    clock.now = 2.0
+    loop.run_due()
+    finished = threading.Event()
+    threading.Timer(0.1, finished.set).start()
+    assert finished.wait(timeout=30)
+    assert calls == []
+
+
+def test_an_inspector_refreshes_from_the_thread_only_while_no_turn_runs(monkeypatch) -> None:
+    agent = shop(2)
+    inspector = Inspector.for_agent(agent)
+    try:
+        agent.run("add item 0")
+        assert inspector._stale
+        agent._lock.acquire()  # a turn running on another thread
+        try:
+            assert inspector._refresh_aside() is False and inspector._stale
+        finally:
+            agent._lock.release()
+        assert inspector._refresh_aside() is True and not inspector._stale
+        snapshot = decode(inspector.view_snapshot)
+        assert snapshot[wire.TURN_INDEX] == 0 and snapshot[wire.SEQ] == inspector.seq
+    finally:
+        inspector.close()
+
 # -- an inspector on a real event loop ------------------------------------------------------
 
 

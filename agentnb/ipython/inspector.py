@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pathlib
+import threading
 import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -105,7 +106,9 @@ class Inspector(anywidget.AnyWidget):
         """The model ``_model_info`` was made from."""
         self._stale = False
         """Something changed since the snapshot in the trait was made."""
-        self._pace = Pace(self._refresh_due, self._outbox.now)
+        self._publishing = threading.RLock()
+        """Held while a snapshot is made and published (the timer thread's refresh included)."""
+        self._pace = Pace(self._refresh_due, self._outbox.now, aside=self._refresh_aside)
         """When a cell's end refreshes the snapshot (``pacing.py``)."""
         self._rows_kept = SummaryRows()
         """The snapshot's History rows as encoded (``rows.py``)."""
@@ -205,13 +208,15 @@ class Inspector(anywidget.AnyWidget):
         """Send ``message`` (a dict with its kind) after the events queued before it."""
         self._outbox.post({wire.KIND: message[wire.KIND]}, message)
 
-    def publish_snapshot(self, absorb: bool = False) -> None:
-        """Put a fresh snapshot in the synced trait (``absorb``: see ``_after_cell``)."""
-        data = self.snapshot(absorb)
-        self._outbox.count(data)
-        self._stale = False
-        self._pace.done()
-        self.view_snapshot = data
+    def publish_snapshot(self, absorb: bool = False, on_loop: bool = True) -> None:
+        """Put a fresh snapshot in the synced trait (``absorb``: see ``_after_cell``; ``on_loop``
+        False: from a thread other than the kernel's main one)."""
+        with self._publishing:
+            data = self.snapshot(absorb)
+            self._outbox.count(data)
+            self._stale = False
+            self._pace.done(on_loop)
+            self.view_snapshot = data
 
     def _after_cell(self, _result: Any = None) -> None:
         """After a cell that changed something, a view created from now on starts from it: the
@@ -236,6 +241,16 @@ class Inspector(anywidget.AnyWidget):
     def _refresh_due(self) -> None:
         if self._stale:
             self.publish_snapshot(absorb=True)
+
+    def _refresh_aside(self) -> bool:
+        """The refresh a blocked event loop owes, made from a timer thread (``pacing.py``): only
+        while no turn of the agent runs (it reads finished turns only); False if one does."""
+        history = self.agent.history
+        if self.agent.running or (len(history) and history[-1].status == "running"):
+            return False
+        if self._stale:
+            self.publish_snapshot(absorb=True, on_loop=False)
+        return True
 
     def _absorb(self, items: list[Any]) -> bool:
         """Whether a snapshot can stand for the queued ``items``: each run followed has its end

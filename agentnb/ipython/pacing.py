@@ -14,11 +14,16 @@ that left it (ipykernel keeps the parent in a context variable, which ``call_lat
 ``jupyter nbconvert --execute``, papermill and nbclient keep only the messages of the cell
 running, so the inspector does not pace there (``Inspector._after_cell``). JupyterLab and
 Notebook 7 route a widget's messages by its comm, whatever their parent.
+
+A cell that runs long (a wait, a long computation) blocks that loop: a refresh still due
+``SNAPSHOT_SECONDS`` after its time is then made from a timer thread, once no turn of the agent
+is running, so a view opened meanwhile starts from the turns the cells before it ran.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Protocol
 
@@ -49,11 +54,21 @@ class Pace:
     """Calls ``refresh`` at once, or once later when the last call was less than
     ``SNAPSHOT_SECONDS`` ago (see the module's text)."""
 
-    def __init__(self, refresh: Callable[[], None], clock: Callable[[], float], later: Callable[[], Later | None] = running_loop_later) -> None:
+    def __init__(
+        self,
+        refresh: Callable[[], None],
+        clock: Callable[[], float],
+        later: Callable[[], Later | None] = running_loop_later,
+        aside: Callable[[], bool] | None = None,
+    ) -> None:
         self._refresh = refresh
         self._clock = clock
         self.later = later
         """Finds the loop's ``call_later`` (replaceable: a benchmark or a test drives time)."""
+        self.aside = aside
+        """The refresh made from a timer thread when the loop has not run it ``SNAPSHOT_SECONDS``
+        after it was due (a long cell blocks the loop); returns False when it cannot be made now
+        (a turn is running), and is tried again as long. None: no such fallback."""
         self._last = -float("inf")
         self._pending: Handle | None = None
 
@@ -62,10 +77,11 @@ class Pace:
         """A refresh is due on the loop."""
         return self._pending is not None
 
-    def done(self) -> None:
-        """A refresh was made (by this pace or another way, such as a display)."""
+    def done(self, on_loop: bool = True) -> None:
+        """A refresh was made (by this pace or another way, such as a display). Off the loop's
+        thread (``on_loop=False``) a refresh still due is left to run: it finds nothing to do."""
         self._last = self._clock()
-        if self._pending is not None:
+        if on_loop and self._pending is not None:
             self._pending.cancel()
             self._pending = None
 
@@ -78,7 +94,22 @@ class Pace:
         if later is None:
             self._refresh()
             return
-        self._pending = later(wait, self._fire)
+        handle = self._pending = later(wait, self._fire)
+        if self.aside is not None:
+            self._watch(handle, wait + SNAPSHOT_SECONDS)
+
+    def _watch(self, handle: Handle, delay: float) -> None:
+        """Make the refresh ``handle`` stands for from a timer thread if the loop has not run it
+        after ``delay`` seconds."""
+        timer = threading.Timer(delay, self._late, (handle,))
+        timer.daemon = True
+        timer.start()
+
+    def _late(self, handle: Handle) -> None:
+        if self._pending is not handle or self.aside is None:
+            return  # the loop ran it, or it was cancelled
+        if not self.aside():
+            self._watch(handle, SNAPSHOT_SECONDS)
 
     def _fire(self) -> None:
         self._pending = None
