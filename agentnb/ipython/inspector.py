@@ -1,21 +1,21 @@
 """The live inspector: an anywidget that follows an agent's events.
 
 ``Inspector.for_agent(agent)`` returns the one inspector of an agent; displaying it in several
-cells shows several views of the same widget. The kernel side keeps almost nothing: it
-subscribes to the agent and queues each event as it is; the queue goes to the browser as one
-message every few tens of milliseconds while events come, and at the end of a run unless one
-went out just before (``outbox.py``): a loop of quick turns sends about twenty messages a
-second, whole turns in them as their History rows but the latest. The events are made into
-small JSON-safe dicts and encoded then, once per batch (``live.py``). The browser keeps the turns it has seen and applies each event to them — a state
-change arrives as its JSON patch, never as the whole state, and each batch brings the turn's
-change summary so far (computed here, once per batch, by ``agentnb.diff``). A snapshot (the last
-turns' summary rows, the last turn, its state) sits in a synced trait, refreshed when the widget
-is displayed and at the end of a cell that changed something (in a Run All of quick cells at most
-every ``pacing.SNAPSHOT_SECONDS`` and once after its last cell, ``pacing.py``), so a new view
-renders at once even while the kernel is busy with queued cells. Older summary rows, other whole turns and model
-request payloads are sent only when the browser asks for them (History, time travel, the
-Request tab), and a large state only as far as it is shown (``lazy.py``), so a long history or
-a large state costs little per update.
+cells shows several views of the same widget. The kernel side keeps almost nothing: it subscribes
+to the agent and queues each event as it is; the queue goes to the browser as one message every few
+tens of milliseconds while events come, and at the end of a run unless one went out just before
+(``outbox.py``): a loop of quick turns sends about twenty messages a second, whole turns in them as
+their History rows but the latest. The events are made into small JSON-safe dicts and encoded then,
+once per batch (``live.py``). The browser keeps the turns it has seen and applies each event to
+them — a state change arrives as its JSON patch, never as the whole state, and each batch brings
+the turn's change summary so far (computed here, once per batch, by ``agentnb.diff``). A snapshot
+(the last turns' summary rows, the last turn, its state) sits in a synced trait, refreshed when the
+widget is displayed and at the end of a cell that changed something (in a Run All of quick cells at
+most every ``pacing.SNAPSHOT_SECONDS`` and once after its last cell, ``pacing.py``), so a new view
+renders at once even while the kernel is busy with queued cells. Older summary rows, other whole
+turns and model request payloads are sent only when the browser asks for them (History, time
+travel, the Request tab), and a large state only as far as it is shown (``lazy.py``), so a long
+history or a large state costs little per update.
 
 The front end is built from the ES modules in ``js/`` (at the repository root) into
 ``static/inspector.js`` (``make js``); its styles are ``static/inspector.css``; the wire names
