@@ -43,6 +43,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench_turns import Later  # the loop's timer handle, as bench_turns.py times cells with it
+
 HERE = Path(__file__).resolve().parent
 WARMUP = 20
 COUNTS = (50, 250)
@@ -68,7 +70,7 @@ class TurnClock:
 
     def later(self, delay: float, callback: Any) -> Any:
         """The event loop's ``call_later``: ``callback()`` after ``delay`` (``pacing.py``)."""
-        handle = _Later(callback)
+        handle = Later(callback)
         self.timers.append((self.now + delay, handle))
         self.next = min(self.next, self.now + delay)
         return handle
@@ -80,26 +82,12 @@ class TurnClock:
         due, self.timers = [t for t in self.timers if t[0] <= self.now], [t for t in self.timers if t[0] > self.now]
         self.next = min((t[0] for t in self.timers), default=math.inf)
         for _, target in due:
-            if isinstance(target, _Later):
+            if isinstance(target, Later):
                 target.fire()
                 continue
             again = target.timer()
             if again is not None:
                 self.schedule(target, again)
-
-
-class _Later:
-    """A callback the loop will call, unless cancelled."""
-
-    def __init__(self, callback: Any) -> None:
-        self.callback: Any = callback
-
-    def cancel(self) -> None:
-        self.callback = None
-
-    def fire(self) -> None:
-        if self.callback is not None:
-            self.callback()
 
 
 def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) -> None:

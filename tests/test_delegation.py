@@ -8,6 +8,7 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -355,15 +356,23 @@ def masked(lead: Agent) -> str:
     return re.sub(r"\d+\.\d+ ?ms|'duration_ms': [\d.e-]+|'at': [\d.]+", "<t>", text)
 
 
-def test_a_response_mixing_delegations_and_tool_calls_is_byte_identical_over_20_runs():
+def records_over_20_runs(make: Callable[[tuple[str, ...]], tuple[Agent, list[str]]], order_of: Callable[[int], tuple[str, ...]]) -> tuple[set[str], set[tuple[str, ...]]]:
+    """Twenty runs of a fresh lead from ``make(order)``, its members finishing in ``order_of(run)``:
+    the distinct masked records and the orders the members finished in."""
     records, orders = set(), set()
     for run in range(20):
-        order = random.choice(ORDERS) if run >= len(ORDERS) else ORDERS[run]  # every order, then random ones
-        lead, finished = mixed_lead(order)
+        order = order_of(run)
+        lead, finished = make(order)
         lead.run("go")
         assert tuple(finished) == order
         orders.add(tuple(finished))
         records.add(masked(lead))
+    return records, orders
+
+
+def test_a_response_mixing_delegations_and_tool_calls_is_byte_identical_over_20_runs():
+    # Every order, then random ones.
+    records, orders = records_over_20_runs(mixed_lead, lambda run: random.choice(ORDERS) if run >= len(ORDERS) else ORDERS[run])
     assert len(records) == 1, "the same record whatever order the members finished in"
     assert len(orders) == 6
     lead, _ = mixed_lead()
@@ -489,14 +498,7 @@ def test_the_callers_hooks_run_around_each_delegation_on_its_thread_one_at_a_tim
 
 
 def test_hooked_delegations_side_by_side_are_byte_identical_over_20_runs():
-    records, orders = set(), set()
-    for run in range(20):
-        order = ("a", "b") if run % 2 else ("b", "a")
-        lead, finished = hooked_lead(order=order)
-        lead.run("go")
-        assert tuple(finished) == order
-        orders.add(tuple(finished))
-        records.add(masked(lead))
+    records, orders = records_over_20_runs(lambda order: hooked_lead(order=order), lambda run: ("a", "b") if run % 2 else ("b", "a"))
     assert len(records) == 1, "the same record whatever order the members finished in"
     assert len(orders) == 2
 

@@ -8,23 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import queue
 import shutil
-import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import nbformat
 import pytest
 
 pytest.importorskip("anywidget")
 
 from test_inspector import Clock, Wire, decode  # noqa: E402
+from test_inspector_static import nbconvert_execute  # noqa: E402
 from test_inspector_throttle import normalized, replay, shop  # noqa: E402
 
 from agentnb import Agent  # noqa: E402
@@ -295,12 +292,18 @@ def traits(inspector: Inspector, clock: Clock) -> list[tuple[float, dict[str, An
     return seen
 
 
-def test_a_run_all_sets_the_trait_at_most_every_window_and_once_after_its_last_cell(monkeypatch, loop) -> None:
-    cells = 40
-    agent = shop(cells)
+def watched(turns: int, monkeypatch: pytest.MonkeyPatch, loop: ClockLoop) -> tuple[Agent, Inspector, list[tuple[float, dict[str, Any]]]]:
+    """A shop agent of ``turns`` turns, its inspector sending on the test clock, and the trait
+    values it sets (``traits``)."""
+    agent = shop(turns)
     inspector = Inspector.for_agent(agent)
     Wire(inspector, monkeypatch, loop.test_clock)
-    seen = traits(inspector, loop.test_clock)
+    return agent, inspector, traits(inspector, loop.test_clock)
+
+
+def test_a_run_all_sets_the_trait_at_most_every_window_and_once_after_its_last_cell(monkeypatch, loop) -> None:
+    cells = 40
+    agent, inspector, seen = watched(cells, monkeypatch, loop)
     run_all(loop, agent, inspector, cells)
     # Cell 0 at once; then each time the loop ran a refresh due (before cells 9, 18, 27, 36: the
     # first start 0.25 s after the last refresh), covering the turns of the cells before it.
@@ -320,10 +323,7 @@ def test_a_run_all_sets_the_trait_at_most_every_window_and_once_after_its_last_c
 
 
 def test_a_cell_run_by_hand_after_a_run_all_refreshes_at_once(monkeypatch, loop) -> None:
-    agent = shop(4)
-    inspector = Inspector.for_agent(agent)
-    Wire(inspector, monkeypatch, loop.test_clock)
-    seen = traits(inspector, loop.test_clock)
+    agent, inspector, seen = watched(4, monkeypatch, loop)
     run_all(loop, agent, inspector, 3)
     idle(loop)
     assert [s[wire.TURN_INDEX] for _, s in seen] == [0, 2]
@@ -373,10 +373,7 @@ def test_a_view_open_through_a_paced_run_all_ends_as_one_fed_every_batch(monkeyp
 
 
 def test_a_closed_inspectors_refresh_due_never_runs(monkeypatch, loop) -> None:
-    agent = shop(3)
-    inspector = Inspector.for_agent(agent)
-    Wire(inspector, monkeypatch, loop.test_clock)
-    seen = traits(inspector, loop.test_clock)
+    agent, inspector, seen = watched(3, monkeypatch, loop)
     run_all(loop, agent, inspector, 2)
     assert len(seen) == 1 and inspector._pace.pending
     timers = list(loop._scheduled)  # the loop's own timer for the refresh
@@ -387,10 +384,7 @@ def test_a_closed_inspectors_refresh_due_never_runs(monkeypatch, loop) -> None:
 
 
 def test_a_display_between_cells_refreshes_and_drops_the_refresh_due(monkeypatch, loop) -> None:
-    agent = shop(3)
-    inspector = Inspector.for_agent(agent)
-    Wire(inspector, monkeypatch, loop.test_clock)
-    seen = traits(inspector, loop.test_clock)
+    agent, inspector, seen = watched(3, monkeypatch, loop)
     run_all(loop, agent, inspector, 2)
     assert inspector._pace.pending
     inspector._repr_mimebundle_()  # the inspector displayed again (%agentnb show)
@@ -409,10 +403,7 @@ def kernel_shell(cell_id: bool) -> SimpleNamespace:
 def test_a_kernel_no_notebook_front_end_drives_refreshes_after_every_cell(monkeypatch, loop) -> None:
     """nbconvert, papermill and nbclient keep only the messages of the cell running (the widget
     state they save among them): there each cell's end refreshes the trait at once."""
-    agent = shop(6)
-    inspector = Inspector.for_agent(agent)
-    Wire(inspector, monkeypatch, loop.test_clock)
-    seen = traits(inspector, loop.test_clock)
+    agent, inspector, seen = watched(6, monkeypatch, loop)
     inspector._outputs.shell = kernel_shell(cell_id=False)
     run_all(loop, agent, inspector, 3)
     assert [s[wire.TURN_INDEX] for _, s in seen] == [0, 1, 2] and not inspector._pace.pending
@@ -424,10 +415,7 @@ def test_a_kernel_no_notebook_front_end_drives_refreshes_after_every_cell(monkey
 
 
 def test_a_kernel_a_notebook_front_end_drives_paces_the_refreshes(monkeypatch, loop) -> None:
-    agent = shop(3)
-    inspector = Inspector.for_agent(agent)
-    Wire(inspector, monkeypatch, loop.test_clock)
-    seen = traits(inspector, loop.test_clock)
+    agent, inspector, seen = watched(3, monkeypatch, loop)
     inspector._outputs.shell = kernel_shell(cell_id=True)
     run_all(loop, agent, inspector, 3)
     assert [s[wire.TURN_INDEX] for _, s in seen] == [0] and inspector._pace.pending
@@ -528,14 +516,7 @@ def test_nbconvert_execute_saves_the_last_turn_in_the_widget_state(tmp_path: Pat
         "%%chat bot\nagain",
         "%%chat bot\nonce more",
     ]
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    nbformat.write(nb, tmp_path / "three.ipynb")
-    subprocess.run(
-        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "three.ipynb", "--output", "out.ipynb"],
-        cwd=tmp_path, check=True, capture_output=True, timeout=300,
-    )
-    saved = json.loads((tmp_path / "out.ipynb").read_text(encoding="utf-8"))
+    saved = nbconvert_execute(tmp_path, cells)
     state = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     (widget,) = [w for w in state.values() if w["state"].get("agent_name") == "bot"]
     (buffer,) = [b for b in widget["buffers"] if b["path"] == [wire.TRAIT_SNAPSHOT]]

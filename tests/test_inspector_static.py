@@ -29,15 +29,20 @@ CELLS = [
 ]
 
 
-def test_nbconvert_execute_saves_the_inspectors_latest_turn(tmp_path: Path) -> None:
+def nbconvert_execute(folder: Path, cells: list[str]) -> dict[str, Any]:
+    """A notebook of ``cells`` run by ``jupyter nbconvert --execute`` in ``folder``, as it saved it."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    nbformat.write(nb, tmp_path / "two.ipynb")
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    nbformat.write(nb, folder / "cells.ipynb")
     subprocess.run(
-        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "two.ipynb", "--output", "out.ipynb"],
-        cwd=tmp_path, check=True, capture_output=True, timeout=300,
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "cells.ipynb", "--output", "out.ipynb"],
+        cwd=folder, check=True, capture_output=True, timeout=300,
     )
-    saved = json.loads((tmp_path / "out.ipynb").read_text(encoding="utf-8"))
+    return json.loads((folder / "out.ipynb").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_nbconvert_execute_saves_the_inspectors_latest_turn(tmp_path: Path) -> None:
+    saved = nbconvert_execute(tmp_path, CELLS)
     outputs = saved["cells"][2]["outputs"]
     assert [o["output_type"] for o in outputs] == ["stream", "display_data"]
     assert "".join(outputs[0]["text"]) == "Agent('bot', model=scripted, tools=[], state keys=[])\n"  # no turn count to go stale

@@ -229,10 +229,6 @@ class Progress:
     def __call__(self, event: Any) -> None:
         """Take one event of the runs below the agent's (``subscribe(children="only")``)."""
         kind = type(event)
-        if event.run_id in self.runs:  # an own run's (subscribed with children=True)
-            if kind is ToolCallStarted or kind is RunStarted:
-                self.own(event)
-            return
         if kind is TextDelta:
             live = self.live.get(event.run_id)
             if live is not None:
