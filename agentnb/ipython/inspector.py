@@ -19,14 +19,13 @@ history or a large state costs little per update.
 
 The front end is built from the ES modules in ``js/`` (at the repository root) into
 ``static/inspector.js`` (``make js``); its styles are ``static/inspector.css``; the wire names
-both sides use are in ``wire.py``; the compact forms of events and summaries in ``compact.py``.
+both sides use are in ``wire.py``; the compact forms of events and summaries in ``compact.py``;
+what the kernel answers when a view asks in ``requests.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import pathlib
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -36,25 +35,20 @@ import anywidget
 import traitlets
 
 from ..diff import make_patch
-from ..errors import AgentnbError, StateEditError
 from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallStarted
-from ..text import one_line
 from . import run_tree, wire
-from .comparing import comparable_agents, comparison_message, default_pair
-from .compact import compact_edit, compact_event, compact_prompt, model_info, turn_state, turn_summary
-from .lazy import decode_pointer, find, is_small, lazy_form, size_of
+from .compact import compact_edit, compact_event, model_info, turn_state, turn_summary
+from .lazy import is_small, lazy_form
 from .live import Batcher, Run, follow
 from .outbox import Outbox, encode
 from .pacing import Pace
 from .record import static_view
+from .requests import STATIC, Requests
 from .rows import SummaryRows
 from .static_outputs import StaticOutputs
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..history import TurnRecord
-
-STATIC = pathlib.Path(__file__).parent / "static"
 
 
 def _loader() -> str:
@@ -73,7 +67,7 @@ ROWS_PAGE = 100
 _ENDS = (RunFinished, RunFailed)
 
 
-class Inspector(anywidget.AnyWidget):
+class Inspector(Requests, anywidget.AnyWidget):
     """A live view of one agent: prompt, request, tool calls, state, context and history of its
     turns."""
 
@@ -388,165 +382,6 @@ class Inspector(anywidget.AnyWidget):
         except Exception as exc:  # a failing instructions callable or context provider
             preview = {wire.KIND: wire.ERROR, wire.TEXT: f"preview: {type(exc).__name__}: {exc}"}
         self._post(preview)
-
-    def _next_message(self) -> str:
-        """What a preview after an edit shows: the message last previewed, else the last turn's."""
-        if self._preview_message is not None:
-            return self._preview_message
-        history = self.agent.history
-        return history[-1].message if len(history) else ""
-
-    def _preview(self, text: str) -> dict[str, Any]:
-        observation = self.agent.observe(text)
-        return {
-            wire.KIND: wire.PREVIEW,
-            wire.MESSAGE: text,
-            **compact_prompt(observation),
-            wire.REQUEST: observation.request,
-            wire.EDITS: len(self.agent.state_edits),
-        }
-
-    def _edit(self, content: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Apply an edit from the browser; a refusal goes back as ``edit_failed``."""
-        path = content.get(wire.PATH)
-        try:
-            if not isinstance(path, str):
-                raise StateEditError("an edit needs a path (a key name or a JSON pointer)")
-            if content.get(wire.OP) == "remove":
-                self.agent.remove_state(path)
-            else:
-                raw = content.get(wire.VALUE)
-                if not isinstance(raw, str):
-                    raise StateEditError("an edit needs a value (JSON text)")
-                try:
-                    value = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise StateEditError(f"not JSON: {exc.msg} at position {exc.pos}") from None
-                self.agent.edit_state(path, self._keep_float(path, value))
-        except (AgentnbError, ValueError, TypeError, KeyError) as exc:
-            return {wire.KIND: wire.EDIT_FAILED, wire.PATH: path, wire.TEXT: one_line(exc)}
-        return None  # the agent's edit listener sends the result
-
-    def _keep_float(self, path: str, value: Any) -> Any:
-        """A whole number written where the state holds a float stays a float (50.0 edited to 80
-        is 80.0), as the tree showed it."""
-        if type(value) is not int or not path.startswith("/"):
-            return value
-        try:
-            old = find(self.agent.session_state, decode_pointer(path))
-        except (LookupError, TypeError, ValueError):
-            return value
-        return float(value) if type(old) is float else value
-
-    # -- two turns side by side ---------------------------------------------------------------
-
-    def _compare(self, content: Mapping[str, Any]) -> dict[str, Any]:
-        agents = comparable_agents(self.agent, Inspector._by_agent.keys())
-        left, right = content.get(wire.LEFT), content.get(wire.RIGHT)
-        if not (isinstance(left, Mapping) and isinstance(right, Mapping)):
-            left, right = default_pair(self.agent, agents, content.get(wire.TURN_INDEX))
-        return comparison_message(agents, left, right)
-
-    # -- browser -> kernel ----------------------------------------------------------------
-
-    def _on_msg(self, _widget: Any, content: Mapping[str, Any], _buffers: Any) -> None:
-        kind = content.get(wire.KIND)
-        try:
-            reply = self._answer(kind, content)
-        except Exception as exc:  # a bad request must not leave the view waiting silently
-            reply = {wire.KIND: wire.ERROR, wire.TEXT: f"{kind}: {type(exc).__name__}: {exc}"}
-        if reply is not None:
-            self._post(reply)
-
-    def _answer(self, kind: Any, content: Mapping[str, Any]) -> dict[str, Any] | None:
-        if kind == wire.FRONT_END:
-            # The front end itself, for a page that cannot fetch it from the server extension.
-            self.send({wire.KIND: wire.FRONT_END}, [(STATIC / "inspector.js").read_bytes(), (STATIC / "inspector.css").read_bytes()])
-            return None
-        if kind == wire.VIEWING:
-            self._outputs.viewed()
-            return None
-        if kind == wire.SYNC:
-            self._outbox.post({wire.KIND: wire.SNAPSHOT}, self.snapshot())
-            return None
-        if kind == wire.NEED_TURN:
-            record = self._record(content.get(wire.TURN_INDEX))
-            state, stubs = lazy_form(turn_state(record, self.agent))
-            reply = {
-                wire.KIND: wire.TURN,
-                wire.TURN_INDEX: record.index,
-                wire.EVENTS: [compact_event(e) for e in record.events],
-                wire.CHANGES: self._batcher.changes(record),
-                wire.STATE: state,
-                wire.STUBS: stubs,
-            }
-            if record.children:
-                reply[run_tree.RUN_TREE] = run_tree.run_tree(record)
-            return reply
-        if kind == run_tree.NEED_RUN:
-            return run_tree.run_message(self._record(content.get(wire.TURN_INDEX)), str(content.get(run_tree.RUN_ID)), self.agent)
-        if kind == wire.NEED_SUBTREE:
-            return self._subtree(content)
-        if kind == wire.NEED_ROWS:
-            self._outbox.post({wire.KIND: wire.ROWS}, self._rows(content))
-            return None
-        if kind == wire.NEED_REQUEST:
-            record = self._record(content.get(wire.TURN_INDEX))
-            call = content.get(wire.CALL)
-            calls = {c.index: c for c in record.model_calls}
-            if call not in calls:
-                raise LookupError(f"turn {record.index} has no model call {call!r}")
-            return {
-                wire.KIND: wire.REQUEST,
-                wire.TURN_INDEX: record.index,
-                wire.CALL: call,
-                wire.REQUEST: calls[call].request,
-            }
-        if kind == wire.PREVIEW:
-            text = content.get(wire.MESSAGE)
-            if not isinstance(text, str):
-                raise TypeError("a preview needs a message (text)")
-            self._preview_message = text
-            return self._preview(text)
-        if kind == wire.EDIT:
-            return self._edit(content)
-        if kind == wire.UNDO:
-            self.agent.undo_edit()
-            return None  # the agent's edit listener sends the result
-        if kind == wire.COMPARE:
-            return self._compare(content)
-        raise ValueError(f"unknown message kind {kind!r}")
-
-    def _subtree(self, content: Mapping[str, Any]) -> dict[str, Any]:
-        """Part of a state the browser holds only in part (see ``wire.SUBTREE``)."""
-        path, start, turn = content.get(wire.PATH), content.get(wire.FROM, 0), content.get(wire.TURN_INDEX)
-        if not isinstance(path, str) or not isinstance(start, int) or start < 0:
-            raise TypeError("need_subtree takes a path (a JSON pointer) and from (a child number, 0 or more)")
-        live = bool(content.get(wire.LIVE))
-        run_id = content.get(run_tree.RUN_ID)  # a run of the turn's tree, picked in Runs
-        # Without a turn: the state before the first one, which is the state now.
-        if live or turn is None:
-            state = self.agent.session_state
-        else:
-            state = turn_state(self._record(turn), self.agent) if run_id is None else run_tree.run_state(self._record(turn), str(run_id), self.agent)
-        node = find(state, decode_pointer(path))
-        whole = bool(content.get(wire.WHOLE))
-        reply = {wire.KIND: wire.SUBTREE, wire.PATH: path, wire.TURN_INDEX: turn, wire.LIVE: live, wire.FROM: 0 if whole else start, wire.WHOLE: whole, wire.SIZE: size_of(node)}
-        if run_id is not None:
-            reply[run_tree.RUN_ID] = run_id
-        if whole:
-            reply[wire.VALUE] = node
-        else:
-            reply[wire.VALUE], stubs = lazy_form(node, path, start)
-            stubs.pop(path, None)  # the reply's size says how much of the node is still to come
-            reply[wire.STUBS] = stubs
-        return reply
-
-    def _record(self, index: Any) -> TurnRecord:
-        history = self.agent.history
-        if not isinstance(index, int) or not 0 <= index < len(history):
-            raise LookupError(f"there is no turn {index!r}; the agent has {len(history)} turn(s)")
-        return history[index]
 
 
 def _shell() -> Any:
