@@ -88,6 +88,11 @@ def json_equal(a: Any, b: Any) -> bool:
     unchanged parts costs what differs."""
     if a is b:
         return True
+    kind = type(a)
+    if kind is type(b) and kind in _EXACT:  # the usual leaves: equal as JSON when equal
+        return a == b  # type: ignore[no-any-return]
+    if kind is list and type(b) is list:  # the usual lists, without the ABC checks below
+        return len(a) == len(b) and all(map(json_equal, a, b))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return len(a) == len(b) and all(k in b and json_equal(v, b[k]) for k, v in a.items())
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -107,6 +112,10 @@ def json_equal(a: Any, b: Any) -> bool:
         return _dump_any(a) == _dump_any(b)
     except (TypeError, ValueError, RecursionError):
         return False
+
+
+_EXACT = frozenset({str, int, bool, type(None)})
+"""Types whose values are equal as JSON exactly when they are equal (and of the same type)."""
 
 
 # -- patches --------------------------------------------------------------------------------------
@@ -224,6 +233,8 @@ def _same_items(a: list[Any], b: list[Any]) -> bool:
     """Equal as JSON, like jsonpatch compares list items (1 and True differ)."""
     if not a and not b:
         return True
+    if len(a) == len(b) and all(type(x) is type(y) and type(x) in _EXACT and x == y for x, y in zip(a, b)):
+        return True  # equal plain leaves (no float: 0.0 and -0.0 are equal but dump differently)
     try:
         return json_equal(a, b) and _dump_any(a) == _dump_any(b)
     except (TypeError, ValueError, RecursionError):
