@@ -19,7 +19,7 @@ from .diff import escape, make_patch, tokens, top_level_key
 from .events import StateCause, StateChanged
 from .frozen import FrozenList, FrozenMap, freeze, live_order, reorder, thaw, update_along
 from .state import State
-from .tracked import WHOLE, Trie, TrackedDict, mark, track
+from .tracked import WHOLE, Trie, TrackedDict, TrackedList, mark, track
 
 _ABSENT: Any = object()
 
@@ -136,7 +136,9 @@ def _top_values(frozen: FrozenMap, live: dict[str, Any], keys: Trie) -> tuple[li
     if len(keys) == 1:  # one key (a tool's append, a user's reset): nothing to order
         (key,) = keys
         old, new = frozen.get(key, _ABSENT), live.get(key, _ABSENT)
-        patch = make_patch({} if old is _ABSENT else {key: thaw(old)}, {} if new is _ABSENT else {key: new})
+        patch = _grown_or_cut(key, old, new)
+        if patch is None:
+            patch = make_patch({} if old is _ABSENT else {key: thaw(old)}, {} if new is _ABSENT else {key: new})
         if not patch:
             return patch, frozen
         if new is _ABSENT:
@@ -163,6 +165,35 @@ def _top_values(frozen: FrozenMap, live: dict[str, Any], keys: Trie) -> tuple[li
         if key in touched or str(key) in touched:
             changes[key] = freeze(live[key])
     return patch, frozen.updated(changes, [k for k in changed if k not in live])
+
+
+def _grown_or_cut(key: Any, old: Any, new: Any) -> list[dict[str, Any]] | None:
+    """The patch of a top-level list of plain leaves (strings, whole numbers, booleans, nulls)
+    that only grew at its end or was only cut at its end (an append, ``state["items"] = []``),
+    as ``make_patch`` makes it: the added items, or one removal per item cut, at the first
+    index cut. None for anything else (``make_patch`` compares it)."""
+    if type(old) is not FrozenList or (type(new) is not TrackedList and type(new) is not list):
+        return None
+    n, m = len(old), len(new)
+    if n == m:
+        return None
+    exact = _EXACT
+    for a, b in zip(old, new):
+        if type(a) is not type(b) or type(a) not in exact or a != b:
+            return None
+    path = f"/{escape(key)}"
+    if m > n:
+        added = [list.__getitem__(new, i) for i in range(n, m)]
+        if any(type(v) not in exact for v in added):
+            return None
+        return [{"op": "add", "path": f"{path}/{i}", "value": v} for i, v in zip(range(n, m), added)]
+    cut = f"{path}/{m}"
+    return [{"op": "remove", "path": cut} for _ in range(n - m)]
+
+
+_EXACT = frozenset({str, int, bool, type(None)})
+"""Leaves immutable and equal as JSON exactly when equal and of one type (no float: 0.0 and -0.0
+are equal, and JSON tells them apart)."""
 
 
 def _prune(frozen: FrozenMap, live: dict[str, Any], written: Trie) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.diff import _dump_any, apply_patch, json_equal, make_patch
 from agentnb.events import StateCause
-from agentnb.frozen import thaw
+from agentnb.frozen import freeze, thaw
 from agentnb.state import State
 from agentnb.tracked import TrackedDict
-from agentnb.tracking import StateTracker
+from agentnb.tracking import StateTracker, _grown_or_cut
 
 keys = st.sampled_from(["a", "b", "c", "x/y", "t~1", "", "ü"])
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.sampled_from(["", "s", "milk"]))
@@ -339,3 +339,20 @@ def test_a_turn_reports_nested_in_place_changes_by_their_paths():
     assert record.frozen_after["nodes"]["n8"] is record.frozen_start["nodes"]["n8"]
     assert record.state_after["nodes"]["n7"] == {"value": -1, "tags": ["seen"]}
     assert record.state_start["nodes"]["n7"] == {"value": 7, "tags": []}
+
+
+_leaves = st.one_of(st.text(max_size=3), st.integers(-2, 2), st.booleans(), st.none(), st.floats(allow_nan=False), st.just(-0.0), st.lists(st.integers(0, 1), max_size=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_leaves, max_size=5), st.lists(_leaves, max_size=3), st.sampled_from(["items", "a/b", "t~x", ""]), st.booleans())
+def test_a_top_level_list_grown_or_cut_at_its_end_gets_the_patch_comparing_makes(start, extra, key, grow):
+    # The checkpoint's shortcut for one top-level list (an append, a reset to []) gives what
+    # comparing the two states gives, or leaves it to that comparison.
+    before, after = (start, start + extra) if grow else (start + extra, start)
+    fast = _grown_or_cut(key, freeze(before), list(after))
+    if fast is None:
+        assert not extra or any(type(v) not in (str, int, bool, type(None)) for v in start + extra)
+        return
+    assert fast == make_patch({key: before}, {key: after})
+    assert apply_patch({key: copy.deepcopy(before)}, fast) == {key: after}
