@@ -89,7 +89,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if a is b:
         return True
     kind = type(a)
-    if kind is type(b) and kind in _EXACT:  # the usual leaves: equal as JSON when equal
+    if kind is type(b) and kind in PLAIN_LEAVES:  # the usual leaves: equal as JSON when equal
         return a == b  # type: ignore[no-any-return]
     if kind is list and type(b) is list:  # the usual lists, without the ABC checks below
         return len(a) == len(b) and all(map(json_equal, a, b))
@@ -114,8 +114,9 @@ def json_equal(a: Any, b: Any) -> bool:
         return False
 
 
-_EXACT = frozenset({str, int, bool, type(None)})
-"""Types whose values are equal as JSON exactly when they are equal (and of the same type)."""
+PLAIN_LEAVES = frozenset({str, int, bool, type(None)})
+"""Types of immutable values equal as JSON exactly when they are equal and of one type (not
+float: 0.0 and -0.0 are equal, and JSON tells them apart)."""
 
 
 # -- patches --------------------------------------------------------------------------------------
@@ -233,7 +234,7 @@ def _same_items(a: list[Any], b: list[Any]) -> bool:
     """Equal as JSON, like jsonpatch compares list items (1 and True differ)."""
     if not a and not b:
         return True
-    if len(a) == len(b) and all(type(x) is type(y) and type(x) in _EXACT and x == y for x, y in zip(a, b)):
+    if len(a) == len(b) and all(type(x) is type(y) and type(x) in PLAIN_LEAVES and x == y for x, y in zip(a, b)):
         return True  # equal plain leaves (no float: 0.0 and -0.0 are equal but dump differently)
     try:
         return json_equal(a, b) and _dump_any(a) == _dump_any(b)
@@ -369,6 +370,7 @@ __all__ = [
     "Change",
     "ChangeLog",
     "MISSING",
+    "PLAIN_LEAVES",
     "apply_patch",
     "apply_top_diff",
     "escape",

@@ -8,12 +8,10 @@ model reads it and may try again) and the call's state changes are rolled back.
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextvars
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 

@@ -254,7 +254,6 @@ class Turn:
         """Run one response's tool calls: in the model's order (read-after-write first); its
         ``copy`` / ``none`` delegations side by side on one snapshot while the other calls run in
         order, every result applied in call order."""
-        run_id = self.ctx.run_id
         batch = executor.schedule(calls)
         together = executor.side_by_side(batch)
         if not any(together):
@@ -372,7 +371,6 @@ class Turn:
             yield self._emit(change)
         self._close(self.tracker.snapshot)
         yield self._emit(RunFailed(run_id=self.ctx.run_id, error=self.record.error, error_type=type(exc).__name__, usage=self.record.usage, usage_total=self.record.usage + self.children_usage, duration_ms=self.record.duration_ms))
-
 
 
 def _not_started(event: Event) -> None:

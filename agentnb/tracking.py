@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from .diff import escape, make_patch, tokens, top_level_key
+from .diff import PLAIN_LEAVES, escape, make_patch, tokens, top_level_key
 from .events import StateCause, StateChanged
 from .frozen import FrozenList, FrozenMap, freeze, live_order, reorder, thaw, update_along
 from .state import State
@@ -177,7 +177,7 @@ def _grown_or_cut(key: Any, old: Any, new: Any) -> list[dict[str, Any]] | None:
     n, m = len(old), len(new)
     if n == m:
         return None
-    exact = _EXACT
+    exact = PLAIN_LEAVES
     for a, b in zip(old, new):
         if type(a) is not type(b) or type(a) not in exact or a != b:
             return None
@@ -189,11 +189,6 @@ def _grown_or_cut(key: Any, old: Any, new: Any) -> list[dict[str, Any]] | None:
         return [{"op": "add", "path": f"{path}/{i}", "value": v} for i, v in zip(range(n, m), added)]
     cut = f"{path}/{m}"
     return [{"op": "remove", "path": cut} for _ in range(n - m)]
-
-
-_EXACT = frozenset({str, int, bool, type(None)})
-"""Leaves immutable and equal as JSON exactly when equal and of one type (no float: 0.0 and -0.0
-are equal, and JSON tells them apart)."""
 
 
 def _prune(frozen: FrozenMap, live: dict[str, Any], written: Trie) -> tuple[dict[str, Any], dict[str, Any]]:

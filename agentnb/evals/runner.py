@@ -29,7 +29,7 @@ from .cases import Case, as_cases
 from .checks import CaseView, Check, as_checks, run_checks
 from .judge import JudgeCalls
 from .limiter import RATE_LIMIT_TRIES, Limiter, quiet_copy
-from .plan import Plan, gate, make_plan, price_of, usage_of
+from .plan import Plan, gate, make_plan, price_of
 from .progress import Progress, Sink, Tracker
 from .results import CaseRow, EvalRun
 from .store import EvalStore, check_name
