@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from collections.abc import Iterable, Mapping, MutableMapping, MutableSequence
+from collections.abc import Iterable, Mapping, MutableMapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -117,6 +117,12 @@ def json_equal(a: Any, b: Any) -> bool:
 PLAIN_LEAVES = frozenset({str, int, bool, type(None)})
 """Types of immutable values equal as JSON exactly when they are equal and of one type (not
 float: 0.0 and -0.0 are equal, and JSON tells them apart)."""
+
+
+def plain_equal(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Whether ``a`` and ``b`` hold the same ``PLAIN_LEAVES``, item by item and of one type each
+    (then they are equal as JSON and dump alike); False says nothing about other values."""
+    return len(a) == len(b) and all(type(x) is type(y) and type(x) in PLAIN_LEAVES and x == y for x, y in zip(a, b))
 
 
 # -- patches --------------------------------------------------------------------------------------
@@ -234,8 +240,8 @@ def _same_items(a: list[Any], b: list[Any]) -> bool:
     """Equal as JSON, like jsonpatch compares list items (1 and True differ)."""
     if not a and not b:
         return True
-    if len(a) == len(b) and all(type(x) is type(y) and type(x) in PLAIN_LEAVES and x == y for x, y in zip(a, b)):
-        return True  # equal plain leaves (no float: 0.0 and -0.0 are equal but dump differently)
+    if plain_equal(a, b):
+        return True
     try:
         return json_equal(a, b) and _dump_any(a) == _dump_any(b)
     except (TypeError, ValueError, RecursionError):
@@ -379,6 +385,7 @@ __all__ = [
     "keys_diff",
     "lookup",
     "make_patch",
+    "plain_equal",
     "pointer",
     "tokens",
     "top_diff",

@@ -131,7 +131,9 @@ class Turn:
         self.children_usage = Usage()
         """What the runs this one delegated to used in all (their ``usage_total``), added as
         each delegation returns."""
-        self._record_event = self._notify = _not_started
+        # ``_emit`` runs for every event: the record's event list (a lazy field) and the emit,
+        # read once (again as the run starts: a delegation sets its own emit before).
+        self._record_event, self._notify = record.events.append, setup.emit
 
     def _emit(self, event: Event) -> Event:
         if type(event) is not TextDelta:
@@ -141,9 +143,6 @@ class Turn:
 
     def events(self) -> Iterator[Event]:
         record, tracker, setup, run_id = self.record, self.tracker, self.setup, self.ctx.run_id
-        # Read once, as the run starts (a delegation sets its own ``emit`` before): ``_emit`` runs
-        # for every event (the record's events are a lazy field; nothing replaces the list of a
-        # running turn).
         self._record_event, self._notify = record.events.append, setup.emit
         self._start = time.perf_counter()
         lineage = setup.lineage
@@ -371,10 +370,6 @@ class Turn:
             yield self._emit(change)
         self._close(self.tracker.snapshot)
         yield self._emit(RunFailed(run_id=self.ctx.run_id, error=self.record.error, error_type=type(exc).__name__, usage=self.record.usage, usage_total=self.record.usage + self.children_usage, duration_ms=self.record.duration_ms))
-
-
-def _not_started(event: Event) -> None:
-    raise RuntimeError("a turn emits events only while its events() run")
 
 
 __all__ = ["Lineage", "Turn", "TurnSetup"]

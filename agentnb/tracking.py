@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from .diff import PLAIN_LEAVES, escape, make_patch, tokens, top_level_key
+from .diff import PLAIN_LEAVES, escape, make_patch, plain_equal, tokens, top_level_key
 from .events import StateCause, StateChanged
 from .frozen import FrozenList, FrozenMap, freeze, live_order, reorder, thaw, update_along
 from .state import State
@@ -172,21 +172,19 @@ def _grown_or_cut(key: Any, old: Any, new: Any) -> list[dict[str, Any]] | None:
     that only grew at its end or was only cut at its end (an append, ``state["items"] = []``),
     as ``make_patch`` makes it: the added items, or one removal per item cut, at the first
     index cut. None for anything else (``make_patch`` compares it)."""
-    if type(old) is not FrozenList or (type(new) is not TrackedList and type(new) is not list):
+    if type(old) is not FrozenList or type(new) not in (TrackedList, list):
         return None
     n, m = len(old), len(new)
     if n == m:
         return None
-    exact = PLAIN_LEAVES
-    for a, b in zip(old, new):
-        if type(a) is not type(b) or type(a) not in exact or a != b:
-            return None
     path = f"/{escape(key)}"
     if m > n:
-        added = [list.__getitem__(new, i) for i in range(n, m)]
-        if any(type(v) not in exact for v in added):
+        added = new[n:]
+        if (n and not plain_equal(old, new[:n])) or any(type(v) not in PLAIN_LEAVES for v in added):
             return None
-        return [{"op": "add", "path": f"{path}/{i}", "value": v} for i, v in zip(range(n, m), added)]
+        return [{"op": "add", "path": f"{path}/{i}", "value": v} for i, v in enumerate(added, n)]
+    if m and not plain_equal(old[:m], new):
+        return None
     cut = f"{path}/{m}"
     return [{"op": "remove", "path": cut} for _ in range(n - m)]
 

@@ -232,6 +232,7 @@ def test_an_inspector_refreshes_from_the_thread_only_while_no_turn_runs(monkeypa
     finally:
         inspector.close()
 
+
 # -- an inspector on a real event loop ------------------------------------------------------
 
 
