@@ -2,7 +2,7 @@
 
 The names here are what a user imports. The rest has a module of its own: events in
 ``agentnb.events``, errors in ``agentnb.errors``, context providers in ``agentnb.context``,
-formatters in ``agentnb.formatters``, state diffs in ``agentnb.diff``, sessions in
+formatters in ``agentnb.formatters``, state diffs in ``agentnb.state.diff``, sessions in
 ``agentnb.sessions``, model families in ``agentnb.models``.
 """
 
@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from .agent import Agent
-from .delegates import handoff
+from .delegation.tools import handoff
 from .messages import ChatMessage, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
-from .modules import StateModule
-from .results import RunResult
-from .run_context import RunContext
-from .state import State, merge_lists, replace_values
+from .state.modules import StateModule
+from .run.results import RunResult
+from .tools.run_context import RunContext
+from .state.state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool
 from . import evals as _evals  # noqa: F401,E402  (gives Agent.evaluate its driver)
 

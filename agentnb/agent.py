@@ -18,26 +18,26 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
-from . import agent_state
+from .sessions import agent_state
 from .context import ContextProviders
-from .delegates import Handoff, agent_tool, as_handoff, check_handoffs, handoff_tool
-from .edits import StateEdit
+from .delegation.tools import Handoff, agent_tool, as_handoff, check_handoffs, handoff_tool
+from .state.edits import StateEdit
 from .errors import ConfigurationError
 from .events import Event
 from .formatters import FormatSettings
-from .history import History, TurnRecord
-from .loop import Turn, TurnSetup
+from .history.history import History, TurnRecord
+from .run.loop import Turn, TurnSetup
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
-from .modules import register_state
-from .observe import Observation, count_tokens, prepare, render_prompt
-from .prompt import PromptOptions, RenderedPrompt
-from .runs import RunInput, Runs, check_message
-from .time_travel import AgentSnapshot, TimeTravel
-from .run_context import RunContext
-from .state import State, replace_values
+from .state.modules import register_state
+from .run.observe import Observation, count_tokens, prepare, render_prompt
+from .run.prompt import PromptOptions, RenderedPrompt
+from .run.runs import RunInput, Runs, check_message
+from .sessions.time_travel import AgentSnapshot, TimeTravel
+from .tools.run_context import RunContext
+from .state.state import State, replace_values
 from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session_state_tool
-from .tracking import StateTracker
+from .state.tracking import StateTracker
 
 Subscriber = Callable[[Event], Any]
 
@@ -430,7 +430,7 @@ class Agent(Runs, TimeTravel):
             f"turns={len(self.history)}, state keys={list(self.state.data)})"
         )
 
-    # -- sessions (the state-module protocol of agentnb.modules) -----------------------------
+    # -- sessions (the state-module protocol of agentnb.state.modules) -----------------------------
 
     def register_state(self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None) -> None:
         """Also save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
@@ -446,11 +446,11 @@ class Agent(Runs, TimeTravel):
         agent_state.load_state_dict(self, state_dict, strict)
 
     def state_cursor(self, *, empty: bool = False) -> Any:
-        """What a session just stored of this agent, or (``empty``) nothing (see ``agentnb.modules``)."""
+        """What a session just stored of this agent, or (``empty``) nothing (see ``agentnb.state.modules``)."""
         return agent_state.empty_cursor(self) if empty else agent_state.cursor(self)
 
     def state_delta(self, cursor: Any, *, after_turn: bool = False) -> tuple[list[dict[str, Any]], Any] | None:
-        """What changed since ``cursor``, as ops, and the cursor after them (see ``agentnb.modules``)."""
+        """What changed since ``cursor``, as ops, and the cursor after them (see ``agentnb.state.modules``)."""
         return agent_state.delta(self, cursor, after_turn=after_turn)
 
     def attach_recording(
@@ -459,9 +459,9 @@ class Agent(Runs, TimeTravel):
         """Replay from and record to ``session`` (a SessionBase or a folder for a JSONSession),
         as a notebook does with the folder beside it: the agent keeps its own definition and
         state; a turn whose requests match the recording is answered from it; a turn that
-        differs goes live and replaces the recording from there (see ``agentnb.recording``).
+        differs goes live and replaces the recording from there (see ``agentnb.sessions.recording``).
         ``fresh=True`` ignores what the session holds. Returns the ``Recording``."""
-        from .recording import Recording
+        from .sessions.recording import Recording
         from .sessions import JSONSession, SessionBase
         from .sessions.base import check_session_id
 

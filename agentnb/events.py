@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union
 
-from .fastinit import fast_init
+from .util.fastinit import fast_init
 from .messages import ToolCall
 
 CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output", "merge"]
@@ -104,7 +104,7 @@ class PromptSection:
 @dataclass(frozen=True, kw_only=True)
 class PromptTokens:
     """What a run's prompt costs in tokens: each system-prompt section, the earlier turns sent as
-    context, the user message and the chat template's overhead (``agentnb.tokens``)."""
+    context, the user message and the chat template's overhead (``agentnb.models.tokens``)."""
 
     counter: str
     """What counted: a BPE encoding (``o200k_base``), a server's tokenizer, or ``estimate``."""
@@ -250,7 +250,7 @@ class PromptRendered:
     unused_keys: tuple[str, ...] = ()
     """State keys the model saw nowhere: no placeholder and no ``<session_state>`` block used them."""
     tokens: PromptTokens | None = None
-    """What the prompt costs in tokens, by section (``agentnb.tokens``)."""
+    """What the prompt costs in tokens, by section (``agentnb.models.tokens``)."""
 
 
 @fast_init

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .fastinit import fast_init
+from .util.fastinit import fast_init
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "developer", "user", "assistant", "tool")

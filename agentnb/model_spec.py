@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .errors import ConfigurationError
-from .extras import require
+from .util.extras import require
 from .models import Model, ScriptedModel
 from .models.base import ModelRequest, ModelResponse
 

@@ -16,11 +16,11 @@ from dataclasses import replace
 from typing import Any
 
 from .agent import Agent
-from .delegates import check_failed, member_id, task_sections
-from .delegation import Assignment, Delegation, current_site
+from .delegation.tools import check_failed, member_id, task_sections
+from .delegation.site import Assignment, Delegation, current_site
 from .errors import DelegationError, TeamDefinitionError
-from .run_context import RunContext
-from .tokens import count_sections, counter_for
+from .tools.run_context import RunContext
+from .models.tokens import count_sections, counter_for
 from .tools import Tool
 
 MODES = ("coordinate", "route", "broadcast")

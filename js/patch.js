@@ -1,5 +1,5 @@
 // JSON patches (RFC 6902), applied in place to the state the browser holds. The kernel makes
-// the patches (agentnb/diff.py); the browser only applies them. A state may be held in part
+// the patches (agentnb/state/diff.py); the browser only applies them. A state may be held in part
 // (lazy.js): an operation inside a part not held changes nothing held but the sizes it moves,
 // so that part is still right when it is fetched.
 

@@ -6,9 +6,9 @@ import pytest
 from test_record import ALLOWED_TAGS, parsed
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.compare import LineRow, compare_turns, line_rows
+from agentnb.history.compare import LineRow, compare_turns, line_rows
 from agentnb.errors import ConfigurationError
-from agentnb.render import COMPARE_CSS_CLASS
+from agentnb.history.render import COMPARE_CSS_CLASS
 
 IMG = "<img src=x onerror=alert(1)>"
 

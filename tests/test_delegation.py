@@ -16,7 +16,7 @@ import pytest
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.errors import ConfigurationError
 from agentnb.events import RunStarted, StateChanged, ToolCallFinished
-from agentnb.render import turn_text
+from agentnb.history.render import turn_text
 
 
 def add_note(note: str, session_state) -> str:

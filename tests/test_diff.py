@@ -1,4 +1,4 @@
-"""agentnb.diff: patches checked against jsonpatch, and the one added/changed/removed rule."""
+"""agentnb.state.diff: patches checked against jsonpatch, and the one added/changed/removed rule."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.diff import MISSING, ChangeLog, apply_patch, json_equal, lookup, make_patch, pointer, tokens, top_diff, apply_top_diff
+from agentnb.state.diff import MISSING, ChangeLog, apply_patch, json_equal, lookup, make_patch, pointer, tokens, top_diff, apply_top_diff
 
 keys = st.sampled_from(["a", "b", "c", "x/y", "t~1", "", "__proto__", "ü"])
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.sampled_from(["", "s", "milk"]))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agentnb import Agent, ScriptedModel
-from agentnb.diff import MISSING
-from agentnb.edits import edit_text
+from agentnb.state.diff import MISSING
+from agentnb.state.edits import edit_text
 from agentnb.errors import ConfigurationError, StateEditError, StateKeyError, StateTypeError
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.fastinit import MADE_FAST, fast_init
+from agentnb.util.fastinit import MADE_FAST, fast_init
 
 
 def dataclass_init(cls: type, *args: Any, **kwargs: Any) -> Any:
@@ -133,7 +133,7 @@ def test_what_a_real_turn_builds_rebuilds_the_same_through_both_inits() -> None:
 
 def test_evolve_gives_what_dataclasses_replace_gives() -> None:
     from agentnb.events import PromptRendered, PromptTokens, Usage
-    from agentnb.fastinit import evolve
+    from agentnb.util.fastinit import evolve
 
     usage = Usage(input_tokens=3, output_tokens=4)
     changed = evolve(usage, output_tokens=9)

@@ -15,7 +15,7 @@ from openai_server import OpenAIServer, Reply
 from agentnb import Agent, JSONSession, ScriptedModel, tool_call
 from agentnb.errors import ConfigurationError, MissingExtraError
 from agentnb.models import OpenAIChat
-from agentnb.recording import REPLAY_ENV
+from agentnb.sessions.recording import REPLAY_ENV
 
 
 def add_item(item: str, session_state) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.frames import TOOL_CALL_COLUMNS, TURN_COLUMNS
+from agentnb.history.frames import TOOL_CALL_COLUMNS, TURN_COLUMNS
 
 
 def add_item(item: str, session_state: dict) -> str:

@@ -1,4 +1,4 @@
-"""agentnb.frozen / views: frozen states that share what did not change, and the read-only
+"""agentnb.state.frozen / views: frozen states that share what did not change, and the read-only
 views turn records hand out."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.frozen import FrozenList, FrozenMap, freeze, thaw
-from agentnb.views import ListView, StateView, view
+from agentnb.state.frozen import FrozenList, FrozenMap, freeze, thaw
+from agentnb.state.views import ListView, StateView, view
 
 keys = st.sampled_from(["a", "b", "c", "x/y", "t~1", "", "ü"])
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.sampled_from(["", "s", "milk"]))

@@ -215,7 +215,7 @@ def test_each_batch_carries_the_turns_change_summary_so_far(monkeypatch) -> None
     assert user["keys"] == [{"path": "/count", "key": "count", "how": "changed", "authors": ["user"], "old": "1", "new": "2"}]
     assert added["paths"][-1] == {"path": "/items/1", "key": "items", "how": "added", "authors": ["tool:add_item"], "old": None, "new": '"eggs"'}
     assert [c["key"] for c in added["keys"]] == ["count", "items"]
-    # Added and removed again within the turn: not a change (the rule of agentnb.diff).
+    # Added and removed again within the turn: not a change (the rule of agentnb.state.diff).
     assert [(c["path"], c["how"]) for c in removed["paths"]] == [("/count", "changed")]
     assert [(c["key"], c["how"]) for c in removed["keys"]] == [("count", "changed")]
     (finished,) = [b for b in bodies if b["kind"] == "run_finished"]
@@ -282,7 +282,7 @@ def test_change_values_are_short_previews_and_long_summaries_are_counted(monkeyp
 
 
 def test_change_previews_read_as_value_text_without_encoding_the_whole_value() -> None:
-    from agentnb.render import value_text
+    from agentnb.history.render import value_text
 
     class Odd:
         pass
@@ -307,7 +307,7 @@ def test_a_turn_answered_from_the_recording_says_so(tmp_path, monkeypatch) -> No
     from openai_server import OpenAIServer, Reply
 
     from agentnb.models import OpenAIChat
-    from agentnb.recording import REPLAY_ENV
+    from agentnb.sessions.recording import REPLAY_ENV
 
     monkeypatch.delenv(REPLAY_ENV, raising=False)
 

@@ -12,7 +12,7 @@ pytest.importorskip("anywidget")
 from test_inspector import Wire, decode, make_agent  # noqa: E402
 
 from agentnb import Agent  # noqa: E402
-from agentnb.history import History  # noqa: E402
+from agentnb.history.history import History  # noqa: E402
 from agentnb.ipython import inspector as inspector_module  # noqa: E402
 from agentnb.ipython import wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402

@@ -11,7 +11,7 @@ from IPython.utils.capture import capture_output
 
 import agentnb
 from agentnb import Agent, JSONSession, ScriptedModel, Tool, tool_call
-from agentnb.render import turn_html, turn_text
+from agentnb.history.render import turn_html, turn_text
 
 IMG = "<img src=x onerror=alert(1)>"
 

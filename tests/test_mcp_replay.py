@@ -16,7 +16,7 @@ from IPython.utils.capture import capture_output  # noqa: E402
 import agentnb  # noqa: E402
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
 from agentnb.mcp import MCPTools, close_all, servers  # noqa: E402
-from agentnb.recording import REPLAY_ENV  # noqa: E402
+from agentnb.sessions.recording import REPLAY_ENV  # noqa: E402
 
 COMMAND = "python -m mcp_server_time"
 

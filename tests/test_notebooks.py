@@ -202,7 +202,7 @@ def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
 
     def record(answers: list[str]) -> list[list[dict]]:
         from agentnb import Agent, ScriptedModel
-        from agentnb.render import turn_html, turn_text
+        from agentnb.history.render import turn_html, turn_text
 
         agent = Agent("bot", ScriptedModel(answers), instructions="Be brief.", add_history_to_context=True)  # as %%agent below
         turns = [agent.run("hi").turn for _ in answers]

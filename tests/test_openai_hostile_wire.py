@@ -16,7 +16,7 @@ from hostile_server import HostileServer, call, chunk, completion, events, raw_b
 from agentnb import Agent  # noqa: E402
 from agentnb.models import OpenAIChat  # noqa: E402
 from agentnb.models.openai_wire import OBJECT_NOTE  # noqa: E402
-from agentnb.render import turn_text  # noqa: E402
+from agentnb.history.render import turn_text  # noqa: E402
 from agentnb.sessions import JSONSession, SQLiteSession  # noqa: E402
 
 

@@ -16,7 +16,7 @@ from agentnb import Agent
 from agentnb.errors import ModelConnectionError, ModelNotFoundError
 from agentnb.models import OpenAIChat, OpenAIResponses
 from agentnb.models.replay import ReplayModel
-from agentnb.render import CUT_MARK, turn_html, turn_text
+from agentnb.history.render import CUT_MARK, turn_html, turn_text
 from agentnb.sessions import JSONSession
 
 

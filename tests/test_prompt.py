@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentnb import Agent, ScriptedModel
-from agentnb.prompt import PromptOptions, render_system_prompt, resolve_template
+from agentnb.run.prompt import PromptOptions, render_system_prompt, resolve_template
 
 
 def test_agno_order_and_strings():

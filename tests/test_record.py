@@ -11,7 +11,7 @@ from IPython.utils.capture import capture_output
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.errors import AgentnbError
 from agentnb.ipython.record import LIVE_CSS_CLASS, LiveTurn, TurnView
-from agentnb.render import RECORD_CSS_CLASS, turn_html, turn_text, value_text
+from agentnb.history.render import RECORD_CSS_CLASS, turn_html, turn_text, value_text
 
 IMG = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"

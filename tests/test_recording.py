@@ -9,7 +9,7 @@ from openai_server import OpenAIServer, Reply
 from agentnb import Agent, JSONSession, ScriptedModel, tool_call
 from agentnb.errors import ReplayDriftError
 from agentnb.models import OpenAIChat
-from agentnb.recording import REPLAY_ENV, replay_mode
+from agentnb.sessions.recording import REPLAY_ENV, replay_mode
 
 
 def add_item(item: str, session_state) -> str:

@@ -13,7 +13,7 @@ from typing import Any  # noqa: E402
 from agentnb import Agent, ScriptedModel, Team, tool_call  # noqa: E402
 from agentnb.ipython import outbox, run_tree, wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
-from agentnb.tokens import counter_for  # noqa: E402
+from agentnb.models.tokens import counter_for  # noqa: E402
 from test_inspector import Clock, Wire, decode  # noqa: E402
 
 TICK = outbox.FLUSH_SECONDS

@@ -149,7 +149,7 @@ def test_free_state_is_a_live_dict_without_messages():
 def test_to_dict_and_from_dict_round_trip_types_and_handlers():
     from typing import List, Optional, Union
 
-    from agentnb.serialization import type_from_str, type_to_str
+    from agentnb.state.serialization import type_from_str, type_to_str
 
     for tp in (int, dict[str, list[int]], Optional[int], Union[str, int], List[str], int | None, list[Message]):
         assert type_from_str(type_to_str(tp)) == tp, tp

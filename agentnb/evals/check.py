@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..diff import MISSING, json_equal, lookup
+from ..state.diff import MISSING, json_equal, lookup
 from ..errors import EvalCheckError
 from .cases import _plain
 from .checks import EXPECTED, CaseView, Check, FunctionCheck, Verdict, arguments_of, call_evidence, resolve

@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..diff import Change
+from ..state.diff import Change
 from ..errors import EvalCheckError
 from ..events import ToolCallFinished
-from ..history import TurnRecord
-from ..text import one_line
+from ..history.history import TurnRecord
+from ..util.text import one_line
 from .cases import Case, _plain
 
 if TYPE_CHECKING:

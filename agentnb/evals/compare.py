@@ -2,7 +2,7 @@
 
 For pass/fail the paired test is the exact McNemar test (a two-sided binomial test on the
 discordant pairs); for scores a seeded bootstrap interval of the mean paired difference. A case
-that flipped is explained by the existing turn comparison (``agentnb.compare.compare_turns``):
+that flipped is explained by the existing turn comparison (``agentnb.history.compare.compare_turns``):
 which prompt section, request, tool call or state key made the difference.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import TYPE_CHECKING, Any
 
-from ..compare import Comparison, compare_turns
+from ..history.compare import Comparison, compare_turns
 from ..errors import EvalAssertionError, EvalCheckError
 
 if TYPE_CHECKING:

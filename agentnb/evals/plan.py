@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import EvalBudgetError
-from ..tokens import CHARS_PER_TOKEN
+from ..models.tokens import CHARS_PER_TOKEN
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalAssertionError, EvalCheckError, EvalStoreError
-from ..history import TurnRecord
+from ..history.history import TurnRecord
 from .cases import Case
 from .checks import CaseView, Check, Verdict, as_checks, run_checks
 from .judge import JudgeCalls
@@ -208,13 +208,13 @@ class EvalRun:
 
     def tool_calls(self) -> pandas.DataFrame:
         """Every tool call of every case (``History.tool_calls()``'s columns), case id and repeat in front."""
-        from ..frames import tool_calls_frame
+        from ..history.frames import tool_calls_frame
 
         return self._concat(tool_calls_frame)
 
     def states(self) -> pandas.DataFrame:
         """The state after each turn of each case, case id and repeat in front."""
-        from ..frames import states_frame
+        from ..history.frames import states_frame
 
         return self._concat(lambda turns: states_frame(turns).reset_index())
 

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
-from ..history import TurnRecord
-from ..recording import replay_mode
-from ..runs import EVALUATE
+from ..history.history import TurnRecord
+from ..sessions.recording import replay_mode
+from ..run.runs import EVALUATE
 from ..sessions import find_notebook_path
 from .cases import Case, as_cases
 from .checks import CaseView, Check, as_checks, run_checks

@@ -19,14 +19,14 @@ from typing import Any
 
 from ..agent import Agent
 from ..errors import AgentRunError, ReplayDriftError
-from ..history import TurnRecord
+from ..history.history import TurnRecord
 from ..messages import Message
 from ..models import ScriptedModel
 from ..models.base import Model
 from ..models.replay import ReplayModel, drift_report
-from ..recording import REPLAY_ENV, TurnReplay
-from ..state import deep_merge
-from ..text import one_line
+from ..sessions.recording import REPLAY_ENV, TurnReplay
+from ..state.state import deep_merge
+from ..util.text import one_line
 from ..tools import collect_tools
 from .cases import Case
 from .limiter import CallStats, GuardedModel, Limiter

@@ -10,7 +10,7 @@ def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext agentnb``: register ``%%agent``, ``%%tool``, ``%%chat`` and ``%agentnb``.
 
     Each load starts a fresh workspace (agents, tools registered by ``%%tool``, defaults)."""
-    from ..extras import require
+    from ..util.extras import require
 
     require("notebook", "%load_ext agentnb", ("ipywidgets", "anywidget"))
     from .magics import register_magics

@@ -14,9 +14,9 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from ..agent import Agent
 from ..team import Team
 from ..errors import AgentnbError
-from ..recording import replay_mode
+from ..sessions.recording import replay_mode
 from ..models import Model
-from ..text import one_line
+from ..util.text import one_line
 from ..tools import Toolkit
 from . import mcp_support
 from .parsing import identifier, names, parse_options

@@ -12,13 +12,13 @@ from IPython.core.magic import line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from ..edits import edit_text
+from ..state.edits import edit_text
 from ..errors import AgentnbError
 from ..team import Team
 from ..models import Model
-from ..render import tokens_text
-from ..tokens import TokenCounter, counter_for
-from ..text import one_line
+from ..history.render import tokens_text
+from ..models.tokens import TokenCounter, counter_for
+from ..util.text import one_line
 from . import mcp_support
 from .parsing import identifier, parse_options
 from .workspace import WorkspaceMagics

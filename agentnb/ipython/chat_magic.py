@@ -9,7 +9,7 @@ from IPython.core.magic import cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..errors import AgentnbError, ReplayDriftError
-from ..text import one_line, shorten
+from ..util.text import one_line, shorten
 from .parsing import parse_options
 from .workspace import WorkspaceMagics
 from .record import LiveTurn

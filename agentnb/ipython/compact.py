@@ -1,5 +1,5 @@
 """The JSON-safe, compact forms of the core's records that the inspector sends to the browser:
-events, turn summaries, change summaries (by ``agentnb.diff``'s rule, values as short text)."""
+events, turn summaries, change summaries (by ``agentnb.state.diff``'s rule, values as short text)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..diff import MISSING, Change
+from ..state.diff import MISSING, Change
 from ..events import (
     ContextRetrieved,
     Event,
@@ -27,13 +27,13 @@ from ..events import (
     ToolCallStarted,
     Usage,
 )
-from ..render import value_text
+from ..history.render import value_text
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..compare import Comparison, LineRow
-    from ..edits import StateEdit
-    from ..history import TurnChanges, TurnRecord
+    from ..history.compare import Comparison, LineRow
+    from ..state.edits import StateEdit
+    from ..history.history import TurnChanges, TurnRecord
 
 SUMMARY_TEXT = 300
 """Characters of a turn's message and answer kept in its summary row."""
@@ -130,7 +130,7 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def preview_text(value: Any, limit: int = CHANGE_TEXT) -> str:
-    """``agentnb.render.value_text`` of a value, encoding only the part that is shown: the old
+    """``agentnb.history.render.value_text`` of a value, encoding only the part that is shown: the old
     value of a key holding a large state costs the preview, not the whole value."""
     if isinstance(value, _SCALARS) or (
         isinstance(value, (list, dict)) and len(value) <= 8 and all(isinstance(v, _SCALARS) for v in (value.values() if isinstance(value, dict) else value))
@@ -252,7 +252,7 @@ def compact_rows(rows: Sequence[LineRow]) -> list[dict[str, Any]]:
 
 
 def compact_comparison(c: Comparison) -> dict[str, Any]:
-    """Two turns side by side for the Compare tab (``agentnb.compare``)."""
+    """Two turns side by side for the Compare tab (``agentnb.history.compare``)."""
     return {
         "left": c.left,
         "right": c.right,

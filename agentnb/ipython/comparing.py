@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..compare import compare_turns
+from ..history.compare import compare_turns
 from . import wire
 from .compact import compact_comparison
 

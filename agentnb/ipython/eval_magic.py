@@ -8,7 +8,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..errors import AgentnbError
-from ..text import one_line
+from ..util.text import one_line
 
 CASE_FILES = (".jsonl", ".json", ".csv", ".yaml", ".yml")
 

@@ -8,7 +8,7 @@ tens of milliseconds while events come, and at the end of a run unless one went 
 their History rows but the latest. The events are made into small JSON-safe dicts and encoded then,
 once per batch (``live.py``). The browser keeps the turns it has seen and applies each event to
 them — a state change arrives as its JSON patch, never as the whole state, and each batch brings
-the turn's change summary so far (computed here, once per batch, by ``agentnb.diff``). A snapshot
+the turn's change summary so far (computed here, once per batch, by ``agentnb.state.diff``). A snapshot
 (the last turns' summary rows, the last turn, its state) sits in a synced trait, refreshed when the
 widget is displayed and at the end of a cell that changed something (in a Run All of quick cells at
 most every ``pacing.SNAPSHOT_SECONDS`` and once after its last cell, ``pacing.py``), so a new view
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anywidget
 import traitlets
 
-from ..diff import make_patch
+from ..state.diff import make_patch
 from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallStarted
 from . import run_tree, wire
 from .compact import compact_edit, compact_event, model_info, turn_state, turn_summary

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..diff import ChangeLog
+from ..state.diff import ChangeLog
 from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged
 from . import run_tree, wire
 from .compact import compact_changes, compact_event, compact_tokens, summarize_changes, turn_summary
@@ -37,7 +37,7 @@ from .outbox import Text, encode
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..history import TurnRecord
+    from ..history.history import TurnRecord
 
 NO_CHANGES: Mapping[str, Any] = {"keys": [], "paths": [], "more": 0}
 """The change summary of a turn that wrote nothing (only ever encoded, never changed)."""

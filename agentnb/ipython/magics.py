@@ -12,7 +12,7 @@ from typing import Any
 
 from IPython.display import Markdown, display
 
-from .. import runs
+from ..run import runs
 
 from . import eval_view
 from .agent_magic import AgentMagics

@@ -10,7 +10,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..errors import AgentnbError
-from ..text import one_line
+from ..util.text import one_line
 
 
 def listing_file(folder: Any, agent: str) -> Path | None:

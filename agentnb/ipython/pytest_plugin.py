@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from ..recording import REPLAY_ENV
+from ..sessions.recording import REPLAY_ENV
 
 DRIFTED = pytest.StashKey[dict[Path, str]]()
 """Per session: the notebooks whose turn differed from the recording, and the failed cell's name."""

@@ -1,6 +1,6 @@
 """A turn's output in a cell: live text while it runs, then the static record.
 
-The record's text and HTML come from ``agentnb.render`` (deterministic and escaped); this module
+The record's text and HTML come from ``agentnb.history.render`` (deterministic and escaped); this module
 only wires them to IPython's display system. While a turn runs, one display area shows the
 streamed text and tool calls; when it ends, that area is emptied again and the record is shown
 as an output of its own. The live area starts and ends empty on purpose: tools that compare
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from IPython.display import DisplayHandle, display
 
 from ..events import Event, ModelRequested, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
-from ..render import turn_html, turn_text
+from ..history.render import turn_html, turn_text
 
 if TYPE_CHECKING:
-    from ..history import TurnRecord
+    from ..history.history import TurnRecord
 
 LIVE_CSS_CLASS = "agentnb-live"
 """The class of the live (streaming) view's ``<pre>``."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import AgentnbError, StateEditError
-from ..text import one_line
+from ..util.text import one_line
 from . import run_tree, wire
 from .comparing import comparable_agents, comparison_message, default_pair
 from .compact import compact_event, compact_prompt, turn_state
@@ -24,7 +24,7 @@ from .lazy import decode_pointer, find, lazy_form, size_of
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..history import TurnRecord
+    from ..history.history import TurnRecord
     from .live import Batcher
     from .outbox import Outbox
     from .static_outputs import StaticOutputs

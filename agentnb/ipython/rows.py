@@ -15,7 +15,7 @@ from .compact import turn_summary
 from .outbox import encode
 
 if TYPE_CHECKING:
-    from ..history import TurnRecord
+    from ..history.history import TurnRecord
 
 
 class SummaryRows:

@@ -25,13 +25,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..events import ModelRequested, ModelResponded, PromptRendered, PromptSection, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
-from ..render import change_text, value_text
+from ..history.render import change_text, value_text
 from . import wire
 from .compact import compact_changes, compact_event, turn_state
 from .lazy import lazy_form
 
 if TYPE_CHECKING:
-    from ..history import TurnRecord
+    from ..history.history import TurnRecord
     from .outbox import Outbox
 
 RUN_TREE = "run_tree"

@@ -11,7 +11,7 @@ from IPython.core.magic import cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..errors import AgentnbError
-from ..text import one_line
+from ..util.text import one_line
 from ..tools import Tool, Toolkit
 from .parsing import identifier, pairs, parse_options
 from .workspace import WorkspaceMagics

@@ -44,7 +44,7 @@ Kernel → browser:
             the live state (whole when small, else a patch against the last turn's state).
   edit_failed  an edit was refused (bad JSON, a path that is not there, a schema violation);
             ``path`` and ``text`` say where and why.
-  comparison  two turns side by side (``agentnb.compare``), the agents to choose from, and
+  comparison  two turns side by side (``agentnb.history.compare``), the agents to choose from, and
             which turns were compared.
   error     a request from the browser could not be served; ``text`` says why.
 
@@ -129,7 +129,7 @@ MESSAGE = "message"
 TEXT = "text"
 """Human-readable text of an ``error`` message."""
 CHANGES = "changes"
-"""What a turn changed in the state, as ``agentnb.diff`` summarises it: ``{"keys": [...],
+"""What a turn changed in the state, as ``agentnb.state.diff`` summarises it: ``{"keys": [...],
 "paths": [...], "more": N}``, each change ``{"path", "key", "how", "authors", "old", "new"}``
 with old and new as short JSON text (null where there is no value)."""
 

@@ -12,7 +12,7 @@ Needs the optional dependency: ``pip install "agentnb[mcp]"``.
 
 from __future__ import annotations
 
-from ..extras import require
+from ..util.extras import require
 
 require("mcp", "agentnb.mcp (MCP servers as tools and context)")
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import mcp_types as types
 
 from ..errors import ConfigurationError, ToolDefinitionError
-from ..modules import registered_state
+from ..state.modules import registered_state
 from ..tools import Tool, Toolkit
 from .connection import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, Connection, ServerStatus, connection_for
 from ..errors import MCPToolError

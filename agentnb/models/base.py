@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fastinit import fast_init
+from ..util.fastinit import fast_init
 from ..events import Usage
-from ..tokens import TokenCounter, counter_for_label
+from .tokens import TokenCounter, counter_for_label
 from ..messages import ToolCall
 
 
@@ -143,7 +143,7 @@ class Model(abc.ABC):
 
     def token_counter(self) -> TokenCounter:
         """The best token counter for this model available here and now (an estimate when no
-        tokenizer is known; ``agentnb.tokens``)."""
+        tokenizer is known; ``agentnb.models.tokens``)."""
         return counter_for_label(self.label)
 
     @abc.abstractmethod

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LocalModelError, ModelError
-from ..tokens import TokenCounter
+from .tokens import TokenCounter
 from .base import ModelRequest, ModelResponse
 from .openai_chat import PLACEHOLDER_KEY, OpenAIChat
 from .replay import PREFILL_MESSAGE

@@ -27,8 +27,8 @@ from ..errors import (
     ModelRateLimitError,
     ModelResponseError,
 )
-from ..extras import require
-from ..text import one_line
+from ..util.extras import require
+from ..util.text import one_line
 from ..messages import ToolCall
 from .base import Model, ModelRequest, ModelResponse, chat_messages
 from .credentials import Redactor, header_secrets, query_secrets, redact_url, url_secrets

@@ -22,10 +22,10 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..errors import ModelResponseError
-from ..text import one_line
+from ..util.text import one_line
 from ..events import Usage
 from ..messages import ToolCall
-from ..tokens import estimate_tokens
+from .tokens import estimate_tokens
 from .base import ModelRequest
 
 MAX_ANSWER_BYTES = 32 << 20

@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import ConfigurationError, ReplayDriftError, ReplayDriftWarning, ReplayExhaustedError
 from ..events import ModelRequested, ModelResponded, Usage
 from ..messages import ToolCall
-from ..tokens import estimate_tokens
+from .tokens import estimate_tokens
 from .base import Model, ModelRequest, ModelResponse, chat_messages, text_chunks
 
 # The local model's forced-tool-call prefill (see local.py); rebuilt requests keep it.

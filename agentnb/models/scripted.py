@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ..fastinit import fast_init
+from ..util.fastinit import fast_init
 from ..errors import ConfigurationError, ScriptedModelExhaustedError
 from ..events import Usage
 from ..messages import ToolCall
-from ..tokens import estimate_tokens
+from .tokens import estimate_tokens
 from .base import Model, ModelRequest, ModelResponse, text_chunks
 
 

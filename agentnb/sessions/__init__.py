@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 from ..errors import SessionFormatError
-from ..history import History
-from ..modules import StateModule
+from ..history.history import History
+from ..state.modules import StateModule
 from .agno_db import InMemoryDb, JsonDb, SqliteDb
 from .base import SessionBase
 from .codec import register_encoder, unregister_encoder

@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from ..errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
-from ..modules import is_state_module
+from ..state.modules import is_state_module
 from . import folding
 from . import format as fmt
 from . import segments as seg

@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from ..diff import json_equal
+from ..state.diff import json_equal
 from ..errors import SessionFormatError
-from ..history import EARLIER, EarlierTurns, Segment, rebased
+from ..history.history import EARLIER, EarlierTurns, Segment, rebased
 from . import format as fmt
 from .codec import TAG, decode
 from .repeats import drop_repeats, restore_repeats

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolDefinitionError
 from ..events import HookStep
-from ..run_context import RunContext, run_sync
-from ..text import shorten
+from .run_context import RunContext, run_sync
+from ..util.text import shorten
 from .result import result_text
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolArgumentsError, ToolDefinitionError, ToolInvocationError
-from ..text import shorten
-from ..run_context import RunContext, run_sync
+from ..util.text import shorten
+from .run_context import RunContext, run_sync
 from .checks import (
     check_inputs_from_state,
     check_outputs_to_state,
@@ -33,7 +33,7 @@ from .schema import injected_params, schema_for
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..state import State
+    from ..state.state import State
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+")
 """What the OpenAI API (and Agno) accept as a tool name."""

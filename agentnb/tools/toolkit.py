@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import ToolDefinitionError
-from ..modules import load_registered, register_state, registered_state
+from ..state.modules import load_registered, register_state, registered_state
 from .tool import Tool
 
 

@@ -1,5 +1,5 @@
 // Compare: two turns side by side — a fork beside its parent, or two turns of one agent — as the
-// kernel compared them (agentnb/compare.py): why they differ, the system prompt by section with
+// kernel compared them (agentnb/history/compare.py): why they differ, the system prompt by section with
 // token counts, the requests, tool calls, state and answers. Nothing is diffed here.
 
 import { append, disclosure, empty, h } from "../dom.js";

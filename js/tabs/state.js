@@ -1,4 +1,4 @@
-// State: what the turn changed (as the kernel summarised it: agentnb/diff.py), then the state
+// State: what the turn changed (as the kernel summarised it: agentnb/state/diff.py), then the state
 // as a tree whose children are built only when a node is opened, beside what the model saw of
 // it (the <session_state> block, hidden keys, keys no placeholder used). Nothing here works out a
 // change: the marks come from the turn's change summary.

@@ -89,7 +89,7 @@ def test_init_messages_parameter() -> None:
 
 # TestAgentTool::test_init_with_non_agent
 def test_init_with_non_agent() -> None:
-    from agentnb.delegates import agent_tool
+    from agentnb.delegation.tools import agent_tool
 
     with pytest.raises(ConfigurationError, match="as_tool needs an agent to wrap"):
         agent_tool("not an agent", name="research", description="Research a question.")

@@ -88,8 +88,8 @@ def models(url: str, stream: bool) -> list[tuple[Any, dict[str, Any]]]:
 
 def artifacts(agent: Agent, root: Path, error: BaseException | None, caught: list[Any], inspector_messages: list[Any]) -> dict[str, str]:
     """Every place agentnb writes or shows something, as text."""
-    from agentnb.frames import states_frame, tool_calls_frame, turns_frame
-    from agentnb.render import turn_html, turn_text
+    from agentnb.history.frames import states_frame, tool_calls_frame, turns_frame
+    from agentnb.history.render import turn_html, turn_text
 
     out = {f"file {p.name}": p.read_bytes().decode("utf-8", "replace") for p in sorted(root.rglob("*")) if p.is_file()}
     out["turn records"] = json.dumps([t.to_dict() for t in agent.history], default=str)

@@ -12,13 +12,13 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
-from .diff import tokens as pointer_tokens
-from .text import shorten
+from ..state.diff import tokens as pointer_tokens
+from ..util.text import shorten
 
 if TYPE_CHECKING:
     from .compare import Comparison, LineRow
-    from .diff import Change
-    from .events import PromptRendered, PromptTokens
+    from ..state.diff import Change
+    from ..events import PromptRendered, PromptTokens
     from .history import TurnRecord
 
 RECORD_CSS_CLASS = "agentnb-record"
@@ -314,7 +314,7 @@ def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
     return "".join(parts)
 
 
-# -- two turns side by side (agentnb.compare) ----------------------------------------------------
+# -- two turns side by side (agentnb.history.compare) ----------------------------------------------------
 
 COMPARE_CSS_CLASS = "agentnb-compare"
 """The class of a comparison record's outer ``<div>``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from .errors import MissingExtraError
+from ..errors import MissingExtraError
 
 EXTRAS = {
     "openai": ("openai",),

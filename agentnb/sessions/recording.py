@@ -28,13 +28,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import ConfigurationError, ReplayDriftError
-from .events import Event, PromptRendered, RunFailed, RunFinished, ToolCallFinished
-from .history import TurnRecord
-from .messages import ToolCall
-from .models.base import Model, ModelResponse
-from .models.replay import drift_report, response_from_event
-from .sessions import SessionBase, read_history
+from ..errors import ConfigurationError, ReplayDriftError
+from ..events import Event, PromptRendered, RunFailed, RunFinished, ToolCallFinished
+from ..history.history import TurnRecord
+from ..messages import ToolCall
+from ..models.base import Model, ModelResponse
+from ..models.replay import drift_report, response_from_event
+from . import SessionBase, read_history
 
 REPLAY_ENV = "AGENTNB_REPLAY"
 """Environment variable: ``auto`` (default), ``strict`` (a drift fails) or ``live`` (never replay)."""

@@ -8,17 +8,17 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from .errors import AgentnbError, AgentRunError
-from .events import Event, ToolCallFinished, Usage
-from .views import view
-from .history import StateField, TurnRecord
-from .records import LazyField, Stored
+from ..errors import AgentnbError, AgentRunError
+from ..events import Event, ToolCallFinished, Usage
+from ..state.views import view
+from ..history.history import StateField, TurnRecord
+from ..history.records import LazyField, Stored
 from .loop import Turn
-from .messages import Message
-from .state import MESSAGES_KEY
+from ..messages import Message
+from ..state.state import MESSAGES_KEY
 
 if TYPE_CHECKING:
-    from .formatters import ParsedOutput
+    from ..formatters import ParsedOutput
 
 
 @dataclass
@@ -97,13 +97,13 @@ class RunResult:
         return self.turn.output if self.turn is not None else None
 
     def _repr_html_(self) -> str | None:
-        """The turn's static record in a notebook (see agentnb.render)."""
-        from .render import turn_html
+        """The turn's static record in a notebook (see agentnb.history.render)."""
+        from ..history.render import turn_html
 
         return turn_html(self.turn) if self.turn is not None else None
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        from .render import turn_text
+        from ..history.render import turn_text
 
         printer.text(turn_text(self.turn) if self.turn is not None else repr(self))
 

@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .errors import StateKeyError, StateTypeError, ToolArgumentsError
-from .events import StateCause, ToolCallFinished
-from .messages import ToolCall
-from .run_context import RunContext
-from .tools import AGENTIC_TOOL, Tool, result_text, run_chain
-from .text import shorten
-from .tracking import Authors, StateTracker
+from ..errors import StateKeyError, StateTypeError, ToolArgumentsError
+from ..events import StateCause, ToolCallFinished
+from ..messages import ToolCall
+from ..tools.run_context import RunContext
+from ..tools import AGENTIC_TOOL, Tool, result_text, run_chain
+from ..util.text import shorten
+from ..state.tracking import Authors, StateTracker
 
 
 ERROR_LIMIT = 4000

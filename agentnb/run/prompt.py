@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .fastinit import fast_init
-from .errors import ConfigurationError
-from .events import Placeholder, PromptSection
+from ..util.fastinit import fast_init
+from ..errors import ConfigurationError
+from ..events import Placeholder, PromptSection
 
 PLACEHOLDER = _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 

@@ -3,7 +3,7 @@ sent (system prompt by section, requests), what came of it (tool calls, state, a
 a few lines why they differ.
 
 ``compare_turns(left, right)`` works on turn records; ``agent.compare(...)`` picks the turns.
-A ``Comparison`` displays as a static text/HTML record (``agentnb.render``): deterministic and
+A ``Comparison`` displays as a static text/HTML record (``agentnb.history.render``): deterministic and
 escaped, so it reads on GitHub and nbval can compare it.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .diff import MISSING, json_equal, make_patch
-from .events import PromptTokens
+from ..state.diff import MISSING, json_equal, make_patch
+from ..events import PromptTokens
 from .history import TurnRecord
 from .render import value_text
 

@@ -18,12 +18,12 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
-from .errors import StateKeyError, StateSchemaError, StateTypeError
+from ..errors import StateKeyError, StateSchemaError, StateTypeError
 from .frozen import FrozenMap, freeze, reorder, same, update_along
-from .messages import Message
+from ..messages import Message
 from .modules import load_registered, register_state, registered_state
 from .serialization import callable_to_str, import_dotted, type_from_str, type_to_str, value_from_data, value_to_data
-from .text import shorten
+from ..util.text import shorten
 from .tracked import Journal, track, tracked_copy
 
 Handler = Callable[[Any, Any], Any]
@@ -214,7 +214,7 @@ class State:
 
     @property
     def journal(self) -> Journal:
-        """What was written in ``data`` since the last checkpoint (see ``agentnb.tracked``)."""
+        """What was written in ``data`` since the last checkpoint (see ``agentnb.state.tracked``)."""
         return self._journal
 
     def frozen(self, *, consume: bool = False) -> FrozenMap:

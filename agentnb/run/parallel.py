@@ -20,10 +20,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .events import StateCause, ToolCallFinished
+from ..events import StateCause, ToolCallFinished
 from .executor import Batch, ToolExecutor, Finish
-from .messages import ToolCall
-from .tools import Tool
+from ..messages import ToolCall
+from ..tools import Tool
 
 
 class Running:

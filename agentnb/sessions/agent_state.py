@@ -1,6 +1,6 @@
 """An agent as a state module: what it saves (state, conversation, every turn), how it loads,
 and the deltas that keep a per-turn save O(change). Used by ``Agent.state_dict`` and friends;
-sessions see only the protocol of ``agentnb.modules``."""
+sessions see only the protocol of ``agentnb.state.modules``."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import diff
-from .frozen import EMPTY, FrozenMap
-from .history import History, TurnRecord, turn_entries
-from .messages import Message
-from .modules import load_registered, merge, registered_state, splice
+from ..state import diff
+from ..state.frozen import EMPTY, FrozenMap
+from ..history.history import History, TurnRecord, turn_entries
+from ..messages import Message
+from ..state.modules import load_registered, merge, registered_state, splice
 
 KIND = "agentnb.Agent"
 """The ``kind`` an agent's saved state carries."""

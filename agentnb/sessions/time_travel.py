@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .compare import Comparison, compare_turns
-from .diff import MISSING
-from .edits import StateEdit, edit, undo
-from .errors import ConfigurationError
-from .history import TurnRecord
-from .messages import Message
+from ..history.compare import Comparison, compare_turns
+from ..state.diff import MISSING
+from ..state.edits import StateEdit, edit, undo
+from ..errors import ConfigurationError
+from ..history.history import TurnRecord
+from ..messages import Message
 
 
 @dataclass(frozen=True)

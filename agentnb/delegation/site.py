@@ -28,19 +28,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .diff import apply_patch, make_patch, top_level_key, tokens
-from .errors import ConfigurationError, DelegationError
-from .events import Event, PromptSection, RunFailed, RunFinished, StateCause
-from .executor import ParentRun
-from .frozen import thaw
-from .loop import Lineage
-from .messages import Message
-from .observe import count_added
-from .records import TurnRecord
-from .run_context import RunContext
-from .runs import RunInput
-from .state import replace_values
-from .tracking import StateTracker
+from ..state.diff import apply_patch, make_patch, top_level_key, tokens
+from ..errors import ConfigurationError, DelegationError
+from ..events import Event, PromptSection, RunFailed, RunFinished, StateCause
+from ..run.executor import ParentRun
+from ..state.frozen import thaw
+from ..run.loop import Lineage
+from ..messages import Message
+from ..run.observe import count_added
+from ..history.records import TurnRecord
+from ..tools.run_context import RunContext
+from ..run.runs import RunInput
+from ..state.state import replace_values
+from ..state.tracking import StateTracker
 
 StateMode = Literal["none", "copy", "live"]
 MemoryMode = Literal["per-call", "member"]

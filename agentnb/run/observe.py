@@ -14,17 +14,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from .fastinit import evolve, fast_init
-from .context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
-from .events import ContextRetrieved, PromptSection, PromptTokens
-from .formatters import FormatSettings, ParagraphFormatter, build_payload
-from .history import TurnRecord
-from .messages import Message
+from ..util.fastinit import evolve, fast_init
+from ..context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
+from ..events import ContextRetrieved, PromptSection, PromptTokens
+from ..formatters import FormatSettings, ParagraphFormatter, build_payload
+from ..history.history import TurnRecord
+from ..messages import Message
 from .prompt import PromptOptions, RenderedPrompt, TemplateMap, render_system_prompt, resolve_template
-from .run_context import RunContext, call_with
-from .state import State, render_state
-from .tokens import count_prompt, count_sections, counter_for
-from .tools import Tool
+from ..tools.run_context import RunContext, call_with
+from ..state.state import State, render_state
+from ..models.tokens import count_prompt, count_sections, counter_for
+from ..tools import Tool
 
 
 class AgentSetup(Protocol):

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from .errors import AgentRunError, MaxToolIterationsError, StateKeyError, StateTypeError
-from .events import (
+from ..errors import AgentRunError, MaxToolIterationsError, StateKeyError, StateTypeError
+from ..events import (
     ContextRetrieved,
     Event,
     ModelRequested,
@@ -33,14 +33,14 @@ from .events import (
     Usage,
 )
 from .executor import ParentRun, ToolExecutor
-from .side_by_side import Running
-from .history import TurnRecord
-from .messages import Message, ToolCall
-from .models.base import REASONING_KEY, Model, ModelRequest, ModelResponse, text_chunks
+from .parallel import Running
+from ..history.history import TurnRecord
+from ..messages import Message, ToolCall
+from ..models.base import REASONING_KEY, Model, ModelRequest, ModelResponse, text_chunks
 from .observe import Prepared
-from .run_context import RunContext
-from .text import one_line
-from .tracking import StateTracker
+from ..tools.run_context import RunContext
+from ..util.text import one_line
+from ..state.tracking import StateTracker
 
 
 class Replay(Protocol):

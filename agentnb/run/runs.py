@@ -15,10 +15,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .fastinit import fast_init
-from .errors import ConfigurationError
-from .events import Event, TextDelta
-from .messages import Message
+from ..util.fastinit import fast_init
+from ..errors import ConfigurationError
+from ..events import Event, TextDelta
+from ..messages import Message
 from .results import RunResult, RunStream
 
 if TYPE_CHECKING:

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
-from . import diff
-from . import events as events_module
-from .diff import top_level_key
-from .errors import SessionFormatError
-from .events import (
+from ..state import diff
+from .. import events as events_module
+from ..state.diff import top_level_key
+from ..errors import SessionFormatError
+from ..events import (
     ContextRetrieved,
     Event,
     ModelRequested,
@@ -30,14 +30,14 @@ from .events import (
     ToolCallFinished,
     Usage,
 )
-from .frozen import EMPTY, FrozenMap, frozen_map
-from .messages import ROLES, Message
-from .views import view
+from ..state.frozen import EMPTY, FrozenMap, frozen_map
+from ..messages import ROLES, Message
+from ..state.views import view
 
 
 @dataclass(frozen=True)
 class TurnChanges:
-    """What a turn changed in the state (see ``agentnb.diff`` for the rule)."""
+    """What a turn changed in the state (see ``agentnb.state.diff`` for the rule)."""
 
     keys: list[diff.Change]
     """Top-level keys added, changed or removed, in first-write order."""
@@ -47,7 +47,7 @@ class TurnChanges:
 
 class StateField:
     """A turn's state as a field: kept frozen (sharing what did not change with the turns
-    around it), read as a read-only plain dict (``agentnb.views``; ``copy.deepcopy`` it to get
+    around it), read as a read-only plain dict (``agentnb.state.views``; ``copy.deepcopy`` it to get
     a copy to change)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -263,7 +263,7 @@ class TurnRecord:
         return [k for k in dict.fromkeys(keys) if k]
 
     def changes(self, state: Mapping[str, Any] | None = None) -> TurnChanges:
-        """What this turn changed, by the rule of ``agentnb.diff``: top-level keys and every path
+        """What this turn changed, by the rule of ``agentnb.state.diff``: top-level keys and every path
         written, each added / changed / removed with its authors and old and new values.
         ``state`` is the state to compare with (default: the state the turn ended with; pass the
         live state for a turn still running)."""

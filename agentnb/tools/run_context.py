@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .messages import Message
-    from .state import State
+    from ..messages import Message
+    from ..state.state import State
 
 
 @dataclass

@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .delegation import Assignment, Delegation, current_site
-from .errors import ConfigurationError, DelegationError, TeamDefinitionError
-from .events import PromptSection
-from .messages import Message
-from .prompt import PLACEHOLDER
-from .tools import Tool
+from .site import Assignment, Delegation, current_site
+from ..errors import ConfigurationError, DelegationError, TeamDefinitionError
+from ..events import PromptSection
+from ..messages import Message
+from ..run.prompt import PLACEHOLDER
+from ..tools import Tool
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
-from .errors import ConfigurationError
+from ..errors import ConfigurationError
 
 _TOKEN = re.compile(r"\s*([A-Za-z_][\w.]*|\[|\]|,|\|)")
 _JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (type(None), "null"))

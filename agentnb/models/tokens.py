@@ -21,7 +21,7 @@ import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .events import PromptSection, PromptTokens
+from ..events import PromptSection, PromptTokens
 
 CHARS_PER_TOKEN = 4
 """The estimate's rule: one token per this many characters."""

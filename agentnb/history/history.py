@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
-from . import diff
-from . import events as events_module
-from .diff import top_level_key
-from .errors import SessionFormatError
-from .events import Event, PromptRendered
-from .frozen import EMPTY, FrozenMap, freeze, frozen_map
+from ..state import diff
+from .. import events as events_module
+from ..state.diff import top_level_key
+from ..errors import SessionFormatError
+from ..events import Event, PromptRendered
+from ..state.frozen import EMPTY, FrozenMap, freeze, frozen_map
 from .records import (
     ModelCall,
     StateField,
@@ -29,7 +29,7 @@ from .records import (
     _check_entry,
     _events,
 )
-from .views import view
+from ..state.views import view
 
 if TYPE_CHECKING:
     import pandas

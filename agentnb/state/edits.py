@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .diff import MISSING, escape, json_equal, pointer, tokens
-from .errors import StateEditError
+from ..errors import StateEditError
 from .state import MESSAGES_KEY, State, replace_values
-from .text import shorten
+from ..util.text import shorten
 
 
 @dataclass(frozen=True)

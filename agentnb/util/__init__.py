@@ -1,0 +1,1 @@
+"""Helpers every layer uses: short text, the optional extras, fast dataclass construction."""
