@@ -6,7 +6,7 @@ import { markStubs } from "./lazy.js";
 import { blankTurn, loadTurn } from "./turn.js";
 import { WIRE } from "./wire.js";
 
-// Must match TREE_WIRE in agentnb/ipython/run_tree.py (tests/test_run_tree.py checks it).
+// Must match TREE_WIRE in agentnb/ipython/run_tree.py (tests/ipython/test_run_tree.py checks it).
 export const TREE_WIRE = {
   "RUN_TREE": "run_tree",
   "NEED_RUN": "need_run",

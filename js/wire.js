@@ -1,4 +1,4 @@
-// The inspector's wire names: must match agentnb/ipython/wire.py (tests/test_inspector.py checks it).
+// The inspector's wire names: must match agentnb/ipython/wire.py (tests/ipython/test_inspector.py checks it).
 export const WIRE = {
   "KIND": "k",
   "SNAPSHOT": "snapshot",

@@ -7,7 +7,7 @@ The ``.ipynb`` files are the source: edit one in JupyterLab, then run this (or `
 Each notebook runs top to bottom in a fresh kernel of the current environment, in its own folder,
 and is written back without what changes from run to run, in the layout Jupyter itself saves.
 ``pytest notebooks`` (nbval) re-runs every cell against the committed outputs, and
-``tests/test_notebooks.py`` checks every committed notebook is normalised.
+``tests/ipython/test_notebooks.py`` checks every committed notebook is normalised.
 """
 
 from __future__ import annotations

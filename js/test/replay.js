@@ -1,5 +1,5 @@
 // Feeds a store the kernel's messages as a view receives them, and prints what it ends with
-// (tests/test_inspector_throttle.py compares a throttled kernel's stream with an unthrottled one).
+// (tests/ipython/test_inspector_throttle.py compares a throttled kernel's stream with an unthrottled one).
 //
 //   node js/test/replay.js < {"snapshot": {...}, "messages": [...], "turns": {"3": turn reply}}
 //

@@ -124,7 +124,7 @@ def test_the_front_end_spells_the_tree_wire_names_the_same():
     import re
     from pathlib import Path
 
-    source = (Path(__file__).resolve().parent.parent / "js" / "runs.js").read_text(encoding="utf-8")
+    source = (Path(__file__).resolve().parents[2] / "js" / "runs.js").read_text(encoding="utf-8")
     block = re.search(r"export const TREE_WIRE = (\{.*?\});", source, re.S)
     assert block is not None and json.loads(block.group(1)) == run_tree.TREE_WIRE
 

@@ -23,7 +23,7 @@ from agentnb.models import OpenAIChat
 from openai_server import OpenAIServer, Reply
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 
 
 def _agent(server: OpenAIServer, **options) -> Agent:

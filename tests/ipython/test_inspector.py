@@ -21,7 +21,7 @@ from agentnb.ipython.inspector import Inspector  # noqa: E402
 from agentnb.ipython.live import Run  # noqa: E402
 
 STATIC = Path(inspector_module.__file__).parent / "static"
-JS = Path(__file__).resolve().parents[1] / "js"
+JS = Path(__file__).resolve().parents[2] / "js"
 HOSTILE = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
 
 

@@ -29,7 +29,7 @@ from agentnb.mcp import (  # noqa: E402
 )
 from agentnb.mcp.spec import ServerSpec  # noqa: E402
 
-SERVER = Path(__file__).with_name("mcp_demo_server.py")
+SERVER = Path(__file__).parents[1] / "mcp_demo_server.py"
 
 
 def start_http(port: int = 0) -> tuple[subprocess.Popen[str], int]:

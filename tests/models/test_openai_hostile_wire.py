@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "reliability"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
 from hostile_server import HostileServer, call, chunk, completion, events, raw_body, text_reply  # noqa: E402
 
 from agentnb import Agent  # noqa: E402

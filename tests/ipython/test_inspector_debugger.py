@@ -53,7 +53,7 @@ def test_the_prompt_carries_token_counts_hidden_and_unused_keys(shop) -> None:
 
 
 def test_a_turn_recounted_at_its_end_sends_the_new_counts(monkeypatch) -> None:
-    from test_tokens import WarmingUp
+    from token_models import WarmingUp
 
     agent = make_agent([], tools=[])
     agent.model = WarmingUp(["Done."])

@@ -21,7 +21,7 @@ from agentnb.ipython import live, outbox, wire  # noqa: E402
 from agentnb.ipython.compact import turn_summary  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 
-REPLAY = Path(__file__).resolve().parents[1] / "js" / "test" / "replay.js"
+REPLAY = Path(__file__).resolve().parents[2] / "js" / "test" / "replay.js"
 TICK = outbox.FLUSH_SECONDS
 
 
