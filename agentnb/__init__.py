@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import evals as _evals  # noqa: F401,E402  (gives Agent.evaluate its driver)
 from .agent import Agent
 from .delegation.tools import handoff
 from .messages import ChatMessage, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
-from .state.modules import StateModule
 from .run.results import RunResult
-from .tools.run_context import RunContext
+from .state.modules import StateModule
 from .state.state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool
-from . import evals as _evals  # noqa: F401,E402  (gives Agent.evaluate its driver)
+from .tools.run_context import RunContext
 
 # Puts the tracing observer in the core's registry, so Agent(tracer_provider=...) traces without
 # another import; OpenTelemetry itself is imported only when a run is traced.

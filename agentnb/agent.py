@@ -18,26 +18,26 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
-from .sessions import agent_state
 from .context import ContextProviders
 from .delegation.tools import Handoff, agent_tool, as_handoff, check_handoffs, handoff_tool
-from .state.edits import StateEdit
 from .errors import ConfigurationError
 from .events import Event
 from .formatters import FormatSettings
 from .history.history import History, TurnRecord
-from .run.loop import Turn, TurnSetup
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
-from .state.modules import register_state
+from .run.loop import Turn, TurnSetup
 from .run.observe import Observation, count_tokens, prepare, render_prompt
 from .run.prompt import PromptOptions, RenderedPrompt
 from .run.runs import RunInput, Runs, check_message
+from .sessions import agent_state
 from .sessions.time_travel import AgentSnapshot, TimeTravel
-from .tools.run_context import RunContext
+from .state.edits import StateEdit
+from .state.modules import register_state
 from .state.state import State, replace_values
-from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session_state_tool
 from .state.tracking import StateTracker
+from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session_state_tool
+from .tools.run_context import RunContext
 
 Subscriber = Callable[[Event], Any]
 
@@ -135,7 +135,11 @@ class Agent(Runs, TimeTravel):
         tracer_provider: Any = None,
     ) -> None:
         # What the agent was built from, so fork() and reset() can build it again.
-        self._definition = {k: v for k, v in locals().items() if k not in ("self", "__class__", "name", "session", "db", "fresh")}
+        self._definition = {
+            k: v
+            for k, v in locals().items()
+            if k not in ("self", "__class__", "name", "session", "db", "fresh")
+        }
         self.name = name or "agent"
         if chat_generator is not None and model is not None:
             raise ConfigurationError("give model= or chat_generator= (Haystack's name for it), not both")
@@ -143,7 +147,9 @@ class Agent(Runs, TimeTravel):
         self.prompt = PromptOptions(**{option: self._definition[option] for option in PromptOptions.names()})
         """How the system prompt is assembled (each option is also an attribute of the agent)."""
         if session_state is not None and not isinstance(session_state, Mapping):
-            raise ConfigurationError(f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}")
+            raise ConfigurationError(
+                f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
+            )
         self.state = State(schema=state_schema, data=session_state)
         self.state_schema = dict(state_schema) if state_schema is not None else None
         """The state schema as given (``agent.state.schema`` has the defaults filled in)."""
@@ -161,7 +167,11 @@ class Agent(Runs, TimeTravel):
         self.add_dependencies_to_context = bool(add_dependencies_to_context)
         """Append the dependencies as JSON to the user message (Agno's ``<additional context>``)."""
         self.add_history_to_context = bool(add_history_to_context)
-        self.num_history_runs = None if num_history_runs is None else _whole_number("num_history_runs", num_history_runs, " or None (all)")
+        self.num_history_runs = (
+            None
+            if num_history_runs is None
+            else _whole_number("num_history_runs", num_history_runs, " or None (all)")
+        )
         self.model_options: dict[str, Any] = dict(model_options or {})
         self.session_id = session_id or os.urandom(6).hex()
         self.history = History()
@@ -186,7 +196,9 @@ class Agent(Runs, TimeTravel):
         self.forked_at: int | None = None
         """For a fork: how many of its turns it took from its parent (see ``fork``)."""
         # MASFactory's spellings (memories=, retrievers=) are the same kind of object.
-        self.context_providers = ContextProviders([*(context_providers or ()), *(memories or ()), *(retrievers or ())], agent=self)
+        self.context_providers = ContextProviders(
+            [*(context_providers or ()), *(memories or ()), *(retrievers or ())], agent=self
+        )
         self.format = FormatSettings.build(
             prompt_template=prompt_template,
             formatter=formatter,
@@ -220,7 +232,9 @@ class Agent(Runs, TimeTravel):
     def update_session_state(self, session_state_updates: Mapping[str, Any]) -> dict[str, Any]:
         """Set these keys (each replaced whole, as Agno does) and return a copy of the state."""
         if not isinstance(session_state_updates, Mapping):
-            raise ConfigurationError(f"session_state_updates must be a dict, got {type(session_state_updates).__name__}")
+            raise ConfigurationError(
+                f"session_state_updates must be a dict, got {type(session_state_updates).__name__}"
+            )
         with self._running():
             for key, value in session_state_updates.items():
                 self.state.set(key, copy.deepcopy(value), handler_override=replace_values)
@@ -228,7 +242,9 @@ class Agent(Runs, TimeTravel):
 
     # -- events ---------------------------------------------------------------------------
 
-    def subscribe(self, callback: Subscriber, *, children: bool | Literal["only"] = False) -> Callable[[], None]:
+    def subscribe(
+        self, callback: Subscriber, *, children: bool | Literal["only"] = False
+    ) -> Callable[[], None]:
         """Call ``callback(event)`` for every event of every run; returns an unsubscribe function.
         ``children=True``: also every event of the runs its delegations start, at any depth
         (each carries its ``run_id``; a child's RunStarted names its parent); ``"only"``: those
@@ -334,7 +350,15 @@ class Agent(Runs, TimeTravel):
         copy goes down, the paths I changed come up) or ``"live"`` (the caller's state itself).
         ``memory``: ``"per-call"`` (a fresh conversation each call) or ``"member"`` (my earlier
         runs in context)."""
-        return agent_tool(self, name, description, state=state, inputs_from_state=inputs_from_state, outputs_to_state=outputs_to_state, memory=memory)
+        return agent_tool(
+            self,
+            name,
+            description,
+            state=state,
+            inputs_from_state=inputs_from_state,
+            outputs_to_state=outputs_to_state,
+            memory=memory,
+        )
 
     def agent_in_charge(self) -> Agent:
         """The agent that answers this one's next turn: itself, or where handoffs led."""
@@ -350,7 +374,9 @@ class Agent(Runs, TimeTravel):
         ctx = ctx or RunContext.for_agent(self, "observe")
         return render_prompt(self, ctx, self.all_tools() if tools is None else tools)
 
-    def observe(self, message: str | Mapping[str, Any], *, dependencies: Mapping[str, Any] | None = None) -> Observation:
+    def observe(
+        self, message: str | Mapping[str, Any], *, dependencies: Mapping[str, Any] | None = None
+    ) -> Observation:
         """What the model would receive for ``message`` — without calling it. ``message`` may
         be a dict of input fields (MASFactory) for a ``prompt_template``. Passive context
         providers are queried; ``.context`` holds what each returned."""
@@ -371,16 +397,25 @@ class Agent(Runs, TimeTravel):
         ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
         last = self.history[-1] if len(self.history) else None
         # A finished turn's state_after is a snapshot nothing mutates: the next one starts there.
-        tracker = StateTracker(self.state, run_id, last.frozen_after if last and last.status != "running" else None)
+        tracker = StateTracker(
+            self.state, run_id, last.frozen_after if last and last.status != "running" else None
+        )
         record = TurnRecord(
-            index=len(self.history), run_id=run_id, agent=self.name, message=inputs.text, model=self.model.label, started_at=time.time()
+            index=len(self.history),
+            run_id=run_id,
+            agent=self.name,
+            message=inputs.text,
+            model=self.model.label,
+            started_at=time.time(),
         )
         self.history.append(record)
         output = self.format.output_formatter
         fields = list(self.format.output_fields)
         setup = TurnSetup(
             model=self.model,
-            prepare=lambda run_ctx, on_context: prepare(self, inputs.message, run_ctx, on_context, inputs.earlier),
+            prepare=lambda run_ctx, on_context: prepare(
+                self, inputs.message, run_ctx, on_context, inputs.earlier
+            ),
             emit=self._notify,
             hooks=self.tool_hooks,
             max_tool_iterations=self.max_tool_iterations,
@@ -432,7 +467,9 @@ class Agent(Runs, TimeTravel):
 
     # -- sessions (the state-module protocol of agentnb.state.modules) -----------------------------
 
-    def register_state(self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None) -> None:
+    def register_state(
+        self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None
+    ) -> None:
         """Also save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
         register_state(self, attr_name, custom_to_json, custom_from_json)
 
@@ -449,28 +486,40 @@ class Agent(Runs, TimeTravel):
         """What a session just stored of this agent, or (``empty``) nothing (see ``agentnb.state.modules``)."""
         return agent_state.empty_cursor(self) if empty else agent_state.cursor(self)
 
-    def state_delta(self, cursor: Any, *, after_turn: bool = False) -> tuple[list[dict[str, Any]], Any] | None:
+    def state_delta(
+        self, cursor: Any, *, after_turn: bool = False
+    ) -> tuple[list[dict[str, Any]], Any] | None:
         """What changed since ``cursor``, as ops, and the cursor after them (see ``agentnb.state.modules``)."""
         return agent_state.delta(self, cursor, after_turn=after_turn)
 
     def attach_recording(
-        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent", mode: str | None = None
+        self,
+        session: Any,
+        session_id: str | None = None,
+        *,
+        fresh: bool = False,
+        module: str = "agent",
+        mode: str | None = None,
     ) -> Any:
         """Replay from and record to ``session`` (a SessionBase or a folder for a JSONSession),
         as a notebook does with the folder beside it: the agent keeps its own definition and
         state; a turn whose requests match the recording is answered from it; a turn that
         differs goes live and replaces the recording from there (see ``agentnb.sessions.recording``).
         ``fresh=True`` ignores what the session holds. Returns the ``Recording``."""
-        from .sessions.recording import Recording
         from .sessions import JSONSession, SessionBase
         from .sessions.base import check_session_id
+        from .sessions.recording import Recording
 
         if isinstance(session, (str, os.PathLike)):
             session = JSONSession(session)
         if not isinstance(session, SessionBase):
-            raise ConfigurationError(f"a recording goes into a JSONSession, a SQLiteSession or a folder, got {type(session).__name__}")
+            raise ConfigurationError(
+                f"a recording goes into a JSONSession, a SQLiteSession or a folder, got {type(session).__name__}"
+            )
         self.detach_session()
-        recording = Recording(session, check_session_id(session_id or self.name), module=module, mode=mode, fresh=fresh)
+        recording = Recording(
+            session, check_session_id(session_id or self.name), module=module, mode=mode, fresh=fresh
+        )
         recording.attach(self)
         self.recording = recording
         return recording
@@ -480,7 +529,9 @@ class Agent(Runs, TimeTravel):
         running anything, and continue it from there. Returns the number of turns taken over."""
         recording = self.recording
         if recording is None:
-            raise ConfigurationError(f"agent {self.name!r} has no recording to resume; attach_recording(...) first")
+            raise ConfigurationError(
+                f"agent {self.name!r} has no recording to resume; attach_recording(...) first"
+            )
         with self._running():
             recording.session.load_session_state_sync(recording.session_id, **{recording.module: self})
         recording.resume()
@@ -496,7 +547,9 @@ class Agent(Runs, TimeTravel):
             self.recording.detach()
             self.recording = None
 
-    def attach_session(self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent") -> bool:
+    def attach_session(
+        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
+    ) -> bool:
         """Save to ``session`` after every turn, restoring what it holds first (unless
         ``fresh=True``). ``session`` is a SessionBase or a folder for a JSONSession;
         ``session_id`` defaults to the agent's name. Returns whether a session was restored."""

@@ -176,6 +176,8 @@ class DelegationError(AgentnbError):
 class TeamDefinitionError(ConfigurationError):
     """A team or handoff is defined wrongly: a member named twice, a cycle of teams, a handoff
     to an agent that is not defined."""
+
+
 class EvalError(AgentnbError):
     """Base class: an evaluation could not be set up, run or read."""
 

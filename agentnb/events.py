@@ -11,8 +11,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union
 
-from .util.fastinit import fast_init
 from .messages import ToolCall
+from .util.fastinit import fast_init
 
 CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output", "merge"]
 

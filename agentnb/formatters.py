@@ -167,9 +167,7 @@ class ParagraphFormatter(MessageFormatter):
                 lines.append(line)
         close()
         if not data:
-            return ParsedOutput(
-                raw=raw, error="the reply has no 'KEY: value' lines", format=self.name
-            )
+            return ParsedOutput(raw=raw, error="the reply has no 'KEY: value' lines", format=self.name)
         return self._checked(raw, data, fields)
 
 
@@ -205,7 +203,9 @@ class JsonFormatter(MessageFormatter):
                 )
         if not isinstance(value, dict):
             return ParsedOutput(
-                raw=raw, error=f"the reply is JSON but a {type(value).__name__}, not an object", format=self.name
+                raw=raw,
+                error=f"the reply is JSON but a {type(value).__name__}, not an object",
+                format=self.name,
             )
         return self._checked(raw, value, fields)
 
@@ -305,7 +305,9 @@ class FormatSettings:
     @property
     def structured(self) -> bool:
         """Whether the user message is a payload even without context or a dict input."""
-        return bool(self.prompt_template or self.input_formatter or self.output_formatter or self.output_fields)
+        return bool(
+            self.prompt_template or self.input_formatter or self.output_formatter or self.output_fields
+        )
 
 
 def _output_fields(value: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:

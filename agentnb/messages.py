@@ -148,12 +148,20 @@ class Message:
     def from_dict(cls, data: dict[str, Any]) -> Message:
         """The inverse of ``to_dict`` (ValueError for a role no message has)."""
         if data["role"] not in ROLES:
-            raise ValueError(f"a message of unknown role {data['role']!r:.40} (a message is one of {', '.join(ROLES)})")
+            raise ValueError(
+                f"a message of unknown role {data['role']!r:.40} (a message is one of {', '.join(ROLES)})"
+            )
         return cls(
             role=data["role"],
             content=data.get("content"),
             tool_calls=tuple(
-                ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"], problem=c.get("problem"), note=c.get("note"))
+                ToolCall(
+                    id=c["id"],
+                    name=c["name"],
+                    arguments=c["arguments"],
+                    problem=c.get("problem"),
+                    note=c.get("note"),
+                )
                 for c in data.get("tool_calls") or ()
             ),
             tool_call_id=data.get("tool_call_id"),

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from .errors import ConfigurationError
-from .util.extras import require
 from .models import Model, ScriptedModel
 from .models.base import ModelRequest, ModelResponse
+from .util.extras import require
 
 DEFAULT_OPENAI_MODEL = "gpt-5-mini"
 OFFLINE_HINT = (
@@ -83,7 +83,13 @@ def get_default_model() -> Any:
 def resolve_model(spec: Any) -> Model:
     """A Model from a model object, a model string, or None (default, environment, offline)."""
     if spec is not None:
-        model = spec if isinstance(spec, Model) else _from_string(spec) if isinstance(spec, str) else PlaceholderModel(spec)
+        model = (
+            spec
+            if isinstance(spec, Model)
+            else _from_string(spec)
+            if isinstance(spec, str)
+            else PlaceholderModel(spec)
+        )
         origin = "explicit"
     elif _default is not None:
         model = _default if isinstance(_default, Model) else _from_string(_default)
@@ -134,4 +140,12 @@ def _from_string(spec: Any) -> Model:
     )
 
 
-__all__ = ["DEFAULT_OPENAI_MODEL", "OFFLINE_HINT", "PlaceholderModel", "get_default_model", "offline_model", "resolve_model", "set_default_model"]
+__all__ = [
+    "DEFAULT_OPENAI_MODEL",
+    "OFFLINE_HINT",
+    "PlaceholderModel",
+    "get_default_model",
+    "offline_model",
+    "resolve_model",
+    "set_default_model",
+]

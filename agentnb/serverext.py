@@ -32,7 +32,11 @@ STATIC_CLASS = "agentnb-static-inspector"
 def static_html(text: str) -> str:
     """The static stand-in of one inspector, from its text (escaped: nothing in it is markup)."""
     head, _, rest = text.partition("\n")
-    body = f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>' if rest else ""
+    body = (
+        f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>'
+        if rest
+        else ""
+    )
     return f'<div class="{STATIC_CLASS} tex2jax_ignore mathjax_ignore"><div>{html.escape(head, quote=True)}</div>{body}</div>'
 
 
@@ -101,7 +105,9 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     web_app = serverapp.web_app
     pattern = url_path_join(web_app.settings.get("base_url", "/"), "agentnb/static/(.*)")
     web_app.add_handlers(".*$", [(pattern, StaticFileHandler, {"path": str(STATIC)})])
-    serverapp.log.info("agentnb: the inspector's front end served; inspectors in saved notebooks fall back to their static view")
+    serverapp.log.info(
+        "agentnb: the inspector's front end served; inspectors in saved notebooks fall back to their static view"
+    )
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:

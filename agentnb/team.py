@@ -16,12 +16,12 @@ from dataclasses import replace
 from typing import Any
 
 from .agent import Agent
-from .delegation.tools import check_failed, member_id, task_sections
 from .delegation.site import Assignment, Delegation, current_site
+from .delegation.tools import check_failed, member_id, task_sections
 from .errors import DelegationError, TeamDefinitionError
-from .tools.run_context import RunContext
 from .models.tokens import count_sections, counter_for
 from .tools import Tool
+from .tools.run_context import RunContext
 
 MODES = ("coordinate", "route", "broadcast")
 
@@ -73,7 +73,9 @@ class Team(Agent):
             elif model is None and not isinstance(value, (str, list, tuple)):
                 model = value
             else:
-                raise TeamDefinitionError(f"Team() got {value!r} twice or in the wrong place: Team(name, members=[...], model=...)")
+                raise TeamDefinitionError(
+                    f"Team() got {value!r} twice or in the wrong place: Team(name, members=[...], model=...)"
+                )
         if mode not in MODES:
             hint = " (Agno's tasks mode is not supported)" if mode == "tasks" else ""
             raise TeamDefinitionError(f"mode must be one of {', '.join(MODES)}; got {mode!r}{hint}")
@@ -82,7 +84,9 @@ class Team(Agent):
         self.mode = mode
         self.respond_directly = mode == "route" if respond_directly is None else bool(respond_directly)
         """The member's answer is the team's (Agno: route mode sets it)."""
-        self.delegate_to_all_members = mode == "broadcast" if delegate_to_all_members is None else bool(delegate_to_all_members)
+        self.delegate_to_all_members = (
+            mode == "broadcast" if delegate_to_all_members is None else bool(delegate_to_all_members)
+        )
         """Every member gets each task at once (Agno: broadcast mode sets it)."""
         self.share_member_interactions = bool(share_member_interactions)
         """Members see the earlier delegations of this run (``<member_interaction_context>``)."""
@@ -97,10 +101,18 @@ class Team(Agent):
         self._interactions: dict[str, list[tuple[str, str, str]]] = {}
         self._delegate_tools: dict[bool, Tool] = {}
         super().__init__(name or "team", model, **agent_options)
-        self._definition.update(members=self.members, mode=mode, respond_directly=respond_directly, delegate_to_all_members=delegate_to_all_members,
-                                share_member_interactions=share_member_interactions, add_team_history_to_members=add_team_history_to_members,
-                                num_team_history_runs=num_team_history_runs, add_member_tools_to_context=add_member_tools_to_context,
-                                determine_input_for_members=determine_input_for_members, member_state=member_state)
+        self._definition.update(
+            members=self.members,
+            mode=mode,
+            respond_directly=respond_directly,
+            delegate_to_all_members=delegate_to_all_members,
+            share_member_interactions=share_member_interactions,
+            add_team_history_to_members=add_team_history_to_members,
+            num_team_history_runs=num_team_history_runs,
+            add_member_tools_to_context=add_member_tools_to_context,
+            determine_input_for_members=determine_input_for_members,
+            member_state=member_state,
+        )
         self._definition.pop("agent_options", None)
         self._definition.update(agent_options)
 
@@ -111,7 +123,9 @@ class Team(Agent):
         for member in self.members:
             if key in (member.name, member_id(member.name)):
                 return member
-        raise DelegationError(f"team {self.name!r} has no member {key!r}; members: {', '.join(member_id(m.name) for m in self.members) or '(none)'}")
+        raise DelegationError(
+            f"team {self.name!r} has no member {key!r}; members: {', '.join(member_id(m.name) for m in self.members) or '(none)'}"
+        )
 
     def find(self, path: str | Sequence[str]) -> Agent:
         """A member at any depth: ``team.find("sub/researcher")``."""
@@ -134,13 +148,23 @@ class Team(Agent):
             member = team.member(part)
             private = copy.deepcopy(dict(member.state.data))
             schema = member.state.schema if member.state.has_schema else None
-            given = {k: v for k, v in view.items() if schema is None or k in schema} if team.member_state != "none" else {}
+            given = (
+                {k: v for k, v in view.items() if schema is None or k in schema}
+                if team.member_state != "none"
+                else {}
+            )
             view = {**private, **given}
             if i < len(parts) - 1:
                 if not isinstance(member, Team):
-                    raise DelegationError(f"{member.name!r} is an agent, not a team; it has no member {parts[i + 1]!r}")
+                    raise DelegationError(
+                        f"{member.name!r} is an agent, not a team; it has no member {parts[i + 1]!r}"
+                    )
                 team = member
-        blocks = [("add_team_history_to_members", team._history_block(""))] if team.add_team_history_to_members else []
+        blocks = (
+            [("add_team_history_to_members", team._history_block(""))]
+            if team.add_team_history_to_members
+            else []
+        )
         text, sections = task_sections(task, blocks, "task (delegate_task_to_member)")
         with member._running():
             own = thaw_copy(member.state.data)
@@ -152,7 +176,9 @@ class Team(Agent):
                 member.state.frozen(consume=True)
         observation.user_sections = sections
         if observation.tokens is not None:  # what the team adds, counted as in a run (tokens.py)
-            observation.tokens = replace(observation.tokens, user_sections=count_sections(counter_for(member.model), sections))
+            observation.tokens = replace(
+                observation.tokens, user_sections=count_sections(counter_for(member.model), sections)
+            )
         return observation
 
     def all_tools(self) -> list[Tool]:
@@ -162,12 +188,18 @@ class Team(Agent):
         broadcast = self.delegate_to_all_members
         tool = self._delegate_tools.get(broadcast)
         if tool is None:
-            tool = self._delegate_tools[broadcast] = self._broadcast_tool() if broadcast else self._member_tool()
+            tool = self._delegate_tools[broadcast] = (
+                self._broadcast_tool() if broadcast else self._member_tool()
+            )
         return tools if tool.name in taken else [*tools, tool]
 
     def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]:
         """The ``<team_members>`` block and how to respond in this mode."""
-        mode = "broadcast" if self.delegate_to_all_members else ("route" if self.respond_directly else "coordinate")
+        mode = (
+            "broadcast"
+            if self.delegate_to_all_members
+            else ("route" if self.respond_directly else "coordinate")
+        )
         return [
             ("team_members", f"<team_members>\n{self._members_block(0)}</team_members>\n\n"),
             ("team_mode", f"<how_to_respond>\n{_HOW_TO_RESPOND[mode]}\n</how_to_respond>\n\n"),
@@ -208,7 +240,9 @@ class Team(Agent):
     def _member_tool(self) -> Tool:
         def delegate_task_to_member(member_id: str, task: str) -> str:
             member = self.member(member_id)
-            (record,) = current_site().run_members([self._assignment(member, task, "delegate_task_to_member")])
+            (record,) = current_site().run_members(
+                [self._assignment(member, task, "delegate_task_to_member")]
+            )
             check_failed(record)
             return record.content or ""
 
@@ -218,8 +252,14 @@ class Team(Agent):
             parameters={
                 "type": "object",
                 "properties": {
-                    "member_id": {"type": "string", "description": "The ID of the member to delegate the task to. Use only the ID of the member, for example `web-researcher`."},
-                    "task": {"type": "string", "description": "A clear and concise description of the task the member should achieve."},
+                    "member_id": {
+                        "type": "string",
+                        "description": "The ID of the member to delegate the task to. Use only the ID of the member, for example `web-researcher`.",
+                    },
+                    "task": {
+                        "type": "string",
+                        "description": "A clear and concise description of the task the member should achieve.",
+                    },
                 },
                 "required": ["member_id", "task"],
             },
@@ -230,10 +270,16 @@ class Team(Agent):
 
     def _broadcast_tool(self) -> Tool:
         def delegate_task_to_members(task: str) -> str:
-            records = current_site().run_members([self._assignment(m, task, "delegate_task_to_members") for m in self.members])
+            records = current_site().run_members(
+                [self._assignment(m, task, "delegate_task_to_members") for m in self.members]
+            )
             parts = []
             for record in records:
-                answer = record.content if record.status == "ok" else f"Error: member {record.agent!r} failed: {record.error}"
+                answer = (
+                    record.content
+                    if record.status == "ok"
+                    else f"Error: member {record.agent!r} failed: {record.error}"
+                )
                 parts.append(f"Agent {record.agent}: {answer}")
             return "\n\n".join(parts)
 
@@ -242,7 +288,12 @@ class Team(Agent):
             description="Use this function to delegate a task to all the member agents and return a response.",
             parameters={
                 "type": "object",
-                "properties": {"task": {"type": "string", "description": "A clear and concise description of the task to send to all the member agents."}},
+                "properties": {
+                    "task": {
+                        "type": "string",
+                        "description": "A clear and concise description of the task to send to all the member agents.",
+                    }
+                },
                 "required": ["task"],
             },
             function=delegate_task_to_members,
@@ -264,23 +315,43 @@ class Team(Agent):
         site = current_site()
         source = f"task ({tool})"
         if not self.determine_input_for_members:
-            task, source = _user_message(site.ctx.messages), "user message (determine_input_for_members=False)"
+            task, source = (
+                _user_message(site.ctx.messages),
+                "user message (determine_input_for_members=False)",
+            )
         blocks: list[tuple[str, str]] = []
         if self.share_member_interactions:
-            blocks.append(("share_member_interactions", _interactions_block(self._interactions.get(site.parent.run_id, []))))
+            blocks.append(
+                (
+                    "share_member_interactions",
+                    _interactions_block(self._interactions.get(site.parent.run_id, [])),
+                )
+            )
         if self.add_team_history_to_members:
             # A member team is given its own history, an agent the team's (Agno).
-            history = member._history_block("") if isinstance(member, Team) else self._history_block(site.parent.run_id)
+            history = (
+                member._history_block("")
+                if isinstance(member, Team)
+                else self._history_block(site.parent.run_id)
+            )
             blocks.append(("add_team_history_to_members", history))
         text, sections = task_sections(task, blocks, source)
         return Assignment(member, text, sections, label=task)
 
     def _remember(self, ctx: RunContext, assignment: Assignment, record: Any) -> None:
         answer = record.content if record.status == "ok" else f"(failed: {record.error})"
-        self._interactions.setdefault(ctx.run_id, []).append((assignment.member.name, assignment.label, answer or ""))
+        self._interactions.setdefault(ctx.run_id, []).append(
+            (assignment.member.name, assignment.label, answer or "")
+        )
 
     def _history_block(self, running: str) -> str:
-        turns = [t for t in self.history if t.run_id != running and t.status == "ok"][-self.num_team_history_runs :] if self.num_team_history_runs else []
+        turns = (
+            [t for t in self.history if t.run_id != running and t.status == "ok"][
+                -self.num_team_history_runs :
+            ]
+            if self.num_team_history_runs
+            else []
+        )
         if not turns:
             return ""
         lines = ["<team_history_context>"]
@@ -304,13 +375,23 @@ class Team(Agent):
                 out[f"{root}/{member.name}"] = member
         return out
 
-    def attach_recording(self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent", mode: str | None = None) -> Any:
+    def attach_recording(
+        self,
+        session: Any,
+        session_id: str | None = None,
+        *,
+        fresh: bool = False,
+        module: str = "agent",
+        mode: str | None = None,
+    ) -> Any:
         """Replay from and record to ``session`` — the team and each member as a module of its
         own (``<module>/<member>``), so each replays by its own turns and calls."""
         recording = super().attach_recording(session, session_id, fresh=fresh, module=module, mode=mode)
         for path, member in self.modules(module).items():
             if member is not self:
-                Agent.attach_recording(member, recording.session, recording.session_id, fresh=fresh, module=path, mode=mode)
+                Agent.attach_recording(
+                    member, recording.session, recording.session_id, fresh=fresh, module=path, mode=mode
+                )
         return recording
 
     def detach_session(self) -> None:
@@ -361,7 +442,13 @@ class Team(Agent):
         members = []
         for member in self.members:
             kept = sum(1 for t in member.history if t.run_id in ran)
-            members.append(member.fork(member.name, turn=kept) if kept else member.fork(member.name) if turn is None else _fresh(member))
+            members.append(
+                member.fork(member.name, turn=kept)
+                if kept
+                else member.fork(member.name)
+                if turn is None
+                else _fresh(member)
+            )
         forked = Team(name or f"{self.name}_fork", **{**self._definition, "members": members})
         forked.model = self.model
         forked._initial_state = copy.deepcopy(self._initial_state)
@@ -401,8 +488,6 @@ def _child_ids(turn: Any) -> list[str]:
     return ids
 
 
-
-
 def _interactions_block(interactions: Iterable[tuple[str, str, str]]) -> str:
     items = list(interactions)
     if not items:
@@ -418,13 +503,19 @@ def _check_members(name: str, members: Sequence[Any], seen: tuple[str, ...] = ()
     ids: dict[str, str] = {}
     for member in members:
         if not isinstance(member, Agent):
-            raise TeamDefinitionError(f"team {name!r}: members must be agents or teams; got {type(member).__name__}: {member!r}")
+            raise TeamDefinitionError(
+                f"team {name!r}: members must be agents or teams; got {type(member).__name__}: {member!r}"
+            )
         key = member_id(member.name)
         if key in ids:
-            raise TeamDefinitionError(f"team {name!r}: member {member.name!r} is named twice; give each member its own name")
+            raise TeamDefinitionError(
+                f"team {name!r}: member {member.name!r} is named twice; give each member its own name"
+            )
         ids[key] = member.name
         if member.name == name or member.name in seen:
-            raise TeamDefinitionError(f"team {name!r}: {' ▸ '.join((*seen, name, member.name))} is a cycle; a team cannot contain itself")
+            raise TeamDefinitionError(
+                f"team {name!r}: {' ▸ '.join((*seen, name, member.name))} is a cycle; a team cannot contain itself"
+            )
         if isinstance(member, Team):
             _check_members(member.name, member.members, (*seen, name))
 

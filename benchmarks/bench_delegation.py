@@ -42,7 +42,12 @@ def agentnb_series(case: str, n: int, warmup: int) -> dict[str, Any]:
     clock = measure.ModelClock()
 
     def fake(name: str, arguments: dict[str, Any]) -> ScriptedModel:
-        call = ModelResponse(tool_calls=(__import__("agentnb").ToolCall(id="call_0", name=name, arguments=json.dumps(arguments)),), finish_reason="tool_calls")
+        call = ModelResponse(
+            tool_calls=(
+                __import__("agentnb").ToolCall(id="call_0", name=name, arguments=json.dumps(arguments)),
+            ),
+            finish_reason="tool_calls",
+        )
         done = ModelResponse(content="done", finish_reason="stop")
 
         def reply(request: Any) -> Any:
@@ -54,10 +59,17 @@ def agentnb_series(case: str, n: int, warmup: int) -> dict[str, Any]:
         return model
 
     if case == "plain":
-        runner: Any = Agent("plain", fake("add_item", {"item": "x"}), tools=[add_item], session_state={"items": []})
+        runner: Any = Agent(
+            "plain", fake("add_item", {"item": "x"}), tools=[add_item], session_state={"items": []}
+        )
     else:
         member = Agent("worker", fake("add_item", {"item": "x"}), tools=[add_item])
-        runner = Team("team", members=[member], model=fake("delegate_task_to_member", {"member_id": "worker", "task": "add x"}), session_state={"items": []})
+        runner = Team(
+            "team",
+            members=[member],
+            model=fake("delegate_task_to_member", {"member_id": "worker", "task": "add x"}),
+            session_state={"items": []},
+        )
     members = getattr(runner, "members", [])
 
     def turn() -> Any:
@@ -74,14 +86,38 @@ def agentnb_series(case: str, n: int, warmup: int) -> dict[str, Any]:
     return measure.run_series(turn, check, n, warmup, clock)
 
 
-def one_process(framework: str, case: str, n: int, warmup: int, agno_python: str | None) -> tuple[float, float]:
+def one_process(
+    framework: str, case: str, n: int, warmup: int, agno_python: str | None
+) -> tuple[float, float]:
     """The median framework (wall minus fake model) and process CPU times per turn of one fresh
     process."""
     with tempfile.TemporaryDirectory() as out:
         if framework == "agentnb":
-            command = [sys.executable, __file__, "--child", case, "--n", str(n), "--warmup", str(warmup), "--out", out]
+            command = [
+                sys.executable,
+                __file__,
+                "--child",
+                case,
+                "--n",
+                str(n),
+                "--warmup",
+                str(warmup),
+                "--out",
+                out,
+            ]
         else:
-            command = [agno_python, str(HERE / "peers" / "agno_team.py"), "--case", case, "--n", str(n), "--warmup", str(warmup), "--out", out]
+            command = [
+                agno_python,
+                str(HERE / "peers" / "agno_team.py"),
+                "--case",
+                case,
+                "--n",
+                str(n),
+                "--warmup",
+                str(warmup),
+                "--out",
+                out,
+            ]
         subprocess.run(command, check=True, capture_output=True, text=True)
         (path,) = Path(out).glob("*.json")
         series = json.loads(path.read_text())["series"]
@@ -98,26 +134,38 @@ def main() -> None:
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.child:
-        out = {"framework": "agentnb", "case": args.child, "series": agentnb_series(args.child, args.n, args.warmup)}
+        out = {
+            "framework": "agentnb",
+            "case": args.child,
+            "series": agentnb_series(args.child, args.n, args.warmup),
+        }
         measure.write_json(args.out, f"delegation_agentnb_{args.child}", out)
         return
     frameworks = ["agentnb"] + (["agno"] if args.agno_python else [])
-    results: dict[tuple[str, str], list[tuple[float, float]]] = {(f, c): [] for f in frameworks for c in ("plain", "team")}
+    results: dict[tuple[str, str], list[tuple[float, float]]] = {
+        (f, c): [] for f in frameworks for c in ("plain", "team")
+    }
     for _ in range(args.procs):  # interleaved: the machine's load hits every series alike
         for framework in frameworks:
             for case in ("plain", "team"):
-                results[framework, case].append(one_process(framework, case, args.n, args.warmup, args.agno_python))
+                results[framework, case].append(
+                    one_process(framework, case, args.n, args.warmup, args.agno_python)
+                )
     print(f"load average {measure.loadavg()}; {args.procs} processes x {args.n} turns per series")
     for column, label in ((0, "framework time (wall minus fake model)"), (1, "process CPU time")):
         print(f"\n{label}, median of per-process medians [min–max]:\n")
-        print("| framework | plain tool call | delegation (team → member → same tool call) | delegation − plain | ratio |")
+        print(
+            "| framework | plain tool call | delegation (team → member → same tool call) | delegation − plain | ratio |"
+        )
         print("| --- | ---: | ---: | ---: | ---: |")
         for framework in frameworks:
             plain_runs = [r[column] for r in results[framework, "plain"]]
             team_runs = [r[column] for r in results[framework, "team"]]
             plain, team = statistics.median(plain_runs), statistics.median(team_runs)
             span = lambda xs: f"[{min(xs):.3f}–{max(xs):.3f}]"  # noqa: E731
-            print(f"| {framework} | {plain:.3f} ms {span(plain_runs)} | {team:.3f} ms {span(team_runs)} | {team - plain:.3f} ms | {team / plain:.2f}× |")
+            print(
+                f"| {framework} | {plain:.3f} ms {span(plain_runs)} | {team:.3f} ms {span(team_runs)} | {team - plain:.3f} ms | {team / plain:.2f}× |"
+            )
 
 
 if __name__ == "__main__":

@@ -52,7 +52,9 @@ with server:
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     """The loopback server in a process of its own; returns it and its URL."""
     script = SERVER.format(tests=str(HERE.parent / "tests"), latency=latency)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     url = proc.stdout.readline().strip()
     return proc, url
 
@@ -68,10 +70,20 @@ def bare(url: str, cases: int, concurrency: int) -> float:
     client = openai.OpenAI(base_url=url, api_key="x", max_retries=0)
 
     def call(i: int) -> str:
-        messages = [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": f"question {i}"}]
+        messages = [
+            {"role": "system", "content": "Answer briefly."},
+            {"role": "user", "content": f"question {i}"},
+        ]
         if not STREAM:
-            return client.chat.completions.create(model="gpt-bench", messages=messages).choices[0].message.content or ""
-        stream = client.chat.completions.create(model="gpt-bench", messages=messages, stream=True, stream_options={"include_usage": True})
+            return (
+                client.chat.completions.create(model="gpt-bench", messages=messages)
+                .choices[0]
+                .message.content
+                or ""
+            )
+        stream = client.chat.completions.create(
+            model="gpt-bench", messages=messages, stream=True, stream_options={"include_usage": True}
+        )
         return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
 
     cpu, start = time.process_time(), time.perf_counter()
@@ -80,21 +92,34 @@ def bare(url: str, cases: int, concurrency: int) -> float:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def agentnb_run(url: str, cases: int, concurrency: int, folder: str, name: str, executor=None, memory: bool = False) -> dict:
+def agentnb_run(
+    url: str, cases: int, concurrency: int, folder: str, name: str, executor=None, memory: bool = False
+) -> dict:
     """Wall, CPU and memory of ``agent.evaluate`` over the cases."""
     from agentnb import Agent
     from agentnb.evals import Case, check
     from agentnb.models import OpenAIChat
 
-    agent = Agent("bench", model=OpenAIChat("gpt-bench", base_url=url, stream=STREAM), instructions="Answer briefly.")
+    agent = Agent(
+        "bench", model=OpenAIChat("gpt-bench", base_url=url, stream=STREAM), instructions="Answer briefly."
+    )
     items = [Case(f"question {i}", id=f"q{i:04d}", expected="ok") for i in range(cases)]
     gc.collect()
     if memory:
         tracemalloc.start()
     cpu, start = time.process_time(), time.perf_counter()
-    run = agent.evaluate(items, [check.answer_contains()], name=name, folder=folder, concurrency=concurrency, executor=executor)
+    run = agent.evaluate(
+        items, [check.answer_contains()], name=name, folder=folder, concurrency=concurrency, executor=executor
+    )
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    out = {"wall_s": wall, "cpu_s": cpu, "rows": len(run.rows), "errors": len(run.errors), "replayed": sum(r.replayed for r in run.rows), "rate": run.rate()}
+    out = {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "rows": len(run.rows),
+        "errors": len(run.errors),
+        "replayed": sum(r.replayed for r in run.rows),
+        "rate": run.rate(),
+    }
     if memory:
         gc.collect()
         retained = tracemalloc.get_traced_memory()[0]
@@ -109,7 +134,12 @@ def agentnb_run(url: str, cases: int, concurrency: int, folder: str, name: str, 
 def pydantic_evals(python: str, url: str, cases: int, concurrency: int) -> dict:
     """The same cases through pydantic-evals in its own interpreter."""
     script = HERE / "peers" / "pydantic_evals_cases.py"
-    done = subprocess.run([python, str(script), url, str(cases), str(concurrency), "stream" if STREAM else "json"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [python, str(script), url, str(cases), str(concurrency), "stream" if STREAM else "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -127,7 +157,14 @@ def main() -> None:
     STREAM = args.stream
     ideal = args.cases * args.latency / args.concurrency
     proc, url = start_server(args.latency)
-    result: dict = {"cases": args.cases, "latency_s": args.latency, "concurrency": args.concurrency, "ideal_s": ideal, "cpus": os.cpu_count(), "load": os.getloadavg()}
+    result: dict = {
+        "cases": args.cases,
+        "latency_s": args.latency,
+        "concurrency": args.concurrency,
+        "ideal_s": ideal,
+        "cpus": os.cpu_count(),
+        "load": os.getloadavg(),
+    }
     try:
         bare(url, 50, args.concurrency)  # warm-up: imports, connections
         result["bare_s"], bare_cpu = bare(url, args.cases, args.concurrency)
@@ -135,18 +172,32 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             agentnb_run(url, 50, args.concurrency, folder, "warmup")
             result["agentnb"] = agentnb_run(url, args.cases, args.concurrency, folder, "bench", memory=False)
-            result["agentnb_memory"] = agentnb_run(url, args.cases, args.concurrency, folder, "bench-memory", memory=True)
+            result["agentnb_memory"] = agentnb_run(
+                url, args.cases, args.concurrency, folder, "bench-memory", memory=True
+            )
             result["resume"] = agentnb_run(url, args.cases, args.concurrency, folder, "bench")
             if args.dask:
                 from distributed import Client, LocalCluster
 
-                with LocalCluster(n_workers=2, threads_per_worker=args.concurrency // 2, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+                with (
+                    LocalCluster(
+                        n_workers=2,
+                        threads_per_worker=args.concurrency // 2,
+                        processes=True,
+                        dashboard_address=None,
+                    ) as cluster,
+                    Client(cluster) as client,
+                ):
                     executor = client.get_executor()
                     agentnb_run(url, 50, args.concurrency, folder, "dask-warmup", executor=executor)
-                    result["dask"] = agentnb_run(url, args.cases, args.concurrency, folder, "dask", executor=executor)
+                    result["dask"] = agentnb_run(
+                        url, args.cases, args.concurrency, folder, "dask", executor=executor
+                    )
         if args.pydantic_evals:
             try:
-                result["pydantic_evals"] = pydantic_evals(args.pydantic_evals, url, args.cases, args.concurrency)
+                result["pydantic_evals"] = pydantic_evals(
+                    args.pydantic_evals, url, args.cases, args.concurrency
+                )
             except subprocess.CalledProcessError as exc:
                 result["pydantic_evals_error"] = exc.stderr[-1000:]
     finally:

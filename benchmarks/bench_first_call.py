@@ -52,11 +52,18 @@ def child(variant: str, later: int) -> dict[str, Any]:
 
     kwargs: dict[str, Any] = {}
     if variant == "schema":
-        kwargs["tools"] = [Tool(
-            name="lookup", description="Look a city up.",
-            parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-            function=lookup,
-        )]
+        kwargs["tools"] = [
+            Tool(
+                name="lookup",
+                description="Look a city up.",
+                parameters={
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+                function=lookup,
+            )
+        ]
     elif variant == "function":
         kwargs["tools"] = [lookup]
     else:
@@ -72,7 +79,12 @@ def child(variant: str, later: int) -> dict[str, Any]:
         assert agent.history[-1].tool_calls[0].error is None, agent.history[-1].tool_calls[0].error
         if len(times) == 1:
             imported = sorted({m.split(".")[0] for m in set(sys.modules) - before})
-    return {"import_ms": import_ms, "first_ms": times[0], "later_ms": statistics.median(times[1:]), "imported": imported}
+    return {
+        "import_ms": import_ms,
+        "first_ms": times[0],
+        "later_ms": statistics.median(times[1:]),
+        "imported": imported,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -89,16 +101,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     for _ in range(args.procs):  # interleaved, so the machine's load hits every variant alike
         for variant in VARIANTS:
-            proc = subprocess.run([sys.executable, __file__, "--child", variant, "--later", str(args.later)],
-                                  check=True, capture_output=True, text=True)
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", variant, "--later", str(args.later)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             runs[variant].append(json.loads(proc.stdout.splitlines()[-1]))
     for variant, rs in runs.items():
         row = {k: [r[k] for r in rs] for k in ("import_ms", "first_ms", "later_ms")}
         out["variants"][variant] = row | {"imported_by_first_run": rs[0]["imported"]}
         first, later = statistics.median(row["first_ms"]), statistics.median(row["later_ms"])
-        print(f"agentnb first call, {variant:8}: first run {first:7.1f} ms [{min(row['first_ms']):.1f}–{max(row['first_ms']):.1f}], "
-              f"later runs {later:.2f} ms; the first run imported {len(rs[0]['imported'])} top-level modules "
-              f"{[m for m in rs[0]['imported'] if not m.startswith('_')][:15]}", flush=True)
+        print(
+            f"agentnb first call, {variant:8}: first run {first:7.1f} ms [{min(row['first_ms']):.1f}–{max(row['first_ms']):.1f}], "
+            f"later runs {later:.2f} ms; the first run imported {len(rs[0]['imported'])} top-level modules "
+            f"{[m for m in rs[0]['imported'] if not m.startswith('_')][:15]}",
+            flush=True,
+        )
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=2))

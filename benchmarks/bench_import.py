@@ -32,7 +32,9 @@ def wall(code: str) -> float:
 
 
 def importtime(code: str) -> tuple[float, int]:
-    p = subprocess.run([PY, "-X", "importtime", "-c", code], check=True, cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(
+        [PY, "-X", "importtime", "-c", code], check=True, cwd=ROOT, capture_output=True, text=True
+    )
     total, count = 0, 0
     for line in p.stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S.*)$", line)
@@ -66,24 +68,40 @@ def main(argv: list[str] | None = None) -> dict:
         wall(code)
         times = [wall(code) for _ in range(runs)]
         it, modules = importtime(code)
-        row = {"label": label, "median_ms": statistics.median(times) * 1000, "min_ms": min(times) * 1000,
-               "importtime_ms": it * 1000, "modules": modules}
+        row = {
+            "label": label,
+            "median_ms": statistics.median(times) * 1000,
+            "min_ms": min(times) * 1000,
+            "importtime_ms": it * 1000,
+            "modules": modules,
+        }
         out["rows"].append(row)
-        print(f"{label:26} median {row['median_ms']:7.1f} ms  min {row['min_ms']:7.1f} ms  "
-              f"(-X importtime {row['importtime_ms']:6.1f} ms, {modules} modules)", flush=True)
+        print(
+            f"{label:26} median {row['median_ms']:7.1f} ms  min {row['min_ms']:7.1f} ms  "
+            f"(-X importtime {row['importtime_ms']:6.1f} ms, {modules} modules)",
+            flush=True,
+        )
     probe = "import sys, agentnb; print([m for m in %r if m in sys.modules])" % (HEAVY,)
-    heavy = subprocess.run([PY, "-c", probe], check=True, cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    heavy = subprocess.run(
+        [PY, "-c", probe], check=True, cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     out["heavy_imported_by_import_agentnb"] = heavy
     print(f"heavy libraries imported by `import agentnb`: {heavy}")
     subprocess.run([PY, "-c", LOAD_EXT], check=True, cwd=ROOT, capture_output=True)
     loads = [
-        float(subprocess.run([PY, "-c", LOAD_EXT], check=True, cwd=ROOT, capture_output=True, text=True).stdout.split()[-1])
+        float(
+            subprocess.run(
+                [PY, "-c", LOAD_EXT], check=True, cwd=ROOT, capture_output=True, text=True
+            ).stdout.split()[-1]
+        )
         for _ in range(runs)
     ]
     out["load_ext_median_ms"] = statistics.median(loads) * 1000
     out["load_ext_min_ms"] = min(loads) * 1000
-    print(f"{'%load_ext agentnb':26} median {out['load_ext_median_ms']:7.1f} ms  min {out['load_ext_min_ms']:7.1f} ms "
-          "(in a running IPython shell)")
+    print(
+        f"{'%load_ext agentnb':26} median {out['load_ext_median_ms']:7.1f} ms  min {out['load_ext_min_ms']:7.1f} ms "
+        "(in a running IPython shell)"
+    )
     if out_path:
         Path(out_path).parent.mkdir(parents=True, exist_ok=True)
         Path(out_path).write_text(json.dumps(out, indent=2))

@@ -59,7 +59,12 @@ def make_agent(n_nodes: int) -> Any:
         session_state["nodes"][key]["value"] = value
         return f"{key} = {value}"
 
-    return Agent("graph", ScriptedModel(model, stream=False), tools=[set_value], session_state=states.nested_nodes(n_nodes))
+    return Agent(
+        "graph",
+        ScriptedModel(model, stream=False),
+        tools=[set_value],
+        session_state=states.nested_nodes(n_nodes),
+    )
 
 
 def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -> dict:
@@ -158,7 +163,9 @@ def traffic(socket: kernel_stub.CountingSocket, n_nodes: int, turns: int = 30) -
             "wire_bytes_per_turn": measure.summary(wire_bytes),
             "own_messages_per_turn_mean": statistics.fmean(own_msgs),
             "own_json_bytes_per_turn_mean": statistics.fmean(own_bytes),
-            "state_changed_item_bytes_median": statistics.median([n for k, n in items if k == "state_changed"] or [0]),
+            "state_changed_item_bytes_median": statistics.median(
+                [n for k, n in items if k == "state_changed"] or [0]
+            ),
             "rows_per_turn": sum(k == "row" for k, _ in items) / turns,
             "inspector_ms_per_turn": measure.summary([t / 1e6 for t in per_turn_ns]),
             "collector_ms_in_it": sum(gc_ns) / 1e6,
@@ -230,23 +237,34 @@ def notebook_growth(counts=(1, 10, 50), n_nodes: int = 10) -> dict:
             with capture_output(display=True) as cap:
                 shell.run_cell(source, store_history=False)
             # What Jupyter saves: each display area's last content; live updates replace it.
-            outputs = [nbformat.v4.new_output("display_data", data=o.data, metadata=o.metadata or {}) for o in cap.outputs[-1:]]
+            outputs = [
+                nbformat.v4.new_output("display_data", data=o.data, metadata=o.metadata or {})
+                for o in cap.outputs[-1:]
+            ]
             cells.append(nbformat.v4.new_code_cell(source, outputs=outputs, execution_count=done + 1))
             done += 1
         nb = nbformat.v4.new_notebook(cells=list(cells))
         out[f"ipynb_bytes_{target}_turns"] = len(nbformat.writes(nb).encode())
-    empty = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"%%chat graph\nchange one node ({i})") for i in range(done)])
+    empty = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(f"%%chat graph\nchange one node ({i})") for i in range(done)]
+    )
     out["ipynb_bytes_without_outputs"] = len(nbformat.writes(empty).encode())
     first, last = counts[0], counts[-1]
-    out["bytes_per_turn"] = (out[f"ipynb_bytes_{last}_turns"] - out[f"ipynb_bytes_{first}_turns"]) / (last - first)
-    out["output_bytes_per_turn"] = (out[f"ipynb_bytes_{last}_turns"] - out["ipynb_bytes_without_outputs"]) / last
+    out["bytes_per_turn"] = (out[f"ipynb_bytes_{last}_turns"] - out[f"ipynb_bytes_{first}_turns"]) / (
+        last - first
+    )
+    out["output_bytes_per_turn"] = (
+        out[f"ipynb_bytes_{last}_turns"] - out["ipynb_bytes_without_outputs"]
+    ) / last
     return out
 
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", default=None, help="write the figures here")
-    p.add_argument("--skip-notebook", action="store_true", help="leave out the notebook growth (IPython shell)")
+    p.add_argument(
+        "--skip-notebook", action="store_true", help="leave out the notebook growth (IPython shell)"
+    )
     args = p.parse_args(argv)
     socket = kernel_stub.install("%%chat graph\nchange one node")
     result: dict = {"loadavg_start": measure.loadavg()}

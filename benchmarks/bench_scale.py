@@ -22,8 +22,9 @@ import argparse
 import platform
 import resource
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -95,7 +96,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--n", type=int, default=None, help="measured turns (default 200 tiny, 60 otherwise)")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--mem-turns", type=int, default=30, help="turns for the retained-memory measurement")
-    p.add_argument("--profile", action="store_true", help="print where the time and the retained memory go (cProfile, tracemalloc) and stop")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="print where the time and the retained memory go (cProfile, tracemalloc) and stop",
+    )
     p.add_argument("--tag", default="")
     p.add_argument("--out", default=None, help="folder for the JSON result")
     args = p.parse_args(argv)
@@ -159,8 +164,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"agentnb {args.mode:9} {args.case:16} wall {s['wall_ms']['median']:8.3f} ms (p95 {s['wall_ms']['p95']:.3f}) "
         f"framework {s['framework_ms']['median']:8.3f} ms  model {s['model_ms']['median']:.3f} ms  "
         f"cpu {s['cpu_ms']['median']:.3f} ms | retained {out['memory']['retained_bytes_per_turn'] / 1024:8.1f} KiB/turn"
-        + (f" | {out['inspector']['wire_messages_per_turn']:.2f} msgs {out['inspector']['wire_bytes_per_turn']:.0f} B on the wire"
-           if "inspector" in out else ""),
+        + (
+            f" | {out['inspector']['wire_messages_per_turn']:.2f} msgs {out['inspector']['wire_bytes_per_turn']:.0f} B on the wire"
+            if "inspector" in out
+            else ""
+        ),
         flush=True,
     )
     measure.write_json(args.out, f"scale_agentnb_{args.mode}_{args.case}{args.tag}", out)

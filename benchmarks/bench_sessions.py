@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 
 import measure  # noqa: E402
 import states  # noqa: E402
+
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
 from agentnb.sessions import JSONSession, SQLiteSession, StateModule  # noqa: E402
 
@@ -150,7 +151,9 @@ def load_times(kind: str, where: Path, expect: Agent, reps: int) -> dict[str, An
     return {"turns": len(expect.history), "wall_ms": measure.summary(wall), "cpu_ms": measure.summary(cpu)}
 
 
-def autosave(kind: str, root: Path, turns: int, load_at: list[int], load_reps: int, probe: Probe) -> dict[str, Any]:
+def autosave(
+    kind: str, root: Path, turns: int, load_at: list[int], load_reps: int, probe: Probe
+) -> dict[str, Any]:
     where = root / kind
     where.mkdir()
     clock = measure.ModelClock()
@@ -158,7 +161,9 @@ def autosave(kind: str, root: Path, turns: int, load_at: list[int], load_reps: i
     session = open_session(kind, where)
     probe.wrap_session(session)
     agent.attach_session(session, "bench", fresh=True)
-    rows: dict[str, list[float]] = {k: [] for k in ("turn", "turn_cpu", "model", "save", "save_cpu", "fsync", "compact")}
+    rows: dict[str, list[float]] = {
+        k: [] for k in ("turn", "turn_cpu", "model", "save", "save_cpu", "fsync", "compact")
+    }
     loads = []
     probe.compactions = 0
     probe.background.clear()
@@ -174,8 +179,15 @@ def autosave(kind: str, root: Path, turns: int, load_at: list[int], load_reps: i
         name, arguments = states.tool_call_for("flat_one", turn_no[0])
         assert agent.session_state[arguments["key"]]["n"] == arguments["n"]
         agent.model.requests.clear()  # the fake model's memory, not the framework's
-        for key, value in (("turn", t1 - t0), ("turn_cpu", c1 - c0), ("model", clock.ns - m0), ("save", probe.save_wall),
-                           ("save_cpu", probe.save_cpu), ("fsync", probe.fsync), ("compact", probe.compact)):
+        for key, value in (
+            ("turn", t1 - t0),
+            ("turn_cpu", c1 - c0),
+            ("model", clock.ns - m0),
+            ("save", probe.save_wall),
+            ("save_cpu", probe.save_cpu),
+            ("fsync", probe.fsync),
+            ("compact", probe.compact),
+        ):
             rows[key].append(value / 1e6)
         if i in load_at:
             loads.append(load_times(kind, where, agent, load_reps))
@@ -220,15 +232,19 @@ def profile(kind: str, root: Path, turns: int) -> None:
     for _ in range(turns):
         agent.run("change one key")
         agent.model.requests.clear()
-    for what, fn in (("load", lambda: load_times(kind, where, agent, 1)),
-                     ("20 more turns with their saves", lambda: [agent.run("change one key") for _ in range(20)]),
-                     ("a compaction", lambda: session.compact("bench"))):
+    for what, fn in (
+        ("load", lambda: load_times(kind, where, agent, 1)),
+        ("20 more turns with their saves", lambda: [agent.run("change one key") for _ in range(20)]),
+        ("a compaction", lambda: session.compact("bench")),
+    ):
         profiler = cProfile.Profile()
         profiler.enable()
         fn()
         profiler.disable()
         buf = io.StringIO()
-        pstats.Stats(profiler, stream=buf).sort_stats("cumulative").print_stats("agentnb|json|sqlite|copy", 25)
+        pstats.Stats(profiler, stream=buf).sort_stats("cumulative").print_stats(
+            "agentnb|json|sqlite|copy", 25
+        )
         print(f"-- {kind}: {what} after {turns} turns (cProfile, cumulative)")
         print("\n".join(line for line in buf.getvalue().splitlines()[6:] if line.strip()))
 
@@ -252,7 +268,12 @@ def whole(value: Any, root: Path, name: str) -> dict[str, float]:
     session.load_session_state_sync(name, blob=out)
     load = time.perf_counter() - start
     assert out.value == value
-    return {"save_ms": save * 1e3, "load_ms": load * 1e3, "json_dump_ms": base_save * 1e3, "json_load_ms": base_load * 1e3}
+    return {
+        "save_ms": save * 1e3,
+        "load_ms": load * 1e3,
+        "json_dump_ms": base_save * 1e3,
+        "json_load_ms": base_load * 1e3,
+    }
 
 
 def hold(kind: str, root: Path, folds: int = 6) -> dict[str, Any]:
@@ -261,7 +282,11 @@ def hold(kind: str, root: Path, folds: int = 6) -> dict[str, Any]:
     300-turn, 1 MB-state session runs, 60 turns of log each time."""
     where = root / f"hold-{kind}"
     where.mkdir()
-    session = JSONSession(where, compact_min_bytes=1 << 40) if kind == "json" else SQLiteSession(where / "s.db", compact_min_bytes=1 << 40)
+    session = (
+        JSONSession(where, compact_min_bytes=1 << 40)
+        if kind == "json"
+        else SQLiteSession(where / "s.db", compact_min_bytes=1 << 40)
+    )
     agent, _ = make_agent(None, states.flat_1mb())
     agent.attach_session(session, "bench", fresh=True)
 
@@ -296,16 +321,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--load-at", type=int, nargs="*", default=[100, 1000])
     p.add_argument("--load-reps", type=int, default=5)
     p.add_argument("--backends", nargs="*", default=["json", "sqlite"])
-    p.add_argument("--profile", action="store_true", help="print where a load and a save of a --turns session go, and stop")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="print where a load and a save of a --turns session go, and stop",
+    )
     p.add_argument("--json", default=None, help="write the figures here")
-    p.add_argument("--hold", action="store_true", help="measure how long a background fold keeps the main thread waiting, and stop")
+    p.add_argument(
+        "--hold",
+        action="store_true",
+        help="measure how long a background fold keeps the main thread waiting, and stop",
+    )
     args = p.parse_args(argv)
     if args.hold:
         with tempfile.TemporaryDirectory() as tmp:
             for kind in args.backends:
                 r = hold(kind, Path(tmp))
-                print(f"agentnb {kind:6} main thread during a fold: longest gap {[round(g, 1) for g in r['longest_gap_ms']]} ms, "
-                      f"time in gaps over 2 ms {[round(g) for g in r['gaps_over_2ms_ms']]} ms", flush=True)
+                print(
+                    f"agentnb {kind:6} main thread during a fold: longest gap {[round(g, 1) for g in r['longest_gap_ms']]} ms, "
+                    f"time in gaps over 2 ms {[round(g) for g in r['gaps_over_2ms_ms']]} ms",
+                    flush=True,
+                )
         return {}
     if args.profile:
         with tempfile.TemporaryDirectory() as tmp:
@@ -314,28 +350,45 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return {}
     probe = Probe()
     probe.wrap_fsync()
-    out: dict[str, Any] = {"framework": "agentnb", "loadavg_start": measure.loadavg(),
-                           "state_json_bytes": states.json_bytes(states.flat_1mb()), "autosave": [], "whole": {}}
+    out: dict[str, Any] = {
+        "framework": "agentnb",
+        "loadavg_start": measure.loadavg(),
+        "state_json_bytes": states.json_bytes(states.flat_1mb()),
+        "autosave": [],
+        "whole": {},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for kind in args.backends:
             r = autosave(kind, root, args.turns, args.load_at, args.load_reps, probe)
             out["autosave"].append(r)
-            print(f"agentnb {kind:6} autosave over {r['turns']} turns: turn median {r['turn_ms']['median']:.2f} ms "
-                  f"p99 {r['turn_ms']['p99']:.2f} max {r['turn_ms']['max']:.2f} (without the save {r['turn_without_save_ms']['median']:.2f}); "
-                  f"save median {r['save_ms']['median']:.2f} p99 {r['save_ms']['p99']:.2f} max {r['save_ms']['max']:.2f} ms, "
-                  f"CPU {r['save_cpu_ms']['median']:.2f} ms, fsync {r['fsync_ms']['median']:.2f} ms; "
-                  f"{r['compactions']} compactions in turns {[round(c) for c in r['compaction_ms']]} ms, "
-                  f"{len(r['background_compaction_ms'])} in the background {[round(c) for c in r['background_compaction_ms']]} ms "
-                  f"(this process's CPU {[round(c) for c in r['background_compaction_cpu_ms']]} ms); "
-                  f"{r['bytes_on_disk'] / 1e6:.1f} MB on disk", flush=True)
+            print(
+                f"agentnb {kind:6} autosave over {r['turns']} turns: turn median {r['turn_ms']['median']:.2f} ms "
+                f"p99 {r['turn_ms']['p99']:.2f} max {r['turn_ms']['max']:.2f} (without the save {r['turn_without_save_ms']['median']:.2f}); "
+                f"save median {r['save_ms']['median']:.2f} p99 {r['save_ms']['p99']:.2f} max {r['save_ms']['max']:.2f} ms, "
+                f"CPU {r['save_cpu_ms']['median']:.2f} ms, fsync {r['fsync_ms']['median']:.2f} ms; "
+                f"{r['compactions']} compactions in turns {[round(c) for c in r['compaction_ms']]} ms, "
+                f"{len(r['background_compaction_ms'])} in the background {[round(c) for c in r['background_compaction_ms']]} ms "
+                f"(this process's CPU {[round(c) for c in r['background_compaction_cpu_ms']]} ms); "
+                f"{r['bytes_on_disk'] / 1e6:.1f} MB on disk",
+                flush=True,
+            )
             for load in r["loads"]:
-                print(f"agentnb {kind:6} load after {load['turns']:5d} turns: {load['wall_ms']['median']:.1f} ms "
-                      f"[{load['wall_ms']['min']:.1f}–{load['wall_ms']['max']:.1f}] (CPU {load['cpu_ms']['median']:.1f})", flush=True)
-        for name, value in {"nested_dict_1MB": states.flat_1mb(), "list_10k_strings": [f"item {i}" for i in range(10_000)]}.items():
+                print(
+                    f"agentnb {kind:6} load after {load['turns']:5d} turns: {load['wall_ms']['median']:.1f} ms "
+                    f"[{load['wall_ms']['min']:.1f}–{load['wall_ms']['max']:.1f}] (CPU {load['cpu_ms']['median']:.1f})",
+                    flush=True,
+                )
+        for name, value in {
+            "nested_dict_1MB": states.flat_1mb(),
+            "list_10k_strings": [f"item {i}" for i in range(10_000)],
+        }.items():
             out["whole"][name] = w = whole(value, root, name)
-            print(f"agentnb whole {name:18} save {w['save_ms']:.1f} ms load {w['load_ms']:.1f} ms "
-                  f"(json.dump {w['json_dump_ms']:.1f} json.load {w['json_load_ms']:.1f})", flush=True)
+            print(
+                f"agentnb whole {name:18} save {w['save_ms']:.1f} ms load {w['load_ms']:.1f} ms "
+                f"(json.dump {w['json_dump_ms']:.1f} json.load {w['json_load_ms']:.1f})",
+                flush=True,
+            )
     out["loadavg_end"] = measure.loadavg()
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -61,8 +61,14 @@ def main(argv: list[str] | None = None) -> dict:
     import agentnb
     from agentnb import tracing
 
-    out: dict = {"framework": "agentnb", "version": agentnb.__version__, "mode": f"tracing-{args.mode}",
-                 "python": platform.python_version(), "loadavg_start": Path("/proc/loadavg").read_text().strip(), "turns": {}}
+    out: dict = {
+        "framework": "agentnb",
+        "version": agentnb.__version__,
+        "mode": f"tracing-{args.mode}",
+        "python": platform.python_version(),
+        "loadavg_start": Path("/proc/loadavg").read_text().strip(),
+        "turns": {},
+    }
     exporter = None
     if args.mode != "off":
         provider, exporter = counting_provider()
@@ -75,8 +81,11 @@ def main(argv: list[str] | None = None) -> dict:
             st["spans_exported"] = exporter.spans
             exporter.spans = 0
         out["turns"][f"K{k}"] = st
-        print(f"agentnb tracing-{args.mode} K={k}: median {st['median_ms']:.3f} ms  p95 {st['p95_ms']:.3f} ms | cpu median {st['cpu_median_ms']:.3f} ms"
-              + (f" | spans {st['spans_exported']}" if exporter is not None else ""), flush=True)
+        print(
+            f"agentnb tracing-{args.mode} K={k}: median {st['median_ms']:.3f} ms  p95 {st['p95_ms']:.3f} ms | cpu median {st['cpu_median_ms']:.3f} ms"
+            + (f" | spans {st['spans_exported']}" if exporter is not None else ""),
+            flush=True,
+        )
     out["loadavg_end"] = Path("/proc/loadavg").read_text().strip()
     out["peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if args.out:

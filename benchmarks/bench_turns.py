@@ -29,9 +29,9 @@ history (``agent.history`` keeps every turn). Modes:
 from __future__ import annotations
 
 import argparse
+import gc
 import heapq
 import itertools
-import gc
 import json
 import os
 import platform
@@ -39,8 +39,9 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -170,7 +171,11 @@ def make_check(agent: Any, model: Any, k: int) -> Callable[[Any], None]:
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=["recording", "inspector", "inspector-nokernel", "inspector-cell"], default="inspector")
+    p.add_argument(
+        "--mode",
+        choices=["recording", "inspector", "inspector-nokernel", "inspector-cell"],
+        default="inspector",
+    )
     p.add_argument("--n1", type=int, default=200, help="measured turns for K=1")
     p.add_argument("--n10", type=int, default=50, help="measured turns for K=10")
     p.add_argument("--warmup1", type=int, default=20)
@@ -199,7 +204,12 @@ def main(argv: list[str] | None = None) -> dict:
     }
     for k, n, w in ((1, args.n1, args.warmup1), (10, args.n10, args.warmup10)):
         agent, model, inspector = make_agent(k, args.mode)
-        st = run_series(make_turn(agent, model, inspector if args.mode == "inspector-cell" else None), n, w, make_check(agent, model, k))
+        st = run_series(
+            make_turn(agent, model, inspector if args.mode == "inspector-cell" else None),
+            n,
+            w,
+            make_check(agent, model, k),
+        )
         st["history_len"] = len(agent.history)
         if inspector is not None:
             st["inspector_messages"] = inspector.messages_sent

@@ -79,7 +79,10 @@ class TurnClock:
         self.now += self.seconds
         if self.now < self.next:  # what the sleeping flush thread costs a turn: nothing
             return
-        due, self.timers = [t for t in self.timers if t[0] <= self.now], [t for t in self.timers if t[0] > self.now]
+        due, self.timers = (
+            [t for t in self.timers if t[0] <= self.now],
+            [t for t in self.timers if t[0] > self.now],
+        )
         self.next = min((t[0] for t in self.timers), default=math.inf)
         for _, target in due:
             if isinstance(target, Later):
@@ -122,6 +125,7 @@ def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) 
         check = bench_scale.make_check("tiny", agent, model, turn_no)
         if mode.startswith("tracing"):  # spans to a private SDK provider, counted and dropped
             import bench_tracing
+
             from agentnb import tracing
 
             provider, _ = bench_tracing.counting_provider()
@@ -155,7 +159,19 @@ def child(framework: str, mode: str, turns: int, turn_ms: float, collect: bool) 
 
 def count(python: str, framework: str, mode: str, turns: int, turn_ms: float, collect: bool) -> int:
     """Instructions of one child process under callgrind."""
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, __file__, "--child", framework, mode, str(turns), "--turn-ms", str(turn_ms)]
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        python,
+        __file__,
+        "--child",
+        framework,
+        mode,
+        str(turns),
+        "--turn-ms",
+        str(turn_ms),
+    ]
     if not collect:
         command.append("--no-gc")
     env = dict(os.environ, PYTHONHASHSEED="0")
@@ -175,9 +191,17 @@ def main() -> None:
     p.add_argument("--child", nargs=3, metavar=("FRAMEWORK", "MODE", "TURNS"), help=argparse.SUPPRESS)
     p.add_argument("--modes", nargs="*", default=["recording", "inspector", "inspector-cell"])
     p.add_argument("--agno-python", default=None, help="the anchors' venv python, to count Agno too")
-    p.add_argument("--pydantic-python", default=None, help="a venv python with pydantic-ai-slim and opentelemetry-sdk: pydantic-ai's K=1 turn with instrument= off and on")
-    p.add_argument("--turn-ms", type=float, default=0.3, help="how long a turn takes on the inspector's clock")
-    p.add_argument("--no-gc", action="store_true", help="count with the cyclic garbage collector off (to split a share)")
+    p.add_argument(
+        "--pydantic-python",
+        default=None,
+        help="a venv python with pydantic-ai-slim and opentelemetry-sdk: pydantic-ai's K=1 turn with instrument= off and on",
+    )
+    p.add_argument(
+        "--turn-ms", type=float, default=0.3, help="how long a turn takes on the inspector's clock"
+    )
+    p.add_argument(
+        "--no-gc", action="store_true", help="count with the cyclic garbage collector off (to split a share)"
+    )
     args = p.parse_args()
     if args.child:
         framework, mode, turns = args.child
@@ -187,7 +211,10 @@ def main() -> None:
     if args.agno_python:
         cases.append(("agno", "none", args.agno_python))
     if args.pydantic_python:
-        cases += [("pydantic-ai", "tracing-off", args.pydantic_python), ("pydantic-ai", "tracing-on", args.pydantic_python)]
+        cases += [
+            ("pydantic-ai", "tracing-off", args.pydantic_python),
+            ("pydantic-ai", "tracing-on", args.pydantic_python),
+        ]
     per_turn: dict[str, float] = {}
     for framework, mode, python in cases:
         low, high = (count(python, framework, mode, n, args.turn_ms, not args.no_gc) for n in COUNTS)

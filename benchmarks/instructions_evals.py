@@ -73,23 +73,51 @@ def server_calls(mode: str, n: int) -> None:
 
         client = openai.OpenAI(base_url=url, api_key="x", max_retries=0)
         for i in range(5 + n):
-            client.chat.completions.create(model="gpt-bench", messages=[{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": f"question {i}"}])
+            client.chat.completions.create(
+                model="gpt-bench",
+                messages=[
+                    {"role": "system", "content": "Answer briefly."},
+                    {"role": "user", "content": f"question {i}"},
+                ],
+            )
         return
     from agentnb import Agent
     from agentnb.evals import Case, check
     from agentnb.models import OpenAIChat
 
-    agent = Agent("bench", model=OpenAIChat("gpt-bench", base_url=url, stream=False), instructions="Answer briefly.")
+    agent = Agent(
+        "bench", model=OpenAIChat("gpt-bench", base_url=url, stream=False), instructions="Answer briefly."
+    )
     folder = tempfile.mkdtemp()
-    agent.evaluate([Case(f"w{i}", id=f"w{i}", expected="ok") for i in range(5)], [check.answer_contains()], name="warm", folder=folder, concurrency=16, display=False)
+    agent.evaluate(
+        [Case(f"w{i}", id=f"w{i}", expected="ok") for i in range(5)],
+        [check.answer_contains()],
+        name="warm",
+        folder=folder,
+        concurrency=16,
+        display=False,
+    )
     items = [Case(f"question {i}", id=f"q{i:04d}", expected="ok") for i in range(n)]
-    agent.evaluate(items, [check.answer_contains()], name="bench", folder=folder, concurrency=16, display=False)
+    agent.evaluate(
+        items, [check.answer_contains()], name="bench", folder=folder, concurrency=16, display=False
+    )
 
 
 def count(mode: str, n: int) -> int:
     """Instructions of one child process under callgrind."""
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__, "--child", mode, str(n)]
-    done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"), check=True)
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--child",
+        mode,
+        str(n),
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"), check=True
+    )
     match = re.search(r"Collected : (\d+)", done.stderr)
     if match is None:
         raise RuntimeError(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")

@@ -70,7 +70,9 @@ class ModelClock:
         return wrapper
 
 
-def run_series(turn: Callable[[], Any], check: Callable[[Any], None], n: int, warmup: int, clock: ModelClock) -> dict[str, Any]:
+def run_series(
+    turn: Callable[[], Any], check: Callable[[Any], None], n: int, warmup: int, clock: ModelClock
+) -> dict[str, Any]:
     """Call ``turn()`` ``warmup`` + ``n`` times; per measured turn: wall, process CPU, and the
     fake model's share of the wall time. ``check`` runs after every turn, outside the timing."""
     for _ in range(warmup):
@@ -115,10 +117,16 @@ def retained_per_turn(turn: Callable[[], Any], check: Callable[[Any], None], n: 
         after, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    return {"turns": n, "retained_bytes_per_turn": (after - before) / n, "peak_above_start_bytes": peak - before}
+    return {
+        "turns": n,
+        "retained_bytes_per_turn": (after - before) / n,
+        "peak_above_start_bytes": peak - before,
+    }
 
 
-def profile_turns(turn: Callable[[], Any], check: Callable[[Any], None], n: int, package: str, top: int = 12) -> str:
+def profile_turns(
+    turn: Callable[[], Any], check: Callable[[Any], None], n: int, package: str, top: int = 12
+) -> str:
     """Where the time and the retained memory of ``n`` turns go: cProfile's functions (own time
     and cumulative time, those of ``package`` first) and tracemalloc's allocation sites still
     alive after the turns, each with its innermost ``package`` frames."""
@@ -136,8 +144,14 @@ def profile_turns(turn: Callable[[], Any], check: Callable[[Any], None], n: int,
         buf = io.StringIO()
         stats = pstats.Stats(profiler, stream=buf).sort_stats(order)
         stats.print_stats(package, top) if order == "cumulative" else stats.print_stats(top)
-        lines.append(f"-- cProfile, {n} turns, by {order}" + (f" ({package} only)" if order == "cumulative" else ""))
-        lines += [line for line in buf.getvalue().splitlines() if line.strip() and not line.startswith(("   Ordered", "   List"))][1:]
+        lines.append(
+            f"-- cProfile, {n} turns, by {order}" + (f" ({package} only)" if order == "cumulative" else "")
+        )
+        lines += [
+            line
+            for line in buf.getvalue().splitlines()
+            if line.strip() and not line.startswith(("   Ordered", "   List"))
+        ][1:]
     gc.collect()
     tracemalloc.start(30)
     try:
@@ -148,7 +162,9 @@ def profile_turns(turn: Callable[[], Any], check: Callable[[Any], None], n: int,
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
-    lines.append(f"-- retained after {n} turns, by allocation site (bytes per turn; innermost {package} frames)")
+    lines.append(
+        f"-- retained after {n} turns, by allocation site (bytes per turn; innermost {package} frames)"
+    )
     for diff in after.compare_to(before, "traceback")[:top]:
         if diff.size_diff <= 0:
             continue

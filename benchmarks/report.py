@@ -20,7 +20,11 @@ from typing import Any
 
 FAST_ROWS = (
     ("agentnb, recording + inspector (kernel send path)", "mine", "agentnb_inspector_r*.json"),
-    ("agentnb, recording + inspector, a cell per turn (kernel send path)", "mine", "agentnb_inspector-cell_r*.json"),
+    (
+        "agentnb, recording + inspector, a cell per turn (kernel send path)",
+        "mine",
+        "agentnb_inspector-cell_r*.json",
+    ),
     ("agentnb, recording + inspector (no kernel)", "mine", "agentnb_inspector-nokernel_r*.json"),
     ("agentnb, recording", "mine", "agentnb_recording_r*.json"),
     ("agno (sync)", "anchors", "agno_sync_r*.json"),
@@ -99,7 +103,9 @@ class Report:
         self.first = one(mine, "first_call_agentnb.json")
         self.agno_first = one(mine, "first_call_agno.json")
         self.inspector = one(mine, "inspector.json")
-        self.fast = {label: runs(mine if where == "mine" else anchors, pattern) for label, where, pattern in FAST_ROWS}
+        self.fast = {
+            label: runs(mine if where == "mine" else anchors, pattern) for label, where, pattern in FAST_ROWS
+        }
 
     # -- the issue's table --------------------------------------------------------------------
 
@@ -117,7 +123,11 @@ class Report:
     def turn_rows(self) -> list[str]:
         out = []
         s = self.scale
-        a, g, gm = s[("agentnb", "recording", "nested_one")], s[("agno", "none", "nested_one")], s[("agno", "memory", "nested_one")]
+        a, g, gm = (
+            s[("agentnb", "recording", "nested_one")],
+            s[("agno", "none", "nested_one")],
+            s[("agno", "memory", "nested_one")],
+        )
         if a and g:
             out.append(
                 f"| K=1 turn, one node changed in a 10,000-node nested state | "
@@ -139,7 +149,11 @@ class Report:
                 f"{fmt([framework_ms(r) for r in g.values()])} (CPU {fmt([cpu_ms(r) for r in g.values()])}) | – | "
                 f"≤ 0.3 ms, flat in state size | time {ratio(a, g, framework_ms)}, CPU {ratio(a, g, cpu_ms)} |"
             )
-        a, g, gm = s[("agentnb", "recording", "flat_one")], s[("agno", "none", "flat_one")], s[("agno", "memory", "flat_one")]
+        a, g, gm = (
+            s[("agentnb", "recording", "flat_one")],
+            s[("agno", "none", "flat_one")],
+            s[("agno", "memory", "flat_one")],
+        )
         if a and g:
             out.append(
                 f"| 8,500-key 1 MB state, one key changed | retained {kib([retained(r) for r in a.values()])} per turn; "
@@ -160,13 +174,24 @@ class Report:
             def loads(r: dict[str, Any] | None) -> str:
                 if not r:
                     return "–"
-                return "; ".join(f"{l['turns']:,} turns {l['wall_ms']['median']:.0f} ms [{l['wall_ms']['min']:.0f}–{l['wall_ms']['max']:.0f}] "
-                                 f"(CPU {l['cpu_ms']['median']:.0f})" for l in r["loads"])
+                return "; ".join(
+                    f"{l['turns']:,} turns {l['wall_ms']['median']:.0f} ms [{l['wall_ms']['min']:.0f}–{l['wall_ms']['max']:.0f}] "
+                    f"(CPU {l['cpu_ms']['median']:.0f})"
+                    for l in r["loads"]
+                )
 
             mine_text = "; ".join(f"{k.upper()}: {loads(v)}" for k, v in by.items())
             last = {k: v["loads"][-1]["wall_ms"]["median"] for k, v in by.items() if v["loads"]}
-            as_last = ascope["autosave"]["loads"][-1]["wall_ms"]["median"] if ascope and ascope["autosave"]["loads"] else None
-            r_text = ", ".join(f"{k.upper()} {v / as_last:.1f}×" for k, v in last.items()) + " vs AgentScope" if as_last else "–"
+            as_last = (
+                ascope["autosave"]["loads"][-1]["wall_ms"]["median"]
+                if ascope and ascope["autosave"]["loads"]
+                else None
+            )
+            r_text = (
+                ", ".join(f"{k.upper()} {v / as_last:.1f}×" for k, v in last.items()) + " vs AgentScope"
+                if as_last
+                else "–"
+            )
             out.append(
                 f"| load a session with a 1 MB state, vs history length | {mine_text} | "
                 f"SqliteDb: {loads(agno['autosave']) if agno else '–'} | JSONSession: {loads(ascope['autosave']) if ascope else '–'} | "
@@ -178,7 +203,10 @@ class Report:
                 text = f"save median {s['median']:.2f} / p99 {s['p99']:.1f} / max {s['max']:.0f} ms"
                 if "compactions" in r:
                     text += f", {r['compactions']} compactions ({', '.join(f'{c:.0f}' for c in r['compaction_ms'])} ms)"
-                return text + f"; whole turn median {r['turn_ms']['median']:.1f} / p99 {r['turn_ms']['p99']:.1f} / max {r['turn_ms']['max']:.0f} ms"
+                return (
+                    text
+                    + f"; whole turn median {r['turn_ms']['median']:.1f} / p99 {r['turn_ms']['p99']:.1f} / max {r['turn_ms']['max']:.0f} ms"
+                )
 
             ag = agno["autosave"] if agno else None
             asc = ascope["autosave"] if ascope else None
@@ -187,24 +215,63 @@ class Report:
                 + "; ".join(f"{k.upper()}: {saves(v)}" for k, v in by.items())
                 + f" | SqliteDb, {ag['turns'] if ag else '–'} turns: {saves(ag) if ag else '–'} | "
                 f"{asc['turns'] if asc else '–'} turns, save only: "
-                + (f"median {asc['save_ms']['median']:.1f} / p99 {asc['save_ms']['p99']:.1f} / max {asc['save_ms']['max']:.0f} ms" if asc else "–")
+                + (
+                    f"median {asc['save_ms']['median']:.1f} / p99 {asc['save_ms']['p99']:.1f} / max {asc['save_ms']['max']:.0f} ms"
+                    if asc
+                    else "–"
+                )
                 + " | p99 ≤ 20 ms; compaction off the turn's path | save p99: "
-                + ", ".join(f"{k.upper()} {v['save_ms']['p99'] / ag['save_ms']['p99']:.2f}× Agno" for k, v in by.items() if ag)
-                + (", " + ", ".join(f"{k.upper()} {v['save_ms']['p99'] / asc['save_ms']['p99']:.2f}× AgentScope" for k, v in by.items()) if asc else "")
+                + ", ".join(
+                    f"{k.upper()} {v['save_ms']['p99'] / ag['save_ms']['p99']:.2f}× Agno"
+                    for k, v in by.items()
+                    if ag
+                )
+                + (
+                    ", "
+                    + ", ".join(
+                        f"{k.upper()} {v['save_ms']['p99'] / asc['save_ms']['p99']:.2f}× AgentScope"
+                        for k, v in by.items()
+                    )
+                    if asc
+                    else ""
+                )
                 + " |"
             )
             out.append(
                 "| one-key save, 1 MB state (wall / CPU / fsync, medians over the series) | "
-                + "; ".join(f"{k.upper()}: {v['save_ms']['median']:.2f} / {v['save_cpu_ms']['median']:.2f} / "
-                            f"{v['fsync_ms']['median']:.2f} ms" + (" (SQLite syncs in C: wall − CPU)" if k == "sqlite" else "")
-                            for k, v in by.items())
-                + f" | {ag['save_ms']['median']:.0f} / {ag['save_cpu_ms']['median']:.0f} ms (wall / CPU, session + run rows)" if ag else " | –"
+                + "; ".join(
+                    f"{k.upper()}: {v['save_ms']['median']:.2f} / {v['save_cpu_ms']['median']:.2f} / "
+                    f"{v['fsync_ms']['median']:.2f} ms"
+                    + (" (SQLite syncs in C: wall − CPU)" if k == "sqlite" else "")
+                    for k, v in by.items()
+                )
+                + f" | {ag['save_ms']['median']:.0f} / {ag['save_cpu_ms']['median']:.0f} ms (wall / CPU, session + run rows)"
+                if ag
+                else " | –"
             )
-            out[-1] += (f" | {asc['save_ms']['median']:.1f} / {asc['save_cpu_ms']['median']:.1f} ms (no fsync)" if asc else " | –")
-            out[-1] += " | ≤ 2 ms CPU; fsync policy documented | CPU: " + ", ".join(
-                f"{k.upper()} {v['save_cpu_ms']['median'] / ag['save_cpu_ms']['median']:.3f}× Agno" for k, v in by.items() if ag
-            ) + (", " + ", ".join(f"{k.upper()} {v['save_cpu_ms']['median'] / asc['save_cpu_ms']['median']:.2f}× AgentScope"
-                                  for k, v in by.items()) if asc else "") + " |"
+            out[-1] += (
+                f" | {asc['save_ms']['median']:.1f} / {asc['save_cpu_ms']['median']:.1f} ms (no fsync)"
+                if asc
+                else " | –"
+            )
+            out[-1] += (
+                " | ≤ 2 ms CPU; fsync policy documented | CPU: "
+                + ", ".join(
+                    f"{k.upper()} {v['save_cpu_ms']['median'] / ag['save_cpu_ms']['median']:.3f}× Agno"
+                    for k, v in by.items()
+                    if ag
+                )
+                + (
+                    ", "
+                    + ", ".join(
+                        f"{k.upper()} {v['save_cpu_ms']['median'] / asc['save_cpu_ms']['median']:.2f}× AgentScope"
+                        for k, v in by.items()
+                    )
+                    if asc
+                    else ""
+                )
+                + " |"
+            )
         return out
 
     def first_call_row(self) -> list[str]:
@@ -218,17 +285,31 @@ class Report:
 
         mine = "; ".join(f"{k}: {cell(d)}" for k, d in v.items())
         theirs = "; ".join(f"{k}: {cell(d)}" for k, d in g.items()) or "–"
-        rt = ", ".join(
-            f"{k} {statistics.median(v[k]['first_ms']) / statistics.median(g[k]['first_ms']):.2f}×" for k in v if k in g
-        ) or "–"
-        return [f"| first tool call in a fresh process | {mine} | {theirs} | – | ≤ 50 ms | first call: {rt} |"]
+        rt = (
+            ", ".join(
+                f"{k} {statistics.median(v[k]['first_ms']) / statistics.median(g[k]['first_ms']):.2f}×"
+                for k in v
+                if k in g
+            )
+            or "–"
+        )
+        return [
+            f"| first tool call in a fresh process | {mine} | {theirs} | – | ≤ 50 ms | first call: {rt} |"
+        ]
 
     def inspector_rows(self) -> list[str]:
         out = []
         s = self.scale
-        ins, rec, g = s[("agentnb", "inspector", "tiny")], s[("agentnb", "recording", "tiny")], s[("agno", "none", "tiny")]
+        ins, rec, g = (
+            s[("agentnb", "inspector", "tiny")],
+            s[("agentnb", "recording", "tiny")],
+            s[("agno", "none", "tiny")],
+        )
         fast_agno = self.fast.get("agno (sync)")
-        fast = {label: self.fast.get(f"agentnb, recording + inspector{suffix} (kernel send path)") for label, suffix in (("loop", ""), ("cell", ", a cell per turn"))}
+        fast = {
+            label: self.fast.get(f"agentnb, recording + inspector{suffix} (kernel send path)")
+            for label, suffix in (("loop", ""), ("cell", ", a cell per turn"))
+        }
         traffic = {t["nodes"]: t for t in self.inspector["traffic"]} if self.inspector else {}
         if ins and g:
             msgs = [r["inspector"]["wire_messages_per_turn"] for r in ins.values()]
@@ -236,11 +317,20 @@ class Report:
             own = [r["inspector"]["own_json_bytes_per_turn"] for r in ins.values()]
             big = traffic.get(10_000)
             k1 = lambda r: r["turns"]["K1"]["median_ms"]  # noqa: E731
-            fast_ratio = "; ".join(f"{label} {ratio(f, fast_agno, k1)}" for label, f in fast.items() if f and fast_agno) or "–"
+            fast_ratio = (
+                "; ".join(
+                    f"{label} {ratio(f, fast_agno, k1)}" for label, f in fast.items() if f and fast_agno
+                )
+                or "–"
+            )
             out.append(
                 f"| inspector messages per K=1 turn | {statistics.median(msgs):.2f} message(s), {statistics.median(wire):,.0f} B on the wire "
                 f"({statistics.median(own):,.0f} B of our JSON, encoded once) in a loop of turns; one more (the snapshot trait) after each cell"
-                + (f"; 10,000-node state: {big['loop']['wire_messages_per_turn']['mean']:.2f} messages, {big['loop']['wire_bytes_per_turn']['mean']:,.0f} B" if big else "")
+                + (
+                    f"; 10,000-node state: {big['loop']['wire_messages_per_turn']['mean']:.2f} messages, {big['loop']['wire_bytes_per_turn']['mean']:,.0f} B"
+                    if big
+                    else ""
+                )
                 + f"; turn with the inspector {fmt([framework_ms(r) for r in ins.values()], digits=3)} vs "
                 f"{fmt([framework_ms(r) for r in rec.values()], digits=3)} without | "
                 f"{fmt([framework_ms(r) for r in g.values()], digits=3)} per turn (no inspector) | – | "
@@ -262,34 +352,52 @@ class Report:
     # -- detail tables ------------------------------------------------------------------------
 
     def fast_table(self) -> list[str]:
-        lines = ["| framework | procs | K=1 median | K=1 p95 | K=1 CPU | K=1 range | K=10 median | K=10 p95 | K=10 CPU | K=10 range |",
-                 "|---|---|---|---|---|---|---|---|---|---|"]
+        lines = [
+            "| framework | procs | K=1 median | K=1 p95 | K=1 CPU | K=1 range | K=10 median | K=10 p95 | K=10 CPU | K=10 range |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for label, rs in self.fast.items():
             if not rs:
                 continue
             cells = []
             for k in ("K1", "K10"):
                 meds = [r["turns"][k]["median_ms"] for r in rs.values()]
-                cells += [f"{statistics.median(meds):.3f}", f"{statistics.median(r['turns'][k]['p95_ms'] for r in rs.values()):.3f}",
-                          f"{statistics.median(r['turns'][k]['cpu_median_ms'] for r in rs.values()):.3f}",
-                          f"{min(meds):.3f}–{max(meds):.3f}"]
+                cells += [
+                    f"{statistics.median(meds):.3f}",
+                    f"{statistics.median(r['turns'][k]['p95_ms'] for r in rs.values()):.3f}",
+                    f"{statistics.median(r['turns'][k]['cpu_median_ms'] for r in rs.values()):.3f}",
+                    f"{min(meds):.3f}–{max(meds):.3f}",
+                ]
             lines.append(f"| {label} | {len(rs)} | " + " | ".join(cells) + " |")
         base = self.fast.get("agno (sync)")
         if base:
-            lines += ["", "| vs agno (sync), same run | K=1 | K=10 | K=1 CPU | K=10 CPU |", "|---|---|---|---|---|"]
+            lines += [
+                "",
+                "| vs agno (sync), same run | K=1 | K=10 | K=1 CPU | K=10 CPU |",
+                "|---|---|---|---|---|",
+            ]
             for label, rs in self.fast.items():
                 if rs and label != "agno (sync)":
-                    cells = [ratio(rs, base, lambda r, k=k, f=f: r["turns"][k][f])
-                             for f in ("median_ms", "cpu_median_ms") for k in ("K1", "K10")]
+                    cells = [
+                        ratio(rs, base, lambda r, k=k, f=f: r["turns"][k][f])
+                        for f in ("median_ms", "cpu_median_ms")
+                        for k in ("K1", "K10")
+                    ]
                     lines.append(f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} |")
         return lines
 
     def scale_table(self) -> list[str]:
-        lines = ["| case | framework | procs | state | wall | fake model | framework (wall − model) | CPU | retained per turn |",
-                 "|---|---|---|---|---|---|---|---|---|"]
+        lines = [
+            "| case | framework | procs | state | wall | fake model | framework (wall − model) | CPU | retained per turn |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for case in ("tiny", "nested_one", "nested_untouched", "flat_one"):
-            for key, label in ((("agentnb", "recording"), "agentnb, recording"), (("agentnb", "inspector"), "agentnb, + inspector"),
-                               (("agno", "none"), "agno, no db"), (("agno", "memory"), "agno, InMemoryDb")):
+            for key, label in (
+                (("agentnb", "recording"), "agentnb, recording"),
+                (("agentnb", "inspector"), "agentnb, + inspector"),
+                (("agno", "none"), "agno, no db"),
+                (("agno", "memory"), "agno, InMemoryDb"),
+            ):
                 rs = self.scale[(*key, case)]
                 if not rs:
                     continue
@@ -309,13 +417,21 @@ class Report:
             return []
         lines = ["| what | median | min | -X importtime | modules |", "|---|---|---|---|---|"]
         for row in data["rows"]:
-            lines.append(f"| agentnb venv: {row['label']} | {row['median_ms']:.0f} | {row['min_ms']:.0f} | {row['importtime_ms']:.0f} | {row['modules']} |")
-        lines.append(f"| agentnb: %load_ext agentnb (in a running IPython shell) | {data['load_ext_median_ms']:.0f} | {data['load_ext_min_ms']:.0f} | – | – |")
+            lines.append(
+                f"| agentnb venv: {row['label']} | {row['median_ms']:.0f} | {row['min_ms']:.0f} | {row['importtime_ms']:.0f} | {row['modules']} |"
+            )
+        lines.append(
+            f"| agentnb: %load_ext agentnb (in a running IPython shell) | {data['load_ext_median_ms']:.0f} | {data['load_ext_min_ms']:.0f} | – | – |"
+        )
         for path in sorted(glob.glob(os.path.join(self.anchors, "import_times*.json"))):
             for case in json.load(open(path))["cases"]:
-                lines.append(f"| anchors venv: {case['label']} | {case['median_s'] * 1000:.0f} | {min(case['wall_s']) * 1000:.0f} "
-                             f"| {case['importtime_s'] * 1000:.0f} | {case['modules_imported']} |")
-        lines.append(f"\nheavy libraries imported by `import agentnb`: {data['heavy_imported_by_import_agentnb']}")
+                lines.append(
+                    f"| anchors venv: {case['label']} | {case['median_s'] * 1000:.0f} | {min(case['wall_s']) * 1000:.0f} "
+                    f"| {case['importtime_s'] * 1000:.0f} | {case['modules_imported']} |"
+                )
+        lines.append(
+            f"\nheavy libraries imported by `import agentnb`: {data['heavy_imported_by_import_agentnb']}"
+        )
         return lines
 
     def print(self) -> None:
@@ -323,22 +439,28 @@ class Report:
         print("\n".join(self.issue_table()))
         print("\n## Fast path: tiny state, K=1 / K=10 (ms per turn, wall including the fake models)\n")
         print("\n".join(self.fast_table()))
-        print("\n## K=1 turns against the state's size (ms; median over processes [min–max of per-process medians])\n")
+        print(
+            "\n## K=1 turns against the state's size (ms; median over processes [min–max of per-process medians])\n"
+        )
         print("\n".join(self.scale_table()))
         if self.inspector:
             print("\n## Inspector (every message through ipykernel's send path)\n")
-            print("| state | turns | wire messages / turn (mean) | wire bytes / turn (mean) | our JSON / turn (mean) | state change item | inspector + kernel per turn (mean) | widget open | first message (wire) | build | send | sync answered |")
+            print(
+                "| state | turns | wire messages / turn (mean) | wire bytes / turn (mean) | our JSON / turn (mean) | state change item | inspector + kernel per turn (mean) | widget open | first message (wire) | build | send | sync answered |"
+            )
             print("|---|---|---|---|---|---|---|---|---|---|---|---|")
             first = {f["nodes"]: f for f in self.inspector["first_message"]}
             for t in self.inspector["traffic"]:
                 f = first[t["nodes"]]
                 for label, how in (("loop", "in a loop"), ("cell", "a cell each")):
                     r = t[label]
-                    print(f"| {t['nodes']:,} nodes ({t['state_json_bytes'] / 1e3:,.0f} kB) | {how} | {r['wire_messages_per_turn']['mean']:.2f} | "
-                          f"{r['wire_bytes_per_turn']['mean']:,.0f} | {r['own_json_bytes_per_turn_mean']:,.0f} | {r['state_changed_item_bytes_median']:,.0f} B | "
-                          f"{r['inspector_ms_per_turn']['mean']:.3f} ms (median {r['inspector_ms_per_turn']['median']:.3f}) | "
-                          f"{t['widget_open']['messages']} msgs, {t['widget_open']['bytes']:,} B | {f['wire_bytes']:,.0f} B | "
-                          f"{f['build_ms']['median']:.2f} ms | {f['send_ms']['median']:.2f} ms | {f['sync_request_ms']['median']:.2f} ms |")
+                    print(
+                        f"| {t['nodes']:,} nodes ({t['state_json_bytes'] / 1e3:,.0f} kB) | {how} | {r['wire_messages_per_turn']['mean']:.2f} | "
+                        f"{r['wire_bytes_per_turn']['mean']:,.0f} | {r['own_json_bytes_per_turn_mean']:,.0f} | {r['state_changed_item_bytes_median']:,.0f} B | "
+                        f"{r['inspector_ms_per_turn']['mean']:.3f} ms (median {r['inspector_ms_per_turn']['median']:.3f}) | "
+                        f"{t['widget_open']['messages']} msgs, {t['widget_open']['bytes']:,} B | {f['wire_bytes']:,.0f} B | "
+                        f"{f['build_ms']['median']:.2f} ms | {f['send_ms']['median']:.2f} ms | {f['sync_request_ms']['median']:.2f} ms |"
+                    )
             nb = self.inspector.get("notebook")
             if nb:
                 print(f"\nNotebook growth: {nb['bytes_per_turn']:,.0f} B per %%chat turn.")
@@ -348,8 +470,12 @@ class Report:
             print("\n".join(imports))
         for name, data in (("agentnb", self.first), ("agno", self.agno_first)):
             if data:
-                print(f"\n{name}, modules the first run imported: " + "; ".join(
-                    f"{k}: {len(v['imported_by_first_run'])}" for k, v in data["variants"].items()))
+                print(
+                    f"\n{name}, modules the first run imported: "
+                    + "; ".join(
+                        f"{k}: {len(v['imported_by_first_run'])}" for k, v in data["variants"].items()
+                    )
+                )
         print()
 
 

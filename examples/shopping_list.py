@@ -1,6 +1,6 @@
 """Seed 000 in a plain script: Agno-style agentic session state on the offline scripted model.
 
-    python examples/shopping_list.py
+python examples/shopping_list.py
 """
 
 from agentnb import Agent, ScriptedModel, tool_call
@@ -20,7 +20,10 @@ agent = Agent(
     enable_agentic_state=True,
 )
 
-for message in ("Add milk, eggs, and bread to the shopping list", "I picked up the eggs, now what's on my list?"):
+for message in (
+    "Add milk, eggs, and bread to the shopping list",
+    "I picked up the eggs, now what's on my list?",
+):
     prompt = agent.observe(message).system_prompt
     result = agent.run(message)
     print(f"> {message}")

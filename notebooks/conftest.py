@@ -12,7 +12,6 @@ is given.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from nbval.plugin import IPyNbFile

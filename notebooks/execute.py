@@ -34,7 +34,9 @@ class CurrentEnvironment(AsyncKernelManager):
 
     @property
     def kernel_spec(self) -> KernelSpec:
-        return KernelSpec(resource_dir=ipykernel.kernelspec.RESOURCES, **ipykernel.kernelspec.get_kernel_dict())
+        return KernelSpec(
+            resource_dir=ipykernel.kernelspec.RESOURCES, **ipykernel.kernelspec.get_kernel_dict()
+        )
 
 
 def execute(path: Path) -> nbformat.NotebookNode:
@@ -80,10 +82,17 @@ def main(argv: list[str]) -> int:
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)} (give NAME.ipynb of notebooks/ or a path)")
     if args.check:
-        stale = [p.name for p in paths if normalise(nbformat.read(p, as_version=4)) != p.read_text(encoding="utf-8")]
+        stale = [
+            p.name
+            for p in paths
+            if normalise(nbformat.read(p, as_version=4)) != p.read_text(encoding="utf-8")
+        ]
         if stale:
             names = " ".join(stale)
-            print(f"not normalised: {names}\nrun: .venv/bin/python notebooks/execute.py {names}", file=sys.stderr)
+            print(
+                f"not normalised: {names}\nrun: .venv/bin/python notebooks/execute.py {names}",
+                file=sys.stderr,
+            )
         return 1 if stale else 0
     for path in paths:
         path.write_text(normalise(execute(path)), encoding="utf-8")

@@ -34,5 +34,12 @@ def follow(request: Any) -> Any:
 
 def shop(model: Any = None, **options: Any) -> Agent:
     """The shop agent (a scripted model following the message unless ``model`` is given)."""
-    return Agent("shop", model=model or ScriptedModel(follow), tools=[add_item], tool_hooks=[guard], session_state={"items": [], "budget": 10},
-                 instructions="You keep a shopping list.", **options)
+    return Agent(
+        "shop",
+        model=model or ScriptedModel(follow),
+        tools=[add_item],
+        tool_hooks=[guard],
+        session_state={"items": [], "budget": 10},
+        instructions="You keep a shopping list.",
+        **options,
+    )

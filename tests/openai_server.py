@@ -82,13 +82,17 @@ class OpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart (Nagle + delayed ACK)
+            disable_nagle_algorithm = (
+                True  # headers and body go out at once, not 40 ms apart (Nagle + delayed ACK)
+            )
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
             def do_GET(self) -> None:
-                self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+                self._json(
+                    404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}
+                )
 
             def do_POST(self) -> None:
                 outer._handle(self)
@@ -105,7 +109,9 @@ class OpenAIServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -143,7 +149,15 @@ class OpenAIServer:
         except ValueError:
             body = None
         headers = {k.lower(): v for k, v in h.headers.items()}
-        self.requests.append(Received(path=h.path, headers=headers, body=body if isinstance(body, dict) else {}, at=time.monotonic(), peer=tuple(h.client_address)))
+        self.requests.append(
+            Received(
+                path=h.path,
+                headers=headers,
+                body=body if isinstance(body, dict) else {},
+                at=time.monotonic(),
+                peer=tuple(h.client_address),
+            )
+        )
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             h._json(401, _error("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
             return
@@ -187,7 +201,6 @@ class OpenAIServer:
                     h._json(200, responses_object(body, reply, n))
         except OSError:
             pass
-
 
     def _give_out_reasoning(self, body: dict[str, Any], reply: Reply, n: int) -> None:
         if reply.reasoning is not None:
@@ -266,23 +279,37 @@ def check_chat_request(body: Any, headers: dict[str, str]) -> list[str]:
                 problems.append(f"messages[{i}].content must be a string or null")
             for c in m["tool_calls"]:
                 fn = c.get("function") or {}
-                if c.get("type") != "function" or not c.get("id") or not isinstance(fn.get("arguments"), str) or not fn.get("name"):
+                if (
+                    c.get("type") != "function"
+                    or not c.get("id")
+                    or not isinstance(fn.get("arguments"), str)
+                    or not fn.get("name")
+                ):
                     problems.append(f"messages[{i}].tool_calls has a malformed call: {c!r}")
                 call_ids.add(c.get("id"))
         elif not isinstance(content, str):
             problems.append(f"messages[{i}].content must be a string")
         if role == "tool" and m.get("tool_call_id") not in call_ids:
-            problems.append(f"messages[{i}] answers tool_call_id {m.get('tool_call_id')!r}, which no earlier assistant message called")
+            problems.append(
+                f"messages[{i}] answers tool_call_id {m.get('tool_call_id')!r}, which no earlier assistant message called"
+            )
     for t in body.get("tools") or ():
         fn = t.get("function") if isinstance(t, dict) else None
-        if t.get("type") != "function" or not isinstance(fn, dict) or not fn.get("name") or not isinstance(fn.get("parameters", {}), dict):
+        if (
+            t.get("type") != "function"
+            or not isinstance(fn, dict)
+            or not fn.get("name")
+            or not isinstance(fn.get("parameters", {}), dict)
+        ):
             problems.append(f"malformed chat tool: {t!r}")
     if "stream_options" in body and not body.get("stream"):
         problems.append("stream_options is only allowed with stream=true")
     return problems
 
 
-def check_responses_request(body: Any, headers: dict[str, str], reasoning: dict[str, str] | None = None) -> list[str]:
+def check_responses_request(
+    body: Any, headers: dict[str, str], reasoning: dict[str, str] | None = None
+) -> list[str]:
     """What is wrong with a Responses API request ([] when it is well-formed). ``reasoning``:
     the reasoning items given out (id -> encrypted content), which input may send back; as on
     OpenAI, with ``store: false`` one comes back only with its encrypted content (which needs
@@ -311,7 +338,9 @@ def check_responses_request(body: Any, headers: dict[str, str], reasoning: dict[
             problems += _check_reasoning(body, items, i, reasoning or {})
         elif kind == "function_call_output":
             if item.get("call_id") not in call_ids:
-                problems.append(f"input[{i}] answers call_id {item.get('call_id')!r}, which no earlier function_call made")
+                problems.append(
+                    f"input[{i}] answers call_id {item.get('call_id')!r}, which no earlier function_call made"
+                )
             if not isinstance(item.get("output"), str):
                 problems.append(f"input[{i}].output must be a string")
         else:
@@ -334,12 +363,22 @@ def _check_reasoning(body: dict[str, Any], items: list[Any], i: int, given: dict
         problems.append(f"input[{i}].summary must be a list")
     if body.get("store") is False:
         if "reasoning.encrypted_content" not in (body.get("include") or ()):
-            problems.append("reasoning items sent back with store=false need include=['reasoning.encrypted_content']")
+            problems.append(
+                "reasoning items sent back with store=false need include=['reasoning.encrypted_content']"
+            )
         if not item.get("encrypted_content") or item.get("encrypted_content") != given[ident]:
-            problems.append(f"input[{i}]: Item {ident!r} is not persisted with store=false; send its encrypted_content")
+            problems.append(
+                f"input[{i}]: Item {ident!r} is not persisted with store=false; send its encrypted_content"
+            )
     following = items[i + 1] if i + 1 < len(items) else None
-    if not isinstance(following, dict) or following.get("type", "message") not in ("function_call", "message", "reasoning"):
-        problems.append(f"input[{i}]: Item {ident!r} of type 'reasoning' was provided without its required following item")
+    if not isinstance(following, dict) or following.get("type", "message") not in (
+        "function_call",
+        "message",
+        "reasoning",
+    ):
+        problems.append(
+            f"input[{i}]: Item {ident!r} of type 'reasoning' was provided without its required following item"
+        )
     return problems
 
 
@@ -367,26 +406,55 @@ def chat_completion(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any
         "created": 1_700_000_000 + n,
         "model": body["model"],
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _chat_finish(reply)}],
-        "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage)},
+        "usage": {
+            "prompt_tokens": reply.usage[0],
+            "completion_tokens": reply.usage[1],
+            "total_tokens": sum(reply.usage),
+        },
     }
 
 
 def chat_chunks(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[str | None, Any]]:
-    head = {"id": f"chatcmpl-test{n}", "object": "chat.completion.chunk", "created": 1_700_000_000 + n, "model": body["model"]}
+    head = {
+        "id": f"chatcmpl-test{n}",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000 + n,
+        "model": body["model"],
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, dict[str, Any]]:
-        return None, {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+        return None, {
+            **head,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
 
     out = [chunk({"role": "assistant", "content": ""})]
     for piece in _pieces(reply.text or "") if reply.text else ():
         out.append(chunk({"content": piece}))
     for i, call in enumerate(_chat_calls(reply, n)):
-        out.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+        out.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": i,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
         for piece in _pieces(call["function"]["arguments"]):
             out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
     out.append(chunk({}, _chat_finish(reply)))
     if (body.get("stream_options") or {}).get("include_usage"):
-        usage = {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage)}
+        usage = {
+            "prompt_tokens": reply.usage[0],
+            "completion_tokens": reply.usage[1],
+            "total_tokens": sum(reply.usage),
+        }
         out.append((None, {**head, "choices": [], "usage": usage}))
     out.append((None, "[DONE]"))
     return out
@@ -397,7 +465,9 @@ def _responses_output(reply: Reply, n: int, body: dict[str, Any] | None = None) 
     if reply.reasoning is not None:
         encrypted = _encrypted(reply, n) if _wants_encrypted(body or {}) else None
         summary = [{"type": "summary_text", "text": reply.reasoning}] if reply.reasoning else []
-        output.append({"type": "reasoning", "id": f"rs_{n}", "summary": summary, "encrypted_content": encrypted})
+        output.append(
+            {"type": "reasoning", "id": f"rs_{n}", "summary": summary, "encrypted_content": encrypted}
+        )
     if reply.text:
         output.append(
             {
@@ -410,7 +480,14 @@ def _responses_output(reply: Reply, n: int, body: dict[str, Any] | None = None) 
         )
     for i, (name, args) in enumerate(reply.tool_calls):
         output.append(
-            {"type": "function_call", "id": f"fc_{n}_{i}", "call_id": f"call_{n}_{i}", "name": name, "arguments": json.dumps(args), "status": "completed"}
+            {
+                "type": "function_call",
+                "id": f"fc_{n}_{i}",
+                "call_id": f"call_{n}_{i}",
+                "name": name,
+                "arguments": json.dumps(args),
+                "status": "completed",
+            }
         )
     return output
 
@@ -453,15 +530,48 @@ def responses_events(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[s
         if item["type"] == "reasoning":
             emit("response.output_item.added", output_index=index, item={**item, "summary": []})
         elif item["type"] == "message":
-            emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "content": []},
+            )
             for piece in _pieces(reply.text or ""):
-                emit("response.output_text.delta", item_id=item["id"], output_index=index, content_index=0, delta=piece, logprobs=[])
-            emit("response.output_text.done", item_id=item["id"], output_index=index, content_index=0, text=reply.text, logprobs=[])
+                emit(
+                    "response.output_text.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    delta=piece,
+                    logprobs=[],
+                )
+            emit(
+                "response.output_text.done",
+                item_id=item["id"],
+                output_index=index,
+                content_index=0,
+                text=reply.text,
+                logprobs=[],
+            )
         else:
-            emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "arguments": ""})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
             for piece in _pieces(item["arguments"]):
-                emit("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=piece)
-            emit("response.function_call_arguments.done", item_id=item["id"], output_index=index, arguments=item["arguments"], name=item["name"])
+                emit(
+                    "response.function_call_arguments.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    delta=piece,
+                )
+            emit(
+                "response.function_call_arguments.done",
+                item_id=item["id"],
+                output_index=index,
+                arguments=item["arguments"],
+                name=item["name"],
+            )
         emit("response.output_item.done", output_index=index, item=item)
     final = responses_object(body, reply, n)
     emit(f"response.{final['status']}", response=final)

@@ -16,7 +16,7 @@ SEED_000_TOOL = {
     "type": "function",
     "function": {
         "name": "update_session_state",
-        "description": "Update the shared session state. Provide any updates as a dictionary of key-value pairs.\nExample:\n    \"session_state_updates\": {\"shopping_list\": [\"milk\", \"eggs\", \"bread\"]}",
+        "description": 'Update the shared session state. Provide any updates as a dictionary of key-value pairs.\nExample:\n    "session_state_updates": {"shopping_list": ["milk", "eggs", "bread"]}',
         "parameters": {
             "type": "object",
             "properties": {
@@ -34,7 +34,9 @@ SEED_000_TOOL = {
 def test_seed_000_agentic_shopping_list():
     model = ScriptedModel(
         [
-            tool_call("update_session_state", session_state_updates={"shopping_list": ["milk", "eggs", "bread"]}),
+            tool_call(
+                "update_session_state", session_state_updates={"shopping_list": ["milk", "eggs", "bread"]}
+            ),
             "I've added milk, eggs, and bread to your shopping list.",
             "Your list has milk, eggs and bread.",
         ]
@@ -53,14 +55,19 @@ def test_seed_000_agentic_shopping_list():
         "role": "system",
         "content": "<session_state>\n{'shopping_list': []}\n</session_state>",
     }
-    assert request.messages[1] == {"role": "user", "content": "Add milk, eggs, and bread to the shopping list"}
+    assert request.messages[1] == {
+        "role": "user",
+        "content": "Add milk, eggs, and bread to the shopping list",
+    }
     assert request.tools == [SEED_000_TOOL]
 
     # The tool's result goes back to the model, and the prompt does not change mid-run.
     tool_message = model.requests[1].messages[-1]
     assert tool_message["role"] == "tool"
     assert tool_message["content"] == "Updated session state: {'shopping_list': ['milk', 'eggs', 'bread']}"
-    assert model.requests[1].messages[0]["content"] == "<session_state>\n{'shopping_list': []}\n</session_state>"
+    assert (
+        model.requests[1].messages[0]["content"] == "<session_state>\n{'shopping_list': []}\n</session_state>"
+    )
 
     assert first["shopping_list"] == ["milk", "eggs", "bread"]
     assert agent.session_state == {"shopping_list": ["milk", "eggs", "bread"]}
@@ -68,7 +75,10 @@ def test_seed_000_agentic_shopping_list():
 
     agent.run("I picked up the eggs, now what's on my list?")
     assert model.requests[2].messages == [
-        {"role": "system", "content": "<session_state>\n{'shopping_list': ['milk', 'eggs', 'bread']}\n</session_state>"},
+        {
+            "role": "system",
+            "content": "<session_state>\n{'shopping_list': ['milk', 'eggs', 'bread']}\n</session_state>",
+        },
         {"role": "user", "content": "I picked up the eggs, now what's on my list?"},
     ]
 
@@ -94,7 +104,7 @@ class CustomerDBTools(Toolkit):
 def customer_management_hook(run_context: RunContext, arguments: dict[str, Any]):
     action = arguments.get("action", "retrieve")
     cust_id = arguments.get("customer_id")
-    name = arguments.get("name", None)
+    name = arguments.get("name")
     if not cust_id:
         raise ValueError("customer_id is required.")
     if action == "create":
@@ -231,10 +241,17 @@ def process_documents(documents: list, max_results: int) -> dict:
 processing_tool = Tool(
     name="process",
     description="Process retrieved documents",
-    parameters={"type": "object", "properties": {"max_results": {"type": "integer"}}, "required": ["max_results"]},
+    parameters={
+        "type": "object",
+        "properties": {"max_results": {"type": "integer"}},
+        "required": ["max_results"],
+    },
     function=process_documents,
     inputs_from_state={"documents": "documents"},
-    outputs_to_state={"final_docs": {"source": "processed_docs"}, "final_count": {"source": "processed_count"}},
+    outputs_to_state={
+        "final_docs": {"source": "processed_docs"},
+        "final_count": {"source": "processed_count"},
+    },
 )
 
 
@@ -264,7 +281,9 @@ def test_seed_002_retrieve_then_process_chain_through_state():
     assert result["final_docs"] == [{"title": "Doc 1", "content": "Content about Python"}]
     assert result["final_count"] == 1
     # documents came from state, not from the model, and are hidden from the schema
-    assert model.requests[0].tools[1]["function"]["parameters"]["properties"] == {"max_results": {"type": "integer"}}
+    assert model.requests[0].tools[1]["function"]["parameters"]["properties"] == {
+        "max_results": {"type": "integer"}
+    }
     assert json.loads(result.tool_calls[1].arguments) == {"max_results": 1}
     causes = [(c.cause.kind, c.cause.name, c.cause.handler) for c in result.turn.state_changes]
     assert ("output", "retrieve", "merge_lists") in causes
@@ -295,7 +314,11 @@ def test_seed_002_factorial_then_calculator():
     calculator_tool = Tool(
         name="calculator",
         description="Evaluate basic math expressions",
-        parameters={"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]},
+        parameters={
+            "type": "object",
+            "properties": {"expression": {"type": "string"}},
+            "required": ["expression"],
+        },
         function=calculate,
         outputs_to_state={"calc_result": {"source": "result"}},
     )
@@ -356,7 +379,9 @@ def test_seed_002_whole_result_and_custom_handler_and_run_kwargs():
         },
         function=search_documents,
         inputs_from_state={"user_name": "user_context"},
-        outputs_to_state={"search_results": {"source": "results", "handler": lambda cur, new: sorted((cur or []) + new)}},
+        outputs_to_state={
+            "search_results": {"source": "results", "handler": lambda cur, new: sorted((cur or []) + new)}
+        },
     )
     model = ScriptedModel(
         [
@@ -367,7 +392,11 @@ def test_seed_002_whole_result_and_custom_handler_and_run_kwargs():
     agent = Agent(
         model=model,
         tools=[info_tool, search_tool],
-        state_schema={"user_info": {"type": dict}, "user_name": {"type": str}, "search_results": {"type": list}},
+        state_schema={
+            "user_info": {"type": dict},
+            "user_name": {"type": str},
+            "search_results": {"type": list},
+        },
     )
     result = agent.run("Search for Python tutorials", user_name="Alice")
     assert result["user_info"] == {"name": "Alice", "email": "alice@example.com", "role": "admin"}
@@ -380,7 +409,9 @@ def test_seed_002_whole_result_and_custom_handler_and_run_kwargs():
 @pytest.mark.parametrize("fmt", ["repr", "json"])
 def test_session_state_format_option(fmt):
     model = ScriptedModel(["ok"])
-    agent = Agent(model=model, session_state={"a": [1]}, add_session_state_to_context=True, session_state_format=fmt)
+    agent = Agent(
+        model=model, session_state={"a": [1]}, add_session_state_to_context=True, session_state_format=fmt
+    )
     agent.run("hi")
     expected = "{'a': [1]}" if fmt == "repr" else '{\n  "a": [\n    1\n  ]\n}'
     assert model.requests[0].messages[0]["content"] == f"<session_state>\n{expected}\n</session_state>"

@@ -52,7 +52,8 @@ class BM25:
         avg = (sum(lengths) / len(lengths)) if lengths else 0.0
         self.norms = [k1 * (1 - b + b * n / avg) if avg else k1 for n in lengths]
         self.idf = {
-            term: math.log(1 + (self.size - len(p) + 0.5) / (len(p) + 0.5)) for term, p in self.postings.items()
+            term: math.log(1 + (self.size - len(p) + 0.5) / (len(p) + 0.5))
+            for term, p in self.postings.items()
         }
 
     def scores(self, query: str) -> dict[int, float]:
@@ -177,9 +178,7 @@ class DataFrameContext(_Provider):
     ) -> None:
         self._setup(label, passive, active, top_k)
         if not (hasattr(frame, "columns") and hasattr(frame, "itertuples")):
-            raise ConfigurationError(
-                f"DataFrameContext needs a pandas DataFrame, got {type(frame).__name__}"
-            )
+            raise ConfigurationError(f"DataFrameContext needs a pandas DataFrame, got {type(frame).__name__}")
         missing = [c for c in columns or () if c not in frame.columns]
         if missing:
             raise ConfigurationError(
@@ -221,7 +220,10 @@ class DataFrameContext(_Provider):
             self._cache = (fingerprint, rows, index)
         return [
             ContextBlock(
-                text=rows[i][1], score=round(score, 4), source=f"row {rows[i][0]}", metadata={"row": _plain(rows[i][0])}
+                text=rows[i][1],
+                score=round(score, 4),
+                source=f"row {rows[i][0]}",
+                metadata={"row": _plain(rows[i][0])},
             )
             for i, score in index.top(str(query), top_k)
         ]

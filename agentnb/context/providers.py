@@ -32,18 +32,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..util.fastinit import fast_init
 from ..errors import ConfigurationError, ContextProviderError
 from ..events import ContextBlock, ContextRetrieved
 from ..formatters import CONTEXT_KEY
 from ..tools import Tool
+from ..util.fastinit import fast_init
 
 CONTEXT_HEADER = "[Context]"
 LIST_SOURCES_TOOL = "list_context_sources"
 RETRIEVE_TOOL = "retrieve_context"
 DEFAULT_TOP_K = 8
-
-
 
 
 class ContextQuery(str):
@@ -53,7 +51,9 @@ class ContextQuery(str):
     inputs: dict[str, Any]
     agent: str | None
 
-    def __new__(cls, query_text: str, *, inputs: Mapping[str, Any] | None = None, agent: str | None = None) -> ContextQuery:
+    def __new__(
+        cls, query_text: str, *, inputs: Mapping[str, Any] | None = None, agent: str | None = None
+    ) -> ContextQuery:
         self = super().__new__(cls, query_text)
         self.inputs = dict(inputs or {})
         self.agent = agent
@@ -139,7 +139,9 @@ def _as_block(item: Any, label: str, provider: Any) -> ContextBlock:
         data = item
     elif hasattr(item, "text"):
         # MASFactory's own ContextBlock (or any block-like object) converts field by field.
-        data = {k: getattr(item, k) for k in ("text", "score", "source", "uri", "metadata") if hasattr(item, k)}
+        data = {
+            k: getattr(item, k) for k in ("text", "score", "source", "uri", "metadata") if hasattr(item, k)
+        }
     else:
         raise ContextProviderError(
             f"context provider {label!r} ({type(provider).__name__}) returned {type(item).__name__} "
@@ -286,11 +288,14 @@ class ContextProviders:
             """
             return {
                 "sources": [
-                    {"name": name, "label": label, "type": type(p).__name__} for name, label, p in providers.sources()
+                    {"name": name, "label": label, "type": type(p).__name__}
+                    for name, label, p in providers.sources()
                 ]
             }
 
-        def retrieve_context(source: str, query: str, top_k: int = DEFAULT_TOP_K, run_context: Any = None) -> dict[str, Any]:
+        def retrieve_context(
+            source: str, query: str, top_k: int = DEFAULT_TOP_K, run_context: Any = None
+        ) -> dict[str, Any]:
             """Search one context source and return the matching blocks.
 
             Args:
@@ -336,7 +341,9 @@ class ContextProviders:
         }
 
 
-def _lookup(provider: Any, label: str, query: ContextQuery, top_k: int, run_id: str, via: str) -> ContextRetrieved:
+def _lookup(
+    provider: Any, label: str, query: ContextQuery, top_k: int, run_id: str, via: str
+) -> ContextRetrieved:
     """Ask one provider for blocks; the answer as the event the turn record and inspector keep."""
     started = time.perf_counter()
     blocks = fetch_blocks(provider, provider_label(provider), query, top_k)

@@ -28,19 +28,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..state.diff import apply_patch, make_patch, top_level_key, tokens
 from ..errors import ConfigurationError, DelegationError
 from ..events import Event, PromptSection, RunFailed, RunFinished, StateCause
-from ..run.executor import ParentRun
-from ..state.frozen import thaw
-from ..run.loop import Lineage
-from ..messages import Message
-from ..run.observe import count_added
 from ..history.records import TurnRecord
-from ..tools.run_context import RunContext
+from ..messages import Message
+from ..run.executor import ParentRun
+from ..run.loop import Lineage
+from ..run.observe import count_added
 from ..run.runs import RunInput
+from ..state.diff import apply_patch, make_patch, tokens, top_level_key
+from ..state.frozen import thaw
 from ..state.state import replace_values
 from ..state.tracking import StateTracker
+from ..tools.run_context import RunContext
 
 StateMode = Literal["none", "copy", "live"]
 MemoryMode = Literal["per-call", "member"]
@@ -49,7 +49,9 @@ MEMORY_MODES = ("per-call", "member")
 ANSWER_SOURCES = ("answer", "last_message")
 """``outputs_to_state`` sources meaning the member's final answer (Haystack says last_message)."""
 
-_CURRENT: contextvars.ContextVar[DelegationSite | None] = contextvars.ContextVar("agentnb_delegation", default=None)
+_CURRENT: contextvars.ContextVar[DelegationSite | None] = contextvars.ContextVar(
+    "agentnb_delegation", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -97,14 +99,20 @@ class Delegation:
 
     def __post_init__(self) -> None:
         if self.state not in STATE_MODES:
-            raise ConfigurationError(f"state must be one of {', '.join(map(repr, STATE_MODES))}; got {self.state!r}")
+            raise ConfigurationError(
+                f"state must be one of {', '.join(map(repr, STATE_MODES))}; got {self.state!r}"
+            )
         if self.memory is not None and self.memory not in MEMORY_MODES:
             raise ConfigurationError(f"memory must be 'per-call' or 'member'; got {self.memory!r}")
         for key, spec in self.outputs_to_state.items():
             if not isinstance(spec, Mapping) or set(spec) - {"source", "handler"}:
-                raise ConfigurationError(f"outputs_to_state[{key!r}] must be {{'source': member key or 'answer', 'handler': fn?}}; got {spec!r}")
+                raise ConfigurationError(
+                    f"outputs_to_state[{key!r}] must be {{'source': member key or 'answer', 'handler': fn?}}; got {spec!r}"
+                )
             if spec.get("handler") is not None and not callable(spec["handler"]):
-                raise ConfigurationError(f"outputs_to_state[{key!r}]['handler'] must be a function (current, new) -> merged")
+                raise ConfigurationError(
+                    f"outputs_to_state[{key!r}]['handler'] must be a function (current, new) -> merged"
+                )
 
     def parallel_key(self, tool_call: Any) -> str | None:
         """The member a call goes to, for running sibling calls together (None: never together)."""
@@ -135,14 +143,18 @@ def current_site() -> DelegationSite:
     """The delegation in progress (a delegate tool's function runs inside one)."""
     site = _CURRENT.get()
     if site is None:
-        raise DelegationError("a delegate tool runs only as a tool call of an agent's run (the executor opens its delegation)")
+        raise DelegationError(
+            "a delegate tool runs only as a tool call of an agent's run (the executor opens its delegation)"
+        )
     return site
 
 
 class DelegationSite:
     """One delegate tool call: the member runs it starts and what they bring up."""
 
-    def __init__(self, delegation: Delegation, parent: ParentRun, ctx: RunContext, tool_call_id: str, snapshot: Any) -> None:
+    def __init__(
+        self, delegation: Delegation, parent: ParentRun, ctx: RunContext, tool_call_id: str, snapshot: Any
+    ) -> None:
         self.delegation, self.parent, self.ctx = delegation, parent, ctx
         self.tool_call_id = tool_call_id
         self.snapshot = snapshot
@@ -172,7 +184,11 @@ class DelegationSite:
     def run_members(self, assignments: Sequence[Assignment]) -> list[TurnRecord]:
         """Run each assignment as a child run: concurrently when there are several (each on the
         same snapshot); the results are kept in the order given."""
-        if len(assignments) == 1 or len({id(a.member) for a in assignments}) < len(assignments) or self.delegation.state == "live":
+        if (
+            len(assignments) == 1
+            or len({id(a.member) for a in assignments}) < len(assignments)
+            or self.delegation.state == "live"
+        ):
             runs = [self._run(a) for a in assignments]
         else:
             with concurrent.futures.ThreadPoolExecutor(max_workers=len(assignments)) as pool:
@@ -185,7 +201,9 @@ class DelegationSite:
     def _run(self, assignment: Assignment) -> ChildRun:
         member, mode = assignment.member, self.delegation.state
         if any(name == member.name for name in self.parent.path):
-            raise DelegationError(f"{member.name!r} is already running in this turn ({' ▸ '.join(self.parent.path)}); an agent cannot delegate to itself or to the agent that delegated to it")
+            raise DelegationError(
+                f"{member.name!r} is already running in this turn ({' ▸ '.join(self.parent.path)}); an agent cannot delegate to itself or to the agent that delegated to it"
+            )
         with member._running():
             kept_history = member.add_history_to_context
             if self.delegation.memory is not None:
@@ -216,7 +234,12 @@ class DelegationSite:
                 elif tracker is not None:
                     run.after = thaw(tracker.snapshot)
                     passed = given | set(assignment.state_values)  # values for this run only
-                    own_state.replace_data({**{k: v for k, v in run.after.items() if k not in passed}, **{k: private[k] for k in passed if k in private}})
+                    own_state.replace_data(
+                        {
+                            **{k: v for k, v in run.after.items() if k not in passed},
+                            **{k: private[k] for k in passed if k in private},
+                        }
+                    )
                     own_state.frozen(consume=True)
                 else:
                     own_state.replace_data(private)
@@ -240,8 +263,12 @@ class DelegationSite:
             down = {m: parent[p] for p, m in self.delegation.inputs_from_state.items() if p in parent}
         return set(down), {**private, **copy.deepcopy(down)}
 
-    def _turn(self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None]) -> TurnRecord:
-        turn = member._new_turn(RunInput(assignment.task, earlier=assignment.earlier, state_values=dict(assignment.state_values)))
+    def _turn(
+        self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None]
+    ) -> TurnRecord:
+        turn = member._new_turn(
+            RunInput(assignment.task, earlier=assignment.earlier, state_values=dict(assignment.state_values))
+        )
         # The run starts from the state just put in place, not from the member's last turn.
         turn.tracker = StateTracker(member.state, turn.ctx.run_id, None)
         turn.setup.lineage = Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name))
@@ -265,7 +292,11 @@ class DelegationSite:
 
             def labelled(ctx: RunContext, on_context: Any) -> Any:
                 # What the team added, labelled by what produced it, and counted like the rest.
-                prepared = replace(prepare(ctx, on_context), user_sections=assignment.sections, earlier_sections=assignment.earlier_sections)
+                prepared = replace(
+                    prepare(ctx, on_context),
+                    user_sections=assignment.sections,
+                    earlier_sections=assignment.earlier_sections,
+                )
                 return replace(prepared, tokens=count_added(member, prepared))
 
             turn.setup.prepare = labelled
@@ -309,21 +340,31 @@ class DelegationSite:
         for run in self.runs:
             if run.record.status != "ok":
                 continue
-            cause = StateCause(kind="merge", name=run.member, tool_call_id=self.tool_call_id, via=run.record.path)
+            cause = StateCause(
+                kind="merge", name=run.member, tool_call_id=self.tool_call_id, via=run.record.path
+            )
             if self.delegation.state == "live":
                 tracker.checkpoint(cause)
             elif self.delegation.state == "none":
                 for key, value, handler in run.outputs:
                     state.set(key, value, handler_override=handler)
                     used = handler or (state.handler_for(key) if state.has_schema else None)
-                    tracker.checkpoint(replace(cause, via=(*run.record.path, f"output:{key}"), handler=getattr(used, "__name__", None)))
+                    tracker.checkpoint(
+                        replace(
+                            cause,
+                            via=(*run.record.path, f"output:{key}"),
+                            handler=getattr(used, "__name__", None),
+                        )
+                    )
             else:
                 refused = self._merge(run, state, tracker, writers, cause)
                 if refused is not None:
                     return refused
         return None
 
-    def _merge(self, run: ChildRun, state: Any, tracker: StateTracker, writers: dict[str, str], cause: StateCause) -> str | None:
+    def _merge(
+        self, run: ChildRun, state: Any, tracker: StateTracker, writers: dict[str, str], cause: StateCause
+    ) -> str | None:
         handlers = _explicit_handlers(self.ctx.agent)
         combined: dict[str, Any] = {}
         for op, _ in run.ops:
@@ -339,8 +380,14 @@ class DelegationSite:
             for key, handler in combined.items():
                 state.set(key, copy.deepcopy(run.after.get(key)), handler_override=handler)
                 tracker.checkpoint(replace(cause, handler=getattr(handler, "__name__", None)))
-            for chain, ops in _groups([(op, author) for op, author in run.ops if top_level_key(op["path"]) not in combined]):
-                current = {k: thaw(tracker.snapshot.get(k)) for k in dict.fromkeys(top_level_key(op["path"]) for op in ops) if k in state.data}
+            for chain, ops in _groups(
+                [(op, author) for op, author in run.ops if top_level_key(op["path"]) not in combined]
+            ):
+                current = {
+                    k: thaw(tracker.snapshot.get(k))
+                    for k in dict.fromkeys(top_level_key(op["path"]) for op in ops)
+                    if k in state.data
+                }
                 patched = apply_patch(current, ops)
                 for key, value in patched.items():
                     state.set(key, value, handler_override=replace_values)
@@ -351,7 +398,9 @@ class DelegationSite:
             tracker.rollback(start)
             tracker.pending = pending  # the siblings' merges before this one stand, with their events
             other = next(iter(set(writers.values()) - {run.member}), "an earlier delegation")
-            return _conflict_text(run, other, run.ops[0][0]["path"], top_level_key(run.ops[0][0]["path"]) or "", why=str(exc))
+            return _conflict_text(
+                run, other, run.ops[0][0]["path"], top_level_key(run.ops[0][0]["path"]) or "", why=str(exc)
+            )
         for op, _ in run.ops:
             writers.setdefault(op["path"], run.member)
         return None
@@ -370,7 +419,9 @@ def _chain(cause: StateCause) -> tuple[str, ...]:
     return cause.via if cause.kind == "merge" else (*cause.via, cause.label())
 
 
-def _groups(ops: list[tuple[dict[str, Any], StateCause]]) -> list[tuple[tuple[str, ...], list[dict[str, Any]]]]:
+def _groups(
+    ops: list[tuple[dict[str, Any], StateCause]],
+) -> list[tuple[tuple[str, ...], list[dict[str, Any]]]]:
     """Consecutive operations with one author, together."""
     out: list[tuple[tuple[str, ...], list[dict[str, Any]]]] = []
     for op, author in ops:
@@ -392,7 +443,9 @@ def _related(a: str, b: str) -> bool:
 def _explicit_handlers(agent: Any) -> dict[str, Any]:
     """The merge handlers the parent's state schema declares (defaults do not count)."""
     schema = getattr(agent, "state_schema", None) or {}
-    return {k: v["handler"] for k, v in schema.items() if isinstance(v, Mapping) and callable(v.get("handler"))}
+    return {
+        k: v["handler"] for k, v in schema.items() if isinstance(v, Mapping) and callable(v.get("handler"))
+    }
 
 
 def _conflict_text(run: ChildRun, other: str, path: str, key: str, why: str = "") -> str:
@@ -409,4 +462,12 @@ def _conflict_text(run: ChildRun, other: str, path: str, key: str, why: str = ""
     )
 
 
-__all__ = ["Assignment", "ChildRun", "Delegation", "DelegationSite", "MemoryMode", "StateMode", "current_site"]
+__all__ = [
+    "Assignment",
+    "ChildRun",
+    "Delegation",
+    "DelegationSite",
+    "MemoryMode",
+    "StateMode",
+    "current_site",
+]

@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .site import Assignment, Delegation, current_site
 from ..errors import ConfigurationError, DelegationError, TeamDefinitionError
 from ..events import PromptSection
 from ..messages import Message
 from ..run.prompt import PLACEHOLDER
 from ..tools import Tool
+from .site import Assignment, Delegation, current_site
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -28,14 +28,18 @@ def member_id(name: str) -> str:
     return _UNSAFE.sub("-", name.strip().lower()).strip("-") or "member"
 
 
-def task_sections(task: str, blocks: Sequence[tuple[str, str]], source: str) -> tuple[str, tuple[PromptSection, ...]]:
+def task_sections(
+    task: str, blocks: Sequence[tuple[str, str]], source: str
+) -> tuple[str, tuple[PromptSection, ...]]:
     """The member's message: each (source, block) then the task, each part a section
     labelled with the option that produced it."""
     text, sections = "", []
     for block_source, block in blocks:
         if block:
             piece = f"{block}\n\n"
-            sections.append(PromptSection(source=block_source, text=block, start=len(text), end=len(text) + len(block)))
+            sections.append(
+                PromptSection(source=block_source, text=block, start=len(text), end=len(text) + len(block))
+            )
             text += piece
     sections.append(PromptSection(source=source, text=task, start=len(text), end=len(text) + len(task)))
     return text + task, tuple(sections)
@@ -72,21 +76,33 @@ def agent_tool(
         member_key=lambda tool_call: f"agent:{id(member)}",  # one agent runs one call at a time
     )
     if state != "none" and (inputs_from_state or outputs_to_state):
-        raise ConfigurationError(f"{name}: inputs_from_state / outputs_to_state map keys only with state='none' (state={state!r} passes the whole state)")
+        raise ConfigurationError(
+            f"{name}: inputs_from_state / outputs_to_state map keys only with state='none' (state={state!r} passes the whole state)"
+        )
 
     variables = prompt_variables(member, delegation.inputs_from_state.values() if state == "none" else ())
 
     def run(task: str, **values: Any) -> str:
         text, sections = task_sections(task, (), f"task (as_tool {name})")
-        (record,) = current_site().run_members([Assignment(member, text, sections, label=task, state_values=values)])
+        (record,) = current_site().run_members(
+            [Assignment(member, text, sections, label=task, state_values=values)]
+        )
         check_failed(record)
         return record.content or ""
 
-    properties: dict[str, Any] = {"task": {"type": "string", "description": f"The task for {member.name}, with everything it needs to know."}}
+    properties: dict[str, Any] = {
+        "task": {
+            "type": "string",
+            "description": f"The task for {member.name}, with everything it needs to know.",
+        }
+    }
     properties.update({v: {"type": "string"} for v in variables})
     tool = Tool(
         name=name,
-        description=description or member.prompt.description or member.prompt.role or f"Ask the agent {member.name!r} to do a task; it answers with text.",
+        description=description
+        or member.prompt.description
+        or member.prompt.role
+        or f"Ask the agent {member.name!r} to do a task; it answers with text.",
         parameters={"type": "object", "properties": properties, "required": ["task", *variables]},
         function=run,
     )
@@ -99,7 +115,13 @@ def prompt_variables(member: Any, mapped: Iterable[str]) -> list[str]:
     """``{placeholders}`` of the member's instructions that nothing fills: not its state, not a
     mapped key (Haystack's AgentTool asks the caller for each, as a string parameter)."""
     instructions = member.prompt.instructions
-    texts = [instructions] if isinstance(instructions, str) else list(instructions) if isinstance(instructions, (list, tuple)) else []
+    texts = (
+        [instructions]
+        if isinstance(instructions, str)
+        else list(instructions)
+        if isinstance(instructions, (list, tuple))
+        else []
+    )
     taken = {*member.state.data, *mapped, *member.dependencies, "task"}
     found = [m.group(1) for text in texts if isinstance(text, str) for m in PLACEHOLDER.finditer(text)]
     return [v for v in dict.fromkeys(found) if v not in taken]
@@ -125,10 +147,18 @@ class Handoff:
         return self.tool_name_override or f"transfer_to_{tool_name(self.agent.name).lower()}"
 
 
-def handoff(agent: Any, *, input_filter: Callable[[list[Message]], Sequence[Message]] | None = None, tool_name_override: str | None = None, tool_description_override: str | None = None) -> Handoff:
+def handoff(
+    agent: Any,
+    *,
+    input_filter: Callable[[list[Message]], Sequence[Message]] | None = None,
+    tool_name_override: str | None = None,
+    tool_description_override: str | None = None,
+) -> Handoff:
     """A handoff with options (OpenAI's ``handoff()``); ``Agent(handoffs=[agent])`` takes plain agents too."""
     if input_filter is not None and not callable(input_filter):
-        raise ConfigurationError(f"input_filter must be a function (messages) -> messages; got {input_filter!r}")
+        raise ConfigurationError(
+            f"input_filter must be a function (messages) -> messages; got {input_filter!r}"
+        )
     return Handoff(agent, input_filter, tool_name_override, tool_description_override)
 
 
@@ -138,7 +168,9 @@ def as_handoff(item: Any) -> Handoff:
         return item
     if hasattr(item, "_new_turn") and hasattr(item, "name"):
         return Handoff(item)
-    raise ConfigurationError(f"handoffs=[...] takes agents or handoff(agent, ...); got {type(item).__name__}: {item!r}")
+    raise ConfigurationError(
+        f"handoffs=[...] takes agents or handoff(agent, ...); got {type(item).__name__}: {item!r}"
+    )
 
 
 def check_handoffs(owner: str, specs: Sequence[Handoff]) -> None:
@@ -170,16 +202,25 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
             earlier = [m for m in spec.input_filter(list(earlier))]
             if not all(isinstance(m, Message) for m in earlier):
                 raise DelegationError(f"input_filter of the handoff to {target.name!r} must return messages")
-        sections = (PromptSection(source=f"handoff ({spec.tool_name})", text=message, start=0, end=len(message)),)
-        cause = f"handoff ({spec.tool_name}) history" + (", after input_filter" if spec.input_filter is not None else "")
-        labelled = tuple(PromptSection(source=f"{cause}: {m.role}", text=m.text, start=0, end=len(m.text)) for m in earlier)
-        (record,) = site.run_members([Assignment(target, message, sections, tuple(earlier), label=message, earlier_sections=labelled)])
+        sections = (
+            PromptSection(source=f"handoff ({spec.tool_name})", text=message, start=0, end=len(message)),
+        )
+        cause = f"handoff ({spec.tool_name}) history" + (
+            ", after input_filter" if spec.input_filter is not None else ""
+        )
+        labelled = tuple(
+            PromptSection(source=f"{cause}: {m.role}", text=m.text, start=0, end=len(m.text)) for m in earlier
+        )
+        (record,) = site.run_members(
+            [Assignment(target, message, sections, tuple(earlier), label=message, earlier_sections=labelled)]
+        )
         check_failed(record)
         return record.content or ""
 
     tool = Tool(
         name=spec.tool_name,
-        description=spec.tool_description_override or f"Handoff to the {target.name} agent to handle the request. {target.prompt.description or target.prompt.role or ''}".strip(),
+        description=spec.tool_description_override
+        or f"Handoff to the {target.name} agent to handle the request. {target.prompt.description or target.prompt.role or ''}".strip(),
         parameters={"type": "object", "properties": {}},
         function=transfer,
     )
@@ -190,7 +231,9 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
         elif record.status == "ok":
             owner.in_charge = target
 
-    tool.delegation = Delegation(kind="handoff", state="live", memory="member", respond_directly=True, on_answer=taken_over)  # type: ignore[attr-defined]
+    tool.delegation = Delegation(
+        kind="handoff", state="live", memory="member", respond_directly=True, on_answer=taken_over
+    )  # type: ignore[attr-defined]
     tool.member = target  # type: ignore[attr-defined]
     return tool
 
@@ -203,4 +246,15 @@ def _conversation(messages: Sequence[Message]) -> tuple[str, list[Message]]:
     raise DelegationError("a handoff needs the user's message; this run has none")
 
 
-__all__ = ["Handoff", "agent_tool", "as_handoff", "check_handoffs", "handoff", "prompt_variables", "handoff_tool", "member_id", "task_sections", "tool_name"]
+__all__ = [
+    "Handoff",
+    "agent_tool",
+    "as_handoff",
+    "check_handoffs",
+    "handoff",
+    "prompt_variables",
+    "handoff_tool",
+    "member_id",
+    "task_sections",
+    "tool_name",
+]

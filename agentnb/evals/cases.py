@@ -55,18 +55,26 @@ class Case:
 
     def __post_init__(self) -> None:
         if (self.input is None) == (self.messages is None):
-            raise EvalCaseError(f"case {self.id or '?'}: give input='...' (one turn) or messages=[...] (one turn each), exactly one of them")
+            raise EvalCaseError(
+                f"case {self.id or '?'}: give input='...' (one turn) or messages=[...] (one turn each), exactly one of them"
+            )
         if self.messages is not None:
             if isinstance(self.messages, (str, bytes)) or not isinstance(self.messages, Sequence):
-                raise EvalCaseError(f"case {self.id or '?'}: messages must be a list of user messages, got {type(self.messages).__name__}")
+                raise EvalCaseError(
+                    f"case {self.id or '?'}: messages must be a list of user messages, got {type(self.messages).__name__}"
+                )
             object.__setattr__(self, "messages", tuple(self.messages))
             if not self.messages:
                 raise EvalCaseError(f"case {self.id or '?'}: messages=[] holds no message; give at least one")
         for message in self.turns:
             if not isinstance(message, (str, Mapping)):
-                raise EvalCaseError(f"case {self.id or '?'}: a message must be a str or a dict of input fields, got {type(message).__name__}")
+                raise EvalCaseError(
+                    f"case {self.id or '?'}: a message must be a str or a dict of input fields, got {type(message).__name__}"
+                )
         if self.state is not None and not isinstance(self.state, Mapping):
-            raise EvalCaseError(f"case {self.id or '?'}: state must be a dict, got {type(self.state).__name__}")
+            raise EvalCaseError(
+                f"case {self.id or '?'}: state must be a dict, got {type(self.state).__name__}"
+            )
         if not isinstance(self.id, str):
             object.__setattr__(self, "id", str(self.id))
         if not self.id:
@@ -80,18 +88,27 @@ class Case:
     @property
     def text(self) -> str:
         """The case's input as shown in results (the turns' messages joined)."""
-        return " ⏎ ".join(m if isinstance(m, str) else json.dumps(dict(m), ensure_ascii=False, default=str) for m in self.turns)
+        return " ⏎ ".join(
+            m if isinstance(m, str) else json.dumps(dict(m), ensure_ascii=False, default=str)
+            for m in self.turns
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The case as plain data (what the store's manifest and lines keep)."""
         out: dict[str, Any] = {"id": self.id}
-        out["messages" if self.messages is not None else "input"] = _plain(list(self.turns) if self.messages is not None else self.input)
+        out["messages" if self.messages is not None else "input"] = _plain(
+            list(self.turns) if self.messages is not None else self.input
+        )
         if self.expected is not None:
             out["expected"] = _plain(self.expected)
         if self.state is not None:
             out["state"] = _plain(dict(self.state))
         if self.start is not None:
-            out["start"] = {"state": _plain(self.start.state), "messages": list(self.start.messages), "origin": self.start.origin}
+            out["start"] = {
+                "state": _plain(self.start.state),
+                "messages": list(self.start.messages),
+                "origin": self.start.origin,
+            }
         if self.metadata:
             out["metadata"] = _plain(dict(self.metadata))
         return out
@@ -100,10 +117,14 @@ class Case:
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "") -> Case:
         """A case from plain data (a file's record): ``input`` or ``messages``, ``id``, ``expected``, ``state``."""
         if not isinstance(data, Mapping):
-            raise EvalCaseError(f"{where}a case must be an object with 'input' (or 'messages'), got {type(data).__name__}")
+            raise EvalCaseError(
+                f"{where}a case must be an object with 'input' (or 'messages'), got {type(data).__name__}"
+            )
         unknown = sorted(set(data) - {"id", "input", "messages", "expected", "state", "start", "metadata"})
         if unknown:
-            raise EvalCaseError(f"{where}unknown case field(s) {', '.join(map(repr, unknown))}; a case has id, input or messages, expected, state, metadata")
+            raise EvalCaseError(
+                f"{where}unknown case field(s) {', '.join(map(repr, unknown))}; a case has id, input or messages, expected, state, metadata"
+            )
         start = data.get("start")
         return cls(
             input=data.get("input"),
@@ -111,28 +132,59 @@ class Case:
             expected=data.get("expected"),
             state=data.get("state"),
             messages=data.get("messages"),
-            start=Start(dict(start["state"]), tuple(start.get("messages") or ()), start.get("origin", "")) if start else None,
+            start=Start(dict(start["state"]), tuple(start.get("messages") or ()), start.get("origin", ""))
+            if start
+            else None,
             metadata=dict(data.get("metadata") or {}),
         )
 
     @classmethod
-    def from_turn(cls, agent: Any, turn: int, *, id: str = "", expected: Any = None, input: Any = None, state: Mapping[str, Any] | None = None) -> Case:
+    def from_turn(
+        cls,
+        agent: Any,
+        turn: int,
+        *,
+        id: str = "",
+        expected: Any = None,
+        input: Any = None,
+        state: Mapping[str, Any] | None = None,
+    ) -> Case:
         """Turn ``turn`` (1 = the first) of ``agent``'s recorded history as a case: it starts from
         the state and conversation that turn started from, and sends its message (or ``input``)."""
         history = agent.history
         if isinstance(turn, bool) or not isinstance(turn, int) or not 1 <= turn <= len(history):
-            raise EvalCaseError(f"agent {agent.name!r} has no turn {turn!r} (it has {len(history)}; turns are numbered from 1)")
+            raise EvalCaseError(
+                f"agent {agent.name!r} has no turn {turn!r} (it has {len(history)}; turns are numbered from 1)"
+            )
         record = history[turn - 1]
         before = agent.snapshot_at(turn - 1) if turn > 1 else None
-        data = copy.deepcopy(dict(before.state)) if before is not None else copy.deepcopy(dict(agent._initial_state))
+        data = (
+            copy.deepcopy(dict(before.state))
+            if before is not None
+            else copy.deepcopy(dict(agent._initial_state))
+        )
         messages = tuple(m.to_openai() for m in before.messages) if before is not None else ()
         start = Start(data, messages, f"{agent.name} · turn {turn}")
-        return cls(input=record.message if input is None else input, id=id or f"{agent.name}-turn-{turn}", expected=expected, state=state, start=start)
+        return cls(
+            input=record.message if input is None else input,
+            id=id or f"{agent.name}-turn-{turn}",
+            expected=expected,
+            state=state,
+            start=start,
+        )
 
 
 def content_id(case: Case) -> str:
     """A stable id from what the case sends and starts from (never from its position)."""
-    text = json.dumps({"turns": _plain(list(case.turns)), "state": _plain(case.state), "start": _plain(case.start.state) if case.start else None}, sort_keys=True, default=str)
+    text = json.dumps(
+        {
+            "turns": _plain(list(case.turns)),
+            "state": _plain(case.state),
+            "start": _plain(case.start.state) if case.start else None,
+        },
+        sort_keys=True,
+        default=str,
+    )
     return "c-" + hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
@@ -157,7 +209,9 @@ def as_cases(cases: Any) -> list[Case]:
         out = load_cases(cases)
     elif hasattr(cases, "columns") and hasattr(cases, "to_dict"):
         if "input" not in cases.columns and "messages" not in cases.columns:
-            raise EvalCaseError(f"the DataFrame has no 'input' column (it has {', '.join(map(str, cases.columns))}); use cases_from_frame(df, input='<column>')")
+            raise EvalCaseError(
+                f"the DataFrame has no 'input' column (it has {', '.join(map(str, cases.columns))}); use cases_from_frame(df, input='<column>')"
+            )
         columns = {name: name for name in ("id", "expected", "state") if name in cases.columns}
         out = cases_from_frame(cases, input="input" if "input" in cases.columns else "messages", **columns)
     elif isinstance(cases, Case):
@@ -172,34 +226,58 @@ def as_cases(cases: Any) -> list[Case]:
             elif isinstance(item, Mapping):
                 out.append(Case.from_dict(item, where=f"case {i + 1}: "))
             else:
-                raise EvalCaseError(f"case {i + 1} is a {type(item).__name__}; give Case(...), a dict with 'input', or a str")
+                raise EvalCaseError(
+                    f"case {i + 1} is a {type(item).__name__}; give Case(...), a dict with 'input', or a str"
+                )
     else:
-        raise EvalCaseError(f"cases must be a list of Case, a pandas DataFrame or a .jsonl/.csv/.yaml file path, got {type(cases).__name__}")
+        raise EvalCaseError(
+            f"cases must be a list of Case, a pandas DataFrame or a .jsonl/.csv/.yaml file path, got {type(cases).__name__}"
+        )
     if not out:
         raise EvalCaseError("there are no cases to evaluate; give at least one")
     seen: dict[str, int] = {}
     for number, case in enumerate(out, 1):
         if case.id in seen:
-            raise EvalCaseError(f"cases {seen[case.id]} and {number} have the same id {case.id!r}; ids must be unique (they pair runs and resume them)")
+            raise EvalCaseError(
+                f"cases {seen[case.id]} and {number} have the same id {case.id!r}; ids must be unique (they pair runs and resume them)"
+            )
         seen[case.id] = number
     return out
 
 
 def cases_from_frame(
-    frame: Any, *, input: str = "input", id: str | None = None, expected: str | None = None, state: str | None = None, metadata: Sequence[str] = ()
+    frame: Any,
+    *,
+    input: str = "input",
+    id: str | None = None,
+    expected: str | None = None,
+    state: str | None = None,
+    metadata: Sequence[str] = (),
 ) -> list[Case]:
     """One case per row of a pandas DataFrame: ``input`` names the message column (a cell that
     is a list is a multi-turn case), ``id`` / ``expected`` / ``state`` their columns (a state
     cell is a dict or its JSON text)."""
     columns = list(frame.columns)
-    for option, column in (("input", input), ("id", id), ("expected", expected), ("state", state), *(("metadata", m) for m in metadata)):
+    for option, column in (
+        ("input", input),
+        ("id", id),
+        ("expected", expected),
+        ("state", state),
+        *(("metadata", m) for m in metadata),
+    ):
         if column is not None and column not in columns:
-            raise EvalCaseError(f"cases_from_frame: {option}={column!r} is not a column of the DataFrame (it has {', '.join(map(str, columns))})")
+            raise EvalCaseError(
+                f"cases_from_frame: {option}={column!r} is not a column of the DataFrame (it has {', '.join(map(str, columns))})"
+            )
     out = []
     for position, row in enumerate(frame.to_dict("records")):
         where = f"row {position + 1}: "
         message = row[input]
-        turns = _plain(message) if not isinstance(message, (str, Mapping)) and hasattr(message, "__len__") else None
+        turns = (
+            _plain(message)
+            if not isinstance(message, (str, Mapping)) and hasattr(message, "__len__")
+            else None
+        )
         start_state = _state_cell(row[state], where) if state is not None else None
         out.append(
             Case(
@@ -227,7 +305,9 @@ def _state_cell(value: Any, where: str) -> dict[str, Any] | None:
         except ValueError:
             raise EvalCaseError(f"{where}the state cell is not JSON: {value[:60]!r}") from None
     if not isinstance(value, Mapping):
-        raise EvalCaseError(f"{where}the state cell must be a dict (or its JSON text), got {type(value).__name__}")
+        raise EvalCaseError(
+            f"{where}the state cell must be a dict (or its JSON text), got {type(value).__name__}"
+        )
     return _plain(dict(value))
 
 
@@ -237,7 +317,9 @@ def load_cases(path: str | Path) -> list[Case]:
     ``cases: [...]``)."""
     file = Path(path)
     if not file.is_file():
-        raise EvalCaseError(f"no case file at {str(file)!r}; give the path of a .jsonl, .json, .csv or .yaml file")
+        raise EvalCaseError(
+            f"no case file at {str(file)!r}; give the path of a .jsonl, .json, .csv or .yaml file"
+        )
     suffix = file.suffix.lower()
     text = file.read_text(encoding="utf-8")
     if suffix == ".jsonl":
@@ -247,7 +329,9 @@ def load_cases(path: str | Path) -> list[Case]:
                 try:
                     records.append(json.loads(line))
                 except ValueError as exc:
-                    raise EvalCaseError(f"{file.name} line {number} is not JSON ({exc.msg}); each line must be one case object") from None
+                    raise EvalCaseError(
+                        f"{file.name} line {number} is not JSON ({exc.msg}); each line must be one case object"
+                    ) from None
     elif suffix == ".json":
         records = _parsed(lambda: json.loads(text), file)
     elif suffix in (".yaml", ".yml"):
@@ -257,13 +341,20 @@ def load_cases(path: str | Path) -> list[Case]:
             raise EvalCaseError("reading YAML cases needs PyYAML: pip install 'agentnb[evals]'") from None
         records = _parsed(lambda: yaml.safe_load(text), file)
     elif suffix == ".csv":
-        records = [_csv_record(row, f"{file.name} row {n}: ") for n, row in enumerate(csv.DictReader(text.splitlines()), 1)]
+        records = [
+            _csv_record(row, f"{file.name} row {n}: ")
+            for n, row in enumerate(csv.DictReader(text.splitlines()), 1)
+        ]
     else:
-        raise EvalCaseError(f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, not {suffix or 'a file without a suffix'}")
+        raise EvalCaseError(
+            f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, not {suffix or 'a file without a suffix'}"
+        )
     if isinstance(records, Mapping) and "cases" in records:
         records = records["cases"]
     if not isinstance(records, list):
-        raise EvalCaseError(f"{file.name} must hold a list of cases (or cases: [...]), got {type(records).__name__}")
+        raise EvalCaseError(
+            f"{file.name} must hold a list of cases (or cases: [...]), got {type(records).__name__}"
+        )
     return [Case.from_dict(r, where=f"{file.name} case {n}: ") for n, r in enumerate(records, 1)]
 
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..state.diff import MISSING, json_equal, lookup
 from ..errors import EvalCheckError
+from ..state.diff import MISSING, json_equal, lookup
 from .cases import _plain
 from .checks import EXPECTED, CaseView, Check, FunctionCheck, Verdict, arguments_of, call_evidence, resolve
 from .judge import judge
@@ -40,19 +40,42 @@ class _Answer(Check):
             wanted = value if isinstance(value, list) else [value]
             missing = [w for w in wanted if (str(w).casefold() if self.ignore_case else str(w)) not in folded]
             if missing:
-                return Verdict(self.name, "fail", f"the answer lacks {', '.join(map(repr, missing))}: {_short(answer)!r}", {"answer": answer})
-            return Verdict(self.name, "pass", f"the answer contains {', '.join(map(repr, wanted))}", {"answer": answer})
+                return Verdict(
+                    self.name,
+                    "fail",
+                    f"the answer lacks {', '.join(map(repr, missing))}: {_short(answer)!r}",
+                    {"answer": answer},
+                )
+            return Verdict(
+                self.name, "pass", f"the answer contains {', '.join(map(repr, wanted))}", {"answer": answer}
+            )
         if self.test == "equals":
             want = str(value).strip()
             same = folded.strip() == (want.casefold() if self.ignore_case else want)
-            return Verdict(self.name, "pass" if same else "fail", "the answer is as expected" if same else f"the answer is {_short(answer)!r}, expected {_short(want)!r}", {"answer": answer})
+            return Verdict(
+                self.name,
+                "pass" if same else "fail",
+                "the answer is as expected"
+                if same
+                else f"the answer is {_short(answer)!r}, expected {_short(want)!r}",
+                {"answer": answer},
+            )
         match = re.search(value, answer, re.IGNORECASE if self.ignore_case else 0)
         if match is None:
-            return Verdict(self.name, "fail", f"the answer does not match /{value}/: {_short(answer)!r}", {"answer": answer})
-        return Verdict(self.name, "pass", f"matched {match.group(0)!r}", {"match": match.group(0), "at": match.start()})
+            return Verdict(
+                self.name,
+                "fail",
+                f"the answer does not match /{value}/: {_short(answer)!r}",
+                {"answer": answer},
+            )
+        return Verdict(
+            self.name, "pass", f"matched {match.group(0)!r}", {"match": match.group(0), "at": match.start()}
+        )
 
 
-def answer_contains(text: str | Sequence[str] = EXPECTED, *, ignore_case: bool = False, name: str = "answer_contains") -> Check:
+def answer_contains(
+    text: str | Sequence[str] = EXPECTED, *, ignore_case: bool = False, name: str = "answer_contains"
+) -> Check:
     """The last answer contains ``text`` (each of a list of texts); default: the case's expected."""
     return _Answer(name, "contains", list(text) if isinstance(text, (list, tuple)) else text, ignore_case)
 
@@ -80,12 +103,24 @@ class _AnswerJson(Check):
         try:
             data = json.loads(view.answer or "")
         except ValueError:
-            return Verdict(self.name, "fail", f"the answer is not JSON: {_short(view.answer or '')!r}", {"answer": view.answer})
+            return Verdict(
+                self.name,
+                "fail",
+                f"the answer is not JSON: {_short(view.answer or '')!r}",
+                {"answer": view.answer},
+            )
         found = lookup(data, self.pointer)
         if found is MISSING:
-            return Verdict(self.name, "fail", f"the answer's JSON has nothing at {self.pointer}", {"answer": data})
+            return Verdict(
+                self.name, "fail", f"the answer's JSON has nothing at {self.pointer}", {"answer": data}
+            )
         same = json_equal(found, want)
-        return Verdict(self.name, "pass" if same else "fail", f"{self.pointer} is {_short(found)}" + ("" if same else f", expected {_short(want)}"), {"value": found})
+        return Verdict(
+            self.name,
+            "pass" if same else "fail",
+            f"{self.pointer} is {_short(found)}" + ("" if same else f", expected {_short(want)}"),
+            {"value": found},
+        )
 
 
 def answer_json(pointer: str, equals: Any = EXPECTED, *, name: str | None = None) -> Check:
@@ -95,12 +130,16 @@ def answer_json(pointer: str, equals: Any = EXPECTED, *, name: str | None = None
 
 def _pointer(pointer: Any, check: str) -> str:
     if not isinstance(pointer, str) or (pointer and not pointer.startswith("/")):
-        raise EvalCheckError(f"{check}: {pointer!r} is not a JSON pointer; write it like '/shopping_list' or '/order/items/0'")
+        raise EvalCheckError(
+            f"{check}: {pointer!r} is not a JSON pointer; write it like '/shopping_list' or '/order/items/0'"
+        )
     return pointer
 
 
 def _args_match(actual: Any, wanted: Mapping[str, Any]) -> bool:
-    return isinstance(actual, Mapping) and all(k in actual and json_equal(actual[k], v) for k, v in wanted.items())
+    return isinstance(actual, Mapping) and all(
+        k in actual and json_equal(actual[k], v) for k, v in wanted.items()
+    )
 
 
 class _Called(Check):
@@ -110,27 +149,79 @@ class _Called(Check):
     def evaluate(self, view: CaseView) -> Verdict:
         wanted = resolve(self.args, view, self.name, "args=") if self.args is not None else None
         if wanted is not None and not isinstance(wanted, Mapping):
-            raise EvalCheckError(f"{self.name}: args must be a dict of the arguments to find, got {type(wanted).__name__}")
+            raise EvalCheckError(
+                f"{self.name}: args must be a dict of the arguments to find, got {type(wanted).__name__}"
+            )
         calls = [c for c in view.tool_calls if c.name == self.tool]
-        matching = [c for c in calls if (wanted is None or _args_match(arguments_of(c), wanted)) and (self.answered_by is None or c.answered_by == self.answered_by)]
+        matching = [
+            c
+            for c in calls
+            if (wanted is None or _args_match(arguments_of(c), wanted))
+            and (self.answered_by is None or c.answered_by == self.answered_by)
+        ]
         refused = [c for c in view.all_tool_calls if c.name == self.tool and c.error is not None]
         if self.times is not None and len(matching) != self.times:
-            return Verdict(self.name, "fail", f"{self.tool} executed {len(matching)} time(s) as asked, expected {self.times}", [call_evidence(view, c) for c in matching])
+            return Verdict(
+                self.name,
+                "fail",
+                f"{self.tool} executed {len(matching)} time(s) as asked, expected {self.times}",
+                [call_evidence(view, c) for c in matching],
+            )
         if self.times is not None:
-            return Verdict(self.name, "pass", f"{self.tool} executed {self.times} time(s) as asked", [call_evidence(view, c) for c in matching])
+            return Verdict(
+                self.name,
+                "pass",
+                f"{self.tool} executed {self.times} time(s) as asked",
+                [call_evidence(view, c) for c in matching],
+            )
         if matching:
             first = matching[0]
-            return Verdict(self.name, "pass", f"{self.tool}({_short(arguments_of(first), 60)}) executed in turn {view.turn_of(first)}, answered by {first.answered_by}", call_evidence(view, first))
+            return Verdict(
+                self.name,
+                "pass",
+                f"{self.tool}({_short(arguments_of(first), 60)}) executed in turn {view.turn_of(first)}, answered by {first.answered_by}",
+                call_evidence(view, first),
+            )
         if calls:
             seen = "; ".join(f"{_short(arguments_of(c), 50)} answered by {c.answered_by}" for c in calls[:3])
-            want = " and ".join(x for x in (f"args {_short(wanted, 50)}" if wanted is not None else "", f"answered by {self.answered_by}" if self.answered_by else "") if x)
-            return Verdict(self.name, "fail", f"{self.tool} executed, but not with {want}: {seen}", [call_evidence(view, c) for c in calls])
+            want = " and ".join(
+                x
+                for x in (
+                    f"args {_short(wanted, 50)}" if wanted is not None else "",
+                    f"answered by {self.answered_by}" if self.answered_by else "",
+                )
+                if x
+            )
+            return Verdict(
+                self.name,
+                "fail",
+                f"{self.tool} executed, but not with {want}: {seen}",
+                [call_evidence(view, c) for c in calls],
+            )
         if refused:
-            return Verdict(self.name, "fail", f"{self.tool} was called but did not execute ({refused[0].error_kind}: {_short(refused[0].error or '', 60)})", call_evidence(view, refused[0]))
-        return Verdict(self.name, "fail", f"{self.tool} was never called" + (f" (calls: {', '.join(c.name for c in view.all_tool_calls)})" if view.all_tool_calls else ""), None)
+            return Verdict(
+                self.name,
+                "fail",
+                f"{self.tool} was called but did not execute ({refused[0].error_kind}: {_short(refused[0].error or '', 60)})",
+                call_evidence(view, refused[0]),
+            )
+        return Verdict(
+            self.name,
+            "fail",
+            f"{self.tool} was never called"
+            + (f" (calls: {', '.join(c.name for c in view.all_tool_calls)})" if view.all_tool_calls else ""),
+            None,
+        )
 
 
-def called(tool: str, args: Mapping[str, Any] | None = None, *, times: int | None = None, answered_by: str | None = None, name: str | None = None) -> Check:
+def called(
+    tool: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    times: int | None = None,
+    answered_by: str | None = None,
+    name: str | None = None,
+) -> Check:
     """``tool`` executed (a call that raised does not count), with ``args`` among its arguments
     (values may be ``EXPECTED``), ``times`` times if given, answered by ``answered_by`` ('tool' or
     a hook's name) if given."""
@@ -159,7 +250,12 @@ class _Trajectory(Check):
             it = iter(done)
             ok = all(t in it for t in wanted)
         how = {"exact": "exactly", "any_order": "in any order", "in_order": "in order"}[self.mode]
-        return Verdict(self.name, "pass" if ok else "fail", f"executed {done or 'no tool'}" + ("" if ok else f", expected {wanted} {how}"), {"executed": done})
+        return Verdict(
+            self.name,
+            "pass" if ok else "fail",
+            f"executed {done or 'no tool'}" + ("" if ok else f", expected {wanted} {how}"),
+            {"executed": done},
+        )
 
 
 def trajectory(tools: Sequence[str] = EXPECTED, *, mode: str = "in_order", name: str = "trajectory") -> Check:
@@ -177,7 +273,9 @@ class _State(Check):
     def evaluate(self, view: CaseView) -> Verdict:
         found = lookup(view.state, self.pointer)
         if found is MISSING:
-            return Verdict(self.name, "fail", f"the final state has nothing at {self.pointer}", {"path": self.pointer})
+            return Verdict(
+                self.name, "fail", f"the final state has nothing at {self.pointer}", {"path": self.pointer}
+            )
         found = _plain(found)
         if self.contains is not _UNSET:
             item = resolve(self.contains, view, self.name, "contains=")
@@ -185,12 +283,26 @@ class _State(Check):
             if isinstance(found, list):
                 missing = [i for i in items if not any(json_equal(i, x) for x in found)]
             else:
-                missing = [i for i in items if not (isinstance(found, (str, Mapping)) and isinstance(i, str) and i in found)]
+                missing = [
+                    i
+                    for i in items
+                    if not (isinstance(found, (str, Mapping)) and isinstance(i, str) and i in found)
+                ]
             ok = not missing
-            return Verdict(self.name, "pass" if ok else "fail", f"{self.pointer} = {_short(found)}" + ("" if ok else f", lacks {_short(missing)}"), {"path": self.pointer, "value": found})
+            return Verdict(
+                self.name,
+                "pass" if ok else "fail",
+                f"{self.pointer} = {_short(found)}" + ("" if ok else f", lacks {_short(missing)}"),
+                {"path": self.pointer, "value": found},
+            )
         want = resolve(self.equals, view, self.name, "equals=")
         ok = json_equal(found, want)
-        return Verdict(self.name, "pass" if ok else "fail", f"{self.pointer} = {_short(found)}" + ("" if ok else f", expected {_short(want)}"), {"path": self.pointer, "value": found})
+        return Verdict(
+            self.name,
+            "pass" if ok else "fail",
+            f"{self.pointer} = {_short(found)}" + ("" if ok else f", expected {_short(want)}"),
+            {"path": self.pointer, "value": found},
+        )
 
 
 def state(pointer: str, equals: Any = EXPECTED, *, contains: Any = _UNSET, name: str | None = None) -> Check:
@@ -205,7 +317,10 @@ class _ChangedBy(Check):
 
     def evaluate(self, view: CaseView) -> Verdict:
         hits = [(turn, c) for turn, c in view.changes() if _covers(c.path, self.pointer)]
-        evidence = [{"turn": turn, "path": c.path, "how": c.how, "authors": list(c.authors), "new": _plain(c.new)} for turn, c in hits]
+        evidence = [
+            {"turn": turn, "path": c.path, "how": c.how, "authors": list(c.authors), "new": _plain(c.new)}
+            for turn, c in hits
+        ]
         if not hits:
             return Verdict(self.name, "fail", f"nothing changed {self.pointer}", None)
         authors = list(dict.fromkeys(a for _, c in hits for a in c.authors))
@@ -213,12 +328,27 @@ class _ChangedBy(Check):
             return Verdict(self.name, "pass", f"{self.pointer} changed by {', '.join(authors)}", evidence)
         mine = [e for e in evidence if any(_author_is(a, self.author) for a in e["authors"])]
         if mine:
-            return Verdict(self.name, "pass", f"{mine[0]['path']} {mine[0]['how']} by {', '.join(mine[0]['authors'])} in turn {mine[0]['turn']}", mine[0])
-        return Verdict(self.name, "fail", f"{self.pointer} was changed by {', '.join(authors)}, not {self.author}", evidence)
+            return Verdict(
+                self.name,
+                "pass",
+                f"{mine[0]['path']} {mine[0]['how']} by {', '.join(mine[0]['authors'])} in turn {mine[0]['turn']}",
+                mine[0],
+            )
+        return Verdict(
+            self.name,
+            "fail",
+            f"{self.pointer} was changed by {', '.join(authors)}, not {self.author}",
+            evidence,
+        )
 
 
 def _covers(path: str, pointer: str) -> bool:
-    return path == pointer or path.startswith(pointer + "/") or pointer.startswith(path + "/") or pointer in ("", "/")
+    return (
+        path == pointer
+        or path.startswith(pointer + "/")
+        or pointer.startswith(path + "/")
+        or pointer in ("", "/")
+    )
 
 
 def _author_is(label: str, author: str) -> bool:
@@ -229,7 +359,11 @@ def _author_is(label: str, author: str) -> bool:
 def changed_by(pointer: str, author: str | None = None, *, name: str | None = None) -> Check:
     """Something at (or below) ``pointer`` changed during the case, by ``author`` if given:
     ``tool:add_item``, ``hook:guard``, ``agentic``, ``run_kwarg:…``, ``user`` or a bare tool/hook name."""
-    return _ChangedBy(_pointer(pointer, "changed_by"), author, name or f"changed_by:{pointer}" + (f":{author}" if author else ""))
+    return _ChangedBy(
+        _pointer(pointer, "changed_by"),
+        author,
+        name or f"changed_by:{pointer}" + (f":{author}" if author else ""),
+    )
 
 
 def that(function: Callable[..., Any], *, name: str | None = None) -> Check:

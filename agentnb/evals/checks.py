@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..state.diff import Change
 from ..errors import EvalCheckError
 from ..events import ToolCallFinished
 from ..history.history import TurnRecord
+from ..state.diff import Change
 from ..util.text import one_line
 from .cases import Case, _plain
 
@@ -55,12 +55,20 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         """As plain data (what the store keeps)."""
-        return {"check": self.check, "status": self.status, "reason": self.reason, "evidence": _plain(self.evidence), "score": self.score}
+        return {
+            "check": self.check,
+            "status": self.status,
+            "reason": self.reason,
+            "evidence": _plain(self.evidence),
+            "score": self.score,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
         """The inverse of ``to_dict``."""
-        return cls(data["check"], data["status"], data.get("reason", ""), data.get("evidence"), data.get("score"))
+        return cls(
+            data["check"], data["status"], data.get("reason", ""), data.get("evidence"), data.get("score")
+        )
 
 
 @dataclass
@@ -150,11 +158,15 @@ class FunctionCheck(Check):
 
     def __init__(self, function: Callable[..., Any], name: str | None = None) -> None:
         if not callable(function):
-            raise EvalCheckError(f"a check must be a function of the case's result, got {type(function).__name__}")
+            raise EvalCheckError(
+                f"a check must be a function of the case's result, got {type(function).__name__}"
+            )
         self.function = function
         self.name = name or getattr(function, "__name__", None) or "check"
         if self.name == "<lambda>":
-            raise EvalCheckError("a lambda check has no name; give it one with check.that(lambda r: ..., name='...')")
+            raise EvalCheckError(
+                "a lambda check has no name; give it one with check.that(lambda r: ..., name='...')"
+            )
 
     def fingerprint(self) -> str:
         try:
@@ -179,7 +191,9 @@ class FunctionCheck(Check):
             return Verdict(self.name, "pass" if value[0] else "fail", str(value[1]))
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return Verdict(self.name, "pass" if value > 0 else "fail", f"score {value:g}", score=float(value))
-        raise EvalCheckError(f"check {self.name} returned {type(value).__name__}; return None/True/False, (passed, reason), a number, or assert")
+        raise EvalCheckError(
+            f"check {self.name} returned {type(value).__name__}; return None/True/False, (passed, reason), a number, or assert"
+        )
 
 
 def _assert_line(exc: AssertionError) -> str:
@@ -188,7 +202,23 @@ def _assert_line(exc: AssertionError) -> str:
     return f"assert failed: {last.line}" if last is not None and last.line else "assert failed"
 
 
-RESERVED = frozenset({"case_id", "repeat", "input", "answer", "status", "passed", "input_tokens", "output_tokens", "cost", "duration_ms", "replayed", "retries", "error"})
+RESERVED = frozenset(
+    {
+        "case_id",
+        "repeat",
+        "input",
+        "answer",
+        "status",
+        "passed",
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "duration_ms",
+        "replayed",
+        "retries",
+        "error",
+    }
+)
 """Column names of ``run.frame()`` a check's column would overwrite."""
 
 
@@ -207,7 +237,9 @@ def as_checks(checks: Any) -> list[Check]:
     seen: set[str] = set()
     for item in items:
         if item.name in RESERVED:
-            raise EvalCheckError(f"a check cannot be named {item.name!r}: run.frame() has a column of that name; give it another (name='...')")
+            raise EvalCheckError(
+                f"a check cannot be named {item.name!r}: run.frame() has a column of that name; give it another (name='...')"
+            )
         if item.name in seen:
             raise EvalCheckError(f"two checks are named {item.name!r}; give one another name (name='...')")
         seen.add(item.name)
@@ -237,7 +269,9 @@ def resolve(value: Any, view: CaseView, check: str, what: str) -> Any:
     """``value``, with ``EXPECTED`` (anywhere in a dict or list) replaced by the case's expected value."""
     if value is EXPECTED:
         if view.case.expected is None:
-            raise EvalCheckError(f"{check} compares with the case's expected value and case {view.case.id!r} has none; give expected= on the case or {what} to the check")
+            raise EvalCheckError(
+                f"{check} compares with the case's expected value and case {view.case.id!r} has none; give expected= on the case or {what} to the check"
+            )
         return view.case.expected
     if isinstance(value, Mapping):
         return {k: resolve(v, view, check, what) for k, v in value.items()}
@@ -267,4 +301,14 @@ def arguments_of(call: ToolCallFinished) -> Any:
         return call.arguments
 
 
-__all__ = ["EXPECTED", "CaseView", "Check", "FunctionCheck", "Verdict", "as_checks", "call_evidence", "resolve", "run_checks"]
+__all__ = [
+    "EXPECTED",
+    "CaseView",
+    "Check",
+    "FunctionCheck",
+    "Verdict",
+    "as_checks",
+    "call_evidence",
+    "resolve",
+    "run_checks",
+]

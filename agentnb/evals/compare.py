@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from math import comb
 from typing import TYPE_CHECKING, Any
 
-from ..history.compare import Comparison, compare_turns
 from ..errors import EvalAssertionError, EvalCheckError
+from ..history.compare import Comparison, compare_turns
 
 if TYPE_CHECKING:
     import pandas
@@ -35,7 +35,9 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, p)
 
 
-def bootstrap_interval(diffs: list[float], *, seed: int = 0, rounds: int = 2000, level: float = 0.95) -> tuple[float, float]:
+def bootstrap_interval(
+    diffs: list[float], *, seed: int = 0, rounds: int = 2000, level: float = 0.95
+) -> tuple[float, float]:
     """A seeded percentile bootstrap interval of the mean of ``diffs``."""
     if not diffs:
         return (0.0, 0.0)
@@ -106,12 +108,23 @@ class EvalComparison:
         up = sum(y and not x for x, y in zip(before, after))
         n = len(self.pairs)
         diffs = [float(y) - float(x) for x, y in zip(before, after)]
-        return CheckSummary(check, sum(before) / n if n else 0.0, sum(after) / n if n else 0.0, down, up, mcnemar_exact(down, up), bootstrap_interval(diffs, seed=self.seed), n)
+        return CheckSummary(
+            check,
+            sum(before) / n if n else 0.0,
+            sum(after) / n if n else 0.0,
+            down,
+            up,
+            mcnemar_exact(down, up),
+            bootstrap_interval(diffs, seed=self.seed),
+            n,
+        )
 
     def flips(self, check: str = ALL) -> list[Flip]:
         """The paired runs whose ``check`` verdict changed (pass→fail first), in case order."""
         if check != ALL and check not in self.check_names:
-            raise EvalCheckError(f"both runs must have check {check!r}; they share {', '.join(self.check_names) or 'none'}")
+            raise EvalCheckError(
+                f"both runs must have check {check!r}; they share {', '.join(self.check_names) or 'none'}"
+            )
         out = []
         for a, b in self.pairs:
             x, y = self._passed(a, check), self._passed(b, check)
@@ -126,7 +139,9 @@ class EvalComparison:
             raise KeyError(f"case {case_id!r} repeat {repeat} is not in both runs")
         a, b = pair
         if not a.turns or not b.turns:
-            raise EvalCheckError(f"case {case_id!r} has no turn on one side (it errored before its first turn)")
+            raise EvalCheckError(
+                f"case {case_id!r} has no turn on one side (it errored before its first turn)"
+            )
         index = -1 if turn is None else turn - 1
         return compare_turns(a.turns[index], b.turns[index])
 
@@ -140,14 +155,31 @@ class EvalComparison:
         """One row per check: rates, flips each way, p-value (exact McNemar), bootstrap interval, paired count."""
         import pandas as pd
 
-        return pd.DataFrame([{"check": s.check, "baseline": s.baseline_rate, "candidate": s.candidate_rate, "pass_to_fail": s.pass_to_fail, "fail_to_pass": s.fail_to_pass,
-                              "p_value": s.p_value, "diff_low": s.interval[0], "diff_high": s.interval[1], "paired": s.paired} for s in self.summaries])
+        return pd.DataFrame(
+            [
+                {
+                    "check": s.check,
+                    "baseline": s.baseline_rate,
+                    "candidate": s.candidate_rate,
+                    "pass_to_fail": s.pass_to_fail,
+                    "fail_to_pass": s.fail_to_pass,
+                    "p_value": s.p_value,
+                    "diff_low": s.interval[0],
+                    "diff_high": s.interval[1],
+                    "paired": s.paired,
+                }
+                for s in self.summaries
+            ]
+        )
 
     def assert_no_regressions(self, check: str = ALL) -> None:
         """Raise ``EvalAssertionError`` if any paired run went from pass to fail on ``check``."""
         down = [f for f in self.flips(check) if f.before and not f.after]
         if down:
-            raise EvalAssertionError(f"{len(down)} case(s) went from pass to fail on {check}: " + "; ".join(f"{f.case_id}: {f.reason_after}" for f in down[:5]))
+            raise EvalAssertionError(
+                f"{len(down)} case(s) went from pass to fail on {check}: "
+                + "; ".join(f"{f.case_id}: {f.reason_after}" for f in down[:5])
+            )
 
     def text(self) -> str:
         """The comparison as deterministic plain text."""
@@ -183,4 +215,12 @@ def compare_runs(baseline: EvalRun, candidate: EvalRun, *, seed: int = 0) -> Eva
     return EvalComparison(baseline, candidate, seed=seed)
 
 
-__all__ = ["ALL", "CheckSummary", "EvalComparison", "Flip", "bootstrap_interval", "compare_runs", "mcnemar_exact"]
+__all__ = [
+    "ALL",
+    "CheckSummary",
+    "EvalComparison",
+    "Flip",
+    "bootstrap_interval",
+    "compare_runs",
+    "mcnemar_exact",
+]

@@ -60,11 +60,19 @@ class JudgeCalls:
                 self._keep(call)
                 return call.get("content") or "", True
         if self.mode == "strict" and model.external:
-            raise EvalCheckError(f"judge {check}: its request is not in the recording and strict replay (AGENTNB_REPLAY=strict) does not call {model.label}")
+            raise EvalCheckError(
+                f"judge {check}: its request is not in the recording and strict replay (AGENTNB_REPLAY=strict) does not call {model.label}"
+            )
         limiter = self.limiter_for(model) if self.limiter_for is not None else None
         response = GuardedModel(case_model(model), limiter, self.stats).complete(request)
         usage = response.usage
-        call = {"check": check, "model": model.label, "request": payload, "content": response.content or "", "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}}
+        call = {
+            "check": check,
+            "model": model.label,
+            "request": payload,
+            "content": response.content or "",
+            "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        }
         with self._lock:
             self.live += 1
         self._keep(call)
@@ -85,7 +93,9 @@ class Judge(Check):
     def fingerprint(self) -> str:
         import hashlib
 
-        return hashlib.sha1(f"{self.rubric}|{self.model.label if self.model else ''}".encode()).hexdigest()[:12]
+        return hashlib.sha1(f"{self.rubric}|{self.model.label if self.model else ''}".encode()).hexdigest()[
+            :12
+        ]
 
     def request(self, view: CaseView) -> ModelRequest:
         """What the judge is sent for ``view``."""
@@ -93,12 +103,19 @@ class Judge(Check):
         if view.expected is not None:
             parts.append(f"Expected:\n{_text(view.expected)}")
         parts.append(f"Reply:\n{view.answer or ''}")
-        return ModelRequest(messages=[{"role": "system", "content": INSTRUCTIONS.format(rubric=self.rubric)}, {"role": "user", "content": "\n\n".join(parts)}])
+        return ModelRequest(
+            messages=[
+                {"role": "system", "content": INSTRUCTIONS.format(rubric=self.rubric)},
+                {"role": "user", "content": "\n\n".join(parts)},
+            ]
+        )
 
     def evaluate(self, view: CaseView) -> Verdict:
         calls = view.judge_calls
         if calls is None:
-            raise EvalCheckError(f"judge {self.name} runs inside an evaluation (agent.evaluate / run.rescore)")
+            raise EvalCheckError(
+                f"judge {self.name} runs inside an evaluation (agent.evaluate / run.rescore)"
+            )
         model = self.model or calls.default_model
         if model is None:
             raise EvalCheckError(f"judge {self.name} has no model; give check.judge(rubric, model=...)")
@@ -108,7 +125,12 @@ class Judge(Check):
         reason = (words[1].strip().splitlines() or [""])[0] if len(words) > 1 else ""
         evidence = {"model": model.label, "answer": text, "replayed": replayed}
         if first not in ("PASS", "FAIL"):
-            return Verdict(self.name, "error", f"the judge's answer does not start with PASS or FAIL: {text[:80]!r}", evidence)
+            return Verdict(
+                self.name,
+                "error",
+                f"the judge's answer does not start with PASS or FAIL: {text[:80]!r}",
+                evidence,
+            )
         return Verdict(self.name, "pass" if first == "PASS" else "fail", reason or first.lower(), evidence)
 
 
@@ -120,7 +142,9 @@ def judge(rubric: str, *, model: Model | str | None = None, name: str = "judge")
     """A model asked whether the answer meets ``rubric`` (say what passes; it answers PASS or FAIL
     and why). ``model`` defaults to the agent's; its calls are recorded with the case."""
     if not isinstance(rubric, str) or not rubric.strip():
-        raise EvalCheckError("judge: give the rubric as text, e.g. judge('The reply confirms every item added.')")
+        raise EvalCheckError(
+            "judge: give the rubric as text, e.g. judge('The reply confirms every item added.')"
+        )
     if isinstance(model, str):
         from ..model_spec import resolve_model
 

@@ -43,7 +43,11 @@ class Plan:
             return head + "; no model call"
         tokens = f"≈ {self.input_tokens + self.output_tokens:,} tokens at recorded counts"
         cost = f", ≈ ${self.cost:.4f}" if self.cost is not None else ""
-        what = f"call {self.model} ({tokens}{cost})" if self.external else f"run live on {self.model} (offline, no cost)"
+        what = (
+            f"call {self.model} ({tokens}{cost})"
+            if self.external
+            else f"run live on {self.model} (offline, no cost)"
+        )
         return f"{head}; {self.live} {what}"
 
 
@@ -55,20 +59,33 @@ def price_of(prices: Mapping[str, Any] | None, label: str) -> tuple[float, float
     if value is None:
         return None
     try:
-        given, taken = (float(value[0]), float(value[1])) if isinstance(value, (list, tuple)) else (float(value), float(value))
+        given, taken = (
+            (float(value[0]), float(value[1]))
+            if isinstance(value, (list, tuple))
+            else (float(value), float(value))
+        )
     except (TypeError, ValueError, IndexError):
-        raise EvalBudgetError(f"prices[{label!r}] must be (input, output) dollars per million tokens, got {value!r}") from None
+        raise EvalBudgetError(
+            f"prices[{label!r}] must be (input, output) dollars per million tokens, got {value!r}"
+        ) from None
     return given, taken
 
 
 def usage_of(row: Mapping[str, Any]) -> tuple[int, int]:
     """(input, output) tokens a stored row's turns used."""
     turns = row.get("turns") or []
-    return sum(t.get("usage", {}).get("input_tokens", 0) for t in turns), sum(t.get("usage", {}).get("output_tokens", 0) for t in turns)
+    return sum(t.get("usage", {}).get("input_tokens", 0) for t in turns), sum(
+        t.get("usage", {}).get("output_tokens", 0) for t in turns
+    )
 
 
 def make_plan(
-    live: list[tuple[str, Any]], total: int, rows: Mapping[tuple[str, int], Mapping[str, Any]], model: Any, prices: Mapping[str, Any] | None, request_chars: Any
+    live: list[tuple[str, Any]],
+    total: int,
+    rows: Mapping[tuple[str, int], Mapping[str, Any]],
+    model: Any,
+    prices: Mapping[str, Any] | None,
+    request_chars: Any,
 ) -> Plan:
     """The plan for ``live`` (case id, case) runs out of ``total``, given the stored ``rows``;
     ``request_chars(case)`` is the length of a case's first request as JSON."""
@@ -77,7 +94,11 @@ def make_plan(
         if row.get("turns"):
             by_case.setdefault(case_id, usage_of(row))
     recorded = list(by_case.values())
-    mean = (sum(u[0] for u in recorded) // len(recorded), sum(u[1] for u in recorded) // len(recorded)) if recorded else None
+    mean = (
+        (sum(u[0] for u in recorded) // len(recorded), sum(u[1] for u in recorded) // len(recorded))
+        if recorded
+        else None
+    )
     given = taken = 0
     for case_id, case in live:
         usage = by_case.get(case_id) or mean
@@ -88,7 +109,16 @@ def make_plan(
         taken += usage[1]
     price = price_of(prices, model.label)
     cost = None if price is None else (given * price[0] + taken * price[1]) / 1e6
-    return Plan(total, total - len(live), len(live), model.label, bool(model.external), given, taken, cost if model.external else 0.0)
+    return Plan(
+        total,
+        total - len(live),
+        len(live),
+        model.label,
+        bool(model.external),
+        given,
+        taken,
+        cost if model.external else 0.0,
+    )
 
 
 def gate(plan: Plan, max_cost: float | None) -> None:
@@ -96,9 +126,13 @@ def gate(plan: Plan, max_cost: float | None) -> None:
     if max_cost is None or not plan.live or not plan.external:
         return
     if plan.cost is None:
-        raise EvalBudgetError(f"{plan.text()}; its cost is unknown: give prices={{'{plan.model}': (input, output)}} in dollars per million tokens, or drop max_cost")
+        raise EvalBudgetError(
+            f"{plan.text()}; its cost is unknown: give prices={{'{plan.model}': (input, output)}} in dollars per million tokens, or drop max_cost"
+        )
     if plan.cost > max_cost:
-        raise EvalBudgetError(f"{plan.text()}; that is above max_cost=${max_cost:g}: nothing was called. Raise max_cost, or evaluate fewer cases")
+        raise EvalBudgetError(
+            f"{plan.text()}; that is above max_cost=${max_cost:g}: nothing was called. Raise max_cost, or evaluate fewer cases"
+        )
 
 
 __all__ = ["Plan", "gate", "make_plan", "price_of", "usage_of"]

@@ -54,14 +54,22 @@ class Progress:
 
     def line(self) -> str:
         """One line: done / total, running, errors, retries, pass rate per check, tokens, limits, time left."""
-        parts = [f"{self.name}: {self.done}/{self.total} done", f"{self.running} running", f"{self.errors} error(s)", f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}"]
+        parts = [
+            f"{self.name}: {self.done}/{self.total} done",
+            f"{self.running} running",
+            f"{self.errors} error(s)",
+            f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}",
+        ]
         if self.replayed:
             parts.append(f"{self.replayed} replayed")
         if self.skipped:
             parts.append(f"{self.skipped} skipped")
         for check, passed, judged in self.passes:
             parts.append(f"{check} {passed}/{judged}")
-        parts.append(f"{self.input_tokens + self.output_tokens:,} tokens" + (f" ${self.cost:.4f}" if self.cost is not None else ""))
+        parts.append(
+            f"{self.input_tokens + self.output_tokens:,} tokens"
+            + (f" ${self.cost:.4f}" if self.cost is not None else "")
+        )
         for model, limit, cuts in self.limits:
             parts.append(f"{model} limit {limit}" + (f" (cut {cuts}×)" if cuts else ""))
         eta = self.eta_s
@@ -100,7 +108,9 @@ class Tracker:
         """A run was not started."""
         self._bump(skipped=1)
 
-    def finished(self, *, error: bool, replayed: bool, verdicts: list[Any], tokens: tuple[int, int], retries: int) -> None:
+    def finished(
+        self, *, error: bool, replayed: bool, verdicts: list[Any], tokens: tuple[int, int], retries: int
+    ) -> None:
         """A run ended (its line is on disk)."""
         with self._lock:
             for verdict in verdicts:
@@ -137,7 +147,13 @@ class Tracker:
             state = self._state
             assert state is not None
             passes = tuple((c, p, j) for c, (p, j) in self._passes.items())
-        return replace(state, passes=passes, limits=self.limits(), elapsed_s=time.monotonic() - self._start, finished=finished)
+        return replace(
+            state,
+            passes=passes,
+            limits=self.limits(),
+            elapsed_s=time.monotonic() - self._start,
+            finished=finished,
+        )
 
 
 __all__ = ["Progress", "Sink", "Tracker"]

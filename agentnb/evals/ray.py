@@ -18,7 +18,9 @@ from ..errors import ConfigurationError
 class RayExecutor(concurrent.futures.Executor):
     """Runs each submitted call as a Ray task (``ray.init(**init)`` first if Ray is not running)."""
 
-    def __init__(self, *, num_cpus: float = 1, init: dict[str, Any] | None = None, **remote_options: Any) -> None:
+    def __init__(
+        self, *, num_cpus: float = 1, init: dict[str, Any] | None = None, **remote_options: Any
+    ) -> None:
         try:
             import ray
         except ImportError:

@@ -59,7 +59,10 @@ def run_text(run: EvalRun) -> str:
     failing = _failing(run)
     if failing:
         lines.append(f"not passed ({len(failing)}):")
-        lines += [f"  {case} · {check} · {status}: {reason}" for case, check, status, reason in failing[:FAILING_SHOWN]]
+        lines += [
+            f"  {case} · {check} · {status}: {reason}"
+            for case, check, status, reason in failing[:FAILING_SHOWN]
+        ]
         if len(failing) > FAILING_SHOWN:
             lines.append(f"  … {len(failing) - FAILING_SHOWN} more (run.checks())")
     errors = _errors(run)
@@ -76,17 +79,25 @@ def run_html(run: EvalRun) -> str:
         parts.append("<table><tr><th>check</th><th>passed</th><th>rate</th></tr>")
         for check in run.check_names:
             passed = sum((v := r.verdict(check)) is not None and v.status == "pass" for r in run.rows)
-            parts.append(f"<tr><td>{escape(check)}</td><td>{passed}/{len(run.rows)}</td><td>{run.rate(check):.0%}</td></tr>")
+            parts.append(
+                f"<tr><td>{escape(check)}</td><td>{passed}/{len(run.rows)}</td><td>{run.rate(check):.0%}</td></tr>"
+            )
         parts.append("</table>")
     failing = _failing(run)
     if failing:
-        parts.append(f"<p>not passed ({len(failing)}):</p><table><tr><th>case</th><th>check</th><th>verdict</th><th>reason</th></tr>")
+        parts.append(
+            f"<p>not passed ({len(failing)}):</p><table><tr><th>case</th><th>check</th><th>verdict</th><th>reason</th></tr>"
+        )
         for case, check, status, reason in failing[:FAILING_SHOWN]:
-            parts.append(f"<tr><td>{escape(case)}</td><td>{escape(check)}</td><td>{escape(status)}</td><td>{escape(reason)}</td></tr>")
+            parts.append(
+                f"<tr><td>{escape(case)}</td><td>{escape(check)}</td><td>{escape(status)}</td><td>{escape(reason)}</td></tr>"
+            )
         parts.append("</table>")
     errors = _errors(run)
     if errors:
-        parts.append("<p>top errors:</p><ul>" + "".join(f"<li>{n}× {escape(e)}</li>" for n, e in errors) + "</ul>")
+        parts.append(
+            "<p>top errors:</p><ul>" + "".join(f"<li>{n}× {escape(e)}</li>" for n, e in errors) + "</ul>"
+        )
     parts.append("</div>")
     return "".join(parts)
 
@@ -94,10 +105,14 @@ def run_html(run: EvalRun) -> str:
 def _comparison_lines(cmp: EvalComparison) -> list[str]:
     lines = [f"{cmp.candidate.name} vs {cmp.baseline.name} · {len(cmp.pairs)} paired run(s)"]
     if cmp.only_baseline or cmp.only_candidate:
-        lines.append(f"unpaired: {len(cmp.only_baseline)} only in {cmp.baseline.name}, {len(cmp.only_candidate)} only in {cmp.candidate.name}")
+        lines.append(
+            f"unpaired: {len(cmp.only_baseline)} only in {cmp.baseline.name}, {len(cmp.only_candidate)} only in {cmp.candidate.name}"
+        )
     for s in cmp.summaries:
-        lines.append(f"  {s.check}: {s.baseline_rate:.0%} → {s.candidate_rate:.0%} · {s.pass_to_fail} pass→fail, {s.fail_to_pass} fail→pass · "
-                     f"McNemar exact p={s.p_value:.3g} · diff 95% CI [{s.interval[0]:+.2f}, {s.interval[1]:+.2f}]")
+        lines.append(
+            f"  {s.check}: {s.baseline_rate:.0%} → {s.candidate_rate:.0%} · {s.pass_to_fail} pass→fail, {s.fail_to_pass} fail→pass · "
+            f"McNemar exact p={s.p_value:.3g} · diff 95% CI [{s.interval[0]:+.2f}, {s.interval[1]:+.2f}]"
+        )
     flips = [f for check in (cmp.check_names or ["all checks"]) for f in cmp.flips(check)]
     if flips:
         lines.append("flips:")

@@ -51,10 +51,31 @@ class CaseRow:
     """Wall-clock time of this run of it (short when replayed)."""
 
     @classmethod
-    def build(cls, case: Case, repeat: int, outcome: CaseOutcome, turns: list[TurnRecord], verdicts: list[Verdict], judge_calls: list[dict[str, Any]], earlier: list[str]) -> CaseRow:
+    def build(
+        cls,
+        case: Case,
+        repeat: int,
+        outcome: CaseOutcome,
+        turns: list[TurnRecord],
+        verdicts: list[Verdict],
+        judge_calls: list[dict[str, Any]],
+        earlier: list[str],
+    ) -> CaseRow:
         """The row of a finished run."""
-        return cls(case, repeat, outcome.status, turns, verdicts, outcome.error, outcome.error_type, list(judge_calls), outcome.replayed,
-                   outcome.stats.retries + len(earlier), list(earlier), outcome.wall_ms)
+        return cls(
+            case,
+            repeat,
+            outcome.status,
+            turns,
+            verdicts,
+            outcome.error,
+            outcome.error_type,
+            list(judge_calls),
+            outcome.replayed,
+            outcome.stats.retries + len(earlier),
+            list(earlier),
+            outcome.wall_ms,
+        )
 
     @property
     def passed(self) -> bool | None:
@@ -102,9 +123,20 @@ class CaseRow:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseRow:
         """A row from the store's line."""
-        return cls(Case.from_dict(data["case"]), int(data["repeat"]), data["status"], [TurnRecord.from_dict(t, lazy=True) for t in data.get("turns") or []],
-                   [Verdict.from_dict(v) for v in data.get("verdicts") or []], data.get("error"), data.get("error_type"), list(data.get("judge_calls") or []),
-                   True, int(data.get("retries") or 0), list(data.get("earlier_errors") or []), float(data.get("wall_ms") or 0.0))
+        return cls(
+            Case.from_dict(data["case"]),
+            int(data["repeat"]),
+            data["status"],
+            [TurnRecord.from_dict(t, lazy=True) for t in data.get("turns") or []],
+            [Verdict.from_dict(v) for v in data.get("verdicts") or []],
+            data.get("error"),
+            data.get("error_type"),
+            list(data.get("judge_calls") or []),
+            True,
+            int(data.get("retries") or 0),
+            list(data.get("earlier_errors") or []),
+            float(data.get("wall_ms") or 0.0),
+        )
 
     def view(self, judge_calls: JudgeCalls | None = None) -> CaseView:
         """What a check sees of this row."""
@@ -114,9 +146,21 @@ class CaseRow:
 class EvalRun:
     """The results of ``agent.evaluate``: one row per (case, repeat), in the cases' order."""
 
-    def __init__(self, name: str, rows: list[CaseRow], check_names: list[str], *, checks: list[Check] | None = None, store: EvalStore | None = None,
-                 plan: Plan | None = None, progress: Progress | None = None, model: Any = None, limiter_for: Callable[[Any], Any] | None = None,
-                 judge_model: Callable[[Any], Any] | None = None, price: tuple[float, float] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        rows: list[CaseRow],
+        check_names: list[str],
+        *,
+        checks: list[Check] | None = None,
+        store: EvalStore | None = None,
+        plan: Plan | None = None,
+        progress: Progress | None = None,
+        model: Any = None,
+        limiter_for: Callable[[Any], Any] | None = None,
+        judge_model: Callable[[Any], Any] | None = None,
+        price: tuple[float, float] | None = None,
+    ) -> None:
         self.name = name
         self.price = price
         """(input, output) dollars per million tokens of the agent's model, where known."""
@@ -158,8 +202,12 @@ class EvalRun:
         if check is None:
             return sum(r.passed is True for r in self.rows) / len(self.rows)
         if check not in self.check_names:
-            raise EvalCheckError(f"run {self.name!r} has no check {check!r}; it has {', '.join(self.check_names) or 'none'}")
-        return sum((v := r.verdict(check)) is not None and v.status == "pass" for r in self.rows) / len(self.rows)
+            raise EvalCheckError(
+                f"run {self.name!r} has no check {check!r}; it has {', '.join(self.check_names) or 'none'}"
+            )
+        return sum((v := r.verdict(check)) is not None and v.status == "pass" for r in self.rows) / len(
+            self.rows
+        )
 
     def rates(self) -> dict[str, float]:
         """The pass rate of each check."""
@@ -174,9 +222,19 @@ class EvalRun:
         """Raise ``EvalAssertionError`` (an AssertionError) when the pass rate is below ``min_rate``."""
         rate = self.rate(check)
         if rate + 1e-12 < min_rate:
-            failing = [r for r in self.rows if (r.passed is not True if check is None else (r.verdict(check) is None or r.verdict(check).status != "pass"))]  # type: ignore[union-attr]
+            failing = [
+                r
+                for r in self.rows
+                if (
+                    r.passed is not True
+                    if check is None
+                    else (r.verdict(check) is None or r.verdict(check).status != "pass")
+                )
+            ]  # type: ignore[union-attr]
             detail = "; ".join(f"{r.case.id}: {_why(r, check)}" for r in failing[:5])
-            raise EvalAssertionError(f"{self.name}: {rate:.0%} of {len(self.rows)} run(s) passed {check or 'every check'}, below {min_rate:.0%} — {detail}")
+            raise EvalAssertionError(
+                f"{self.name}: {rate:.0%} of {len(self.rows)} run(s) passed {check or 'every check'}, below {min_rate:.0%} — {detail}"
+            )
 
     # -- frames ---------------------------------------------------------------------------------
 
@@ -188,12 +246,27 @@ class EvalRun:
         records = []
         for r in self.rows:
             given, taken = r.tokens
-            record: dict[str, Any] = {"case_id": r.case.id, "repeat": r.repeat, "input": r.case.text, "answer": r.answer, "status": r.status, "passed": r.passed}
+            record: dict[str, Any] = {
+                "case_id": r.case.id,
+                "repeat": r.repeat,
+                "input": r.case.text,
+                "answer": r.answer,
+                "status": r.status,
+                "passed": r.passed,
+            }
             for check in self.check_names:
                 verdict = r.verdict(check)
                 record[check] = None if verdict is None else verdict.passed
             cost = None if price is None else (given * price[0] + taken * price[1]) / 1e6
-            record.update(input_tokens=given, output_tokens=taken, cost=cost, duration_ms=round(r.duration_ms, 3), replayed=r.replayed, retries=r.retries, error=r.error)
+            record.update(
+                input_tokens=given,
+                output_tokens=taken,
+                cost=cost,
+                duration_ms=round(r.duration_ms, 3),
+                replayed=r.replayed,
+                retries=r.retries,
+                error=r.error,
+            )
             records.append(record)
         return pd.DataFrame(records)
 
@@ -201,10 +274,25 @@ class EvalRun:
         """Every verdict, long form: case_id, repeat, check, status, passed, reason, evidence (JSON), score."""
         import pandas as pd
 
-        records = [{"case_id": r.case.id, "repeat": r.repeat, "check": v.check, "status": v.status, "passed": v.passed, "reason": v.reason,
-                    "evidence": json.dumps(v.evidence, ensure_ascii=False, default=str) if v.evidence is not None else None, "score": v.score}
-                   for r in self.rows for v in r.verdicts]
-        return pd.DataFrame(records, columns=["case_id", "repeat", "check", "status", "passed", "reason", "evidence", "score"])
+        records = [
+            {
+                "case_id": r.case.id,
+                "repeat": r.repeat,
+                "check": v.check,
+                "status": v.status,
+                "passed": v.passed,
+                "reason": v.reason,
+                "evidence": json.dumps(v.evidence, ensure_ascii=False, default=str)
+                if v.evidence is not None
+                else None,
+                "score": v.score,
+            }
+            for r in self.rows
+            for v in r.verdicts
+        ]
+        return pd.DataFrame(
+            records, columns=["case_id", "repeat", "check", "status", "passed", "reason", "evidence", "score"]
+        )
 
     def tool_calls(self) -> pandas.DataFrame:
         """Every tool call of every case (``History.tool_calls()``'s columns), case id and repeat in front."""
@@ -239,17 +327,46 @@ class EvalRun:
         new_checks = as_checks(checks)
         rows, live = [], 0
         for r in self.rows:
-            calls = JudgeCalls(recorded=list(r.judge_calls), default_model=self.model, limiter_for=self._limiter_for, prepare=self._judge_model)
+            calls = JudgeCalls(
+                recorded=list(r.judge_calls),
+                default_model=self.model,
+                limiter_for=self._limiter_for,
+                prepare=self._judge_model,
+            )
             verdicts = run_checks(new_checks, r.view(calls))
-            row = CaseRow(r.case, r.repeat, r.status, r.turns, verdicts, r.error, r.error_type, calls.used, r.replayed, r.retries, r.earlier_errors, r.wall_ms)
+            row = CaseRow(
+                r.case,
+                r.repeat,
+                r.status,
+                r.turns,
+                verdicts,
+                r.error,
+                r.error_type,
+                calls.used,
+                r.replayed,
+                r.retries,
+                r.earlier_errors,
+                r.wall_ms,
+            )
             if calls.live and self.store is not None:
                 self.store.append(row.to_dict())
             live += calls.live
             rows.append(row)
         if self.store is not None:
             self.store.close()
-        run = EvalRun(self.name, rows, [c.name for c in new_checks], checks=new_checks, store=self.store, plan=self.plan, progress=self.progress,
-                      model=self.model, limiter_for=self._limiter_for, judge_model=self._judge_model, price=self.price)
+        run = EvalRun(
+            self.name,
+            rows,
+            [c.name for c in new_checks],
+            checks=new_checks,
+            store=self.store,
+            plan=self.plan,
+            progress=self.progress,
+            model=self.model,
+            limiter_for=self._limiter_for,
+            judge_model=self._judge_model,
+            price=self.price,
+        )
         run.judge_live = live
         run.blueprint = self.blueprint
         return run
@@ -298,7 +415,9 @@ def _inspect(target: Any, case_id: str, repeat: int) -> Any:
     from .runner import INSPECT
 
     if not INSPECT:
-        raise EvalCheckError("showing a case needs the notebook: %load_ext agentnb (pip install 'agentnb[notebook]')")
+        raise EvalCheckError(
+            "showing a case needs the notebook: %load_ext agentnb (pip install 'agentnb[notebook]')"
+        )
     return INSPECT[0](target, str(case_id), repeat)
 
 
@@ -311,7 +430,9 @@ def load_run(name: str, folder: str | Path | None = None, checks: Iterable[Any] 
     store = EvalStore(root / "evals" / check_name(name))
     manifest = store.read_manifest()
     if manifest is None:
-        raise EvalStoreError(f"no evaluation {name!r} in {store.folder.parent}; run agent.evaluate(..., name={name!r}) first")
+        raise EvalStoreError(
+            f"no evaluation {name!r} in {store.folder.parent}; run agent.evaluate(..., name={name!r}) first"
+        )
     rows = [CaseRow.from_dict(line) for line in store.rows().values()]
     names = [c["name"] for c in manifest.get("checks") or []]
     run = EvalRun(name, rows, names, store=store)

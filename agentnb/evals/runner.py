@@ -22,9 +22,9 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..history.history import TurnRecord
-from ..sessions.recording import replay_mode
 from ..run.runs import EVALUATE
 from ..sessions import find_notebook_path
+from ..sessions.recording import replay_mode
 from .cases import Case, as_cases
 from .checks import CaseView, Check, as_checks, run_checks
 from .judge import JudgeCalls
@@ -74,6 +74,7 @@ def _json_chars(text: str) -> int:
     """Characters ``text`` takes inside a JSON document (quotes left out)."""
     return len(json.dumps(text, ensure_ascii=False)) - 2
 
+
 INSPECT: list[Callable[..., Any]] = []
 """How ``run.inspect(case_id)`` shows a case: the notebook layer puts its function here."""
 
@@ -85,19 +86,41 @@ DISPLAYS: list[Callable[[str, int], Any]] = []
 class Evaluation:
     """One call of ``evaluate`` (see the module docstring)."""
 
-    def __init__(self, agent: Any, cases: Any, checks: Any, *, name: str | None, concurrency: int, repeat: int, executor: Any, folder: Any,
-                 retry_errors: int, max_errors: int | float | None, max_cost: float | None, prices: Mapping[str, Any] | None, on_progress: Sink | None, display: bool | None) -> None:
+    def __init__(
+        self,
+        agent: Any,
+        cases: Any,
+        checks: Any,
+        *,
+        name: str | None,
+        concurrency: int,
+        repeat: int,
+        executor: Any,
+        folder: Any,
+        retry_errors: int,
+        max_errors: int | float | None,
+        max_cost: float | None,
+        prices: Mapping[str, Any] | None,
+        on_progress: Sink | None,
+        display: bool | None,
+    ) -> None:
         self.cases: list[Case] = as_cases(cases)
         self.checks: list[Check] = as_checks(checks)
         self.name = check_name(name or agent.name)
         self.concurrency = _positive("concurrency", concurrency)
         self.repeat = _positive("repeat", repeat)
         self.retry_errors = _whole("retry_errors", retry_errors)
-        if max_errors is not None and (isinstance(max_errors, bool) or not isinstance(max_errors, (int, float)) or max_errors < 0):
-            raise ConfigurationError(f"max_errors must be a count (>= 0) or a fraction of the runs (0.1), got {max_errors!r}")
+        if max_errors is not None and (
+            isinstance(max_errors, bool) or not isinstance(max_errors, (int, float)) or max_errors < 0
+        ):
+            raise ConfigurationError(
+                f"max_errors must be a count (>= 0) or a fraction of the runs (0.1), got {max_errors!r}"
+            )
         self.max_errors = max_errors
         if executor is not None and not isinstance(executor, concurrent.futures.Executor):
-            raise ConfigurationError(f"executor must be a concurrent.futures.Executor (Dask: client.get_executor(); Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}")
+            raise ConfigurationError(
+                f"executor must be a concurrent.futures.Executor (Dask: client.get_executor(); Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}"
+            )
         self.executor = executor
         self.max_cost, self.prices = max_cost, prices
         self.agent = agent
@@ -138,14 +161,20 @@ class Evaluation:
         for case in self.cases:
             for repeat in range(self.repeat):
                 row = rows.get((case.id, repeat))
-                recorded = row["turns"] if row is not None and row.get("status") == "ok" and self.mode != "live" else None
+                recorded = (
+                    row["turns"]
+                    if row is not None and row.get("status") == "ok" and self.mode != "live"
+                    else None
+                )
                 out.append(CaseTask(self.blueprint, self.model, case, repeat, recorded, self.mode))
         return out
 
     def plan(self, tasks: list[CaseTask], rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> Plan:
         """What will replay and what will go live (and what that costs)."""
         live = [(t.case.id, t.case) for t in tasks if t.recorded is None]
-        return make_plan(live, len(tasks), rows, self.model, self.prices, RequestChars(self.blueprint, self.agent.model))
+        return make_plan(
+            live, len(tasks), rows, self.model, self.prices, RequestChars(self.blueprint, self.agent.model)
+        )
 
     def run(self) -> EvalRun:
         """Plan, gate, run every (case, repeat), and return the results."""
@@ -179,7 +208,9 @@ class Evaluation:
                 if limit is not None and errors[0] > limit:
                     stop[0] = True
 
-        pool = concurrent.futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix=f"agentnb-eval-{self.name}")
+        pool = concurrent.futures.ThreadPoolExecutor(
+            self.concurrency, thread_name_prefix=f"agentnb-eval-{self.name}"
+        )
         finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
         try:
             futures = [pool.submit(one, i, t) for i, t in enumerate(tasks)]
@@ -211,9 +242,25 @@ class Evaluation:
             pool.shutdown(wait=True)
             self.store.close()
         progress = tracker.snapshot(finished=True)
-        run = EvalRun(self.name, [done[i] for i in sorted(done)], [c.name for c in self.checks], checks=self.checks, store=self.store, plan=plan, progress=progress, model=self.model, limiter_for=self.limiter_for, judge_model=self.judge_model, price=price)
+        run = EvalRun(
+            self.name,
+            [done[i] for i in sorted(done)],
+            [c.name for c in self.checks],
+            checks=self.checks,
+            store=self.store,
+            plan=plan,
+            progress=progress,
+            model=self.model,
+            limiter_for=self.limiter_for,
+            judge_model=self.judge_model,
+            price=price,
+        )
         run.blueprint = self.blueprint
-        run.stopped = f"stopped after {errors[0]} error(s) (max_errors={self.max_errors})" if stop[0] and progress.skipped else None
+        run.stopped = (
+            f"stopped after {errors[0]} error(s) (max_errors={self.max_errors})"
+            if stop[0] and progress.skipped
+            else None
+        )
         self._show(sink, progress)
         if sink is not None:
             sink.close(run)
@@ -229,18 +276,32 @@ class Evaluation:
             earlier.append(f"{outcome.error_type}: {outcome.error}")
             tracker.retried()
         records = outcome.records or [TurnRecord.from_dict(t) for t in outcome.turns]
-        calls = JudgeCalls(recorded=list(stored.get("judge_calls") or []) if stored else [], default_model=self.model, limiter_for=self.limiter_for, mode=self.mode, prepare=self.judge_model)
+        calls = JudgeCalls(
+            recorded=list(stored.get("judge_calls") or []) if stored else [],
+            default_model=self.model,
+            limiter_for=self.limiter_for,
+            mode=self.mode,
+            prepare=self.judge_model,
+        )
         view = CaseView(task.case, task.repeat, records, outcome.status, outcome.error, calls)
         verdicts = run_checks(self.checks, view)
         row = CaseRow.build(task.case, task.repeat, outcome, records, verdicts, calls.used, earlier)
         if (not outcome.replayed or calls.live) and self.mode != "strict":
             self.store.append(row.to_dict(outcome.turns))
-        tracker.finished(error=outcome.status == "error", replayed=outcome.replayed, verdicts=verdicts, tokens=(0, 0) if outcome.replayed else row.tokens, retries=outcome.stats.retries + calls.stats.retries)
+        tracker.finished(
+            error=outcome.status == "error",
+            replayed=outcome.replayed,
+            verdicts=verdicts,
+            tokens=(0, 0) if outcome.replayed else row.tokens,
+            retries=outcome.stats.retries + calls.stats.retries,
+        )
         return row
 
     def _execute(self, task: CaseTask, tracker: Tracker) -> CaseOutcome:
         if self.executor is None:
-            return run_case(task, self.limiter_for(self.model) if self.model.external else None, keep_records=True)
+            return run_case(
+                task, self.limiter_for(self.model) if self.model.external else None, keep_records=True
+            )
         remote = copy.copy(task)
         remote.model = _keyless(task.model)
         limiter = self.limiter_for(self.model) if self.model.external else None
@@ -287,7 +348,9 @@ class Evaluation:
             "agent": self.blueprint.name,
             "model": self.model.label,
             "repeat": self.repeat,
-            "instructions": prompt.instructions if isinstance(prompt.instructions, (str, list)) else repr(prompt.instructions),
+            "instructions": prompt.instructions
+            if isinstance(prompt.instructions, (str, list))
+            else repr(prompt.instructions),
             "tools": [t.name for t in self.agent.all_tools()],
             "checks": [{"name": c.name, "fingerprint": c.fingerprint()} for c in self.checks],
             "cases": [c.to_dict() for c in self.cases],
@@ -334,8 +397,22 @@ def evaluate(
     display: bool | None = None,
 ) -> EvalRun:
     """Run ``agent`` over ``cases`` and score each (case, repeat) with ``checks`` (see ``Agent.evaluate``)."""
-    return Evaluation(agent, cases, checks, name=name, concurrency=concurrency, repeat=repeat, executor=executor, folder=folder, retry_errors=retry_errors,
-                      max_errors=max_errors, max_cost=max_cost, prices=prices, on_progress=on_progress, display=display).run()
+    return Evaluation(
+        agent,
+        cases,
+        checks,
+        name=name,
+        concurrency=concurrency,
+        repeat=repeat,
+        executor=executor,
+        folder=folder,
+        retry_errors=retry_errors,
+        max_errors=max_errors,
+        max_cost=max_cost,
+        prices=prices,
+        on_progress=on_progress,
+        display=display,
+    ).run()
 
 
 EVALUATE.append(evaluate)

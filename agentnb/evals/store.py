@@ -28,7 +28,9 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
 def check_name(name: Any) -> str:
     """An evaluation's name: letters, digits, ``_ . -`` (it names a folder)."""
     if not isinstance(name, str) or not _NAME.match(name) or name in (".", ".."):
-        raise EvalStoreError(f"evaluation name {name!r} cannot name a folder; use letters, digits, '_', '.' or '-' (e.g. 'baseline')")
+        raise EvalStoreError(
+            f"evaluation name {name!r} cannot name a folder; use letters, digits, '_', '.' or '-' (e.g. 'baseline')"
+        )
     return name
 
 
@@ -60,7 +62,9 @@ class EvalStore:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise EvalStoreError(f"{path} does not read as JSON ({exc}); delete the folder to start this evaluation afresh") from None
+            raise EvalStoreError(
+                f"{path} does not read as JSON ({exc}); delete the folder to start this evaluation afresh"
+            ) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise EvalStoreError(f"{path} is not an agentnb evaluation manifest of format {FORMAT}")
         return data

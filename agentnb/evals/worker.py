@@ -26,8 +26,8 @@ from ..models.base import Model
 from ..models.replay import ReplayModel, drift_report
 from ..sessions.recording import REPLAY_ENV, TurnReplay
 from ..state.state import deep_merge
-from ..util.text import one_line
 from ..tools import collect_tools
+from ..util.text import one_line
 from .cases import Case
 from .limiter import CallStats, GuardedModel, Limiter
 
@@ -68,13 +68,19 @@ class Blueprint:
     @classmethod
     def of(cls, agent: Agent) -> Blueprint:
         """The blueprint of ``agent`` as it is configured now."""
-        definition = {k: v for k, v in agent._definition.items() if k not in ("model", "chat_generator", "session_state")}
+        definition = {
+            k: v
+            for k, v in agent._definition.items()
+            if k not in ("model", "chat_generator", "session_state")
+        }
         settings: dict[str, Any] = {name: copy.copy(getattr(agent, name)) for name in _SETTINGS}
         settings["prompt"] = copy.copy(agent.prompt)
         own = list(agent._tools)
         if [t.name for t in own] != [t.name for t in collect_tools(definition.get("tools") or [])]:
             settings["_tools"] = own
-        return cls(type(agent), agent.name, definition, settings, copy.deepcopy(dict(agent._initial_state)), own)
+        return cls(
+            type(agent), agent.name, definition, settings, copy.deepcopy(dict(agent._initial_state)), own
+        )
 
     def build(self, model: Model, case: Case) -> Agent:
         """A fresh agent for ``case``: the definition, its state deep-merged with the case's."""
@@ -101,7 +107,9 @@ def _shared_key(model: Model) -> str:
     settings = {k: v for k, v in vars(model).items() if not k.startswith("_") and k != "origin"}
     secret = getattr(model, "_api_key", None)
     digest = hashlib.sha1(secret.encode()).hexdigest()[:12] if isinstance(secret, str) else None
-    return json.dumps([type(model).__module__, type(model).__qualname__, settings, digest], sort_keys=True, default=repr)
+    return json.dumps(
+        [type(model).__module__, type(model).__qualname__, settings, digest], sort_keys=True, default=repr
+    )
 
 
 def case_model(model: Model) -> Model:
@@ -114,7 +122,11 @@ def case_model(model: Model) -> Model:
         with _SHARED_LOCK:
             return _SHARED.setdefault(key, model)
     if isinstance(model, ScriptedModel):
-        return ScriptedModel(model._function if model._function is not None else list(model.steps), name=model.name, stream=model.streaming)
+        return ScriptedModel(
+            model._function if model._function is not None else list(model.steps),
+            name=model.name,
+            stream=model.streaming,
+        )
     if isinstance(model, ReplayModel):
         clone = copy.copy(model)
         clone.position, clone.drifts = 0, []
@@ -175,11 +187,15 @@ class CaseReplay(TurnReplay):
     def detach(self) -> None:
         """Nothing to stop following (the agent's ``detach_session`` calls it)."""
 
-    def _drift(self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model) -> None:
+    def _drift(
+        self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model
+    ) -> None:
         if self.mode == "strict" and model.external:
             report = drift_report(recorded, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
             head, _, diff = report.partition("\n")
-            raise ReplayDriftError(f"{head}; strict replay ({REPLAY_ENV}=strict) does not call {model.label}\n{diff}")
+            raise ReplayDriftError(
+                f"{head}; strict replay ({REPLAY_ENV}=strict) does not call {model.label}\n{diff}"
+            )
         self.cut = index
 
     @property

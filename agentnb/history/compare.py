@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..state.diff import MISSING, json_equal, make_patch
 from ..events import PromptTokens
+from ..state.diff import MISSING, json_equal, make_patch
 from .history import TurnRecord
 from .render import value_text
 
@@ -161,6 +161,7 @@ def _how(left: Any, right: Any) -> How:
 
 def _sections(left: TurnRecord, right: TurnRecord) -> tuple[SectionDiff, ...]:
     """Sections matched by source, in the order they appear (left's first, then right's own)."""
+
     def by_source(turn: TurnRecord) -> dict[str, tuple[str, int | None]]:
         prompt = turn.prompt
         if prompt is None:
@@ -170,7 +171,10 @@ def _sections(left: TurnRecord, right: TurnRecord) -> tuple[SectionDiff, ...]:
         for i, section in enumerate(prompt.sections):
             text, tokens = out.get(section.source, ("", 0))
             count = counts[i] if i < len(counts) else None
-            out[section.source] = (text + section.text, None if count is None or tokens is None else tokens + count)
+            out[section.source] = (
+                text + section.text,
+                None if count is None or tokens is None else tokens + count,
+            )
         return out
 
     a, b = by_source(left), by_source(right)
@@ -261,7 +265,9 @@ PATHS_SHOWN = 5
 
 def _state(left: TurnRecord, right: TurnRecord) -> tuple[KeyDiff, ...]:
     a, b = left.state_after, right.state_after
-    hidden = set(left.prompt.hidden_keys if left.prompt else ()) | set(right.prompt.hidden_keys if right.prompt else ())
+    hidden = set(left.prompt.hidden_keys if left.prompt else ()) | set(
+        right.prompt.hidden_keys if right.prompt else ()
+    )
     out = []
     for key in dict.fromkeys([*a, *b]):
         x, y = a.get(key, MISSING), b.get(key, MISSING)
@@ -293,7 +299,9 @@ def _keys_text(diffs: Sequence[Any], attr: str = "key") -> str:
     return ", ".join(str(getattr(d, attr)) for d in diffs)
 
 
-def _causes(left: TurnRecord, right: TurnRecord, sections: Sequence[SectionDiff], requests: Sequence[RequestDiff]) -> list[str]:
+def _causes(
+    left: TurnRecord, right: TurnRecord, sections: Sequence[SectionDiff], requests: Sequence[RequestDiff]
+) -> list[str]:
     out = []
     if left.message != right.message:
         out.append("the user message differs")
@@ -301,7 +309,11 @@ def _causes(left: TurnRecord, right: TurnRecord, sections: Sequence[SectionDiff]
     if differing:
         out.append(f"the system prompt differs in: {_keys_text(differing, 'source')}")
     before_a, before_b = left.state_before, right.state_before
-    start = [k for k in dict.fromkeys([*before_a, *before_b]) if _how(before_a.get(k, MISSING), before_b.get(k, MISSING)) != "same"]
+    start = [
+        k
+        for k in dict.fromkeys([*before_a, *before_b])
+        if _how(before_a.get(k, MISSING), before_b.get(k, MISSING)) != "same"
+    ]
     if start:
         ua, ub = _unseen(left), _unseen(right)
         unseen = {k for k in start if (k not in before_a or k in ua) and (k not in before_b or k in ub)}
@@ -322,14 +334,20 @@ def _unseen(turn: TurnRecord) -> set[str]:
     return set(prompt.hidden_keys) | set(prompt.unused_keys) if prompt is not None else set()
 
 
-def _effects(left: TurnRecord, right: TurnRecord, tool_calls: Sequence[ToolCallRow], state: Sequence[KeyDiff]) -> list[str]:
+def _effects(
+    left: TurnRecord, right: TurnRecord, tool_calls: Sequence[ToolCallRow], state: Sequence[KeyDiff]
+) -> list[str]:
     out = []
     la, lb = len(left.model_calls), len(right.model_calls)
     answered = [
         i + 1
         for i, (x, y) in enumerate(zip(left.model_calls, right.model_calls))
         if (x.response is None) != (y.response is None)
-        or (x.response is not None and y.response is not None and (x.response.content, x.response.tool_calls) != (y.response.content, y.response.tool_calls))
+        or (
+            x.response is not None
+            and y.response is not None
+            and (x.response.content, x.response.tool_calls) != (y.response.content, y.response.tool_calls)
+        )
     ]
     if answered:
         out.append(f"the model answered differently from call {answered[0]}")
@@ -337,7 +355,9 @@ def _effects(left: TurnRecord, right: TurnRecord, tool_calls: Sequence[ToolCallR
         out.append(f"model calls: {la} vs {lb}")
     calls = [r for r in tool_calls if r.how != "same"]
     if calls:
-        out.append(f"tool calls differ from call {calls[0].number} ({len(left.tool_calls)} vs {len(right.tool_calls)} in all)")
+        out.append(
+            f"tool calls differ from call {calls[0].number} ({len(left.tool_calls)} vs {len(right.tool_calls)} in all)"
+        )
     keys = [k for k in state if k.how != "same"]
     if keys:
         out.append(f"the state after differs in: {_keys_text(keys)}")
@@ -380,4 +400,13 @@ def _delegations(left: TurnRecord, right: TurnRecord) -> tuple[LineRow, ...]:
     return line_rows("\n".join(delegation_lines(left, "")), "\n".join(delegation_lines(right, "")))
 
 
-__all__ = ["Comparison", "KeyDiff", "LineRow", "RequestDiff", "SectionDiff", "ToolCallRow", "compare_turns", "line_rows"]
+__all__ = [
+    "Comparison",
+    "KeyDiff",
+    "LineRow",
+    "RequestDiff",
+    "SectionDiff",
+    "ToolCallRow",
+    "compare_turns",
+    "line_rows",
+]

@@ -60,7 +60,17 @@ TOOL_CALL_COLUMNS = (
 the turn that delegated), ``chain`` the path and the tool (``team ▸ researcher ▸ add_item``),
 ``child_run_id`` the run a delegation started."""
 
-RUN_COLUMNS = ("turn", "path", "agent", "run_id", "parent_run_id", "status", "tokens_own", "tokens_total", "duration_ms")
+RUN_COLUMNS = (
+    "turn",
+    "path",
+    "agent",
+    "run_id",
+    "parent_run_id",
+    "status",
+    "tokens_own",
+    "tokens_total",
+    "duration_ms",
+)
 """Columns of ``History.runs()``: one row per run of the tree (the turn and every delegated run)."""
 
 CHANGE_COLUMNS = ("turn", "path", "op", "pointer", "value", "author", "chain")
@@ -197,4 +207,14 @@ def states_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
     return pd.DataFrame(rows, columns=list(keys), index=index, dtype=object)
 
 
-__all__ = ["CHANGE_COLUMNS", "RUN_COLUMNS", "TOOL_CALL_COLUMNS", "TURN_COLUMNS", "changes_frame", "runs_frame", "states_frame", "tool_calls_frame", "turns_frame"]
+__all__ = [
+    "CHANGE_COLUMNS",
+    "RUN_COLUMNS",
+    "TOOL_CALL_COLUMNS",
+    "TURN_COLUMNS",
+    "changes_frame",
+    "runs_frame",
+    "states_frame",
+    "tool_calls_frame",
+    "turns_frame",
+]

@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
-from ..state import diff
 from .. import events as events_module
-from ..state.diff import top_level_key
 from ..errors import SessionFormatError
 from ..events import Event, PromptRendered
+from ..state import diff
+from ..state.diff import top_level_key
 from ..state.frozen import EMPTY, FrozenMap, freeze, frozen_map
+from ..state.views import view
 from .records import (
     ModelCall,
     StateField,
@@ -29,7 +30,6 @@ from .records import (
     _check_entry,
     _events,
 )
-from ..state.views import view
 
 if TYPE_CHECKING:
     import pandas
@@ -59,7 +59,9 @@ class EarlierTurns:
         expected = 0
         for segment in segments:
             if segment.first != expected or segment.count < 1:
-                raise SessionFormatError(f"the history's stored segments do not follow each other (turn {expected + 1} expected, found {segment.first + 1})")
+                raise SessionFormatError(
+                    f"the history's stored segments do not follow each other (turn {expected + 1} expected, found {segment.first + 1})"
+                )
             expected += segment.count
         self.segments = list(segments)
         self.count = expected
@@ -67,7 +69,9 @@ class EarlierTurns:
         self._loaded: dict[int, list[TurnRecord]] = {}
 
     def __repr__(self) -> str:
-        return f"EarlierTurns({self.count} turn(s) in {len(self.segments)} segment(s), {len(self._loaded)} read)"
+        return (
+            f"EarlierTurns({self.count} turn(s) in {len(self.segments)} segment(s), {len(self._loaded)} read)"
+        )
 
     def turn(self, index: int) -> TurnRecord:
         """Turn ``index`` (0 <= index < count), reading its segment the first time."""
@@ -260,7 +264,9 @@ def turn_entry(turn: TurnRecord, prev_after: Mapping[str, Any], *, first: bool =
     return data
 
 
-def turn_entries(turns: Sequence[TurnRecord], prev_after: Mapping[str, Any], start: int = 0) -> list[dict[str, Any]]:
+def turn_entries(
+    turns: Sequence[TurnRecord], prev_after: Mapping[str, Any], start: int = 0
+) -> list[dict[str, Any]]:
     """``turn_entry`` for consecutive turns, the first of which is turn ``start``."""
     entries = []
     for i, turn in enumerate(turns, start=start):
@@ -336,14 +342,19 @@ def _with_unused_keys(events: list[Any], before: FrozenMap, used: list[str]) -> 
 def _delta(before: FrozenMap, after: FrozenMap) -> dict[str, Any]:
     """Top-level changes between two frozen states: ``{"set": {key: new}, "unset": [key]}``."""
     keys = after.changed_keys(before)
-    changed = [k for k in keys if k in after and (k not in before or not diff.json_equal(before[k], after[k]))]
+    changed = [
+        k for k in keys if k in after and (k not in before or not diff.json_equal(before[k], after[k]))
+    ]
     return {"set": {k: view(after[k]) for k in changed}, "unset": [k for k in keys if k not in after]}
 
 
 def _keys_delta(after: FrozenMap, keys: Sequence[str]) -> dict[str, Any]:
     """``_delta`` when the keys that may have changed are known."""
     known = list(dict.fromkeys(keys))
-    return {"set": {k: view(after[k]) for k in known if k in after}, "unset": [k for k in known if k not in after]}
+    return {
+        "set": {k: view(after[k]) for k in known if k in after},
+        "unset": [k for k in known if k not in after],
+    }
 
 
 def _apply(base: FrozenMap, delta: Mapping[str, Any]) -> FrozenMap:
@@ -369,6 +380,7 @@ def _changed_keys_by_phase(turn: TurnRecord) -> tuple[list[str], list[str]] | No
                 target.append(key)
     return (before, after) if rendered else None
 
+
 _PATCHES = ("state_start_patch", "state_before_patch", "state_after_patch")
 
 
@@ -389,7 +401,11 @@ def rebased(entries: Sequence[Mapping[str, Any]], index: int) -> dict[str, Any] 
 
 def _apply_plain(state: dict[str, Any], delta: Any) -> bool:
     """Apply a stored top-level delta to a plain dict in place (False: not a delta)."""
-    if not isinstance(delta, Mapping) or not isinstance(delta.get("set", {}), Mapping) or not isinstance(delta.get("unset", []), list):
+    if (
+        not isinstance(delta, Mapping)
+        or not isinstance(delta.get("set", {}), Mapping)
+        or not isinstance(delta.get("unset", []), list)
+    ):
         return False
     state.update(delta.get("set") or {})
     for key in delta.get("unset") or ():

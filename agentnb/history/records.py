@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
-from ..state import diff
 from .. import events as events_module
-from ..state.diff import top_level_key
 from ..errors import SessionFormatError
 from ..events import (
     ContextRetrieved,
@@ -30,8 +28,10 @@ from ..events import (
     ToolCallFinished,
     Usage,
 )
-from ..state.frozen import EMPTY, FrozenMap, frozen_map
 from ..messages import ROLES, Message
+from ..state import diff
+from ..state.diff import top_level_key
+from ..state.frozen import EMPTY, FrozenMap, frozen_map
 from ..state.views import view
 
 
@@ -329,7 +329,12 @@ class TurnRecord:
         )
 
 
-_EVENT_KINDS = frozenset(field.default for cls in typing.get_args(Event) for field in dataclasses.fields(cls) if field.name == "kind")
+_EVENT_KINDS = frozenset(
+    field.default
+    for cls in typing.get_args(Event)
+    for field in dataclasses.fields(cls)
+    if field.name == "kind"
+)
 
 
 def _check_entry(entry: Any, number: int) -> None:

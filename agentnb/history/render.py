@@ -16,9 +16,9 @@ from ..state.diff import tokens as pointer_tokens
 from ..util.text import shorten
 
 if TYPE_CHECKING:
-    from .compare import Comparison, LineRow
-    from ..state.diff import Change
     from ..events import PromptRendered, PromptTokens
+    from ..state.diff import Change
+    from .compare import Comparison, LineRow
     from .history import TurnRecord
 
 RECORD_CSS_CLASS = "agentnb-record"
@@ -116,7 +116,13 @@ def tokens_text(prompt: PromptRendered | None) -> str | None:
     user = f"user message {count_text(tokens, tokens.user)}"
     sections = getattr(prompt, "user_sections", ()) or ()
     if len(sections) > 1 and len(tokens.user_sections) == len(sections):  # what a team added to it
-        user += " (" + " · ".join(f"{s.source} {count_text(tokens, n)}" for s, n in zip(sections, tokens.user_sections)) + ")"
+        user += (
+            " ("
+            + " · ".join(
+                f"{s.source} {count_text(tokens, n)}" for s, n in zip(sections, tokens.user_sections)
+            )
+            + ")"
+        )
     parts.append(user)
     if tokens.template is not None:
         parts.append(f"chat template {count_text(tokens, tokens.template)}")
@@ -171,7 +177,9 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
 
 def delegation_line(child: TurnRecord) -> str:
     """One delegation in one line: member, task, answer (or error), state changes, tokens."""
-    outcome = f"answer: {shorten(child.content or '', 120)!r}" if child.status == "ok" else f"failed: {child.error}"
+    outcome = (
+        f"answer: {shorten(child.content or '', 120)!r}" if child.status == "ok" else f"failed: {child.error}"
+    )
     shown, more = _shown_changes(child)
     changes = "; ".join(f"{path_change_text(c)} (by {', '.join(c.authors)})" for c in shown) or "none"
     if more:
@@ -199,7 +207,11 @@ def _delegations_html(turn: TurnRecord) -> str:
     for child in turn.children:
         inner = _delegations_html(child)
         line = _e(delegation_line(child))
-        items.append(f"<li><details open><summary>{line}</summary>{inner}</details></li>" if inner else f"<li>{line}</li>")
+        items.append(
+            f"<li><details open><summary>{line}</summary>{inner}</details></li>"
+            if inner
+            else f"<li>{line}</li>"
+        )
     return f'<ul class="agentnb-record-delegations">{"".join(items)}</ul>' if items else ""
 
 
@@ -240,7 +252,10 @@ def _arguments_html(arguments: str) -> str:
 
 def _calls_html(turn: TurnRecord) -> str:
     calls = turn.tool_calls
-    heads = "".join(f'<th style="{_CELL};white-space:nowrap">{h}</th>' for h in ("#", "tool", "arguments", "result", "hooks", "answered by", "changed"))
+    heads = "".join(
+        f'<th style="{_CELL};white-space:nowrap">{h}</th>'
+        for h in ("#", "tool", "arguments", "result", "hooks", "answered by", "changed")
+    )
     rows = [
         f'<table class="agentnb-record-calls" style="border-collapse:collapse;text-align:left;margin:2px 0">'
         f'<caption style="text-align:left">tool calls ({len(calls)})</caption><tr>{heads}</tr>'
@@ -270,7 +285,9 @@ def _changes_html(turn: TurnRecord) -> str:
     changes, more = _shown_changes(turn)
     if not changes:
         return ""
-    parts = ['<div><b>state:</b></div><ul class="agentnb-record-state" style="margin:2px 0;padding-left:1.5em">']
+    parts = [
+        '<div><b>state:</b></div><ul class="agentnb-record-state" style="margin:2px 0;padding-left:1.5em">'
+    ]
     for change in changes:
         parts.append(
             f'<li data-change="{change.how}" data-path="{_e(change.path)}" style="text-align:left">'
@@ -302,7 +319,9 @@ def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
         parts.append(f"<div><b>delegations ({len(turn.children)}):</b></div>{_delegations_html(turn)}")
     parts.append(_changes_html(turn))
     if turn.status == "failed" and show_error:
-        parts.append(f'<div class="agentnb-error" style="color:{_COLOUR["error"]}"><b>failed:</b> {_e(turn.error)}</div>')
+        parts.append(
+            f'<div class="agentnb-error" style="color:{_COLOUR["error"]}"><b>failed:</b> {_e(turn.error)}</div>'
+        )
     elif turn.status == "ok":
         parts.append(
             f'<div class="agentnb-record-answer"><b>answer:</b> '
@@ -326,7 +345,9 @@ DIFF_LINES = 40
 """Changed lines shown per section or request in a comparison record; the rest are counted."""
 
 
-def _pair_text(tokens: tuple[PromptTokens | None, PromptTokens | None], left: int | None, right: int | None) -> str:
+def _pair_text(
+    tokens: tuple[PromptTokens | None, PromptTokens | None], left: int | None, right: int | None
+) -> str:
     a, b = tokens
     return f"{count_text(a, left) if a else '?'} → {count_text(b, right) if b else '?'} tok"
 
@@ -365,21 +386,31 @@ def comparison_text(c: Comparison) -> str:
     lines.append("system prompt:")
     for section in c.sections:
         where = f" ({_SIDES[section.how]})" if section.how in _SIDES else ""
-        lines.append(f"  {_MARK[section.how]} {section.source}{where}: {_pair_text(c.tokens, section.left_tokens, section.right_tokens)}")
+        lines.append(
+            f"  {_MARK[section.how]} {section.source}{where}: {_pair_text(c.tokens, section.left_tokens, section.right_tokens)}"
+        )
         if section.how == "changed":
             lines.extend(_changed_lines(section.rows, "      "))
     lines.append("requests:")
     for request in c.requests:
-        what = {"same": "the same", "changed": "differs in " + ", ".join(request.parts)}.get(request.how, _SIDES.get(request.how, ""))
+        what = {"same": "the same", "changed": "differs in " + ", ".join(request.parts)}.get(
+            request.how, _SIDES.get(request.how, "")
+        )
         lines.append(f"  {_MARK[request.how]} call {request.call}: {what}")
     if c.tool_calls:
         lines.append("tool calls:")
         for call in c.tool_calls:
-            pair = {"same": call.left, "changed": f"{call.left}  |  {call.right}"}.get(call.how) or f"{call.left or call.right} ({_SIDES[call.how]})"
+            pair = {"same": call.left, "changed": f"{call.left}  |  {call.right}"}.get(
+                call.how
+            ) or f"{call.left or call.right} ({_SIDES[call.how]})"
             lines.append(f"  {_MARK[call.how]} {call.number}. {pair}")
     if c.delegations:
         lines.append("delegations:")
-        lines.extend(_changed_lines(c.delegations, "  ") if any(r.how != "same" for r in c.delegations) else ["  = the same"])
+        lines.extend(
+            _changed_lines(c.delegations, "  ")
+            if any(r.how != "same" for r in c.delegations)
+            else ["  = the same"]
+        )
     lines.append("state after:")
     for key in c.state:
         hidden = " [hidden from the model]" if key.hidden else ""
@@ -389,7 +420,9 @@ def comparison_text(c: Comparison) -> str:
             below = f" (at {', '.join(key.paths)})" if key.paths else ""
             lines.append(f"  ~ {key.key}: {key.left} → {key.right}{below}{hidden}")
         else:
-            lines.append(f"  {_MARK[key.how]} {key.key}: {key.left if key.how == 'removed' else key.right} ({_SIDES[key.how]}){hidden}")
+            lines.append(
+                f"  {_MARK[key.how]} {key.key}: {key.left if key.how == 'removed' else key.right} ({_SIDES[key.how]}){hidden}"
+            )
     lines.append(f"answer left: {c.answers[0] or ''}")
     lines.append(f"answer right: {c.answers[1] or ''}")
     return "\n".join(lines)
@@ -405,6 +438,8 @@ def _mark(how: str) -> str:
     colour = _HOW_COLOUR.get(how)
     sign = _e(_MARK[how])
     return f'<b style="color:{colour}">{sign}</b>' if colour else f'<span style="{_MUTED}">{sign}</span>'
+
+
 _CODE_TD = ' style="text-align:left;vertical-align:top;white-space:pre-wrap;font-family:monospace"'
 _WRAP_TD = ' style="text-align:left;vertical-align:top;white-space:pre-wrap;overflow-wrap:anywhere"'
 
@@ -425,11 +460,13 @@ def _rows_html(rows: tuple[LineRow, ...], limit: int = DIFF_LINES) -> str:
             right_style = _CODE_TD[:-1] + f';color:{_COLOUR["added"]}"'
         out.append(
             f'<tr class="agentnb-compare-line" data-how="{row.how}"><td{_LABEL_TD}>{sign}</td>'
-            f'<td{left_style}>{_e(row.left if row.left is not None else "")}</td>'
-            f'<td{right_style}>{_e(row.right if row.right is not None else "")}</td></tr>'
+            f"<td{left_style}>{_e(row.left if row.left is not None else '')}</td>"
+            f"<td{right_style}>{_e(row.right if row.right is not None else '')}</td></tr>"
         )
     if shown > limit:
-        out.append(f'<tr><td{_TD}></td><td colspan="2"{_TD}><i>… {shown - limit} more changed line(s)</i></td></tr>')
+        out.append(
+            f'<tr><td{_TD}></td><td colspan="2"{_TD}><i>… {shown - limit} more changed line(s)</i></td></tr>'
+        )
     return "".join(out)
 
 
@@ -445,12 +482,19 @@ def comparison_html(c: Comparison) -> str:
     why = [f"<li>{_e(x)}</li>" for x in c.causes] or ["<li>nothing differs in what was sent</li>"]
     parts.append(f'<div class="agentnb-compare-why"><b>why:</b><ul>{"".join(why)}</ul></div>')
     if c.effects:
-        parts.append(f'<div class="agentnb-compare-effects"><b>what came of it:</b><ul>{"".join(f"<li>{_e(x)}</li>" for x in c.effects)}</ul></div>')
+        parts.append(
+            f'<div class="agentnb-compare-effects"><b>what came of it:</b><ul>{"".join(f"<li>{_e(x)}</li>" for x in c.effects)}</ul></div>'
+        )
     parts.append(f'<table class="agentnb-compare-table" style="border-collapse:collapse">{head}')
-    parts.append(f"<tr><td{_LABEL_TD}><b>prompt tokens</b></td><td{_TD}>{_e(_counter_text(c.tokens[0]))}</td><td{_TD}>{_e(_counter_text(c.tokens[1]))}</td></tr>")
+    parts.append(
+        f"<tr><td{_LABEL_TD}><b>prompt tokens</b></td><td{_TD}>{_e(_counter_text(c.tokens[0]))}</td><td{_TD}>{_e(_counter_text(c.tokens[1]))}</td></tr>"
+    )
     for section in c.sections:
         a, b = c.tokens
-        counts = (count_text(a, section.left_tokens) if a else "?", count_text(b, section.right_tokens) if b else "?")
+        counts = (
+            count_text(a, section.left_tokens) if a else "?",
+            count_text(b, section.right_tokens) if b else "?",
+        )
         parts.append(
             f'<tr data-how="{section.how}"><td{_LABEL_TD}>{_mark(section.how)} <code>{_e(section.source)}</code></td>'
             f"<td{_TD}>{_e(counts[0])} tok</td><td{_TD}>{_e(counts[1])} tok</td></tr>"
@@ -458,28 +502,36 @@ def comparison_html(c: Comparison) -> str:
         if section.how != "same":
             parts.append(_rows_html(section.rows))
     for request in c.requests:
-        what = ", ".join(request.parts) if request.how == "changed" else {"same": "the same"}.get(request.how, _SIDES.get(request.how, ""))
-        parts.append(f'<tr data-how="{request.how}"><td{_LABEL_TD}>{_mark(request.how)} request {request.call}</td><td colspan="2"{_TD}>{_e(what)}</td></tr>')
+        what = (
+            ", ".join(request.parts)
+            if request.how == "changed"
+            else {"same": "the same"}.get(request.how, _SIDES.get(request.how, ""))
+        )
+        parts.append(
+            f'<tr data-how="{request.how}"><td{_LABEL_TD}>{_mark(request.how)} request {request.call}</td><td colspan="2"{_TD}>{_e(what)}</td></tr>'
+        )
     for call in c.tool_calls:
         parts.append(
             f'<tr data-how="{call.how}"><td{_LABEL_TD}>{_mark(call.how)} tool call {call.number}</td>'
-            f"<td{_TD}><code style=\"{_BLOCK}\">{_e(call.left or '-')}</code></td><td{_TD}><code style=\"{_BLOCK}\">{_e(call.right or '-')}</code></td></tr>"
+            f'<td{_TD}><code style="{_BLOCK}">{_e(call.left or "-")}</code></td><td{_TD}><code style="{_BLOCK}">{_e(call.right or "-")}</code></td></tr>'
         )
     for key in c.state:
         hidden = " <i>(hidden from the model)</i>" if key.hidden else ""
         parts.append(
             f'<tr data-how="{key.how}"><td{_LABEL_TD}>{_mark(key.how)} state <code>{_e(key.key)}</code>{hidden}</td>'
-            f"<td{_TD}><code style=\"{_BLOCK}\">{_e(key.left if key.left is not None else '-')}</code></td>"
-            f"<td{_TD}><code style=\"{_BLOCK}\">{_e(key.right if key.right is not None else '-')}</code></td></tr>"
+            f'<td{_TD}><code style="{_BLOCK}">{_e(key.left if key.left is not None else "-")}</code></td>'
+            f'<td{_TD}><code style="{_BLOCK}">{_e(key.right if key.right is not None else "-")}</code></td></tr>'
         )
     if c.delegations:
         how = "changed" if any(r.how != "same" for r in c.delegations) else "same"
-        parts.append(f'<tr data-how="{how}"><td{_LABEL_TD}>{_mark(how)} delegations</td><td colspan="2"{_TD}>{"the same" if how == "same" else ""}</td></tr>')
+        parts.append(
+            f'<tr data-how="{how}"><td{_LABEL_TD}>{_mark(how)} delegations</td><td colspan="2"{_TD}>{"the same" if how == "same" else ""}</td></tr>'
+        )
         if how != "same":
             parts.append(_rows_html(c.delegations))
     parts.append(
         f'<tr class="agentnb-compare-answer"><td{_LABEL_TD}>answer</td>'
-        f'<td{_WRAP_TD}>{_e(c.answers[0] or "")}</td><td{_WRAP_TD}>{_e(c.answers[1] or "")}</td></tr>'
+        f"<td{_WRAP_TD}>{_e(c.answers[0] or '')}</td><td{_WRAP_TD}>{_e(c.answers[1] or '')}</td></tr>"
     )
     parts.append("</table></div>")
     return "".join(parts)

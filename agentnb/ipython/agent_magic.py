@@ -12,12 +12,12 @@ from IPython.core.magic import line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..agent import Agent
-from ..team import Team
 from ..errors import AgentnbError
-from ..sessions.recording import replay_mode
 from ..models import Model
-from ..util.text import one_line
+from ..sessions.recording import replay_mode
+from ..team import Team
 from ..tools import Toolkit
+from ..util.text import one_line
 from . import mcp_support
 from .parsing import identifier, names, parse_options
 from .workspace import WorkspaceMagics
@@ -29,30 +29,82 @@ class AgentMagics(WorkspaceMagics):
 
     @magic_arguments()
     @argument("name", help="the Python name the agent is bound to")
-    @argument("--model", help="a model string (e.g. offline, openai:gpt-5-mini) or a variable holding a model (e.g. a ScriptedModel)")
+    @argument(
+        "--model",
+        help="a model string (e.g. offline, openai:gpt-5-mini) or a variable holding a model (e.g. a ScriptedModel)",
+    )
     @argument("--state", help="initial session state: JSON (quoted) or a variable holding a dict")
     @argument("--schema", help="a variable holding a state schema {key: {'type': T, 'handler': fn?}}")
     @argument("--agentic-state", action="store_true", help="give the model the update_session_state tool")
-    @argument("--state-in-context", action="store_true", help="append the <session_state> block to the system prompt")
-    @argument("--hide-keys", metavar="KEYS", help="comma-separated state keys or glob patterns (secret_*) kept out of the prompt: no <session_state> entry, no {placeholder}; tools and hooks still see them")
-    @argument("--tools", help="comma-separated names of functions, Tools, Toolkits or lists (or tools from %%tool)")
-    @argument("--hooks", help="comma-separated names of tool-hook functions (first = outermost) or lists of them")
-    @argument("--mcp", action="append", metavar="SERVER", help="an MCP server's tools: a command (stdio) or an http(s) URL (streamable HTTP); repeatable")
-    @argument("--context", help="comma-separated names of context providers (DocumentContext, ConversationMemory, ...) or lists of them")
-    @argument("--session", help="where the agent's recording lives: a folder, or a variable holding a JSONSession/SQLiteSession; default: NOTEBOOK.agentnb/ beside the notebook")
+    @argument(
+        "--state-in-context",
+        action="store_true",
+        help="append the <session_state> block to the system prompt",
+    )
+    @argument(
+        "--hide-keys",
+        metavar="KEYS",
+        help="comma-separated state keys or glob patterns (secret_*) kept out of the prompt: no <session_state> entry, no {placeholder}; tools and hooks still see them",
+    )
+    @argument(
+        "--tools", help="comma-separated names of functions, Tools, Toolkits or lists (or tools from %%tool)"
+    )
+    @argument(
+        "--hooks", help="comma-separated names of tool-hook functions (first = outermost) or lists of them"
+    )
+    @argument(
+        "--mcp",
+        action="append",
+        metavar="SERVER",
+        help="an MCP server's tools: a command (stdio) or an http(s) URL (streamable HTTP); repeatable",
+    )
+    @argument(
+        "--context",
+        help="comma-separated names of context providers (DocumentContext, ConversationMemory, ...) or lists of them",
+    )
+    @argument(
+        "--session",
+        help="where the agent's recording lives: a folder, or a variable holding a JSONSession/SQLiteSession; default: NOTEBOOK.agentnb/ beside the notebook",
+    )
     @argument("--no-session", action="store_true", help="no recording: nothing replayed, nothing saved")
-    @argument("--history", type=int, metavar="N", help="earlier turns sent with each message (default: all of them)")
+    @argument(
+        "--history", type=int, metavar="N", help="earlier turns sent with each message (default: all of them)"
+    )
     @argument("--no-history", action="store_true", help="each message goes alone, without the earlier turns")
     @argument("--max-iterations", type=int, help="most rounds of tool calls per turn (default 10)")
     @argument("--markdown", action="store_true", help="ask the model to answer in markdown")
     @argument("--description", help="the agent's description (first section of the system prompt)")
-    @argument("--fresh", action="store_true", help="ignore the recording: every turn calls the model and is recorded again")
-    @argument("--members", help="comma-separated agents (or teams) defined above: NAME becomes a Team led by this cell's instructions")
-    @argument("--mode", choices=("coordinate", "route", "broadcast"), help="with --members: how the leader works (default coordinate)")
-    @argument("--member-state", choices=("copy", "live", "none"), help="with --members: how the team's state reaches members (default copy)")
-    @argument("--share-interactions", action="store_true", help="with --members: members see this turn's earlier delegations")
-    @argument("--team-history", type=int, metavar="N", help="with --members: members see the team's last N turns")
-    @argument("--handoffs", help="comma-separated agents defined above this one may hand the conversation to (transfer_to_<name>)")
+    @argument(
+        "--fresh",
+        action="store_true",
+        help="ignore the recording: every turn calls the model and is recorded again",
+    )
+    @argument(
+        "--members",
+        help="comma-separated agents (or teams) defined above: NAME becomes a Team led by this cell's instructions",
+    )
+    @argument(
+        "--mode",
+        choices=("coordinate", "route", "broadcast"),
+        help="with --members: how the leader works (default coordinate)",
+    )
+    @argument(
+        "--member-state",
+        choices=("copy", "live", "none"),
+        help="with --members: how the team's state reaches members (default copy)",
+    )
+    @argument(
+        "--share-interactions",
+        action="store_true",
+        help="with --members: members see this turn's earlier delegations",
+    )
+    @argument(
+        "--team-history", type=int, metavar="N", help="with --members: members see the team's last N turns"
+    )
+    @argument(
+        "--handoffs",
+        help="comma-separated agents defined above this one may hand the conversation to (transfer_to_<name>)",
+    )
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
         """Define an agent NAME; the cell body is its instructions (``{key}`` placeholders are
@@ -100,7 +152,9 @@ class AgentMagics(WorkspaceMagics):
             options.update(self._context(args.context))
         if args.session and args.no_session:
             raise UsageError("%%agent: --session and --no-session contradict each other; keep one")
-        session, where, notice = self._session_for(args, f"%%agent {line}\n{cell or ''}" if cell is not None else f"%agent {line}")
+        session, where, notice = self._session_for(
+            args, f"%%agent {line}\n{cell or ''}" if cell is not None else f"%agent {line}"
+        )
         listings_at = mcp_support.listing_file(session, name) if args.mcp and session is not None else None
         listings = mcp_support.read_listings(listings_at) if not args.fresh else {}
         kits = mcp_support.toolkits(args.mcp, listings) if args.mcp else []
@@ -118,11 +172,15 @@ class AgentMagics(WorkspaceMagics):
             try:
                 agent.attach_recording(session, fresh=args.fresh)
             except (AgentnbError, TypeError, ValueError, OSError) as exc:
-                raise UsageError(f"%%agent {name}: --session {args.session or where}: {one_line(exc)}") from None
+                raise UsageError(
+                    f"%%agent {name}: --session {args.session or where}: {one_line(exc)}"
+                ) from None
             if notice:
                 print(notice, file=sys.stderr)
             # The same line whether or not a recording exists yet, so a re-run shows the same output.
-            print(f"{name}: recorded in {where} (unchanged turns replay from it; %agentnb resume {name} takes it over without re-running)")
+            print(
+                f"{name}: recorded in {where} (unchanged turns replay from it; %agentnb resume {name} takes it over without re-running)"
+            )
         previous = self.workspace.agents.get(name)
         if previous is not None and previous is not agent:
             previous.detach_session()
@@ -146,20 +204,38 @@ class AgentMagics(WorkspaceMagics):
             if not isinstance(value, Agent):
                 known = ", ".join(sorted(self.workspace.agent_names())) or "none yet"
                 what = f"is a {type(value).__name__}" if value is not None else "is not defined"
-                raise UsageError(f"%%agent {name}: {option} names {item!r}, which {what}; define it with %%agent {item} above (agents: {known})")
+                raise UsageError(
+                    f"%%agent {name}: {option} names {item!r}, which {what}; define it with %%agent {item} above (agents: {known})"
+                )
             out.append(value)
         return out
 
     def _team_options(self, args: Any, name: str) -> dict[str, Any]:
         """The Team's keywords when ``--members`` makes NAME a team (else {})."""
-        team_only = [o for o, v in (("--mode", args.mode), ("--member-state", args.member_state), ("--share-interactions", args.share_interactions), ("--team-history", args.team_history)) if v]
+        team_only = [
+            o
+            for o, v in (
+                ("--mode", args.mode),
+                ("--member-state", args.member_state),
+                ("--share-interactions", args.share_interactions),
+                ("--team-history", args.team_history),
+            )
+            if v
+        ]
         if not args.members:
             if team_only:
-                raise UsageError(f"%%agent {name}: {', '.join(team_only)} belong to a team; add --members a,b")
+                raise UsageError(
+                    f"%%agent {name}: {', '.join(team_only)} belong to a team; add --members a,b"
+                )
             return {}
         if args.team_history is not None and args.team_history < 1:
-            raise UsageError(f"%%agent {name}: --team-history takes a number of turns >= 1, got {args.team_history}")
-        options: dict[str, Any] = {"members": self._agents(args.members, "--members", name), "mode": args.mode or "coordinate"}
+            raise UsageError(
+                f"%%agent {name}: --team-history takes a number of turns >= 1, got {args.team_history}"
+            )
+        options: dict[str, Any] = {
+            "members": self._agents(args.members, "--members", name),
+            "mode": args.mode or "coordinate",
+        }
         if args.member_state:
             options["member_state"] = args.member_state
         if args.share_interactions:
@@ -181,13 +257,17 @@ class AgentMagics(WorkspaceMagics):
         if found:
             if isinstance(value, (Model, str)):
                 return value
-            raise UsageError(f"%%agent: --model {spec} is a {type(value).__name__}, not a model; pass a model string or a variable holding a Model")
+            raise UsageError(
+                f"%%agent: --model {spec} is a {type(value).__name__}, not a model; pass a model string or a variable holding a Model"
+            )
         from ..model_spec import resolve_model
 
         try:
             resolve_model(spec)
         except AgentnbError as exc:
-            raise UsageError(f"%%agent: --model {spec}: {one_line(exc)} (no variable named {spec!r} either)") from None
+            raise UsageError(
+                f"%%agent: --model {spec}: {one_line(exc)} (no variable named {spec!r} either)"
+            ) from None
         return spec
 
     def _state(self, spec: str | None) -> dict[str, Any] | None:
@@ -212,9 +292,13 @@ class AgentMagics(WorkspaceMagics):
             return None
         found, value = self._lookup(spec)
         if not found:
-            raise UsageError(f"%%agent: --schema {spec}: no variable named {spec!r}; define the schema dict in a cell above")
+            raise UsageError(
+                f"%%agent: --schema {spec}: no variable named {spec!r}; define the schema dict in a cell above"
+            )
         if not isinstance(value, dict):
-            raise UsageError(f"%%agent: --schema {spec} is a {type(value).__name__}; it must be a dict {{key: {{'type': T}}}}")
+            raise UsageError(
+                f"%%agent: --schema {spec} is a {type(value).__name__}; it must be a dict {{key: {{'type': T}}}}"
+            )
         return value
 
     def _tools(self, spec: str) -> list[Any]:
@@ -231,7 +315,9 @@ class AgentMagics(WorkspaceMagics):
             if isinstance(value, Agent):  # an agent among the tools: as a tool, with the defaults
                 value = value.as_tool()
             elif not (callable(value) or isinstance(value, (Toolkit, list, tuple))):
-                raise UsageError(f"%%agent: --tools {name} is a {type(value).__name__}; pass functions, Tools, Toolkits or lists of them")
+                raise UsageError(
+                    f"%%agent: --tools {name} is a {type(value).__name__}; pass functions, Tools, Toolkits or lists of them"
+                )
             out.append(value)
         return out
 
@@ -240,11 +326,15 @@ class AgentMagics(WorkspaceMagics):
         for name in names(spec, "--hooks", "%%agent"):
             found, value = self._lookup(name)
             if not found:
-                raise UsageError(f"%%agent: --hooks names {name!r}, but there is no variable with that name; define the hook function above")
+                raise UsageError(
+                    f"%%agent: --hooks names {name!r}, but there is no variable with that name; define the hook function above"
+                )
             items = list(value) if isinstance(value, (list, tuple)) else [value]
             for item in items:
                 if not callable(item):
-                    raise UsageError(f"%%agent: --hooks {name} holds a {type(item).__name__}; a hook is a function")
+                    raise UsageError(
+                        f"%%agent: --hooks {name} holds a {type(item).__name__}; a hook is a function"
+                    )
             out.extend(items)
         return out
 
@@ -253,11 +343,15 @@ class AgentMagics(WorkspaceMagics):
         for name in names(spec, "--context", "%%agent"):
             found, value = self._lookup(name)
             if not found:
-                raise UsageError(f"%%agent: --context names {name!r}, but there is no variable with that name; create the provider above")
+                raise UsageError(
+                    f"%%agent: --context names {name!r}, but there is no variable with that name; create the provider above"
+                )
             items = list(value) if isinstance(value, (list, tuple)) else [value]
             for item in items:
                 if not callable(getattr(item, "get_blocks", None)):
-                    what = f"is a {type(value).__name__}" if item is value else f"holds a {type(item).__name__}"
+                    what = (
+                        f"is a {type(value).__name__}" if item is value else f"holds a {type(item).__name__}"
+                    )
                     raise UsageError(
                         f"%%agent: --context {name} {what}, not a context provider (no get_blocks method); "
                         f"pass a DocumentContext, DataFrameContext, ConversationMemory or an object with get_blocks(query, top_k)"

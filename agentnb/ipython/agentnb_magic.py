@@ -12,20 +12,36 @@ from IPython.core.magic import line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from ..state.edits import edit_text
 from ..errors import AgentnbError
-from ..team import Team
-from ..models import Model
 from ..history.render import tokens_text
+from ..models import Model
 from ..models.tokens import TokenCounter, counter_for
+from ..state.edits import edit_text
+from ..team import Team
 from ..util.text import one_line
 from . import mcp_support
+from .agent_magic import described, show_inspector
 from .parsing import identifier, parse_options
 from .workspace import WorkspaceMagics
-from .agent_magic import described, show_inspector
 
-
-COMMANDS = ("list", "show", "preview", "resume", "save", "load", "reset", "fork", "diff", "edit", "remove", "undo", "trace", "mcp", "defaults", "eval")
+COMMANDS = (
+    "list",
+    "show",
+    "preview",
+    "resume",
+    "save",
+    "load",
+    "reset",
+    "fork",
+    "diff",
+    "edit",
+    "remove",
+    "undo",
+    "trace",
+    "mcp",
+    "defaults",
+    "eval",
+)
 
 
 @magics_class
@@ -37,12 +53,18 @@ class AgentnbMagics(WorkspaceMagics):
     @argument("args", nargs="*", help="the command's arguments")
     @argument("--model", help="defaults: the model for agents defined without --model")
     @argument("--session-dir", help="defaults: the folder sessions are kept in")
-    @argument("--turn", type=int, metavar="N", help="fork: the turn to fork from (1 = the first; default: the last)")
+    @argument(
+        "--turn", type=int, metavar="N", help="fork: the turn to fork from (1 = the first; default: the last)"
+    )
     @argument("--checks", metavar="VAR", help="eval: the variable holding the checks")
     @argument("--name", metavar="N", help="eval: the evaluation's name (its folder beside the notebook)")
     @argument("--concurrency", type=int, metavar="K", help="eval: cases in flight (default 8)")
     @argument("--repeat", type=int, metavar="R", help="eval: runs of each case (default 1)")
-    @argument("--content", action="store_true", help="trace: put prompts, messages, tool arguments and results on the spans")
+    @argument(
+        "--content",
+        action="store_true",
+        help="trace: put prompts, messages, tool arguments and results on the spans",
+    )
     @line_magic
     def agentnb(self, line: str) -> Any:
         """Manage the notebook's agents.
@@ -106,7 +128,9 @@ class AgentnbMagics(WorkspaceMagics):
             raise UsageError("%agentnb: --content belongs to %agentnb trace")
         if args.command != "fork" and args.turn is not None:
             raise UsageError("%agentnb: --turn belongs to %agentnb fork; for diff write NAME:N")
-        if args.command != "eval" and (args.checks or args.name or args.concurrency is not None or args.repeat is not None):
+        if args.command != "eval" and (
+            args.checks or args.name or args.concurrency is not None or args.repeat is not None
+        ):
             raise UsageError("%agentnb: --checks, --name, --concurrency and --repeat belong to %agentnb eval")
         if args.command == "edit":
             args.value = line.split(None, 3)[3] if len(line.split(None, 3)) == 4 else ""
@@ -126,7 +150,9 @@ class AgentnbMagics(WorkspaceMagics):
             agent = self.workspace.agent(name, "%agentnb list")
             tools = ", ".join(t.name for t in agent.all_tools()) or "-"
             keys = ", ".join(agent.session_state) or "-"
-            print(f"{name}: model {agent.model.label}; tools: {tools}; turns: {len(agent.history)}; state keys: {keys}")
+            print(
+                f"{name}: model {agent.model.label}; tools: {tools}; turns: {len(agent.history)}; state keys: {keys}"
+            )
 
     def _show(self, args: Any) -> None:
         show_inspector(self.workspace.agent(args.args[0], "%agentnb show"), required=True)
@@ -136,7 +162,9 @@ class AgentnbMagics(WorkspaceMagics):
         root, _, member = name.partition("/")
         agent = self.workspace.agent(root, "%agentnb preview")
         if member and not isinstance(agent, Team):
-            raise UsageError(f"%agentnb preview {name}: {root!r} is an agent, not a team; TEAM/MEMBER previews a member of a team")
+            raise UsageError(
+                f"%agentnb preview {name}: {root!r} is an agent, not a team; TEAM/MEMBER previews a member of a team"
+            )
         try:
             observation = agent.observe_member(member, message) if member else agent.observe(message)
         except AgentnbError as exc:
@@ -160,24 +188,32 @@ class AgentnbMagics(WorkspaceMagics):
         name = args.args[0]
         agent = self.workspace.agent(name, "%agentnb resume")
         if agent.recording is None:
-            raise UsageError(f"%agentnb resume {name}: {name} has no recording (it was defined with --no-session or in Python)")
+            raise UsageError(
+                f"%agentnb resume {name}: {name} has no recording (it was defined with --no-session or in Python)"
+            )
         try:
             turns = agent.resume()
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb resume {name}: {one_line(exc)}") from None
-        print(f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording")
+        print(
+            f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording"
+        )
 
     def _trace(self, args: Any) -> None:
         name = args.args[0]
         agent = self.workspace.agent(name, "%agentnb trace")
         if not agent.history.finished_count():
-            raise UsageError(f"%agentnb trace {name}: {name} has no finished turn to export yet; run it first")
+            raise UsageError(
+                f"%agentnb trace {name}: {name} has no finished turn to export yet; run it first"
+            )
         try:
             from .. import tracing
 
             traces = tracing.export(agent, capture_content=True if args.content else None)
         except ImportError:
-            raise UsageError("%agentnb trace: OpenTelemetry is not installed; pip install 'agentnb[tracing]'") from None
+            raise UsageError(
+                "%agentnb trace: OpenTelemetry is not installed; pip install 'agentnb[tracing]'"
+            ) from None
         except AgentnbError as exc:
             raise UsageError(f"%agentnb trace {name}: {one_line(exc)}") from None
         print(f"exported {len(traces)} turn(s) of {name} as traces: {', '.join(traces)}")
@@ -201,7 +237,9 @@ class AgentnbMagics(WorkspaceMagics):
             session.save_session_state_sync(name, agent=agent)
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb save {name}: {one_line(exc)}") from None
-        print(f"saved {name} to {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
+        print(
+            f"saved {name} to {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)"
+        )
 
     def _load(self, args: Any) -> None:
         name = args.args[0]
@@ -211,7 +249,9 @@ class AgentnbMagics(WorkspaceMagics):
             session.load_session_state_sync(name, allow_not_exist=False, agent=agent)
         except (AgentnbError, OSError, ValueError) as exc:
             raise UsageError(f"%agentnb load {name}: {one_line(exc)}") from None
-        print(f"loaded {name} from {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)")
+        print(
+            f"loaded {name} from {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)"
+        )
 
     def _reset(self, args: Any) -> None:
         name = args.args[0]
@@ -235,7 +275,9 @@ class AgentnbMagics(WorkspaceMagics):
         self.workspace.agents[new_name] = forked
         self.workspace.ns[new_name] = forked
         at = f" at turn {args.turn} of {len(agent.history)}" if args.turn is not None else ""
-        print(f"forked {name} into {new_name}{at}: copied state keys {list(forked.session_state)}, {len(forked.history)} turn(s)")
+        print(
+            f"forked {name} into {new_name}{at}: copied state keys {list(forked.session_state)}, {len(forked.history)} turn(s)"
+        )
 
     def _diff(self, args: Any) -> None:
         (left, left_turn), (right, right_turn) = (self._turn_spec(spec) for spec in args.args)
@@ -252,7 +294,9 @@ class AgentnbMagics(WorkspaceMagics):
         if not sep:
             return agent, None
         if not number.isdigit():
-            raise UsageError(f"%agentnb diff: {spec!r}: write NAME:N with N a turn number (1 = the first), e.g. {name}:2")
+            raise UsageError(
+                f"%agentnb diff: {spec!r}: write NAME:N with N a turn number (1 = the first), e.g. {name}:2"
+            )
         return agent, int(number)
 
     def _edit(self, args: Any) -> None:
@@ -291,7 +335,9 @@ class AgentnbMagics(WorkspaceMagics):
             found = args.model.isidentifier() and args.model in self.workspace.ns
             value = self.workspace.ns[args.model] if found else args.model
             if not isinstance(value, (Model, str)):
-                raise UsageError(f"%agentnb defaults: --model {args.model} is a {type(value).__name__}, not a model")
+                raise UsageError(
+                    f"%agentnb defaults: --model {args.model} is a {type(value).__name__}, not a model"
+                )
             if isinstance(value, str):
                 from ..model_spec import resolve_model
 
@@ -304,7 +350,9 @@ class AgentnbMagics(WorkspaceMagics):
             self.workspace.session_dir = args.session_dir
         model = self.workspace.default_model
         model_text = "offline" if model is None else model if isinstance(model, str) else model.label
-        print(f"defaults: model {model_text}; session dir {self.workspace.session_dir or 'next to the notebook'}")
+        print(
+            f"defaults: model {model_text}; session dir {self.workspace.session_dir or 'next to the notebook'}"
+        )
 
 
 def json_value(text: str, magic: str) -> Any:
@@ -318,13 +366,14 @@ def json_value(text: str, magic: str) -> Any:
         except json.JSONDecodeError:
             continue
     raise UsageError(
-        f"{magic}: {text.strip() or '(nothing)'} is not a JSON value; write e.g. 20, \"text\" (double quotes), [1, 2] or {{\"a\": 1}}"
+        f'{magic}: {text.strip() or "(nothing)"} is not a JSON value; write e.g. 20, "text" (double quotes), [1, 2] or {{"a": 1}}'
     )
 
 
 def prompt_change(before: Any, after: Any, key: str, counter: TokenCounter) -> str:
     """One line on what an edit did to the next system prompt: the sections it changed, or why
     it changed none."""
+
     def texts(prompt: Any) -> dict[str, str]:
         out: dict[str, str] = {}
         for section in prompt.sections:
@@ -349,5 +398,7 @@ def _session_at(path: str, magic: str) -> Any:
     if path.endswith((".db", ".sqlite", ".sqlite3")):
         return SQLiteSession(path)
     if path.endswith((".json", ".jsonl", ".ipynb")):
-        raise UsageError(f"{magic}: PATH is a folder (JSON session files go inside it) or a .db file; got {path!r}")
+        raise UsageError(
+            f"{magic}: PATH is a folder (JSON session files go inside it) or a .db file; got {path!r}"
+        )
     return JSONSession(path)

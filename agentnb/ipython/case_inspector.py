@@ -45,10 +45,22 @@ def case_agent(run: EvalRun, row: CaseRow) -> Agent:
 
 def checks_json(row: CaseRow) -> str:
     """What the Checks tab reads."""
-    return json.dumps({"case": row.case.id, "repeat": row.repeat, "status": row.status, "error": row.error, "verdicts": [v.to_dict() for v in row.verdicts]}, ensure_ascii=False, default=str)
+    return json.dumps(
+        {
+            "case": row.case.id,
+            "repeat": row.repeat,
+            "status": row.status,
+            "error": row.error,
+            "verdicts": [v.to_dict() for v in row.verdicts],
+        },
+        ensure_ascii=False,
+        default=str,
+    )
 
 
-def case_inspector(run: EvalRun, case_id: str, repeat: int = 0, *, baseline: EvalRun | None = None) -> CaseInspector:
+def case_inspector(
+    run: EvalRun, case_id: str, repeat: int = 0, *, baseline: EvalRun | None = None
+) -> CaseInspector:
     """The inspector of a case of ``run`` (beside ``baseline``'s same case in Compare, if given)."""
     row = run.case(case_id, repeat)
     agent = case_agent(run, row)

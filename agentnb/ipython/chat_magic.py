@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 from IPython.core.error import UsageError
 from IPython.core.magic import cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
@@ -11,8 +9,8 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from ..errors import AgentnbError, ReplayDriftError
 from ..util.text import one_line, shorten
 from .parsing import parse_options
-from .workspace import WorkspaceMagics
 from .record import LiveTurn
+from .workspace import WorkspaceMagics
 
 
 class TurnFailed(Exception):
@@ -49,7 +47,9 @@ class ChatMagics(WorkspaceMagics):
         agent = self.workspace.agent(args.name, "%%chat")
         message = cell.strip()
         if not message:
-            raise UsageError(f"%%chat {args.name}: the cell is empty; write the message to send below the %%chat line")
+            raise UsageError(
+                f"%%chat {args.name}: the cell is empty; write the message to send below the %%chat line"
+            )
         live = LiveTurn()
         try:
             result = agent.run(message, on_event=live)

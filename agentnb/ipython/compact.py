@@ -7,7 +7,6 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..state.diff import MISSING, Change
 from ..events import (
     ContextRetrieved,
     Event,
@@ -28,12 +27,13 @@ from ..events import (
     Usage,
 )
 from ..history.render import value_text
+from ..state.diff import MISSING, Change
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..history.compare import Comparison, LineRow
-    from ..state.edits import StateEdit
     from ..history.history import TurnChanges, TurnRecord
+    from ..state.edits import StateEdit
 
 SUMMARY_TEXT = 300
 """Characters of a turn's message and answer kept in its summary row."""
@@ -43,7 +43,6 @@ CHANGE_TEXT = 120
 
 MAX_CHANGED_PATHS = 200
 """Changed paths sent in one change summary; the rest are only counted (``more``)."""
-
 
 
 def model_info(agent: Agent) -> dict[str, Any]:
@@ -111,7 +110,11 @@ def prompt_tokens(prompt: PromptRendered | None) -> dict[str, Any]:
     if prompt is None or tokens is None:
         return {"prompt_tokens": None, "state_tokens": None, "tokens_exact": None}
     state = [n for s, n in zip(prompt.sections, tokens.sections) if s.source == "session_state"]
-    return {"prompt_tokens": tokens.total, "state_tokens": sum(state) if state else None, "tokens_exact": tokens.exact}
+    return {
+        "prompt_tokens": tokens.total,
+        "state_tokens": sum(state) if state else None,
+        "tokens_exact": tokens.exact,
+    }
 
 
 def compact_change(change: Change) -> dict[str, Any]:
@@ -133,7 +136,9 @@ def preview_text(value: Any, limit: int = CHANGE_TEXT) -> str:
     """``agentnb.history.render.value_text`` of a value, encoding only the part that is shown: the old
     value of a key holding a large state costs the preview, not the whole value."""
     if isinstance(value, _SCALARS) or (
-        isinstance(value, (list, dict)) and len(value) <= 8 and all(isinstance(v, _SCALARS) for v in (value.values() if isinstance(value, dict) else value))
+        isinstance(value, (list, dict))
+        and len(value) <= 8
+        and all(isinstance(v, _SCALARS) for v in (value.values() if isinstance(value, dict) else value))
     ):
         return value_text(value, limit)  # small: encoded whole at C speed
     encoder = json.JSONEncoder(ensure_ascii=False)
@@ -167,7 +172,11 @@ def summarize_changes(keys: Sequence[Change], paths: Sequence[Change]) -> dict[s
 
 
 def compact_usage(usage: Usage) -> dict[str, Any]:
-    out: dict[str, Any] = {"input": usage.input_tokens, "output": usage.output_tokens, "estimated": usage.estimated}
+    out: dict[str, Any] = {
+        "input": usage.input_tokens,
+        "output": usage.output_tokens,
+        "estimated": usage.estimated,
+    }
     if usage.reasoning_tokens:  # a reasoning model's: of the output, the tokens spent thinking
         out["reasoning"] = usage.reasoning_tokens
     return out
@@ -261,13 +270,31 @@ def compact_comparison(c: Comparison) -> dict[str, Any]:
         "same": c.same,
         "tokens": [compact_tokens(t) for t in c.tokens],
         "sections": [
-            {"source": s.source, "how": s.how, "rows": compact_rows(s.rows), "left_tokens": s.left_tokens, "right_tokens": s.right_tokens}
+            {
+                "source": s.source,
+                "how": s.how,
+                "rows": compact_rows(s.rows),
+                "left_tokens": s.left_tokens,
+                "right_tokens": s.right_tokens,
+            }
             for s in c.sections
         ],
-        "requests": [{"call": r.call, "how": r.how, "parts": list(r.parts), "rows": compact_rows(r.rows)} for r in c.requests],
-        "tool_calls": [{"number": t.number, "how": t.how, "left": t.left, "right": t.right} for t in c.tool_calls],
+        "requests": [
+            {"call": r.call, "how": r.how, "parts": list(r.parts), "rows": compact_rows(r.rows)}
+            for r in c.requests
+        ],
+        "tool_calls": [
+            {"number": t.number, "how": t.how, "left": t.left, "right": t.right} for t in c.tool_calls
+        ],
         "state": [
-            {"key": k.key, "how": k.how, "left": k.left, "right": k.right, "hidden": k.hidden, "paths": list(k.paths)}
+            {
+                "key": k.key,
+                "how": k.how,
+                "left": k.left,
+                "right": k.right,
+                "hidden": k.hidden,
+                "paths": list(k.paths),
+            }
             for k in c.state
         ],
         "answers": list(c.answers),
@@ -317,7 +344,10 @@ def compact_context(event: ContextRetrieved) -> dict[str, Any]:
         "query": event.query,
         "top_k": event.top_k,
         "via": event.via,
-        "blocks": [{"text": b.text, "score": b.score, "source": b.source, "metadata": b.metadata} for b in event.blocks],
+        "blocks": [
+            {"text": b.text, "score": b.score, "source": b.source, "metadata": b.metadata}
+            for b in event.blocks
+        ],
         "duration_ms": event.duration_ms,
     }
 
@@ -334,7 +364,13 @@ def _prompt_rendered(e: PromptRendered) -> dict[str, Any]:
 
 def _model_requested(e: ModelRequested) -> dict[str, Any]:
     request = e.request
-    return {"call": e.call, "at": e.at, "messages": len(request.get("messages") or ()), "tools": len(request.get("tools") or ()), "kind": e.kind}
+    return {
+        "call": e.call,
+        "at": e.at,
+        "messages": len(request.get("messages") or ()),
+        "tools": len(request.get("tools") or ()),
+        "kind": e.kind,
+    }
 
 
 def _text_delta(e: TextDelta) -> dict[str, Any]:
@@ -354,7 +390,14 @@ def _model_responded(e: ModelResponded) -> dict[str, Any]:
 
 
 def _tool_call_started(e: ToolCallStarted) -> dict[str, Any]:
-    return {"call": e.call, "id": e.tool_call_id, "name": e.name, "arguments": e.arguments, "source": e.source, "kind": e.kind}
+    return {
+        "call": e.call,
+        "id": e.tool_call_id,
+        "name": e.name,
+        "arguments": e.arguments,
+        "source": e.source,
+        "kind": e.kind,
+    }
 
 
 def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
@@ -381,7 +424,14 @@ def _state_changed(e: StateChanged) -> dict[str, Any]:
 
 
 def _run_finished(e: RunFinished) -> dict[str, Any]:
-    return {"content": e.content, "usage": compact_usage(e.usage), "duration_ms": e.duration_ms, "model_calls": e.model_calls, "tool_calls": e.tool_calls, "kind": e.kind}
+    return {
+        "content": e.content,
+        "usage": compact_usage(e.usage),
+        "duration_ms": e.duration_ms,
+        "model_calls": e.model_calls,
+        "tool_calls": e.tool_calls,
+        "kind": e.kind,
+    }
 
 
 def _context_retrieved(e: ContextRetrieved) -> dict[str, Any]:
@@ -391,7 +441,13 @@ def _context_retrieved(e: ContextRetrieved) -> dict[str, Any]:
 
 
 def _run_failed(e: RunFailed) -> dict[str, Any]:
-    return {"error": e.error, "error_type": e.error_type, "usage": compact_usage(e.usage), "duration_ms": e.duration_ms, "kind": e.kind}
+    return {
+        "error": e.error,
+        "error_type": e.error_type,
+        "usage": compact_usage(e.usage),
+        "duration_ms": e.duration_ms,
+        "kind": e.kind,
+    }
 
 
 _COMPACT: dict[type, Any] = {

@@ -24,7 +24,9 @@ def comparable_agents(agent: Agent, others: Iterable[Agent]) -> dict[str, Agent]
     return found
 
 
-def default_pair(agent: Agent, agents: Mapping[str, Agent], selected: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def default_pair(
+    agent: Agent, agents: Mapping[str, Agent], selected: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """A fork beside its parent at the same turn; a parent beside its newest fork; else the
     selected turn beside the one before it."""
     count = len(agent.history)
@@ -33,22 +35,33 @@ def default_pair(agent: Agent, agents: Mapping[str, Agent], selected: Any) -> tu
     index = selected if isinstance(selected, int) and 0 <= selected < count else count - 1
     parent = agent.parent
     if parent is not None and len(parent.history):
-        return {"agent": parent.name, "turn": min(index, len(parent.history) - 1)}, {"agent": agent.name, "turn": index}
+        return {"agent": parent.name, "turn": min(index, len(parent.history) - 1)}, {
+            "agent": agent.name,
+            "turn": index,
+        }
     forks = [a for a in agents.values() if a.parent is agent and len(a.history)]
     if forks:
         fork = forks[-1]
-        return {"agent": agent.name, "turn": index}, {"agent": fork.name, "turn": min(index, len(fork.history) - 1)}
+        return {"agent": agent.name, "turn": index}, {
+            "agent": fork.name,
+            "turn": min(index, len(fork.history) - 1),
+        }
     return {"agent": agent.name, "turn": max(0, index - 1)}, {"agent": agent.name, "turn": index}
 
 
-def comparison_message(agents: Mapping[str, Agent], left: Mapping[str, Any], right: Mapping[str, Any]) -> dict[str, Any]:
+def comparison_message(
+    agents: Mapping[str, Agent], left: Mapping[str, Any], right: Mapping[str, Any]
+) -> dict[str, Any]:
     """The ``comparison`` message for two sides (``{"agent": name, "turn": index}`` each)."""
     a, b = (_side(side, agents) for side in (left, right))
     comparison = compare_turns(a[0].history[a[1]], b[0].history[b[1]])
     return {
         wire.KIND: wire.COMPARISON,
         "comparison": compact_comparison(comparison),
-        "agents": [{"name": name, "turns": len(agent.history), "parent": agent.parent.name if agent.parent else None} for name, agent in agents.items()],
+        "agents": [
+            {"name": name, "turns": len(agent.history), "parent": agent.parent.name if agent.parent else None}
+            for name, agent in agents.items()
+        ],
         wire.LEFT: {"agent": a[0].name, "turn": a[1]},
         wire.RIGHT: {"agent": b[0].name, "turn": b[1]},
     }

@@ -23,11 +23,15 @@ def run_eval(workspace: Any, args: Any) -> Any:
     elif Path(source).suffix.lower() in CASE_FILES:
         cases = source
     else:
-        raise UsageError(f"%agentnb eval {name}: {source!r} is neither a variable holding cases nor a .jsonl/.csv/.yaml file path")
+        raise UsageError(
+            f"%agentnb eval {name}: {source!r} is neither a variable holding cases nor a .jsonl/.csv/.yaml file path"
+        )
     checks: Any = ()
     if args.checks:
         if args.checks not in ns:
-            raise UsageError(f"%agentnb eval {name}: --checks {args.checks}: there is no variable {args.checks!r}; assign a list of checks to it first")
+            raise UsageError(
+                f"%agentnb eval {name}: --checks {args.checks}: there is no variable {args.checks!r}; assign a list of checks to it first"
+            )
         checks = ns[args.checks]
     options: dict[str, Any] = {"name": args.name or name, "folder": workspace.session_folder()[0]}
     if args.concurrency is not None:

@@ -15,8 +15,7 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display
 
-from ..evals import EvalRun, Progress
-from ..evals import runner
+from ..evals import EvalRun, Progress, runner
 
 FILTERS = ("all", "failed", "errored", "flaky")
 MARK = {"pass": "✓", "fail": "✗", "error": "!"}
@@ -36,12 +35,24 @@ def grid_html(run: EvalRun, show: str = "all") -> str:
     head = "".join(f"<th>{escape(c)}</th>" for c in ["case", "repeat", "status", *run.check_names])
     body = []
     for row in (r for r in run.rows if keep(r)):
-        cells = [escape(row.case.id), str(row.repeat + 1), escape(row.status if row.status == "ok" else f"error: {row.error or ''}")]
+        cells = [
+            escape(row.case.id),
+            str(row.repeat + 1),
+            escape(row.status if row.status == "ok" else f"error: {row.error or ''}"),
+        ]
         for check in run.check_names:
             verdict = row.verdict(check)
-            cells.append("" if verdict is None else f'<span title="{escape(verdict.reason)}">{MARK[verdict.status]}</span> {escape(verdict.reason[:60])}')
+            cells.append(
+                ""
+                if verdict is None
+                else f'<span title="{escape(verdict.reason)}">{MARK[verdict.status]}</span> {escape(verdict.reason[:60])}'
+            )
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return f'<table class="agentnb-eval-grid"><tr>{head}</tr>{"".join(body)}</table>' if body else f"<p>no {escape(show)} case</p>"
+    return (
+        f'<table class="agentnb-eval-grid"><tr>{head}</tr>{"".join(body)}</table>'
+        if body
+        else f"<p>no {escape(show)} case</p>"
+    )
 
 
 def case_options(run: EvalRun, show: str = "all") -> list[tuple[str, tuple[str, int]]]:
@@ -58,7 +69,12 @@ def case_options(run: EvalRun, show: str = "all") -> list[tuple[str, tuple[str, 
         if show == "flaky" and len(outcomes[row.case.id]) < 2:
             continue
         marks = " ".join(MARK[v.status] for v in row.verdicts)
-        out.append((f"{row.case.id}" + (f" #{row.repeat + 1}" if row.repeat else "") + f"  {marks}", (row.case.id, row.repeat)))
+        out.append(
+            (
+                f"{row.case.id}" + (f" #{row.repeat + 1}" if row.repeat else "") + f"  {marks}",
+                (row.case.id, row.repeat),
+            )
+        )
     return out
 
 
@@ -74,10 +90,21 @@ class EvalView(widgets.VBox):
         self.filters = widgets.ToggleButtons(options=FILTERS, value="all", layout=hidden)
         self.grid = widgets.HTML(value="")
         self.picker = widgets.Dropdown(options=[], description="case", layout=widgets.Layout(display="none"))
-        self.open_button = widgets.Button(description="open in inspector", layout=widgets.Layout(display="none"))
+        self.open_button = widgets.Button(
+            description="open in inspector", layout=widgets.Layout(display="none")
+        )
         self.shown = widgets.Output()
         self.run: EvalRun | None = None
-        super().__init__([self.plan_line, self.line, self.filters, self.grid, widgets.HBox([self.picker, self.open_button]), self.shown])
+        super().__init__(
+            [
+                self.plan_line,
+                self.line,
+                self.filters,
+                self.grid,
+                widgets.HBox([self.picker, self.open_button]),
+                self.shown,
+            ]
+        )
         self.filters.observe(lambda change: self._render(), names="value")
         self.open_button.on_click(lambda button: self.open_case())
 

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anywidget
 import traitlets
 
-from ..state.diff import make_patch
 from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallStarted
+from ..state.diff import make_patch
 from . import run_tree, wire
 from .compact import compact_edit, compact_event, model_info, turn_state, turn_summary
 from .lazy import is_small, lazy_form
@@ -55,8 +55,11 @@ def _loader() -> str:
     """The module each inspector carries (``static/loader.js``): it loads the front end from the
     Jupyter server extension, or from the kernel (``wire.FRONT_END``), so saved widget state holds
     about 3 KB of it per inspector instead of the whole front end."""
-    version = hashlib.sha256((STATIC / "inspector.js").read_bytes() + (STATIC / "inspector.css").read_bytes()).hexdigest()[:16]
+    version = hashlib.sha256(
+        (STATIC / "inspector.js").read_bytes() + (STATIC / "inspector.css").read_bytes()
+    ).hexdigest()[:16]
     return (STATIC / "loader.js").read_text(encoding="utf-8").replace("__VERSION__", version)
+
 
 SNAPSHOT_TURNS = 20
 """Turns whose summary rows a snapshot carries (the last ones); older rows are sent on request."""
@@ -298,7 +301,9 @@ class Inspector(Requests, anywidget.AnyWidget):
         if run is None:
             return None
         self._runs[event.run_id] = run
-        if isinstance(event, RunStarted) and (self.agent.model is not self._model_seen or event.model != self._model_info["label"]):
+        if isinstance(event, RunStarted) and (
+            self.agent.model is not self._model_seen or event.model != self._model_info["label"]
+        ):
             # The header's model: looked at again when the agent's model or its label changed.
             self._model_seen = self.agent.model
             info = model_info(self.agent)
@@ -349,7 +354,9 @@ class Inspector(Requests, anywidget.AnyWidget):
         history = self.agent.history
         before = content.get(wire.BEFORE)
         if not isinstance(before, int) or not 0 < before <= len(history):
-            raise LookupError(f"need_rows takes before, a turn index from 1 to {len(history)}; got {before!r}")
+            raise LookupError(
+                f"need_rows takes before, a turn index from 1 to {len(history)}; got {before!r}"
+            )
         first = max(0, before - ROWS_PAGE)
         rows = b",".join([encode(turn_summary(history[i])) for i in range(first, before)])
         head = encode({wire.KIND: wire.ROWS, wire.TURNS_FROM: first})

@@ -82,7 +82,9 @@ def escape(key: Any) -> str:
     return token
 
 
-def lazy_form(value: Any, pointer: str = "", start: int = 0, budget: int = STATE_BYTES) -> tuple[Any, dict[str, int]]:
+def lazy_form(
+    value: Any, pointer: str = "", start: int = 0, budget: int = STATE_BYTES
+) -> tuple[Any, dict[str, int]]:
     """``value`` (from child ``start`` on) as sent, and its placeholders ``{pointer: full size}``.
 
     ``pointer`` is where ``value`` sits in the state (placeholders are named from the root).
@@ -160,4 +162,14 @@ def size_of(value: Any) -> int:
     return len(value) if isinstance(value, (*_CONTAINERS, str)) else 0
 
 
-__all__ = ["PAGE", "STATE_BYTES", "STRING_HEAD", "decode_pointer", "escape", "find", "is_small", "lazy_form", "size_of"]
+__all__ = [
+    "PAGE",
+    "STATE_BYTES",
+    "STRING_HEAD",
+    "decode_pointer",
+    "escape",
+    "find",
+    "is_small",
+    "lazy_form",
+    "size_of",
+]

@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..state.diff import ChangeLog
 from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged
+from ..state.diff import ChangeLog
 from . import run_tree, wire
 from .compact import compact_changes, compact_event, compact_tokens, summarize_changes, turn_summary
 from .lazy import lazy_form
@@ -189,7 +189,9 @@ def _fold(items: list[Any], runs: Mapping[str, Run]) -> tuple[list[Any], set[Run
             if end is not None:
                 rows.add(runs[event.run_id])
                 spans.append((at, end))
-        elif (kind is RunFinished or kind is RunFailed) and at < last and runs[event.run_id].record is not None:
+        elif (
+            (kind is RunFinished or kind is RunFailed) and at < last and runs[event.run_id].record is not None
+        ):
             ends[event.run_id] = at
     if not spans:
         return items, rows

@@ -13,7 +13,6 @@ from typing import Any
 from IPython.display import Markdown, display
 
 from ..run import runs
-
 from . import eval_view
 from .agent_magic import AgentMagics
 from .agentnb_magic import AgentnbMagics

@@ -28,7 +28,9 @@ def read_listings(path: Path | None) -> dict[str, list[dict[str, Any]]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise UsageError(f"%%agent: {path} is not a readable MCP tool list ({one_line(exc)}); delete it to list the tools again") from None
+        raise UsageError(
+            f"%%agent: {path} is not a readable MCP tool list ({one_line(exc)}); delete it to list the tools again"
+        ) from None
     return data if isinstance(data, dict) else {}
 
 
@@ -37,7 +39,9 @@ def toolkits(specs: list[str], listings: dict[str, list[dict[str, Any]]]) -> lis
     try:
         from ..mcp import MCPTools
     except ImportError as exc:
-        raise UsageError(f"%%agent: --mcp needs the MCP SDK: pip install 'agentnb[mcp]' ({one_line(exc)})") from None
+        raise UsageError(
+            f"%%agent: --mcp needs the MCP SDK: pip install 'agentnb[mcp]' ({one_line(exc)})"
+        ) from None
     out = []
     for spec in specs:
         try:
@@ -50,7 +54,9 @@ def toolkits(specs: list[str], listings: dict[str, list[dict[str, Any]]]) -> lis
     return out
 
 
-def save_listings(path: Path | None, specs: list[str], kits: list[Any], listings: dict[str, list[dict[str, Any]]]) -> None:
+def save_listings(
+    path: Path | None, specs: list[str], kits: list[Any], listings: dict[str, list[dict[str, Any]]]
+) -> None:
     """Keep the tool list of every server that was asked for it this time (it is running)."""
     if path is None:
         return
@@ -73,7 +79,9 @@ def servers_text() -> str:
     for status in found:
         tools = ", ".join(status.tools) or "-"
         error = f" ({status.error})" if status.error else ""
-        lines.append(f"{status.name}: {status.state}{error}; {status.transport} {status.target}; tools: {tools}")
+        lines.append(
+            f"{status.name}: {status.state}{error}; {status.transport} {status.target}; tools: {tools}"
+        )
     return "\n".join(lines)
 
 

@@ -61,22 +61,37 @@ class Text:
 
     __slots__ = ("turn", "run", "call", "chunks", "member")
 
-    def __init__(self, turn: int, run: object, call: int, text: str, member: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, turn: int, run: object, call: int, text: str, member: dict[str, Any] | None = None
+    ) -> None:
         self.turn, self.run, self.call, self.chunks, self.member = turn, run, call, [text], member
 
     def item(self) -> dict[str, Any]:
         """The batch item: a ``text_delta`` event with the text joined; for a run below the turn
         (``member``: its ``run_id`` and ``path``), a ``run_text`` event naming it."""
         if self.member is not None:
-            return {wire.TURN_INDEX: self.turn, wire.EVENT_BODY: {"kind": "run_text", **self.member, "call": self.call, "text": "".join(self.chunks)}}
-        return {wire.TURN_INDEX: self.turn, wire.EVENT_BODY: {"kind": "text_delta", "call": self.call, "text": "".join(self.chunks)}}
+            return {
+                wire.TURN_INDEX: self.turn,
+                wire.EVENT_BODY: {
+                    "kind": "run_text",
+                    **self.member,
+                    "call": self.call,
+                    "text": "".join(self.chunks),
+                },
+            }
+        return {
+            wire.TURN_INDEX: self.turn,
+            wire.EVENT_BODY: {"kind": "text_delta", "call": self.call, "text": "".join(self.chunks)},
+        }
 
 
 class Outbox:
     """Sends one widget's messages in order: event items in batches, other messages after the
     items queued before them."""
 
-    def __init__(self, send: Send, render: Render, *, clock: Clock = time.monotonic, schedule: Schedule | None = None) -> None:
+    def __init__(
+        self, send: Send, render: Render, *, clock: Clock = time.monotonic, schedule: Schedule | None = None
+    ) -> None:
         self._send = send
         self._render = render
         # Both replaceable, so tests can drive time instead of waiting for it.
@@ -109,7 +124,9 @@ class Outbox:
             with self._lock:
                 self._arm()
 
-    def add_text(self, turn: int, run: object, call: int, text: str, member: dict[str, Any] | None = None) -> None:
+    def add_text(
+        self, turn: int, run: object, call: int, text: str, member: dict[str, Any] | None = None
+    ) -> None:
         """Queue streamed text of model call ``call`` of ``run``, joined to the text queued just
         before it for the same call (``member``: ``run`` is a run below turn ``turn``)."""
         with self._lock:

@@ -77,11 +77,15 @@ def identifier(name: str, magic: str) -> str:
 def names(text: str, option: str, magic: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     if not all(names):
-        raise UsageError(f"{magic}: {option} {text!r} has an empty name; write comma-separated names like a,b")
+        raise UsageError(
+            f"{magic}: {option} {text!r} has an empty name; write comma-separated names like a,b"
+        )
     return names
 
 
-def pairs(items: list[str] | None, option: str, magic: str, example: str, allow_empty: bool) -> list[tuple[str, str]]:
+def pairs(
+    items: list[str] | None, option: str, magic: str, example: str, allow_empty: bool
+) -> list[tuple[str, str]]:
     out = []
     for item in items or ():
         key, sep, value = item.partition("=")

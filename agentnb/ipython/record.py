@@ -33,7 +33,10 @@ class TurnView:
         self.show_error = show_error
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": turn_text(self.turn, self.show_error), "text/html": turn_html(self.turn, self.show_error)}
+        return {
+            "text/plain": turn_text(self.turn, self.show_error),
+            "text/html": turn_html(self.turn, self.show_error),
+        }
 
     def __repr__(self) -> str:
         return turn_text(self.turn, self.show_error)
@@ -129,7 +132,11 @@ def static_view(agent: Any) -> str:
     """The inspector as static HTML (``static_text``, escaped: nothing in it is markup), the same
     stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``)."""
     head, _, rest = static_text(agent).partition("\n")
-    body = f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>' if rest else ""
+    body = (
+        f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>'
+        if rest
+        else ""
+    )
     return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore"><div>{html.escape(head, quote=True)}</div>{body}</div>'
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..errors import AgentnbError, StateEditError
 from ..util.text import one_line
 from . import run_tree, wire
-from .comparing import comparable_agents, comparison_message, default_pair
 from .compact import compact_event, compact_prompt, turn_state
+from .comparing import comparable_agents, comparison_message, default_pair
 from .lazy import decode_pointer, find, lazy_form, size_of
 
 if TYPE_CHECKING:
@@ -120,7 +120,10 @@ class Requests:
     def _answer(self, kind: Any, content: Mapping[str, Any]) -> dict[str, Any] | None:
         if kind == wire.FRONT_END:
             # The front end itself, for a page that cannot fetch it from the server extension.
-            self.send({wire.KIND: wire.FRONT_END}, [(STATIC / "inspector.js").read_bytes(), (STATIC / "inspector.css").read_bytes()])
+            self.send(
+                {wire.KIND: wire.FRONT_END},
+                [(STATIC / "inspector.js").read_bytes(), (STATIC / "inspector.css").read_bytes()],
+            )
             return None
         if kind == wire.VIEWING:
             self._outputs.viewed()
@@ -143,7 +146,9 @@ class Requests:
                 reply[run_tree.RUN_TREE] = run_tree.run_tree(record)
             return reply
         if kind == run_tree.NEED_RUN:
-            return run_tree.run_message(self._record(content.get(wire.TURN_INDEX)), str(content.get(run_tree.RUN_ID)), self.agent)
+            return run_tree.run_message(
+                self._record(content.get(wire.TURN_INDEX)), str(content.get(run_tree.RUN_ID)), self.agent
+            )
         if kind == wire.NEED_SUBTREE:
             return self._subtree(content)
         if kind == wire.NEED_ROWS:
@@ -187,10 +192,22 @@ class Requests:
         if live or turn is None:
             state = self.agent.session_state
         else:
-            state = turn_state(self._record(turn), self.agent) if run_id is None else run_tree.run_state(self._record(turn), str(run_id), self.agent)
+            state = (
+                turn_state(self._record(turn), self.agent)
+                if run_id is None
+                else run_tree.run_state(self._record(turn), str(run_id), self.agent)
+            )
         node = find(state, decode_pointer(path))
         whole = bool(content.get(wire.WHOLE))
-        reply = {wire.KIND: wire.SUBTREE, wire.PATH: path, wire.TURN_INDEX: turn, wire.LIVE: live, wire.FROM: 0 if whole else start, wire.WHOLE: whole, wire.SIZE: size_of(node)}
+        reply = {
+            wire.KIND: wire.SUBTREE,
+            wire.PATH: path,
+            wire.TURN_INDEX: turn,
+            wire.LIVE: live,
+            wire.FROM: 0 if whole else start,
+            wire.WHOLE: whole,
+            wire.SIZE: size_of(node),
+        }
         if run_id is not None:
             reply[run_tree.RUN_ID] = run_id
         if whole:

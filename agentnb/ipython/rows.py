@@ -49,7 +49,9 @@ class SummaryRows:
     def _finished(self, history: Sequence[TurnRecord], first: int, end: int) -> bytes:
         """The rows of turns ``first`` to ``end - 1`` (finished: only a history's last turn runs)."""
         rows, ids, start = self.rows, self.ids, self.start
-        if rows and (first < start or start + len(rows) > end or history[start + len(rows) - 1].run_id != ids[-1]):
+        if rows and (
+            first < start or start + len(rows) > end or history[start + len(rows) - 1].run_id != ids[-1]
+        ):
             rows.clear()  # the history was cut (a reset), or rows must be added in front
             ids.clear()
         if not rows:

@@ -24,7 +24,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..events import ModelRequested, ModelResponded, PromptRendered, PromptSection, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from ..events import (
+    ModelRequested,
+    ModelResponded,
+    PromptRendered,
+    PromptSection,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from ..history.render import change_text, value_text
 from . import wire
 from .compact import compact_changes, compact_event, turn_state
@@ -53,8 +64,14 @@ LIVE_RUNS = "live_runs"
 """Key of a snapshot taken while a turn runs: the runs below it so far, with their text."""
 
 TREE_WIRE: dict[str, str] = {
-    "RUN_TREE": RUN_TREE, "NEED_RUN": NEED_RUN, "RUN": RUN, "RUN_ID": RUN_ID, "IN_CHARGE": IN_CHARGE,
-    "RUN_PROGRESS": RUN_PROGRESS, "RUN_TEXT": RUN_TEXT, "LIVE_RUNS": LIVE_RUNS,
+    "RUN_TREE": RUN_TREE,
+    "NEED_RUN": NEED_RUN,
+    "RUN": RUN,
+    "RUN_ID": RUN_ID,
+    "IN_CHARGE": IN_CHARGE,
+    "RUN_PROGRESS": RUN_PROGRESS,
+    "RUN_TEXT": RUN_TEXT,
+    "LIVE_RUNS": LIVE_RUNS,
 }
 """The names above, as the browser spells them."""
 
@@ -85,8 +102,14 @@ def _node(run: TurnRecord, parent: TurnRecord | None, call: ToolCallFinished | N
         "estimated": run.usage.estimated,
         "model_calls": len(run.model_calls),
         "tool_calls": [
-            {"id": c.tool_call_id, "name": c.name, "error_kind": c.error_kind, "child_run_id": c.child_run_id,
-             "hooks": [{"name": h.name, "outcome": h.outcome} for h in c.hooks], "answered_by": c.answered_by}
+            {
+                "id": c.tool_call_id,
+                "name": c.name,
+                "error_kind": c.error_kind,
+                "child_run_id": c.child_run_id,
+                "hooks": [{"name": h.name, "outcome": h.outcome} for h in c.hooks],
+                "answered_by": c.answered_by,
+            }
             for c in run.tool_calls
         ],
         "children": children,
@@ -117,7 +140,14 @@ def ledger(parent: TurnRecord, child: TurnRecord, call: ToolCallFinished | None)
         cause = change.cause
         if cause.kind == "merge" and cause.tool_call_id == call_id and cause.name == child.agent:
             for op in change.patch:
-                up.append({"op": op["op"], "path": op["path"], "value": value_text(op.get("value"), 120), "chain": cause.chain()})
+                up.append(
+                    {
+                        "op": op["op"],
+                        "path": op["path"],
+                        "value": value_text(op.get("value"), 120),
+                        "chain": cause.chain(),
+                    }
+                )
     refused = call.error if call is not None and call.error_kind == "merge_conflict" else None
     return {"down": down, "changed": changed, "up": up, "refused": refused}
 
@@ -140,15 +170,17 @@ def _lanes(run: TurnRecord, starts: dict[str, float]) -> list[dict[str, Any]]:
         lanes = []
         for order, child in enumerate(children, 1):
             finished = calls[child.started.parent_tool_call_id]  # type: ignore[union-attr, index]
-            lanes.append({
-                "run_id": child.run_id,
-                "agent": child.agent,
-                "merge_order": order,
-                "conflict": finished.error_kind == "merge_conflict",
-                "start_ms": round((child.started_at - origin) * 1000, 3),
-                "end_ms": round((child.started_at - origin) * 1000 + child.duration_ms, 3),
-                "bars": list(_bars(child.events, origin)),
-            })
+            lanes.append(
+                {
+                    "run_id": child.run_id,
+                    "agent": child.agent,
+                    "merge_order": order,
+                    "conflict": finished.error_kind == "merge_conflict",
+                    "start_ms": round((child.started_at - origin) * 1000, 3),
+                    "end_ms": round((child.started_at - origin) * 1000 + child.duration_ms, 3),
+                    "bars": list(_bars(child.events, origin)),
+                }
+            )
         out.append({"call": call, "lanes": lanes})
     return out
 
@@ -161,18 +193,40 @@ def _bars(events: Iterable[Any], origin: float) -> Iterable[dict[str, Any]]:
             requested[e.call] = e.at
         elif isinstance(e, ModelResponded) and e.call in requested:
             start = (requested[e.call] - origin) * 1000
-            yield {"kind": "model", "label": f"model call {e.call + 1}", "start_ms": round(start, 3), "end_ms": round(start + e.duration_ms, 3)}
+            yield {
+                "kind": "model",
+                "label": f"model call {e.call + 1}",
+                "start_ms": round(start, 3),
+                "end_ms": round(start + e.duration_ms, 3),
+            }
         elif isinstance(e, ToolCallStarted):
             started[e.tool_call_id] = e.at
         elif isinstance(e, ToolCallFinished) and e.tool_call_id in started:
             start = (started[e.tool_call_id] - origin) * 1000
-            yield {"kind": "tool", "label": e.name, "start_ms": round(start, 3), "end_ms": round(start + e.duration_ms, 3), "error": e.error_kind}
+            yield {
+                "kind": "tool",
+                "label": e.name,
+                "start_ms": round(start, 3),
+                "end_ms": round(start + e.duration_ms, 3),
+                "error": e.error_kind,
+            }
 
 
 class LiveRun:
     """A run below a turn, followed while the turn runs."""
 
-    __slots__ = ("turn", "run_id", "path", "parent", "call", "order", "status", "duration_ms", "text", "member")
+    __slots__ = (
+        "turn",
+        "run_id",
+        "path",
+        "parent",
+        "call",
+        "order",
+        "status",
+        "duration_ms",
+        "text",
+        "member",
+    )
 
     def __init__(self, turn: int, event: RunStarted, call: tuple[int, int] | None) -> None:
         self.turn = turn
@@ -193,7 +247,16 @@ class LiveRun:
 
     def item(self) -> dict[str, Any]:
         """As a snapshot lists it (``LIVE_RUNS``)."""
-        return {RUN_ID: self.run_id, wire.PATH: self.path, "parent": self.parent, "call": self.call, "order": self.order, "status": self.status, "duration_ms": self.duration_ms, "text": "".join(self.text)}
+        return {
+            RUN_ID: self.run_id,
+            wire.PATH: self.path,
+            "parent": self.parent,
+            "call": self.call,
+            "order": self.order,
+            "status": self.status,
+            "duration_ms": self.duration_ms,
+            "text": "".join(self.text),
+        }
 
 
 class Progress:
@@ -203,7 +266,9 @@ class Progress:
     (``run_progress``); streamed text is queued like the turn's own (``outbox.add_text``), so it
     goes out with the next batch, joined per run."""
 
-    def __init__(self, runs: Mapping[str, Any], outbox: Outbox, post: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self, runs: Mapping[str, Any], outbox: Outbox, post: Callable[[dict[str, Any]], None]
+    ) -> None:
         self.runs = runs
         """The agent's own runs followed (run id -> something with its ``turn``)."""
         self.outbox = outbox
@@ -255,15 +320,32 @@ class Progress:
             turn = parent.turn if parent is not None else above.turn if above is not None else None
             if turn is None:
                 return None
-            live = self.live[event.run_id] = LiveRun(turn, event, self.calls.get(event.parent_tool_call_id or ""))
-            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: turn, RUN_ID: event.run_id, wire.PATH: live.path, "parent": live.parent, "call": live.call, "order": live.order, "status": "running"}
+            live = self.live[event.run_id] = LiveRun(
+                turn, event, self.calls.get(event.parent_tool_call_id or "")
+            )
+            return {
+                wire.KIND: RUN_PROGRESS,
+                wire.TURN_INDEX: turn,
+                RUN_ID: event.run_id,
+                wire.PATH: live.path,
+                "parent": live.parent,
+                "call": live.call,
+                "order": live.order,
+                "status": "running",
+            }
         if isinstance(event, (RunFinished, RunFailed)):
             live = self.live.get(event.run_id)
             if live is None or live.status != "running":
                 return None
             live.status = "ok" if isinstance(event, RunFinished) else "failed"
             live.duration_ms = round(event.duration_ms, 3)
-            return {wire.KIND: RUN_PROGRESS, wire.TURN_INDEX: live.turn, RUN_ID: event.run_id, "status": live.status, "duration_ms": live.duration_ms}
+            return {
+                wire.KIND: RUN_PROGRESS,
+                wire.TURN_INDEX: live.turn,
+                RUN_ID: event.run_id,
+                "status": live.status,
+                "duration_ms": live.duration_ms,
+            }
         return None
 
     def snapshot(self, turn: int) -> list[dict[str, Any]]:
@@ -316,16 +398,51 @@ def prompt_sections(prompt: PromptRendered | None) -> list[dict[str, Any]]:
         return []
     tokens = prompt.tokens
 
-    def parts(message: str, sections: tuple[PromptSection, ...], counts: tuple[int, ...]) -> list[dict[str, Any]]:
-        return [{"message": message, "source": s.source, "text": s.text, "tokens": counts[i] if i < len(counts) else None} for i, s in enumerate(sections)]
+    def parts(
+        message: str, sections: tuple[PromptSection, ...], counts: tuple[int, ...]
+    ) -> list[dict[str, Any]]:
+        return [
+            {
+                "message": message,
+                "source": s.source,
+                "text": s.text,
+                "tokens": counts[i] if i < len(counts) else None,
+            }
+            for i, s in enumerate(sections)
+        ]
 
     out = parts("system", prompt.sections, tokens.sections if tokens is not None else ())
     out += parts("history", prompt.earlier_sections, tokens.earlier_sections if tokens is not None else ())
     if prompt.user_sections:
         out += parts("user", prompt.user_sections, tokens.user_sections if tokens is not None else ())
     else:
-        out.append({"message": "user", "source": "user message", "text": prompt.user_prompt, "tokens": tokens.user if tokens is not None else None})
+        out.append(
+            {
+                "message": "user",
+                "source": "user message",
+                "text": prompt.user_prompt,
+                "tokens": tokens.user if tokens is not None else None,
+            }
+        )
     return out
 
 
-__all__ = ["IN_CHARGE", "LIVE_RUNS", "NEED_RUN", "LiveRun", "Progress", "RUN", "RUN_ID", "RUN_PROGRESS", "RUN_TEXT", "RUN_TREE", "TREE_WIRE", "find_run", "ledger", "prompt_sections", "run_message", "run_state", "run_tree"]
+__all__ = [
+    "IN_CHARGE",
+    "LIVE_RUNS",
+    "NEED_RUN",
+    "LiveRun",
+    "Progress",
+    "RUN",
+    "RUN_ID",
+    "RUN_PROGRESS",
+    "RUN_TEXT",
+    "RUN_TREE",
+    "TREE_WIRE",
+    "find_run",
+    "ledger",
+    "prompt_sections",
+    "run_message",
+    "run_state",
+    "run_tree",
+]

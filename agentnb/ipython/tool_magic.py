@@ -11,8 +11,8 @@ from IPython.core.magic import cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..errors import AgentnbError
-from ..util.text import one_line
 from ..tools import Tool, Toolkit
+from ..util.text import one_line
 from .parsing import identifier, pairs, parse_options
 from .workspace import WorkspaceMagics
 
@@ -51,16 +51,22 @@ class ToolMagics(WorkspaceMagics):
         """
         args = parse_options(self.tool, line, "%%tool")
         inputs = pairs(args.inputs_from_state, "--inputs-from-state", "%%tool", "documents=docs", False)
-        outputs = pairs(args.outputs_to_state, "--outputs-to-state", "%%tool", "total=value (or total=)", True)
+        outputs = pairs(
+            args.outputs_to_state, "--outputs-to-state", "%%tool", "total=value (or total=)", True
+        )
         if args.name is not None:
             identifier(args.name, "%%tool")
         ns = self.workspace.ns
         before = {k: id(v) for k, v in ns.items()}
         error = self._run_body(cell)
         if isinstance(error, SyntaxError):
-            raise UsageError(f"%%tool: line {error.lineno} of the cell is not valid Python ({error.msg}); no tools were registered")
+            raise UsageError(
+                f"%%tool: line {error.lineno} of the cell is not valid Python ({error.msg}); no tools were registered"
+            )
         if error is not None:
-            raise UsageError(f"%%tool: the cell raised {type(error).__name__}: {error}; no tools were registered")
+            raise UsageError(
+                f"%%tool: the cell raised {type(error).__name__}: {error}; no tools were registered"
+            )
         functions, kit_instances, kit_classes = _defined(ns, before)
         if not (functions or kit_instances or kit_classes):
             raise UsageError(
@@ -68,7 +74,9 @@ class ToolMagics(WorkspaceMagics):
                 "def add(a: int, b: int) -> int: ..."
             )
         if (inputs or outputs or args.name) and not functions:
-            raise UsageError("%%tool: --inputs-from-state/--outputs-to-state/--name apply to functions; the cell only defines a Toolkit")
+            raise UsageError(
+                "%%tool: --inputs-from-state/--outputs-to-state/--name apply to functions; the cell only defines a Toolkit"
+            )
         if (outputs or args.name) and len(functions) > 1:
             raise UsageError(
                 f"%%tool: --outputs-to-state/--name need a cell that defines one function, this one "
@@ -85,12 +93,16 @@ class ToolMagics(WorkspaceMagics):
         except AgentnbError as exc:
             raise UsageError(f"%%tool: {one_line(exc)}") from None
         except TypeError as exc:
-            raise UsageError(f"%%tool: cannot create the Toolkit ({exc}); create an instance in the cell instead") from None
+            raise UsageError(
+                f"%%tool: cannot create the Toolkit ({exc}); create an instance in the cell instead"
+            ) from None
         unused = {p for _, p in inputs} - {
             p for _, t in made if isinstance(t, Tool) for p in (t.inputs_from_state or {}).values()
         }
         if unused:
-            raise UsageError(f"%%tool: --inputs-from-state names {sorted(unused)}, which no function of the cell takes as a parameter")
+            raise UsageError(
+                f"%%tool: --inputs-from-state names {sorted(unused)}, which no function of the cell takes as a parameter"
+            )
         print("\n".join(self._register(made, kit_instances)))
 
     def _run_body(self, cell: str) -> BaseException | None:
@@ -115,7 +127,9 @@ class ToolMagics(WorkspaceMagics):
             return exc
         return None
 
-    def _register(self, made: list[tuple[str, Tool | Toolkit]], kit_instances: dict[str, Toolkit]) -> list[str]:
+    def _register(
+        self, made: list[tuple[str, Tool | Toolkit]], kit_instances: dict[str, Toolkit]
+    ) -> list[str]:
         """Bind and register what the cell made; the lines that describe it."""
         ns, lines = self.workspace.ns, []
         for var, item in made:
@@ -134,10 +148,14 @@ class ToolMagics(WorkspaceMagics):
         return lines
 
     @staticmethod
-    def _make_tool(fn: Any, inputs: list[tuple[str, str]], outputs: list[tuple[str, str]], name: str | None) -> Tool:
+    def _make_tool(
+        fn: Any, inputs: list[tuple[str, str]], outputs: list[tuple[str, str]], name: str | None
+    ) -> Tool:
         if isinstance(fn, Tool):
             if inputs or outputs or name:
-                raise UsageError(f"%%tool: {fn.name!r} is already a Tool (@tool); give the options to @tool(...) instead")
+                raise UsageError(
+                    f"%%tool: {fn.name!r} is already a Tool (@tool); give the options to @tool(...) instead"
+                )
             return fn
         params = set(inspect.signature(fn).parameters)
         return Tool.from_function(
@@ -148,7 +166,9 @@ class ToolMagics(WorkspaceMagics):
         )
 
 
-def _defined(ns: dict[str, Any], before: dict[str, int]) -> tuple[dict[str, Any], dict[str, Toolkit], dict[str, type]]:
+def _defined(
+    ns: dict[str, Any], before: dict[str, int]
+) -> tuple[dict[str, Any], dict[str, Toolkit], dict[str, type]]:
     """The functions (and Tools), Toolkit instances and Toolkit classes a cell bound anew."""
     module = ns.get("__name__", "__main__")
     new = {k: v for k, v in ns.items() if not k.startswith("_") and before.get(k) != id(v)}
@@ -174,7 +194,10 @@ def _describe_tool(t: Tool, indent: str = "") -> str:
     if t.inputs_from_state:
         extras.append(f"inputs_from_state={t.inputs_from_state}")
     if t.outputs_to_state:
-        shown = {k: {s: (getattr(v, "__name__", v) if s == "handler" else v) for s, v in spec.items()} for k, spec in t.outputs_to_state.items()}
+        shown = {
+            k: {s: (getattr(v, "__name__", v) if s == "handler" else v) for s, v in spec.items()}
+            for k, spec in t.outputs_to_state.items()
+        }
         extras.append(f"outputs_to_state={shown}")
     head = f"{indent}tool {t.name}" + (f" ({'; '.join(extras)})" if extras else "")
     schema = json.dumps(t.schema(), indent=2, ensure_ascii=False)

@@ -45,7 +45,9 @@ class Workspace:
                 f"{what}: {name!r} is a {type(value).__name__}, not an agent; define one with "
                 f"%%agent {name} (agents: {known})"
             )
-        raise UsageError(f"{what}: there is no agent named {name!r}; define it with %%agent {name} (agents: {known})")
+        raise UsageError(
+            f"{what}: there is no agent named {name!r}; define it with %%agent {name} (agents: {known})"
+        )
 
     def session_folder(self, cell: str | None = None) -> tuple[str, str | None]:
         """Where this notebook's recordings go (``NOTEBOOK.agentnb/`` beside it, or the folder
@@ -62,7 +64,9 @@ class Workspace:
     def agent_names(self) -> list[str]:
         """Agents defined by %%agent and agents bound in the namespace."""
         names = dict.fromkeys(self.agents)
-        names.update(dict.fromkeys(k for k, v in self.ns.items() if isinstance(v, Agent) and not k.startswith("_")))
+        names.update(
+            dict.fromkeys(k for k, v in self.ns.items() if isinstance(v, Agent) and not k.startswith("_"))
+        )
         return list(names)
 
 

@@ -16,9 +16,9 @@ from ..util.extras import require
 
 require("mcp", "agentnb.mcp (MCP servers as tools and context)")
 
+from ..errors import MCPDisconnectedError, MCPServerError, MCPStartError, MCPTimeoutError, MCPToolError
 from .connection import ServerStatus, close_all, servers
 from .context import MCPContext
-from ..errors import MCPDisconnectedError, MCPServerError, MCPStartError, MCPTimeoutError, MCPToolError
 from .tools import MCPTool, MCPTools
 
 __all__ = [

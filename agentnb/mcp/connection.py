@@ -27,8 +27,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from . import runtime
 from ..errors import MCPDisconnectedError, MCPServerError, MCPStartError, MCPTimeoutError, MCPToolError
+from . import runtime
 from .results import describe_error, flat, leaf_error
 from .spec import ServerSpec
 
@@ -223,7 +223,11 @@ class Connection:
                     init = await session.initialize()
                     tools = await _list_all(session.list_tools, "tools")
                     deadline.deadline = math.inf
-                    self.server_info, self.instructions, self.tools = init.server_info, init.instructions, tools
+                    self.server_info, self.instructions, self.tools = (
+                        init.server_info,
+                        init.instructions,
+                        tools,
+                    )
                     run.session = session
                     ready.set_result(None)
                     await stop.wait()
@@ -234,7 +238,9 @@ class Connection:
                 why = f"did not answer the handshake within {connect_timeout:g} s"
             else:
                 why = _start_failure(leaf_error(error) if error else None, self.spec.transport)
-            ready.set_exception(MCPStartError(self._with_stderr(f"MCP server {self.name!r} ({self.spec.target}) {why}")))
+            ready.set_exception(
+                MCPStartError(self._with_stderr(f"MCP server {self.name!r} ({self.spec.target}) {why}"))
+            )
         elif error is not None and not run.closing and run.lost is None:
             run.lost = describe_error(leaf_error(error))
 
@@ -313,7 +319,9 @@ class Connection:
                     runtime.call_soon(run.stop.set)
         again = "reconnected" if self.spec.url else "restarted"
         return MCPDisconnectedError(
-            self._with_stderr(f"MCP server {self.name!r} stopped during {what}: {reason}; it is {again} on next use")
+            self._with_stderr(
+                f"MCP server {self.name!r} stopped during {what}: {reason}; it is {again} on next use"
+            )
         )
 
 

@@ -15,10 +15,9 @@ from typing import Any, Literal
 import mcp_types as types
 
 from ..context import BM25, DEFAULT_TOP_K
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, MCPServerError
 from ..events import ContextBlock
 from .connection import DEFAULT_TIMEOUT, ServerStatus, list_all_resources
-from ..errors import MCPServerError
 from .results import content_item_text, resource_contents_text
 from .tools import MCPTools
 
@@ -56,10 +55,14 @@ class MCPContext:
         ):
             raise ConfigurationError(f"resources must be a list of URIs or 'all', got {resources!r}")
         if search_tool is not None and (not isinstance(search_tool, str) or not search_tool):
-            raise ConfigurationError(f"search_tool must be the name of one of the server's tools, got {search_tool!r}")
+            raise ConfigurationError(
+                f"search_tool must be the name of one of the server's tools, got {search_tool!r}"
+            )
         if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 0:
             raise ConfigurationError(f"top_k must be a whole number >= 0 (0 = all), got {top_k!r}")
-        self.resources: list[str] | Literal["all"] | None = resources if resources in (None, "all") else list(resources)  # type: ignore[arg-type]
+        self.resources: list[str] | Literal["all"] | None = (
+            resources if resources in (None, "all") else list(resources)
+        )  # type: ignore[arg-type]
         self.search_tool = search_tool
         self.context_label = label or f"mcp:{self.toolkit.name}"
         if not isinstance(self.context_label, str) or not self.context_label.strip():
@@ -97,7 +100,10 @@ class MCPContext:
         """Every chosen resource as one block (text, or a summary of binary content)."""
         conn = self.toolkit.connection
         listing: list[types.Resource] = conn.request(
-            "listing resources", list_all_resources, timeout=self.toolkit.timeout, connect_timeout=self.toolkit.connect_timeout
+            "listing resources",
+            list_all_resources,
+            timeout=self.toolkit.timeout,
+            connect_timeout=self.toolkit.connect_timeout,
         )
         by_uri = {str(r.uri): r for r in listing}
         if self.resources == "all":
@@ -131,7 +137,12 @@ class MCPContext:
             return blocks[:top_k] if top_k else blocks
         index = BM25([b.text for b in blocks])
         return [
-            ContextBlock(text=blocks[i].text, score=round(score, 4), source=blocks[i].source, metadata=blocks[i].metadata)
+            ContextBlock(
+                text=blocks[i].text,
+                score=round(score, 4),
+                source=blocks[i].source,
+                metadata=blocks[i].metadata,
+            )
             for i, score in index.top(query, top_k)
         ]
 
@@ -157,7 +168,9 @@ class MCPContext:
         )
         if result.is_error:
             texts = " ".join(content_item_text(item) for item in result.content)
-            raise MCPServerError(f"MCP server {self.server!r}: search tool {self.search_tool!r} reported an error: {texts}")
+            raise MCPServerError(
+                f"MCP server {self.server!r}: search tool {self.search_tool!r} reported an error: {texts}"
+            )
         source = f"mcp:{self.server}/{self.search_tool}"
         blocks = []
         for item in result.content:
@@ -169,7 +182,9 @@ class MCPContext:
                 uri = item.resource.uri
             elif isinstance(item, types.ResourceLink):
                 uri = item.uri
-            blocks.append(ContextBlock(text=text, source=str(uri) if uri else source, metadata={"server": self.server}))
+            blocks.append(
+                ContextBlock(text=text, source=str(uri) if uri else source, metadata={"server": self.server})
+            )
         return blocks[:top_k] if top_k else blocks
 
     def __repr__(self) -> str:
@@ -200,4 +215,6 @@ def _query_parameter(tool: types.Tool) -> str:
     for name in [*schema.get("required", []), *props]:
         if props.get(name, {}).get("type") == "string":
             return name
-    raise MCPServerError(f"tool {tool.name!r} has no string parameter to send the query in; its schema is {schema}")
+    raise MCPServerError(
+        f"tool {tool.name!r} has no string parameter to send the query in; its schema is {schema}"
+    )

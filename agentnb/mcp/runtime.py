@@ -41,7 +41,9 @@ def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
     """Schedule ``coro`` on the background loop; the returned future is safe to wait on."""
     if in_loop_thread():
         coro.close()
-        raise RuntimeError("an MCP request was made from the MCP event loop itself; call it from another thread")
+        raise RuntimeError(
+            "an MCP request was made from the MCP event loop itself; call it from another thread"
+        )
     return asyncio.run_coroutine_threadsafe(coro, loop())
 
 

@@ -45,14 +45,19 @@ class ServerSpec:
                 "(e.g. 'http://127.0.0.1:8000/mcp'), not both and not neither"
             )
         if url is not None:
-            if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+            if (
+                not isinstance(url, str)
+                or urlsplit(url).scheme not in ("http", "https")
+                or not urlsplit(url).netloc
+            ):
                 raise ConfigurationError(f"url must be an http:// or https:// address, got {url!r}")
             if env or cwd:
                 raise ConfigurationError("env= and cwd= apply to a command (stdio server), not to a url")
             return cls(url=url)
         argv = _argv(command)
         if env is not None and not (
-            isinstance(env, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+            isinstance(env, Mapping)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
         ):
             raise ConfigurationError(f"env must map names to strings, got {env!r}")
         return cls(argv=argv, env=tuple(sorted((env or {}).items())), cwd=None if cwd is None else str(cwd))

@@ -18,11 +18,10 @@ from typing import Any, ClassVar
 
 import mcp_types as types
 
-from ..errors import ConfigurationError, ToolDefinitionError
+from ..errors import ConfigurationError, MCPToolError, ToolDefinitionError
 from ..state.modules import registered_state
 from ..tools import Tool, Toolkit
 from .connection import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, Connection, ServerStatus, connection_for
-from ..errors import MCPToolError
 from .results import content_text, flat, tool_result_value
 from .spec import ServerSpec
 
@@ -78,11 +77,15 @@ class MCPTools(Toolkit):
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
         if prefix is not None and (not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_]\w*", prefix)):
-            raise ConfigurationError(f"prefix must be letters, digits and underscores (e.g. 'time'), got {prefix!r}")
+            raise ConfigurationError(
+                f"prefix must be letters, digits and underscores (e.g. 'time'), got {prefix!r}"
+            )
         _check_seconds("timeout", timeout)
         _check_seconds("connect_timeout", connect_timeout)
         self.connection: Connection = connection_for(spec, name)
-        super().__init__(name=name or self.connection.name, instructions=instructions, add_instructions=add_instructions)
+        super().__init__(
+            name=name or self.connection.name, instructions=instructions, add_instructions=add_instructions
+        )
         self.prefix = prefix
         self.timeout = float(timeout)
         self.connect_timeout = float(connect_timeout)
@@ -204,7 +207,12 @@ class MCPTools(Toolkit):
 
     def state_dict(self) -> dict[str, Any]:
         names = [made.name for _, made in self._made.values()]
-        return {"name": self.name, "server": self.connection.spec.target, "tools": names, "registered": registered_state(self)}
+        return {
+            "name": self.name,
+            "server": self.connection.spec.target,
+            "tools": names,
+            "registered": registered_state(self),
+        }
 
     def __repr__(self) -> str:
         status = self.connection.status()

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .openai_responses import OpenAIResponses
     from .replay import ReplayModel
 
+
 def __getattr__(name: str) -> Any:
     # The network and local families load on first use so `import agentnb` stays light.
     if name in ("OpenAIChat", "OpenAIBase"):

@@ -13,11 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..util.fastinit import fast_init
 from ..events import Usage
-from .tokens import TokenCounter, counter_for_label
 from ..messages import ToolCall
-
+from ..util.fastinit import fast_init
+from .tokens import TokenCounter, counter_for_label
 
 REASONING_KEY = "reasoning_items"
 """The key, in an assistant message of a turn's wire messages, holding the reasoning items the
@@ -170,5 +169,3 @@ _CHUNK = re.compile(r"\S+\s*|\s+")
 def text_chunks(text: str | None) -> list[str]:
     """Text in the word-sized pieces a streaming model sends (offline and replayed answers)."""
     return _CHUNK.findall(text or "")
-
-

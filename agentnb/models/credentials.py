@@ -19,7 +19,9 @@ REDACTED = "[redacted]"
 MIN_LENGTH = 8
 """Shorter values are not treated as secrets: replacing them would mangle ordinary text."""
 
-_SECRET_NAME = re.compile(r"auth|key|token|secret|passw|credential|signature|^sig$|cookie|session", re.IGNORECASE)
+_SECRET_NAME = re.compile(
+    r"auth|key|token|secret|passw|credential|signature|^sig$|cookie|session", re.IGNORECASE
+)
 
 
 def is_secret_name(name: Any) -> bool:

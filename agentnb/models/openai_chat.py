@@ -27,9 +27,9 @@ from ..errors import (
     ModelRateLimitError,
     ModelResponseError,
 )
+from ..messages import ToolCall
 from ..util.extras import require
 from ..util.text import one_line
-from ..messages import ToolCall
 from .base import Model, ModelRequest, ModelResponse, chat_messages
 from .credentials import Redactor, header_secrets, query_secrets, redact_url, url_secrets
 from .openai_wire import (
@@ -54,7 +54,13 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"
 DEFAULT_TIMEOUT = 600.0
 """The ``openai`` client's own default, used as the total deadline when none is given."""
-_CONTEXT_MARKERS = ("context_length_exceeded", "context length", "context window", "context size", "too many tokens")
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "context size",
+    "too many tokens",
+)
 
 Parser = Callable[[Iterator[tuple[str, str]], ModelRequest], Iterator["str | ModelResponse"]]
 
@@ -247,7 +253,9 @@ class OpenAIBase(Model):
                 f"retries included); pass a larger timeout (seconds) or check that the server is up"
             )
         if isinstance(exc, CutError):
-            return ModelConnectionError(f"{self.label}: the connection to {url} broke during the answer ({exc}); run again")
+            return ModelConnectionError(
+                f"{self.label}: the connection to {url} broke during the answer ({exc}); run again"
+            )
         if isinstance(exc, openai.APIConnectionError):
             cause = one_line(exc.__cause__ or exc)
             return ModelConnectionError(
@@ -268,7 +276,11 @@ class OpenAIBase(Model):
         if status == 401 or isinstance(exc, openai.PermissionDeniedError):
             return ModelAuthenticationError(
                 f"{self.label}: {url} refused the API key (HTTP {status}: {detail}); "
-                + ("check the api_key given to the model" if self._api_key else "set OPENAI_API_KEY to a valid key")
+                + (
+                    "check the api_key given to the model"
+                    if self._api_key
+                    else "set OPENAI_API_KEY to a valid key"
+                )
             )
         if status == 404 or not_found_code(exc) is not None:
             return ModelNotFoundError(
@@ -287,7 +299,9 @@ class OpenAIBase(Model):
                 f"(HTTP {status}: {detail}); shorten the instructions or history "
                 f"(num_history_runs) or use a model with a longer context"
             )
-        return ModelError(f"{self.label}: {url} answered HTTP {status}{after if status >= 500 else ''}: {detail}")
+        return ModelError(
+            f"{self.label}: {url} answered HTTP {status}{after if status >= 500 else ''}: {detail}"
+        )
 
     def _settings(self) -> dict[str, Any]:
         """Model-level request settings (before the request's own options)."""
@@ -315,7 +329,12 @@ def merge_options(body: dict[str, Any], options: dict[str, Any]) -> None:
             body[key] = value
 
 
-_REQUEST_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "extra_body": "extra_json", "timeout": "timeout"}
+_REQUEST_OPTIONS = {
+    "extra_headers": "headers",
+    "extra_query": "params",
+    "extra_body": "extra_json",
+    "timeout": "timeout",
+}
 """The ``create()`` keywords that are not body fields, and the client's request option each is."""
 
 
@@ -335,8 +354,13 @@ class RawAnswer:
         for key, option in _REQUEST_OPTIONS.items():
             if self._body.get(key) is not None:
                 options[option] = self._body[key]
-        options["headers"] = {**(options.get("headers") or {}), "X-Stainless-Raw-Response": "stream"}  # leave the body unread
-        self.http_response = self._client.post(self._path, cast_to=_http_response_class(), body=data, options=options)
+        options["headers"] = {
+            **(options.get("headers") or {}),
+            "X-Stainless-Raw-Response": "stream",
+        }  # leave the body unread
+        self.http_response = self._client.post(
+            self._path, cast_to=_http_response_class(), body=data, options=options
+        )
         return self
 
     def iter_bytes(self) -> Iterator[bytes]:
@@ -365,7 +389,10 @@ def _whole(response: ModelResponse) -> Iterator[str | ModelResponse]:
 def _redacted(response: ModelResponse, redactor: Redactor) -> ModelResponse:
     if not redactor:
         return response
-    calls = tuple(replace(c, arguments=redactor.text(c.arguments), name=redactor.text(c.name)) for c in response.tool_calls)
+    calls = tuple(
+        replace(c, arguments=redactor.text(c.arguments), name=redactor.text(c.name))
+        for c in response.tool_calls
+    )
     content = redactor.text(response.content) if response.content is not None else None
     return replace(response, content=content, tool_calls=calls, raw=redactor.data(response.raw))
 
@@ -382,7 +409,9 @@ class OpenAIChat(OpenAIBase):
         body.update(self._settings())
         if self.max_tokens is not None:
             # OpenAI's own API has renamed the field; compatible servers still read the old one.
-            body["max_completion_tokens" if self.resolved_base_url() is None else "max_tokens"] = self.max_tokens
+            body["max_completion_tokens" if self.resolved_base_url() is None else "max_tokens"] = (
+                self.max_tokens
+            )
         merge_options(body, request.options)
         if self.streaming:
             body["stream"] = True
@@ -413,7 +442,9 @@ def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Ite
         if error is not None:
             raise error
         if not isinstance(chunk, dict):
-            raise ModelResponseError(f"sent a stream event that is {kind(chunk)}, not an object: {show(chunk)}")
+            raise ModelResponseError(
+                f"sent a stream event that is {kind(chunk)}, not an object: {show(chunk)}"
+            )
         if not head:
             head = {k: chunk[k] for k in ("id", "created", "model") if k in chunk}
         if isinstance(chunk.get("usage"), dict):
@@ -428,7 +459,9 @@ def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Ite
                 raise ModelResponseError(f"sent a delta that is {kind(delta)}, not an object: {show(delta)}")
             content = delta.get("content")
             if content is not None and not isinstance(content, str):
-                raise ModelResponseError(f"sent content {show(content)} ({kind(content)}) in a stream delta; content is text")
+                raise ModelResponseError(
+                    f"sent content {show(content)} ({kind(content)}) in a stream delta; content is text"
+                )
             if content:
                 text.append(content)
                 yield content
@@ -442,7 +475,11 @@ def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Ite
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
     if calls:
         message["tool_calls"] = [calls[i] for i in sorted(calls, key=call_order)]
-    raw: dict[str, Any] = {**head, "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+    raw: dict[str, Any] = {
+        **head,
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    }
     if usage is not None:
         raw["usage"] = usage
     yield chat_response(raw, request)
@@ -480,7 +517,9 @@ def _content_text(content: Any) -> str | None:
     """Text content; a list of text parts (as some servers send) is joined."""
     if content is None or isinstance(content, str):
         return content or None
-    if isinstance(content, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
+    if isinstance(content, list) and all(
+        isinstance(p, dict) and isinstance(p.get("text"), str) for p in content
+    ):
         return "".join(p["text"] for p in content) or None
     raise ModelResponseError(f"sent content {show(content)} ({kind(content)}); content is text")
 
@@ -496,7 +535,9 @@ def _tool_call(call: Any, position: int) -> ToolCall:
         raise ModelResponseError(f"sent a tool call that is {kind(call)}: {show(call)}")
     function = call.get("function")
     if not isinstance(function, dict):
-        what = "no function" if function is None else f"a function that is {kind(function)} ({show(function)})"
+        what = (
+            "no function" if function is None else f"a function that is {kind(function)} ({show(function)})"
+        )
         problem = f"the server sent a tool call with {what}; a tool call holds its name and arguments in a function object"
         return tool_call_from(call.get("id"), None, None, position, problem)
     name = function.get("bad_name", function.get("name"))

@@ -17,7 +17,6 @@ from .base import REASONING_KEY, ModelRequest, ModelResponse
 from .openai_chat import OpenAIBase, RawAnswer, merge_options
 from .openai_wire import event_error, kind, load_json, show, tool_call_from, usage_from
 
-
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 """What ``include`` asks for when responses are not stored (``store=False``): the reasoning
 items' encrypted content, which the next request of the turn sends back."""
@@ -49,7 +48,13 @@ def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     }
                 )
         elif role == "tool":
-            items.append({"type": "function_call_output", "call_id": message.get("tool_call_id"), "output": content or ""})
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.get("tool_call_id"),
+                    "output": content or "",
+                }
+            )
         else:
             raise ModelError(f"cannot send a message with role {role!r} to the Responses API")
     return items
@@ -111,13 +116,17 @@ class OpenAIResponses(OpenAIBase):
         yield from self._answer(opener, request, responses_stream, responses_response)
 
 
-def responses_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Iterator[str | ModelResponse]:
+def responses_stream(
+    events: Iterator[tuple[str, str]], request: ModelRequest
+) -> Iterator[str | ModelResponse]:
     """Text deltas as they come, then the completed response; a stream that ends without one
     (empty, or cut) is an error."""
     for name, data in events:
         event = load_json(data, "a stream event")
         if not isinstance(event, dict):
-            raise ModelResponseError(f"sent a stream event that is {kind(event)}, not an object: {show(event)}")
+            raise ModelResponseError(
+                f"sent a stream event that is {kind(event)}, not an object: {show(event)}"
+            )
         what = event.get("type", name)
         if what == "response.output_text.delta":
             delta = event.get("delta")
@@ -147,7 +156,9 @@ def responses_response(raw: Any, request: ModelRequest | None = None) -> ModelRe
         raise ModelResponseError(f"sent a response that is {kind(raw)}, not an object: {show(raw)}")
     if raw.get("error") and raw.get("status") in (None, "failed"):
         error = raw["error"]
-        raise ModelResponseError(f"answered with an error: {show(error.get('message') if isinstance(error, dict) else error, 200)}")
+        raise ModelResponseError(
+            f"answered with an error: {show(error.get('message') if isinstance(error, dict) else error, 200)}"
+        )
     texts: list[str] = []
     calls: list[ToolCall] = []
     output = raw.get("output")
@@ -159,7 +170,11 @@ def responses_response(raw: Any, request: ModelRequest | None = None) -> ModelRe
         if item.get("type") == "message":
             texts += _message_texts(item.get("content"))
         elif item.get("type") == "function_call":
-            calls.append(tool_call_from(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments"), len(calls)))
+            calls.append(
+                tool_call_from(
+                    item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments"), len(calls)
+                )
+            )
             if item.get("arguments") is not None and not isinstance(item["arguments"], str):
                 item["arguments"] = calls[-1].arguments  # the record keeps text, as the protocol has it
     content = "".join(texts) or None
@@ -182,7 +197,9 @@ def _message_texts(content: Any) -> list[str]:
     if content is None:
         return []
     if not isinstance(content, list):
-        raise ModelResponseError(f"sent message content that is {kind(content)}, not a list of parts: {show(content)}")
+        raise ModelResponseError(
+            f"sent message content that is {kind(content)}, not a list of parts: {show(content)}"
+        )
     texts = []
     for part in content:
         if isinstance(part, dict) and part.get("type") == "output_text":

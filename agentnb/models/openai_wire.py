@@ -22,11 +22,11 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..errors import ModelResponseError
-from ..util.text import one_line
 from ..events import Usage
 from ..messages import ToolCall
-from .tokens import estimate_tokens
+from ..util.text import one_line
 from .base import ModelRequest
+from .tokens import estimate_tokens
 
 MAX_ANSWER_BYTES = 32 << 20
 """A longer answer is refused (no model answer is this large; a broken server can be)."""
@@ -47,7 +47,9 @@ def kind(value: Any) -> str:
     """'a list', 'an int', 'null': how a JSON value is named in messages."""
     if value is None:
         return "null"
-    name = {dict: "object", list: "list", str: "string", bool: "boolean", int: "int", float: "number"}.get(type(value), type(value).__name__)
+    name = {dict: "object", list: "list", str: "string", bool: "boolean", int: "int", float: "number"}.get(
+        type(value), type(value).__name__
+    )
     return ("an " if name[0] in "aeiou" else "a ") + name
 
 
@@ -111,7 +113,9 @@ def _forked() -> None:
 os.register_at_fork(after_in_child=_forked)
 
 
-def read_answer(open_response: Callable[[], AbstractContextManager[Any]], seconds: float) -> tuple[str, Iterator[bytes]]:
+def read_answer(
+    open_response: Callable[[], AbstractContextManager[Any]], seconds: float
+) -> tuple[str, Iterator[bytes]]:
     """Send the request and return (content type, body chunks); everything, retries included,
     must arrive within ``seconds`` or ``DeadlineError`` is raised."""
     deadline = time.monotonic() + seconds
@@ -163,7 +167,9 @@ def _next(items: queue.SimpleQueue[tuple[str, Any]], deadline: float) -> tuple[s
         raise DeadlineError from None
 
 
-def _chunks(items: queue.SimpleQueue[tuple[str, Any]], deadline: float, cancel: Callable[[], None]) -> Iterator[bytes]:
+def _chunks(
+    items: queue.SimpleQueue[tuple[str, Any]], deadline: float, cancel: Callable[[], None]
+) -> Iterator[bytes]:
     size = 0
     ended = False
     try:
@@ -219,7 +225,9 @@ def load_json(data: bytes | str, what: str) -> Any:
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ModelResponseError(f"sent {what} that is not valid JSON: not UTF-8 text (byte {exc.start})") from None
+            raise ModelResponseError(
+                f"sent {what} that is not valid JSON: not UTF-8 text (byte {exc.start})"
+            ) from None
     if not data.strip():
         raise ModelResponseError(f"sent an empty {what}")
     long_ints: list[LongInt] = []
@@ -245,7 +253,9 @@ def load_json(data: bytes | str, what: str) -> Any:
     except RecursionError:
         raise ModelResponseError(f"sent {what} that is not valid JSON: nested too deeply to read") from None
     except ValueError as exc:  # JSONDecodeError, and integers too long to convert
-        raise ModelResponseError(f"sent {what} that is not valid JSON ({one_line(exc)[:100]}): {show(data)}") from None
+        raise ModelResponseError(
+            f"sent {what} that is not valid JSON ({one_line(exc)[:100]}): {show(data)}"
+        ) from None
     if not _shallow(value):
         raise ModelResponseError(f"sent {what} nested deeper than {MAX_DEPTH} levels")
     return value
@@ -306,7 +316,9 @@ def _shallow(value: Any) -> bool:
         if depth > MAX_DEPTH:
             return False
         if isinstance(item, dict):
-            stack.extend((v, depth + 1) for k, v in item.items() if isinstance(v, (dict, list)) and k != "arguments")
+            stack.extend(
+                (v, depth + 1) for k, v in item.items() if isinstance(v, (dict, list)) and k != "arguments"
+            )
         elif isinstance(item, list):
             stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
     return True
@@ -339,7 +351,9 @@ def sse_data(chunks: Iterator[bytes]) -> Iterator[tuple[str, str]]:
     if rest.startswith("data:") and rest[5:].strip() == DONE:
         return
     if data or rest.strip():
-        raise ModelResponseError("cut the stream in the middle of an event (the connection closed before it ended)")
+        raise ModelResponseError(
+            "cut the stream in the middle of an event (the connection closed before it ended)"
+        )
 
 
 def _decode_line(raw: bytes) -> str:
@@ -416,7 +430,11 @@ def arguments_note(value: Any) -> str | None:
     """The note for arguments sent as something other than text (None for text or nothing)."""
     if value is None or isinstance(value, str):
         return None
-    return OBJECT_NOTE if isinstance(value, dict) else f"the server sent the arguments as {kind(value)}, not as JSON text"
+    return (
+        OBJECT_NOTE
+        if isinstance(value, dict)
+        else f"the server sent the arguments as {kind(value)}, not as JSON text"
+    )
 
 
 def name_problem(name: Any) -> str | None:
@@ -427,14 +445,28 @@ def name_problem(name: Any) -> str | None:
     return f"the server sent a tool call with {what}; a tool call names its tool with a string"
 
 
-def tool_call_from(call_id: Any, name: Any, arguments: Any, position: int, problem: str | None = None) -> ToolCall:
+def tool_call_from(
+    call_id: Any, name: Any, arguments: Any, position: int, problem: str | None = None
+) -> ToolCall:
     """A ToolCall from the fields a server sent. One that cannot run (no name, a name that is
     not text, ``problem``) is kept with its ``problem``: it becomes that call's error result,
     and the run goes on."""
     problem = problem or name_problem(name)
-    ident = call_id if isinstance(call_id, str) and call_id else str(call_id) if isinstance(call_id, int) else f"call_{position}"
+    ident = (
+        call_id
+        if isinstance(call_id, str) and call_id
+        else str(call_id)
+        if isinstance(call_id, int)
+        else f"call_{position}"
+    )
     if problem is not None:
-        shown = name if isinstance(name, str) and name else "null" if name is None else json.dumps(name, ensure_ascii=False, default=repr)
+        shown = (
+            name
+            if isinstance(name, str) and name
+            else "null"
+            if name is None
+            else json.dumps(name, ensure_ascii=False, default=repr)
+        )
         return ToolCall(id=ident, name=shown or "null", arguments=arguments_text(arguments), problem=problem)
     return ToolCall(id=ident, name=name, arguments=arguments_text(arguments), note=arguments_note(arguments))
 
@@ -489,7 +521,9 @@ def add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) -
         # Its later pieces cannot be placed: a delta with an id starts another such call.
         unplaced = [key for key in calls if isinstance(key, tuple)]
         index = ("unplaced", len(unplaced)) if part.get("id") is not None or not unplaced else unplaced[-1]
-    entry = calls.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+    entry = calls.setdefault(
+        index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+    )
     if problem is not None:
         entry["problem"] = problem
     if part.get("id") is not None:
@@ -498,7 +532,9 @@ def add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) -
     if function is None:
         return
     if not isinstance(function, dict):
-        entry["problem"] = f"the server streamed a tool call whose function is {kind(function)} ({show(function)}), not an object"
+        entry["problem"] = (
+            f"the server streamed a tool call whose function is {kind(function)} ({show(function)}), not an object"
+        )
         return
     name = function.get("name")
     if name is not None and not isinstance(name, str):

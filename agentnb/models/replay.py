@@ -28,8 +28,8 @@ from typing import Any
 from ..errors import ConfigurationError, ReplayDriftError, ReplayDriftWarning, ReplayExhaustedError
 from ..events import ModelRequested, ModelResponded, Usage
 from ..messages import ToolCall
-from .tokens import estimate_tokens
 from .base import Model, ModelRequest, ModelResponse, chat_messages, text_chunks
+from .tokens import estimate_tokens
 
 # The local model's forced-tool-call prefill (see local.py); rebuilt requests keep it.
 PREFILL_MESSAGE = {"role": "assistant", "content": "<tool_call>\n"}
@@ -80,7 +80,9 @@ class ReplayModel(Model):
                 answer = answers.get(requested.call)
                 if answer is None:
                     continue  # the call failed; there is nothing to play back
-                recordings.append(Recording(requested.request, response_from_event(answer), turn.index, requested.call))
+                recordings.append(
+                    Recording(requested.request, response_from_event(answer), turn.index, requested.call)
+                )
         return cls(recordings, strict=strict)
 
     @property
@@ -148,7 +150,11 @@ def rebuild_payload(recorded: dict[str, Any], request: ModelRequest) -> dict[str
     else:
         messages = list(chat_messages(request.messages))
         recorded_messages = recorded.get("messages") or []
-        if recorded_messages and recorded_messages[-1] == PREFILL_MESSAGE and messages[-1:] != [PREFILL_MESSAGE]:
+        if (
+            recorded_messages
+            and recorded_messages[-1] == PREFILL_MESSAGE
+            and messages[-1:] != [PREFILL_MESSAGE]
+        ):
             messages.append(dict(PREFILL_MESSAGE))
         parts = {"messages": messages}
         if request.tools:
@@ -166,7 +172,14 @@ def rebuild_payload(recorded: dict[str, Any], request: ModelRequest) -> dict[str
     return body
 
 
-def drift_report(recorded: dict[str, Any], actual: dict[str, Any], where: str, *, advice: str = "", limit: int | None = None) -> str:
+def drift_report(
+    recorded: dict[str, Any],
+    actual: dict[str, Any],
+    where: str,
+    *,
+    advice: str = "",
+    limit: int | None = None,
+) -> str:
     """One summary line naming the turn and call, then a unified diff of the two payloads
     (at most ``limit`` lines of it, when given)."""
     head = f"replay drift at {where}: the request differs from the recording ({_summary(recorded, actual)})"
@@ -174,7 +187,12 @@ def drift_report(recorded: dict[str, Any], actual: dict[str, Any], where: str, *
         head += f"; {advice}"
     diff = list(
         difflib.unified_diff(
-            _lines(recorded), _lines(actual), fromfile=f"recorded ({where})", tofile=f"this run ({where})", lineterm="", n=2
+            _lines(recorded),
+            _lines(actual),
+            fromfile=f"recorded ({where})",
+            tofile=f"this run ({where})",
+            lineterm="",
+            n=2,
         )
     )
     if limit is not None and len(diff) > limit:
@@ -193,7 +211,11 @@ def _summary(recorded: dict[str, Any], actual: dict[str, Any]) -> str:
             item = (new[index] if index < len(new) else old[index]) if max(len(old), len(new)) > index else {}
             role = item.get("role") or item.get("type") if isinstance(item, dict) else None
             where = f"{key}[{index}]" + (f" ({role})" if role else "")
-            changed.append(f"{where} changed" if len(old) == len(new) else f"{key} has {len(new)} item(s), the recording {len(old)}; first difference at {where}")
+            changed.append(
+                f"{where} changed"
+                if len(old) == len(new)
+                else f"{key} has {len(new)} item(s), the recording {len(old)}; first difference at {where}"
+            )
         elif key not in recorded:
             changed.append(f"{key!r} added")
         elif key not in actual:
@@ -210,7 +232,12 @@ def _lines(payload: dict[str, Any]) -> list[str]:
 def _coerce(item: Any, index: int) -> Recording:
     if isinstance(item, Recording):
         return item
-    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], dict) and isinstance(item[1], dict):
+    if (
+        isinstance(item, (tuple, list))
+        and len(item) == 2
+        and isinstance(item[0], dict)
+        and isinstance(item[1], dict)
+    ):
         return Recording(item[0], response_from_raw(item[1], item[0]))
     raise ConfigurationError(
         f"recording {index + 1} must be a (request payload, response) pair of dicts, got {item!r}; "
@@ -241,7 +268,11 @@ def response_from_raw(raw: dict[str, Any], request: dict[str, Any] | None = None
         return responses_response(raw)
     # A scripted (offline) model's raw answer.
     calls = tuple(
-        ToolCall(id=c.get("id") or f"call_{i}", name=c["function"]["name"], arguments=c["function"].get("arguments") or "")
+        ToolCall(
+            id=c.get("id") or f"call_{i}",
+            name=c["function"]["name"],
+            arguments=c["function"].get("arguments") or "",
+        )
         for i, c in enumerate(raw.get("tool_calls") or ())
     )
     content = raw.get("content")
@@ -250,6 +281,8 @@ def response_from_raw(raw: dict[str, Any], request: dict[str, Any] | None = None
         content=content,
         tool_calls=calls,
         finish_reason=raw.get("finish_reason") or ("tool_calls" if calls else "stop"),
-        usage=Usage(**usage) if isinstance(usage, dict) else Usage(output_tokens=estimate_tokens(content), estimated=True),
+        usage=Usage(**usage)
+        if isinstance(usage, dict)
+        else Usage(output_tokens=estimate_tokens(content), estimated=True),
         raw=raw,
     )

@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ..util.fastinit import fast_init
 from ..errors import ConfigurationError, ScriptedModelExhaustedError
 from ..events import Usage
 from ..messages import ToolCall
-from .tokens import estimate_tokens
+from ..util.fastinit import fast_init
 from .base import Model, ModelRequest, ModelResponse, text_chunks
+from .tokens import estimate_tokens
 
 
 @fast_init
@@ -40,13 +40,14 @@ class ToolCallSpec:
         return json.dumps(self.arguments, ensure_ascii=False)
 
 
-def tool_call(name: str, /, *, raw_arguments: str | None = None, id: str | None = None, **arguments: Any) -> ToolCallSpec:
+def tool_call(
+    name: str, /, *, raw_arguments: str | None = None, id: str | None = None, **arguments: Any
+) -> ToolCallSpec:
     """A scripted tool call: ``tool_call("add", a=1, b=2)``."""
     return ToolCallSpec(name=name, arguments=arguments, raw_arguments=raw_arguments, id=id)
 
 
 Step = Union[str, ToolCallSpec, list, tuple, Callable[[ModelRequest], Any]]
-
 
 
 class ScriptedModel(Model):
@@ -128,7 +129,13 @@ class ScriptedModel(Model):
     def _interpret(self, step: Any, index: int) -> tuple[str | None, tuple[ToolCall, ...]]:
         if isinstance(step, str):
             return step, ()
-        specs = [step] if isinstance(step, ToolCallSpec) else list(step) if isinstance(step, (list, tuple)) else None
+        specs = (
+            [step]
+            if isinstance(step, ToolCallSpec)
+            else list(step)
+            if isinstance(step, (list, tuple))
+            else None
+        )
         if not specs or not all(isinstance(s, ToolCallSpec) for s in specs):
             raise ConfigurationError(
                 f"ScriptedModel step {index + 1} must be a str, tool_call(...), a list of "

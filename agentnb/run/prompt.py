@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..util.fastinit import fast_init
 from ..errors import ConfigurationError
 from ..events import Placeholder, PromptSection
+from ..util.fastinit import fast_init
 
 PLACEHOLDER = _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 
@@ -164,7 +164,9 @@ class TemplateMap:
         holders = [p for s in prompt.sections for p in s.placeholders]
         filled = {p.name: p.source or "" for p in holders if p.resolved}
         unresolved = dict.fromkeys(p.name for p in holders if not p.resolved)
-        return cls(tuple(filled.items()), tuple(unresolved), tuple(prompt.unused_keys), tuple(prompt.hidden_keys))
+        return cls(
+            tuple(filled.items()), tuple(unresolved), tuple(prompt.unused_keys), tuple(prompt.hidden_keys)
+        )
 
     def lines(self) -> list[str]:
         """The map as lines of text (empty parts left out)."""
@@ -295,7 +297,11 @@ def render_system_prompt(
         pieces.append(_Piece("tool_instructions", f"{text}\n", True))
     if expected_output is not None:
         pieces.append(
-            _Piece("expected_output", f"<expected_output>\n{expected_output.strip()}\n</expected_output>\n\n", False)
+            _Piece(
+                "expected_output",
+                f"<expected_output>\n{expected_output.strip()}\n</expected_output>\n\n",
+                False,
+            )
         )
     if additional_context is not None:
         pieces.append(_Piece("additional_context", f"{additional_context}\n", False))
@@ -356,4 +362,12 @@ def _assemble(
     return RenderedPrompt(text=final, sections=tuple(sections), notes=notes)
 
 
-__all__ = ["PromptOptions", "RenderedPrompt", "TemplateMap", "key_patterns", "render_instructions", "render_system_prompt", "resolve_template"]
+__all__ = [
+    "PromptOptions",
+    "RenderedPrompt",
+    "TemplateMap",
+    "key_patterns",
+    "render_instructions",
+    "render_system_prompt",
+    "resolve_template",
+]

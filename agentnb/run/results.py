@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentnbError, AgentRunError
 from ..events import Event, ToolCallFinished, Usage
-from ..state.views import view
 from ..history.history import StateField, TurnRecord
 from ..history.records import LazyField, Stored
-from .loop import Turn
 from ..messages import Message
 from ..state.state import MESSAGES_KEY
+from ..state.views import view
+from .loop import Turn
 
 if TYPE_CHECKING:
     from ..formatters import ParsedOutput

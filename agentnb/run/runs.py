@@ -15,10 +15,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..util.fastinit import fast_init
 from ..errors import ConfigurationError
 from ..events import Event, TextDelta
 from ..messages import Message
+from ..util.fastinit import fast_init
 from .results import RunResult, RunStream
 
 if TYPE_CHECKING:
@@ -78,7 +78,9 @@ class RunInput:
             earlier = ()
         check_message(message)
         if session_state is not None and not isinstance(session_state, Mapping):
-            raise ConfigurationError(f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}")
+            raise ConfigurationError(
+                f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
+            )
         return cls(message, earlier, dict(state_values), dependencies, session_state)  # type: ignore[arg-type]
 
 
@@ -87,9 +89,13 @@ def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
     try:
         parsed = [m if isinstance(m, Message) else Message.from_openai(dict(m)) for m in messages]
     except (TypeError, KeyError, ValueError):
-        raise ConfigurationError("messages=[...] takes chat messages: ChatMessage.from_user('...') or {'role': ..., 'content': ...}") from None
+        raise ConfigurationError(
+            "messages=[...] takes chat messages: ChatMessage.from_user('...') or {'role': ..., 'content': ...}"
+        ) from None
     if not parsed or parsed[-1].role != "user" or parsed[-1].content is None:
-        raise ConfigurationError("messages=[...] must end with the user's message (ChatMessage.from_user('...'))")
+        raise ConfigurationError(
+            "messages=[...] must end with the user's message (ChatMessage.from_user('...'))"
+        )
     return parsed[-1].content, tuple(parsed[:-1])
 
 
@@ -150,14 +156,18 @@ class Runs:
         that ends without an answer raises ``AgentRunError``; its ``.result`` and
         ``agent.history[-1]`` keep everything it did.
         """
-        stream = self.iter_run(message, messages=messages, dependencies=dependencies, session_state=session_state, **state_values)
+        stream = self.iter_run(
+            message, messages=messages, dependencies=dependencies, session_state=session_state, **state_values
+        )
         for event in stream:
             if on_event is not None:
                 on_event(event)
         assert stream.result is not None
         return stream.result
 
-    async def arun(self, message: str | Mapping[str, Any] | Messages | None = None, **kwargs: Any) -> RunResult:
+    async def arun(
+        self, message: str | Mapping[str, Any] | Messages | None = None, **kwargs: Any
+    ) -> RunResult:
         """``run`` for async code; the turn runs in a worker thread so the event loop stays free."""
         import asyncio
 
@@ -184,7 +194,12 @@ class Runs:
             return await loop.run_in_executor(driver, lambda: evaluate(self, cases, checks, **options))
 
     def print_response(
-        self, message: str | Mapping[str, Any] | Messages | None = None, *, stream: bool = False, markdown: bool | None = None, **kwargs: Any
+        self,
+        message: str | Mapping[str, Any] | Messages | None = None,
+        *,
+        stream: bool = False,
+        markdown: bool | None = None,
+        **kwargs: Any,
     ) -> None:
         """Run a turn and print the answer (Agno's ``print_response``); ``stream=True`` prints
         the text as it arrives. ``markdown=True`` (or the agent's ``markdown``) shows the answer
@@ -210,7 +225,9 @@ class Runs:
         else:
             print(content)
 
-    async def aprint_response(self, message: str | Mapping[str, Any] | Messages | None = None, **kwargs: Any) -> None:
+    async def aprint_response(
+        self, message: str | Mapping[str, Any] | Messages | None = None, **kwargs: Any
+    ) -> None:
         """``print_response`` for async code."""
         import asyncio
 

@@ -31,18 +31,24 @@ def read_history(session: SessionBase, session_id: str, module: str = "agent") -
     if found.modules.get(module) is None:
         return History()
     if not isinstance(found.modules[module], dict):
-        raise SessionFormatError(f"{session.describe(session_id)}: module {module!r} is not a saved state (a {type(found.modules[module]).__name__})")
+        raise SessionFormatError(
+            f"{session.describe(session_id)}: module {module!r} is not a saved state (a {type(found.modules[module]).__name__})"
+        )
     state = session._module_state(session_id, found, module)
     history_state = state.get("history", state)
     if not isinstance(history_state, dict):
-        raise SessionFormatError(f"{session.describe(session_id)}: the history of module {module!r} is a {type(history_state).__name__}, not an object")
+        raise SessionFormatError(
+            f"{session.describe(session_id)}: the history of module {module!r} is a {type(history_state).__name__}, not an object"
+        )
     try:
         return History.from_state_dict(history_state)
     except SessionFormatError as exc:
         raise SessionFormatError(f"{session.describe(session_id)} (module {module!r}): {exc}") from None
 
 
-def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = None, module: str = "agent") -> History:
+def load_history(
+    path_or_dir: str | os.PathLike[str], session_id: str | None = None, module: str = "agent"
+) -> History:
     """The turn history saved in a session, without building an agent (e.g. for replay:
     ``ReplayModel.from_history(load_history(path))``).
 
@@ -59,7 +65,9 @@ def load_history(path_or_dir: str | os.PathLike[str], session_id: str | None = N
         session, session_id = JSONSession(path.parent), session_id or path.stem
     else:
         if session_id is None:
-            raise ValueError(f"load_history({str(path)!r}) needs session_id= to pick a session in that folder")
+            raise ValueError(
+                f"load_history({str(path)!r}) needs session_id= to pick a session in that folder"
+            )
         session = JSONSession(path)
     history = read_history(session, session_id, module)
     if history is None:

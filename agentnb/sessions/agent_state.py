@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..state import diff
-from ..state.frozen import EMPTY, FrozenMap
 from ..history.history import History, TurnRecord, turn_entries
 from ..messages import Message
+from ..state import diff
+from ..state.frozen import EMPTY, FrozenMap
 from ..state.modules import load_registered, merge, registered_state, splice
 
 KIND = "agentnb.Agent"
@@ -127,7 +127,10 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     else:
         # Both frozen: what the state shares with the last save is not compared.
         changed = stored_state.changed_keys(since.state)
-        state_delta = diff.top_diff({k: since.state[k] for k in changed if k in since.state}, {k: live[k] for k in changed if k in live})
+        state_delta = diff.top_diff(
+            {k: since.state[k] for k in changed if k in since.state},
+            {k: live[k] for k in changed if k in live},
+        )
     if state_delta["set"] or state_delta["unset"]:
         state_delta["set"] = {k: copy.deepcopy(v) for k, v in state_delta["set"].items()}
         ops.append(merge(["state"], state_delta["set"], state_delta["unset"]))
@@ -138,11 +141,15 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     else:
         keep = 0
         limit = min(len(messages), known)
-        while keep < limit and (messages[keep] is since.messages[keep] or messages[keep] == since.messages[keep]):
+        while keep < limit and (
+            messages[keep] is since.messages[keep] or messages[keep] == since.messages[keep]
+        ):
             keep += 1
     if keep < len(since.messages) or keep < len(messages):
         # A conversation that only grew is appended; one that was cut is rewritten from there.
-        ops.append(splice(["messages"], [m.to_dict() for m in messages[keep:]], None if keep == known else keep))
+        ops.append(
+            splice(["messages"], [m.to_dict() for m in messages[keep:]], None if keep == known else keep)
+        )
     top = top_fields(agent)
     top_changes = diff.top_diff(since.top, top)
     if top_changes["set"]:

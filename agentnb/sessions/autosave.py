@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import SessionError
 from ..events import RunFailed, RunFinished
 from .base import SessionBase, check_session_id
 from .json_session import JSONSession
-
 
 
 @dataclass(frozen=True)

@@ -131,7 +131,13 @@ class SessionBase(abc.ABC):
 
     @abc.abstractmethod
     def _write_snapshot(
-        self, session_id: str, text: Any, seq: int, *, log_from: int | None = None, segments: list[tuple[str, str]] = ()
+        self,
+        session_id: str,
+        text: Any,
+        seq: int,
+        *,
+        log_from: int | None = None,
+        segments: list[tuple[str, str]] = (),
     ) -> None:
         """Atomically replace the snapshot with ``text`` (or what ``_prepare_snapshot`` made of
         it); log entries up to ``seq`` become obsolete. With ``log_from``, the log's bytes after
@@ -231,7 +237,9 @@ class SessionBase(abc.ABC):
                     f"no saved session {session_id!r} at {self.describe(session_id)}; check the "
                     f"session id and folder, or pass allow_not_exist=True"
                 )
-            logger.info("session %r does not exist at %s; loading is skipped", session_id, self.describe(session_id))
+            logger.info(
+                "session %r does not exist at %s; loading is skipped", session_id, self.describe(session_id)
+            )
             return False
         modules = found.modules
         where = self.describe(session_id)
@@ -252,11 +260,15 @@ class SessionBase(abc.ABC):
         self, session_id: str, allow_not_exist: bool = True, user_id: str = "", **state_modules: Any
     ) -> bool:
         """``load_session_state_sync`` for async code."""
-        return await asyncio.to_thread(self.load_session_state_sync, session_id, allow_not_exist, user_id, **state_modules)
+        return await asyncio.to_thread(
+            self.load_session_state_sync, session_id, allow_not_exist, user_id, **state_modules
+        )
 
     # -- per-turn appends ---------------------------------------------------------------------
 
-    def append_session_state_sync(self, session_id: str, *, _after_turn: bool = False, **state_modules: Any) -> None:
+    def append_session_state_sync(
+        self, session_id: str, *, _after_turn: bool = False, **state_modules: Any
+    ) -> None:
         """Save what changed in each module since this object last saved or loaded it.
 
         A module with deltas (``state_cursor`` / ``state_delta``, as an agent has: the new turns,
@@ -277,12 +289,16 @@ class SessionBase(abc.ABC):
                 if callable(getattr(module, "state_delta", None)):
                     found = module.state_delta(cursor, after_turn=_after_turn) if cursor is not None else None
                     if found is None:
-                        lines.append({"module": name, "op": "replace", "state": self._encode_module(name, module)})
+                        lines.append(
+                            {"module": name, "op": "replace", "state": self._encode_module(name, module)}
+                        )
                         new_cursors[name] = module.state_cursor()
                     else:
                         ops, new_cursors[name] = found
                         if ops:
-                            lines.append({"module": name, "op": "delta", "ops": [_encode_op(op, name) for op in ops]})
+                            lines.append(
+                                {"module": name, "op": "delta", "ops": [_encode_op(op, name) for op in ops]}
+                            )
                 else:
                     state = self._encode_module(name, module)
                     if cursor is None or cursor != state:
@@ -342,7 +358,9 @@ class SessionBase(abc.ABC):
             if session_id in self._compactions:
                 self._compact_again.add(session_id)
                 return
-            thread = threading.Thread(target=self._compactions_of, args=(session_id,), name=f"agentnb compaction of {session_id}")
+            thread = threading.Thread(
+                target=self._compactions_of, args=(session_id,), name=f"agentnb compaction of {session_id}"
+            )
             self._compactions[session_id] = thread
         thread.start()
 
@@ -372,7 +390,9 @@ class SessionBase(abc.ABC):
             prepared = self._prepare_snapshot(session_id, folded.text)
             with self._lock(session_id):
                 if self._unchanged(session_id, fetched.token):
-                    self._write_snapshot(session_id, prepared, folded.seq, log_from=fetched.log_size, segments=made)
+                    self._write_snapshot(
+                        session_id, prepared, folded.seq, log_from=fetched.log_size, segments=made
+                    )
                     self._drop_unnamed_segments(session_id, folded.segments)
                     return
                 self._discard_prepared(prepared)
@@ -429,7 +449,9 @@ class SessionBase(abc.ABC):
     def exists(self, session_id: str) -> bool:
         return self._exists(check_session_id(session_id))
 
-    def _snapshot_text(self, modules: dict[str, Any], seq: int, segments: list[dict[str, Any]] | None = None) -> str:
+    def _snapshot_text(
+        self, modules: dict[str, Any], seq: int, segments: list[dict[str, Any]] | None = None
+    ) -> str:
         return snapshot_text(modules, seq, segments, _secrets())
 
     def _encode_module(self, name: str, module: Any) -> Any:

@@ -165,7 +165,9 @@ def _decode(value: Any, where: str) -> Any:
             if name == "float" and inner in _NON_FINITE:
                 return float(inner)
             if name in ("dict", "float"):
-                raise SessionFormatError(f"{where}: a value tagged {name!r} holds {inner!r:.80}, which is not one")
+                raise SessionFormatError(
+                    f"{where}: a value tagged {name!r} holds {inner!r:.80}, which is not one"
+                )
             encoder = _BY_NAME.get(name) if isinstance(name, str) else None
             if encoder is None:
                 raise SessionFormatError(
@@ -176,7 +178,9 @@ def _decode(value: Any, where: str) -> Any:
             try:
                 return encoder.decode(_decode(inner, where))
             except Exception as exc:
-                raise SessionFormatError(f"{where}: decoder {name!r} failed on {inner!r:.200}: {exc}") from exc
+                raise SessionFormatError(
+                    f"{where}: decoder {name!r} failed on {inner!r:.200}: {exc}"
+                ) from exc
         return {k: _decode(v, where) for k, v in value.items()}
     if isinstance(value, list):
         return [_decode(v, where) for v in value]

@@ -91,7 +91,9 @@ def remove_leftovers(path: Path, prepared_older_than: float = 600.0) -> None:
         if not name.startswith(prefix) or name.count(".") != path.name.count(".") + 3:
             continue
         try:
-            if name.endswith(".tmp") or (name.endswith(PREPARED) and now - os.stat(path.parent / name).st_mtime > prepared_older_than):
+            if name.endswith(".tmp") or (
+                name.endswith(PREPARED) and now - os.stat(path.parent / name).st_mtime > prepared_older_than
+            ):
                 os.unlink(path.parent / name)
         except OSError:
             pass
@@ -115,6 +117,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data``: readers see the old file or the new one, never a mix,
     even when the process is killed half way (write temp, flush, fsync, rename, fsync dir)."""
     commit_prepared(prepare_write(path, data, suffix=".tmp"), path)
+
+
 """The suffix of a file written ahead of the rename that will make it ``path`` (outside the
 lock; ``remove_leftovers`` leaves it to its writer)."""
 

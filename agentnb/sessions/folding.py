@@ -66,7 +66,9 @@ def redact(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
-def snapshot_text(modules: dict[str, Any], seq: int, segments: list[dict[str, Any]] | None, secrets: Sequence[str]) -> str:
+def snapshot_text(
+    modules: dict[str, Any], seq: int, segments: list[dict[str, Any]] | None, secrets: Sequence[str]
+) -> str:
     """A snapshot as written: each long text once (``repeats``), credentials redacted."""
     modules, repeats = drop_repeats(modules)
     return redact(fmt.dumps({fmt.META_KEY: fmt.meta(seq, repeats, segments), **modules}), secrets)
@@ -81,7 +83,9 @@ def fold(parse: Callable[[], Read], layout: tuple[int, int] | None, secrets: Seq
     if layout is not None:
         pieces = seg.split(found.modules, found.segments, *layout)
         made = [(info["key"], redact(seg.document_text(document), secrets)) for info, document in pieces]
-    return Folded(snapshot_text(found.modules, found.seq, found.segments, secrets), found.seq, found.segments, made)
+    return Folded(
+        snapshot_text(found.modules, found.seq, found.segments, secrets), found.seq, found.segments, made
+    )
 
 
 def apply_log(raw: Read) -> Modules:
@@ -139,8 +143,13 @@ def _places(target: dict[str, Any], ops: list[Any]) -> list[Any] | None:
             if not (isinstance(node, dict) and isinstance(changes, dict) and isinstance(unset, list)):
                 return None
             depth, touched = len(op["path"]), {*changes, *unset}
-            if any(later.get("path", [])[:depth] == op["path"] and len(later.get("path", [])) > depth
-                   and later["path"][depth] in touched for later in ops[i + 1 :] if isinstance(later, dict)):
+            if any(
+                later.get("path", [])[:depth] == op["path"]
+                and len(later.get("path", [])) > depth
+                and later["path"][depth] in touched
+                for later in ops[i + 1 :]
+                if isinstance(later, dict)
+            ):
                 return None
         elif kind == "splice":
             keep, append = op.get("keep"), op.get("append") or []

@@ -92,7 +92,9 @@ def loads(text: str | bytes, where: str, fix: str) -> Any:
             f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); {fix}"
         ) from None
     except RecursionError:
-        raise SessionFormatError(f"{where} is not a session: its JSON is nested too deeply to read; {fix}") from None
+        raise SessionFormatError(
+            f"{where} is not a session: its JSON is nested too deeply to read; {fix}"
+        ) from None
     except ValueError as exc:  # an integer longer than Python converts, or bytes that are not UTF-8
         raise SessionFormatError(f"{where} is not valid JSON ({str(exc).split(';')[0]}); {fix}") from None
 
@@ -107,7 +109,9 @@ def parse_snapshot_meta(text: str, where: str) -> tuple[dict[str, Any], int, Any
     """``parse_snapshot`` and the snapshot's segments metadata as written (``[]`` if none)."""
     if not text.strip():
         raise SessionFormatError(f"{where} is empty; restore it from a backup or delete it to start fresh")
-    data = loads(text, where, "the file may be truncated or edited by hand; fix it or delete it to start fresh")
+    data = loads(
+        text, where, "the file may be truncated or edited by hand; fix it or delete it to start fresh"
+    )
     if not isinstance(data, dict):
         raise SessionFormatError(
             f"{where} holds a JSON {type(data).__name__}; a session file is an object "
@@ -144,7 +148,9 @@ def check_readable(version: Any, where: str) -> None:
             f"{where} was written by a newer agentnb (session format version {version}; this agentnb reads "
             f"{readable}): upgrade agentnb to a release that writes format {version} to read it; the file was left as it is"
         )
-    raise SessionFormatError(f"{where} has session format version {version!r}, which no agentnb writes ({readable}); the file is damaged")
+    raise SessionFormatError(
+        f"{where} has session format version {version!r}, which no agentnb writes ({readable}); the file is damaged"
+    )
 
 
 def parse_line(raw: str | bytes, where: str) -> dict[str, Any]:
@@ -191,7 +197,9 @@ def apply_ops(target: dict[str, Any], ops: list[dict[str, Any]], where: str) -> 
         raise SessionFormatError(f"{where}: 'ops' must be a list of changes, got {type(ops).__name__}")
     for op in ops:
         if not isinstance(op, dict) or not isinstance(op.get("path") or [], list):
-            raise SessionFormatError(f"{where}: a change must be an object with a list 'path', got {op!r:.80}")
+            raise SessionFormatError(
+                f"{where}: a change must be an object with a list 'path', got {op!r:.80}"
+            )
         path = op.get("path") or []
         kind = op.get("op")
         try:
@@ -207,7 +215,9 @@ def _apply_at(node: Any, path: list[str], op: dict[str, Any], kind: Any) -> Any:
         if not isinstance(node, dict):
             raise TypeError(f"{key!r} is inside a {type(node).__name__}, not an object")
         out = dict(node)
-        out[key] = _apply_at(node.get(key, {} if kind == "merge" or len(path) > 1 else []), path[1:], op, kind)
+        out[key] = _apply_at(
+            node.get(key, {} if kind == "merge" or len(path) > 1 else []), path[1:], op, kind
+        )
         return out
     if kind == "merge":
         if not isinstance(node, dict):

@@ -36,7 +36,9 @@ class JSONSession(SessionBase):
 
     stores_segments = True
 
-    def __init__(self, save_dir: str | os.PathLike[str] = "./", *, compact_min_bytes: int | None = None) -> None:
+    def __init__(
+        self, save_dir: str | os.PathLike[str] = "./", *, compact_min_bytes: int | None = None
+    ) -> None:
         super().__init__()
         self.save_dir = Path(save_dir)
         if compact_min_bytes is not None:
@@ -73,7 +75,11 @@ class JSONSession(SessionBase):
             if not missing:
                 return
             self.save_dir.mkdir(parents=True, exist_ok=True)
-            head = "" if text else "# agentnb: lock files and unfinished writes stay on this machine; commit the rest\n"
+            head = (
+                ""
+                if text
+                else "# agentnb: lock files and unfinished writes stay on this machine; commit the rest\n"
+            )
             sep = "" if not text or text.endswith("\n") else "\n"
             with open(path, "a", encoding="utf-8") as f:
                 f.write(head + sep + "".join(r + "\n" for r in missing))
@@ -157,7 +163,11 @@ class JSONSession(SessionBase):
             names = os.listdir(self.save_dir)
         except OSError:
             return set()
-        keys = (name[len(prefix) : -len(suffix)] for name in names if name.startswith(prefix) and name.endswith(suffix))
+        keys = (
+            name[len(prefix) : -len(suffix)]
+            for name in names
+            if name.startswith(prefix) and name.endswith(suffix)
+        )
         return {key for key in keys if seg.KEY.match(key)}
 
     def _delete_segments(self, session_id: str, keys: set[str]) -> None:
@@ -167,7 +177,9 @@ class JSONSession(SessionBase):
             except FileNotFoundError:
                 pass
             except OSError as exc:  # kept: it only takes room
-                warnings.warn(f"agentnb: could not delete {self._segment_path(session_id, key)}: {exc}", stacklevel=2)
+                warnings.warn(
+                    f"agentnb: could not delete {self._segment_path(session_id, key)}: {exc}", stacklevel=2
+                )
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -180,7 +192,13 @@ class JSONSession(SessionBase):
         discard_prepared(prepared)
 
     def _write_snapshot(
-        self, session_id: str, text: Any, seq: int, *, log_from: int | None = None, segments: list[tuple[str, str]] = ()
+        self,
+        session_id: str,
+        text: Any,
+        seq: int,
+        *,
+        log_from: int | None = None,
+        segments: list[tuple[str, str]] = (),
     ) -> None:
         snap, log = self._get_save_path(session_id), self.log_path(session_id)
         self._clean(session_id, force=True)
@@ -197,7 +215,9 @@ class JSONSession(SessionBase):
             if later and not later.endswith(b"\n"):  # a torn line: the next append cuts it
                 later = later[: later.rfind(b"\n") + 1]
             with _writing(log):
-                atomic_write(log, (fmt.dumps({"v": fmt.VERSION, "seq": seq, "op": "base"}) + "\n").encode() + later)
+                atomic_write(
+                    log, (fmt.dumps({"v": fmt.VERSION, "seq": seq, "op": "base"}) + "\n").encode() + later
+                )
             self._remember_tail(session_id, _last_seq_in(later, seq))
 
     def _append(self, session_id: str, lines: list[str], first_seq: int) -> tuple[int, int]:
@@ -267,7 +287,9 @@ def _decode(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SessionFormatError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); it is not a session file") from None
+        raise SessionFormatError(
+            f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); it is not a session file"
+        ) from None
 
 
 def _log_entries(path: Path, data: bytes) -> Iterator[tuple[dict[str, Any], str]]:

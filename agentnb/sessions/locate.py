@@ -97,6 +97,9 @@ def _holds_cell(path: Path, cell: str) -> bool:
     wanted = cell.strip()
     for item in cells:
         source = item.get("source", "") if isinstance(item, dict) else ""
-        if item.get("cell_type") == "code" and ("".join(source) if isinstance(source, list) else str(source)).strip() == wanted:
+        if (
+            item.get("cell_type") == "code"
+            and ("".join(source) if isinstance(source, list) else str(source)).strip() == wanted
+        ):
             return True
     return False

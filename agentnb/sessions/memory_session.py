@@ -58,7 +58,13 @@ class MemorySession(SessionBase):
         return max([self._snapshots.get(session_id, (0, ""))[0], *logged])
 
     def _write_snapshot(
-        self, session_id: str, text: Any, seq: int, *, log_from: int | None = None, segments: list[tuple[str, str]] = ()
+        self,
+        session_id: str,
+        text: Any,
+        seq: int,
+        *,
+        log_from: int | None = None,
+        segments: list[tuple[str, str]] = (),
     ) -> None:
         self._snapshots[session_id] = (seq, text)
         self._logs[session_id] = [(s, line) for s, line in self._logs.get(session_id, []) if s > seq]

@@ -47,11 +47,14 @@ RERECORD = (
 )
 """How to bring a recording up to date with an edited notebook (said when strict replay fails)."""
 
+
 def replay_mode(environ: Mapping[str, str] | None = None) -> str:
     """The replay mode from ``AGENTNB_REPLAY`` (``auto`` when unset)."""
     value = (os.environ if environ is None else environ).get(REPLAY_ENV, "auto").strip().lower() or "auto"
     if value not in MODES:
-        raise ConfigurationError(f"{REPLAY_ENV}={value!r} is not a replay mode; use one of {', '.join(MODES)}")
+        raise ConfigurationError(
+            f"{REPLAY_ENV}={value!r} is not a replay mode; use one of {', '.join(MODES)}"
+        )
     return value
 
 
@@ -70,7 +73,9 @@ class TurnReplay:
         self.replayed = 0
         """Model calls answered from the recording so far."""
 
-    def answer(self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model) -> ModelResponse | None:
+    def answer(
+        self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model
+    ) -> ModelResponse | None:
         """The recorded answer to give instead of calling ``model``, or None to call it."""
         index = record.index
         if self.mode == "live" or (self.cut is not None and index >= self.cut):
@@ -97,7 +102,10 @@ class TurnReplay:
             return
         calls = self.turns[index].model_calls
         recorded = calls[call].response if call < len(calls) else None
-        if recorded is None or (recorded.content, recorded.tool_calls) != (response.content, response.tool_calls):
+        if recorded is None or (recorded.content, recorded.tool_calls) != (
+            response.content,
+            response.tool_calls,
+        ):
             self.cut = index
 
     def finish(self, record: TurnRecord) -> None:
@@ -118,14 +126,20 @@ class TurnReplay:
         if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
             return None
         for call in self.turns[index].tool_calls:
-            if (call.tool_call_id, call.name, call.arguments) == (tool_call.id, tool_call.name, tool_call.arguments):
+            if (call.tool_call_id, call.name, call.arguments) == (
+                tool_call.id,
+                tool_call.name,
+                tool_call.arguments,
+            ):
                 return call
         return None
 
     def _past_end(self, index: int, model: Model) -> None:
         """A turn the recording does not hold is about to call ``model``: raise to refuse it."""
 
-    def _drift(self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model) -> None:
+    def _drift(
+        self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model
+    ) -> None:
         """A request differs from the recorded one: raise to refuse it, else the recording ends here."""
         self.cut = index
 
@@ -136,7 +150,15 @@ class Recording(TurnReplay):
     Plugged into each turn as its replay (see ``loop.Replay``) and subscribed to the agent's
     events to write the turns the recording does not hold yet."""
 
-    def __init__(self, session: SessionBase, session_id: str, *, module: str = "agent", mode: str | None = None, fresh: bool = False) -> None:
+    def __init__(
+        self,
+        session: SessionBase,
+        session_id: str,
+        *,
+        module: str = "agent",
+        mode: str | None = None,
+        fresh: bool = False,
+    ) -> None:
         self.session = session
         self.session_id = session_id
         self.module = module
@@ -204,7 +226,9 @@ class Recording(TurnReplay):
                 f"{RERECORD}"
             )
 
-    def _drift(self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model) -> None:
+    def _drift(
+        self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model
+    ) -> None:
         reason = None
         if self.strict:
             reason = f"strict replay ({REPLAY_ENV}=strict) does not call {model.label}; {RERECORD}"
@@ -239,12 +263,24 @@ def _key(event: Event) -> tuple[Any, ...]:
 def _timed(event: Event, recorded: Event | None) -> Event:
     if recorded is None:
         return event
-    changes = {name: getattr(recorded, name) for name in ("at", "duration_ms", "usage") if hasattr(event, name)}
-    if isinstance(event, PromptRendered) and isinstance(recorded, PromptRendered) and recorded.tokens is not None:
+    changes = {
+        name: getattr(recorded, name) for name in ("at", "duration_ms", "usage") if hasattr(event, name)
+    }
+    if (
+        isinstance(event, PromptRendered)
+        and isinstance(recorded, PromptRendered)
+        and recorded.tokens is not None
+    ):
         # Counted when it was recorded, with the tokenizer then at hand (a replay may not start one).
         changes["tokens"] = recorded.tokens
-    if isinstance(event, ToolCallFinished) and isinstance(recorded, ToolCallFinished) and len(event.hooks) == len(recorded.hooks):
-        changes["hooks"] = tuple(dataclasses.replace(h, duration_ms=r.duration_ms) for h, r in zip(event.hooks, recorded.hooks))
+    if (
+        isinstance(event, ToolCallFinished)
+        and isinstance(recorded, ToolCallFinished)
+        and len(event.hooks) == len(recorded.hooks)
+    ):
+        changes["hooks"] = tuple(
+            dataclasses.replace(h, duration_ms=r.duration_ms) for h, r in zip(event.hooks, recorded.hooks)
+        )
     return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
 
 

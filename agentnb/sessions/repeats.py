@@ -65,7 +65,9 @@ def restore_repeats(data: dict[str, Any], pairs: Any, where: str) -> None:
     """Undo ``drop_repeats`` in place; SessionFormatError naming ``where`` when a pair does
     not point at a text and a dropped place."""
     if not isinstance(pairs, list):
-        raise SessionFormatError(f"{where}: 'repeats' must be a list of [from, to] paths, got {type(pairs).__name__}")
+        raise SessionFormatError(
+            f"{where}: 'repeats' must be a list of [from, to] paths, got {type(pairs).__name__}"
+        )
     for pair in pairs:
         try:
             (source, source_key), (target, target_key) = (_parent(data, path) for path in pair)
@@ -75,7 +77,9 @@ def restore_repeats(data: dict[str, Any], pairs: Any, where: str) -> None:
                 raise ValueError("it does not copy a text into a dropped place")
             target[target_key] = text
         except (ValueError, TypeError, KeyError, IndexError) as exc:
-            raise SessionFormatError(f"{where}: cannot restore the repeated text {pair!r:.200}: {exc}") from None
+            raise SessionFormatError(
+                f"{where}: cannot restore the repeated text {pair!r:.200}: {exc}"
+            ) from None
 
 
 def _parent(data: Any, path: Any) -> tuple[Any, str | int]:

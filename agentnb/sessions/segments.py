@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from ..state.diff import json_equal
 from ..errors import SessionFormatError
 from ..history.history import EARLIER, EarlierTurns, Segment, rebased
+from ..state.diff import json_equal
 from . import format as fmt
 from .codec import TAG, decode
 from .repeats import drop_repeats, restore_repeats
@@ -38,7 +38,10 @@ RECENT = 50
 SPLIT_AT = 150
 """A compaction stores a history's older turns apart once the snapshot holds more than this."""
 
-TURN_LISTS: dict[str, tuple[str, ...]] = {"agentnb.Agent": ("history", "turns"), "agentnb.History": ("turns",)}
+TURN_LISTS: dict[str, tuple[str, ...]] = {
+    "agentnb.Agent": ("history", "turns"),
+    "agentnb.History": ("turns",),
+}
 """Where the turns are in the state of each ``kind`` of module that has them."""
 
 KEY = re.compile(r"^[0-9]{1,12}-[0-9]{1,12}-[0-9a-f]{8}$")
@@ -61,7 +64,9 @@ def check_segments(raw: Any, where: str) -> list[dict[str, Any]]:
             and KEY.match(info["key"])
         )
         if not ok:
-            raise SessionFormatError(f"{where}: a segment's metadata is damaged ({info!r:.120}); restore the file from a backup")
+            raise SessionFormatError(
+                f"{where}: a segment's metadata is damaged ({info!r:.120}); restore the file from a backup"
+            )
         out.append(dict(info))
     return out
 
@@ -91,7 +96,10 @@ def stored_apart(segments: list[dict[str, Any]], module: str, path: list[str]) -
 
 
 def split(
-    modules: dict[str, Any], segments: list[dict[str, Any]], split_at: int | None = None, recent: int | None = None
+    modules: dict[str, Any],
+    segments: list[dict[str, Any]],
+    split_at: int | None = None,
+    recent: int | None = None,
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Move each long turn list's older entries out of ``modules`` (in place: data just read)
     into new segments, added to ``segments``; returns ``(metadata, document)`` for each.
@@ -108,14 +116,25 @@ def split(
         if head is None:  # entries in an older form: left inline
             continue
         first = stored_apart(segments, name, path)
-        info = {"module": name, "path": path, "first": first, "count": cut, "key": f"{first}-{first + cut - 1}-{secrets.token_hex(4)}"}
+        info = {
+            "module": name,
+            "path": path,
+            "first": first,
+            "count": cut,
+            "key": f"{first}-{first + cut - 1}-{secrets.token_hex(4)}",
+        }
         made.append((info, {"v": fmt.VERSION, **info, "entries": turns[:cut]}))
         parent[path[-1]] = [head, *turns[cut + 1 :]]
         segments.append(info)
     for name, path, parent in _turn_lists(modules):
         state = modules[name].get("state")
         turns = parent[path[-1]]
-        if path == ["history", "turns"] and isinstance(state, dict) and turns and stored_apart(segments, name, path):
+        if (
+            path == ["history", "turns"]
+            and isinstance(state, dict)
+            and turns
+            and stored_apart(segments, name, path)
+        ):
             turns[0] = _against_state(turns[0], state)
     return made
 
@@ -130,7 +149,12 @@ def _against_state(entry: dict[str, Any], state: dict[str, Any]) -> dict[str, An
     """A self-contained entry with its start state written against the agent's ``state``
     (when that rebuilds it exactly, key order included)."""
     patch = entry.get("state_start_patch")
-    if not isinstance(patch, dict) or patch.get(BASE) is not None or patch.get("unset") or not isinstance(patch.get("set"), dict):
+    if (
+        not isinstance(patch, dict)
+        or patch.get(BASE) is not None
+        or patch.get("unset")
+        or not isinstance(patch.get("set"), dict)
+    ):
         return entry
     start = patch["set"]
     changed = {k: v for k, v in start.items() if k not in state or not json_equal(state[k], v)}
@@ -154,8 +178,15 @@ def expand_bases(modules: dict[str, Any], where: str) -> None:
             continue
         state = modules[name].get("state")
         changes, unset = patch.get("set"), patch.get("unset")
-        if patch[BASE] != ["state"] or not isinstance(state, dict) or not isinstance(changes, dict) or not isinstance(unset, list):
-            raise SessionFormatError(f"{where}: module {name!r}: the first stored turn's start state refers to {patch[BASE]!r:.60}, which it cannot be built from")
+        if (
+            patch[BASE] != ["state"]
+            or not isinstance(state, dict)
+            or not isinstance(changes, dict)
+            or not isinstance(unset, list)
+        ):
+            raise SessionFormatError(
+                f"{where}: module {name!r}: the first stored turn's start state refers to {patch[BASE]!r:.60}, which it cannot be built from"
+            )
         start = dict(state)
         start.update(changes)
         for key in unset:
@@ -179,7 +210,9 @@ def parse(text: str, info: dict[str, Any], where: str) -> list[Any]:
         raise SessionFormatError(f"{where} is not a segment of turns; {fix}")
     for key in ("module", "path", "first", "count", "key"):
         if document.get(key) != info[key]:
-            raise SessionFormatError(f"{where} is not the segment the snapshot names ({key} {document.get(key)!r:.40}, expected {info[key]!r}); {fix}")
+            raise SessionFormatError(
+                f"{where} is not the segment the snapshot names ({key} {document.get(key)!r:.40}, expected {info[key]!r}); {fix}"
+            )
     if fmt.REPEATS in document:
         restore_repeats(document, document.pop(fmt.REPEATS), where)
     entries = document["entries"]
@@ -213,17 +246,23 @@ def adjust_line(line: dict[str, Any], segments: list[dict[str, Any]], where: str
             if op.get("op") == "merge" and list(target[:n]) == path and n < len(target):
                 written = {*(op.get("set") or {}), *(op.get("unset") or [])}
                 if target[n] in written:  # the list, or a dict above it, replaced whole
-                    segments[:] = [s for s in segments if not (s["module"] == name and tuple(s["path"]) == target)]
+                    segments[:] = [
+                        s for s in segments if not (s["module"] == name and tuple(s["path"]) == target)
+                    ]
             elif op.get("op") == "splice" and tuple(path) == target and type(op.get("keep")) is int:
                 apart = stored_apart(segments, name, list(target))
                 if op["keep"] < apart:
-                    raise SessionFormatError(f"{where} cuts the history at turn {op['keep']}, inside the turns stored apart (the first {apart})")
+                    raise SessionFormatError(
+                        f"{where} cuts the history at turn {op['keep']}, inside the turns stored apart (the first {apart})"
+                    )
                 op = {**op, "keep": op["keep"] - apart}
         out.append(op)
     return {**line, "ops": out}
 
 
-def attach(state: Any, name: str, segments: list[dict[str, Any]], read: Callable[[dict[str, Any]], list[Any]]) -> Any:
+def attach(
+    state: Any, name: str, segments: list[dict[str, Any]], read: Callable[[dict[str, Any]], list[Any]]
+) -> Any:
     """``state`` (module ``name``'s, decoded) with each of its turn lists' segments handed
     over unread, as an ``EarlierTurns`` beside the list."""
     mine = [s for s in segments if s["module"] == name]
@@ -232,10 +271,25 @@ def attach(state: Any, name: str, segments: list[dict[str, Any]], read: Callable
     for path in {tuple(s["path"]) for s in mine}:
         parent = _parent(state, path)
         if parent is None:
-            raise SessionFormatError(f"module {name!r} has turns stored apart but no list at {'.'.join(path)} to add them to")
+            raise SessionFormatError(
+                f"module {name!r} has turns stored apart but no list at {'.'.join(path)} to add them to"
+            )
         ordered = sorted((s for s in mine if tuple(s["path"]) == path), key=lambda s: s["first"])
         parent[EARLIER] = EarlierTurns([Segment(s["first"], s["count"], partial(read, s)) for s in ordered])
     return state
 
 
-__all__ = ["BASE", "RECENT", "expand_bases", "SPLIT_AT", "TURN_LISTS", "adjust_line", "attach", "check_segments", "document_text", "parse", "split", "stored_apart"]
+__all__ = [
+    "BASE",
+    "RECENT",
+    "expand_bases",
+    "SPLIT_AT",
+    "TURN_LISTS",
+    "adjust_line",
+    "attach",
+    "check_segments",
+    "document_text",
+    "parse",
+    "split",
+    "stored_apart",
+]

@@ -36,11 +36,14 @@ _TABLES = {"snapshots", "log"}
 _SEGMENTS_TABLE = """CREATE TABLE IF NOT EXISTS segments (session_id TEXT NOT NULL, key TEXT NOT NULL, data TEXT NOT NULL,
                                      PRIMARY KEY (session_id, key));"""
 """(Version 2 files have no such table: the first segment written creates it.)"""
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS snapshots (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS log (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL,
                                 PRIMARY KEY (session_id, seq));
-""" + _SEGMENTS_TABLE
+"""
+    + _SEGMENTS_TABLE
+)
 
 
 class SQLiteSession(SessionBase):
@@ -113,7 +116,9 @@ class SQLiteSession(SessionBase):
                 pass
             fsync_dir(self.path.parent)
         except (OSError, sqlite3.Error) as exc:
-            raise SessionWriteError(f"cannot write {self.path}: {getattr(exc, 'strerror', None) or exc}") from exc
+            raise SessionWriteError(
+                f"cannot write {self.path}: {getattr(exc, 'strerror', None) or exc}"
+            ) from exc
         finally:
             for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
                 leftover.unlink(missing_ok=True)
@@ -144,7 +149,9 @@ class SQLiteSession(SessionBase):
         self._version = version
         missing = _TABLES - tables
         if missing:
-            raise SessionFormatError(f"{self.path} is damaged: it has no {', '.join(sorted(missing))} table; restore it from a backup")
+            raise SessionFormatError(
+                f"{self.path} is damaged: it has no {', '.join(sorted(missing))} table; restore it from a backup"
+            )
         return True
 
     @contextmanager
@@ -186,7 +193,9 @@ class SQLiteSession(SessionBase):
             _rollback(db)
             damaged = isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError)
             if damaged and not _transient(exc, writing=True):
-                raise SessionFormatError(f"{self.path} is not a usable SQLite session database: {exc}") from None
+                raise SessionFormatError(
+                    f"{self.path} is not a usable SQLite session database: {exc}"
+                ) from None
             raise SessionWriteError(f"cannot write {self.path}: {exc}") from exc
 
     # -- reading --------------------------------------------------------------------------------
@@ -222,7 +231,8 @@ class SQLiteSession(SessionBase):
             text = _text(row[0], f"{where} snapshot") if row else ""
             # (A negative seq is read too: no save writes one, so it is damage to report.)
             rows = db.execute(
-                "SELECT seq, line FROM log WHERE session_id=? AND (seq>? OR seq<0) ORDER BY seq", (session_id, row[1] if row else 0)
+                "SELECT seq, line FROM log WHERE session_id=? AND (seq>? OR seq<0) ORDER BY seq",
+                (session_id, row[1] if row else 0),
             ).fetchall()
 
         return Fetched(partial(_parse, text if row else None, rows, where), row[1] if row else None, 0)
@@ -250,7 +260,13 @@ class SQLiteSession(SessionBase):
     # -- writing --------------------------------------------------------------------------------
 
     def _write_snapshot(
-        self, session_id: str, text: Any, seq: int, *, log_from: int | None = None, segments: list[tuple[str, str]] = ()
+        self,
+        session_id: str,
+        text: Any,
+        seq: int,
+        *,
+        log_from: int | None = None,
+        segments: list[tuple[str, str]] = (),
     ) -> None:
         with self._tx() as db:  # (the rows after seq stay: log_from is the JSON backend's)
             if segments:
@@ -277,8 +293,12 @@ class SQLiteSession(SessionBase):
                 # Measuring reads every log row and the whole snapshot: do it every few appends
                 # only, so an append stays O(change) however long the session is.
                 return 0, 0
-            log_size = db.execute("SELECT COALESCE(SUM(LENGTH(line)),0) FROM log WHERE session_id=?", (session_id,)).fetchone()[0]
-            snap = db.execute("SELECT LENGTH(data) FROM snapshots WHERE session_id=?", (session_id,)).fetchone()
+            log_size = db.execute(
+                "SELECT COALESCE(SUM(LENGTH(line)),0) FROM log WHERE session_id=?", (session_id,)
+            ).fetchone()[0]
+            snap = db.execute(
+                "SELECT LENGTH(data) FROM snapshots WHERE session_id=?", (session_id,)
+            ).fetchone()
         return log_size, snap[0] if snap else 0
 
     # -- segments of turns stored apart -------------------------------------------------------
@@ -287,9 +307,17 @@ class SQLiteSession(SessionBase):
         where = f"{self.describe(session_id)} segment {key}"
         db = self._ready()
         with self._reading():
-            row = db.execute("SELECT data FROM segments WHERE session_id=? AND key=?", (session_id, key)).fetchone() if db else None
+            row = (
+                db.execute(
+                    "SELECT data FROM segments WHERE session_id=? AND key=?", (session_id, key)
+                ).fetchone()
+                if db
+                else None
+            )
         if row is None:
-            raise SessionFormatError(f"{where} is missing: the session was saved whole since it was loaded; load the session again")
+            raise SessionFormatError(
+                f"{where} is missing: the session was saved whole since it was loaded; load the session again"
+            )
         return _text(row[0], where), where
 
     def _segment_keys(self, session_id: str) -> set[str]:
@@ -297,13 +325,20 @@ class SQLiteSession(SessionBase):
         if db is None:
             return set()
         with self._reading():
-            if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='segments'").fetchone() is None:
+            if (
+                db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='segments'").fetchone()
+                is None
+            ):
                 return set()
-            return {row[0] for row in db.execute("SELECT key FROM segments WHERE session_id=?", (session_id,))}
+            return {
+                row[0] for row in db.execute("SELECT key FROM segments WHERE session_id=?", (session_id,))
+            }
 
     def _delete_segments(self, session_id: str, keys: set[str]) -> None:
         with self._tx() as db:
-            db.executemany("DELETE FROM segments WHERE session_id=? AND key=?", [(session_id, key) for key in keys])
+            db.executemany(
+                "DELETE FROM segments WHERE session_id=? AND key=?", [(session_id, key) for key in keys]
+            )
 
     def close(self) -> None:
         if self._conn is not None and self._pid == os.getpid():
@@ -333,14 +368,18 @@ def _rollback(db: sqlite3.Connection) -> None:
 def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:
     """The snapshot and log rows as read: a module-level function of what they hold, so that a
     fold can send it to another process (``worker.py``)."""
-    modules, seq, segments = fmt.parse_snapshot_meta(text, f"{where} snapshot") if text is not None else ({}, 0, [])
+    modules, seq, segments = (
+        fmt.parse_snapshot_meta(text, f"{where} snapshot") if text is not None else ({}, 0, [])
+    )
     entries, tagged = [], text is not None and TAG in text
     for s, line in rows:
         line = _text(line, f"{where} log entry {s}")
         tagged = tagged or TAG in line
         entry = fmt.parse_line(line, f"{where} log entry {s}")
         if entry["seq"] != s:
-            raise SessionFormatError(f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved")
+            raise SessionFormatError(
+                f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved"
+            )
         entries.append((entry, f"{where} log entry {s}"))
     return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, f"{where} snapshot"))
 

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..history.compare import Comparison, compare_turns
-from ..state.diff import MISSING
-from ..state.edits import StateEdit, edit, undo
 from ..errors import ConfigurationError
+from ..history.compare import Comparison, compare_turns
 from ..history.history import TurnRecord
 from ..messages import Message
+from ..state.diff import MISSING
+from ..state.edits import StateEdit, edit, undo
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,9 @@ class TimeTravel:
         number = _turn_number(turn, len(history), f"agent {self.name!r}")
         record = history[number - 1]
         if record.status == "running":
-            raise ConfigurationError(f"turn {number} of agent {self.name!r} is still running; fork from it once it has ended")
+            raise ConfigurationError(
+                f"turn {number} of agent {self.name!r} is still running; fork from it once it has ended"
+            )
         turns = tuple(history[:number])
         # The conversation grows by each successful turn's own messages (loop.Turn), in order.
         messages = tuple(m for t in turns if t.status == "ok" for m in t.messages)
@@ -150,23 +152,33 @@ class TimeTravel:
 
     # -- two turns side by side ----------------------------------------------------------------
 
-    def compare(self, other: Any = None, *, turn: int | None = None, other_turn: int | None = None) -> Comparison:
+    def compare(
+        self, other: Any = None, *, turn: int | None = None, other_turn: int | None = None
+    ) -> Comparison:
         """This agent's turn ``turn`` (default: its last) beside ``other``'s turn ``other_turn``
         (default: its last) — or, without ``other``, beside this agent's own turn
         ``other_turn``: system prompt by section, requests, tool calls, state, answers, and why
         they differ. Displays as a static record."""
         if other is None and other_turn is None:
-            raise ConfigurationError("compare with another agent (agent.compare(fork)) or another turn (agent.compare(turn=2, other_turn=3))")
+            raise ConfigurationError(
+                "compare with another agent (agent.compare(fork)) or another turn (agent.compare(turn=2, other_turn=3))"
+            )
         right = self if other is None else other
         return compare_turns(self.turn_record(turn), right.turn_record(other_turn))
 
     def turn_record(self, turn: int | None = None) -> TurnRecord:
         """Turn ``turn`` (1 = the first; default: the last), finished."""
         history = self.history
-        number = _turn_number(len(history) if turn is None and len(history) else turn if turn is not None else 1, len(history), f"agent {self.name!r}")
+        number = _turn_number(
+            len(history) if turn is None and len(history) else turn if turn is not None else 1,
+            len(history),
+            f"agent {self.name!r}",
+        )
         record = history[number - 1]
         if record.status == "running":
-            raise ConfigurationError(f"turn {number} of agent {self.name!r} is still running; compare it once it has ended")
+            raise ConfigurationError(
+                f"turn {number} of agent {self.name!r} is still running; compare it once it has ended"
+            )
         return record
 
 

@@ -98,7 +98,9 @@ class Worker:
             except (OSError, EOFError) as exc:
                 self._drop(wait=False)
                 if attempt:
-                    raise WorkerUnavailable(f"the child process stopped before it answered ({exc or 'no answer'})") from None
+                    raise WorkerUnavailable(
+                        f"the child process stopped before it answered ({exc or 'no answer'})"
+                    ) from None
         raise AssertionError("unreachable")
 
     def _running(self) -> subprocess.Popen[bytes]:
@@ -113,13 +115,17 @@ class Worker:
         # A child that does not say it is ready (an interpreter that is not Python, an agentnb
         # that does not import there) is not tried again: the caller does the work itself.
         try:
-            ready = _wait_readable(proc.stdout, START_SECONDS) and _read_exact(proc.stdout, len(_HELLO)) == _HELLO  # type: ignore[arg-type]
+            ready = (
+                _wait_readable(proc.stdout, START_SECONDS) and _read_exact(proc.stdout, len(_HELLO)) == _HELLO
+            )  # type: ignore[arg-type]
         except (OSError, EOFError):
             ready = False
         if not ready:
             self._proc = proc
             self._drop(wait=False)
-            self.broken = f"{sys.executable!r} -c did not start agentnb's worker (exit status {proc.returncode})"
+            self.broken = (
+                f"{sys.executable!r} -c did not start agentnb's worker (exit status {proc.returncode})"
+            )
             raise WorkerUnavailable(self.broken)
         self._proc = proc
         self.started += 1

@@ -122,7 +122,9 @@ float: 0.0 and -0.0 are equal, and JSON tells them apart)."""
 def plain_equal(a: Sequence[Any], b: Sequence[Any]) -> bool:
     """Whether ``a`` and ``b`` hold the same ``PLAIN_LEAVES``, item by item and of one type each
     (then they are equal as JSON and dump alike); False says nothing about other values."""
-    return len(a) == len(b) and all(type(x) is type(y) and type(x) in PLAIN_LEAVES and x == y for x, y in zip(a, b))
+    return len(a) == len(b) and all(
+        type(x) is type(y) and type(x) in PLAIN_LEAVES and x == y for x, y in zip(a, b)
+    )
 
 
 # -- patches --------------------------------------------------------------------------------------
@@ -157,7 +159,9 @@ class _Slow(Exception):
     """The change needs jsonpatch's matching (items moved, or replaced inside a list)."""
 
 
-def key_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[list[Any], list[Any], list[Any]]:
+def key_changes(
+    before: Mapping[str, Any], after: Mapping[str, Any]
+) -> tuple[list[Any], list[Any], list[Any]]:
     """Top-level keys removed, added and changed (in the order jsonpatch visits them)."""
     removed = [k for k in before if k not in after]
     added = [k for k in after if k not in before]
@@ -219,7 +223,9 @@ def _diff_value(ops: list[dict[str, Any]], kinds: set[str], path: str, old: Any,
             raise _Slow
         if m > n:
             kinds.add("add")
-            ops.extend({"op": "add", "path": f"{path}/{i}", "value": copy.deepcopy(new[i])} for i in range(n, m))
+            ops.extend(
+                {"op": "add", "path": f"{path}/{i}", "value": copy.deepcopy(new[i])} for i in range(n, m)
+            )
         else:
             kinds.add("remove")
             ops.extend({"op": "remove", "path": f"{path}/{m}"} for _ in range(n - m))
@@ -339,7 +345,9 @@ class ChangeLog:
         ended up different, without comparing the whole value; only when every write under it
         cancelled out is the value compared whole (a list item removed and an equal one now in
         its place, say)."""
-        changed_under = {c.key for c in (self.paths(after) if paths is None else paths) if c.path.count("/") > 1}
+        changed_under = {
+            c.key for c in (self.paths(after) if paths is None else paths) if c.path.count("/") > 1
+        }
         out = []
         for path, authors in self._keys.items():
             key = top_level_key(path)
@@ -359,7 +367,9 @@ class ChangeLog:
         return out
 
 
-def _net(path: str, authors: Mapping[str, None], old: Any, new: Any, known_changed: bool = False) -> Change | None:
+def _net(
+    path: str, authors: Mapping[str, None], old: Any, new: Any, known_changed: bool = False
+) -> Change | None:
     """How ``path`` changed between ``old`` and ``new`` (MISSING for absent), or None."""
     if old is MISSING and new is MISSING:
         return None

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .diff import MISSING, escape, json_equal, pointer, tokens
 from ..errors import StateEditError
-from .state import MESSAGES_KEY, State, replace_values
 from ..util.text import shorten
+from .diff import MISSING, escape, json_equal, pointer, tokens
+from .state import MESSAGES_KEY, State, replace_values
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,9 @@ def _put(document: Any, parts: list[str], value: Any, where: str, *, insert: boo
         old = container[index]
         container[index] = copy.deepcopy(value)
         return old
-    raise StateEditError(f"{where}: {pointer(parts[:-1])} holds {_kind(container)}, which has no items to set")
+    raise StateEditError(
+        f"{where}: {pointer(parts[:-1])} holds {_kind(container)}, which has no items to set"
+    )
 
 
 def _child(container: Any, part: str, where: str, so_far: list[str]) -> Any:
@@ -157,6 +159,7 @@ def _keys(data: Mapping[str, Any]) -> str:
 
 def edit_text(done: StateEdit) -> str:
     """An edit as one line: ``~ /budget: 10 → 20``, ``+ /note: "hi"``, ``- /items/0: "milk" (removed)``."""
+
     def show(value: Any) -> str:
         return shorten(json.dumps(value, ensure_ascii=False, default=repr), 80)
 

@@ -61,7 +61,9 @@ class FrozenMap(Mapping[Any, Any]):
         self._depth, self._len, self._next = depth, size, next_seq
 
     @classmethod
-    def _raw(cls, small: dict[Any, Any] | None, trie: tuple[Any, ...] | None, depth: int, size: int, next_seq: int) -> FrozenMap:
+    def _raw(
+        cls, small: dict[Any, Any] | None, trie: tuple[Any, ...] | None, depth: int, size: int, next_seq: int
+    ) -> FrozenMap:
         out = cls.__new__(cls)
         out._small, out._trie, out._depth, out._len, out._next = small, trie, depth, size, next_seq
         out._base = None
@@ -124,7 +126,11 @@ class FrozenMap(Mapping[Any, Any]):
         return node
 
     def _ordered(self) -> list[tuple[int, Any, Any]]:
-        out = [(seq, key, value) for leaf in _leaves(self._trie, self._depth) for key, (seq, value) in leaf.items()]
+        out = [
+            (seq, key, value)
+            for leaf in _leaves(self._trie, self._depth)
+            for key, (seq, value) in leaf.items()
+        ]
         out.sort(key=_first)
         return out
 
@@ -366,7 +372,9 @@ def live_order(live: Any, keys: list[Any]) -> list[Any]:
     return found[::-1]
 
 
-def reorder(frozen: FrozenMap, before: FrozenMap, live: Any, inserted: list[tuple[tuple[Any, ...], list[Any]]]) -> FrozenMap:
+def reorder(
+    frozen: FrozenMap, before: FrozenMap, live: Any, inserted: list[tuple[tuple[Any, ...], list[Any]]]
+) -> FrozenMap:
     """``frozen`` (the live state's copy, made from ``before``) with the keys of each dict in
     ``inserted`` in the live order, where a key of ``before`` was deleted and put back (it moved
     to the end: no patch says so)."""
@@ -425,7 +433,9 @@ def _leaves(node: Any, depth: int) -> Iterator[dict[Any, tuple[int, Any]]]:
         yield from _leaves(child, depth - 1)
 
 
-def _put(trie: tuple[Any, ...] | None, depth: int, key: Any, value: Any, next_seq: int) -> tuple[tuple[Any, ...], int, int]:
+def _put(
+    trie: tuple[Any, ...] | None, depth: int, key: Any, value: Any, next_seq: int
+) -> tuple[tuple[Any, ...], int, int]:
     """The trie with ``key`` set; (trie, 1 if the key is new else 0, next seq)."""
     h = hash(key)
     path = []
@@ -482,4 +492,17 @@ def _diff_tries(a: Any, b: Any, depth: int, mine: list[Any], theirs: list[Any]) 
         _diff_tries(a[i] if a is not None else None, b[i] if b is not None else None, depth - 1, mine, theirs)
 
 
-__all__ = ["EMPTY", "FrozenList", "FrozenMap", "SMALL", "freeze", "frozen_map", "live_order", "plain", "reorder", "same", "thaw", "update_along"]
+__all__ = [
+    "EMPTY",
+    "FrozenList",
+    "FrozenMap",
+    "SMALL",
+    "freeze",
+    "frozen_map",
+    "live_order",
+    "plain",
+    "reorder",
+    "same",
+    "thaw",
+    "update_along",
+]

@@ -37,7 +37,9 @@ def register_state(
     if not isinstance(attr_name, str) or not attr_name.isidentifier():
         raise ValueError(f"register_state needs an attribute name, got {attr_name!r}")
     if not hasattr(obj, attr_name):
-        raise AttributeError(f"{type(obj).__name__} has no attribute {attr_name!r}; set it before register_state")
+        raise AttributeError(
+            f"{type(obj).__name__} has no attribute {attr_name!r}; set it before register_state"
+        )
     value = getattr(obj, attr_name)
     if custom_to_json is None and not is_state_module(value):
         try:

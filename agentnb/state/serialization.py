@@ -103,7 +103,9 @@ def callable_to_str(function: Callable[..., Any], what: str) -> str:
     """A module-level function's dotted path (``what`` names it in the error for any other)."""
     qualname = getattr(function, "__qualname__", "")
     if not qualname or "<" in qualname:
-        raise ConfigurationError(f"{what} is {function!r}, which has no importable name; use a module-level function")
+        raise ConfigurationError(
+            f"{what} is {function!r}, which has no importable name; use a module-level function"
+        )
     return f"{function.__module__}.{qualname}"
 
 
@@ -120,10 +122,14 @@ def value_to_data(value: Any) -> tuple[dict[str, Any], Any]:
         return schema, [data for _, data in parts]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         props = {k: value_to_data(v) for k, v in value.items()}
-        return {"type": "object", "properties": {k: s for k, (s, _) in props.items()}}, {k: d for k, (_, d) in props.items()}
+        return {"type": "object", "properties": {k: s for k, (s, _) in props.items()}}, {
+            k: d for k, (_, d) in props.items()
+        }
     if callable(getattr(value, "to_dict", None)) and callable(getattr(type(value), "from_dict", None)):
         return {"type": type_to_str(type(value))}, value.to_dict()
-    raise TypeError(f"cannot write a {type(value).__name__} as data (only JSON values and objects with to_dict / from_dict)")
+    raise TypeError(
+        f"cannot write a {type(value).__name__} as data (only JSON values and objects with to_dict / from_dict)"
+    )
 
 
 def value_from_data(schema: dict[str, Any], data: Any) -> Any:
@@ -140,4 +146,11 @@ def value_from_data(schema: dict[str, Any], data: Any) -> Any:
     return data
 
 
-__all__ = ["callable_to_str", "import_dotted", "type_from_str", "type_to_str", "value_from_data", "value_to_data"]
+__all__ = [
+    "callable_to_str",
+    "import_dotted",
+    "type_from_str",
+    "type_to_str",
+    "value_from_data",
+    "value_to_data",
+]

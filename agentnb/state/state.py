@@ -19,11 +19,18 @@ from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 from ..errors import StateKeyError, StateSchemaError, StateTypeError
-from .frozen import FrozenMap, freeze, reorder, same, update_along
 from ..messages import Message
-from .modules import load_registered, register_state, registered_state
-from .serialization import callable_to_str, import_dotted, type_from_str, type_to_str, value_from_data, value_to_data
 from ..util.text import shorten
+from .frozen import FrozenMap, freeze, reorder, same, update_along
+from .modules import load_registered, register_state, registered_state
+from .serialization import (
+    callable_to_str,
+    import_dotted,
+    type_from_str,
+    type_to_str,
+    value_from_data,
+    value_to_data,
+)
 from .tracked import Journal, track, tracked_copy
 
 Handler = Callable[[Any, Any], Any]
@@ -229,7 +236,9 @@ class State:
         written = journal.written(consume=consume)
         image = journal.image
         if written.paths is not None:
-            image = reorder(update_along(image, self._data, written.paths), image, self._data, written.inserted)
+            image = reorder(
+                update_along(image, self._data, written.paths), image, self._data, written.inserted
+            )
         if consume:
             journal.image = image
         return image
@@ -319,7 +328,10 @@ class State:
         schema = None
         if self._schema is not None:
             schema = {
-                k: {"type": type_to_str(e.type), "handler": callable_to_str(e.handler, f"the handler of state key {k!r}")}
+                k: {
+                    "type": type_to_str(e.type),
+                    "handler": callable_to_str(e.handler, f"the handler of state key {k!r}"),
+                }
                 for k, e in self._schema.items()
                 if k not in skip
             }
@@ -335,7 +347,10 @@ class State:
                 properties[key], serialized[key] = value_to_data(value)
             except TypeError as exc:
                 warnings.warn(f"State.to_dict: state key {key!r} left out: {exc}", stacklevel=2)
-        data = {"serialization_schema": {"type": "object", "properties": properties}, "serialized_data": serialized}
+        data = {
+            "serialization_schema": {"type": "object", "properties": properties},
+            "serialized_data": serialized,
+        }
         return {"schema": schema, "data": data}
 
     @classmethod
@@ -349,9 +364,14 @@ class State:
                 for k, spec in raw_schema.items()
             }
         values = data.get("data") or {}
-        return cls(schema, value_from_data(values.get("serialization_schema") or {}, values.get("serialized_data") or {}))
+        return cls(
+            schema,
+            value_from_data(values.get("serialization_schema") or {}, values.get("serialized_data") or {}),
+        )
 
-    def register_state(self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None) -> None:
+    def register_state(
+        self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None
+    ) -> None:
         """Also save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
         register_state(self, attr_name, custom_to_json, custom_from_json)
 

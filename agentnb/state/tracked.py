@@ -29,8 +29,16 @@ from typing import Any, NamedTuple
 
 SCALARS = frozenset({str, int, float, bool, type(None), bytes, complex})
 """Types whose values never change: shared between the live state and its frozen copies."""
-_IMMUTABLE = SCALARS | {datetime.date, datetime.datetime, datetime.time, datetime.timedelta,
-                        decimal.Decimal, fractions.Fraction, uuid.UUID, range}
+_IMMUTABLE = SCALARS | {
+    datetime.date,
+    datetime.datetime,
+    datetime.time,
+    datetime.timedelta,
+    decimal.Decimal,
+    fractions.Fraction,
+    uuid.UUID,
+    range,
+}
 
 WHOLE: Any = type("Whole", (), {"__repr__": lambda self: "WHOLE"})()
 """In a trie of written paths: everything at and below this path may have changed."""
@@ -129,7 +137,9 @@ class Journal:
         if self.loose:
             for spot, (ref, key) in list(self.loose.items()):
                 container = ref()
-                if container is None or (type(container) is TrackedDict and not _loose_value(container, key, self)):
+                if container is None or (
+                    type(container) is TrackedDict and not _loose_value(container, key, self)
+                ):
                     del self.loose[spot]
                     continue
                 located = _ROOT if container is root else _locate(container, root, [])
@@ -147,7 +157,9 @@ class Journal:
         for container, key in places:
             if type(container) is TrackedDict:
                 if type(dict.get(container, key)) in _PLAIN and _sole(container, key):
-                    dict.__setitem__(container, key, track(dict.__getitem__(container, key), self, owned=False))
+                    dict.__setitem__(
+                        container, key, track(dict.__getitem__(container, key), self, owned=False)
+                    )
                     _attach(dict.__getitem__(container, key), container, key)
                 if not _loose_value(container, key, self):
                     self.loose.pop((id(container), key), None)
@@ -155,7 +167,9 @@ class Journal:
                 still = False
                 for i in range(len(container)):
                     if type(list.__getitem__(container, i)) in _PLAIN and _sole(container, i):
-                        list.__setitem__(container, i, track(list.__getitem__(container, i), self, owned=False))
+                        list.__setitem__(
+                            container, i, track(list.__getitem__(container, i), self, owned=False)
+                        )
                         _attach(list.__getitem__(container, i), container, None)
                     still = still or _loose_value(container, i, self)
                 if not still:
@@ -169,7 +183,11 @@ class Journal:
 
 def _loose_value(container: Any, key: Any, journal: Journal) -> bool:
     """Whether container[key] holds a value that is neither immutable nor tracked here."""
-    value = dict.get(container, key, _ABSENT) if type(container) is TrackedDict else list.__getitem__(container, key)
+    value = (
+        dict.get(container, key, _ABSENT)
+        if type(container) is TrackedDict
+        else list.__getitem__(container, key)
+    )
     if value is _ABSENT:
         return False
     kind = type(value)
@@ -274,7 +292,9 @@ def _detach(value: Any, parent: Any, key: Any) -> None:
 
 
 def _refs(container: Any, key: Any) -> int:
-    value = dict.__getitem__(container, key) if isinstance(container, dict) else list.__getitem__(container, key)
+    value = (
+        dict.__getitem__(container, key) if isinstance(container, dict) else list.__getitem__(container, key)
+    )
     return sys.getrefcount(value)
 
 
@@ -283,7 +303,12 @@ def _calibrate() -> int:
     sole: every loose value stays loose) where reference counts cannot tell."""
     if sys.implementation.name != "cpython" or not hasattr(sys, "getrefcount"):
         return 0
-    counts = {_refs({"k": []}, "k"), _refs([{}], 0), _refs(TrackedDict(k=[]), "k"), _refs(TrackedList([[]]), 0)}
+    counts = {
+        _refs({"k": []}, "k"),
+        _refs([{}], 0),
+        _refs(TrackedDict(k=[]), "k"),
+        _refs(TrackedList([[]]), 0),
+    }
     return counts.pop() if len(counts) == 1 else 0
 
 
@@ -597,4 +622,16 @@ class TrackedList(list):  # type: ignore[type-arg]
 _CONTAINERS = frozenset({TrackedDict, TrackedList})
 _SOLE = _calibrate()
 
-__all__ = ["Journal", "SCALARS", "Written", "TrackedDict", "TrackedList", "Trie", "WHOLE", "immutable", "mark", "track", "tracked_copy"]
+__all__ = [
+    "Journal",
+    "SCALARS",
+    "Written",
+    "TrackedDict",
+    "TrackedList",
+    "Trie",
+    "WHOLE",
+    "immutable",
+    "mark",
+    "track",
+    "tracked_copy",
+]

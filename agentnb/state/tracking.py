@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from .diff import PLAIN_LEAVES, escape, make_patch, plain_equal, tokens, top_level_key
 from ..events import StateCause, StateChanged
+from .diff import PLAIN_LEAVES, escape, make_patch, plain_equal, tokens, top_level_key
 from .frozen import FrozenList, FrozenMap, freeze, live_order, reorder, thaw, update_along
 from .state import State
-from .tracked import WHOLE, Trie, TrackedDict, TrackedList, mark, track
+from .tracked import WHOLE, TrackedDict, TrackedList, Trie, mark, track
 
 _ABSENT: Any = object()
 
@@ -130,7 +130,9 @@ class Authors:
 # -- comparing only what was written ----------------------------------------------------------
 
 
-def _top_values(frozen: FrozenMap, live: dict[str, Any], keys: Trie) -> tuple[list[dict[str, Any]], FrozenMap]:
+def _top_values(
+    frozen: FrozenMap, live: dict[str, Any], keys: Trie
+) -> tuple[list[dict[str, Any]], FrozenMap]:
     """The patch and the new snapshot when every write was to top-level values as a whole (the
     usual case: ``_prune``, ``make_patch``, ``_patched`` and ``update_along`` in one pass)."""
     if len(keys) == 1:  # one key (a tool's append, a user's reset): nothing to order
@@ -138,7 +140,9 @@ def _top_values(frozen: FrozenMap, live: dict[str, Any], keys: Trie) -> tuple[li
         old, new = frozen.get(key, _ABSENT), live.get(key, _ABSENT)
         patch = _grown_or_cut(key, old, new)
         if patch is None:
-            patch = make_patch({} if old is _ABSENT else {key: thaw(old)}, {} if new is _ABSENT else {key: new})
+            patch = make_patch(
+                {} if old is _ABSENT else {key: thaw(old)}, {} if new is _ABSENT else {key: new}
+            )
         if not patch:
             return patch, frozen
         if new is _ABSENT:
@@ -283,7 +287,12 @@ def _restore(live: dict[str, Any], frozen: FrozenMap, paths: Trie | Any) -> None
         old, cur = frozen.get(key, _ABSENT), live.get(key, _ABSENT)
         if old is _ABSENT:
             live.pop(key, None)
-        elif sub is not WHOLE and type(old) is FrozenMap and type(cur) is TrackedDict and _only_here(cur, live, key):
+        elif (
+            sub is not WHOLE
+            and type(old) is FrozenMap
+            and type(cur) is TrackedDict
+            and _only_here(cur, live, key)
+        ):
             _restore(cur, old, sub)
         else:
             live[key] = track(thaw(old), journal, owned=True)

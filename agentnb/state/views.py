@@ -44,7 +44,9 @@ class ListView(list):  # type: ignore[type-arg]
     """A frozen list as a read-only plain list."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = reverse = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = (
+        sort
+    ) = reverse = _refuse  # type: ignore[assignment]
 
     def __copy__(self) -> list[Any]:
         return list(self)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from .run_context import RunContext
 from ..state.state import replace_values
+from .run_context import RunContext
 from .tool import Tool
 
 AGENTIC_TOOL = "update_session_state"

@@ -34,7 +34,9 @@ def _function_params(function: Callable[..., Any]) -> set[str] | None:
     return {p.name for p in params if p.kind is not inspect.Parameter.VAR_POSITIONAL}
 
 
-def check_inputs_from_state(tool_name: str, mapping: Any, function: Callable[..., Any]) -> dict[str, str] | None:
+def check_inputs_from_state(
+    tool_name: str, mapping: Any, function: Callable[..., Any]
+) -> dict[str, str] | None:
     """``{state_key: parameter}``: keys and values strings, each value a parameter of ``function``."""
     if mapping is None:
         return None
@@ -45,7 +47,9 @@ def check_inputs_from_state(tool_name: str, mapping: Any, function: Callable[...
         )
     for key, param in mapping.items():
         if not isinstance(key, str):
-            raise ToolConfigTypeError(f"inputs_from_state keys must be str (state keys), not {type(key).__name__}")
+            raise ToolConfigTypeError(
+                f"inputs_from_state keys must be str (state keys), not {type(key).__name__}"
+            )
         if not isinstance(param, str):
             raise ToolConfigTypeError(f"inputs_from_state values must be str, not {type(param).__name__}")
     valid = _function_params(function)
@@ -80,9 +84,13 @@ def check_outputs_to_state(tool_name: str, mapping: Any) -> dict[str, dict[str, 
                 f"{sorted(set(spec) - {'source', 'handler'})}; allowed: 'source', 'handler'"
             )
         if "source" in spec and not isinstance(spec["source"], str):
-            raise ToolDefinitionError(f"outputs_to_state source for key {key!r} of tool {tool_name!r} must be a string")
+            raise ToolDefinitionError(
+                f"outputs_to_state source for key {key!r} of tool {tool_name!r} must be a string"
+            )
         if spec.get("handler") is not None and not callable(spec["handler"]):
-            raise ToolDefinitionError(f"outputs_to_state[{key!r}]['handler'] of tool {tool_name!r} must be a function")
+            raise ToolDefinitionError(
+                f"outputs_to_state[{key!r}]['handler'] of tool {tool_name!r} must be a function"
+            )
         out[key] = dict(spec)
     return out
 
@@ -107,7 +115,9 @@ def schema_validator(schema: dict[str, Any]) -> Callable[[Any], Any]:
     import fastjsonschema
 
     if not isinstance(schema, Mapping):
-        raise ToolConfigTypeError(f"the parameters must be a JSON schema (a dict), got {type(schema).__name__}")
+        raise ToolConfigTypeError(
+            f"the parameters must be a JSON schema (a dict), got {type(schema).__name__}"
+        )
     try:
         return fastjsonschema.compile(dict(schema))
     except (fastjsonschema.JsonSchemaDefinitionException, AttributeError, TypeError) as exc:
@@ -122,7 +132,11 @@ def check_with_schema(validator: Callable[[Any], Any], arguments: dict[str, Any]
         validator(arguments)
     except fastjsonschema.JsonSchemaValueException as exc:
         where = exc.name[len("data") :].lstrip(".") if exc.name else ""
-        message = exc.message[len(exc.name) :].strip() if exc.name and exc.message.startswith(exc.name) else exc.message
+        message = (
+            exc.message[len(exc.name) :].strip()
+            if exc.name and exc.message.startswith(exc.name)
+            else exc.message
+        )
         raise ToolArgumentsError(f"{where or '(arguments)'}: {message}") from None
 
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolDefinitionError
 from ..events import HookStep
-from .run_context import RunContext, run_sync
 from ..util.text import shorten
 from .result import result_text
+from .run_context import RunContext, run_sync
 
 if TYPE_CHECKING:
     from .tool import Tool
@@ -103,7 +103,9 @@ def run_chain(
 class _Chain:
     """The links of one call: hooks[0] … hooks[-1], then the tool."""
 
-    def __init__(self, tool: Tool, hooks: list[Callable[..., Any]], ctx: RunContext, on_link: Callable[[str, str], Any]) -> None:
+    def __init__(
+        self, tool: Tool, hooks: list[Callable[..., Any]], ctx: RunContext, on_link: Callable[[str, str], Any]
+    ) -> None:
         self.tool, self.hooks, self.ctx, self.on_link = tool, hooks, ctx, on_link
         self.outcome = ChainOutcome()
         self.steps: list[HookStep | None] = [None] * len(hooks)
@@ -148,7 +150,9 @@ class _Chain:
         start = time.perf_counter()
         self.on_link("enter", name)
         try:
-            value = run_sync(hook(**_hook_kwargs(hook, self.tool, args, _as_hook_expects(hook, call_next), self.ctx)))
+            value = run_sync(
+                hook(**_hook_kwargs(hook, self.tool, args, _as_hook_expects(hook, call_next), self.ctx))
+            )
             if inspect.isawaitable(value):  # an async hook that returned function_call(...) unawaited
                 value = run_sync(value)
         except BaseException as exc:
@@ -156,12 +160,26 @@ class _Chain:
             took = (time.perf_counter() - start) * 1000
             if called and exc is self.last_error:
                 # Raised further in and let through: this hook passed the call on.
-                self.steps[index] = HookStep(name=name, arguments=received, outcome="passed", duration_ms=took, passed_arguments=passed, passed_error=error)
+                self.steps[index] = HookStep(
+                    name=name,
+                    arguments=received,
+                    outcome="passed",
+                    duration_ms=took,
+                    passed_arguments=passed,
+                    passed_error=error,
+                )
                 raise
             if not self.raised_at:
                 self.raised_at.append(name)
             self.last_error = exc
-            self.steps[index] = HookStep(name=name, arguments=received, outcome="raised", error=error, duration_ms=took, passed_arguments=passed)
+            self.steps[index] = HookStep(
+                name=name,
+                arguments=received,
+                outcome="raised",
+                error=error,
+                duration_ms=took,
+                passed_arguments=passed,
+            )
             raise
         finally:
             self.on_link("exit", name)
@@ -197,7 +215,9 @@ def _hook_kwargs(
     ctx: RunContext,
 ) -> dict[str, Any]:
     values = {**ctx.injectable(), "name": tool.name, "next": call_next, "arguments": args}
-    return {p: values[HOOK_PARAM_NAMES[p]] for p in inspect.signature(hook).parameters if p in HOOK_PARAM_NAMES}
+    return {
+        p: values[HOOK_PARAM_NAMES[p]] for p in inspect.signature(hook).parameters if p in HOOK_PARAM_NAMES
+    }
 
 
 __all__ = ["HOOK_PARAM_NAMES", "ChainOutcome", "check_hook", "hook_name", "run_chain"]

@@ -74,6 +74,7 @@ def run_sync(awaitable: Any) -> Any:
         return awaitable
     import asyncio
     import concurrent.futures
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

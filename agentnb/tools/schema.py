@@ -163,7 +163,9 @@ def schema_for(
 
 def _param_doc(param: Any, haystack: bool) -> str:
     # Agno keeps a docstring's "(str)" in front of the description; Haystack does not.
-    return param.description if haystack or not param.type_name else f"({param.type_name}) {param.description}"
+    return (
+        param.description if haystack or not param.type_name else f"({param.type_name}) {param.description}"
+    )
 
 
 def _annotation_and_note(annotation: Any) -> tuple[Any, str | None]:
@@ -174,7 +176,9 @@ def _annotation_and_note(annotation: Any) -> tuple[Any, str | None]:
     return annotation, None
 
 
-def _finish(schema: dict[str, Any], untyped: dict[str, Any], param_docs: dict[str, str], haystack: bool) -> dict[str, Any]:
+def _finish(
+    schema: dict[str, Any], untyped: dict[str, Any], param_docs: dict[str, str], haystack: bool
+) -> dict[str, Any]:
     """pydantic's schema as the model sees it: no titles, properties first, the peer's rules."""
     schema = _strip_titles(schema)
     schema.pop("additionalProperties", None)

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolArgumentsError, ToolDefinitionError, ToolInvocationError
 from ..util.text import shorten
-from .run_context import RunContext, run_sync
 from .checks import (
     check_inputs_from_state,
     check_outputs_to_state,
@@ -28,6 +27,7 @@ from .checks import (
     validation_message,
 )
 from .hooks import check_hook
+from .run_context import RunContext, run_sync
 from .schema import injected_params, schema_for
 
 if TYPE_CHECKING:
@@ -113,7 +113,15 @@ class Tool:
         """A tool whose schema is derived from ``function``'s signature and docstring (Agno's
         rules: an untyped parameter is a string, ``Optional[X]`` is shown as ``X``)."""
         return _from_function(
-            cls, function, name, description, inputs_from_state or {}, outputs_to_state or {}, instructions, tool_hooks, False
+            cls,
+            function,
+            name,
+            description,
+            inputs_from_state or {},
+            outputs_to_state or {},
+            instructions,
+            tool_hooks,
+            False,
         )
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -204,7 +212,9 @@ class Tool:
         try:
             return _collected(self.function(**kwargs))
         except Exception as exc:
-            raise ToolInvocationError(f"Failed to invoke Tool `{self.name}` with parameters {kwargs}. Error: {exc}") from exc
+            raise ToolInvocationError(
+                f"Failed to invoke Tool `{self.name}` with parameters {kwargs}. Error: {exc}"
+            ) from exc
 
 
 def _collected(value: Any) -> Any:
@@ -244,7 +254,9 @@ def _from_function(
     if not tool_name or tool_name == "<lambda>":
         raise ToolDefinitionError("a lambda needs a name: Tool.from_function(fn, name='...')")
     hidden = set((inputs_from_state or {}).values()) if isinstance(inputs_from_state, Mapping) else set()
-    parameters, args_model, injected, doc_description = schema_for(function, tool_name, hidden, haystack=haystack)
+    parameters, args_model, injected, doc_description = schema_for(
+        function, tool_name, hidden, haystack=haystack
+    )
     return cls(
         name=tool_name,
         description=description if description is not None else doc_description,
@@ -268,10 +280,20 @@ def create_tool_from_function(
 ) -> Tool:
     """A tool from ``function`` by Haystack's rules: every parameter needs a type hint, and
     ``Optional[X]`` stays ``anyOf [X, null]`` in the schema."""
-    return _from_function(Tool, function, name, description, inputs_from_state, outputs_to_state, None, None, True)
+    return _from_function(
+        Tool, function, name, description, inputs_from_state, outputs_to_state, None, None, True
+    )
 
 
-_TOOL_OPTIONS = ("add_instructions", "description", "inputs_from_state", "instructions", "name", "outputs_to_state", "tool_hooks")
+_TOOL_OPTIONS = (
+    "add_instructions",
+    "description",
+    "inputs_from_state",
+    "instructions",
+    "name",
+    "outputs_to_state",
+    "tool_hooks",
+)
 
 
 def tool(

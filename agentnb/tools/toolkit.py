@@ -84,7 +84,9 @@ class Toolkit:
                     f"{label} tool(s) not present in the toolkit {self.name!r}: {', '.join(missing)}"
                 )
 
-    def register_state(self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None) -> None:
+    def register_state(
+        self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None
+    ) -> None:
         """Save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
         register_state(self, attr_name, custom_to_json, custom_from_json)
 

@@ -13,12 +13,27 @@ from typing import Any
 
 from ..events import ContextRetrieved, ModelResponded, PromptRendered, RunFailed, StateChanged, Usage
 from . import conventions as sc
-from .content import genai_message, genai_output, oi_messages, oi_output, request_messages, scrub, text_of, to_json
+from .content import (
+    genai_message,
+    genai_output,
+    oi_messages,
+    oi_output,
+    request_messages,
+    scrub,
+    text_of,
+    to_json,
+)
 from .outline import ChatCall, Hook, RunOutline, ToolRun
 
 Attributes = dict[str, Any]
 
-PROVIDERS = {"openai": "openai", "openai-responses": "openai", "local": "llama_cpp", "scripted": "agentnb.scripted", "replay": "agentnb.replay"}
+PROVIDERS = {
+    "openai": "openai",
+    "openai-responses": "openai",
+    "local": "llama_cpp",
+    "scripted": "agentnb.scripted",
+    "replay": "agentnb.replay",
+}
 """A model label's prefix and the ``gen_ai.provider.name`` it stands for (local models are not
 claimed as ``openai``: backends price and label spans by the provider)."""
 
@@ -51,7 +66,9 @@ def model_of(label: str, request: Mapping[str, Any] | None = None) -> str:
     return label.split(":", 1)[1] if ":" in label else label
 
 
-def run_attributes(run: RunOutline, settings: SpanSettings, parent_run_id: str | None, path: Any) -> Attributes:
+def run_attributes(
+    run: RunOutline, settings: SpanSettings, parent_run_id: str | None, path: Any
+) -> Attributes:
     """The ``invoke_agent`` root span's attributes at its start."""
     started = run.started
     assert started is not None
@@ -75,7 +92,9 @@ def run_attributes(run: RunOutline, settings: SpanSettings, parent_run_id: str |
     if path:
         attrs[sc.AGENT_PATH] = "/".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
     if settings.content:
-        attrs[sc.INPUT_MESSAGES] = to_json([{"role": "user", "parts": [{"type": "text", "content": started.message}]}])
+        attrs[sc.INPUT_MESSAGES] = to_json(
+            [{"role": "user", "parts": [{"type": "text", "content": started.message}]}]
+        )
         attrs[sc.OI_INPUT] = scrub(started.message)
         attrs[sc.OI_INPUT_MIME] = sc.TEXT_MIME
     if run.prompt is not None:
@@ -87,7 +106,12 @@ def prompt_attributes(prompt: PromptRendered, content: bool) -> Attributes:
     """The prompt's assembly: sections, hidden and unused keys, notes, tokens."""
     tokens = prompt.tokens
     sections = [
-        {"source": s.source, "start": s.start, "end": s.end, **({"tokens": tokens.sections[i]} if tokens and i < len(tokens.sections) else {})}
+        {
+            "source": s.source,
+            "start": s.start,
+            "end": s.end,
+            **({"tokens": tokens.sections[i]} if tokens and i < len(tokens.sections) else {}),
+        }
         for i, s in enumerate(prompt.sections)
     ]
     attrs: Attributes = {sc.PROMPT_SECTIONS: json.dumps(sections)}
@@ -98,14 +122,16 @@ def prompt_attributes(prompt: PromptRendered, content: bool) -> Attributes:
     if prompt.notes:
         attrs[sc.PROMPT_NOTES] = list(prompt.notes)
     if tokens is not None:
-        attrs.update({
-            f"{sc.PROMPT_TOKENS}.system": tokens.system,
-            f"{sc.PROMPT_TOKENS}.history": tokens.history,
-            f"{sc.PROMPT_TOKENS}.user": tokens.user,
-            f"{sc.PROMPT_TOKENS}.total": tokens.total,
-            f"{sc.PROMPT_TOKENS}.counter": tokens.counter,
-            f"{sc.PROMPT_TOKENS}.exact": tokens.exact,
-        })
+        attrs.update(
+            {
+                f"{sc.PROMPT_TOKENS}.system": tokens.system,
+                f"{sc.PROMPT_TOKENS}.history": tokens.history,
+                f"{sc.PROMPT_TOKENS}.user": tokens.user,
+                f"{sc.PROMPT_TOKENS}.total": tokens.total,
+                f"{sc.PROMPT_TOKENS}.counter": tokens.counter,
+                f"{sc.PROMPT_TOKENS}.exact": tokens.exact,
+            }
+        )
         if tokens.template is not None:
             attrs[f"{sc.PROMPT_TOKENS}.template"] = tokens.template
     if content and prompt.system_prompt:
@@ -130,7 +156,9 @@ def run_end_attributes(run: RunOutline, content: bool) -> Attributes:
     if last is not None and last.finish_reason:
         attrs[sc.FINISH_REASONS] = [last.finish_reason]
     if content and outcome.content is not None:
-        attrs[sc.OUTPUT_MESSAGES] = to_json(genai_output(outcome.content, (), last.finish_reason if last else None))
+        attrs[sc.OUTPUT_MESSAGES] = to_json(
+            genai_output(outcome.content, (), last.finish_reason if last else None)
+        )
         attrs[sc.OI_OUTPUT] = scrub(outcome.content)
         attrs[sc.OI_OUTPUT_MIME] = sc.TEXT_MIME
     return attrs
@@ -172,7 +200,13 @@ def chat_attributes(chat: ChatCall, label: str, settings: SpanSettings) -> Attri
         attrs[sc.CONVERSATION_ID] = attrs[sc.OI_SESSION] = settings.session_id
     options = scrub({k: v for k, v in request.items() if k in sc.REQUEST_OPTIONS and v is not None})
     for option, value in options.items():
-        attrs[sc.REQUEST_OPTIONS[option]] = list(map(str, value)) if isinstance(value, (list, tuple)) else value if isinstance(value, (bool, int, float, str)) else str(value)
+        attrs[sc.REQUEST_OPTIONS[option]] = (
+            list(map(str, value))
+            if isinstance(value, (list, tuple))
+            else value
+            if isinstance(value, (bool, int, float, str))
+            else str(value)
+        )
     if options:
         attrs[sc.OI_INVOCATION] = to_json(options)
     if settings.content:
@@ -201,9 +235,13 @@ def chat_end_attributes(responded: ModelResponded, content: bool) -> Attributes:
     if isinstance(raw.get("model"), str):
         attrs[sc.RESPONSE_MODEL] = raw["model"]
     if content:
-        attrs[sc.OUTPUT_MESSAGES] = to_json(genai_output(responded.content, responded.tool_calls, responded.finish_reason))
+        attrs[sc.OUTPUT_MESSAGES] = to_json(
+            genai_output(responded.content, responded.tool_calls, responded.finish_reason)
+        )
         attrs.update(oi_output(responded.content, responded.tool_calls))
-        attrs[sc.OI_OUTPUT] = to_json(genai_output(responded.content, responded.tool_calls, responded.finish_reason))
+        attrs[sc.OI_OUTPUT] = to_json(
+            genai_output(responded.content, responded.tool_calls, responded.finish_reason)
+        )
         attrs[sc.OI_OUTPUT_MIME] = sc.JSON_MIME
     return attrs
 
@@ -300,10 +338,18 @@ def state_attributes(changes: Iterable[StateChanged], hidden: Iterable[str], con
     """State changes as one RFC 6902 patch (every change's operations, in order) with its cause;
     operations on hidden keys (``hide_state_keys``) are left out, and the conversation's
     messages unless content is captured."""
-    hidden_paths = ["/" + key.replace("~", "~0").replace("/", "~1") for key in hidden] + ([] if content else ["/messages"])
+    hidden_paths = ["/" + key.replace("~", "~0").replace("/", "~1") for key in hidden] + (
+        [] if content else ["/messages"]
+    )
     kept: list[tuple[StateChanged, list[dict[str, Any]]]] = []
     for change in changes:
-        ops = [op for op in change.patch if not any(_under(str(op.get("path", "")), p) or _under(str(op.get("from", "")), p) for p in hidden_paths)]
+        ops = [
+            op
+            for op in change.patch
+            if not any(
+                _under(str(op.get("path", "")), p) or _under(str(op.get("from", "")), p) for p in hidden_paths
+            )
+        ]
         if ops:
             kept.append((change, ops))
     if not kept:

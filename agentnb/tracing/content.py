@@ -14,7 +14,19 @@ from typing import Any
 
 from . import conventions as sc
 
-SECRET_KEYS = frozenset({"api_key", "apikey", "authorization", "headers", "extra_headers", "default_headers", "password", "token", "secret"})
+SECRET_KEYS = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "authorization",
+        "headers",
+        "extra_headers",
+        "default_headers",
+        "password",
+        "token",
+        "secret",
+    }
+)
 """Keys dropped from every payload before it becomes an attribute, whatever the content setting."""
 
 _SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})")
@@ -69,7 +81,10 @@ def request_messages(request: Mapping[str, Any]) -> list[dict[str, Any]]:
         if not isinstance(item, Mapping):
             continue
         if item.get("type") == "function_call":
-            call = {"id": item.get("call_id"), "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
+            call = {
+                "id": item.get("call_id"),
+                "function": {"name": item.get("name"), "arguments": item.get("arguments")},
+            }
             out.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif item.get("type") == "function_call_output":
             out.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": item.get("output")})
@@ -89,14 +104,26 @@ def genai_message(message: Mapping[str, Any]) -> dict[str, Any]:
         parts.append({"type": "text", "content": text})
     for call in message.get("tool_calls") or ():
         function = call.get("function") or {}
-        parts.append({"type": "tool_call", "id": call.get("id"), "name": function.get("name"), "arguments": _arguments(function.get("arguments"))})
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": call.get("id"),
+                "name": function.get("name"),
+                "arguments": _arguments(function.get("arguments")),
+            }
+        )
     return {"role": role, "parts": parts}
 
 
-def genai_output(content: str | None, tool_calls: Iterable[Any], finish_reason: str | None) -> list[dict[str, Any]]:
+def genai_output(
+    content: str | None, tool_calls: Iterable[Any], finish_reason: str | None
+) -> list[dict[str, Any]]:
     """A model's answer as the GenAI output-messages schema (one assistant message)."""
     parts: list[dict[str, Any]] = [{"type": "text", "content": content}] if content else []
-    parts += [{"type": "tool_call", "id": c.id, "name": c.name, "arguments": _arguments(c.arguments)} for c in tool_calls]
+    parts += [
+        {"type": "tool_call", "id": c.id, "name": c.name, "arguments": _arguments(c.arguments)}
+        for c in tool_calls
+    ]
     return [{"role": "assistant", "parts": parts, "finish_reason": finish_reason or "stop"}]
 
 
@@ -124,7 +151,9 @@ def oi_messages(prefix: str, messages: Iterable[Mapping[str, Any]]) -> dict[str,
             function = call.get("function") or {}
             out[f"{key}.tool_calls.{j}.tool_call.id"] = str(call.get("id") or "")
             out[f"{key}.tool_calls.{j}.tool_call.function.name"] = str(function.get("name") or "")
-            out[f"{key}.tool_calls.{j}.tool_call.function.arguments"] = scrub(str(function.get("arguments") or ""))
+            out[f"{key}.tool_calls.{j}.tool_call.function.arguments"] = scrub(
+                str(function.get("arguments") or "")
+            )
     return out
 
 

@@ -147,7 +147,9 @@ def _start(agent: Any, event: RunStarted) -> None:
         _trace_of[event.run_id] = trace_id
         while len(_trace_of) > 10_000:  # only runs still able to have delegations matter
             _trace_of.pop(next(iter(_trace_of)))
-        _runs[event.run_id] = _LiveRun(provider, settings, trace_id, [event], [time.time_ns()], parent_trace is not None)
+        _runs[event.run_id] = _LiveRun(
+            provider, settings, trace_id, [event], [time.time_ns()], parent_trace is not None
+        )
         while len(_runs) > MAX_OPEN_RUNS:  # runs abandoned mid-way (an iter_run not read to its end)
             _runs.pop(next(iter(_runs)))
 
@@ -225,7 +227,9 @@ class Flusher:
                 self._warn(f"flushing spans failed: {type(exc).__name__}: {exc}")
             took = time.perf_counter() - started
             if took > SLOW_FLUSH_S:
-                self._warn(f"handing a turn's spans to the exporter took {took:.1f} s; is the collector reachable?")
+                self._warn(
+                    f"handing a turn's spans to the exporter took {took:.1f} s; is the collector reachable?"
+                )
             with self._cond:
                 self._done = target
                 self._cond.notify_all()
@@ -233,7 +237,11 @@ class Flusher:
     def _warn(self, message: str) -> None:
         if not self._warned:
             self._warned = True
-            warnings.warn(f"agentnb.tracing: {message} Turns do not wait for it; spans keep going out in the background.", RuntimeWarning, stacklevel=1)
+            warnings.warn(
+                f"agentnb.tracing: {message} Turns do not wait for it; spans keep going out in the background.",
+                RuntimeWarning,
+                stacklevel=1,
+            )
 
 
 _flushers: weakref.WeakKeyDictionary[Any, Flusher] = weakref.WeakKeyDictionary()

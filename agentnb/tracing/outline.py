@@ -173,7 +173,9 @@ def _place(run: RunOutline, stamps: Sequence[int | None] | None) -> None:
     started = run.started
     run.start = _ns(started.at) if started is not None and started.at else (latest or time.time_ns())
     for chat in run.calls:
-        chat.start = max(run.start, _ns(chat.requested.at)) if chat.requested and chat.requested.at else run.start
+        chat.start = (
+            max(run.start, _ns(chat.requested.at)) if chat.requested and chat.requested.at else run.start
+        )
         chat.end = chat.start + _ms(chat.responded.duration_ms) if chat.responded else 0
     for tool in run.tools:
         tool.start = max(run.start, _ns(tool.started.at)) if tool.started and tool.started.at else run.start

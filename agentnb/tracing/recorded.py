@@ -10,9 +10,9 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..events import Event, RunStarted
+from . import live
 from .attributes import SpanSettings
 from .content import capture_from_env
-from . import live
 from .live import _check_provider, _descriptions, _global_provider, _session_id, flusher_for
 from .outline import outline
 from .spans import trace_id_of, write_run
@@ -31,11 +31,17 @@ def export(
     its ``history``, a list of turn records, or a session (a ``SessionBase`` or a folder such as
     a notebook's ``.agentnb``: every agent stored in it, or ``session_id``'s). Returns the trace
     ids written, as 32 hex digits, one per turn."""
-    provider = _provider(tracer_provider if tracer_provider is not None else getattr(history, "tracer_provider", None))
+    provider = _provider(
+        tracer_provider if tracer_provider is not None else getattr(history, "tracer_provider", None)
+    )
     content = capture_from_env() if capture_content is None else bool(capture_content)
     written: list[str] = []
     for agent, conversation, turns in _sources(history, session_id):
-        settings = SpanSettings(content=content, session_id=conversation, tool_descriptions=_descriptions(agent) if agent is not None else None)
+        settings = SpanSettings(
+            content=content,
+            session_id=conversation,
+            tool_descriptions=_descriptions(agent) if agent is not None else None,
+        )
         for events in turns:
             written.extend(_write(provider, events, settings))
     flusher = flusher_for(provider)
@@ -124,14 +130,18 @@ def _is_session(value: Any) -> bool:
     return isinstance(value, SessionBase)
 
 
-def _from_session(session: Any, session_id: str | None) -> Iterable[tuple[Any, str | None, list[list[Event]]]]:
+def _from_session(
+    session: Any, session_id: str | None
+) -> Iterable[tuple[Any, str | None, list[list[Event]]]]:
     """Each stored agent of a session as a bare agent holding its recorded turns."""
     from ..agent import Agent
     from ..sessions import JSONSession
 
     if not _is_session(session):
         if not os.path.isdir(session):
-            raise ConfigurationError(f"no recorded session at {os.fspath(session)!r}: give a folder of JSON sessions (a notebook's .agentnb folder) or a SessionBase")
+            raise ConfigurationError(
+                f"no recorded session at {os.fspath(session)!r}: give a folder of JSON sessions (a notebook's .agentnb folder) or a SessionBase"
+            )
         session = JSONSession(session)
     names = [session_id] if session_id else _stored_ids(session)
     if not names:
@@ -147,7 +157,11 @@ def _stored_ids(session: Any) -> list[str]:
     folder = getattr(session, "save_dir", None)
     if folder is None:
         return []
-    ids = {name.rsplit(".", 1)[0] for name in os.listdir(folder) if name.endswith((".json", ".jsonl")) and ".turns-" not in name}
+    ids = {
+        name.rsplit(".", 1)[0]
+        for name in os.listdir(folder)
+        if name.endswith((".json", ".jsonl")) and ".turns-" not in name
+    }
     return sorted(ids)
 
 

@@ -97,7 +97,15 @@ def _version() -> str:
 class SpanWriter:
     """Writes one run's spans to a tracer."""
 
-    def __init__(self, tracer: Any, ids: DerivedIds | None, run: RunOutline, settings: at.SpanSettings, trace_id: int, nested: bool = False) -> None:
+    def __init__(
+        self,
+        tracer: Any,
+        ids: DerivedIds | None,
+        run: RunOutline,
+        settings: at.SpanSettings,
+        trace_id: int,
+        nested: bool = False,
+    ) -> None:
         self.tracer, self.ids, self.run, self.settings, self.trace_id = tracer, ids, run, settings, trace_id
         self.nested = nested
         """Whether the run goes under its parent's delegate tool span (the parent is traced too)."""
@@ -112,12 +120,21 @@ class SpanWriter:
         assert started is not None
         parent_run_id, parent_tool_call_id = parent_of(started)
         context = None
-        if self.nested and parent_run_id and parent_tool_call_id:  # a delegation: under the delegate tool's span
-            parent = trace.SpanContext(self.trace_id, span_id_of(parent_run_id, f"tool:{parent_tool_call_id}"), False, trace.TraceFlags(trace.TraceFlags.SAMPLED))
+        if (
+            self.nested and parent_run_id and parent_tool_call_id
+        ):  # a delegation: under the delegate tool's span
+            parent = trace.SpanContext(
+                self.trace_id,
+                span_id_of(parent_run_id, f"tool:{parent_tool_call_id}"),
+                False,
+                trace.TraceFlags(trace.TraceFlags.SAMPLED),
+            )
             context = trace.set_span_in_context(trace.NonRecordingSpan(parent))
         attrs = at.run_attributes(run, settings, parent_run_id, getattr(started, "path", None))
         with _LOCK:
-            root = self._start(f"{sc.INVOKE_AGENT} {started.agent}", "run", context, SpanKind.INTERNAL, attrs, run.start)
+            root = self._start(
+                f"{sc.INVOKE_AGENT} {started.agent}", "run", context, SpanKind.INTERNAL, attrs, run.start
+            )
             inside = trace.set_span_in_context(root)
             for retrieval in run.retrievals:
                 self._retrieval(retrieval, inside)
@@ -131,7 +148,9 @@ class SpanWriter:
                 root.set_status(Status(StatusCode.ERROR, run.outcome.error))
             root.end(end_time=run.end)
 
-    def _start(self, name: str, key: str, context: Any, kind: SpanKind, attrs: Mapping[str, Any], start: int) -> Any:
+    def _start(
+        self, name: str, key: str, context: Any, kind: SpanKind, attrs: Mapping[str, Any], start: int
+    ) -> Any:
         if self.ids is not None:
             self.ids.trace_id, self.ids.span_id = self.trace_id, span_id_of(self.run_id, key)
         return self.tracer.start_span(name, context=context, kind=kind, attributes=attrs, start_time=start)
@@ -139,7 +158,9 @@ class SpanWriter:
     def _retrieval(self, retrieval: Any, context: Any) -> None:
         event = retrieval.event
         attrs = at.retrieval_attributes(event, self.settings.content)
-        span = self._start(f"{sc.RETRIEVAL} {event.label}", retrieval.key, context, SpanKind.INTERNAL, attrs, retrieval.start)
+        span = self._start(
+            f"{sc.RETRIEVAL} {event.label}", retrieval.key, context, SpanKind.INTERNAL, attrs, retrieval.start
+        )
         span.end(end_time=retrieval.end)
 
     def _chat(self, chat: Any, context: Any, label: str) -> None:
@@ -158,7 +179,9 @@ class SpanWriter:
         started = tool.started
         assert started is not None
         attrs = at.tool_attributes(tool, self.settings)
-        span = self._start(f"{sc.EXECUTE_TOOL} {started.name}", tool.key, context, SpanKind.INTERNAL, attrs, tool.start)
+        span = self._start(
+            f"{sc.EXECUTE_TOOL} {started.name}", tool.key, context, SpanKind.INTERNAL, attrs, tool.start
+        )
         span.set_attributes(at.state_attributes(tool.states, self.hidden, self.settings.content))
         finished = tool.finished
         if finished is not None and finished.error is not None:
@@ -170,7 +193,9 @@ class SpanWriter:
         for hook in tool.hooks:  # each hook calls the next link: nested, outermost first
             assert hook.step is not None
             attrs = at.hook_attributes(hook, self.settings.content)
-            hook_span = self._start(f"agentnb.hook {hook.step.name}", hook.key, inner, SpanKind.INTERNAL, attrs, hook.start)
+            hook_span = self._start(
+                f"agentnb.hook {hook.step.name}", hook.key, inner, SpanKind.INTERNAL, attrs, hook.start
+            )
             hook_span.set_attributes(at.state_attributes(hook.states, self.hidden, self.settings.content))
             if hook.step.outcome == "raised":
                 hook_span.set_status(Status(StatusCode.ERROR, hook.step.error or "the hook raised"))
@@ -183,7 +208,9 @@ class SpanWriter:
         span.end(end_time=tool.end)
 
 
-def write_run(provider: Any, run: RunOutline, settings: at.SpanSettings, trace_id: int, nested: bool = False) -> None:
+def write_run(
+    provider: Any, run: RunOutline, settings: at.SpanSettings, trace_id: int, nested: bool = False
+) -> None:
     """Write one run's spans through ``provider``'s tracer; ``nested``: a delegated run whose
     parent is traced, in ``trace_id`` under the parent's delegate tool span (else a trace of
     its own)."""

@@ -29,7 +29,7 @@ def require(extra: str, what: str, modules: tuple[str, ...] | None = None) -> No
     if absent:
         raise MissingExtraError(
             f"{what} needs the {extra!r} extra ({', '.join(absent)} is not installed): "
-            f"pip install \"agentnb[{extra}]\" and restart the kernel"
+            f'pip install "agentnb[{extra}]" and restart the kernel'
         )
 
 

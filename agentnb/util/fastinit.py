@@ -52,7 +52,9 @@ def fast_init(cls: type[T]) -> type[T]:
         elif field.default_factory is not dataclasses.MISSING:
             namespace[f"_factory_{name}"] = field.default_factory
             param = f"{name}=_FACTORY"
-            value = f"_factory_{name}() if {name} is _FACTORY else {name}" if field.init else f"_factory_{name}()"
+            value = (
+                f"_factory_{name}() if {name} is _FACTORY else {name}" if field.init else f"_factory_{name}()"
+            )
         else:
             param = name
             if not field.init:

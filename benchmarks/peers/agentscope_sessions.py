@@ -57,8 +57,18 @@ def turn_messages(turn: int, name: str, arguments: dict[str, Any]) -> list[Msg]:
     return [
         Msg("user", "change one key", "user"),
         Msg("bench", [ToolUseBlock(type="tool_use", id=call_id, name=name, input=arguments)], "assistant"),
-        Msg("system", [ToolResultBlock(type="tool_result", id=call_id, name=name,
-                                       output=[TextBlock(type="text", text=f"{arguments['key']} set")])], "system"),
+        Msg(
+            "system",
+            [
+                ToolResultBlock(
+                    type="tool_result",
+                    id=call_id,
+                    name=name,
+                    output=[TextBlock(type="text", text=f"{arguments['key']} set")],
+                )
+            ],
+            "system",
+        ),
         Msg("bench", "done", "assistant"),
     ]
 
@@ -73,7 +83,11 @@ async def load_times(session_dir: str, expect: BenchAgent, reps: int) -> dict[st
         wall.append((time.perf_counter_ns() - t0) / 1e6)
         cpu.append((time.process_time_ns() - c0) / 1e6)
         assert fresh.data == expect.data and len(fresh.memory.content) == len(expect.memory.content)
-    return {"turns": len(expect.memory.content) // 4, "wall_ms": measure.summary(wall), "cpu_ms": measure.summary(cpu)}
+    return {
+        "turns": len(expect.memory.content) // 4,
+        "wall_ms": measure.summary(wall),
+        "cpu_ms": measure.summary(cpu),
+    }
 
 
 async def run(turns: int, load_at: list[int], load_reps: int, session_dir: str) -> dict[str, Any]:
@@ -116,19 +130,28 @@ def main() -> None:
     p.add_argument("--out", default=None)
     args = p.parse_args()
     logging.getLogger("as").setLevel(logging.WARNING)  # one INFO line per save otherwise
-    out: dict[str, Any] = {"framework": "agentscope", "version": version("agentscope"), "store": "JSONSession",
-                           "loadavg_start": measure.loadavg()}
+    out: dict[str, Any] = {
+        "framework": "agentscope",
+        "version": version("agentscope"),
+        "store": "JSONSession",
+        "loadavg_start": measure.loadavg(),
+    }
     with tempfile.TemporaryDirectory(prefix="agentnb-bench-agentscope-") as tmp:
         out["autosave"] = a = asyncio.run(run(args.turns, args.load_at, args.load_reps, tmp))
     out["loadavg_end"] = measure.loadavg()
     out["net"] = common.net_report()
-    print(f"agentscope JSONSession save per turn over {a['turns']} turns: median {a['save_ms']['median']:.1f} ms "
-          f"p99 {a['save_ms']['p99']:.1f} max {a['save_ms']['max']:.1f}, CPU {a['save_cpu_ms']['median']:.1f} ms "
-          f"(first 100 {a['save_ms_first_100']:.1f}, last 100 {a['save_ms_last_100']:.1f}); {a['bytes_on_disk'] / 1e6:.1f} MB on disk",
-          flush=True)
+    print(
+        f"agentscope JSONSession save per turn over {a['turns']} turns: median {a['save_ms']['median']:.1f} ms "
+        f"p99 {a['save_ms']['p99']:.1f} max {a['save_ms']['max']:.1f}, CPU {a['save_cpu_ms']['median']:.1f} ms "
+        f"(first 100 {a['save_ms_first_100']:.1f}, last 100 {a['save_ms_last_100']:.1f}); {a['bytes_on_disk'] / 1e6:.1f} MB on disk",
+        flush=True,
+    )
     for load in a["loads"]:
-        print(f"agentscope JSONSession load after {load['turns']:5d} turns: {load['wall_ms']['median']:.1f} ms "
-              f"[{load['wall_ms']['min']:.1f}–{load['wall_ms']['max']:.1f}] (CPU {load['cpu_ms']['median']:.1f})", flush=True)
+        print(
+            f"agentscope JSONSession load after {load['turns']:5d} turns: {load['wall_ms']['median']:.1f} ms "
+            f"[{load['wall_ms']['min']:.1f}–{load['wall_ms']['max']:.1f}] (CPU {load['cpu_ms']['median']:.1f})",
+            flush=True,
+        )
     measure.write_json(args.out, "sessions_agentscope_scale", out)
 
 

@@ -40,16 +40,32 @@ def child(variant: str, later: int) -> dict[str, Any]:
 
     @dataclass
     class FakeOpenAIChat(OpenAIChat):
-        def invoke(self, messages, assistant_message, response_format=None, tools=None, tool_choice=None,
-                   run_response=None, compress_tool_results=False) -> ModelResponse:
+        def invoke(
+            self,
+            messages,
+            assistant_message,
+            response_format=None,
+            tools=None,
+            tool_choice=None,
+            run_response=None,
+            compress_tool_results=False,
+        ) -> ModelResponse:
             if any(m.role == "tool" for m in messages):
                 return ModelResponse(role="assistant", content="done")
             if variant == "agentic":
                 name, arguments = "update_session_state", {"session_state_updates": {"city": "Paris"}}
             else:
                 name, arguments = "lookup", {"city": "Paris"}
-            return ModelResponse(role="assistant", tool_calls=[{
-                "id": "call_0", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}])
+            return ModelResponse(
+                role="assistant",
+                tool_calls=[
+                    {
+                        "id": "call_0",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(arguments)},
+                    }
+                ],
+            )
 
     def lookup(city: str) -> str:
         """Look a city up."""
@@ -68,7 +84,12 @@ def child(variant: str, later: int) -> dict[str, Any]:
             assert r.session_state["city"] == "Paris", r.session_state
         if len(times) == 1:
             imported = sorted({m.split(".")[0] for m in set(sys.modules) - before})
-    return {"import_ms": import_ms, "first_ms": times[0], "later_ms": statistics.median(times[1:]), "imported": imported}
+    return {
+        "import_ms": import_ms,
+        "first_ms": times[0],
+        "later_ms": statistics.median(times[1:]),
+        "imported": imported,
+    }
 
 
 def main() -> None:
@@ -87,16 +108,23 @@ def main() -> None:
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     for _ in range(args.procs):
         for variant in VARIANTS:
-            proc = subprocess.run([sys.executable, __file__, "--child", variant, "--later", str(args.later)],
-                                  check=True, capture_output=True, text=True)
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", variant, "--later", str(args.later)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             runs[variant].append(json.loads(proc.stdout.splitlines()[-1]))
     out: dict[str, Any] = {"framework": "agno", "variants": {}}
     for variant, rs in runs.items():
         row = {k: [r[k] for r in rs] for k in ("import_ms", "first_ms", "later_ms")}
         out["variants"][variant] = row | {"imported_by_first_run": rs[0]["imported"]}
         first, later = statistics.median(row["first_ms"]), statistics.median(row["later_ms"])
-        print(f"agno first call, {variant:8}: first run {first:7.1f} ms [{min(row['first_ms']):.1f}–{max(row['first_ms']):.1f}], "
-              f"later runs {later:.2f} ms; the first run imported {len(rs[0]['imported'])} top-level modules", flush=True)
+        print(
+            f"agno first call, {variant:8}: first run {first:7.1f} ms [{min(row['first_ms']):.1f}–{max(row['first_ms']):.1f}], "
+            f"later runs {later:.2f} ms; the first run imported {len(rs[0]['imported'])} top-level modules",
+            flush=True,
+        )
     measure.write_json(args.out, "first_call_agno", out)
 
 

@@ -76,8 +76,12 @@ def main() -> None:
     p.add_argument("--out", default=None)
     args = p.parse_args()
     clock = measure.ModelClock()
-    out: dict[str, Any] = {"framework": "agno", "version": version("agno"), "store": "SqliteDb",
-                           "loadavg_start": measure.loadavg()}
+    out: dict[str, Any] = {
+        "framework": "agno",
+        "version": version("agno"),
+        "store": "SqliteDb",
+        "loadavg_start": measure.loadavg(),
+    }
     with tempfile.TemporaryDirectory(prefix="agentnb-bench-agno-") as tmp:
         path = os.path.join(tmp, "agno.db")
         agent, turn_no = agno_turns.make_agent("flat_one", clock, "none")
@@ -97,8 +101,13 @@ def main() -> None:
             assert r.content == "done after 1 tool calls", r.content
             name, arguments = states.tool_call_for("flat_one", turn_no[0])
             assert r.session_state[arguments["key"]]["n"] == arguments["n"]
-            for key, value in (("turn", t1 - t0), ("turn_cpu", c1 - c0), ("model", clock.ns - m0),
-                               ("save", acc["wall"]), ("save_cpu", acc["cpu"])):
+            for key, value in (
+                ("turn", t1 - t0),
+                ("turn_cpu", c1 - c0),
+                ("model", clock.ns - m0),
+                ("save", acc["wall"]),
+                ("save_cpu", acc["cpu"]),
+            ):
                 rows[key].append(value / 1e6)
             if i in args.load_at:
                 loads.append(load_times(path, i, r.session_state, args.load_reps))
@@ -117,12 +126,18 @@ def main() -> None:
     out["loadavg_end"] = measure.loadavg()
     out["net"] = common.net_report()
     a = out["autosave"]
-    print(f"agno SqliteDb autosave over {a['turns']} turns: turn median {a['turn_ms']['median']:.1f} ms p99 {a['turn_ms']['p99']:.1f} "
-          f"max {a['turn_ms']['max']:.1f} (without the save {a['turn_without_save_ms']['median']:.1f}); save median "
-          f"{a['save_ms']['median']:.1f} ms CPU {a['save_cpu_ms']['median']:.1f} ms; {size / 1e6:.0f} MB on disk", flush=True)
+    print(
+        f"agno SqliteDb autosave over {a['turns']} turns: turn median {a['turn_ms']['median']:.1f} ms p99 {a['turn_ms']['p99']:.1f} "
+        f"max {a['turn_ms']['max']:.1f} (without the save {a['turn_without_save_ms']['median']:.1f}); save median "
+        f"{a['save_ms']['median']:.1f} ms CPU {a['save_cpu_ms']['median']:.1f} ms; {size / 1e6:.0f} MB on disk",
+        flush=True,
+    )
     for load in loads:
-        print(f"agno SqliteDb load after {load['turns']:5d} turns: {load['wall_ms']['median']:.1f} ms "
-              f"[{load['wall_ms']['min']:.1f}–{load['wall_ms']['max']:.1f}] (CPU {load['cpu_ms']['median']:.1f})", flush=True)
+        print(
+            f"agno SqliteDb load after {load['turns']:5d} turns: {load['wall_ms']['median']:.1f} ms "
+            f"[{load['wall_ms']['min']:.1f}–{load['wall_ms']['max']:.1f}] (CPU {load['cpu_ms']['median']:.1f})",
+            flush=True,
+        )
     measure.write_json(args.out, "sessions_agno_scale", out)
 
 

@@ -35,13 +35,28 @@ from agno.team.team import Team  # noqa: E402
 def fake(clock: measure.ModelClock, name: str, arguments: dict[str, Any]) -> Any:
     @dataclass
     class Fake(OpenAIChat):
-        def invoke(self, messages, assistant_message, response_format=None, tools=None, tool_choice=None,
-                   run_response=None, compress_tool_results=False) -> ModelResponse:
+        def invoke(
+            self,
+            messages,
+            assistant_message,
+            response_format=None,
+            tools=None,
+            tool_choice=None,
+            run_response=None,
+            compress_tool_results=False,
+        ) -> ModelResponse:
             n_done = sum(1 for m in messages if m.role == "tool")
             if n_done < 1:
-                return ModelResponse(role="assistant", tool_calls=[{
-                    "id": "call_0", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)},
-                }])
+                return ModelResponse(
+                    role="assistant",
+                    tool_calls=[
+                        {
+                            "id": "call_0",
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(arguments)},
+                        }
+                    ],
+                )
             return ModelResponse(role="assistant", content="done")
 
     Fake.invoke = clock.timed(Fake.invoke)
@@ -63,21 +78,40 @@ def main() -> None:
     args = p.parse_args()
     clock = measure.ModelClock()
     if args.case == "plain":
-        runner: Any = Agent(model=fake(clock, "add_item", {"item": "x"}), tools=[add_item], session_state={"items": []}, telemetry=False)
+        runner: Any = Agent(
+            model=fake(clock, "add_item", {"item": "x"}),
+            tools=[add_item],
+            session_state={"items": []},
+            telemetry=False,
+        )
     else:
-        member = Agent(name="worker", model=fake(clock, "add_item", {"item": "x"}), tools=[add_item], telemetry=False)
-        runner = Team(members=[member], model=fake(clock, "delegate_task_to_member", {"member_id": "worker", "task": "add x"}),
-                      session_state={"items": []}, telemetry=False)
+        member = Agent(
+            name="worker", model=fake(clock, "add_item", {"item": "x"}), tools=[add_item], telemetry=False
+        )
+        runner = Team(
+            members=[member],
+            model=fake(clock, "delegate_task_to_member", {"member_id": "worker", "task": "add x"}),
+            session_state={"items": []},
+            telemetry=False,
+        )
 
     def check(r: Any) -> None:
         assert r.content == "done", r.content
         assert r.session_state["items"] == ["x"], r.session_state
 
-    out = {"framework": "agno", "version": version("agno"), "case": args.case, "loadavg_start": measure.loadavg()}
+    out = {
+        "framework": "agno",
+        "version": version("agno"),
+        "case": args.case,
+        "loadavg_start": measure.loadavg(),
+    }
     out["series"] = measure.run_series(lambda: runner.run("add x"), check, args.n, args.warmup, clock)
     out["loadavg_end"] = measure.loadavg()
     s = out["series"]
-    print(f"agno {args.case:6} framework {s['framework_ms']['median']:8.3f} ms  cpu {s['cpu_ms']['median']:.3f} ms", flush=True)
+    print(
+        f"agno {args.case:6} framework {s['framework_ms']['median']:8.3f} ms  cpu {s['cpu_ms']['median']:.3f} ms",
+        flush=True,
+    )
     measure.write_json(args.out, f"delegation_agno_{args.case}", out)
 
 

@@ -27,9 +27,10 @@ common.install_netguard()
 
 import json  # noqa: E402
 import resource  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from importlib.metadata import version  # noqa: E402
-from typing import Any, Callable  # noqa: E402
+from typing import Any
 
 import measure  # noqa: E402
 import states  # noqa: E402
@@ -46,16 +47,30 @@ def make_agent(case: str, clock: measure.ModelClock, db: str) -> tuple[Any, list
     class FakeOpenAIChat(OpenAIChat):
         """OpenAIChat with invoke overridden: instant, deterministic, no network."""
 
-        def invoke(self, messages, assistant_message, response_format=None, tools=None, tool_choice=None,
-                   run_response=None, compress_tool_results=False) -> ModelResponse:
+        def invoke(
+            self,
+            messages,
+            assistant_message,
+            response_format=None,
+            tools=None,
+            tool_choice=None,
+            run_response=None,
+            compress_tool_results=False,
+        ) -> ModelResponse:
             n_done = sum(1 for m in messages if m.role == "tool")
             if n_done < 1:
                 turn_no[0] += 1
                 name, arguments = states.tool_call_for(case, turn_no[0])
-                return ModelResponse(role="assistant", tool_calls=[{
-                    "id": f"call_{n_done}", "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(arguments)},
-                }])
+                return ModelResponse(
+                    role="assistant",
+                    tool_calls=[
+                        {
+                            "id": f"call_{n_done}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(arguments)},
+                        }
+                    ],
+                )
             return ModelResponse(role="assistant", content=f"done after {n_done} tool calls")
 
     FakeOpenAIChat.invoke = clock.timed(FakeOpenAIChat.invoke)
@@ -79,8 +94,12 @@ def make_agent(case: str, clock: measure.ModelClock, db: str) -> tuple[Any, list
         from agno.db.in_memory import InMemoryDb
 
         kwargs = {"db": InMemoryDb(), "session_id": "bench"}
-    agent = Agent(model=FakeOpenAIChat(id="gpt-4o-mini"), tools=[tools[name]],
-                  session_state=states.initial_state(case), **kwargs)
+    agent = Agent(
+        model=FakeOpenAIChat(id="gpt-4o-mini"),
+        tools=[tools[name]],
+        session_state=states.initial_state(case),
+        **kwargs,
+    )
     return agent, turn_no
 
 
@@ -120,7 +139,10 @@ def main() -> None:
         return agent.run("please add some items")
 
     out: dict[str, Any] = {
-        "framework": "agno", "version": version("agno"), "case": args.case, "db": args.db,
+        "framework": "agno",
+        "version": version("agno"),
+        "case": args.case,
+        "db": args.db,
         "case_text": states.CASES[args.case],
         "state_json_bytes": states.json_bytes(states.initial_state(args.case)),
         "loadavg_start": measure.loadavg(),

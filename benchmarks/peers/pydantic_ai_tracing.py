@@ -42,9 +42,21 @@ def make_agent(k: int, instrument: Any) -> Any:
     from pydantic_ai.models.function import FunctionModel
 
     def fake_model(messages: list, info: Any) -> ModelResponse:
-        n_done = sum(1 for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart))
+        n_done = sum(
+            1
+            for m in messages
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, ToolReturnPart)
+        )
         if n_done < k:
-            return ModelResponse(parts=[ToolCallPart(tool_name="add_item", args={"item": f"item-{n_done}"}, tool_call_id=f"call_{n_done}")])
+            return ModelResponse(
+                parts=[
+                    ToolCallPart(
+                        tool_name="add_item", args={"item": f"item-{n_done}"}, tool_call_id=f"call_{n_done}"
+                    )
+                ]
+            )
         return ModelResponse(parts=[TextPart(f"done after {n_done} tool calls")])
 
     agent = Agent(FunctionModel(fake_model), deps_type=Deps)
@@ -95,7 +107,10 @@ def instruction_case(mode: str) -> tuple[Any, Any]:
 
     def check(r: Any) -> None:
         result, deps = r
-        assert result.output == "done after 1 tool calls" and deps.items == ["item-0"], (result.output, deps.items)
+        assert result.output == "done after 1 tool calls" and deps.items == ["item-0"], (
+            result.output,
+            deps.items,
+        )
 
     return Turn(), check
 
@@ -116,8 +131,12 @@ def run_series(turn: Any, n: int, warmup: int, check: Any) -> dict:
         cpu.append(c1 - c0)
         check(result)
     s = sorted(wall)
-    return {"n": n, "median_ms": statistics.median(s) / 1e6, "p95_ms": s[min(n - 1, max(0, round(0.95 * n) - 1))] / 1e6,
-            "cpu_median_ms": statistics.median(cpu) / 1e6}
+    return {
+        "n": n,
+        "median_ms": statistics.median(s) / 1e6,
+        "p95_ms": s[min(n - 1, max(0, round(0.95 * n) - 1))] / 1e6,
+        "cpu_median_ms": statistics.median(cpu) / 1e6,
+    }
 
 
 def main() -> None:
@@ -136,8 +155,14 @@ def main() -> None:
     if args.mode != "off":
         exporter, instrument = counting_exporter(args.mode == "on")
 
-    out: dict = {"framework": "pydantic-ai", "version": version("pydantic-ai-slim"), "mode": f"tracing-{args.mode}",
-                 "python": platform.python_version(), "loadavg_start": Path("/proc/loadavg").read_text().strip(), "turns": {}}
+    out: dict = {
+        "framework": "pydantic-ai",
+        "version": version("pydantic-ai-slim"),
+        "mode": f"tracing-{args.mode}",
+        "python": platform.python_version(),
+        "loadavg_start": Path("/proc/loadavg").read_text().strip(),
+        "turns": {},
+    }
     for k, n, w in ((1, args.n1, args.warmup1), (10, args.n10, args.warmup10)):
         agent = make_agent(k, instrument)
 
@@ -158,8 +183,11 @@ def main() -> None:
             st["spans_exported"] = exporter.spans
             exporter.spans = 0
         out["turns"][f"K{k}"] = st
-        print(f"pydantic-ai tracing-{args.mode} K={k}: median {st['median_ms']:.3f} ms  p95 {st['p95_ms']:.3f} ms | cpu median {st['cpu_median_ms']:.3f} ms"
-              + (f" | spans {st['spans_exported']}" if exporter is not None else ""), flush=True)
+        print(
+            f"pydantic-ai tracing-{args.mode} K={k}: median {st['median_ms']:.3f} ms  p95 {st['p95_ms']:.3f} ms | cpu median {st['cpu_median_ms']:.3f} ms"
+            + (f" | spans {st['spans_exported']}" if exporter is not None else ""),
+            flush=True,
+        )
     out["loadavg_end"] = Path("/proc/loadavg").read_text().strip()
     out["peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if args.out:

@@ -24,21 +24,47 @@ def main() -> None:
 
     async def task(question: str) -> str:
         if not streaming:
-            answer = await client.chat.completions.create(model="gpt-bench", messages=[{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": question}])
+            answer = await client.chat.completions.create(
+                model="gpt-bench",
+                messages=[
+                    {"role": "system", "content": "Answer briefly."},
+                    {"role": "user", "content": question},
+                ],
+            )
             return answer.choices[0].message.content or ""
-        stream = await client.chat.completions.create(model="gpt-bench", messages=[{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": question}],
-                                                      stream=True, stream_options={"include_usage": True})
+        stream = await client.chat.completions.create(
+            model="gpt-bench",
+            messages=[
+                {"role": "system", "content": "Answer briefly."},
+                {"role": "user", "content": question},
+            ],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
         return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
 
     def dataset(n: int) -> Dataset:
-        return Dataset(name="bench", cases=[Case(name=f"q{i:04d}", inputs=f"question {i}", expected_output="ok") for i in range(n)], evaluators=[Contains(value="ok")])
+        return Dataset(
+            name="bench",
+            cases=[Case(name=f"q{i:04d}", inputs=f"question {i}", expected_output="ok") for i in range(n)],
+            evaluators=[Contains(value="ok")],
+        )
 
     dataset(50).evaluate_sync(task, max_concurrency=concurrency, progress=False)  # warm-up
     start = time.perf_counter()
     report = dataset(cases).evaluate_sync(task, max_concurrency=concurrency, progress=False)
     wall = time.perf_counter() - start
     passed = sum(all(a.value for a in c.assertions.values()) for c in report.cases)
-    print(json.dumps({"wall_s": wall, "rows": len(report.cases), "errors": len(report.failures), "rate": passed / cases}))
+    print(
+        json.dumps(
+            {
+                "wall_s": wall,
+                "rows": len(report.cases),
+                "errors": len(report.failures),
+                "rate": passed / cases,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ notebook, driven through Debian's Chromium."""
 from __future__ import annotations
 
 import json
-import shutil
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -79,7 +79,9 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
     servers: list[tuple[subprocess.Popen, object]] = []
 
-    def start(source: Path, name: str, companions: tuple[Path, ...] = (), ui: str = "lab") -> tuple[int, Path]:
+    def start(
+        source: Path, name: str, companions: tuple[Path, ...] = (), ui: str = "lab"
+    ) -> tuple[int, Path]:
         notebook = json.loads(source.read_text())
         for cell in notebook["cells"]:
             if cell["cell_type"] == "code":
@@ -92,7 +94,9 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
             shutil.copytree(folder, work / folder.name, ignore=shutil.ignore_patterns("*.lock"))
         settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
         settings.mkdir(parents=True)
-        (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+        (settings / "notification.jupyterlab-settings").write_text(
+            '{"fetchNews": "false", "checkForUpdates": false}'
+        )
         env = dict(
             os.environ,
             JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
@@ -111,7 +115,10 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
             f"--{app}.expose_app_in_browser=True",
         ]  # fmt: skip
         if ui == "lab":
-            command += ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+            command += [
+                "--LabApp.news_url=None",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            ]
         log = (tmp_path / "lab.log").open("w")
         server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
         servers.append((server, log))

@@ -62,7 +62,9 @@ def test_the_inspector_as_a_debugger(lab_server: Callable[..., tuple[int, Path]]
             expect(toggle).to_have_text("fold ▴")
             assert box.evaluate("(el) => el.scrollHeight <= el.clientHeight + 1")
             assert box.evaluate("(el) => el.clientHeight") > 2 * folded
-            expect(inspector.locator(".anb-answer .anb-text")).to_contain_text("8. soap: in aisle 8, about 9 euros\nThat is all.")
+            expect(inspector.locator(".anb-answer .anb-text")).to_contain_text(
+                "8. soap: in aisle 8, about 9 euros\nThat is all."
+            )
             inspector.screenshot(path=str(ARTIFACTS / "debugger-long-answer.png"))
             toggle.click()
             expect(toggle).to_have_text("show all ▾")
@@ -70,11 +72,19 @@ def test_the_inspector_as_a_debugger(lab_server: Callable[..., tuple[int, Path]]
             # Prompt: each section with its token count, the total, and the whole template map.
             state_section = inspector.locator(".anb-section-state")
             expect(state_section.locator(".anb-section-tokens")).to_have_text(re.compile(r"^≈\d+ tok$"))
-            expect(inspector.locator(".anb-section[data-source='instructions'] .anb-section-tokens")).to_have_text(re.compile(r"^≈\d+ tok$"))
-            expect(inspector.locator(".anb-tokens-line")).to_contain_text("≈ estimate: no tokenizer known for scripted")
-            expect(inspector.locator(".anb-tokens-line")).to_contain_text(re.compile(r"earlier turns ≈\d+ · user message ≈\d+ · total ≈\d+"))
+            expect(
+                inspector.locator(".anb-section[data-source='instructions'] .anb-section-tokens")
+            ).to_have_text(re.compile(r"^≈\d+ tok$"))
+            expect(inspector.locator(".anb-tokens-line")).to_contain_text(
+                "≈ estimate: no tokenizer known for scripted"
+            )
+            expect(inspector.locator(".anb-tokens-line")).to_contain_text(
+                re.compile(r"earlier turns ≈\d+ · user message ≈\d+ · total ≈\d+")
+            )
             expect(state_section).not_to_contain_text("sk-demo-123")
-            expect(inspector.locator(".anb-map-filled[data-placeholder='items']")).to_contain_text("← session_state.items")
+            expect(inspector.locator(".anb-map-filled[data-placeholder='items']")).to_contain_text(
+                "← session_state.items"
+            )
             expect(inspector.locator(".anb-map-hidden")).to_have_text("hidden from the modelapi_key")
             inspector.screenshot(path=str(ARTIFACTS / "debugger-tokens.png"))
 
@@ -110,7 +120,9 @@ def test_the_inspector_as_a_debugger(lab_server: Callable[..., tuple[int, Path]]
             text = inspector.locator(".anb-editor textarea.anb-edit-text")
             text.fill('"thirty"')
             inspector.locator("button.anb-edit-apply").click()
-            expect(inspector.locator(".anb-edit-error")).to_have_text("state key 'budget' expects int, got str: 'thirty'")
+            expect(inspector.locator(".anb-edit-error")).to_have_text(
+                "state key 'budget' expects int, got str: 'thirty'"
+            )
             expect(inspector.locator(".anb-edit-row")).to_have_count(0)
 
             # A valid edit: the tree, the pending edits and the next prompt follow at once.
@@ -125,7 +137,9 @@ def test_the_inspector_as_a_debugger(lab_server: Callable[..., tuple[int, Path]]
             expect(inspector.locator("button.anb-undo")).to_have_text("↶ undo (1)")
             expect(seen.locator(".anb-label").first).to_have_text("what the model will see next")
             expect(seen.locator(".anb-model-block")).to_contain_text("'budget': 35")
-            expect(seen.locator(".anb-model-changed")).to_contain_text("the next system prompt changes in: instructions, session_state")
+            expect(seen.locator(".anb-model-changed")).to_contain_text(
+                "the next system prompt changes in: instructions, session_state"
+            )
             inspector.screenshot(path=str(ARTIFACTS / "debugger-edit.png"))
 
             # Preview: the next request, re-rendered without a model call, changes marked.
@@ -137,8 +151,12 @@ def test_the_inspector_as_a_debugger(lab_server: Callable[..., tuple[int, Path]]
             )
             changed = inspector.locator(".anb-preview .anb-section-changed")
             expect(changed).to_have_count(2)
-            expect(inspector.locator(".anb-preview .anb-section[data-source='instructions'] .anb-section-text")).to_contain_text("Budget: 35")
-            expect(inspector.locator(".anb-request-head")).to_contain_text("scripted · 12 message(s) · 1 tool(s)")
+            expect(
+                inspector.locator(".anb-preview .anb-section[data-source='instructions'] .anb-section-text")
+            ).to_contain_text("Budget: 35")
+            expect(inspector.locator(".anb-request-head")).to_contain_text(
+                "scripted · 12 message(s) · 1 tool(s)"
+            )
             inspector.screenshot(path=str(ARTIFACTS / "debugger-preview.png"))
 
             # A key added by hand, then taken back.
@@ -155,28 +173,48 @@ def test_the_inspector_as_a_debugger(lab_server: Callable[..., tuple[int, Path]]
             # A key removed, and taken back.
             inspector.locator(".anb-node[data-path='/notes'] button.anb-remove").click()
             expect(inspector.locator(".anb-node[data-path='/notes']")).to_have_count(0)
-            expect(inspector.locator(".anb-edit-row[data-path='/notes'] .anb-change-values")).to_have_text('"weekly shop" (removed)')
+            expect(inspector.locator(".anb-edit-row[data-path='/notes'] .anb-change-values")).to_have_text(
+                '"weekly shop" (removed)'
+            )
             expect(seen.locator(".anb-model-block")).not_to_contain_text("weekly shop")
             inspector.locator("button.anb-undo").click()
-            expect(inspector.locator(".anb-node[data-path='/notes'] .anb-value")).to_have_text('"weekly shop"')
+            expect(inspector.locator(".anb-node[data-path='/notes'] .anb-value")).to_have_text(
+                '"weekly shop"'
+            )
 
             # Compare: turn 2 beside the fork's turn 2 (same message, edited instructions).
             tab("history").click()
             inspector.locator("tr.anb-history-row").nth(1).click()
             expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 3")
             tab("compare").click()
-            expect(inspector.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-agent")).to_have_value("shop")
-            expect(inspector.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-agent")).to_have_value("shop_v2")
-            expect(inspector.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-turn")).to_have_value("1")
+            expect(inspector.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-agent")).to_have_value(
+                "shop"
+            )
+            expect(inspector.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-agent")).to_have_value(
+                "shop_v2"
+            )
+            expect(inspector.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-turn")).to_have_value(
+                "1"
+            )
             why = inspector.locator(".anb-cmp-why li")
             expect(why).to_have_text(["the system prompt differs in: instructions"])
-            expect(inspector.locator(".anb-cmp-effects li").first).to_have_text("the model answered differently from call 1")
+            expect(inspector.locator(".anb-cmp-effects li").first).to_have_text(
+                "the model answered differently from call 1"
+            )
             section = inspector.locator(".anb-cmp-section[data-source='instructions']")
             expect(section).to_have_class(re.compile("anb-cmp-changed"))
-            expect(inspector.locator(".anb-cmp-lines .anb-cmp-changed .anb-cmp-right").first).to_contain_text("Never add sweets.")
-            expect(inspector.locator(".anb-cmp-state tr[data-key='items']")).to_have_class(re.compile("anb-cmp-changed"))
-            expect(inspector.locator(".anb-cmp-state tr[data-key='api_key'] .anb-badge-hidden")).to_have_count(1)
-            expect(inspector.locator(".anb-cmp-answers .anb-cmp-right")).to_have_text("No sweets on this list: I did not add cake.")
+            expect(inspector.locator(".anb-cmp-lines .anb-cmp-changed .anb-cmp-right").first).to_contain_text(
+                "Never add sweets."
+            )
+            expect(inspector.locator(".anb-cmp-state tr[data-key='items']")).to_have_class(
+                re.compile("anb-cmp-changed")
+            )
+            expect(
+                inspector.locator(".anb-cmp-state tr[data-key='api_key'] .anb-badge-hidden")
+            ).to_have_count(1)
+            expect(inspector.locator(".anb-cmp-answers .anb-cmp-right")).to_have_text(
+                "No sweets on this list: I did not add cake."
+            )
             inspector.screenshot(path=str(ARTIFACTS / "debugger-compare.png"))
             # Another pair picked by hand: two turns of one agent.
             inspector.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-agent").select_option("shop")
@@ -186,7 +224,9 @@ def test_the_inspector_as_a_debugger(lab_server: Callable[..., tuple[int, Path]]
             # The static record %agentnb diff left, as GitHub shows it.
             record = page.locator(".agentnb-compare")
             expect(record).to_have_count(1)
-            expect(record.locator(".agentnb-compare-why")).to_contain_text("the system prompt differs in: instructions")
+            expect(record.locator(".agentnb-compare-why")).to_contain_text(
+                "the system prompt differs in: instructions"
+            )
             record.scroll_into_view_if_needed()
             record.screenshot(path=str(ARTIFACTS / "debugger-diff-record.png"))
         finally:

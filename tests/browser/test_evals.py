@@ -40,18 +40,23 @@ cases = [Case("milk", id="T-1", expected="milk"), Case("candy", id="T-2", expect
 checks = [check.called("add_item", answered_by="tool", name="added"), check.state("/items", contains=check.EXPECTED, name="on_list"), check.not_called("add_item", name="refused")]
 base = shop.evaluate(cases, checks, name="base", folder="evals-here")''',
     'base.inspect("T-2")',
-    '''strict = shop.fork("strict")
+    """strict = shop.fork("strict")
 strict.instructions = "You keep a shopping list. Never add sweets."
 candidate = strict.evaluate(cases, checks, name="strict", folder="evals-here")
-candidate.compare(base).inspect("T-2")''',
+candidate.compare(base).inspect("T-2")""",
 ]
 
 
-def test_a_failing_case_opens_on_checks_and_a_flip_on_compare(tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]) -> None:
+def test_a_failing_case_opens_on_checks_and_a_flip_on_compare(
+    tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     notebook = {
-        "cells": [{"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in CELLS],
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
+            for c in CELLS
+        ],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -74,7 +79,9 @@ def test_a_failing_case_opens_on_checks_and_a_flip_on_compare(tmp_path: Path, la
             added = case.locator(".anb-check-row[data-check='added']")
             expect(added).to_have_attribute("data-status", "fail")
             expect(added).to_contain_text("answered by no_sweets_hook")
-            expect(case.locator(".anb-check-row[data-check='refused']")).to_have_attribute("data-status", "fail")
+            expect(case.locator(".anb-check-row[data-check='refused']")).to_have_attribute(
+                "data-status", "fail"
+            )
             added.locator("summary").click()
             expect(added.locator(".anb-check-evidence")).to_contain_text('"answered_by": "no_sweets_hook"')
             assert case.locator(".anb-checks b").count() == 0  # the hook's markup stays text
@@ -83,10 +90,16 @@ def test_a_failing_case_opens_on_checks_and_a_flip_on_compare(tmp_path: Path, la
             flip = inspectors.nth(1)
             expect(flip.locator(".anb-name")).to_have_text("strict:T-2")
             flip.locator("[role=tab][data-tab='checks']").click()
-            expect(flip.locator(".anb-check-row[data-check='refused']")).to_have_attribute("data-status", "pass")
+            expect(flip.locator(".anb-check-row[data-check='refused']")).to_have_attribute(
+                "data-status", "pass"
+            )
             flip.locator("[role=tab][data-tab='compare']").click()
-            expect(flip.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-agent")).to_have_value("base:T-2", timeout=20_000)
-            expect(flip.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-agent")).to_have_value("strict:T-2")
+            expect(flip.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-agent")).to_have_value(
+                "base:T-2", timeout=20_000
+            )
+            expect(flip.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-agent")).to_have_value(
+                "strict:T-2"
+            )
             expect(flip.locator(".anb-cmp-why")).to_contain_text(re.compile("instructions"))
             flip.screenshot(path=str(ARTIFACTS / "evals-flip-compare.png"))
         finally:

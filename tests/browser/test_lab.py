@@ -48,7 +48,9 @@ print("released:", release.exists())"""
 @pytest.fixture
 def lab(lab_server: Callable[[Path, str], tuple[int, Path]], tmp_path: Path) -> Iterator[tuple[int, Path]]:
     notebook = json.loads(NOTEBOOK.read_text())
-    notebook["cells"].append({"cell_type": "code", "metadata": {}, "source": HELD_CELL, "outputs": [], "execution_count": None})
+    notebook["cells"].append(
+        {"cell_type": "code", "metadata": {}, "source": HELD_CELL, "outputs": [], "execution_count": None}
+    )
     source = tmp_path / "demo-held.ipynb"
     source.write_text(json.dumps(notebook))
     yield lab_server(source, "demo.ipynb")
@@ -83,7 +85,9 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
                 expect(prompts.last).to_have_text("[*]:", timeout=60_000)
                 expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
                 expect(inspector).to_have_attribute("data-status", "ok")
-                expect(inspector.locator(".anb-answer .anb-text")).to_have_text("Added bread; clearing is not allowed.")
+                expect(inspector.locator(".anb-answer .anb-text")).to_have_text(
+                    "Added bread; clearing is not allowed."
+                )
                 expect(prompts.last).to_have_text("[*]:")  # still held
                 inspector.screenshot(path=str(ARTIFACTS / "inspector-during-run-all.png"))
                 (work / "release").write_text("")
@@ -101,7 +105,9 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             state_section = inspector.locator(".anb-section-state")
             expect(state_section).to_contain_text("<session_state>")
             expect(state_section).to_contain_text("{'items': ['milk', 'eggs']}")
-            expect(inspector.locator(".anb-section[data-source='instructions'] .anb-section-label")).to_have_text(re.compile(r"^instructions≈\d+ tok$"))
+            expect(
+                inspector.locator(".anb-section[data-source='instructions'] .anb-section-label")
+            ).to_have_text(re.compile(r"^instructions≈\d+ tok$"))
             expect(inspector.locator(".anb-ph:not(.anb-ph-unresolved)")).to_contain_text("['milk', 'eggs']")
             expect(inspector.locator(".anb-ph-unresolved")).to_contain_text("{budget}")
             inspector.screenshot(path=str(ARTIFACTS / "inspector.png"))
@@ -113,7 +119,10 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
                 'shop.context_providers.append(DocumentContext(["Butter is in the dairy aisle.", "Tea is in aisle 2."], label="AISLES"))\n'
                 'print(shop.run("add butter").content)'
             )
-            counters = {name: inspector.get_attribute(f"data-applied-{name}") for name in ("snapshots", "gaps", "syncs")}
+            counters = {
+                name: inspector.get_attribute(f"data-applied-{name}")
+                for name in ("snapshots", "gaps", "syncs")
+            }
             events_before = int(inspector.get_attribute("data-applied-events") or 0)
             assert page.evaluate(EXECUTE_JS, code) == "ok"
             expect(inspector.locator(".anb-pos")).to_have_text("turn 3 of 3", timeout=20_000)
@@ -153,7 +162,9 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(added).to_have_class("anb-node anb-leaf anb-mark-added")
             expect(added).to_contain_text('"butter"')
             expect(added.locator(".anb-badge")).to_have_text("+ tool:add_item")
-            expect(inspector.locator(".anb-node[data-path='/items']")).to_have_class("anb-node anb-branch anb-mark-within")
+            expect(inspector.locator(".anb-node[data-path='/items']")).to_have_class(
+                "anb-node anb-branch anb-mark-within"
+            )
             expect(inspector.locator(".anb-chip")).to_have_text("items")
             change_row = inspector.locator(".anb-change[data-path='/items/3']")
             expect(change_row.locator(".anb-change-path")).to_have_text("items › 3")
@@ -166,7 +177,9 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             items = inspector.locator(".anb-node[data-path='/items'] > .anb-children > .anb-node")
             expect(items).to_have_count(3)
             expect(inspector.locator(".anb-tree")).not_to_contain_text("butter")
-            expect(inspector.locator(".anb-node[data-path='/items/2']")).to_have_class("anb-node anb-leaf anb-mark-added")
+            expect(inspector.locator(".anb-node[data-path='/items/2']")).to_have_class(
+                "anb-node anb-leaf anb-mark-added"
+            )
             inspector.screenshot(path=str(ARTIFACTS / "inspector-state.png"))
 
             inspector.locator("[role=tab][data-tab='tools']").click()
@@ -183,8 +196,12 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             clear_row = inspector.locator(".anb-tool[data-tool='clear_list']")
             clear_row.locator("summary").click()
             expect(clear_row.locator(".anb-tool-status")).to_have_text("answered by guard")
-            expect(clear_row.locator(".anb-hook[data-hook='guard'] .anb-hook-outcome")).to_have_text("answered")
-            expect(clear_row.locator(".anb-hook[data-hook='tool'] .anb-hook-outcome")).to_have_text("not called")
+            expect(clear_row.locator(".anb-hook[data-hook='guard'] .anb-hook-outcome")).to_have_text(
+                "answered"
+            )
+            expect(clear_row.locator(".anb-hook[data-hook='tool'] .anb-hook-outcome")).to_have_text(
+                "not called"
+            )
 
             # Turn 1 (fetched on demand): hostile tool output is text, nothing runs.
             inspector.locator("button.anb-prev").click()
@@ -207,16 +224,21 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
 
             # Request of the selected turn, fetched on demand.
             inspector.locator("[role=tab][data-tab='request']").click()
-            expect(inspector.locator(".anb-request-head")).to_contain_text("scripted · 4 message(s) · 3 tool(s)")
+            expect(inspector.locator(".anb-request-head")).to_contain_text(
+                "scripted · 4 message(s) · 3 tool(s)"
+            )
 
             page.screenshot(path=str(ARTIFACTS / "lab.png"))
 
             # Dark theme: the inspector follows Lab's variables (no white panel left behind).
             light = inspector.evaluate("(el) => getComputedStyle(el).backgroundColor")
-            page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+            page.evaluate(
+                "window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+            )
             expect(page.locator("body")).to_have_attribute("data-jp-theme-light", "false", timeout=20_000)
             page.wait_for_function(
-                "(light) => getComputedStyle(document.querySelector('.anb-root')).backgroundColor !== light", arg=light
+                "(light) => getComputedStyle(document.querySelector('.anb-root')).backgroundColor !== light",
+                arg=light,
             )
             dark = inspector.evaluate("(el) => getComputedStyle(el).backgroundColor")
             channels = [int(c) for c in re.findall(r"\d+", dark)[:3]]
@@ -237,10 +259,14 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(context_tab).to_have_text("Context (2)")  # "tea" in the aisles, "returns" in the FAQ
             asked = inspector.locator(".anb-ctx-tool[data-label='FAQ']")
             expect(asked.locator(".anb-ctx-text")).to_have_text("Returns within 30 days.")
-            expect(inspector.locator(".anb-ctx-passive[data-label='AISLES'] .anb-ctx-text")).to_have_text("Tea is in aisle 2.")
+            expect(inspector.locator(".anb-ctx-passive[data-label='AISLES'] .anb-ctx-text")).to_have_text(
+                "Tea is in aisle 2."
+            )
             inspector.screenshot(path=str(ARTIFACTS / "inspector-context-dark.png"))
             asked.locator(".anb-ctx-call button").click()
-            expect(inspector.locator("[role=tab][data-tab='tools']")).to_have_attribute("aria-selected", "true")
+            expect(inspector.locator("[role=tab][data-tab='tools']")).to_have_attribute(
+                "aria-selected", "true"
+            )
             call_row = inspector.locator(".anb-tool[data-tool='retrieve_context']")
             expect(call_row).to_have_attribute("open", "")
             expect(call_row.locator(".anb-tool-body")).to_contain_text("Returns within 30 days.")
@@ -277,7 +303,9 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             inspector.locator("button.anb-next").click()
             expect(inspector.locator(".anb-pos")).to_have_text("turn 5 of 5")
             expect(inspector.locator("[role=tab][data-tab='state']")).to_have_text("State (2 changed)")
-            expect(inspector.locator(".anb-chip")).to_have_text(["</session_state>", "items"])  # first written first
+            expect(inspector.locator(".anb-chip")).to_have_text(
+                ["</session_state>", "items"]
+            )  # first written first
             changed = inspector.locator(".anb-change[data-path='/items/0']")
             expect(changed.locator(".anb-change-values")).to_have_text('"milk" → "oat milk"')
             expect(changed.locator(".anb-change-by")).to_have_text("user")
@@ -290,7 +318,9 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(inspector.locator(".anb-node[data-path='/items/0'] .anb-was")).to_have_text('was "milk"')
             ghost = inspector.locator(".anb-node.anb-mark-removed[data-path='/items/3']")
             expect(ghost).to_have_text('3: "butter" (removed)− user')
-            expect(inspector.locator(".anb-node[data-path='/<~1session_state>'] > .anb-key")).to_have_text("</session_state>")
+            expect(inspector.locator(".anb-node[data-path='/<~1session_state>'] > .anb-key")).to_have_text(
+                "</session_state>"
+            )
             inspector.screenshot(path=str(ARTIFACTS / "inspector-changes.png"))
 
             # A large state reaches a new view lazily: a big key's first page and its size; what
@@ -327,13 +357,17 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(history.locator("> summary .anb-size")).to_have_text(" [40]")
             history.locator("> summary").click()
             expect(history.locator("> .anb-children > .anb-node")).to_have_count(40)
-            expect(history.locator(".anb-node[data-path='/catalog/sku00090/history/39']")).to_contain_text("39: 39")
+            expect(history.locator(".anb-node[data-path='/catalog/sku00090/history/39']")).to_contain_text(
+                "39: 39"
+            )
             expect(fresh).to_have_attribute("data-applied-subtrees", "2")
             fresh.screenshot(path=str(ARTIFACTS / "inspector-lazy.png"))
             # Editing a node held in part edits all of it: its whole value is fetched first.
             fresh.locator("button.anb-edit-toggle").click()
             fresh.locator(".anb-node[data-path='/catalog/sku00091'] > summary").click()
-            fresh.locator(".anb-node[data-path='/catalog/sku00091/history'] > summary button.anb-edit").click()
+            fresh.locator(
+                ".anb-node[data-path='/catalog/sku00091/history'] > summary button.anb-edit"
+            ).click()
             editor = fresh.locator(".anb-editor textarea.anb-edit-text")
             expect(editor).to_be_enabled()
             assert json.loads(editor.input_value()) == list(range(40))
@@ -356,9 +390,13 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(fresh_history).to_have_text("History (206)")
             expect(fresh.locator("tr.anb-history-row")).to_have_count(206)
             # An early turn of the loop, held as its row only: selecting it fetches its events.
-            held = fresh.evaluate("(el) => [...el.querySelectorAll('tr.anb-history-row[data-loaded=false]')].map((r) => Number(r.dataset.turn)).filter((i) => i >= 6)")
+            held = fresh.evaluate(
+                "(el) => [...el.querySelectorAll('tr.anb-history-row[data-loaded=false]')].map((r) => Number(r.dataset.turn)).filter((i) => i >= 6)"
+            )
             assert held, "no turn of the loop came as its row"
-            print(f"loop of 200 turns: {fresh.get_attribute('data-applied-batches')} batches, {len(held)} turns as rows")
+            print(
+                f"loop of 200 turns: {fresh.get_attribute('data-applied-batches')} batches, {len(held)} turns as rows"
+            )
             early = fresh.locator(f"tr.anb-history-row[data-turn='{held[0]}']")
             early.scroll_into_view_if_needed()
             early.click()
@@ -371,13 +409,21 @@ def test_inspector_in_jupyterlab(lab: tuple[int, Path]) -> None:
             expect(note).to_have_count(1)
             expect(note).to_contain_text(f"note {held[0] - 6}")
             fresh.locator("[role=tab][data-tab='state']").click()
-            expect(fresh.locator(".anb-change[data-path='/items/{}']".format(held[0] - 3))).to_contain_text(f'"note {held[0] - 6}"')
+            expect(fresh.locator(f".anb-change[data-path='/items/{held[0] - 3}']")).to_contain_text(
+                f'"note {held[0] - 6}"'
+            )
             fresh.screenshot(path=str(ARTIFACTS / "inspector-loop-early-turn.png"))
             # Compared with the turn before it (another row): the kernel compares their records.
             fresh.locator("[role=tab][data-tab='compare']").click()
-            expect(fresh.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-turn")).to_have_value(str(held[0]))
-            expect(fresh.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-turn")).to_have_value(str(held[0] - 1))
-            expect(fresh.locator(".anb-cmp-state tr[data-key='items']")).to_have_class(re.compile("anb-cmp-changed"))
+            expect(fresh.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-turn")).to_have_value(
+                str(held[0])
+            )
+            expect(fresh.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-turn")).to_have_value(
+                str(held[0] - 1)
+            )
+            expect(fresh.locator(".anb-cmp-state tr[data-key='items']")).to_have_class(
+                re.compile("anb-cmp-changed")
+            )
 
             # A long history reaches a new view as its last turns' rows; earlier rows come a page
             # at a time when the user asks for them or scrolls up to the top of the table.

@@ -5,15 +5,15 @@ render, no error anywhere, and the notebook comes out as committed without a mod
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import subprocess
+from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all_cells  # noqa: F401 (a fixture)
 
 from agentnb.ipython.pytest_plugin import INSPECTOR_PATTERNS
 from agentnb.models.local import SERVER_SCRIPT
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all_cells  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -53,7 +53,11 @@ def outputs_of(notebook: dict) -> list[list[tuple]]:
                     text = shown.pop()[2] + text
                 shown.append(("stream", output["name"], text))
             elif output["output_type"] in ("display_data", "execute_result"):
-                data = {k: as_compared("".join(v) if isinstance(v, list) else v) for k, v in output["data"].items() if k != WIDGET_VIEW}
+                data = {
+                    k: as_compared("".join(v) if isinstance(v, list) else v)
+                    for k, v in output["data"].items()
+                    if k != WIDGET_VIEW
+                }
                 shown.append(("data", tuple(sorted(data.items()))))
             else:
                 shown.append((output["output_type"], output.get("ename")))
@@ -65,7 +69,9 @@ def digest(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix != ".lock"}
 
 
-def test_quickstart_restart_and_run_all_reproduces_it_from_its_recording(lab_server: Callable[..., tuple[int, Path]]) -> None:
+def test_quickstart_restart_and_run_all_reproduces_it_from_its_recording(
+    lab_server: Callable[..., tuple[int, Path]],
+) -> None:
     import json
 
     from playwright.sync_api import expect, sync_playwright

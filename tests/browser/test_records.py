@@ -14,7 +14,9 @@ pytestmark = pytest.mark.browser
 ANSWER = "Apples are $0.50 each and bread is $2.25; $x^2$ stays as typed."
 
 
-def test_a_chat_record_shows_dollars_as_dollars(tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]) -> None:
+def test_a_chat_record_shows_dollars_as_dollars(
+    tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     cells = [
@@ -24,7 +26,10 @@ def test_a_chat_record_shows_dollars_as_dollars(tmp_path: Path, lab_server: Call
         "%%chat grocer\nHow much are apples and bread?",
     ]
     notebook = {
-        "cells": [{"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells],
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
+            for c in cells
+        ],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -101,13 +106,17 @@ LINES_JS = """(els) => els.map((e) => {
 })"""
 
 
-def test_chat_and_diff_records_read_in_lab_light_and_dark(tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]) -> None:
+def test_chat_and_diff_records_read_in_lab_light_and_dark(
+    tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]
+) -> None:
+    from labserver import ARTIFACTS
     from playwright.sync_api import expect, sync_playwright
 
-    from labserver import ARTIFACTS
-
     notebook = {
-        "cells": [{"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in RECORD_CELLS],
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
+            for c in RECORD_CELLS
+        ],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -133,14 +142,16 @@ def test_chat_and_diff_records_read_in_lab_light_and_dark(tmp_path: Path, lab_se
             compare = page.locator(".agentnb-compare").last
             expect(record.locator(".agentnb-record-answer")).to_contain_text("Tea is 4.25", timeout=30_000)
             for theme in ("JupyterLab Light", "JupyterLab Dark"):
-                page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', { theme: t })", theme)
+                page.evaluate(
+                    "(t) => window.jupyterapp.commands.execute('apputils:change-theme', { theme: t })", theme
+                )
                 page.wait_for_timeout(1500)
                 cells = record.locator(".agentnb-record-calls td, .agentnb-record-calls th")
                 aligns = cells.evaluate_all("(els) => els.map((e) => getComputedStyle(e).textAlign)")
                 assert aligns and set(aligns) == {"left"}, (theme, aligns)  # Lab right-aligns table cells
                 # Each argument on its own line; the long note wraps inside the cell, never past it.
                 args = record.locator(".agentnb-record-calls tr").nth(1).locator("td").nth(2)
-                assert args.inner_text().splitlines()[:2] == ["item: \"tea\"", "price: 4.25"]
+                assert args.inner_text().splitlines()[:2] == ['item: "tea"', "price: 4.25"]
                 box, table = args.bounding_box(), record.locator(".agentnb-record-calls").bounding_box()
                 assert box["x"] + box["width"] <= table["x"] + table["width"] + 1
                 error = record.locator(".agentnb-record-call-error .agentnb-error")
@@ -150,13 +161,19 @@ def test_chat_and_diff_records_read_in_lab_light_and_dark(tmp_path: Path, lab_se
                 assert changes.all_inner_texts()[0].startswith("~ budget › items › tea › price: 4.0 → 4.25")
                 for i in range(changes.count()):
                     for part in ("code", "i"):  # the change in its colour; who made it, muted
-                        assert changes.nth(i).locator(part).evaluate(CONTRAST_JS) >= 4.5, (theme, part, changes.nth(i).inner_text())
+                        assert changes.nth(i).locator(part).evaluate(CONTRAST_JS) >= 4.5, (
+                            theme,
+                            part,
+                            changes.nth(i).inner_text(),
+                        )
                 # The comparison's row labels stay on one line; its coloured marks read.
                 labels = compare.locator("tr[data-how] > td:first-child")
                 lines = labels.evaluate_all(LINES_JS)
                 assert lines and max(lines) == 1, (theme, lines)
                 marks = compare.locator("tr[data-how='changed'] > td:first-child b")
-                assert marks.count() > 0 and min(marks.evaluate_all(f"(els) => els.map({CONTRAST_JS})")) >= 4.5, theme
+                assert (
+                    marks.count() > 0 and min(marks.evaluate_all(f"(els) => els.map({CONTRAST_JS})")) >= 4.5
+                ), theme
                 slug = "dark" if "Dark" in theme else "light"
                 record.screenshot(path=str(ARTIFACTS / f"chat-record-{slug}.png"))
                 compare.screenshot(path=str(ARTIFACTS / f"diff-record-{slug}.png"))

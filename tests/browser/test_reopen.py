@@ -71,8 +71,12 @@ BROKEN_WORDS_JS = """(el) => {
 }"""
 
 SAVE_JS = "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }"
-SHUTDOWN_JS = "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
-THEME_JS = "async (theme) => { await window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }"
+SHUTDOWN_JS = (
+    "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
+)
+THEME_JS = (
+    "async (theme) => { await window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }"
+)
 
 # agentnb's code in a stack trace: the served front end, and (named by a sourceURL) the loader
 # anywidget imports from a blob: URL and the front end a kernel sends (static/loader.js).
@@ -86,8 +90,17 @@ STACK_URL = re.compile(r"(?:https?://|blob:)[^\s)]+|agentnb/static/[^\s)]+")
 
 def _watch_errors(page, errors: list[str]) -> None:
     """Collect the page's uncaught errors (with their stacks) and console errors (with where)."""
-    page.on("pageerror", lambda exc: errors.append(f"page error: {exc.name}: {exc.message}\n{exc.stack or ''}"))
-    page.on("console", lambda m: errors.append(f"console error: {m.text}\n    at {m.location.get('url', '')}") if m.type == "error" else None)
+    page.on(
+        "pageerror", lambda exc: errors.append(f"page error: {exc.name}: {exc.message}\n{exc.stack or ''}")
+    )
+    page.on(
+        "console",
+        lambda m: (
+            errors.append(f"console error: {m.text}\n    at {m.location.get('url', '')}")
+            if m.type == "error"
+            else None
+        ),
+    )
 
 
 def _is_nb7_shortcuts_race(error: str) -> bool:
@@ -109,7 +122,11 @@ def _assert_no_error_of_ours(errors: list[str], ui: str) -> None:
 
 
 def _url(port: int, ui: str, name: str) -> str:
-    return f"http://127.0.0.1:{port}/lab/tree/{name}" if ui == "lab" else f"http://127.0.0.1:{port}/notebooks/{name}"
+    return (
+        f"http://127.0.0.1:{port}/lab/tree/{name}"
+        if ui == "lab"
+        else f"http://127.0.0.1:{port}/notebooks/{name}"
+    )
 
 
 def _open(page, port: int, ui: str, name: str) -> None:
@@ -155,7 +172,9 @@ def _check_marks(page, inspector, ui: str) -> None:
     expect(hook).not_to_have_class(re.compile(r"\banb-hook-raised\b"))
     expect(hook.locator(".anb-hook-outcome")).to_have_text("passed on")
     expect(hook).to_contain_text("let through what a later link raised: ValueError: caviar is over budget")
-    expect(inspector.locator("li.anb-hook[data-hook='tool']")).to_have_class(re.compile(r"\banb-hook-raised\b"))
+    expect(inspector.locator("li.anb-hook[data-hook='tool']")).to_have_class(
+        re.compile(r"\banb-hook-raised\b")
+    )
     inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-hook-marks.png"))
 
     # The Compare tab's answers: each under its own side's heading, wider than the label column.
@@ -191,11 +210,12 @@ def _check_marks(page, inspector, ui: str) -> None:
     expect(hook).to_contain_text('received {"item":"coffee","price":1.289}')
     expect(hook.locator(".anb-hook-changed-args")).to_contain_text('passed on {"item":"coffee","price":1.29}')
     expect(hook.locator(".anb-hook-diff")).to_have_text("changed: price: 1.289 → 1.29")
-    expect(inspector.locator("li.anb-hook[data-hook='tool'] .anb-tool-received")).to_have_text('received {"item":"coffee","price":1.29}')
+    expect(inspector.locator("li.anb-hook[data-hook='tool'] .anb-tool-received")).to_have_text(
+        'received {"item":"coffee","price":1.29}'
+    )
     ops = inspector.locator("ul.anb-patch > li").all_inner_texts()
     assert ops and all(o[:2] in ("+ ", "~ ", "− ") for o in ops), ops
     assert any(o.startswith("~ budget › spent = 1.29") for o in ops), ops
-
 
 
 def _check_state(page, inspector, ui: str) -> None:
@@ -234,7 +254,6 @@ def _check_state(page, inspector, ui: str) -> None:
     # Preview after the edit: the box shows the message the preview is for.
     _tab(inspector, "preview")
     expect(inspector.locator("input.anb-preview-input")).to_have_value("buy caviar", timeout=20_000)
-
 
 
 def _check_layout(page, inspector, ui: str) -> None:
@@ -283,7 +302,6 @@ def _check_layout(page, inspector, ui: str) -> None:
     page.evaluate(THEME_JS, "JupyterLab Light")
 
 
-
 def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path, errors: list[str]) -> None:
     """Saved, the kernel shut down, the saved file, the notebook reopened."""
     from playwright.sync_api import expect
@@ -307,7 +325,9 @@ def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path
     expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 3")
     _tab(inspector, "request")
     panel = inspector.locator(".anb-panel")
-    expect(panel).to_contain_text(re.compile(r"Cannot load the request of call 2: the kernel is not connected|user: buy coffee"))
+    expect(panel).to_contain_text(
+        re.compile(r"Cannot load the request of call 2: the kernel is not connected|user: buy coffee")
+    )
     expect(panel).not_to_contain_text("Loading")
     _tab(inspector, "preview")
     inspector.locator("button.anb-preview-go").click()
@@ -317,7 +337,9 @@ def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path
     assert not [e for e in errors if "Cannot send" in e], errors
 
     # The saved file: the inspector's output is its static view of turn 3, no widget view.
-    outputs = [o for c in saved["cells"] if c["cell_type"] == "code" for o in c.get("outputs", []) if "data" in o]
+    outputs = [
+        o for c in saved["cells"] if c["cell_type"] == "code" for o in c.get("outputs", []) if "data" in o
+    ]
     static = [o for o in outputs if "agentnb-static-inspector" in str(o["data"].get("text/html", ""))]
     assert len(static) == 1, outputs
     assert WIDGET_VIEW not in static[0]["data"]
@@ -368,7 +390,9 @@ def test_marks_layout_disconnect_and_reopen(lab_server: Callable[..., tuple[int,
 
 
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
-def test_saved_widget_state_without_its_kernel(lab_server: Callable[..., tuple[int, Path]], tmp_path: Path, ui: str) -> None:
+def test_saved_widget_state_without_its_kernel(
+    lab_server: Callable[..., tuple[int, Path]], tmp_path: Path, ui: str
+) -> None:
     """A notebook executed by nbconvert keeps its widget state: opened later, the inspector
     renders from it and says plainly that its kernel is not connected (nothing spins)."""
     from playwright.sync_api import expect, sync_playwright
@@ -376,13 +400,35 @@ def test_saved_widget_state_without_its_kernel(lab_server: Callable[..., tuple[i
     if ui == "notebook":
         pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
     port, work = lab_server(NOTEBOOK, "budget.ipynb", ui=ui)
-    subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", "--inplace", str(work / "budget.ipynb")], check=True, cwd=work, capture_output=True, timeout=180)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--inplace",
+            str(work / "budget.ipynb"),
+        ],
+        check=True,
+        cwd=work,
+        capture_output=True,
+        timeout=180,
+    )
     executed = json.loads((work / "budget.ipynb").read_text())
     assert executed["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     # The user's own executed notebook: trusted, so Jupyter draws widgets from the saved state
     # (an untrusted one shows the output's static view instead).
     trust_env = dict(os.environ, JUPYTER_DATA_DIR=str(tmp_path / "data"))  # the server's (labserver.py)
-    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(work / "budget.ipynb")], check=True, cwd=work, env=trust_env, capture_output=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-m", "jupyter", "trust", str(work / "budget.ipynb")],
+        check=True,
+        cwd=work,
+        env=trust_env,
+        capture_output=True,
+        timeout=60,
+    )
     errors: list[str] = []
     with sync_playwright() as p:
         browser = _browser(p)

@@ -79,7 +79,9 @@ def test_from_the_team_cell_to_a_grandchild_run(lab_server: Callable[..., tuple[
             expect(nodes.nth(2)).to_contain_text("team ▸ desk · file a note on tides")
             expect(nodes.nth(2)).to_contain_text("own /")
             inspector.locator(".anb-run-node[data-path='team/desk/analyst']").click()
-            expect(inspector.locator(".anb-scope")).to_have_text("▸ team ▸ desk ▸ analyst (its turn 1)", timeout=30_000)
+            expect(inspector.locator(".anb-scope")).to_have_text(
+                "▸ team ▸ desk ▸ analyst (its turn 1)", timeout=30_000
+            )
             sections = inspector.locator(".anb-run-section")
             expect(sections).to_have_count(2)
             expect(sections.nth(0)).to_contain_text("system · instructions")
@@ -130,20 +132,26 @@ def test_from_the_team_cell_to_a_grandchild_run(lab_server: Callable[..., tuple[
             expect(inspector).to_have_attribute("data-status", "running")
             tab("runs").click()
             node = inspector.locator(".anb-runs-live .anb-run-node[data-path='team/researcher']")
-            expect(node.locator(".anb-run-text")).to_have_text("The tide comes <b>in</b> twice a day.", timeout=30_000)
+            expect(node.locator(".anb-run-text")).to_have_text(
+                "The tide comes <b>in</b> twice a day.", timeout=30_000
+            )
             expect(node).to_contain_text("running")
             # the two delegations of one response, side by side: the researcher's lane has its text too
             lanes = inspector.locator(".anb-lanes-live .anb-lane")
             expect(lanes).to_have_count(2)
             expect(lanes.nth(0)).to_have_attribute("data-agent", "researcher")
-            expect(lanes.nth(0).locator(".anb-run-text")).to_have_text("The tide comes <b>in</b> twice a day.")
+            expect(lanes.nth(0).locator(".anb-run-text")).to_have_text(
+                "The tide comes <b>in</b> twice a day."
+            )
             expect(lanes.nth(1)).to_have_attribute("data-agent", "desk")
             expect(inspector.locator(".anb-runs-live b")).to_have_count(0)  # a model's text is never markup
             expect(inspector).to_have_attribute("data-status", "running")  # still held: it streamed live
             inspector.screenshot(path=str(ARTIFACTS / "teams-member-streaming.png"))
             (work / "release-member").write_text("")
             expect(inspector).to_have_attribute("data-status", "ok", timeout=30_000)
-            expect(inspector.locator(".anb-run-node")).to_have_count(3)  # the finished tree: team, researcher, desk
+            expect(inspector.locator(".anb-run-node")).to_have_count(
+                3
+            )  # the finished tree: team, researcher, desk
             expect(inspector.locator(".anb-lane")).to_have_count(2)
             assert not console_errors, console_errors
         finally:

@@ -20,7 +20,9 @@ SUMMARY = "Oslo: <b>look it up</b> first."
 """The reasoning summary (markup in it must show as text)."""
 
 
-def test_reasoning_items_and_a_cut_answer_in_the_inspector(tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]) -> None:
+def test_reasoning_items_and_a_cut_answer_in_the_inspector(
+    tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     cells = [
@@ -32,7 +34,7 @@ def test_reasoning_items_and_a_cut_answer_in_the_inspector(tmp_path: Path, lab_s
         f"server.add(Reply(reasoning={SUMMARY!r}, tool_calls=[('lookup', {{'city': 'Oslo'}})], reasoning_tokens=12),\n"
         "           Reply(text='Sunny in Oslo.'),\n"
         "           Reply(text='The three reasons are: first, the', finish='length'))\n\n"
-        "def lookup(city: str) -> str:\n    \"\"\"Look up the weather.\"\"\"\n    return f'sunny in {city}'\n\n"
+        'def lookup(city: str) -> str:\n    """Look up the weather."""\n    return f\'sunny in {city}\'\n\n'
         "model = OpenAIResponses('gpt-5-mini', base_url=server.url, max_retries=0, request_options={'store': False})\n"
         "w = Agent('w', model, tools=[lookup])\n"
         "display(Inspector.for_agent(w))",
@@ -40,7 +42,10 @@ def test_reasoning_items_and_a_cut_answer_in_the_inspector(tmp_path: Path, lab_s
         "r = w.run('Give three reasons.')\nprint(r.truncated, server.problems)\nr",
     ]
     notebook = {
-        "cells": [{"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells],
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
+            for c in cells
+        ],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -55,11 +60,15 @@ def test_reasoning_items_and_a_cut_answer_in_the_inspector(tmp_path: Path, lab_s
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             outputs = run_all_cells(page, port, "wire.ipynb", len(cells))
             joined = "\n".join(outputs)
-            assert "Sunny in Oslo." in joined and "True []" in joined  # truncated, and the server found nothing wrong
+            assert (
+                "Sunny in Oslo." in joined and "True []" in joined
+            )  # truncated, and the server found nothing wrong
 
             # The static record of the cut turn says so.
             record = page.locator(".agentnb-record").last
-            expect(record.locator(".agentnb-record-cut")).to_have_text("(answer cut at the token limit)", timeout=30_000)
+            expect(record.locator(".agentnb-record-cut")).to_have_text(
+                "(answer cut at the token limit)", timeout=30_000
+            )
 
             inspector = page.locator(".anb-root")
             expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
@@ -81,7 +90,12 @@ def test_reasoning_items_and_a_cut_answer_in_the_inspector(tmp_path: Path, lab_s
             expect(row.locator("b")).to_have_count(0)  # the summary's markup is text
             # The rows in the order sent: the user's message, the reasoning, the call, its output.
             heads = inspector.locator(".anb-request .anb-message-row > summary").all_inner_texts()
-            assert [h.split(":")[0] for h in heads[:4]] == ["user", "reasoning", "assistant", "tool (call_1_0)"], heads
+            assert [h.split(":")[0] for h in heads[:4]] == [
+                "user",
+                "reasoning",
+                "assistant",
+                "tool (call_1_0)",
+            ], heads
             inspector.screenshot(path=str(ARTIFACTS / "wire-reasoning-request.png"))
         finally:
             browser.close()

@@ -8,11 +8,10 @@ import sys
 
 import pytest
 
-from agentnb.events import ContextRetrieved, EVENT_ADAPTER, PromptRendered
 from agentnb import Agent, ContextBlock, DocumentContext, ScriptedModel, tool_call
+from agentnb.context import BM25, ContextQuery, ConversationMemory, DataFrameContext, render_context, tokenize
 from agentnb.errors import ConfigurationError, ContextProviderError
-from agentnb.context import ContextQuery, ConversationMemory, DataFrameContext
-from agentnb.context import BM25, render_context, tokenize
+from agentnb.events import EVENT_ADAPTER, ContextRetrieved, PromptRendered
 
 
 class DummyProvider:
@@ -177,7 +176,9 @@ def test_a_failing_provider_fails_the_run_with_a_clear_error():
             raise RuntimeError("index missing")
 
     agent = Agent(model=ScriptedModel(["never"]), context_providers=[Broken()])
-    with pytest.raises(ContextProviderError, match=r"'BROKEN' \(Broken\) failed in get_blocks: RuntimeError: index missing"):
+    with pytest.raises(
+        ContextProviderError, match=r"'BROKEN' \(Broken\) failed in get_blocks: RuntimeError: index missing"
+    ):
         agent.observe("hi")
     with pytest.raises(ContextProviderError):
         agent.run("hi")
@@ -232,7 +233,9 @@ def test_model_lists_sources_then_retrieves_and_the_turn_keeps_the_call():
     assert provider.calls == [("dag scheduling", 2)]
 
     listed, retrieved = result.tool_calls
-    assert json.loads(listed.result) == {"sources": [{"name": "RAG", "label": "RAG", "type": "ActiveProvider"}]}
+    assert json.loads(listed.result) == {
+        "sources": [{"name": "RAG", "label": "RAG", "type": "ActiveProvider"}]
+    }
     payload = json.loads(retrieved.result)
     assert payload == {
         "provider": "RAG",
@@ -342,7 +345,11 @@ def test_document_context_returns_best_matches_first():
 def test_dataframe_context_ranks_rows_and_sees_later_edits():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame(
-        {"city": ["Paris", "Lyon", "Berlin"], "country": ["France", "France", "Germany"], "pop": [2100000, 513000, 3600000]}
+        {
+            "city": ["Paris", "Lyon", "Berlin"],
+            "country": ["France", "France", "Germany"],
+            "pop": [2100000, 513000, 3600000],
+        }
     )
     table = DataFrameContext(frame, label="CITIES", columns=["city", "country"])
     blocks = table.get_blocks("cities in Germany", top_k=5)

@@ -52,13 +52,23 @@ def test_as_tool_none_maps_inputs_and_outputs_and_keeps_private_keys():
     lead = member(
         "lead",
         [tool_call("researcher", task="why is the sky blue?"), "It is blue."],
-        tools=[researcher.as_tool(inputs_from_state={"topic": "subject"}, outputs_to_state={"notes": {"source": "answer"}, "found": {"source": "facts"}})],
+        tools=[
+            researcher.as_tool(
+                inputs_from_state={"topic": "subject"},
+                outputs_to_state={"notes": {"source": "answer"}, "found": {"source": "facts"}},
+            )
+        ],
         session_state={"topic": "optics", "notes": [], "secret": "x"},
     )
     result = lead.run("question")
     assert result.content == "It is blue."
     # only the mapped outputs came up (notes is a list: the answer replaced it, no schema handler)
-    assert lead.session_state == {"topic": "optics", "notes": "The sky is blue.", "secret": "x", "found": ["sky is blue"]}
+    assert lead.session_state == {
+        "topic": "optics",
+        "notes": "The sky is blue.",
+        "secret": "x",
+        "found": ["sky is blue"],
+    }
     # the member saw only the mapped key, under its own name, and kept its private key
     child = lead.history[-1].children[0]
     assert child.system_prompt == "Research optics."
@@ -69,7 +79,11 @@ def test_as_tool_none_maps_inputs_and_outputs_and_keeps_private_keys():
 
 def test_lineage_usage_and_child_run_id():
     researcher = member("researcher", ["Found it."])
-    lead = member("lead", [tool_call("ask", task="find"), "Done."], tools=[researcher.as_tool("ask", "Ask the researcher")])
+    lead = member(
+        "lead",
+        [tool_call("ask", task="find"), "Done."],
+        tools=[researcher.as_tool("ask", "Ask the researcher")],
+    )
     lead.run("go")
     turn = lead.history[-1]
     (child,) = turn.children
@@ -83,7 +97,9 @@ def test_lineage_usage_and_child_run_id():
     assert end.usage == turn.usage  # own: the lead's two model calls only
     assert end.usage_total == turn.usage + child.usage
     assert end.usage_total.total_tokens > end.usage.total_tokens
-    assert turn.path == ("lead",) and child.path == ("lead", "researcher") and child.parent_run_id == turn.run_id
+    assert (
+        turn.path == ("lead",) and child.path == ("lead", "researcher") and child.parent_run_id == turn.run_id
+    )
 
 
 def test_copy_is_deep_and_merges_only_changed_paths_with_authors():
@@ -100,7 +116,12 @@ def test_copy_is_deep_and_merges_only_changed_paths_with_authors():
         tools=[add_note, check_parent],
         session_state={"notes": ["writer default"], "style": "terse"},
     )
-    lead = member("lead", [tool_call("writer", task="write"), "ok"], tools=[writer.as_tool(state="copy")], session_state={"notes": [], "other": 1})
+    lead = member(
+        "lead",
+        [tool_call("writer", task="write"), "ok"],
+        tools=[writer.as_tool(state="copy")],
+        session_state={"notes": [], "other": 1},
+    )
     lead.run("go")
     assert seen_during == [[]]  # a deep copy: the member's append did not touch the parent's list
     assert lead.session_state == {"notes": ["n1"], "other": 1}  # no member default leaked up
@@ -113,14 +134,21 @@ def test_copy_is_deep_and_merges_only_changed_paths_with_authors():
 
 def test_live_shares_the_parent_state_object():
     writer = member("writer", [tool_call("add_note", note="live"), "ok"], tools=[add_note])
-    lead = member("lead", [tool_call("writer", task="w"), "done"], tools=[writer.as_tool(state="live")], session_state={"notes": []})
+    lead = member(
+        "lead",
+        [tool_call("writer", task="w"), "done"],
+        tools=[writer.as_tool(state="live")],
+        session_state={"notes": []},
+    )
     lead.run("go")
     assert lead.session_state == {"notes": ["live"]}
     child = lead.history[-1].children[0]
     (change,) = child.state_changes
     assert change.cause.chain() == "lead ▸ writer ▸ tool:add_note"
     (merge,) = lead.history[-1].state_changes
-    assert merge.cause.kind == "merge" and merge.patch == ({"op": "add", "path": "/notes/0", "value": "live"},)
+    assert merge.cause.kind == "merge" and merge.patch == (
+        {"op": "add", "path": "/notes/0", "value": "live"},
+    )
     assert writer.state is not lead.state and "messages" not in lead.session_state
 
 
@@ -136,7 +164,12 @@ def test_member_hook_writes_propagate_agno_9328():
         return "pong"
 
     worker = member("worker", [tool_call("ping"), "pinged"], tools=[ping], tool_hooks=[audit])
-    lead = member("lead", [tool_call("worker", task="ping"), "ok"], tools=[worker.as_tool(state="copy")], session_state={"audit": []})
+    lead = member(
+        "lead",
+        [tool_call("worker", task="ping"), "ok"],
+        tools=[worker.as_tool(state="copy")],
+        session_state={"audit": []},
+    )
     lead.run("go")
     assert lead.session_state == {"audit": ["ping"]}
     (merge,) = lead.history[-1].state_changes
@@ -174,7 +207,12 @@ def test_parallel_siblings_run_concurrently_on_one_snapshot():
 
     a = member("a", [tool_call("meet"), "a"], tools=[meet])
     b = member("b", [tool_call("meet"), "b"], tools=[meet])
-    lead = member("lead", [[tool_call("a", task="1"), tool_call("b", task="2")], "ok"], tools=[a.as_tool(state="copy"), b.as_tool(state="copy")], session_state={"n": 7})
+    lead = member(
+        "lead",
+        [[tool_call("a", task="1"), tool_call("b", task="2")], "ok"],
+        tools=[a.as_tool(state="copy"), b.as_tool(state="copy")],
+        session_state={"n": 7},
+    )
     lead.run("go")  # would raise BrokenBarrierError (a tool error) if they ran one after another
     results = [c.tool_calls[0].result for c in lead.history[-1].children]
     assert results == ["7", "7"]
@@ -187,7 +225,9 @@ def test_parallel_conflict_without_handler_is_refused_naming_both_and_the_fix():
     first, second = turn.tool_calls
     assert first.error is None and lead.session_state == {"notes": ["from a"]}
     assert second.error_kind == "merge_conflict"
-    assert "'b' and 'a' both changed /notes/0" in second.error and "Give 'notes' a merge handler" in second.error
+    assert (
+        "'b' and 'a' both changed /notes/0" in second.error and "Give 'notes' a merge handler" in second.error
+    )
     # nothing lost: the refused change is in b's own run
     b_run = turn.children[1]
     assert b_run.state_after["notes"] == ["from b"] and f"its turn {b_run.number}" in second.error
@@ -239,7 +279,11 @@ def test_memory_member_keeps_history_per_call_does_not():
 
     for memory, expected in (("per-call", "seen 1 user message(s)"), ("member", "seen 2 user message(s)")):
         helper = Agent("helper", model=ScriptedModel(replies))
-        lead = member("lead", [tool_call("helper", task="one"), "a", tool_call("helper", task="two"), "b"], tools=[helper.as_tool(memory=memory)])
+        lead = member(
+            "lead",
+            [tool_call("helper", task="one"), "a", tool_call("helper", task="two"), "b"],
+            tools=[helper.as_tool(memory=memory)],
+        )
         lead.run("1")
         lead.run("2")
         assert lead.history[-1].tool_calls[0].result == expected
@@ -255,7 +299,10 @@ def test_two_tools_of_one_member_in_one_response_run_one_after_another():
     )
     lead.run("go")
     assert [c.result for c in lead.history[-1].tool_calls] == ["first", "second"]
-    assert [c.system_prompt for c in lead.history[-1].children] == ["You research optics.", "You research tides."]
+    assert [c.system_prompt for c in lead.history[-1].children] == [
+        "You research optics.",
+        "You research tides.",
+    ]
 
 
 def test_parallel_results_and_their_merges_come_in_call_order():
@@ -264,11 +311,18 @@ def test_parallel_results_and_their_merges_come_in_call_order():
 
     lead = parallel_lead(handler=union)
     lead.run("go")
-    kinds = [(e.kind, getattr(e, "cause", None) and e.cause.name, getattr(e, "name", None)) for e in lead.history[-1].events if e.kind in ("tool_call_started", "state_changed", "tool_call_finished")]
+    kinds = [
+        (e.kind, getattr(e, "cause", None) and e.cause.name, getattr(e, "name", None))
+        for e in lead.history[-1].events
+        if e.kind in ("tool_call_started", "state_changed", "tool_call_finished")
+    ]
     assert kinds == [
-        ("tool_call_started", None, "a"), ("tool_call_started", None, "b"),
-        ("state_changed", "a", None), ("tool_call_finished", None, "a"),
-        ("state_changed", "b", None), ("tool_call_finished", None, "b"),
+        ("tool_call_started", None, "a"),
+        ("tool_call_started", None, "b"),
+        ("state_changed", "a", None),
+        ("tool_call_finished", None, "a"),
+        ("state_changed", "b", None),
+        ("tool_call_finished", None, "b"),
     ]
 
 
@@ -334,13 +388,28 @@ def mixed_lead(order: tuple[str, ...] = ("a", "b", "c")) -> tuple[Agent, list[st
     finish = FinishOrder(order)
     members = []
     for name in ("a", "b", "c"):
-        m = member(name, [tool_call("slow_note", note=f"from {name}"), f"{name} done"], tools=[ordered_note(name, finish)], session_state={f"own_{name}": 0})
+        m = member(
+            name,
+            [tool_call("slow_note", note=f"from {name}"), f"{name} done"],
+            tools=[ordered_note(name, finish)],
+            session_state={f"own_{name}": 0},
+        )
         finish.watch(m)
         members.append(m)
     finished = finish.finished
     lead = member(
         "lead",
-        [[tool_call("a", task="x"), tool_call("log_entry", entry="one"), tool_call("b", task="y"), tool_call("log_entry", entry="two"), tool_call("c", task="z"), tool_call("read_notes")], "combined"],
+        [
+            [
+                tool_call("a", task="x"),
+                tool_call("log_entry", entry="one"),
+                tool_call("b", task="y"),
+                tool_call("log_entry", entry="two"),
+                tool_call("c", task="z"),
+                tool_call("read_notes"),
+            ],
+            "combined",
+        ],
         tools=[m.as_tool(state="copy") for m in members] + [log_entry, read_notes],
         session_state={"notes": [], "log": []},
         state_schema={"notes": {"type": list, "handler": union}, "log": {"type": list}},
@@ -350,13 +419,27 @@ def mixed_lead(order: tuple[str, ...] = ("a", "b", "c")) -> tuple[Agent, list[st
 
 def masked(lead: Agent) -> str:
     turn = lead.history[-1]
-    text = turn_text(turn) + "\n" + repr(lead.session_state) + "\n" + repr([(e.kind, getattr(e, "name", None), getattr(e, "patch", None)) for e in turn.events if e.kind != "model_requested"])
+    text = (
+        turn_text(turn)
+        + "\n"
+        + repr(lead.session_state)
+        + "\n"
+        + repr(
+            [
+                (e.kind, getattr(e, "name", None), getattr(e, "patch", None))
+                for e in turn.events
+                if e.kind != "model_requested"
+            ]
+        )
+    )
     for i, run in enumerate(turn.walk()):
         text = text.replace(run.run_id, f"run{i}")
     return re.sub(r"\d+\.\d+ ?ms|'duration_ms': [\d.e-]+|'at': [\d.]+", "<t>", text)
 
 
-def records_over_20_runs(make: Callable[[tuple[str, ...]], tuple[Agent, list[str]]], order_of: Callable[[int], tuple[str, ...]]) -> tuple[set[str], set[tuple[str, ...]]]:
+def records_over_20_runs(
+    make: Callable[[tuple[str, ...]], tuple[Agent, list[str]]], order_of: Callable[[int], tuple[str, ...]]
+) -> tuple[set[str], set[tuple[str, ...]]]:
     """Twenty runs of a fresh lead from ``make(order)``, its members finishing in ``order_of(run)``:
     the distinct masked records and the orders the members finished in."""
     records, orders = set(), set()
@@ -372,7 +455,9 @@ def records_over_20_runs(make: Callable[[tuple[str, ...]], tuple[Agent, list[str
 
 def test_a_response_mixing_delegations_and_tool_calls_is_byte_identical_over_20_runs():
     # Every order, then random ones.
-    records, orders = records_over_20_runs(mixed_lead, lambda run: random.choice(ORDERS) if run >= len(ORDERS) else ORDERS[run])
+    records, orders = records_over_20_runs(
+        mixed_lead, lambda run: random.choice(ORDERS) if run >= len(ORDERS) else ORDERS[run]
+    )
     assert len(records) == 1, "the same record whatever order the members finished in"
     assert len(orders) == 6
     lead, _ = mixed_lead()
@@ -397,8 +482,14 @@ def test_the_delegations_of_a_mixed_response_run_beside_its_ordinary_calls():
 
     helper = member("helper", [tool_call("meet"), "helped"], tools=[meet])
     # The delegation starts with the response; the ordinary call before it runs meanwhile.
-    lead = member("lead", [[tool_call("meet"), tool_call("helper", task="meet me")], "ok"], tools=[helper.as_tool(state="copy"), meet])
-    lead.run("go")  # one after another, the first meet would wait in vain (BrokenBarrierError: an error result)
+    lead = member(
+        "lead",
+        [[tool_call("meet"), tool_call("helper", task="meet me")], "ok"],
+        tools=[helper.as_tool(state="copy"), meet],
+    )
+    lead.run(
+        "go"
+    )  # one after another, the first meet would wait in vain (BrokenBarrierError: an error result)
     turn = lead.history[-1]
     assert [c.result for c in turn.tool_calls] == ["met", "helped"]
     assert turn.children[0].tool_calls[0].result == "met"
@@ -406,17 +497,30 @@ def test_the_delegations_of_a_mixed_response_run_beside_its_ordinary_calls():
 
 def test_a_delegation_that_changed_a_path_an_earlier_call_changed_meanwhile_is_refused():
     writer = member("writer", [tool_call("add_note", note="member note"), "wrote"], tools=[add_note])
-    lead = member("lead", [[tool_call("add_note", note="lead note"), tool_call("writer", task="w")], "ok"], tools=[add_note, writer.as_tool(state="copy")], session_state={"notes": []})
+    lead = member(
+        "lead",
+        [[tool_call("add_note", note="lead note"), tool_call("writer", task="w")], "ok"],
+        tools=[add_note, writer.as_tool(state="copy")],
+        session_state={"notes": []},
+    )
     lead.run("go")
     ordinary, delegated = lead.history[-1].tool_calls
     assert ordinary.error is None and lead.session_state["notes"] == ["lead note"]
     assert delegated.error_kind == "merge_conflict"
-    assert "'writer' and the 'add_note' call before it both changed /notes/0 in one response" in delegated.error
+    assert (
+        "'writer' and the 'add_note' call before it both changed /notes/0 in one response" in delegated.error
+    )
     assert "Give 'notes' a merge handler" in delegated.error
     assert lead.history[-1].children[0].state_after["notes"] == ["member note"]  # kept in its own run
     # with a merge handler the two are combined, in call order
     writer = member("writer", [tool_call("add_note", note="member note"), "wrote"], tools=[add_note])
-    lead = member("lead", [[tool_call("add_note", note="lead note"), tool_call("writer", task="w")], "ok"], tools=[add_note, writer.as_tool(state="copy")], session_state={"notes": []}, state_schema={"notes": {"type": list, "handler": union}})
+    lead = member(
+        "lead",
+        [[tool_call("add_note", note="lead note"), tool_call("writer", task="w")], "ok"],
+        tools=[add_note, writer.as_tool(state="copy")],
+        session_state={"notes": []},
+        state_schema={"notes": {"type": list, "handler": union}},
+    )
     lead.run("go")
     assert lead.session_state["notes"] == ["lead note", "member note"]
 
@@ -431,7 +535,12 @@ def test_a_live_delegation_in_a_mixed_response_runs_in_order_on_the_callers_thre
 
     live = member("live", [tool_call("where"), "live done"], tools=[where])
     copied = member("copied", [tool_call("where"), "copied done"], tools=[where])
-    lead = member("lead", [[tool_call("copied", task="c"), tool_call("live", task="l")], "ok"], tools=[copied.as_tool(state="copy"), live.as_tool("live", state="live")], session_state={"who": "lead"})
+    lead = member(
+        "lead",
+        [[tool_call("copied", task="c"), tool_call("live", task="l")], "ok"],
+        tools=[copied.as_tool(state="copy"), live.as_tool("live", state="live")],
+        session_state={"who": "lead"},
+    )
     caller = threading.current_thread().name
     lead.run("go")
     assert [c.result for c in lead.history[-1].tool_calls] == ["copied done", "live done"]
@@ -442,7 +551,9 @@ def test_a_live_delegation_in_a_mixed_response_runs_in_order_on_the_callers_thre
 # -- the caller's tool hooks around delegations that run side by side ----------------------------
 
 
-def hooked_lead(meet: threading.Barrier | None = None, veto: str | None = None, order: tuple[str, ...] = ("a", "b")) -> tuple[Agent, list[str]]:
+def hooked_lead(
+    meet: threading.Barrier | None = None, veto: str | None = None, order: tuple[str, ...] = ("a", "b")
+) -> tuple[Agent, list[str]]:
     """A lead with a hook that writes its state before and after each call, delegating to two
     members at once (and one ordinary call before them); the members finish in ``order``."""
     finish = FinishOrder(order)
@@ -476,11 +587,22 @@ def hooked_lead(meet: threading.Barrier | None = None, veto: str | None = None, 
         members.append(m)
     lead = member(
         "lead",
-        [[tool_call("log_entry", entry="first"), tool_call("a", task="task a"), tool_call("b", task="task b")], "ok"],
+        [
+            [
+                tool_call("log_entry", entry="first"),
+                tool_call("a", task="task a"),
+                tool_call("b", task="task b"),
+            ],
+            "ok",
+        ],
         tools=[m.as_tool(state="copy") for m in members] + [log_entry],
         tool_hooks=[trail],
         session_state={"notes": [], "log": [], "trail": []},
-        state_schema={"notes": {"type": list, "handler": union}, "log": {"type": list}, "trail": {"type": list}},
+        state_schema={
+            "notes": {"type": list, "handler": union},
+            "log": {"type": list},
+            "trail": {"type": list},
+        },
     )
     return lead, finished
 
@@ -492,13 +614,22 @@ def test_the_callers_hooks_run_around_each_delegation_on_its_thread_one_at_a_tim
     turn = lead.history[-1]
     assert [c.result for c in turn.tool_calls] == ["logged first", "a done", "b done"]
     # the hooks' code before each member, in call order; then each call's end, in call order
-    assert lead.session_state["trail"] == ["before task a", "before task b", "before log_entry", "after log_entry", "after task a", "after task b"]
+    assert lead.session_state["trail"] == [
+        "before task a",
+        "before task b",
+        "before log_entry",
+        "after log_entry",
+        "after task a",
+        "after task b",
+    ]
     assert lead.session_state["notes"] == ["worked"] and lead.session_state["log"] == ["first"]
     assert [c.hooks[0].outcome for c in turn.tool_calls] == ["passed", "passed", "passed"]
 
 
 def test_hooked_delegations_side_by_side_are_byte_identical_over_20_runs():
-    records, orders = records_over_20_runs(lambda order: hooked_lead(order=order), lambda run: ("a", "b") if run % 2 else ("b", "a"))
+    records, orders = records_over_20_runs(
+        lambda order: hooked_lead(order=order), lambda run: ("a", "b") if run % 2 else ("b", "a")
+    )
     assert len(records) == 1, "the same record whatever order the members finished in"
     assert len(orders) == 2
 
@@ -510,22 +641,39 @@ def test_a_hook_that_answers_for_one_delegation_lets_the_others_go_on():
     assert [c.result for c in turn.tool_calls] == ["logged first", "vetoed", "b done"]
     assert turn.tool_calls[1].answered_by == "trail" and turn.tool_calls[1].child_run_id is None
     assert [c.agent for c in turn.children] == ["b"]
-    assert lead.session_state["trail"] == ["before task a", "before task b", "before log_entry", "after log_entry", "after task b"]
+    assert lead.session_state["trail"] == [
+        "before task a",
+        "before task b",
+        "before log_entry",
+        "after log_entry",
+        "after task b",
+    ]
 
 
 def test_subscribers_get_own_events_children_too_or_children_only_until_unsubscribed() -> None:
     researcher = member("researcher", ["found it"])
-    lead = member("lead", [tool_call("ask", task="find"), "Done."], tools=[researcher.as_tool("ask", "Ask the researcher")])
+    lead = member(
+        "lead",
+        [tool_call("ask", task="find"), "Done."],
+        tools=[researcher.as_tool("ask", "Ask the researcher")],
+    )
     seen: dict[str, list[tuple[str, str]]] = {"own": [], "all": [], "below": [], "twice": []}
     for key, children in (("own", False), ("all", True), ("below", "only")):
-        lead.subscribe(lambda e, key=key: seen[key].append((e.kind, e.path[-1] if isinstance(e, RunStarted) else "")), children=children)
+        lead.subscribe(
+            lambda e, key=key: seen[key].append((e.kind, e.path[-1] if isinstance(e, RunStarted) else "")),
+            children=children,
+        )
 
     def twice(event: Any) -> None:
         seen["twice"].append((event.kind, event.path[-1] if isinstance(event, RunStarted) else ""))
 
     first, second = lead.subscribe(twice), lead.subscribe(twice)
     lead.run("go")
-    starts = {key: [who for kind, who in events if kind == "run_started"] for key, events in seen.items() if key != "twice"}
+    starts = {
+        key: [who for kind, who in events if kind == "run_started"]
+        for key, events in seen.items()
+        if key != "twice"
+    }
     assert starts == {"own": ["lead"], "all": ["lead", "researcher"], "below": ["researcher"]}
     assert seen["twice"] == [event for event in seen["own"] for _ in range(2)]
     assert len(seen["all"]) == len(seen["own"]) + len(seen["below"])

@@ -28,7 +28,13 @@ def agent(name, steps, **kwargs):
 def test_leader_prompt_has_team_members_block_and_mode():
     a = agent("Web Researcher", ["x"], role="Finds sources", description="Searches the web", tools=[add_item])
     sub = Team("Writers", members=[agent("editor", ["y"])], description="Writes things")
-    team = Team("lead", members=[a, sub], model=ScriptedModel(["hi"]), add_member_tools_to_context=True, instructions="Be brief.")
+    team = Team(
+        "lead",
+        members=[a, sub],
+        model=ScriptedModel(["hi"]),
+        add_member_tools_to_context=True,
+        instructions="Be brief.",
+    )
     prompt = team.observe("hello").system_prompt
     assert prompt.startswith(
         "<team_members>\n"
@@ -41,15 +47,30 @@ def test_leader_prompt_has_team_members_block_and_mode():
     sources = [s.source for s in team.observe("hello").sections]
     assert sources[:2] == ["team_members", "team_mode"] and "instructions" in sources
     assert [t.name for t in team.all_tools()] == ["delegate_task_to_member"]
-    assert [t.name for t in Team("b", members=[a], mode="broadcast").all_tools()] == ["delegate_task_to_members"]
+    assert [t.name for t in Team("b", members=[a], mode="broadcast").all_tools()] == [
+        "delegate_task_to_members"
+    ]
 
 
 def test_coordinate_unknown_member_is_an_error_result_the_leader_can_fix():
     shopper = agent("shopper", ["ok"])
-    team = Team("team", members=[shopper], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="nobody", task="x"), tool_call("delegate_task_to_member", member_id="shopper", task="x"), "done"]))
+    team = Team(
+        "team",
+        members=[shopper],
+        model=ScriptedModel(
+            [
+                tool_call("delegate_task_to_member", member_id="nobody", task="x"),
+                tool_call("delegate_task_to_member", member_id="shopper", task="x"),
+                "done",
+            ]
+        ),
+    )
     team.run("go")
     first, second = team.history[-1].tool_calls
-    assert first.error == "team 'team' has no member 'nobody'; members: shopper (DelegationError raised by tool 'delegate_task_to_member')"
+    assert (
+        first.error
+        == "team 'team' has no member 'nobody'; members: shopper (DelegationError raised by tool 'delegate_task_to_member')"
+    )
     assert second.error is None and second.result == "ok"
 
 
@@ -64,27 +85,59 @@ def test_route_mode_answers_with_the_member_answer_without_another_leader_call()
 def test_member_interactions_and_team_history_are_labelled_sections():
     a = agent("a", ["A1", "A2"])
     b = agent("b", ["B1", "B2"])
-    leader = ScriptedModel([
-        tool_call("delegate_task_to_member", member_id="a", task="first"), tool_call("delegate_task_to_member", member_id="b", task="second"), "done 1",
-        tool_call("delegate_task_to_member", member_id="b", task="third"), "done 2",
-    ])
-    team = Team("t", members=[a, b], model=leader, share_member_interactions=True, add_team_history_to_members=True)
+    leader = ScriptedModel(
+        [
+            tool_call("delegate_task_to_member", member_id="a", task="first"),
+            tool_call("delegate_task_to_member", member_id="b", task="second"),
+            "done 1",
+            tool_call("delegate_task_to_member", member_id="b", task="third"),
+            "done 2",
+        ]
+    )
+    team = Team(
+        "t", members=[a, b], model=leader, share_member_interactions=True, add_team_history_to_members=True
+    )
     team.run("turn one")
     prompt = team.history[-1].children[1].prompt
-    assert prompt.user_prompt == "<member_interaction_context>\nSee below interactions with other team members.\nMember: a\nTask: first\nResponse: A1\n\n</member_interaction_context>\n\nsecond"
-    assert [s.source for s in prompt.user_sections] == ["share_member_interactions", "task (delegate_task_to_member)"]
+    assert (
+        prompt.user_prompt
+        == "<member_interaction_context>\nSee below interactions with other team members.\nMember: a\nTask: first\nResponse: A1\n\n</member_interaction_context>\n\nsecond"
+    )
+    assert [s.source for s in prompt.user_sections] == [
+        "share_member_interactions",
+        "task (delegate_task_to_member)",
+    ]
     team.run("turn two")
     prompt = team.history[-1].children[0].prompt
-    assert prompt.user_prompt == "<team_history_context>\n[run-1]\ninput: turn one\nresponse: done 1\n\n</team_history_context>\n\nthird"
-    assert [s.source for s in prompt.user_sections] == ["add_team_history_to_members", "task (delegate_task_to_member)"]
+    assert (
+        prompt.user_prompt
+        == "<team_history_context>\n[run-1]\ninput: turn one\nresponse: done 1\n\n</team_history_context>\n\nthird"
+    )
+    assert [s.source for s in prompt.user_sections] == [
+        "add_team_history_to_members",
+        "task (delegate_task_to_member)",
+    ]
     for section in prompt.user_sections:
         assert prompt.user_prompt[section.start : section.end] == section.text
 
 
 def test_nested_team_chain_usage_and_record():
     shopper = agent("shopper", [tool_call("add_item", item="tea"), "added tea"], tools=[add_item])
-    sub = Team("sub", members=[shopper], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "sub done"]))
-    top = Team("top", members=[sub], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="sub", task="get tea"), "all done"]), session_state={"shopping_list": []})
+    sub = Team(
+        "sub",
+        members=[shopper],
+        model=ScriptedModel(
+            [tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "sub done"]
+        ),
+    )
+    top = Team(
+        "top",
+        members=[sub],
+        model=ScriptedModel(
+            [tool_call("delegate_task_to_member", member_id="sub", task="get tea"), "all done"]
+        ),
+        session_state={"shopping_list": []},
+    )
     top.run("tea please")
     assert top.session_state == {"shopping_list": ["tea"]}
     turn = top.history[-1]
@@ -96,8 +149,11 @@ def test_nested_team_chain_usage_and_record():
     assert turn.usage_total == turn.usage + sub_run.usage + shop_run.usage
     text = turn_text(turn)
     assert "delegations (1):\n  ▸ top ▸ sub · task: 'get tea' · answer: 'sub done'" in text
-    assert "\n    ▸ top ▸ sub ▸ shopper · task: 'tea' · answer: 'added tea' · state: + shopping_list › 0: \"tea\" (by tool:add_item)" in text
-    assert "state:\n  + shopping_list › 0: \"tea\"  (by merge:sub ▸ shopper ▸ tool:add_item)" in text
+    assert (
+        "\n    ▸ top ▸ sub ▸ shopper · task: 'tea' · answer: 'added tea' · state: + shopping_list › 0: \"tea\" (by tool:add_item)"
+        in text
+    )
+    assert 'state:\n  + shopping_list › 0: "tea"  (by merge:sub ▸ shopper ▸ tool:add_item)' in text
     html = turn_html(turn)
     assert "<details open><summary>▸ top ▸ sub" in html and "<script" not in html
 
@@ -113,7 +169,9 @@ class FinishOrder:
     def wait_for_turn(self, name: str) -> None:
         with self._turn:
             if not self._turn.wait_for(lambda: self.order[len(self.done)] == name, timeout=20):
-                raise AssertionError(f"{name} waited for {self.order[len(self.done)]}: the members did not run side by side")
+                raise AssertionError(
+                    f"{name} waited for {self.order[len(self.done)]}: the members did not run side by side"
+                )
             self.done.append(name)
             self._turn.notify_all()
 
@@ -145,15 +203,26 @@ def test_broadcast_of_three_is_byte_identical_over_20_runs_with_random_completio
     rng = random.Random(20)
     orders = list(itertools.permutations(("alpha", "beta", "gamma")))
     for run in range(20):
-        finish = FinishOrder(orders[run] if run < len(orders) else rng.choice(orders))  # every order, then random ones
+        finish = FinishOrder(
+            orders[run] if run < len(orders) else rng.choice(orders)
+        )  # every order, then random ones
         members = [ordered_member(n, finish) for n in ("alpha", "beta", "gamma")]
-        team = Team("panel", members=members, mode="broadcast", model=ScriptedModel([tool_call("delegate_task_to_members", task="work"), "summary"]), session_state={"shared": 1})
+        team = Team(
+            "panel",
+            members=members,
+            mode="broadcast",
+            model=ScriptedModel([tool_call("delegate_task_to_members", task="work"), "summary"]),
+            session_state={"shared": 1},
+        )
         team.run("go")
         finish_orders.add(tuple(finish.done))
         records.add(masked_record(team))
     assert len(records) == 1
     record = records.pop()
-    assert "Agent alpha: alpha finished\\n\\nAgent beta: beta finished\\n\\nAgent gamma: gamma finished" in record
+    assert (
+        "Agent alpha: alpha finished\\n\\nAgent beta: beta finished\\n\\nAgent gamma: gamma finished"
+        in record
+    )
     assert "'by_alpha'" not in record  # member's new keys stay private
     assert len(finish_orders) == 6  # the members finished in every order, and the record never changed
 
@@ -184,7 +253,12 @@ def test_handoff_moves_control_and_keeps_the_agent_in_charge():
     assert triage.run("I paid").content == "Paid, thanks."
     assert len(triage_model.requests) == 1
     second = triage.history[-1]
-    assert [e.kind for e in second.events][:4] == ["run_started", "prompt_rendered", "tool_call_started", "tool_call_finished"]
+    assert [e.kind for e in second.events][:4] == [
+        "run_started",
+        "prompt_rendered",
+        "tool_call_started",
+        "tool_call_finished",
+    ]
     # billing sees the conversation so far (its own earlier turn in context, memory="member")
     sent = billing_model.requests[-1].messages
     assert [m["role"] for m in sent][-1] == "user" and sent[-1]["content"] == "I paid"
@@ -200,8 +274,15 @@ def test_handoff_input_filter_and_hand_back():
         seen.append([m.role for m in messages])
         return [m for m in messages if m.role == "user"]
 
-    refunds = Agent("refunds", model=ScriptedModel([tool_call("transfer_to_triage"), "Back to triage next time."]))
-    triage = Agent("triage", model=ScriptedModel(["hello", tool_call("transfer_to_refunds")]), handoffs=[handoff(refunds, input_filter=only_user)], add_history_to_context=True)
+    refunds = Agent(
+        "refunds", model=ScriptedModel([tool_call("transfer_to_triage"), "Back to triage next time."])
+    )
+    triage = Agent(
+        "triage",
+        model=ScriptedModel(["hello", tool_call("transfer_to_refunds")]),
+        handoffs=[handoff(refunds, input_filter=only_user)],
+        add_history_to_context=True,
+    )
     refunds.handoffs = [handoff(triage)]
     triage.run("hi")
     triage.run("refund please")
@@ -213,8 +294,20 @@ def test_handoff_input_filter_and_hand_back():
 
 
 def shop_team() -> Team:
-    shopper = agent("shopper", [tool_call("add_item", item="tea"), "added"] * 3, tools=[add_item], session_state={"mine": 0})
-    return Team("team", members=[shopper], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"] * 3), session_state={"shopping_list": []})
+    shopper = agent(
+        "shopper",
+        [tool_call("add_item", item="tea"), "added"] * 3,
+        tools=[add_item],
+        session_state={"mine": 0},
+    )
+    return Team(
+        "team",
+        members=[shopper],
+        model=ScriptedModel(
+            [tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"] * 3
+        ),
+        session_state={"shopping_list": []},
+    )
 
 
 def test_one_session_holds_the_tree_and_resume_relinks_it(tmp_path):
@@ -230,7 +323,9 @@ def test_one_session_holds_the_tree_and_resume_relinks_it(tmp_path):
     again.attach_recording(tmp_path, "nb")
     assert again.resume() == 2
     assert len(again.members[0].history) == 2 and again.members[0].session_state == {"mine": 0}
-    assert [[c.run_id for c in t.children] for t in again.history] == [[c.run_id for c in t.children] for t in team.history]
+    assert [[c.run_id for c in t.children] for t in again.history] == [
+        [c.run_id for c in t.children] for t in team.history
+    ]
     assert again.history.runs()["path"].tolist() == ["team", "team/shopper", "team", "team/shopper"]
     assert callable(saved)
 
@@ -244,7 +339,11 @@ def test_fork_and_reset_work_on_the_whole_tree():
     assert forked.members[0] is not team.members[0] and forked.session_state == {"shopping_list": ["tea"]}
     assert forked.history[0].children[0].run_id == team.history[0].children[0].run_id
     team.reset()
-    assert (len(team.history), len(team.members[0].history), team.session_state) == (0, 0, {"shopping_list": []})
+    assert (len(team.history), len(team.members[0].history), team.session_state) == (
+        0,
+        0,
+        {"shopping_list": []},
+    )
 
 
 def test_agent_in_charge_is_saved_with_the_session():
@@ -264,9 +363,15 @@ def test_runs_tool_calls_and_changes_frames_carry_path_and_chain():
     runs = team.history.runs()
     assert runs[["path", "tokens_own", "tokens_total"]].values.tolist()[1][0] == "team/shopper"
     top, member_row = runs.to_dict("records")
-    assert top["tokens_total"] == top["tokens_own"] + member_row["tokens_total"] and member_row["parent_run_id"] == top["run_id"]
+    assert (
+        top["tokens_total"] == top["tokens_own"] + member_row["tokens_total"]
+        and member_row["parent_run_id"] == top["run_id"]
+    )
     calls = team.history.tool_calls()
-    assert calls[["path", "chain"]].values.tolist() == [["team", "team ▸ delegate_task_to_member"], ["team/shopper", "team ▸ shopper ▸ add_item"]]
+    assert calls[["path", "chain"]].values.tolist() == [
+        ["team", "team ▸ delegate_task_to_member"],
+        ["team/shopper", "team ▸ shopper ▸ add_item"],
+    ]
     assert calls["child_run_id"].tolist()[0] == member_row["run_id"]
     changes = team.history.changes()
     assert changes[["path", "author", "chain"]].values.tolist() == [
@@ -278,7 +383,14 @@ def test_runs_tool_calls_and_changes_frames_carry_path_and_chain():
 def test_diff_of_two_team_turns_covers_the_delegated_runs():
     def team_with(answer: str) -> Team:
         shopper = agent("shopper", [tool_call("add_item", item="tea"), answer], tools=[add_item])
-        return Team("team", members=[shopper], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"]), session_state={"shopping_list": []})
+        return Team(
+            "team",
+            members=[shopper],
+            model=ScriptedModel(
+                [tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"]
+            ),
+            session_state={"shopping_list": []},
+        )
 
     left, right, same = team_with("added tea"), team_with("added green tea"), team_with("added tea")
     for team in (left, right, same):
@@ -302,7 +414,12 @@ def test_the_leaders_hook_wraps_the_delegation_and_can_veto_it():
         return function_call(**arguments)
 
     shopper = agent("shopper", ["never runs"])
-    team = Team("team", members=[shopper], tool_hooks=[gate], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="shopper", task="x"), "ok"]))
+    team = Team(
+        "team",
+        members=[shopper],
+        tool_hooks=[gate],
+        model=ScriptedModel([tool_call("delegate_task_to_member", member_id="shopper", task="x"), "ok"]),
+    )
     team.run("go")
     (call,) = team.history[-1].tool_calls
     assert seen == [("delegate_task_to_member", {"member_id": "shopper", "task": "x"})]
@@ -334,11 +451,18 @@ def test_what_the_team_added_to_a_members_message_is_counted_part_by_part():
     counter = WordCounter()
     a = Agent("a", model=Counted(["A1", "A2"]))
     b = Agent("b", model=Counted(["B1 answered", "B2"]), instructions="You are b.")
-    leader = ScriptedModel([
-        tool_call("delegate_task_to_member", member_id="a", task="first"), tool_call("delegate_task_to_member", member_id="b", task="the second task"), "done 1",
-        tool_call("delegate_task_to_member", member_id="b", task="third"), "done 2",
-    ])
-    team = Team("t", members=[a, b], model=leader, share_member_interactions=True, add_team_history_to_members=True)
+    leader = ScriptedModel(
+        [
+            tool_call("delegate_task_to_member", member_id="a", task="first"),
+            tool_call("delegate_task_to_member", member_id="b", task="the second task"),
+            "done 1",
+            tool_call("delegate_task_to_member", member_id="b", task="third"),
+            "done 2",
+        ]
+    )
+    team = Team(
+        "t", members=[a, b], model=leader, share_member_interactions=True, add_team_history_to_members=True
+    )
     team.run("turn one")
     team.run("turn two")
     prompts = [team.history[0].children[1].prompt, team.history[1].children[0].prompt]
@@ -350,8 +474,12 @@ def test_what_the_team_added_to_a_members_message_is_counted_part_by_part():
         tokens = prompt.tokens
         assert tokens.counter == "words" and tokens.exact
         assert tokens.user_sections == tuple(counter.count(s.text) for s in prompt.user_sections)
-        assert tokens.sections == tuple(counter.count(s.text) for s in prompt.sections)  # the same counter as the system prompt's
-        assert tokens.user == counter.count(prompt.user_prompt)  # the parts are of the message, not added to it
+        assert tokens.sections == tuple(
+            counter.count(s.text) for s in prompt.sections
+        )  # the same counter as the system prompt's
+        assert tokens.user == counter.count(
+            prompt.user_prompt
+        )  # the parts are of the message, not added to it
         assert tokens.earlier_sections == () and tokens.total == tokens.system + tokens.history + tokens.user
     assert prompts[0].tokens.user_sections[1] == 3  # "the second task"
     assert prompts[0].tokens.user_sections[0] == len(prompts[0].user_sections[0].text.split()) > 10
@@ -366,12 +494,21 @@ def test_a_handoffs_filtered_history_is_labelled_and_counted_message_by_message(
         return [m for m in messages if m.role == "user"]
 
     refunds = Agent("refunds", model=Counted(["Refunded in full."]))
-    triage = Agent("triage", model=ScriptedModel(["hello there", tool_call("transfer_to_refunds")]), handoffs=[handoff(refunds, input_filter=only_user)], add_history_to_context=True)
+    triage = Agent(
+        "triage",
+        model=ScriptedModel(["hello there", tool_call("transfer_to_refunds")]),
+        handoffs=[handoff(refunds, input_filter=only_user)],
+        add_history_to_context=True,
+    )
     triage.run("hi, my order 42 is late")
     triage.run("refund please")
     prompt = triage.history[-1].children[0].prompt
-    assert [(s.source, s.text) for s in prompt.earlier_sections] == [("handoff (transfer_to_refunds) history, after input_filter: user", "hi, my order 42 is late")]
-    assert [(s.source, s.text) for s in prompt.user_sections] == [("handoff (transfer_to_refunds)", "refund please")]
+    assert [(s.source, s.text) for s in prompt.earlier_sections] == [
+        ("handoff (transfer_to_refunds) history, after input_filter: user", "hi, my order 42 is late")
+    ]
+    assert [(s.source, s.text) for s in prompt.user_sections] == [
+        ("handoff (transfer_to_refunds)", "refund please")
+    ]
     tokens = prompt.tokens
     assert tokens.earlier_sections == (counter.count("hi, my order 42 is late"),) == (6,)
     assert tokens.user_sections == (2,)
@@ -382,7 +519,19 @@ def test_a_handoffs_filtered_history_is_labelled_and_counted_message_by_message(
 def test_a_members_record_and_preview_break_its_message_down_by_what_the_team_added():
     counter = WordCounter()
     b = Agent("b", model=Counted(["B1", "B2"]))
-    team = Team("t", members=[b], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="b", task="one"), "done 1", tool_call("delegate_task_to_member", member_id="b", task="two more"), "done 2"]), add_team_history_to_members=True)
+    team = Team(
+        "t",
+        members=[b],
+        model=ScriptedModel(
+            [
+                tool_call("delegate_task_to_member", member_id="b", task="one"),
+                "done 1",
+                tool_call("delegate_task_to_member", member_id="b", task="two more"),
+                "done 2",
+            ]
+        ),
+        add_team_history_to_members=True,
+    )
     team.run("turn one")
     team.run("turn two")
     child = team.history[-1].children[0]
@@ -393,11 +542,19 @@ def test_a_members_record_and_preview_break_its_message_down_by_what_the_team_ad
     assert line in turn_text(child)
     # what %agentnb preview t/b shows: the same parts, counted by the member's counter
     observation = team.observe_member("b", "three")
-    assert [s.source for s in observation.user_sections] == ["add_team_history_to_members", "task (delegate_task_to_member)"]
+    assert [s.source for s in observation.user_sections] == [
+        "add_team_history_to_members",
+        "task (delegate_task_to_member)",
+    ]
     assert observation.tokens.user_sections == tuple(counter.count(s.text) for s in observation.user_sections)
     # a handoff's history is its own part of the prompt's cost
     refunds = Agent("refunds", model=Counted(["Refunded."]))
-    triage = Agent("triage", model=ScriptedModel(["hello there", tool_call("transfer_to_refunds")]), handoffs=[refunds], add_history_to_context=True)
+    triage = Agent(
+        "triage",
+        model=ScriptedModel(["hello there", tool_call("transfer_to_refunds")]),
+        handoffs=[refunds],
+        add_history_to_context=True,
+    )
     triage.run("my order is late")
     triage.run("refund please")
     handed = triage.history[-1].children[0]

@@ -7,12 +7,12 @@ import json
 
 import pandas as pd
 import pytest
+from evals_helpers import shop
 
 from agentnb import ScriptedModel, tool_call
 from agentnb.errors import EvalCaseError
 from agentnb.evals import Case, cases_from_frame, check, load_cases
 from agentnb.evals.cases import as_cases
-from evals_helpers import shop
 
 
 def test_a_case_needs_input_or_messages_and_gets_a_content_id():
@@ -37,8 +37,14 @@ def test_duplicate_ids_are_refused_with_both_positions():
 
 
 def test_cases_from_a_dataframe():
-    df = pd.DataFrame({"ticket": ["T1", "T2", "T3"], "request": ["milk", ["eggs", "bread"], "tea"], "want": ["milk", None, "tea"],
-                       "start": ['{"budget": 3}', None, {"budget": 1}]})
+    df = pd.DataFrame(
+        {
+            "ticket": ["T1", "T2", "T3"],
+            "request": ["milk", ["eggs", "bread"], "tea"],
+            "want": ["milk", None, "tea"],
+            "start": ['{"budget": 3}', None, {"budget": 1}],
+        }
+    )
     cases = cases_from_frame(df, input="request", id="ticket", expected="want", state="start")
     assert [c.id for c in cases] == ["T1", "T2", "T3"]
     assert cases[0].state == {"budget": 3} and cases[1].state is None and cases[2].state == {"budget": 1}
@@ -52,7 +58,9 @@ def test_cases_from_a_dataframe():
 
 
 def test_cases_from_files(tmp_path):
-    (tmp_path / "c.jsonl").write_text('{"id": "a", "input": "milk", "expected": "milk"}\n\n{"input": "tea", "state": {"budget": 2}}\n')
+    (tmp_path / "c.jsonl").write_text(
+        '{"id": "a", "input": "milk", "expected": "milk"}\n\n{"input": "tea", "state": {"budget": 2}}\n'
+    )
     (tmp_path / "c.csv").write_text('id,input,expected,state\na,milk,milk,"{""budget"": 2}"\nb,tea,,\n')
     (tmp_path / "c.yaml").write_text("cases:\n  - id: a\n    messages: [milk, tea]\n    expected: tea\n")
     jsonl, csv_cases, yaml_cases = (load_cases(tmp_path / n) for n in ("c.jsonl", "c.csv", "c.yaml"))
@@ -77,17 +85,29 @@ def test_each_case_runs_on_a_fresh_agent_never_the_live_one(tmp_path):
     agent.run("live one")
     before = agent.get_session_state()
     cases = [Case("milk", id="a", state={"budget": 3}), Case("tea", id="b")]
-    run = agent.evaluate(cases, [check.state("/items", equals=["milk"], name="items")], name="fresh", folder=tmp_path)
+    run = agent.evaluate(
+        cases, [check.state("/items", equals=["milk"], name="items")], name="fresh", folder=tmp_path
+    )
     assert agent.get_session_state() == before and len(agent.history) == 1
     assert run.case("a").turns[0].state_after["budget"] == 3  # the case's state deep-merged
-    assert run.case("b").turns[0].state_after == {"items": ["tea"], "budget": 10}  # not the live agent's items
+    assert run.case("b").turns[0].state_after == {
+        "items": ["tea"],
+        "budget": 10,
+    }  # not the live agent's items
     assert [r.verdicts[0].status for r in run] == ["pass", "fail"]
 
 
 def test_a_scripted_list_is_cloned_per_case_and_repeat(tmp_path):
     model = ScriptedModel([tool_call("add_item", item="milk"), "first", "second"])
     agent = shop(model=model)
-    run = agent.evaluate([Case("x", id="a"), Case("y", id="b")], [check.answer_equals("first")], name="clone", folder=tmp_path, repeat=3, concurrency=4)
+    run = agent.evaluate(
+        [Case("x", id="a"), Case("y", id="b")],
+        [check.answer_equals("first")],
+        name="clone",
+        folder=tmp_path,
+        repeat=3,
+        concurrency=4,
+    )
     assert len(run) == 6 and run.rate() == 1.0  # every run started the script afresh
     assert model.remaining == 3  # the agent's own model was never used
 
@@ -112,7 +132,9 @@ def test_multi_turn_and_a_case_from_a_recorded_turn(tmp_path):
     agent.run("tea")
     cases = [Case(messages=["bread", "jam"], id="two"), Case.from_turn(agent, 2, expected="tea")]
     assert cases[1].input == "tea" and cases[1].start.state["items"] == ["milk"]
-    run = agent.evaluate(cases, [check.state("/items", contains=check.EXPECTED, name="has")], name="turns", folder=tmp_path)
+    run = agent.evaluate(
+        cases, [check.state("/items", contains=check.EXPECTED, name="has")], name="turns", folder=tmp_path
+    )
     two = run.case("two")
     assert len(two.turns) == 2 and two.turns[-1].state_after["items"] == ["bread", "jam"]
     from_turn = run.case(cases[1].id)
@@ -125,7 +147,9 @@ def test_evaluate_works_inside_a_running_event_loop(tmp_path):
     agent = shop()
 
     async def inside():
-        plain = agent.evaluate([Case("milk")], name="loop", folder=tmp_path)  # the kernel's case: a loop is running
+        plain = agent.evaluate(
+            [Case("milk")], name="loop", folder=tmp_path
+        )  # the kernel's case: a loop is running
         awaited = await agent.aevaluate([Case("tea")], name="aloop", folder=tmp_path)
         return plain, awaited
 
@@ -165,19 +189,37 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
 
     agent = shop()
     blueprint = Blueprint.of(agent)
-    cases = [Case(text, id=f"c{i}") for i, text in enumerate(["milk", 'a "quoted" ask', "ünïcödé tea ☕", "x" * 500, "new\nline", "tab\there"])]
+    cases = [
+        Case(text, id=f"c{i}")
+        for i, text in enumerate(
+            ["milk", 'a "quoted" ask', "ünïcödé tea ☕", "x" * 500, "new\nline", "tab\there"]
+        )
+    ]
     cases.append(Case("with state", id="s", state={"items": ["a", "b", "c"]}))
 
     def exact(case):
-        return len(json.dumps(blueprint.build(agent.model, case).observe(case.turns[0]).request, ensure_ascii=False, default=str))
+        return len(
+            json.dumps(
+                blueprint.build(agent.model, case).observe(case.turns[0]).request,
+                ensure_ascii=False,
+                default=str,
+            )
+        )
 
     expected = [exact(c) for c in cases]
     builds = []
     real_build = Blueprint.build
-    monkeypatch.setattr(Blueprint, "build", lambda self, model, case: builds.append(case.id) or real_build(self, model, case))
+    monkeypatch.setattr(
+        Blueprint, "build", lambda self, model, case: builds.append(case.id) or real_build(self, model, case)
+    )
     sizes = RequestChars(blueprint, agent.model)
     assert [sizes(c) for c in cases] == expected
-    assert builds == ["c0", "c1", "c2", "s"]  # three plain cases measured, the rest added up; the state case measured
+    assert builds == [
+        "c0",
+        "c1",
+        "c2",
+        "s",
+    ]  # three plain cases measured, the rest added up; the state case measured
 
     # Retrieval on the message changes the prompt with it: every case is measured.
     from agentnb import Agent, ScriptedModel
@@ -186,7 +228,14 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
     docs = DocumentContext(["milk is white", "tea is hot and ünïcödé", "quoted things"], label="DOCS")
     rag = Agent("rag", model=ScriptedModel(["ok"]), context_providers=[docs])
     rag_blueprint = Blueprint.of(rag)
-    expected = [len(json.dumps(rag_blueprint.build(rag.model, c).observe(c.turns[0]).request, ensure_ascii=False, default=str)) for c in cases[:5]]
+    expected = [
+        len(
+            json.dumps(
+                rag_blueprint.build(rag.model, c).observe(c.turns[0]).request, ensure_ascii=False, default=str
+            )
+        )
+        for c in cases[:5]
+    ]
     builds.clear()
     sizes = RequestChars(rag_blueprint, rag.model)
     assert [sizes(c) for c in cases[:5]] == expected

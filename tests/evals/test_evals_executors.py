@@ -6,13 +6,30 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from agentnb.evals import Case, check
 from evals_helpers import shop
 
+from agentnb.evals import Case, check
+
 CASES = [Case(item, id=item, expected=item) for item in ("milk", "candy", "boom", "tea", "fail", "bread")]
-CHECKS = [check.called("add_item"), check.state("/items", contains=check.EXPECTED, name="stored"), check.changed_by("/items", "tool:add_item")]
-COLUMNS = ["case_id", "repeat", "input", "answer", "status", "passed", "called:add_item", "stored", "changed_by:/items:tool:add_item", "input_tokens", "output_tokens", "error"]
+CHECKS = [
+    check.called("add_item"),
+    check.state("/items", contains=check.EXPECTED, name="stored"),
+    check.changed_by("/items", "tool:add_item"),
+]
+COLUMNS = [
+    "case_id",
+    "repeat",
+    "input",
+    "answer",
+    "status",
+    "passed",
+    "called:add_item",
+    "stored",
+    "changed_by:/items:tool:add_item",
+    "input_tokens",
+    "output_tokens",
+    "error",
+]
 
 
 def _same_rows(remote, local):
@@ -24,12 +41,21 @@ def _same_rows(remote, local):
 def test_a_dask_local_cluster_gives_the_same_rows_as_in_process(tmp_path):
     distributed = pytest.importorskip("distributed")
     local = shop().evaluate(CASES, CHECKS, name="local", folder=tmp_path)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        remote = shop().evaluate(CASES, CHECKS, name="dask", folder=tmp_path, executor=client.get_executor(), concurrency=4)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        remote = shop().evaluate(
+            CASES, CHECKS, name="dask", folder=tmp_path, executor=client.get_executor(), concurrency=4
+        )
         workers = set(client.run(lambda: __import__("os").getpid()).values())
     _same_rows(remote, local)
     assert len(workers) == 2 and __import__("os").getpid() not in workers
-    assert (tmp_path / "evals" / "dask" / "cases.jsonl").read_text().count("\n") == len(CASES)  # the driver wrote every line
+    assert (tmp_path / "evals" / "dask" / "cases.jsonl").read_text().count("\n") == len(
+        CASES
+    )  # the driver wrote every line
 
 
 @pytest.mark.ray
@@ -47,11 +73,18 @@ def test_ray_gives_the_same_rows_as_in_process(tmp_path, request):
     # Ray's workers start afresh (a Dask worker inherits sys.path): they import the tests' tools
     # module from the tests' folder, as a user's workers would import a user's module.
     here = os.path.dirname(os.path.abspath(__file__))
-    init = {"num_cpus": 2, "include_dashboard": False, "_node_ip_address": "127.0.0.1", "runtime_env": {"env_vars": {"PYTHONPATH": here}}}
+    init = {
+        "num_cpus": 2,
+        "include_dashboard": False,
+        "_node_ip_address": "127.0.0.1",
+        "runtime_env": {"env_vars": {"PYTHONPATH": here}},
+    }
     executor = RayExecutor(init=init)
     try:
         remote = shop().evaluate(CASES, CHECKS, name="ray", folder=tmp_path, executor=executor, concurrency=2)
-        workers = set(ray.get([ray.remote(num_cpus=1)(lambda: __import__("os").getpid()).remote() for _ in range(4)]))
+        workers = set(
+            ray.get([ray.remote(num_cpus=1)(lambda: __import__("os").getpid()).remote() for _ in range(4)])
+        )
     finally:
         executor.shutdown()
         ray.shutdown()
@@ -69,5 +102,8 @@ def test_copies_of_a_server_model_share_one_instance_per_process():
     model = OpenAIChat("gpt-x", base_url="http://127.0.0.1:9/v1", max_retries=0)
     first = case_model(pickle.loads(pickle.dumps(model)))
     assert case_model(pickle.loads(pickle.dumps(model))) is first  # one client for every case of a worker
-    assert case_model(OpenAIChat("gpt-x", base_url="http://127.0.0.1:9/v1", max_retries=0, api_key="k1")) is not first
+    assert (
+        case_model(OpenAIChat("gpt-x", base_url="http://127.0.0.1:9/v1", max_retries=0, api_key="k1"))
+        is not first
+    )
     assert case_model(OpenAIChat("gpt-y", base_url="http://127.0.0.1:9/v1", max_retries=0)) is not first

@@ -53,7 +53,9 @@ def test_eval_runs_shows_progress_then_a_grid_and_returns_the_run(shell, tmp_pat
     calls = len(shell.user_ns["calls"])
     again = shell.run_line_magic("agentnb", "eval shop cases --checks checks --name base")
     assert all(r.replayed for r in again.rows) and again.text() == run.text()
-    assert len(shell.user_ns["calls"]) == calls + 4  # a scripted model is Python: it answers again, exactly as recorded
+    assert (
+        len(shell.user_ns["calls"]) == calls + 4
+    )  # a scripted model is Python: it answers again, exactly as recorded
 
 
 def test_the_view_updates_its_line_and_filters():
@@ -61,7 +63,11 @@ def test_the_view_updates_its_line_and_filters():
     from agentnb.evals import Progress
 
     view.update(Progress("x", 3, done=2, running=1, passes=(("c", 1, 2),), limits=(("openai:m", 4, 1),)))
-    assert view.line.value.startswith("x: 2/3 done · 1 running") and "c 1/2" in view.line.value and "openai:m limit 4 (cut 1×)" in view.line.value
+    assert (
+        view.line.value.startswith("x: 2/3 done · 1 running")
+        and "c 1/2" in view.line.value
+        and "openai:m limit 4 (cut 1×)" in view.line.value
+    )
     bundle = view._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert data["text/plain"] == "evaluation x"
@@ -72,7 +78,10 @@ def test_the_view_updates_its_line_and_filters():
     [
         ("eval shop", "expected %agentnb eval NAME CASES"),
         ("eval nobody cases", "there is no agent named 'nobody'"),
-        ("eval shop nothing", "'nothing' is neither a variable holding cases nor a .jsonl/.csv/.yaml file path"),
+        (
+            "eval shop nothing",
+            "'nothing' is neither a variable holding cases nor a .jsonl/.csv/.yaml file path",
+        ),
         ("eval shop cases --checks nope", "--checks nope: there is no variable 'nope'"),
         ("eval shop cases --name ../x", "cannot name a folder"),
         ("eval shop cases --concurrency 0", "concurrency must be a whole number >= 1"),
@@ -104,14 +113,25 @@ def test_a_case_opens_in_the_inspector_with_its_checks_and_a_flip_in_compare(she
     widget = base.inspect("h")
     assert isinstance(widget, CaseInspector)
     data = json.loads(widget.case_checks)
-    assert data["case"] == "h" and data["verdicts"][0]["status"] == "fail" and "lacks" in data["verdicts"][0]["reason"]
+    assert (
+        data["case"] == "h"
+        and data["verdicts"][0]["status"] == "fail"
+        and "lacks" in data["verdicts"][0]["reason"]
+    )
     assert wire.TRAIT_CHECKS in widget.keys  # synced to the browser
     agent = widget.agent
-    assert [t.content for t in agent.history] == [base.case("h").answer] and agent.session_state["items"] == ["<b>x</b>"]
+    assert [t.content for t in agent.history] == [base.case("h").answer] and agent.session_state["items"] == [
+        "<b>x</b>"
+    ]
     # A fork whose edit flips the case: Compare opens on the two runs' turns of that case.
     shell.run_cell("strict = shop.fork('strict'); strict.instructions = 'Never add <b> tags.'")
     with capture_output():
-        cand = shell.user_ns["strict"].evaluate(shell.user_ns["cases"], shell.user_ns["checks"], name="strict", folder=str(base.store.folder.parent.parent))
+        cand = shell.user_ns["strict"].evaluate(
+            shell.user_ns["cases"],
+            shell.user_ns["checks"],
+            name="strict",
+            folder=str(base.store.folder.parent.parent),
+        )
         widget = cand.compare(base).inspect("h")
     agents = comparable_agents(widget.agent, [])
     left, right = default_pair(widget.agent, agents, None)
@@ -121,9 +141,10 @@ def test_a_case_opens_in_the_inspector_with_its_checks_and_a_flip_in_compare(she
 
 
 def test_showing_a_case_outside_the_notebook_says_what_to_do(tmp_path):
+    from evals_helpers import shop
+
     from agentnb.errors import EvalCheckError
     from agentnb.evals import Case
-    from evals_helpers import shop
 
     runner.INSPECT.clear()
     run = shop().evaluate([Case("milk", id="m")], name="outside", folder=tmp_path)

@@ -6,8 +6,8 @@ import pytest
 from test_record import ALLOWED_TAGS, parsed
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.history.compare import LineRow, compare_turns, line_rows
 from agentnb.errors import ConfigurationError
+from agentnb.history.compare import LineRow, compare_turns, line_rows
 from agentnb.history.render import COMPARE_CSS_CLASS
 
 IMG = "<img src=x onerror=alert(1)>"
@@ -21,7 +21,14 @@ def add_item(item: str, session_state) -> str:
 
 def shop() -> Agent:
     model = ScriptedModel([tool_call("add_item", item="eggs"), "Added eggs.", "Nothing else."])
-    agent = Agent("shop", model, instructions="List: {items}", session_state={"items": ["milk"]}, tools=[add_item], add_history_to_context=True)
+    agent = Agent(
+        "shop",
+        model,
+        instructions="List: {items}",
+        session_state={"items": ["milk"]},
+        tools=[add_item],
+        add_history_to_context=True,
+    )
     agent.run("add eggs")
     agent.run("anything else?")
     return agent
@@ -65,11 +72,21 @@ def test_a_fork_run_with_edited_instructions_shows_what_changed_and_why() -> Non
     )
     [instructions] = c.sections
     assert instructions.how == "changed"
-    assert instructions.rows == (LineRow("changed", "List: ['milk', 'eggs']", "List: ['milk', 'eggs']. Suggest one thing."),)
+    assert instructions.rows == (
+        LineRow("changed", "List: ['milk', 'eggs']", "List: ['milk', 'eggs']. Suggest one thing."),
+    )
     assert (instructions.left_tokens, instructions.right_tokens) == (5, 10)
-    assert [(r.call, r.how, r.parts) for r in c.requests] == [(1, "changed", ("system prompt",)), (2, "added", ())]
-    assert [(r.how, r.left, r.right) for r in c.tool_calls] == [("added", None, 'add_item({"item": "bread"}) -> "added bread"')]
-    assert [(k.key, k.how, k.paths) for k in c.state] == [("items", "changed", ("/items/2",)), ("budget", "added", ())]
+    assert [(r.call, r.how, r.parts) for r in c.requests] == [
+        (1, "changed", ("system prompt",)),
+        (2, "added", ()),
+    ]
+    assert [(r.how, r.left, r.right) for r in c.tool_calls] == [
+        ("added", None, 'add_item({"item": "bread"}) -> "added bread"')
+    ]
+    assert [(k.key, k.how, k.paths) for k in c.state] == [
+        ("items", "changed", ("/items/2",)),
+        ("budget", "added", ()),
+    ]
     assert c.answers == ("Nothing else.", "Added bread.")
     assert not c.same
 
@@ -127,13 +144,15 @@ def test_a_turn_beside_itself_is_the_same() -> None:
 
 def test_hidden_keys_are_marked_and_hostile_values_are_escaped() -> None:
     model = ScriptedModel([f"answer {IMG}", "other"])
-    agent = Agent("a", model, instructions="Hi", session_state={"token": IMG, "note": IMG}, hide_state_keys=["token"])
+    agent = Agent(
+        "a", model, instructions="Hi", session_state={"token": IMG, "note": IMG}, hide_state_keys=["token"]
+    )
     agent.run("one")
     agent.session_state["note"] = "changed"
     agent.run("two")
     c = agent.compare(turn=1, other_turn=2)
     assert [(k.key, k.hidden) for k in c.state] == [("token", True), ("note", False)]
-    assert "= token: \"<img src=x onerror=alert(1)>\" [hidden from the model]" in c.text()
+    assert '= token: "<img src=x onerror=alert(1)>" [hidden from the model]' in c.text()
     html = c.html()
     assert html.startswith(f'<div class="{COMPARE_CSS_CLASS} ') and "<img" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "(hidden from the model)" in html
@@ -157,10 +176,20 @@ def test_the_html_record_keeps_each_row_label_on_one_line_and_colours_the_marks(
     html_text = parent.compare(forked_and_edited(parent), turn=2, other_turn=2).html()
     # "~ instructions" / "= session_state" labels never wrap onto two lines.
     label = '<td style="text-align:left;vertical-align:top;white-space:nowrap;padding-right:10px">'
-    assert f'{label}<b style="color:var(--jp-mirror-editor-variable-2-color,var(--vscode-gitDecoration-modifiedResourceForeground,#00366d))">~</b> <code>instructions</code>' in html_text
+    assert (
+        f'{label}<b style="color:var(--jp-mirror-editor-variable-2-color,var(--vscode-gitDecoration-modifiedResourceForeground,#00366d))">~</b> <code>instructions</code>'
+        in html_text
+    )
     rows = html_text.split("<tr")[1:]
-    assert len(rows) > 5 and all(row.split(">", 1)[1].startswith(label) for row in rows if "<td" in row[:80] and "colspan" not in row.split("</td>")[0])
-    assert f'{label}<b style="color:var(--jp-success-color0,var(--vscode-gitDecoration-addedResourceForeground,#1b5e20))">+</b> state <code>budget</code>' in html_text
+    assert len(rows) > 5 and all(
+        row.split(">", 1)[1].startswith(label)
+        for row in rows
+        if "<td" in row[:80] and "colspan" not in row.split("</td>")[0]
+    )
+    assert (
+        f'{label}<b style="color:var(--jp-success-color0,var(--vscode-gitDecoration-addedResourceForeground,#1b5e20))">+</b> state <code>budget</code>'
+        in html_text
+    )
     # A changed line of the prompt: the old text in the removed colour, the new in the added one.
     line = html_text.split('class="agentnb-compare-line" data-how="changed"')[1].split("</tr>")[0]
     assert "color:var(--jp-error-color1" in line and "color:var(--jp-success-color0" in line

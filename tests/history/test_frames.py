@@ -117,14 +117,19 @@ def test_turns_show_the_state_blocks_token_cost_growing_turn_by_turn():
         session_state["items"].append(item)
         return "ok"
 
-    model = ScriptedModel([tool_call("add", item="milk"), "a", tool_call("add", item="eggs and bread"), "b", "c"])
+    model = ScriptedModel(
+        [tool_call("add", item="milk"), "a", tool_call("add", item="eggs and bread"), "b", "c"]
+    )
     agent = Agent("shop", model, session_state={"items": []}, add_session_state_to_context=True, tools=[add])
     for message in ("one", "two", "three"):
         agent.run(message)
     frame = agent.history.turns()
     blocks = [t.prompt.sections[-1].text for t in agent.history]
     assert frame["state_tokens"].tolist() == [len(b) // 4 for b in blocks]  # the estimate's rule
-    assert frame["state_tokens"].is_monotonic_increasing and frame["state_tokens"].iloc[0] < frame["state_tokens"].iloc[2]
+    assert (
+        frame["state_tokens"].is_monotonic_increasing
+        and frame["state_tokens"].iloc[0] < frame["state_tokens"].iloc[2]
+    )
     assert frame["prompt_tokens"].tolist() == [t.prompt.tokens.total for t in agent.history]
     assert frame["tokens_counted_by"].tolist() == ["estimate"] * 3
     plain = Agent("plain", ScriptedModel(["x"]), instructions="Hi")

@@ -10,8 +10,8 @@ from IPython.utils.capture import capture_output
 
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.errors import AgentnbError
-from agentnb.ipython.record import LIVE_CSS_CLASS, LiveTurn, TurnView
 from agentnb.history.render import RECORD_CSS_CLASS, turn_html, turn_text, value_text
+from agentnb.ipython.record import LIVE_CSS_CLASS, LiveTurn, TurnView
 
 IMG = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"
@@ -118,7 +118,9 @@ def test_records_are_deterministic_across_runs():
 def test_turn_changes_report_added_changed_removed_with_authors_and_old_values():
     agent = Agent(
         "a",
-        ScriptedModel(["first", tool_call("update_session_state", session_state_updates={"n": 2, "new": "x"}), "ok"]),
+        ScriptedModel(
+            ["first", tool_call("update_session_state", session_state_updates={"n": 2, "new": "x"}), "ok"]
+        ),
         enable_agentic_state=True,
         session_state={"n": 1, "old": True},
     )
@@ -219,7 +221,16 @@ def budget_agent(n_items: int = 1) -> Agent:
             session_state["log"].append(i)
         return "filled"
 
-    model = ScriptedModel([[tool_call("set_qty", index=0, qty=2.5), tool_call("fill", count=n_items), tool_call("set_qty", index=7, qty=1)], "done"])
+    model = ScriptedModel(
+        [
+            [
+                tool_call("set_qty", index=0, qty=2.5),
+                tool_call("fill", count=n_items),
+                tool_call("set_qty", index=7, qty=1),
+            ],
+            "done",
+        ]
+    )
     state = {"cart": {"items": [{"name": "tea", "qty": 1.0}], "note": "x" * 50}, "log": []}
     agent = Agent("budget", model, tools=[set_qty, fill], session_state=state)
     agent.run("go")
@@ -230,7 +241,10 @@ def test_record_lists_path_level_changes_like_the_inspector_not_whole_top_level_
     turn = budget_agent().history[0]
     lines = turn_text(turn).splitlines()
     state = lines[lines.index("state:") + 1 :]
-    assert state[:2] == ["  ~ cart › items › 0 › qty: 1.0 → 2.5  (by tool:set_qty)", "  + log › 0: 0  (by tool:fill)"]
+    assert state[:2] == [
+        "  ~ cart › items › 0 › qty: 1.0 → 2.5  (by tool:set_qty)",
+        "  + log › 0: 0  (by tool:fill)",
+    ]
     assert not any('"note"' in line or "xxxx" in line for line in state)  # the rest of cart is not repeated
     html_text = turn_html(turn)
     assert 'data-path="/cart/items/0/qty"' in html_text and 'data-change="changed"' in html_text
@@ -250,11 +264,16 @@ def test_record_table_is_left_aligned_in_every_cell_and_marks_a_tool_error():
     html_text = turn_html(turn)
     styles = CellStyles()
     styles.feed(html_text)
-    assert styles.cells and all("text-align:left" in style for _, style in styles.cells)  # Lab right-aligns td/th
+    assert styles.cells and all(
+        "text-align:left" in style for _, style in styles.cells
+    )  # Lab right-aligns td/th
     # The failed call (index 7 does not exist) is marked as an error, in the theme's error colour.
     error_row = html_text.split('class="agentnb-record-call-error"')
     assert len(error_row) == 2 and 'data-error="tool_error"' in error_row[1][:40]
-    assert "var(--jp-error-color1" in error_row[1].split("</tr>")[0] and "✗ error" in error_row[1].split("</tr>")[0]
+    assert (
+        "var(--jp-error-color1" in error_row[1].split("</tr>")[0]
+        and "✗ error" in error_row[1].split("</tr>")[0]
+    )
     assert html_text.count("agentnb-record-call-error") == 1  # the calls that worked are not marked
     assert "✗ error [tool_error]" in turn_text(turn)
 
@@ -262,10 +281,16 @@ def test_record_table_is_left_aligned_in_every_cell_and_marks_a_tool_error():
 def test_record_puts_each_argument_on_its_own_line_that_wraps_inside_itself():
     turn = budget_agent().history[0]
     html_text = turn_html(turn)
-    assert '<code style="display:inline-block;white-space:pre-wrap;overflow-wrap:anywhere">index: 0\nqty: 2.5</code>' in html_text
+    assert (
+        '<code style="display:inline-block;white-space:pre-wrap;overflow-wrap:anywhere">index: 0\nqty: 2.5</code>'
+        in html_text
+    )
     empty = Agent("a", ScriptedModel([tool_call("noop"), "ok"]), tools=[noop])
     empty.run("x")
-    assert '<code style="display:inline-block;white-space:pre-wrap;overflow-wrap:anywhere">{}</code>' in turn_html(empty.history[0])
+    assert (
+        '<code style="display:inline-block;white-space:pre-wrap;overflow-wrap:anywhere">{}</code>'
+        in turn_html(empty.history[0])
+    )
 
 
 def noop() -> str:

@@ -25,7 +25,9 @@ def add_item(item: str, session_state) -> str:
 
 
 def shop(model=None) -> Agent:
-    model = model or ScriptedModel([tool_call("add_item", item="milk"), "Added.", "Nothing.", "Fork says hi."])
+    model = model or ScriptedModel(
+        [tool_call("add_item", item="milk"), "Added.", "Nothing.", "Fork says hi."]
+    )
     return Agent("shop", model, tools=[add_item], session_state={"items": []})
 
 
@@ -66,7 +68,9 @@ def test_mcp_and_the_notebook_layer_name_their_extras():
         "    except ImportError as exc:\n"
         "        print(type(exc).__name__, exc)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    ).stdout.splitlines()
     assert out == [
         "MissingExtraError agentnb.mcp (MCP servers as tools and context) needs the 'mcp' extra (mcp is not installed): "
         'pip install "agentnb[mcp]" and restart the kernel',
@@ -81,7 +85,9 @@ def test_mcp_and_the_notebook_layer_name_their_extras():
 def test_a_fork_made_in_python_is_recorded_beside_its_parent(tmp_path, monkeypatch):
     monkeypatch.delenv(REPLAY_ENV, raising=False)
     with OpenAIServer() as server:
-        server.add(Reply(tool_calls=[("add_item", {"item": "milk"})]), Reply(text="Added."), Reply(text="Fork here."))
+        server.add(
+            Reply(tool_calls=[("add_item", {"item": "milk"})]), Reply(text="Added."), Reply(text="Fork here.")
+        )
         parent = shop(OpenAIChat("tiny", base_url=server.url, stream=False))
         parent.attach_recording(tmp_path)
         parent.run("Add milk.")
@@ -149,7 +155,10 @@ def test_a_recording_folder_ignores_its_lock_files_and_unfinished_writes(tmp_pat
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (folder / ".shop.json.abc.tmp").write_text("half")
     listed = subprocess.run(
-        ["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True, check=True
+        ["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "analysis.agentnb/shop.json" in listed and "analysis.agentnb/.gitignore" in listed
     assert "shop.lock" not in listed and ".shop.json.abc.tmp" not in listed

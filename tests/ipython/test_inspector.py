@@ -13,10 +13,13 @@ import pytest
 pytest.importorskip("anywidget")
 
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
-from agentnb.ipython import compact  # noqa: E402
-from agentnb.ipython import inspector as inspector_module  # noqa: E402
-from agentnb.ipython import outbox, wire  # noqa: E402
 from agentnb.events import ModelRequested  # noqa: E402
+from agentnb.ipython import (  # noqa: E402
+    compact,  # noqa: E402
+    outbox,
+    wire,
+)
+from agentnb.ipython import inspector as inspector_module  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 from agentnb.ipython.live import Run  # noqa: E402
 
@@ -49,7 +52,13 @@ def guard(function_name, arguments, function_call):
 def make_agent(steps: list[Any], **options: Any) -> Agent:
     options.setdefault("session_state", {"items": ["milk"]})
     options.setdefault("tools", [add_item, banner])
-    return Agent("shop", ScriptedModel(steps), instructions="List: {items} {missing}", tool_hooks=[audit, guard], **options)
+    return Agent(
+        "shop",
+        ScriptedModel(steps),
+        instructions="List: {items} {missing}",
+        tool_hooks=[audit, guard],
+        **options,
+    )
 
 
 def decode(data: bytes) -> Any:
@@ -94,7 +103,14 @@ class Wire:
     ``clock`` (by default turns a second apart), with no flush thread; ``threads=True`` keeps
     the real clock and flush thread."""
 
-    def __init__(self, inspector: Inspector, monkeypatch: pytest.MonkeyPatch, clock: Clock | None = None, *, threads: bool = False) -> None:
+    def __init__(
+        self,
+        inspector: Inspector,
+        monkeypatch: pytest.MonkeyPatch,
+        clock: Clock | None = None,
+        *,
+        threads: bool = False,
+    ) -> None:
         self.messages: list[dict[str, Any]] = []
         self.bodies: list[int] = []
         self.inspector = inspector
@@ -117,7 +133,10 @@ class Wire:
         at most ``FLUSH_SECONDS`` after the run)."""
         with self.arrived:
             # A hang guard, not a timing: the flush thread sends it within 50 ms.
-            return self.arrived.wait_for(lambda: [e[wire.EVENT_BODY]["kind"] for e in self.events()][-1:] == ["run_finished"], timeout=30)
+            return self.arrived.wait_for(
+                lambda: [e[wire.EVENT_BODY]["kind"] for e in self.events()][-1:] == ["run_finished"],
+                timeout=30,
+            )
 
     def ask(self, **content: Any) -> dict[str, Any]:
         self.inspector._on_msg(self.inspector, content, [])
@@ -129,7 +148,11 @@ class Wire:
     def events(self) -> list[dict[str, Any]]:
         """Every event item sent, with its number, as the browser applies them."""
         return [
-            {wire.SEQ: batch[wire.SEQ] + i, wire.TURN_INDEX: item[wire.TURN_INDEX], wire.EVENT_BODY: item[wire.EVENT_BODY]}
+            {
+                wire.SEQ: batch[wire.SEQ] + i,
+                wire.TURN_INDEX: item[wire.TURN_INDEX],
+                wire.EVENT_BODY: item[wire.EVENT_BODY],
+            }
             for batch in self.batches()
             for i, item in enumerate(batch[wire.ITEMS])
         ]
@@ -137,7 +160,9 @@ class Wire:
 
 @pytest.fixture
 def shop(monkeypatch: pytest.MonkeyPatch) -> tuple[Agent, Inspector, Wire]:
-    agent = make_agent([[tool_call("add_item", item="eggs"), tool_call("banner")], "Added eggs.", "Hello again."])
+    agent = make_agent(
+        [[tool_call("add_item", item="eggs"), tool_call("banner")], "Added eggs.", "Hello again."]
+    )
     inspector = Inspector.for_agent(agent)
     return agent, inspector, Wire(inspector, monkeypatch)
 
@@ -198,7 +223,14 @@ def tag_block(session_state) -> str:
 
 def test_each_batch_carries_the_turns_change_summary_so_far(monkeypatch) -> None:
     agent = make_agent(
-        ["hello", [tool_call("add_item", item="eggs")], [tool_call("remove_item", item="eggs")], "done", [tool_call("add_item", item="tea")], "ok"],
+        [
+            "hello",
+            [tool_call("add_item", item="eggs")],
+            [tool_call("remove_item", item="eggs")],
+            "done",
+            [tool_call("add_item", item="tea")],
+            "ok",
+        ],
         session_state={"items": ["milk"], "count": 1},
         tools=[add_item, remove_item],
     )
@@ -206,14 +238,25 @@ def test_each_batch_carries_the_turns_change_summary_so_far(monkeypatch) -> None
     inspector = Inspector.for_agent(agent)
     sent = Wire(inspector, monkeypatch)
     # The queue sent right after each state change, as the flush thread does while a run goes on.
-    flush_after_changes = agent.subscribe(lambda e: inspector._outbox.flush() if e.kind == "state_changed" else None)
+    flush_after_changes = agent.subscribe(
+        lambda e: inspector._outbox.flush() if e.kind == "state_changed" else None
+    )
     agent.session_state["count"] = 2  # between turns, by the user: part of the next turn
     agent.run("add eggs, then remove them")
     flush_after_changes()
     bodies = [m[wire.EVENT_BODY] for m in sent.events()]
     user, added, removed = [b[wire.CHANGES] for b in bodies if b["kind"] == "state_changed"]
-    assert user["keys"] == [{"path": "/count", "key": "count", "how": "changed", "authors": ["user"], "old": "1", "new": "2"}]
-    assert added["paths"][-1] == {"path": "/items/1", "key": "items", "how": "added", "authors": ["tool:add_item"], "old": None, "new": '"eggs"'}
+    assert user["keys"] == [
+        {"path": "/count", "key": "count", "how": "changed", "authors": ["user"], "old": "1", "new": "2"}
+    ]
+    assert added["paths"][-1] == {
+        "path": "/items/1",
+        "key": "items",
+        "how": "added",
+        "authors": ["tool:add_item"],
+        "old": None,
+        "new": '"eggs"',
+    }
     assert [c["key"] for c in added["keys"]] == ["count", "items"]
     # Added and removed again within the turn: not a change (the rule of agentnb.state.diff).
     assert [(c["path"], c["how"]) for c in removed["paths"]] == [("/count", "changed")]
@@ -229,20 +272,28 @@ def test_each_batch_carries_the_turns_change_summary_so_far(monkeypatch) -> None
     agent.run("again")
     last = [m[wire.EVENT_BODY] for m in sent.batches()[-1][wire.ITEMS]]
     assert [wire.CHANGES in b for b in last if b["kind"] == "state_changed"] == [False, False]
-    assert [(c["key"], c["authors"]) for c in last[-1][wire.CHANGES]["keys"]] == [("count", ["user"]), ("items", ["tool:add_item"])]
+    assert [(c["key"], c["authors"]) for c in last[-1][wire.CHANGES]["keys"]] == [
+        ("count", ["user"]),
+        ("items", ["tool:add_item"]),
+    ]
 
 
 def test_a_batch_is_built_and_encoded_once_with_one_change_summary(monkeypatch) -> None:
     from agentnb.ipython import live
 
-    agent = make_agent(["hi", [tool_call("add_item", item="eggs"), tool_call("add_item", item="tea")], "ok"], session_state={"items": [], "n": 0})
+    agent = make_agent(
+        ["hi", [tool_call("add_item", item="eggs"), tool_call("add_item", item="tea")], "ok"],
+        session_state={"items": [], "n": 0},
+    )
     agent.run("hi")
     inspector = Inspector.for_agent(agent)
     sent = Wire(inspector, monkeypatch)
     encoded: list[Any] = []
     summaries: list[Any] = []
     monkeypatch.setattr(live, "encode", lambda value: encoded.append(value) or outbox.encode(value))
-    monkeypatch.setattr(live, "summarize_changes", lambda *a: summaries.append(a) or compact.summarize_changes(*a))
+    monkeypatch.setattr(
+        live, "summarize_changes", lambda *a: summaries.append(a) or compact.summarize_changes(*a)
+    )
     agent.session_state["n"] = 1
     agent.run("add eggs and tea")
     (batch,) = sent.batches()
@@ -252,12 +303,23 @@ def test_a_batch_is_built_and_encoded_once_with_one_change_summary(monkeypatch) 
 
 
 def test_a_removed_item_keeps_its_old_value_and_key_names_stay_as_they_are(monkeypatch) -> None:
-    agent = make_agent([[tool_call("remove_item", item="eggs"), tool_call("tag_block")], "done"], session_state={"items": ["milk", "eggs"]}, tools=[remove_item, tag_block])
+    agent = make_agent(
+        [[tool_call("remove_item", item="eggs"), tool_call("tag_block")], "done"],
+        session_state={"items": ["milk", "eggs"]},
+        tools=[remove_item, tag_block],
+    )
     sent = Wire(Inspector.for_agent(agent), monkeypatch)
     agent.run("tidy up")
     changes = sent.ask(**{wire.KIND: wire.SYNC})[wire.CHANGES]
     by_path = {c["path"]: c for c in changes["paths"]}
-    assert by_path["/items/1"] == {"path": "/items/1", "key": "items", "how": "removed", "authors": ["tool:remove_item"], "old": '"eggs"', "new": None}
+    assert by_path["/items/1"] == {
+        "path": "/items/1",
+        "key": "items",
+        "how": "removed",
+        "authors": ["tool:remove_item"],
+        "old": '"eggs"',
+        "new": None,
+    }
     assert by_path["/<~1session_state>"]["key"] == "</session_state>"
     assert by_path["/<~1session_state>"]["new"] == '"closing tag"'
     assert "/scratch" not in by_path and [c["key"] for c in changes["keys"]] == ["items", "</session_state>"]
@@ -287,7 +349,17 @@ def test_change_previews_read_as_value_text_without_encoding_the_whole_value() -
     class Odd:
         pass
 
-    values = [1, None, "x" * 500, {"a": [1, {"b": None}]}, [1.5, True], "é", {"tags": {"a"}}, Odd(), float("nan")]
+    values = [
+        1,
+        None,
+        "x" * 500,
+        {"a": [1, {"b": None}]},
+        [1.5, True],
+        "é",
+        {"tags": {"a"}},
+        Odd(),
+        float("nan"),
+    ]
     for value in values:
         assert compact.preview_text(value) == value_text(value, compact.CHANGE_TEXT)
 
@@ -312,7 +384,12 @@ def test_a_turn_answered_from_the_recording_says_so(tmp_path, monkeypatch) -> No
     monkeypatch.delenv(REPLAY_ENV, raising=False)
 
     def agent(url: str) -> Agent:
-        return Agent("shop", OpenAIChat("tiny", base_url=url, stream=False), instructions="Keep the list.", session_state={"items": []})
+        return Agent(
+            "shop",
+            OpenAIChat("tiny", base_url=url, stream=False),
+            instructions="Keep the list.",
+            session_state={"items": []},
+        )
 
     with OpenAIServer() as server:
         server.add(Reply(text="Hello."))
@@ -341,7 +418,9 @@ def test_the_snapshot_trait_is_fresh_when_displayed_and_after_each_cell(monkeypa
 
     start_ipython()  # the test session's one real shell: the inspector follows its cells
     shell = get_ipython()
-    agent = make_agent([[tool_call("add_item", item="eggs"), tool_call("banner")], "Added eggs.", "Hello again."])
+    agent = make_agent(
+        [[tool_call("add_item", item="eggs"), tool_call("banner")], "Added eggs.", "Hello again."]
+    )
     inspector = Inspector(agent)
     sent = Wire(inspector, monkeypatch)
     try:
@@ -378,7 +457,10 @@ def test_a_turn_goes_out_as_one_message_and_replies_come_after_what_was_queued(s
     assert [m[wire.KIND] for m in sent.messages] == [wire.BATCH]
     (batch,) = sent.batches()
     assert (batch[wire.SEQ], batch[wire.LAST]) == (1, len(batch[wire.ITEMS])) == (1, inspector.seq)
-    assert inspector.messages_sent == 1 and inspector.bytes_sent == sent.bodies[0] == inspector.last_message_bytes
+    assert (
+        inspector.messages_sent == 1
+        and inspector.bytes_sent == sent.bodies[0] == inspector.last_message_bytes
+    )
     agent.run("hello")
     assert sent.batches()[1][wire.SEQ] == batch[wire.LAST] + 1  # numbered on from the last batch
     # An event queued when a request comes in goes out first: the reply is current to it.
@@ -423,7 +505,9 @@ def test_the_change_summary_so_far_is_shown_while_a_slow_step_runs(monkeypatch) 
         session_state["items"].append("tea")  # after the summary went out: not in it
         return "done" if seen.is_set() else "the summary was never sent"
 
-    agent = make_agent([[tool_call("add_item", item="eggs"), tool_call("slow")], "ok"], tools=[add_item, slow])
+    agent = make_agent(
+        [[tool_call("add_item", item="eggs"), tool_call("slow")], "ok"], tools=[add_item, slow]
+    )
     agent.tool_hooks = []
     inspector = Inspector.for_agent(agent)
     sent = Wire(inspector, monkeypatch, threads=True)
@@ -432,7 +516,9 @@ def test_the_change_summary_so_far_is_shown_while_a_slow_step_runs(monkeypatch) 
     def receive(content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
         Wire.receive(sent, content, buffers)
         if not seen.is_set():
-            summaries.extend(e[wire.EVENT_BODY][wire.CHANGES] for e in sent.events() if wire.CHANGES in e[wire.EVENT_BODY])
+            summaries.extend(
+                e[wire.EVENT_BODY][wire.CHANGES] for e in sent.events() if wire.CHANGES in e[wire.EVENT_BODY]
+            )
             if summaries:
                 seen.set()  # built and sent by the flush thread while the slow tool waits
 
@@ -444,16 +530,24 @@ def test_the_change_summary_so_far_is_shown_while_a_slow_step_runs(monkeypatch) 
     assert sent.ended()
     final = sent.events()[-1][wire.EVENT_BODY]
     assert final["kind"] == "run_finished"
-    assert [(c["path"], c["new"]) for c in final[wire.CHANGES]["paths"]] == [("/items/1", '"eggs"'), ("/items/2", '"tea"')]
+    assert [(c["path"], c["new"]) for c in final[wire.CHANGES]["paths"]] == [
+        ("/items/1", '"eggs"'),
+        ("/items/2", '"tea"'),
+    ]
 
 
 def test_tool_calls_carry_the_hook_chain_and_who_answered(shop) -> None:
     agent, _inspector, sent = shop
     agent.run("add eggs")
-    add, blocked = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "tool_call_finished"]
+    add, blocked = [
+        m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "tool_call_finished"
+    ]
     assert [(h["name"], h["outcome"]) for h in add["hooks"]] == [("audit", "passed"), ("guard", "passed")]
     assert add["answered_by"] == "tool" and add["changed_keys"] == ["items"]
-    assert [(h["name"], h["outcome"]) for h in blocked["hooks"]] == [("audit", "passed"), ("guard", "answered")]
+    assert [(h["name"], h["outcome"]) for h in blocked["hooks"]] == [
+        ("audit", "passed"),
+        ("guard", "answered"),
+    ]
     assert blocked["answered_by"] == "guard" and blocked["result"] == "no banners"
 
 
@@ -482,11 +576,23 @@ def test_model_request_payloads_are_sent_only_on_request(shop) -> None:
     agent, _inspector, sent = shop
     agent.run("add eggs")
     requested = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "model_requested"]
-    assert requested[1] == {"kind": "model_requested", "call": 1, "at": requested[1]["at"], "messages": 5, "tools": 2}
+    assert requested[1] == {
+        "kind": "model_requested",
+        "call": 1,
+        "at": requested[1]["at"],
+        "messages": 5,
+        "tools": 2,
+    }
     reply = sent.ask(**{wire.KIND: wire.NEED_REQUEST, wire.TURN_INDEX: 0, wire.CALL: 1})
     assert reply[wire.KIND] == wire.REQUEST
     assert reply[wire.REQUEST] == agent.history[0].model_calls[1].request
-    assert [m["role"] for m in reply[wire.REQUEST]["messages"]] == ["system", "user", "assistant", "tool", "tool"]
+    assert [m["role"] for m in reply[wire.REQUEST]["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+    ]
 
 
 def test_snapshot_and_turn_replies_let_a_view_travel_back(shop) -> None:
@@ -509,17 +615,26 @@ def test_snapshot_and_turn_replies_let_a_view_travel_back(shop) -> None:
     assert [e["kind"] for e in first[wire.EVENTS]][0] == "run_started"
     prompt = [e for e in first[wire.EVENTS] if e["kind"] == "prompt_rendered"][0]
     assert prompt["sections"][0]["source"] == "instructions"
-    assert [(p["name"], p["resolved"]) for p in prompt["sections"][0]["placeholders"]] == [("items", True), ("missing", False)]
+    assert [(p["name"], p["resolved"]) for p in prompt["sections"][0]["placeholders"]] == [
+        ("items", True),
+        ("missing", False),
+    ]
 
 
 def test_bad_requests_get_an_error_reply(shop) -> None:
     agent, _inspector, sent = shop
     reply = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 3})
-    assert reply == {wire.KIND: wire.ERROR, wire.TEXT: "need_turn: LookupError: there is no turn 3; the agent has 0 turn(s)"}
+    assert reply == {
+        wire.KIND: wire.ERROR,
+        wire.TEXT: "need_turn: LookupError: there is no turn 3; the agent has 0 turn(s)",
+    }
     agent.run("add eggs")
     reply = sent.ask(**{wire.KIND: wire.NEED_REQUEST, wire.TURN_INDEX: 0, wire.CALL: 9})
     assert reply[wire.TEXT] == "need_request: LookupError: turn 0 has no model call 9"
-    assert sent.ask(**{wire.KIND: "nonsense"})[wire.TEXT] == "nonsense: ValueError: unknown message kind 'nonsense'"
+    assert (
+        sent.ask(**{wire.KIND: "nonsense"})[wire.TEXT]
+        == "nonsense: ValueError: unknown message kind 'nonsense'"
+    )
 
 
 def test_preview_observes_without_calling_the_model(shop) -> None:
@@ -539,7 +654,14 @@ def test_streamed_text_is_joined_into_one_item_before_the_next_event(monkeypatch
     monkeypatch.setattr(outbox, "FLUSH_SECONDS", 3600.0)  # no flush before the run ends
     agent.run("count")
     kinds = [m[wire.EVENT_BODY]["kind"] for m in sent.events()]
-    assert kinds == ["run_started", "prompt_rendered", "model_requested", "text_delta", "model_responded", "run_finished"]
+    assert kinds == [
+        "run_started",
+        "prompt_rendered",
+        "model_requested",
+        "text_delta",
+        "model_responded",
+        "run_finished",
+    ]
     (delta,) = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "text_delta"]
     assert delta == {"kind": "text_delta", "call": 0, "text": "one two three four five six"}
 
@@ -563,7 +685,9 @@ def test_hostile_tool_output_travels_as_plain_text(monkeypatch) -> None:
     agent.tool_hooks = []
     sent = Wire(Inspector.for_agent(agent), monkeypatch)
     agent.run("banner")
-    (finished,) = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "tool_call_finished"]
+    (finished,) = [
+        m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "tool_call_finished"
+    ]
     assert finished["result"] == HOSTILE
 
 
@@ -611,7 +735,17 @@ def test_front_end_never_parses_content_as_html() -> None:
     assert {"dom.js", "store.js", "patch.js", "view.js", "tabs/index.js"} <= set(sources)
     sources["the bundle"] = (STATIC / "inspector.js").read_text()
     for name, source in sources.items():
-        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser", "createContextualFragment", "eval(", "new Function", "srcdoc"):
+        for sink in (
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "DOMParser",
+            "createContextualFragment",
+            "eval(",
+            "new Function",
+            "srcdoc",
+        ):
             assert sink not in source, f"{name} uses {sink}; insert content with textContent only"
     # Nodes are made in one helper (js/dom.js); it turns strings into text nodes.
     del sources["the bundle"]
@@ -625,9 +759,26 @@ def test_styles_use_only_theme_variables() -> None:
     # Key names and values are shown exactly as they are: no case transforms.
     assert "text-transform" not in css
     assert not re.search(r"#[0-9a-fA-F]{3,8}\b|\brgba?\(|\bhsla?\(|\b(white|black)\b(?!-)", css)
-    for prop, value in re.findall(r"(?<![-\w])(color|background(?:-color)?|border(?:-(?:top|right|bottom|left))?(?:-color)?|outline)\s*:\s*([^;]+);", css):
+    for prop, value in re.findall(
+        r"(?<![-\w])(color|background(?:-color)?|border(?:-(?:top|right|bottom|left))?(?:-color)?|outline)\s*:\s*([^;]+);",
+        css,
+    ):
         colours = [w for w in re.findall(r"[a-z]+", re.sub(r"var\([^)]*\)|color-mix\(", "", value))]
-        allowed = {"solid", "dotted", "dashed", "none", "transparent", "inherit", "in", "srgb", "px", "em", "width", "var", "jp"}
+        allowed = {
+            "solid",
+            "dotted",
+            "dashed",
+            "none",
+            "transparent",
+            "inherit",
+            "in",
+            "srgb",
+            "px",
+            "em",
+            "width",
+            "var",
+            "jp",
+        }
         assert set(colours) <= allowed, f"{prop}: {value} uses a colour that is not a --jp-* variable"
 
 
@@ -637,8 +788,12 @@ def test_styles_use_only_theme_variables() -> None:
 def context_agent(steps: list[Any]) -> Agent:
     from agentnb import DocumentContext
 
-    aisles = DocumentContext(["Milk is in aisle 3.", "Eggs are in aisle 5.", HOSTILE + " milk"], label="AISLES", top_k=2)
-    faq = DocumentContext({"returns": "Returns are accepted within 30 days."}, label="FAQ", passive=False, active=True)
+    aisles = DocumentContext(
+        ["Milk is in aisle 3.", "Eggs are in aisle 5.", HOSTILE + " milk"], label="AISLES", top_k=2
+    )
+    faq = DocumentContext(
+        {"returns": "Returns are accepted within 30 days."}, label="FAQ", passive=False, active=True
+    )
     return make_agent(steps, context_providers=[aisles, faq])
 
 
@@ -651,33 +806,56 @@ def test_context_retrievals_are_sent_as_their_own_events(monkeypatch) -> None:
     assert kinds[:3] == ["run_started", "context_retrieved", "prompt_rendered"]
     started = kinds.index("tool_call_started")
     assert kinds[started : started + 3] == ["tool_call_started", "context_retrieved", "tool_call_finished"]
-    passive, asked = [m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "context_retrieved"]
-    assert passive["label"] == "AISLES" and passive["via"] == "passive" and passive["provider"] == "DocumentContext"
+    passive, asked = [
+        m[wire.EVENT_BODY] for m in sent.events() if m[wire.EVENT_BODY]["kind"] == "context_retrieved"
+    ]
+    assert (
+        passive["label"] == "AISLES"
+        and passive["via"] == "passive"
+        and passive["provider"] == "DocumentContext"
+    )
     assert passive["query"] == "where is the milk?" and passive["top_k"] == 2
-    assert [b["text"] for b in passive["blocks"]] == ["Milk is in aisle 3.", HOSTILE + " milk"]  # as plain text
+    assert [b["text"] for b in passive["blocks"]] == [
+        "Milk is in aisle 3.",
+        HOSTILE + " milk",
+    ]  # as plain text
     assert [b["source"] for b in passive["blocks"]] == ["doc 0", "doc 2"]
     assert all(isinstance(b["score"], float) for b in passive["blocks"])
     assert "rendered" not in passive  # the blocks' text once, not twice
     assert asked["label"] == "FAQ" and asked["via"] == "tool" and asked["query"] == "returns policy"
-    assert asked["blocks"] == [{"text": "Returns are accepted within 30 days.", "score": asked["blocks"][0]["score"], "source": "returns", "metadata": {}}]
+    assert asked["blocks"] == [
+        {
+            "text": "Returns are accepted within 30 days.",
+            "score": asked["blocks"][0]["score"],
+            "source": "returns",
+            "metadata": {},
+        }
+    ]
     assert set(asked) == {"kind", "label", "provider", "query", "top_k", "via", "blocks", "duration_ms"}
 
 
 def test_turn_summaries_count_context_so_the_tab_can_be_greyed(monkeypatch) -> None:
-    agent = context_agent(["plain answer", tool_call("retrieve_context", source="FAQ", query="returns"), "ok"])
+    agent = context_agent(
+        ["plain answer", tool_call("retrieve_context", source="FAQ", query="returns"), "ok"]
+    )
     sent = Wire(Inspector.for_agent(agent), monkeypatch)
     agent.run("hello")  # no word in common with the aisles: one lookup, no block
     agent.run("milk and eggs")
     snapshot = sent.ask(**{wire.KIND: wire.SYNC})
     assert [(s["context"], s["context_blocks"]) for s in snapshot[wire.SUMMARIES]] == [(1, 0), (2, 3)]
-    assert [e["label"] for e in snapshot[wire.EVENTS] if e["kind"] == "context_retrieved"] == ["AISLES", "FAQ"]
+    assert [e["label"] for e in snapshot[wire.EVENTS] if e["kind"] == "context_retrieved"] == [
+        "AISLES",
+        "FAQ",
+    ]
     first = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 0})
     (lookup,) = [e for e in first[wire.EVENTS] if e["kind"] == "context_retrieved"]
     assert lookup["label"] == "AISLES" and lookup["blocks"] == []
     plain = make_agent(["hi"])
     plain_sent = Wire(Inspector.for_agent(plain), monkeypatch)
     plain.run("hello")
-    assert [(s["context"], s["context_blocks"]) for s in plain_sent.ask(**{wire.KIND: wire.SYNC})[wire.SUMMARIES]] == [(0, 0)]
+    assert [
+        (s["context"], s["context_blocks"]) for s in plain_sent.ask(**{wire.KIND: wire.SYNC})[wire.SUMMARIES]
+    ] == [(0, 0)]
     assert not any(m[wire.EVENT_BODY]["kind"] == "context_retrieved" for m in plain_sent.events())
 
 
@@ -686,7 +864,9 @@ def test_front_end_has_a_context_tab_fed_by_context_events() -> None:
     tabs = re.search(r"export const TABS = \[(.*?)\];", sources["tabs/index.js"], re.S)
     assert tabs and "context" in tabs.group(1).split(", ")
     assert 'id: "context"' in sources["tabs/context.js"] and 'label: "Context"' in sources["tabs/context.js"]
-    assert "  context_retrieved(turn, e) {" in sources["turn.js"]  # applied to the turn like every other event
+    assert (
+        "  context_retrieved(turn, e) {" in sources["turn.js"]
+    )  # applied to the turn like every other event
     assert "s.context_blocks" in sources["turn.js"]  # unloaded turns are labelled from their summary
 
 
@@ -698,7 +878,9 @@ def test_the_display_carries_a_static_view_for_where_the_widget_cannot_render() 
     assert "<div>shop · inspector · model scripted · 0 turn(s) · a static view" in empty["text/html"]
     agent.run("hi")
     html_text = inspector._repr_mimebundle_()[0]["text/html"]
-    assert "1 turn(s)" in html_text and "user: hi" in html_text and "answer: &lt;script&gt;" in html_text  # the last turn
+    assert (
+        "1 turn(s)" in html_text and "user: hi" in html_text and "answer: &lt;script&gt;" in html_text
+    )  # the last turn
     assert "<script" not in html_text and "&lt;script&gt;" in html_text
     assert "tex2jax_ignore" in html_text  # dollars stay dollars
     assert inspector._repr_mimebundle_()[0]["text/html"] == html_text  # deterministic

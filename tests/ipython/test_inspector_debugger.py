@@ -14,11 +14,11 @@ pytest.importorskip("anywidget")
 from test_inspector import Wire, make_agent  # noqa: E402
 
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
-from agentnb.state.diff import apply_patch  # noqa: E402
+from agentnb.history.compare import LineRow  # noqa: E402
 from agentnb.ipython import wire  # noqa: E402
 from agentnb.ipython.compact import compact_rows  # noqa: E402
-from agentnb.history.compare import LineRow  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
+from agentnb.state.diff import apply_patch  # noqa: E402
 
 
 def kinds(sent: Wire, since: int = 0) -> list[str]:
@@ -85,7 +85,12 @@ def test_an_edit_from_the_browser_sends_the_live_state_then_the_next_prompt(shop
     assert kinds(sent, start) == [wire.EDITED, wire.PREVIEW]
     edited, preview = sent.messages[start:]
     assert edited[wire.EDITS] == [{"path": "/budget", "how": "changed", "old": "10", "new": "25"}]
-    assert edited[wire.LIVE_STATE] == {"items": ["milk", "eggs"], "budget": 25, "api_key": "sk-1", "notes": "x"}
+    assert edited[wire.LIVE_STATE] == {
+        "items": ["milk", "eggs"],
+        "budget": 25,
+        "api_key": "sk-1",
+        "notes": "x",
+    }
     # The next message is the last turn's until the browser previews another; no model call.
     assert preview[wire.MESSAGE] == "add eggs" and preview[wire.EDITS] == 1
     state_block = [s for s in preview["sections"] if s["source"] == "session_state"][0]
@@ -102,7 +107,9 @@ def test_an_edit_from_the_browser_sends_the_live_state_then_the_next_prompt(shop
 def test_adding_and_removing_keys_and_the_message_previewed_last(shop) -> None:
     agent, _inspector, sent = shop
     sent.ask(**{wire.KIND: wire.PREVIEW, wire.MESSAGE: "what now?"})
-    sent.inspector._on_msg(sent.inspector, {wire.KIND: wire.EDIT, wire.PATH: "/tag", wire.VALUE: '{"a": [1]}'}, [])
+    sent.inspector._on_msg(
+        sent.inspector, {wire.KIND: wire.EDIT, wire.PATH: "/tag", wire.VALUE: '{"a": [1]}'}, []
+    )
     sent.inspector._on_msg(sent.inspector, {wire.KIND: wire.EDIT, wire.PATH: "/notes", wire.OP: "remove"}, [])
     edited, preview = sent.messages[-2:]
     assert [(e["path"], e["how"]) for e in edited[wire.EDITS]] == [("/tag", "added"), ("/notes", "removed")]
@@ -115,12 +122,17 @@ def test_adding_and_removing_keys_and_the_message_previewed_last(shop) -> None:
     ("content", "text"),
     [
         ({wire.PATH: "/budget", wire.VALUE: "twenty"}, "not JSON: Expecting value at position 0"),
-        ({wire.PATH: "/items/7", wire.VALUE: '"x"'}, "/items/7: index 7 is out of range (the list has 1 item(s))"),
+        (
+            {wire.PATH: "/items/7", wire.VALUE: '"x"'},
+            "/items/7: index 7 is out of range (the list has 1 item(s))",
+        ),
         ({wire.PATH: "/ghost", wire.OP: "remove"}, "there is no state key 'ghost' to remove"),
         ({wire.PATH: "/budget"}, "an edit needs a value (JSON text)"),
     ],
 )
-def test_a_refused_edit_says_where_and_why_and_changes_nothing(shop, content: dict[str, Any], text: str) -> None:
+def test_a_refused_edit_says_where_and_why_and_changes_nothing(
+    shop, content: dict[str, Any], text: str
+) -> None:
     agent, _inspector, sent = shop
     before = agent.get_session_state()
     reply = sent.ask(**{wire.KIND: wire.EDIT, **content})
@@ -130,7 +142,9 @@ def test_a_refused_edit_says_where_and_why_and_changes_nothing(shop, content: di
 
 
 def test_a_typed_state_refuses_a_value_of_the_wrong_type(monkeypatch) -> None:
-    agent = Agent("typed", ScriptedModel([]), state_schema={"budget": {"type": int}}, session_state={"budget": 1})
+    agent = Agent(
+        "typed", ScriptedModel([]), state_schema={"budget": {"type": int}}, session_state={"budget": 1}
+    )
     sent = Wire(Inspector.for_agent(agent), monkeypatch)
     reply = sent.ask(**{wire.KIND: wire.EDIT, wire.PATH: "/budget", wire.VALUE: '"ten"'})
     assert reply[wire.TEXT] == "state key 'budget' expects int, got str: 'ten'"
@@ -170,7 +184,10 @@ def test_compare_puts_a_fork_beside_its_parent_by_default(shop, monkeypatch) -> 
     fork_sent = Wire(Inspector.for_agent(fork), monkeypatch)
     reply = fork_sent.ask(**{wire.KIND: wire.COMPARE, wire.TURN_INDEX: 1})
     assert reply[wire.KIND] == wire.COMPARISON
-    assert (reply[wire.LEFT], reply[wire.RIGHT]) == ({"agent": "shop", "turn": 1}, {"agent": "shop_v2", "turn": 1})
+    assert (reply[wire.LEFT], reply[wire.RIGHT]) == (
+        {"agent": "shop", "turn": 1},
+        {"agent": "shop_v2", "turn": 1},
+    )
     comparison = reply["comparison"]
     assert comparison["causes"] == ["the system prompt differs in: instructions"]
     assert comparison["effects"] == ["the model answered differently from call 1", "the answers differ"]
@@ -180,7 +197,10 @@ def test_compare_puts_a_fork_beside_its_parent_by_default(shop, monkeypatch) -> 
     # The parent's own inspector puts its newest fork beside it.
     parent_sent = Wire(Inspector.for_agent(agent), monkeypatch)
     reply = parent_sent.ask(**{wire.KIND: wire.COMPARE, wire.TURN_INDEX: 1})
-    assert (reply[wire.LEFT], reply[wire.RIGHT]) == ({"agent": "shop", "turn": 1}, {"agent": "shop_v2", "turn": 1})
+    assert (reply[wire.LEFT], reply[wire.RIGHT]) == (
+        {"agent": "shop", "turn": 1},
+        {"agent": "shop_v2", "turn": 1},
+    )
 
 
 def test_compare_takes_any_two_turns_and_says_when_one_is_missing(shop) -> None:
@@ -188,17 +208,42 @@ def test_compare_takes_any_two_turns_and_says_when_one_is_missing(shop) -> None:
     agent.run("add eggs")
     agent.run("hello")
     default = sent.ask(**{wire.KIND: wire.COMPARE})
-    assert (default[wire.LEFT], default[wire.RIGHT]) == ({"agent": "shop", "turn": 0}, {"agent": "shop", "turn": 1})
-    same = sent.ask(**{wire.KIND: wire.COMPARE, wire.LEFT: {"agent": "shop", "turn": 1}, wire.RIGHT: {"agent": "shop", "turn": 1}})
+    assert (default[wire.LEFT], default[wire.RIGHT]) == (
+        {"agent": "shop", "turn": 0},
+        {"agent": "shop", "turn": 1},
+    )
+    same = sent.ask(
+        **{
+            wire.KIND: wire.COMPARE,
+            wire.LEFT: {"agent": "shop", "turn": 1},
+            wire.RIGHT: {"agent": "shop", "turn": 1},
+        }
+    )
     assert same["comparison"]["same"] is True
-    reply = sent.ask(**{wire.KIND: wire.COMPARE, wire.LEFT: {"agent": "ghost", "turn": 0}, wire.RIGHT: {"agent": "shop", "turn": 0}})
+    reply = sent.ask(
+        **{
+            wire.KIND: wire.COMPARE,
+            wire.LEFT: {"agent": "ghost", "turn": 0},
+            wire.RIGHT: {"agent": "shop", "turn": 0},
+        }
+    )
     assert reply[wire.KIND] == wire.ERROR and "there is no agent 'ghost' to compare" in reply[wire.TEXT]
-    reply = sent.ask(**{wire.KIND: wire.COMPARE, wire.LEFT: {"agent": "shop", "turn": 5}, wire.RIGHT: {"agent": "shop", "turn": 0}})
+    reply = sent.ask(
+        **{
+            wire.KIND: wire.COMPARE,
+            wire.LEFT: {"agent": "shop", "turn": 5},
+            wire.RIGHT: {"agent": "shop", "turn": 0},
+        }
+    )
     assert "agent 'shop' has no finished turn 5 (it has 2 turn(s))" in reply[wire.TEXT]
 
 
 def test_long_runs_of_equal_lines_are_folded() -> None:
-    rows = [LineRow("same", str(i), str(i)) for i in range(10)] + [LineRow("changed", "a", "b")] + [LineRow("same", "z", "z")] * 9
+    rows = (
+        [LineRow("same", str(i), str(i)) for i in range(10)]
+        + [LineRow("changed", "a", "b")]
+        + [LineRow("same", "z", "z")] * 9
+    )
     out = compact_rows(rows)
     assert [r["how"] for r in out] == ["fold", "same", "same", "changed", "same", "same", "fold"]
     assert out[0]["count"] == 8 and out[-1]["count"] == 7 and out[1]["left"] == "8"

@@ -81,7 +81,9 @@ def test_older_rows_arrive_on_request_a_page_at_a_time(monkeypatch) -> None:
     rows = sent.ask(**{wire.KIND: wire.NEED_ROWS, wire.BEFORE: first})
     assert rows[wire.KIND] == wire.ROWS
     assert rows[wire.TURNS_FROM] == first - PAGE
-    assert [(s["turn"], s["message"], s["status"]) for s in rows[wire.SUMMARIES]] == [(n, f"message {n:03d}", "ok") for n in range(first - PAGE, first)]
+    assert [(s["turn"], s["message"], s["status"]) for s in rows[wire.SUMMARIES]] == [
+        (n, f"message {n:03d}", "ok") for n in range(first - PAGE, first)
+    ]
     assert watched.read == set(range(first - PAGE, first)), "only the page asked for is read"
     rest = sent.ask(**{wire.KIND: wire.NEED_ROWS, wire.BEFORE: first - PAGE})
     assert rest[wire.TURNS_FROM] == 0 and [s["turn"] for s in rest[wire.SUMMARIES]] == [0, 1]

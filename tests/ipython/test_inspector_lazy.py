@@ -59,7 +59,12 @@ def test_a_large_container_brings_its_first_page_and_says_how_big_it_is() -> Non
 
 
 def test_once_the_budget_is_spent_deeper_parts_come_empty_long_strings_as_their_head() -> None:
-    state = {"a/b~c": {"inner": list(range(5))}, "long": "x" * 5000, "wide": {f"k{i}": "y" * 400 for i in range(90)}, "deep": {"d": {"e": 1}}}
+    state = {
+        "a/b~c": {"inner": list(range(5))},
+        "long": "x" * 5000,
+        "wide": {f"k{i}": "y" * 400 for i in range(90)},
+        "deep": {"d": {"e": 1}},
+    }
     value, stubs = lazy_form(state, budget=8_000)
     assert value["long"] == "x" * lazy.STRING_HEAD and stubs["/long"] == 5000
     # Breadth first: the top level whole; the budget runs out inside "wide" (some of its
@@ -100,7 +105,11 @@ def graph(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Inspector, Wire]:
         session_state["nodes"][key]["value"] = value
         return "set"
 
-    agent = make_agent([tool_call("set_value", key="n07919", value=-1), "updated"], session_state=nodes(10_000), tools=[set_value])
+    agent = make_agent(
+        [tool_call("set_value", key="n07919", value=-1), "updated"],
+        session_state=nodes(10_000),
+        tools=[set_value],
+    )
     inspector = Inspector.for_agent(agent)
     return agent, inspector, Wire(inspector, monkeypatch)
 
@@ -113,20 +122,32 @@ def test_the_first_message_for_10000_nodes_is_small_and_a_one_node_change_stays_
     agent.run("change one node")
     (changed,) = [e for e in sent.events() if e[wire.EVENT_BODY]["kind"] == "state_changed"]
     assert len(json.dumps(changed)) < 1_000
-    assert changed[wire.EVENT_BODY]["patch"] == [{"op": "replace", "path": "/nodes/n07919/value", "value": -1}]
+    assert changed[wire.EVENT_BODY]["patch"] == [
+        {"op": "replace", "path": "/nodes/n07919/value", "value": -1}
+    ]
     assert inspector._outbox.last_bytes < 5_000  # the whole turn's batch
 
 
 def test_a_view_asks_for_the_next_page_or_a_whole_value(graph) -> None:
     agent, _inspector, sent = graph
     agent.run("change one node")
-    page = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/nodes", wire.FROM: 7900})
-    assert page[wire.KIND] == wire.SUBTREE and (page[wire.PATH], page[wire.FROM], page[wire.SIZE]) == ("/nodes", 7900, 10_000)
+    page = sent.ask(
+        **{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/nodes", wire.FROM: 7900}
+    )
+    assert page[wire.KIND] == wire.SUBTREE and (page[wire.PATH], page[wire.FROM], page[wire.SIZE]) == (
+        "/nodes",
+        7900,
+        10_000,
+    )
     assert list(page[wire.VALUE])[0] == "n07900" and len(page[wire.VALUE]) == lazy.PAGE
     assert page[wire.VALUE]["n07919"]["value"] == -1 and page[wire.STUBS] == {}
-    last = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/nodes", wire.FROM: 9950})
+    last = sent.ask(
+        **{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/nodes", wire.FROM: 9950}
+    )
     assert list(last[wire.VALUE]) == [f"n{i:05d}" for i in range(9950, 10_000)]
-    whole = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/nodes", wire.WHOLE: True})
+    whole = sent.ask(
+        **{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/nodes", wire.WHOLE: True}
+    )
     assert whole[wire.WHOLE] is True and whole[wire.FROM] == 0 and len(whole[wire.VALUE]) == 10_000
     assert wire.STUBS not in whole
     assert sent.bodies[-1] > 500_000  # asked for whole: the browser gets all of it
@@ -137,8 +158,23 @@ def test_subtrees_come_from_the_state_the_view_shows(graph) -> None:
     agent.run("change one node")
     agent.session_state["nodes"]["n00001"]["label"] = "after the turn"
     agent.edit_state("/nodes/n00002/label", "edited")
-    past = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/nodes/n00001/label", wire.WHOLE: True})
-    now = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.LIVE: True, wire.TURN_INDEX: 0, wire.PATH: "/nodes/n00002", wire.FROM: 0})
+    past = sent.ask(
+        **{
+            wire.KIND: wire.NEED_SUBTREE,
+            wire.TURN_INDEX: 0,
+            wire.PATH: "/nodes/n00001/label",
+            wire.WHOLE: True,
+        }
+    )
+    now = sent.ask(
+        **{
+            wire.KIND: wire.NEED_SUBTREE,
+            wire.LIVE: True,
+            wire.TURN_INDEX: 0,
+            wire.PATH: "/nodes/n00002",
+            wire.FROM: 0,
+        }
+    )
     assert past[wire.VALUE] == "node 1" and past[wire.SIZE] == len("node 1")
     assert now[wire.LIVE] is True and now[wire.VALUE] == {"label": "edited", "value": 2, "tags": ["a", "b"]}
     # The edit of a large state went as a patch against the last turn's state, not whole.
@@ -150,7 +186,10 @@ def test_subtrees_come_from_the_state_the_view_shows(graph) -> None:
 def test_a_subtree_of_a_path_that_is_not_there_says_so(graph) -> None:
     _agent, _inspector, sent = graph
     reply = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.PATH: "/nodes/n99999", wire.FROM: 0})
-    assert reply == {wire.KIND: wire.ERROR, wire.TEXT: "need_subtree: LookupError: the state has no /nodes/n99999 (it changed since the view loaded it: reopen the node)"}
+    assert reply == {
+        wire.KIND: wire.ERROR,
+        wire.TEXT: "need_subtree: LookupError: the state has no /nodes/n99999 (it changed since the view loaded it: reopen the node)",
+    }
     reply = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.PATH: "/nodes", wire.FROM: -3})
     assert reply[wire.TEXT].startswith("need_subtree: TypeError: need_subtree takes a path")
     reply = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 4, wire.PATH: "", wire.FROM: 0})

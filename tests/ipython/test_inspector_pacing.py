@@ -116,7 +116,11 @@ def test_a_cell_within_the_window_schedules_one_refresh_for_the_windows_end() ->
     assert refreshed == [0.0, SNAPSHOT_SECONDS] and not pace.pending
     clock.now = 0.3  # the next window counts from the refresh the loop made
     pace.cell_ended()
-    assert len(loop.calls) == 2 and loop.calls[1][0] == pytest.approx(0.2) and refreshed == [0.0, SNAPSHOT_SECONDS]
+    assert (
+        len(loop.calls) == 2
+        and loop.calls[1][0] == pytest.approx(0.2)
+        and refreshed == [0.0, SNAPSHOT_SECONDS]
+    )
 
 
 def test_a_refresh_made_another_way_cancels_the_one_due_and_starts_the_window_again() -> None:
@@ -167,7 +171,6 @@ def test_the_loops_call_later_is_found_only_where_a_loop_runs() -> None:
 
     later, loop = asyncio.run(inside())
     assert later == loop.call_later
-
 
 
 def test_a_refresh_the_blocked_loop_owes_is_made_from_a_thread_once_no_turn_runs(monkeypatch) -> None:
@@ -293,7 +296,9 @@ def traits(inspector: Inspector, clock: Clock) -> list[tuple[float, dict[str, An
     return seen
 
 
-def watched(turns: int, monkeypatch: pytest.MonkeyPatch, loop: ClockLoop) -> tuple[Agent, Inspector, list[tuple[float, dict[str, Any]]]]:
+def watched(
+    turns: int, monkeypatch: pytest.MonkeyPatch, loop: ClockLoop
+) -> tuple[Agent, Inspector, list[tuple[float, dict[str, Any]]]]:
     """A shop agent of ``turns`` turns, its inspector sending on the test clock, and the trait
     values it sets (``traits``)."""
     agent = shop(turns)
@@ -302,7 +307,9 @@ def watched(turns: int, monkeypatch: pytest.MonkeyPatch, loop: ClockLoop) -> tup
     return agent, inspector, traits(inspector, loop.test_clock)
 
 
-def test_a_run_all_sets_the_trait_at_most_every_window_and_once_after_its_last_cell(monkeypatch, loop) -> None:
+def test_a_run_all_sets_the_trait_at_most_every_window_and_once_after_its_last_cell(
+    monkeypatch, loop
+) -> None:
     cells = 40
     agent, inspector, seen = watched(cells, monkeypatch, loop)
     run_all(loop, agent, inspector, cells)
@@ -349,7 +356,10 @@ def test_a_view_open_through_a_paced_run_all_ends_as_one_fed_every_batch(monkeyp
     inspector = Inspector.for_agent(agent)
     sent = Wire(inspector, monkeypatch, loop.test_clock)
     start = inspector.snapshot()
-    inspector.observe(lambda change: sent.messages.append({wire.KIND: "trait", "trait": decode(change["new"])}), names="view_snapshot")
+    inspector.observe(
+        lambda change: sent.messages.append({wire.KIND: "trait", "trait": decode(change["new"])}),
+        names="view_snapshot",
+    )
     run_all(loop, agent, inspector, cells)
     idle(loop)
 
@@ -432,7 +442,14 @@ CELLS = 30
 def _request(client: Any, code: str) -> str:
     """Send ``code`` as JupyterLab does (with the cell's id); the request's id."""
     metadata = {"cellId": str(uuid.uuid4())}
-    content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
+    content = {
+        "code": code,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
     msg = client.session.msg("execute_request", content, metadata=metadata)
     client.shell_channel.send(msg)
     return str(msg["header"]["msg_id"])
@@ -444,7 +461,11 @@ def _until_idle(client: Any, msg_id: str) -> list[dict[str, Any]]:
     while True:
         msg = client.get_iopub_msg(timeout=60)  # a hang guard
         seen.append(msg)
-        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+        if (
+            msg["parent_header"].get("msg_id") == msg_id
+            and msg["msg_type"] == "status"
+            and msg["content"]["execution_state"] == "idle"
+        ):
             return seen
 
 
@@ -476,10 +497,17 @@ def test_a_run_all_in_a_kernel_updates_the_trait_a_few_times_and_leaves_it_at_th
     manager, client = start_new_kernel(kernel_name="python3")
     try:
         _request(client, "%load_ext agentnb")
-        _request(client, f"from agentnb import ScriptedModel\nmodel = ScriptedModel([f'answer {{n}}' for n in range({CELLS})])")
-        shown = _snapshots(_until_idle(client, _request(client, "%%agent bot --model model --no-session\nBe brief.")))
+        _request(
+            client,
+            f"from agentnb import ScriptedModel\nmodel = ScriptedModel([f'answer {{n}}' for n in range({CELLS})])",
+        )
+        shown = _snapshots(
+            _until_idle(client, _request(client, "%%agent bot --model model --no-session\nBe brief."))
+        )
         assert [s.get(wire.TURN_INDEX) for _, s in shown] == [None]  # displayed: no turn yet
-        queued = [_request(client, f"%%chat bot\nhello {n}") for n in range(CELLS)]  # Run All: every cell sent at once
+        queued = [
+            _request(client, f"%%chat bot\nhello {n}") for n in range(CELLS)
+        ]  # Run All: every cell sent at once
         during = _until_idle(client, queued[-1])
         assert len([m for m in during if m["msg_type"] == "execute_input"]) == CELLS
         # The kernel goes idle: its loop makes the refresh still due, before any other cell runs.
@@ -523,5 +551,8 @@ def test_nbconvert_execute_saves_the_last_turn_in_the_widget_state(tmp_path: Pat
     (buffer,) = [b for b in widget["buffers"] if b["path"] == [wire.TRAIT_SNAPSHOT]]
     snapshot = decode(base64.b64decode(buffer["data"]))
     assert snapshot[wire.TURN_INDEX] == 2
-    assert [row["content"] for row in snapshot[wire.SUMMARIES]] == ["First answer.", "Second answer.", "Third answer."]
-
+    assert [row["content"] for row in snapshot[wire.SUMMARIES]] == [
+        "First answer.",
+        "Second answer.",
+        "Third answer.",
+    ]

@@ -5,16 +5,20 @@ record the arguments a hook passed on, History's failed-call count, and edits th
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 
 pytest.importorskip("anywidget")
 
-from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
-from agentnb import serverext  # noqa: E402
+from agentnb import (  # noqa: E402
+    Agent,
+    ScriptedModel,
+    serverext,  # noqa: E402
+    tool_call,
+)
 from agentnb.events import ToolCallFinished  # noqa: E402
 from agentnb.ipython import wire  # noqa: E402
 from agentnb.ipython.compact import turn_summary  # noqa: E402
@@ -48,8 +52,21 @@ def rewrap(function_name, arguments, function_call):
 
 
 def budget_agent(*hooks: Any) -> Agent:
-    model = ScriptedModel([tool_call("buy", item="coffee", price=1.289), "Bought.", tool_call("buy", item="caviar", price=99.5), "No."])
-    return Agent("budget", model, session_state={"budget": {"limit": 50.0, "spent": 0.0}}, tools=[buy], tool_hooks=list(hooks) or [round_prices])
+    model = ScriptedModel(
+        [
+            tool_call("buy", item="coffee", price=1.289),
+            "Bought.",
+            tool_call("buy", item="caviar", price=99.5),
+            "No.",
+        ]
+    )
+    return Agent(
+        "budget",
+        model,
+        session_state={"budget": {"limit": 50.0, "spent": 0.0}},
+        tools=[buy],
+        tool_hooks=list(hooks) or [round_prices],
+    )
 
 
 def finished(agent: Agent, turn: int) -> ToolCallFinished:
@@ -72,8 +89,16 @@ def test_a_hook_that_raises_its_own_error_after_passing_on_is_marked_as_raising(
     agent.run("buy coffee")
     agent.run("buy caviar")
     outer, inner = finished(agent, 1).hooks
-    assert (outer.name, outer.outcome, outer.error) == ("rewrap", "raised", "RuntimeError: refused: caviar is over budget")
-    assert (inner.name, inner.outcome, inner.passed_error) == ("round_prices", "passed", "ValueError: caviar is over budget")
+    assert (outer.name, outer.outcome, outer.error) == (
+        "rewrap",
+        "raised",
+        "RuntimeError: refused: caviar is over budget",
+    )
+    assert (inner.name, inner.outcome, inner.passed_error) == (
+        "round_prices",
+        "passed",
+        "ValueError: caviar is over budget",
+    )
 
 
 def test_the_arguments_a_hook_passed_on_are_recorded_beside_what_it_received() -> None:
@@ -138,7 +163,9 @@ def test_an_edit_of_a_float_to_a_whole_number_keeps_it_a_float(monkeypatch: pyte
 MODEL_ID = "a" * 32
 
 
-def notebook(saved_state: bool = False, text: str | None = "budget · inspector · 2 turn(s)\nturn 2:\nanswer: No.") -> dict[str, Any]:
+def notebook(
+    saved_state: bool = False, text: str | None = "budget · inspector · 2 turn(s)\nturn 2:\nanswer: No."
+) -> dict[str, Any]:
     output = {
         "output_type": "display_data",
         "metadata": {},
@@ -148,12 +175,23 @@ def notebook(saved_state: bool = False, text: str | None = "budget · inspector 
             "text/html": f'<div class="{STATIC_CSS_CLASS}">0 turn(s)</div>',
         },
     }
-    other = {"output_type": "display_data", "metadata": {}, "data": {serverext.WIDGET_VIEW: {"model_id": "b" * 32}, "text/plain": "IntSlider()"}}
-    nb: dict[str, Any] = {"cells": [{"cell_type": "code", "outputs": [output, other], "metadata": {}, "source": ""}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    other = {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {serverext.WIDGET_VIEW: {"model_id": "b" * 32}, "text/plain": "IntSlider()"},
+    }
+    nb: dict[str, Any] = {
+        "cells": [{"cell_type": "code", "outputs": [output, other], "metadata": {}, "source": ""}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     if text is not None:
         nb["metadata"]["agentnb"] = {"inspectors": {MODEL_ID: {"agent": "budget", "text": text}}}
     if saved_state:
-        nb["metadata"]["widgets"] = {serverext.WIDGET_STATE: {"state": {MODEL_ID: {}}, "version_major": 2, "version_minor": 0}}
+        nb["metadata"]["widgets"] = {
+            serverext.WIDGET_STATE: {"state": {MODEL_ID: {}}, "version_major": 2, "version_minor": 0}
+        }
     return nb
 
 
@@ -195,7 +233,10 @@ def test_other_files_and_odd_notebooks_pass_untouched() -> None:
     model = {"type": "file", "content": "text"}
     serverext.pre_save_hook(model=model, path="a.txt")
     assert model == {"type": "file", "content": "text"}
-    odd = {"cells": [{"cell_type": "markdown"}, {"cell_type": "code", "outputs": [{"data": "x"}]}], "metadata": {"agentnb": {"inspectors": "not a map"}}}
+    odd = {
+        "cells": [{"cell_type": "markdown"}, {"cell_type": "code", "outputs": [{"data": "x"}]}],
+        "metadata": {"agentnb": {"inspectors": "not a map"}},
+    }
     assert serverext.fix_inspectors(odd) == 0
 
 
@@ -211,9 +252,11 @@ def test_the_wheel_enables_the_server_extension() -> None:
 # -- the front end is not carried in saved widget state ---------------------------------
 
 
-def test_the_widget_carries_a_small_loader_and_the_kernel_sends_the_front_end_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_widget_carries_a_small_loader_and_the_kernel_sends_the_front_end_on_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     static = Path(serverext.__file__).parent / "ipython" / "static"
-    assert serverext.STATIC == static and (static / "inspector.js").exists()
+    assert static == serverext.STATIC and (static / "inspector.js").exists()
     inspector = Inspector(budget_agent())
     sent: list[tuple[Any, Any]] = []
     monkeypatch.setattr(inspector, "send", lambda content, buffers=None: sent.append((content, buffers)))
@@ -233,7 +276,9 @@ def test_a_notebook_executed_by_nbconvert_holds_no_front_end_per_inspector(tmp_p
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     source = nbformat.read(ROOT / "tests/browser/budget_demo.ipynb", as_version=4)
-    nbclient.NotebookClient(source, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nbclient.NotebookClient(
+        source, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     states = source.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     (inspector,) = [s["state"] for s in states.values() if s["state"].get("agent_name") == "budget"]
     assert len(inspector["_esm"]) < 4000
@@ -242,7 +287,9 @@ def test_a_notebook_executed_by_nbconvert_holds_no_front_end_per_inspector(tmp_p
     assert size < 20_000, size  # the snapshot of two small turns and the loader; the front end was 86 KB
 
 
-def test_nbval_passes_a_notebook_saved_in_jupyter_with_its_inspector_showing_the_latest_turn(tmp_path: Path) -> None:
+def test_nbval_passes_a_notebook_saved_in_jupyter_with_its_inspector_showing_the_latest_turn(
+    tmp_path: Path,
+) -> None:
     """A save in JupyterLab puts the latest turn in the inspector's output (the server
     extension); nbval, re-running the notebook, sees the display-time view there. agentnb's
     nbval patterns compare both as "an inspector" (that cell passes), while a changed answer
@@ -253,19 +300,40 @@ def test_nbval_passes_a_notebook_saved_in_jupyter_with_its_inspector_showing_the
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.read(ROOT / "tests/browser/budget_demo.ipynb", as_version=4)
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     del nb.metadata["widgets"]
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "data" in o]
     (shown,) = [o for o in outputs if serverext.WIDGET_VIEW in o["data"]]
     model_id = shown["data"][serverext.WIDGET_VIEW]["model_id"]
-    nb.metadata["agentnb"] = {"inspectors": {model_id: {"agent": "budget", "text": "budget · inspector · model scripted · 2 turn(s) · a static view: x\nturn 2:\nanswer: Caviar is over budget."}}}
+    nb.metadata["agentnb"] = {
+        "inspectors": {
+            model_id: {
+                "agent": "budget",
+                "text": "budget · inspector · model scripted · 2 turn(s) · a static view: x\nturn 2:\nanswer: Caviar is over budget.",
+            }
+        }
+    }
     content = json.loads(nbformat.writes(nb))
     assert serverext.fix_inspectors(content) == 1
     path = tmp_path / "saved.ipynb"
     path.write_text(json.dumps(content))
 
     def nbval() -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env", str(path)]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "--nbval",
+            "--nbval-current-env",
+            str(path),
+        ]
         return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=240)
 
     # A changed answer elsewhere still fails: only the inspector's outputs are compared loosely.

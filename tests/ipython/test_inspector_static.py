@@ -35,8 +35,22 @@ def nbconvert_execute(folder: Path, cells: list[str]) -> dict[str, Any]:
     nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
     nbformat.write(nb, folder / "cells.ipynb")
     subprocess.run(
-        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "cells.ipynb", "--output", "out.ipynb"],
-        cwd=folder, check=True, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "cells.ipynb",
+            "--output",
+            "out.ipynb",
+        ],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     return json.loads((folder / "out.ipynb").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
@@ -45,7 +59,9 @@ def test_nbconvert_execute_saves_the_inspectors_latest_turn(tmp_path: Path) -> N
     saved = nbconvert_execute(tmp_path, CELLS)
     outputs = saved["cells"][2]["outputs"]
     assert [o["output_type"] for o in outputs] == ["stream", "display_data"]
-    assert "".join(outputs[0]["text"]) == "Agent('bot', model=scripted, tools=[], state keys=[])\n"  # no turn count to go stale
+    assert (
+        "".join(outputs[0]["text"]) == "Agent('bot', model=scripted, tools=[], state keys=[])\n"
+    )  # no turn count to go stale
     data = outputs[1]["data"]
     assert data[WIDGET_VIEW]["model_id"]  # still the live widget where one can render
     assert "".join(data["text/plain"]) == "Inspector(agent='bot', turns=2)"
@@ -57,7 +73,18 @@ def test_nbconvert_execute_saves_the_inspectors_latest_turn(tmp_path: Path) -> N
 
 def _execute(client: Any, code: str, metadata: dict[str, Any]) -> list[dict[str, Any]]:
     """Run ``code`` as a front end would (with ``metadata`` on the request); the IOPub messages it caused."""
-    msg = client.session.msg("execute_request", {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}, metadata=metadata)
+    msg = client.session.msg(
+        "execute_request",
+        {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        },
+        metadata=metadata,
+    )
     client.shell_channel.send(msg)
     seen = []
     while True:
@@ -71,7 +98,9 @@ def _execute(client: Any, code: str, metadata: dict[str, Any]) -> list[dict[str,
 
 def _updates_inspector(msg: dict[str, Any]) -> bool:
     """An update of an inspector's output (a ``%%chat`` record's live area has updates of its own)."""
-    return msg["msg_type"] == "update_display_data" and msg["content"]["transient"]["display_id"].startswith("agentnb-inspector-")
+    return msg["msg_type"] == "update_display_data" and msg["content"]["transient"]["display_id"].startswith(
+        "agentnb-inspector-"
+    )
 
 
 def test_a_notebook_front_end_gets_no_display_updates_and_a_headless_run_does() -> None:
@@ -86,10 +115,14 @@ def test_a_notebook_front_end_gets_no_display_updates_and_a_headless_run_does() 
             _execute(client, f"model_{name} = ScriptedModel(['one', 'two'])", metadata)
             shown = _execute(client, f"%%agent {name} --model model_{name} --no-session\nBe brief.", metadata)
             display = [m for m in shown if m["msg_type"] == "display_data"]
-            assert display and display[0]["content"]["transient"]["display_id"].startswith("agentnb-inspector-")
+            assert display and display[0]["content"]["transient"]["display_id"].startswith(
+                "agentnb-inspector-"
+            )
             updates = []
             for text in ("hello", "again"):
-                updates += [m for m in _execute(client, f"%%chat {name}\n{text}", metadata) if _updates_inspector(m)]
+                updates += [
+                    m for m in _execute(client, f"%%chat {name}\n{text}", metadata) if _updates_inspector(m)
+                ]
             if name == "lab":
                 assert updates == []
             else:
@@ -123,7 +156,9 @@ def test_a_rendered_view_stops_the_static_refresh_and_a_terminal_never_gets_one(
         agent.run("hello")
         widget._after_cell()
         assert updates == []  # a terminal prints every display: no updates there
-        widget._outputs.shell = SimpleNamespace(kernel=object(), parent_header={"metadata": {}})  # a kernel, no notebook front end
+        widget._outputs.shell = SimpleNamespace(
+            kernel=object(), parent_header={"metadata": {}}
+        )  # a kernel, no notebook front end
         widget.show()
         agent.run("again")
         widget._after_cell()
@@ -146,14 +181,28 @@ def test_the_static_view_is_the_last_turn_as_escaped_text() -> None:
         session_state.setdefault("items", []).append(item)
         return f"added <b>{item}</b>"
 
-    agent = Agent("bot", ScriptedModel(["First.", tool_call("add", item="x<y"), "Done & <i>ok</i>." + "z" * 400]), tools=[add])
-    assert static_text(agent).endswith("0 turn(s) · a static view: the live inspector needs a running kernel (run the notebook to get it back)")
+    agent = Agent(
+        "bot",
+        ScriptedModel(["First.", tool_call("add", item="x<y"), "Done & <i>ok</i>." + "z" * 400]),
+        tools=[add],
+    )
+    assert static_text(agent).endswith(
+        "0 turn(s) · a static view: the live inspector needs a running kernel (run the notebook to get it back)"
+    )
     agent.run("hello")
     agent.run("add <script>alert(1)</script>")
     lines = static_text(agent).split("\n")
     assert lines[0].startswith("bot · inspector · model scripted · 2 turn(s) · ")
-    assert lines[1:4] == ["turn 2 · ok", "user: add <script>alert(1)</script>", '  1. add({"item": "x<y"}) -> added <b>x<y</b>']
-    assert lines[4].startswith("answer: Done & <i>ok</i>.zzz") and len(lines[4]) == len("answer: ") + 300 and lines[4].endswith("…")
+    assert lines[1:4] == [
+        "turn 2 · ok",
+        "user: add <script>alert(1)</script>",
+        '  1. add({"item": "x<y"}) -> added <b>x<y</b>',
+    ]
+    assert (
+        lines[4].startswith("answer: Done & <i>ok</i>.zzz")
+        and len(lines[4]) == len("answer: ") + 300
+        and lines[4].endswith("…")
+    )
     page = static_view(agent)
     assert page.startswith(f'<div class="{STATIC_CSS_CLASS} ')
     for raw in ("<script>", "<b>", "<i>", "x<y"):

@@ -58,7 +58,9 @@ def test_a_run_ends_at_once_unless_a_batch_went_out_just_before(monkeypatch) -> 
     agent = shop(4)
     inspector, sent = followed(agent, monkeypatch, clock)
     agent.run("first")
-    assert len(sent.batches()) == 1 and kinds(sent.batches()[0])[-1] == "run_finished"  # nothing went out before it
+    assert (
+        len(sent.batches()) == 1 and kinds(sent.batches()[0])[-1] == "run_finished"
+    )  # nothing went out before it
     clock.advance(0.01)
     agent.run("second")
     assert len(sent.batches()) == 1  # 10 ms after a batch: held back
@@ -112,7 +114,10 @@ def test_a_cell_that_ends_while_a_run_goes_on_sends_its_batch_before_the_trait(m
     for _ in events:
         pass
     clock.advance(TICK)
-    assert kinds(sent.batches()[-1])[-1] == "run_finished" and sent.batches()[-1][wire.SEQ] == inspector.seq - len(items(sent.batches()[-1])) + 1
+    assert (
+        kinds(sent.batches()[-1])[-1] == "run_finished"
+        and sent.batches()[-1][wire.SEQ] == inspector.seq - len(items(sent.batches()[-1])) + 1
+    )
 
 
 def test_whole_turns_inside_a_batch_go_out_as_their_rows_and_the_latest_in_full(monkeypatch) -> None:
@@ -128,14 +133,32 @@ def test_whole_turns_inside_a_batch_go_out_as_their_rows_and_the_latest_in_full(
     clock.advance(TICK)
     assert len(sent.batches()) == 2
     batch = sent.batches()[1]
-    assert kinds(batch) == ["row", "row", "run_started", "prompt_rendered", "model_requested", "model_responded", "tool_call_started", "state_changed", "tool_call_finished", "model_requested", "text_delta", "model_responded", "run_finished"]
+    assert kinds(batch) == [
+        "row",
+        "row",
+        "run_started",
+        "prompt_rendered",
+        "model_requested",
+        "model_responded",
+        "tool_call_started",
+        "state_changed",
+        "tool_call_finished",
+        "model_requested",
+        "text_delta",
+        "model_responded",
+        "run_finished",
+    ]
     assert batch[wire.LAST] - batch[wire.SEQ] + 1 == len(items(batch))  # numbered as the browser holds them
     history = agent.history
     for item, record in zip(items(batch)[:2], (history[1], history[2])):
         assert item[wire.TURN_INDEX] == record.index
         assert item[wire.ROW] == as_sent(turn_summary(record))
     start = items(batch)[2]
-    assert start[wire.STATE] == {"items": ["milk", "item 0", "item 1", "item 2"]} == as_sent(history[3].state_start)
+    assert (
+        start[wire.STATE]
+        == {"items": ["milk", "item 0", "item 1", "item 2"]}
+        == as_sent(history[3].state_start)
+    )
     assert wire.STUBS not in start  # a small state goes whole
     end = items(batch)[-1][wire.EVENT_BODY]
     assert [(c["path"], c["new"]) for c in end[wire.CHANGES]["paths"]] == [("/items/4", '"item 3"')]
@@ -151,7 +174,9 @@ def test_a_turn_begun_in_an_earlier_batch_is_not_made_a_row(monkeypatch) -> None
     agent = shop(3)
     inspector, sent = followed(agent, monkeypatch, clock)
     agent.run("add item 0")
-    flush_at_tool = agent.subscribe(lambda e: inspector._outbox.flush() if e.kind == "tool_call_started" else None)
+    flush_at_tool = agent.subscribe(
+        lambda e: inspector._outbox.flush() if e.kind == "tool_call_started" else None
+    )
     agent.run("add item 1")  # its head goes out mid-run (as the flush thread would send it)
     flush_at_tool()
     agent.run("add item 2")
@@ -236,7 +261,9 @@ def test_a_view_ends_with_the_same_turns_whether_turns_were_held_back_or_not(mon
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js (the front end's store)")
-def test_an_open_view_ends_with_the_same_turns_when_cell_ends_send_the_trait_for_the_batch(monkeypatch) -> None:
+def test_an_open_view_ends_with_the_same_turns_when_cell_ends_send_the_trait_for_the_batch(
+    monkeypatch,
+) -> None:
     """A Run All of one-turn cells: each cell's held-back batch is covered by the trait set at its
     end; a view open throughout takes those snapshots and ends as one fed every batch."""
     turns = 6
@@ -245,7 +272,10 @@ def test_an_open_view_ends_with_the_same_turns_when_cell_ends_send_the_trait_for
     for agent, clock, cells in ((agents[0], Clock(step=1.0), False), (agents[1], Clock(), True)):
         inspector, sent = followed(agent, monkeypatch, clock)
         if cells:
-            inspector.observe(lambda change: sent.messages.append({wire.KIND: "trait", "trait": decode(change["new"])}), names="view_snapshot")
+            inspector.observe(
+                lambda change: sent.messages.append({wire.KIND: "trait", "trait": decode(change["new"])}),
+                names="view_snapshot",
+            )
         start = inspector.snapshot()
         for n in range(turns):
             agent.run(f"add item {n}")
@@ -283,7 +313,9 @@ def test_a_cell_end_sends_a_held_back_batch_with_turns_older_than_the_snapshots_
     assert snapshot[wire.SEQ] == inspector.seq == sent.batches()[1][wire.LAST]
 
 
-def test_each_cells_snapshot_carries_the_last_rows_as_the_history_has_them_across_a_reset(monkeypatch) -> None:
+def test_each_cells_snapshot_carries_the_last_rows_as_the_history_has_them_across_a_reset(
+    monkeypatch,
+) -> None:
     """The snapshot's earlier rows are kept from one cell to the next (one row added, one dropped):
     they must stay the history's own, also after the agent is reset and its turns start again."""
     clock = Clock()
@@ -295,7 +327,9 @@ def test_each_cells_snapshot_carries_the_last_rows_as_the_history_has_them_acros
         history = agent.history
         first = max(0, len(history) - 20)
         assert snapshot[wire.TURNS_FROM] == first
-        assert snapshot[wire.SUMMARIES] == [as_sent(turn_summary(history[i])) for i in range(first, len(history))]
+        assert snapshot[wire.SUMMARIES] == [
+            as_sent(turn_summary(history[i])) for i in range(first, len(history))
+        ]
 
     for n in range(26):
         agent.run(f"add item {n}")
@@ -308,4 +342,8 @@ def test_each_cells_snapshot_carries_the_last_rows_as_the_history_has_them_acros
         clock.advance(0.001)
         inspector._after_cell()
         check()
-    assert [row["message"] for row in decode(inspector.view_snapshot)[wire.SUMMARIES]] == ["again 0", "again 1", "again 2"]
+    assert [row["message"] for row in decode(inspector.view_snapshot)[wire.SUMMARIES]] == [
+        "again 0",
+        "again 1",
+        "again 2",
+    ]

@@ -70,7 +70,12 @@ def define_shop(ip, extra: str = "", body: str = "You keep {shopping_list}."):
         "model = ScriptedModel(lambda request: 'ok' if request.messages[-1]['role'] == 'tool' "
         "else tool_call('add_item', item=request.messages[-1]['content']))"
     )
-    return run(ip, "agent", f"""shop --model model --state '{{"shopping_list": []}}' --tools add_item {extra}""", body)
+    return run(
+        ip,
+        "agent",
+        f"""shop --model model --state '{{"shopping_list": []}}' --tools add_item {extra}""",
+        body,
+    )
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -84,8 +89,19 @@ def test_load_ext_registers_the_magics(shell):
 
 def test_agent_magic_documents_its_options(shell):
     doc = shell.find_cell_magic("agent").__doc__
-    for option in ("--model", "--state", "--schema", "--agentic-state", "--state-in-context", "--tools",
-                   "--hooks", "--context", "--session", "--max-iterations", "--fresh"):
+    for option in (
+        "--model",
+        "--state",
+        "--schema",
+        "--agentic-state",
+        "--state-in-context",
+        "--tools",
+        "--hooks",
+        "--context",
+        "--session",
+        "--max-iterations",
+        "--fresh",
+    ):
         assert option in doc
 
 
@@ -109,13 +125,17 @@ def test_tool_registers_new_functions_as_callable_tools(shell):
 
 def test_tool_options_set_state_wiring(shell):
     body = "def process(docs: list, top: int = 2) -> dict:\n    return {'best': docs[:top]}\n"
-    _, out = run(shell, "tool", "--inputs-from-state documents=docs --outputs-to-state best=best --name pick", body)
+    _, out = run(
+        shell, "tool", "--inputs-from-state documents=docs --outputs-to-state best=best --name pick", body
+    )
     made = shell.user_ns["process"]
     assert made.name == "pick"
     assert made.inputs_from_state == {"documents": "docs"}
     assert made.outputs_to_state == {"best": {"source": "best"}}
     assert "docs" not in made.parameters["properties"]
-    assert out.stdout.startswith("tool pick (inputs_from_state={'documents': 'docs'}; outputs_to_state={'best': {'source': 'best'}})")
+    assert out.stdout.startswith(
+        "tool pick (inputs_from_state={'documents': 'docs'}; outputs_to_state={'best': {'source': 'best'}})"
+    )
 
 
 def test_tool_output_whole_result_with_empty_source(shell):
@@ -161,7 +181,11 @@ def test_tool_registers_a_toolkit_class_and_its_tools(shell):
         ("--name x", "def f(): ...\ndef g(): ...\n", "defines 2 (f, g); split the cell"),
         ("--name 1x", "def f(): ...\n", "not a valid Python name"),
         ("--bogus", "def f(): ...\n", "unrecognized arguments: --bogus. See %%tool? for the options."),
-        ("--name x", "@tool\ndef f(): ...\n", "'f' is already a Tool (@tool); give the options to @tool(...)"),
+        (
+            "--name x",
+            "@tool\ndef f(): ...\n",
+            "'f' is already a Tool (@tool); give the options to @tool(...)",
+        ),
     ],
 )
 def test_tool_bad_input_is_a_one_line_usage_error(shell, line, body, expected):
@@ -172,9 +196,14 @@ def test_tool_bad_input_is_a_one_line_usage_error(shell, line, body, expected):
 
 
 def test_agent_binds_name_with_all_options(shell):
-    shell.run_cell("def log(function_name, function_call, arguments):\n    return function_call(**arguments)\n")
-    _, out = define_shop(shell, "--agentic-state --state-in-context --hooks log --max-iterations 3 --markdown "
-                                "--description 'Shop helper'")
+    shell.run_cell(
+        "def log(function_name, function_call, arguments):\n    return function_call(**arguments)\n"
+    )
+    _, out = define_shop(
+        shell,
+        "--agentic-state --state-in-context --hooks log --max-iterations 3 --markdown "
+        "--description 'Shop helper'",
+    )
     agent = shell.user_ns["shop"]
     assert isinstance(agent, Agent) and agent.name == "shop"
     assert agent.model is shell.user_ns["model"]
@@ -184,8 +213,13 @@ def test_agent_binds_name_with_all_options(shell):
     assert agent.max_tool_iterations == 3 and agent.markdown and agent.description == "Shop helper"
     assert agent.instructions == "You keep {shopping_list}."
     system = agent.observe("hi").system_prompt
-    assert "You keep []." in system and system.endswith("<session_state>\n{'shopping_list': []}\n</session_state>")
-    assert "Agent('shop', model=scripted, tools=[add_item, update_session_state], state keys=" in out.stdout and "turns=" not in out.stdout
+    assert "You keep []." in system and system.endswith(
+        "<session_state>\n{'shopping_list': []}\n</session_state>"
+    )
+    assert (
+        "Agent('shop', model=scripted, tools=[add_item, update_session_state], state keys=" in out.stdout
+        and "turns=" not in out.stdout
+    )
 
 
 def test_agent_state_and_schema_from_variables_are_copied(shell):
@@ -233,7 +267,10 @@ def test_rerun_with_a_new_schema_needs_nothing_from_the_old_state(shell):
         ("a --schema nothing_here", "--schema nothing_here: no variable named 'nothing_here'"),
         ("a --schema number", "--schema number is a int"),
         ("a --schema bad_schema", "state_schema['k'] must be a dict with a 'type' entry"),
-        ("a --tools ghost", "--tools names 'ghost', which is neither a variable nor a tool registered by %%tool"),
+        (
+            "a --tools ghost",
+            "--tools names 'ghost', which is neither a variable nor a tool registered by %%tool",
+        ),
         ("a --tools number", "--tools number is a int"),
         ("a --tools ,", "has an empty name"),
         ("a --hooks ghost", "--hooks names 'ghost'"),
@@ -242,7 +279,7 @@ def test_rerun_with_a_new_schema_needs_nothing_from_the_old_state(shell):
         ("a --max-iterations -1", "--max-iterations must be 0 or more"),
         ("a --max-iterations many", "argument --max-iterations: invalid int value: 'many'"),
         ("a --context ghost", "--context names 'ghost'"),
-        ("a --state '{\"x\": 1}", "close every quote"),
+        ('a --state \'{"x": 1}', "close every quote"),
     ],
 )
 def test_agent_bad_options_are_one_line_usage_errors(shell, line, expected):
@@ -275,7 +312,10 @@ def test_chat_runs_a_turn_streams_and_leaves_the_record(shell):
     assert final.update is False  # the record is an output of its own; the live area ends empty
     assert out.outputs[-2].update is True and out.outputs[-2].data == {"text/plain": ""}
     assert final.data == {"text/plain": turn_text(agent.history[0]), "text/html": turn_html(agent.history[0])}
-    assert "<img" not in final.data["text/html"] and "&lt;img src=x onerror=alert(1)&gt;" in final.data["text/html"]
+    assert (
+        "<img" not in final.data["text/html"]
+        and "&lt;img src=x onerror=alert(1)&gt;" in final.data["text/html"]
+    )
     assert any("→ add_item" in o.data["text/plain"] for o in out.outputs[:-1])
     # plain Python runs the same agent and history
     agent.run("eggs")
@@ -347,7 +387,11 @@ def test_preview_lists_unused_and_hidden_keys_in_the_template_map(shell):
 
 
 def test_hide_keys_keeps_keys_out_of_the_block_and_the_placeholders(shell):
-    define_shop(shell, """--state '{"shopping_list": [], "secret_a": 1, "secret_b": 2, "budget": 3}' --hide-keys 'secret_*, budget' --state-in-context""", body="Budget {budget}.")
+    define_shop(
+        shell,
+        """--state '{"shopping_list": [], "secret_a": 1, "secret_b": 2, "budget": 3}' --hide-keys 'secret_*, budget' --state-in-context""",
+        body="Budget {budget}.",
+    )
     shop = shell.user_ns["shop"]
     assert shop.hide_state_keys == ("secret_*", "budget")
     system = shop.observe("x").system_prompt
@@ -361,17 +405,26 @@ def test_fork_from_a_turn_then_diff_the_two(shell):
     for item in ("milk", "eggs", "tea"):
         shop.run(item)
     _, out = run(shell, "agentnb", "fork shop shop_v2 --turn 2")
-    assert out.stdout == "forked shop into shop_v2 at turn 2 of 3: copied state keys ['shopping_list'], 2 turn(s)\n"
+    assert (
+        out.stdout
+        == "forked shop into shop_v2 at turn 2 of 3: copied state keys ['shopping_list'], 2 turn(s)\n"
+    )
     fork = shell.user_ns["shop_v2"]
     assert fork.session_state == {"shopping_list": ["milk", "eggs"]}
     fork.instructions = "You keep {shopping_list}. No tea."
     fork.run("tea")
     _, out = run(shell, "agentnb", "diff shop shop_v2")
     text = out.outputs[0].data["text/plain"]
-    assert text.startswith("compare: shop · turn 3  ↔  shop_v2 · turn 3\nwhy: the system prompt differs in: instructions\n")
+    assert text.startswith(
+        "compare: shop · turn 3  ↔  shop_v2 · turn 3\nwhy: the system prompt differs in: instructions\n"
+    )
     assert "<table" in out.outputs[0].data["text/html"]
     _, out = run(shell, "agentnb", "diff shop:2 shop:3")
-    assert out.outputs[0].data["text/plain"].startswith("compare: shop · turn 2  ↔  shop · turn 3\nwhy: the user message differs")
+    assert (
+        out.outputs[0]
+        .data["text/plain"]
+        .startswith("compare: shop · turn 2  ↔  shop · turn 3\nwhy: the user message differs")
+    )
 
 
 @pytest.mark.parametrize(
@@ -399,12 +452,12 @@ def test_debugging_commands_bad_input(shell, line, expected):
 def test_edit_remove_and_undo_say_what_the_next_prompt_becomes(shell):
     define_shop(shell, "--no-session --state-in-context")
     shop = shell.user_ns["shop"]
-    _, out = run(shell, "agentnb", "edit shop shopping_list [\"oat milk\", \"tea\"]")
+    _, out = run(shell, "agentnb", 'edit shop shopping_list ["oat milk", "tea"]')
     assert out.stdout.splitlines() == [
         'shop: edited ~ /shopping_list: [] → ["oat milk", "tea"] (%agentnb undo shop takes it back)',
         "next system prompt changes in: instructions, session_state (≈17 → ≈25 tokens)",
     ]
-    _, out = run(shell, "agentnb", "edit shop note '{\"text\": \"a b\"}'")
+    _, out = run(shell, "agentnb", 'edit shop note \'{"text": "a b"}\'')
     assert shop.session_state["note"] == {"text": "a b"}
     assert out.stdout.splitlines()[1] == "next system prompt changes in: session_state (≈25 → ≈32 tokens)"
     _, out = run(shell, "agentnb", "remove shop /shopping_list/0")
@@ -498,13 +551,20 @@ def test_agentnb_bad_input(shell, line, expected):
 
 
 def test_fork_of_a_plain_python_agent_copies_its_definition_and_state(shell):
-    plain = Agent("plain", ScriptedModel(["x", "y"]), instructions="Be {mood}.", session_state={"mood": "calm"})
+    plain = Agent(
+        "plain", ScriptedModel(["x", "y"]), instructions="Be {mood}.", session_state={"mood": "calm"}
+    )
     plain.run("hi")
     shell.user_ns["plain"] = plain
     _, out = run(shell, "agentnb", "fork plain other")
     other = shell.user_ns["other"]
     assert "forked plain into other" in out.stdout
-    assert (other.name, other.instructions, other.session_state, len(other.history)) == ("other", "Be {mood}.", {"mood": "calm"}, 1)
+    assert (other.name, other.instructions, other.session_state, len(other.history)) == (
+        "other",
+        "Be {mood}.",
+        {"mood": "calm"},
+        1,
+    )
     other.session_state["mood"] = "tense"
     assert plain.session_state == {"mood": "calm"}
 
@@ -516,7 +576,9 @@ def test_session_option_records_and_a_rerun_replays_it(shell, tmp_path):
     assert (folder / "shop.json").exists()
     agentnb.load_ipython_extension(shell)  # a new workspace: nothing kept in memory
     _, out = define_shop(shell, f"--session '{folder}'")
-    assert out.stdout.splitlines()[0].startswith("shop: recorded in sessions (unchanged turns replay from it;")
+    assert out.stdout.splitlines()[0].startswith(
+        "shop: recorded in sessions (unchanged turns replay from it;"
+    )
     agent = shell.user_ns["shop"]
     assert agent.session_state == {"shopping_list": []} and len(agent.recording.turns) == 1
     agent.run("milk")
@@ -539,7 +601,9 @@ def test_agents_record_beside_the_notebook_and_resume(shell, tmp_path):
     assert again.stdout == first.stdout  # the same output on every run of the notebook
     assert shell.user_ns["shop"].session_state == {"shopping_list": []}
     _, out = run(shell, "agentnb", "resume shop")
-    assert out.stdout.startswith("resumed shop from analysis.agentnb/shop.json: state keys ['shopping_list'], 1 turn(s)")
+    assert out.stdout.startswith(
+        "resumed shop from analysis.agentnb/shop.json: state keys ['shopping_list'], 1 turn(s)"
+    )
     agent = shell.user_ns["shop"]
     assert agent.session_state == {"shopping_list": ["eggs"]} and agent.history[0].message == "eggs"
     run(shell, "chat", "shop", "milk")  # continues the recording
@@ -557,7 +621,9 @@ def test_no_session_saves_nothing_and_a_guessed_location_is_announced(shell, tmp
     _, out = define_shop(shell, "--fresh")
     assert "could not tell which notebook this is" in out.stderr
     assert "shop: recorded in notebook.agentnb" in out.stdout
-    assert "--session and --no-session contradict" in usage_error(shell, "agent", "a --session x --no-session", "x")
+    assert "--session and --no-session contradict" in usage_error(
+        shell, "agent", "a --session x --no-session", "x"
+    )
 
 
 def test_save_and_load_to_a_path(shell, tmp_path):
@@ -570,7 +636,9 @@ def test_save_and_load_to_a_path(shell, tmp_path):
     _, out = run(shell, "agentnb", "load shop saved")
     assert shell.user_ns["shop"].session_state == {"shopping_list": ["milk"]}
     assert len(shell.user_ns["shop"].history) == 1
-    assert "no saved session" in usage_error(shell, "agentnb", "load shop elsewhere") or "elsewhere" in usage_error(shell, "agentnb", "load shop elsewhere")
+    assert "no saved session" in usage_error(
+        shell, "agentnb", "load shop elsewhere"
+    ) or "elsewhere" in usage_error(shell, "agentnb", "load shop elsewhere")
     run(shell, "agentnb", "save shop db.sqlite")
     assert (tmp_path / "db.sqlite").exists()
 
@@ -578,7 +646,10 @@ def test_save_and_load_to_a_path(shell, tmp_path):
 def test_line_form_defines_an_agent_without_instructions(shell):
     shell.run_cell("m = ScriptedModel([])")
     with capture_output():
-        shell.run_line_magic("agent", "bare --model m --state '{\"shopping_list\": []}' --agentic-state --state-in-context --no-session")
+        shell.run_line_magic(
+            "agent",
+            "bare --model m --state '{\"shopping_list\": []}' --agentic-state --state-in-context --no-session",
+        )
     agent = shell.user_ns["bare"]
     assert agent.instructions is None
     assert agent.observe("hi").system_prompt == "<session_state>\n{'shopping_list': []}\n</session_state>"
@@ -630,8 +701,14 @@ def test_agent_context_providers_survive_a_rerun_and_a_fork(shell):
     ("line", "expected"),
     [
         ("a --context ghost", "%%agent: --context names 'ghost', but there is no variable with that name"),
-        ("a --context number", "%%agent: --context number is a int, not a context provider (no get_blocks method)"),
-        ("a --context mixed", "%%agent: --context mixed holds a str, not a context provider (no get_blocks method)"),
+        (
+            "a --context number",
+            "%%agent: --context number is a int, not a context provider (no get_blocks method)",
+        ),
+        (
+            "a --context mixed",
+            "%%agent: --context mixed holds a str, not a context provider (no get_blocks method)",
+        ),
         ("a --context docs,", "has an empty name"),
         ("a --context idle", "%%agent a: context provider 'IDLE' is neither passive nor active"),
     ],
@@ -679,12 +756,17 @@ def test_a_syntax_error_in_a_tool_cell_names_this_cell_and_its_own_line(shell):
 
 def test_an_error_raised_by_a_tool_cell_points_at_its_line_and_a_tool_keeps_the_cell_as_its_file(shell):
     with capture_output() as captured:
-        shell.run_cell("%%tool\ndef g(a: int) -> int:\n    '''Divide.'''\n    return 1 // a\ny = 1 // 0\n", store_history=True)
+        shell.run_cell(
+            "%%tool\ndef g(a: int) -> int:\n    '''Divide.'''\n    return 1 // a\ny = 1 // 0\n",
+            store_history=True,
+        )
     number = shell.execution_count - 1
     assert f"Cell In[{number}], line 5" in captured.stdout + captured.stderr
     assert "tool_magic.py" not in captured.stdout + captured.stderr  # no frame of agentnb's own
     with capture_output():
-        shell.run_cell("%%tool\ndef h(a: int) -> int:\n    '''Divide.'''\n    return 1 // a\n", store_history=True)
+        shell.run_cell(
+            "%%tool\ndef h(a: int) -> int:\n    '''Divide.'''\n    return 1 // a\n", store_history=True
+        )
     tool_cell = shell.execution_count - 1
     with capture_output() as captured:
         shell.run_cell("h(0)", store_history=True)
@@ -696,7 +778,12 @@ def test_an_error_raised_by_a_tool_cell_points_at_its_line_and_a_tool_keeps_the_
     [
         ("agent", "shop --modle model", "x", "did you mean --model?"),
         ("agent", "shop --state-in-contxt", "x", "did you mean --state-in-context?"),
-        ("tool", "--output-to-state total=", "def f() -> int:\n    return 1\n", "did you mean --outputs-to-state?"),
+        (
+            "tool",
+            "--output-to-state total=",
+            "def f() -> int:\n    return 1\n",
+            "did you mean --outputs-to-state?",
+        ),
         ("agentnb", "forkk shop shop2", "", "did you mean fork?"),
     ],
 )
@@ -710,7 +797,10 @@ def test_an_option_nothing_resembles_gets_no_guess(shell):
     assert "unrecognized arguments: --zzzzqq 1" in text and "did you mean" not in text
 
 
-@pytest.mark.parametrize(("module", "spec", "extra"), [("openai", "openai:gpt-5-mini", "openai"), ("openai", "openai-responses:gpt-5-mini", "openai")])
+@pytest.mark.parametrize(
+    ("module", "spec", "extra"),
+    [("openai", "openai:gpt-5-mini", "openai"), ("openai", "openai-responses:gpt-5-mini", "openai")],
+)
 def test_a_model_string_whose_extra_is_missing_names_the_extra(shell, monkeypatch, module, spec, extra):
     monkeypatch.setitem(__import__("sys").modules, module, None)  # as if not installed
     run(shell, "tool", "", ADD_ITEM)

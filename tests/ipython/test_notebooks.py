@@ -59,7 +59,9 @@ def test_notebook_is_committed_executed_in_order(name):
     cells = _code_cells(_load(name))
     counts = [c["execution_count"] for c in cells]
     # 1..n: executed top to bottom in one kernel, nothing skipped, nothing re-run out of order.
-    assert counts == list(range(1, len(cells) + 1)), f"{name}: run `.venv/bin/python notebooks/execute.py {name}`"
+    assert counts == list(range(1, len(cells) + 1)), (
+        f"{name}: run `.venv/bin/python notebooks/execute.py {name}`"
+    )
     for cell in cells:
         assert not [o for o in cell["outputs"] if o["output_type"] == "error"], _source(cell)
         if _source(cell).lstrip().startswith(MAGIC_CELLS):
@@ -94,14 +96,18 @@ def test_every_agent_has_its_recording_beside_the_notebook(name):
     assert agents, "every notebook here defines an agent"
     folder = NOTEBOOKS / (Path(name).stem + ".agentnb")
     for agent in agents:
-        assert (folder / f"{agent}.json").exists(), f"{folder.name}/{agent}.json: run `make notebooks` and commit it"
+        assert (folder / f"{agent}.json").exists(), (
+            f"{folder.name}/{agent}.json: run `make notebooks` and commit it"
+        )
 
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_notebook_is_what_the_normalise_step_writes(name):
     path = NOTEBOOKS / name
     normalised = EXECUTE["normalise"](nbformat.read(path, as_version=4))
-    assert path.read_text(encoding="utf-8") == normalised, f"run `.venv/bin/python notebooks/execute.py {name}`"
+    assert path.read_text(encoding="utf-8") == normalised, (
+        f"run `.venv/bin/python notebooks/execute.py {name}`"
+    )
 
 
 def _as_saved_after_a_run(name: str) -> dict:
@@ -110,7 +116,11 @@ def _as_saved_after_a_run(name: str) -> dict:
     nb["metadata"]["widgets"] = {
         "application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2, "version_minor": 0}
     }
-    nb["metadata"]["kernelspec"] = {"display_name": "Python (agentnb)", "language": "python", "name": "agentnb"}
+    nb["metadata"]["kernelspec"] = {
+        "display_name": "Python (agentnb)",
+        "language": "python",
+        "name": "agentnb",
+    }
     nb["metadata"]["language_info"] = {
         "codemirror_mode": {"name": "ipython", "version": 3},
         "file_extension": ".py",
@@ -159,8 +169,16 @@ def test_pytest_collects_the_notebooks_only_under_notebooks():
     """`pytest tests notebooks` runs nbval on notebooks/*.ipynb and not on tests/browser/*.ipynb."""
     out = subprocess.run(
         [
-            sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-            "tests/browser", "--ignore=tests/browser/test_lab.py", "notebooks",
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/browser",
+            "--ignore=tests/browser/test_lab.py",
+            "notebooks",
         ],
         cwd=ROOT,
         capture_output=True,
@@ -204,11 +222,20 @@ def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
         from agentnb import Agent, ScriptedModel
         from agentnb.history.render import turn_html, turn_text
 
-        agent = Agent("bot", ScriptedModel(answers), instructions="Be brief.", add_history_to_context=True)  # as %%agent below
+        agent = Agent(
+            "bot", ScriptedModel(answers), instructions="Be brief.", add_history_to_context=True
+        )  # as %%agent below
         turns = [agent.run("hi").turn for _ in answers]
         live = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": ""}}
         return [
-            [live, {"output_type": "display_data", "metadata": {}, "data": {"text/plain": turn_text(t), "text/html": turn_html(t)}}]
+            [
+                live,
+                {
+                    "output_type": "display_data",
+                    "metadata": {},
+                    "data": {"text/plain": turn_text(t), "text/html": turn_html(t)},
+                },
+            ]
             for t in turns
         ]
 
@@ -220,12 +247,23 @@ def test_nbval_compares_a_chat_record_and_fails_when_it_changes(tmp_path):
     nb = _notebook(
         [
             ("%load_ext agentnb", []),
-            ("from agentnb import ScriptedModel\nmodel = ScriptedModel(['hello there', 'second answer'])", []),
+            (
+                "from agentnb import ScriptedModel\nmodel = ScriptedModel(['hello there', 'second answer'])",
+                [],
+            ),
             (
                 "%%agent bot --model model --no-session\nBe brief.",
                 [
-                    {"output_type": "stream", "name": "stdout", "text": "Agent('bot', model=scripted, tools=[], state keys=[])\n"},
-                    {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Inspector(agent='bot', turns=0)", "text/html": static}},
+                    {
+                        "output_type": "stream",
+                        "name": "stdout",
+                        "text": "Agent('bot', model=scripted, tools=[], state keys=[])\n",
+                    },
+                    {
+                        "output_type": "display_data",
+                        "metadata": {},
+                        "data": {"text/plain": "Inspector(agent='bot', turns=0)", "text/html": static},
+                    },
                 ],
             ),
             ("%%chat bot\nhi", first),

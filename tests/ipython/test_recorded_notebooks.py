@@ -57,7 +57,11 @@ You keep the user's shopping list. It has {shopping_list}.""",
 
 def write_notebook(path: Path, sources: list[str]) -> None:
     nb = new_notebook(cells=[new_code_cell(source) for source in sources])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
     nbformat.write(nb, path)
 
 
@@ -65,21 +69,45 @@ def execute(path: Path, env: dict[str, str] | None = None) -> subprocess.Complet
     """Run every cell in a fresh kernel, as Restart & Run All does, and save the outputs."""
     return subprocess.run(
         [str(JUPYTER), "nbconvert", "--to", "notebook", "--execute", "--inplace", path.name],
-        cwd=path.parent, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=240,
+        cwd=path.parent,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
 
 
-def nbval(path: Path, env: dict[str, str] | None = None, extra: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+def nbval(
+    path: Path, env: dict[str, str] | None = None, extra: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`pytest --nbval NOTEBOOK` with no other option, as a user would type it."""
     clean = {k: v for k, v in os.environ.items() if k not in ("AGENTNB_REPLAY", "JPY_SESSION_NAME")}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q", path.name, *(extra or [])],
-        cwd=path.parent, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=240,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            path.name,
+            *(extra or []),
+        ],
+        cwd=path.parent,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
 
 
 def folder_digest(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.suffix != ".lock"}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.iterdir())
+        if p.suffix != ".lock"
+    }
 
 
 def test_a_notebook_written_from_the_readme_passes_nbval_twice(tmp_path):
@@ -130,9 +158,15 @@ def test_an_edited_chat_cell_goes_live_from_its_turn_and_strict_replay_names_cel
         assert execute(notebook).returncode == 0
         assert len(server.requests) == 3
         assert server.requests[-1].body["messages"][-1]["content"] == "What is the capital of Italy?"
-        assert server.requests[-1].body["messages"][2] == {"role": "assistant", "content": "Hi there."}  # a conversation
+        assert server.requests[-1].body["messages"][2] == {
+            "role": "assistant",
+            "content": "Hi there.",
+        }  # a conversation
         saved = json.loads((tmp_path / "talk.agentnb" / "helper.json").read_text())
-        assert [t["message"] for t in saved["agent"]["history"]["turns"]] == ["Hello!", "What is the capital of Italy?"]
+        assert [t["message"] for t in saved["agent"]["history"]["turns"]] == [
+            "Hello!",
+            "What is the capital of Italy?",
+        ]
 
         # Under nbval (strict), the recorded notebook passes with the server gone...
     run = nbval(notebook)
@@ -144,7 +178,10 @@ def test_an_edited_chat_cell_goes_live_from_its_turn_and_strict_replay_names_cel
     run = nbval(notebook)
     assert run.returncode == 1
     assert "Cell 4" in run.stdout
-    assert "%%chat helper 'What is the capital of Spain?': turn 2 failed: replay drift at turn 2, model call 1: the request differs" in run.stdout
+    assert (
+        "%%chat helper 'What is the capital of Spain?': turn 2 failed: replay drift at turn 2, model call 1: the request differs"
+        in run.stdout
+    )
     assert '+      "content": "What is the capital of Spain?"' in run.stdout
     # It says how to re-record, and is the only failure: the turns table after it, which would
     # differ too (a row missing: NaN / None in its HTML), is skipped, naming the cell that failed.
@@ -158,13 +195,16 @@ def test_an_edited_chat_cell_goes_live_from_its_turn_and_strict_replay_names_cel
 def test_a_notebook_recorded_against_the_local_model_replays_with_the_server_stopped(tmp_path):
     pytest.importorskip("xllamacpp")
     notebook = tmp_path / "local.ipynb"
-    write_notebook(notebook, [
-        "%load_ext agentnb",
-        "%%agent tiny --model local\nAnswer in one short sentence.",
-        "%%chat tiny\nWhat is the capital of France?",
-        "%%chat tiny\nAnd of Italy?",
-        "tiny.history.turns()",
-    ])
+    write_notebook(
+        notebook,
+        [
+            "%load_ext agentnb",
+            "%%agent tiny --model local\nAnswer in one short sentence.",
+            "%%chat tiny\nWhat is the capital of France?",
+            "%%chat tiny\nAnd of Italy?",
+            "tiny.history.turns()",
+        ],
+    )
     done = execute(notebook)
     assert done.returncode == 0, done.stderr[-3000:]
     answers = [c.outputs[-1]["data"]["text/plain"] for c in nbformat.read(notebook, as_version=4).cells[2:4]]

@@ -10,11 +10,12 @@ pytest.importorskip("anywidget")
 from collections.abc import Callable, Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
+from test_inspector import Clock, Wire, decode  # noqa: E402
+
 from agentnb import Agent, ScriptedModel, Team, tool_call  # noqa: E402
 from agentnb.ipython import outbox, run_tree, wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 from agentnb.models.tokens import counter_for  # noqa: E402
-from test_inspector import Clock, Wire, decode  # noqa: E402
 
 TICK = outbox.FLUSH_SECONDS
 
@@ -31,13 +32,36 @@ def audit(function_name, function_call, arguments, session_state):
 
 
 def nested_team() -> Team:
-    analyst = Agent("analyst", model=ScriptedModel([tool_call("add_note", note="lunar"), "noted"]), tools=[add_note], tool_hooks=[audit], instructions="Notes: {notes}")
-    desk = Team("desk", members=[analyst], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="analyst", task="note <b>it</b>"), "desk done"]), share_member_interactions=True)
+    analyst = Agent(
+        "analyst",
+        model=ScriptedModel([tool_call("add_note", note="lunar"), "noted"]),
+        tools=[add_note],
+        tool_hooks=[audit],
+        instructions="Notes: {notes}",
+    )
+    desk = Team(
+        "desk",
+        members=[analyst],
+        model=ScriptedModel(
+            [tool_call("delegate_task_to_member", member_id="analyst", task="note <b>it</b>"), "desk done"]
+        ),
+        share_member_interactions=True,
+    )
     researcher = Agent("researcher", model=ScriptedModel(["moon"]))
-    return Team("team", members=[researcher, desk], model=ScriptedModel([
-        [tool_call("delegate_task_to_member", member_id="researcher", task="why?"), tool_call("delegate_task_to_member", member_id="desk", task="file it")],
-        "done",
-    ]), session_state={"notes": [], "audit": []})
+    return Team(
+        "team",
+        members=[researcher, desk],
+        model=ScriptedModel(
+            [
+                [
+                    tool_call("delegate_task_to_member", member_id="researcher", task="why?"),
+                    tool_call("delegate_task_to_member", member_id="desk", task="file it"),
+                ],
+                "done",
+            ]
+        ),
+        session_state={"notes": [], "audit": []},
+    )
 
 
 def test_snapshot_carries_the_tree_with_ledgers_and_lanes(monkeypatch):
@@ -47,21 +71,35 @@ def test_snapshot_carries_the_tree_with_ledgers_and_lanes(monkeypatch):
     team.run("go")
     snapshot = decode(inspector.snapshot())
     tree = snapshot[run_tree.RUN_TREE]
-    assert tree["path"] == ["team"] and [c["path"] for c in tree["children"]] == [["team", "researcher"], ["team", "desk"]]
+    assert tree["path"] == ["team"] and [c["path"] for c in tree["children"]] == [
+        ["team", "researcher"],
+        ["team", "desk"],
+    ]
     desk = tree["children"][1]
     (analyst,) = desk["children"]
     assert analyst["path"] == ["team", "desk", "analyst"]
-    assert analyst["delegation"] == {"tool": "delegate_task_to_member", "tool_call_id": desk["tool_calls"][0]["id"], "task": "note <b>it</b>", "answer": "noted"}
+    assert analyst["delegation"] == {
+        "tool": "delegate_task_to_member",
+        "tool_call_id": desk["tool_calls"][0]["id"],
+        "task": "note <b>it</b>",
+        "answer": "noted",
+    }
     assert analyst["tool_calls"][0]["hooks"] == [{"name": "audit", "outcome": "passed"}]
     assert tree["tokens_total"] == tree["tokens_own"] + sum(c["tokens_total"] for c in tree["children"])
     # the ledger of the desk's delegation, seen from the team
     ledger = desk["ledger"]
     assert {row["key"] for row in ledger["down"]} == {"notes", "audit"}
-    assert [row["chain"] for row in ledger["up"]] == ["team ▸ desk ▸ analyst ▸ tool:add_note", "team ▸ desk ▸ analyst ▸ hook:audit"]
+    assert [row["chain"] for row in ledger["up"]] == [
+        "team ▸ desk ▸ analyst ▸ tool:add_note",
+        "team ▸ desk ▸ analyst ▸ hook:audit",
+    ]
     assert ledger["refused"] is None
     # the two delegations of one response, as swim lanes in merge (call) order
     (batch,) = tree["lanes"]
-    assert [(lane["agent"], lane["merge_order"], lane["conflict"]) for lane in batch["lanes"]] == [("researcher", 1, False), ("desk", 2, False)]
+    assert [(lane["agent"], lane["merge_order"], lane["conflict"]) for lane in batch["lanes"]] == [
+        ("researcher", 1, False),
+        ("desk", 2, False),
+    ]
     assert [bar["kind"] for bar in batch["lanes"][1]["bars"]] == ["model", "tool", "model"]
     assert all(bar["end_ms"] >= bar["start_ms"] >= 0 for lane in batch["lanes"] for bar in lane["bars"])
 
@@ -78,10 +116,14 @@ def test_need_run_rescopes_to_a_grandchild_with_breadcrumb_and_labelled_sections
     assert reply[wire.STATE] == {"notes": ["lunar"], "audit": ["add_note"]}
     sections = [(s["message"], s["source"]) for s in reply["sections"]]
     assert sections == [("system", "instructions"), ("user", "task (delegate_task_to_member)")]
-    assert reply["sections"][1]["text"] == "note <b>it</b>"  # text, never markup: the browser sets textContent
+    assert (
+        reply["sections"][1]["text"] == "note <b>it</b>"
+    )  # text, never markup: the browser sets textContent
     # each part with its tokens, by the counter the member's model has (here the estimate)
     counter = counter_for(team.member("desk").member("analyst").model)
-    assert [s["tokens"] for s in reply["sections"]] == [counter.count(s["text"]) for s in reply["sections"]] and reply["sections"][1]["tokens"] > 0
+    assert [s["tokens"] for s in reply["sections"]] == [
+        counter.count(s["text"]) for s in reply["sections"]
+    ] and reply["sections"][1]["tokens"] > 0
     prompt = next(e for e in reply[wire.EVENTS] if e["kind"] == "prompt_rendered")
     assert prompt["tokens"]["user_sections"] == [reply["sections"][1]["tokens"]]
     missing = sent.ask(**{wire.KIND: run_tree.NEED_RUN, wire.TURN_INDEX: 0, run_tree.RUN_ID: "nope"})
@@ -91,13 +133,29 @@ def test_need_run_rescopes_to_a_grandchild_with_breadcrumb_and_labelled_sections
 def test_a_refused_merge_is_in_the_ledger_and_marks_its_lane(monkeypatch):
     a = Agent("a", model=ScriptedModel([tool_call("add_note", note="a"), "a"]), tools=[add_note])
     b = Agent("b", model=ScriptedModel([tool_call("add_note", note="b"), "b"]), tools=[add_note])
-    pair = Team("pair", members=[a, b], model=ScriptedModel([[tool_call("delegate_task_to_member", member_id="a", task="x"), tool_call("delegate_task_to_member", member_id="b", task="y")], "ok"]), session_state={"notes": []})
+    pair = Team(
+        "pair",
+        members=[a, b],
+        model=ScriptedModel(
+            [
+                [
+                    tool_call("delegate_task_to_member", member_id="a", task="x"),
+                    tool_call("delegate_task_to_member", member_id="b", task="y"),
+                ],
+                "ok",
+            ]
+        ),
+        session_state={"notes": []},
+    )
     inspector = Inspector.for_agent(pair)
     sent = Wire(inspector, monkeypatch)
     pair.run("go")
     tree = sent.ask(**{wire.KIND: wire.NEED_TURN, wire.TURN_INDEX: 0})[run_tree.RUN_TREE]
     assert "Give 'notes' a merge handler" in tree["children"][1]["ledger"]["refused"]
-    assert tree["children"][1]["ledger"]["up"] == [] and tree["children"][0]["ledger"]["up"][0]["path"] == "/notes/0"
+    assert (
+        tree["children"][1]["ledger"]["up"] == []
+        and tree["children"][0]["ledger"]["up"][0]["path"] == "/notes/0"
+    )
     assert [lane["conflict"] for lane in tree["lanes"][0]["lanes"]] == [False, True]
 
 
@@ -154,7 +212,12 @@ def test_member_runs_show_as_they_start_and_end(monkeypatch):
     for run_id in started:
         assert order.index((run_id, "running")) < order.index((run_id, "ok"))
     desk, analyst = ids["team/desk"], ids["team/desk/analyst"]
-    assert order.index((desk, "running")) < order.index((analyst, "running")) < order.index((analyst, "ok")) < order.index((desk, "ok"))
+    assert (
+        order.index((desk, "running"))
+        < order.index((analyst, "running"))
+        < order.index((analyst, "ok"))
+        < order.index((desk, "ok"))
+    )
     assert {m[wire.TURN_INDEX] for m in progress} == {0}
 
 
@@ -176,14 +239,31 @@ class Streaming(ScriptedModel):
 
 def run_texts(sent: Wire) -> list[tuple[int, dict[str, Any]]]:
     """(message number, item) of every ``run_text`` item sent, in order."""
-    return [(n, item) for n, m in enumerate(sent.messages) if m[wire.KIND] == wire.BATCH for item in m[wire.ITEMS] if item[wire.EVENT_BODY]["kind"] == run_tree.RUN_TEXT]
+    return [
+        (n, item)
+        for n, m in enumerate(sent.messages)
+        if m[wire.KIND] == wire.BATCH
+        for item in m[wire.ITEMS]
+        if item[wire.EVENT_BODY]["kind"] == run_tree.RUN_TEXT
+    ]
 
 
 def test_a_members_text_streams_into_its_node_throttled_like_the_turns(monkeypatch):
     clock = Clock()  # time passes only when the member's model says so
     # The flush thread's deadline passes after the member's second piece of text.
-    researcher = Agent("researcher", model=Streaming(["Tides follow <b>the</b> moon and the sun."], lambda i: clock.advance(TICK) if i == 1 else None))
-    team = Team("team", members=[researcher], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="why?"), "The moon."]))
+    researcher = Agent(
+        "researcher",
+        model=Streaming(
+            ["Tides follow <b>the</b> moon and the sun."], lambda i: clock.advance(TICK) if i == 1 else None
+        ),
+    )
+    team = Team(
+        "team",
+        members=[researcher],
+        model=ScriptedModel(
+            [tool_call("delegate_task_to_member", member_id="researcher", task="why?"), "The moon."]
+        ),
+    )
     inspector = Inspector.for_agent(team)
     sent = Wire(inspector, monkeypatch, clock)
     team.run("tides?")
@@ -194,16 +274,27 @@ def test_a_members_text_streams_into_its_node_throttled_like_the_turns(monkeypat
     start, end = progress
     texts = run_texts(sent)
     # two items for seven pieces: what came within one flush window is one item
-    assert [item[wire.EVENT_BODY]["text"] for _, item in texts] == ["Tides follow ", "<b>the</b> moon and the sun."]
+    assert [item[wire.EVENT_BODY]["text"] for _, item in texts] == [
+        "Tides follow ",
+        "<b>the</b> moon and the sun.",
+    ]
     for n, item in texts:
         assert start < n < end  # after the member's start, before its end: live
         assert item[wire.TURN_INDEX] == 0
-        assert item[wire.EVENT_BODY] == {"kind": "run_text", run_tree.RUN_ID: child.run_id, wire.PATH: ["team", "researcher"], "call": 0, "text": item[wire.EVENT_BODY]["text"]}
+        assert item[wire.EVENT_BODY] == {
+            "kind": "run_text",
+            run_tree.RUN_ID: child.run_id,
+            wire.PATH: ["team", "researcher"],
+            "call": 0,
+            "text": item[wire.EVENT_BODY]["text"],
+        }
     # the first went out on the flush thread's call at the deadline, while the member still streamed
     assert kinds[texts[0][0]] == wire.BATCH and texts[1][0] > texts[0][0]
     assert sent.messages[start]["call"] == 0 and sent.messages[start]["parent"] == team.history[-1].run_id
     # the member's text never reaches the team's own answer line
-    team_text = "".join(e[wire.EVENT_BODY]["text"] for e in sent.events() if e[wire.EVENT_BODY]["kind"] == "text_delta")
+    team_text = "".join(
+        e[wire.EVENT_BODY]["text"] for e in sent.events() if e[wire.EVENT_BODY]["kind"] == "text_delta"
+    )
     assert team_text == "The moon."
     assert "".join(item[wire.EVENT_BODY]["text"] for _, item in texts) == child.content
 
@@ -212,7 +303,19 @@ def test_members_streaming_side_by_side_cost_one_item_each_per_batch(monkeypatch
     clock = Clock()
     a = Agent("a", model=ScriptedModel(["alpha beta gamma delta"]))
     b = Agent("b", model=ScriptedModel(["one two three four five"]))
-    team = Team("pair", members=[a, b], model=ScriptedModel([[tool_call("delegate_task_to_member", member_id="a", task="x"), tool_call("delegate_task_to_member", member_id="b", task="y")], "ok"]))
+    team = Team(
+        "pair",
+        members=[a, b],
+        model=ScriptedModel(
+            [
+                [
+                    tool_call("delegate_task_to_member", member_id="a", task="x"),
+                    tool_call("delegate_task_to_member", member_id="b", task="y"),
+                ],
+                "ok",
+            ]
+        ),
+    )
     inspector = Inspector.for_agent(team)
     sent = Wire(inspector, monkeypatch, clock)
     team.run("go")
@@ -222,11 +325,22 @@ def test_members_streaming_side_by_side_cost_one_item_each_per_batch(monkeypatch
     by_batch: dict[int, list[str]] = {}
     for n, item in texts:
         by_batch.setdefault(n, []).append(item[wire.EVENT_BODY][run_tree.RUN_ID])
-    assert all(len(ids) == len(set(ids)) for ids in by_batch.values())  # joined per run, however they interleaved
+    assert all(
+        len(ids) == len(set(ids)) for ids in by_batch.values()
+    )  # joined per run, however they interleaved
     for name, child in children.items():
-        assert "".join(i[wire.EVENT_BODY]["text"] for _, i in texts if i[wire.EVENT_BODY][run_tree.RUN_ID] == child.run_id) == child.content
+        assert (
+            "".join(
+                i[wire.EVENT_BODY]["text"]
+                for _, i in texts
+                if i[wire.EVENT_BODY][run_tree.RUN_ID] == child.run_id
+            )
+            == child.content
+        )
     starts = [m for m in sent.messages if m[wire.KIND] == run_tree.RUN_PROGRESS and m["status"] == "running"]
-    assert {(m["parent"], m["call"]) for m in starts} == {(team.history[-1].run_id, 0)}  # one response's: lanes
+    assert {(m["parent"], m["call"]) for m in starts} == {
+        (team.history[-1].run_id, 0)
+    }  # one response's: lanes
     # each names its place in the response, whichever started first (the lanes' order)
     assert sorted((m["order"], "/".join(m[wire.PATH])) for m in starts) == [(0, "pair/a"), (1, "pair/b")]
 
@@ -241,13 +355,24 @@ def test_a_snapshot_while_a_member_streams_holds_its_text_so_far(monkeypatch):
             taken.append(decode(inspector.snapshot()))
 
     researcher = Agent("researcher", model=Streaming(["Tides follow the moon."], look))
-    team = Team("team", members=[researcher], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="why?"), "ok"]))
+    team = Team(
+        "team",
+        members=[researcher],
+        model=ScriptedModel(
+            [tool_call("delegate_task_to_member", member_id="researcher", task="why?"), "ok"]
+        ),
+    )
     inspector = Inspector.for_agent(team)
     Wire(inspector, monkeypatch)
     team.run("tides?")
     (snap,) = taken
     (live,) = snap[run_tree.LIVE_RUNS]
-    assert (live[wire.PATH], live["status"], live["text"], live["call"]) == (["team", "researcher"], "running", "Tides follow the ", 0)
+    assert (live[wire.PATH], live["status"], live["text"], live["call"]) == (
+        ["team", "researcher"],
+        "running",
+        "Tides follow the ",
+        0,
+    )
     assert run_tree.LIVE_RUNS not in decode(inspector.snapshot())  # the turn ended: its tree says it all
 
 
@@ -258,7 +383,14 @@ def test_a_picked_member_runs_large_state_goes_lazily_and_expands_on_demand(monk
 
     own = {f"k{i}": f"value {i}" for i in range(10_000)}
     researcher = Agent("researcher", model=ScriptedModel(["done"]), session_state={"own": own})
-    team = Team("team", members=[researcher], model=ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="look"), "ok"]), session_state={"notes": []})
+    team = Team(
+        "team",
+        members=[researcher],
+        model=ScriptedModel(
+            [tool_call("delegate_task_to_member", member_id="researcher", task="look"), "ok"]
+        ),
+        session_state={"notes": []},
+    )
     inspector = Inspector.for_agent(team)
     sent = Wire(inspector, monkeypatch)
     team.run("go")
@@ -271,13 +403,38 @@ def test_a_picked_member_runs_large_state_goes_lazily_and_expands_on_demand(monk
     assert 0 < len(held) < 10_000 and reply[wire.STUBS]["/own"] == 10_000
     assert list(held) == [f"k{i}" for i in range(len(held))]
     # expanding the node fetches it from that run's state, by turn and run
-    page = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, run_tree.RUN_ID: child.run_id, wire.PATH: "/own", wire.FROM: len(held)})
-    assert page[wire.KIND] == wire.SUBTREE and page[run_tree.RUN_ID] == child.run_id and page[wire.SIZE] == 10_000
+    page = sent.ask(
+        **{
+            wire.KIND: wire.NEED_SUBTREE,
+            wire.TURN_INDEX: 0,
+            run_tree.RUN_ID: child.run_id,
+            wire.PATH: "/own",
+            wire.FROM: len(held),
+        }
+    )
+    assert (
+        page[wire.KIND] == wire.SUBTREE
+        and page[run_tree.RUN_ID] == child.run_id
+        and page[wire.SIZE] == 10_000
+    )
     first = len(held)
-    assert list(page[wire.VALUE])[:3] == [f"k{first}", f"k{first + 1}", f"k{first + 2}"] and page[wire.VALUE][f"k{first}"] == f"value {first}"
+    assert (
+        list(page[wire.VALUE])[:3] == [f"k{first}", f"k{first + 1}", f"k{first + 2}"]
+        and page[wire.VALUE][f"k{first}"] == f"value {first}"
+    )
     assert len(json.dumps(page[wire.VALUE])) <= lazy.STATE_BYTES * 1.1
-    whole = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, run_tree.RUN_ID: child.run_id, wire.PATH: "/own/k9999", wire.WHOLE: True})
+    whole = sent.ask(
+        **{
+            wire.KIND: wire.NEED_SUBTREE,
+            wire.TURN_INDEX: 0,
+            run_tree.RUN_ID: child.run_id,
+            wire.PATH: "/own/k9999",
+            wire.WHOLE: True,
+        }
+    )
     assert whole[wire.VALUE] == "value 9999"
     # the member's own keys are its run's, not the team's: asked by turn alone, there is no such node
-    team_only = sent.ask(**{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/own", wire.FROM: 0})
+    team_only = sent.ask(
+        **{wire.KIND: wire.NEED_SUBTREE, wire.TURN_INDEX: 0, wire.PATH: "/own", wire.FROM: 0}
+    )
     assert team_only[wire.KIND] == wire.ERROR

@@ -34,7 +34,10 @@ SERVER = Path(__file__).parents[1] / "mcp_demo_server.py"
 
 def start_http(port: int = 0) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [sys.executable, str(SERVER), "http", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     line = proc.stdout.readline() if proc.stdout else ""
     if not line.strip():
@@ -129,7 +132,10 @@ def test_the_server_instructions_go_into_the_system_prompt_once(demo_url):
     kit = MCPTools(url=demo_url, add_instructions=True, include_tools=["add", "pid"])
     system_prompt = Agent(model=ScriptedModel(), tools=[kit]).observe("hi").system_prompt
     assert system_prompt.count("A demo server for agentnb's tests.") == 1
-    assert "A demo server" not in Agent(model=ScriptedModel(), tools=[MCPTools(url=demo_url)]).observe("hi").system_prompt
+    assert (
+        "A demo server"
+        not in Agent(model=ScriptedModel(), tools=[MCPTools(url=demo_url)]).observe("hi").system_prompt
+    )
 
 
 def test_images_are_summarised_beside_the_text(demo):
@@ -220,7 +226,9 @@ def test_a_stdio_server_that_dies_mid_call_or_while_idle_is_restarted_on_next_us
 
 
 def test_a_command_that_does_not_start_says_why_with_its_stderr():
-    script = "import sys; print('reading config.toml', file=sys.stderr); sys.exit('config.toml: no such file')"
+    script = (
+        "import sys; print('reading config.toml', file=sys.stderr); sys.exit('config.toml: no such file')"
+    )
     kit = MCPTools([sys.executable, "-c", script], name="broken")
     with pytest.raises(MCPStartError) as info:
         kit.tools
@@ -234,7 +242,9 @@ def test_a_command_that_does_not_start_says_why_with_its_stderr():
     (status,) = [s for s in servers() if s.name == "broken"]
     assert status.state == "failed" and status.error == message
     assert status.stderr == "reading config.toml\nconfig.toml: no such file"
-    with pytest.raises(MCPStartError, match=r"'nothing-here' \(agentnb-no-such-command\) did not start: command not found"):
+    with pytest.raises(
+        MCPStartError, match=r"'nothing-here' \(agentnb-no-such-command\) did not start: command not found"
+    ):
         MCPTools("agentnb-no-such-command", name="nothing-here").tools
 
 
@@ -261,7 +271,9 @@ def test_servers_are_stopped_at_interpreter_exit(tmp_path):
 def test_resources_as_passive_context_in_observe(demo):
     notes = MCPContext(demo, resources=["notes://alpha", "notes://beta", "notes://gamma"], top_k=1)
     observation = Agent(model=ScriptedModel(), context_providers=[notes]).observe("Where is the kettle?")
-    assert observation.user_prompt.endswith("[Context]\n(mcp:demo) Alpha: the kettle is in the left cupboard.")
+    assert observation.user_prompt.endswith(
+        "[Context]\n(mcp:demo) Alpha: the kettle is in the left cupboard."
+    )
     (retrieved,) = observation.context
     assert [b.source for b in retrieved.blocks] == ["notes://alpha"]
     assert retrieved.blocks[0].metadata == {"server": "demo", "name": "alpha", "mime_type": "text/plain"}
@@ -275,15 +287,21 @@ def test_all_resources_unranked_include_a_summary_of_binary_ones(demo):
 
 def test_an_unknown_resource_names_the_server_resources(demo):
     agent = Agent(model=ScriptedModel(), context_providers=[MCPContext(demo, resources=["notes://delta"])])
-    with pytest.raises(Exception, match=r"has no resource\(s\) \['notes://delta'\]; its resources are \['blobs://logo', "):
+    with pytest.raises(
+        Exception, match=r"has no resource\(s\) \['notes://delta'\]; its resources are \['blobs://logo', "
+    ):
         agent.observe("hello")
 
 
 def test_an_active_provider_is_searched_by_the_model_through_the_search_tool(demo_url):
     notes = MCPContext(demo_url, search_tool="search_notes", passive=False, active=True, label="notes")
-    model = ScriptedModel([tool_call("retrieve_context", source="notes", query="wifi password"), "On the fridge."])
+    model = ScriptedModel(
+        [tool_call("retrieve_context", source="notes", query="wifi password"), "On the fridge."]
+    )
     agent = Agent(model=model, context_providers=[notes])
-    assert {"list_context_sources", "retrieve_context"} <= {t["function"]["name"] for t in agent.observe("wifi?").tools}
+    assert {"list_context_sources", "retrieve_context"} <= {
+        t["function"]["name"] for t in agent.observe("wifi?").tools
+    }
     result = agent.run("What is the wifi password?")
     (finished,) = [e for e in result.events if isinstance(e, ToolCallFinished)]
     assert finished.error is None
@@ -294,4 +312,3 @@ def test_an_active_provider_is_searched_by_the_model_through_the_search_tool(dem
 def test_a_search_tool_the_server_lacks_is_named(demo):
     with pytest.raises(MCPServerError, match=r"has no tool 'find' for search_tool=; its tools are \['add', "):
         MCPContext(demo, search_tool="find").get_blocks("x")
-

@@ -56,7 +56,11 @@ def test_a_recorded_mcp_turn_replays_with_the_server_stopped(tmp_path, monkeypat
     assert replayed.replayed and replayed.result == first.result and replayed.source == "mcp:time"
     assert again.history[0].duration_ms == recorder.history[0].duration_ms
 
-    live = Agent("clock", ScriptedModel([tool_call("get_current_time", timezone="Europe/Paris"), "Late in Paris."]), tools=[MCPTools(COMMAND, listing=listing)])
+    live = Agent(
+        "clock",
+        ScriptedModel([tool_call("get_current_time", timezone="Europe/Paris"), "Late in Paris."]),
+        tools=[MCPTools(COMMAND, listing=listing)],
+    )
     live.attach_recording(tmp_path)
     call = live.run("What time is it in Paris?").tool_calls[0]  # edited: the tool is called for real
     assert not call.replayed and '"timezone": "Europe/Paris"' in call.result
@@ -101,7 +105,10 @@ def test_a_bad_mcp_option_is_one_line(tmp_path, monkeypatch):
     ip.user_ns["model"] = script()
     from IPython.core.error import UsageError
 
-    with pytest.raises(UsageError) as info:
-        with capture_output():
-            ip.run_cell_magic("agent", 'broken --model model --no-session --mcp "python -c \'import sys; sys.exit(3)\'"', "x")
+    with pytest.raises(UsageError) as info, capture_output():
+        ip.run_cell_magic(
+            "agent",
+            "broken --model model --no-session --mcp \"python -c 'import sys; sys.exit(3)'\"",
+            "x",
+        )
     assert "\n" not in str(info.value) and str(info.value).startswith("%%agent broken:")

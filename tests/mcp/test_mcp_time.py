@@ -12,8 +12,8 @@ pytest.importorskip("mcp")
 pytest.importorskip("mcp_server_time")
 
 from agentnb import Agent, ScriptedModel, Toolkit, tool_call  # noqa: E402
-from agentnb.events import ToolCallFinished  # noqa: E402
 from agentnb.errors import ToolDefinitionError  # noqa: E402
+from agentnb.events import ToolCallFinished  # noqa: E402
 from agentnb.mcp import MCPTool, MCPToolError, MCPTools, servers  # noqa: E402
 
 COMMAND = "python -m mcp_server_time"
@@ -126,14 +126,19 @@ def test_a_full_run_calls_the_server_through_hooks_and_validation(time_kit):
     # The server's error becomes that call's error result; the run goes on.
     assert atlantis.error_kind == "tool_error"
     assert "Nowhere/Atlantis" in atlantis.result and "MCPToolError" in atlantis.result
-    assert seen == [("get_current_time", {"timezone": "Europe/Paris"}), ("get_current_time", {"timezone": "Nowhere/Atlantis"})]
+    assert seen == [
+        ("get_current_time", {"timezone": "Europe/Paris"}),
+        ("get_current_time", {"timezone": "Nowhere/Atlantis"}),
+    ]
     assert time_kit.status().calls == calls_before + 2
 
 
 def test_a_sync_call_works_inside_a_running_event_loop(time_kit):
     # A Jupyter kernel runs cells inside its own event loop; the MCP session lives on another.
     async def cell() -> str:
-        agent = Agent(model=ScriptedModel([tool_call("get_current_time", timezone="UTC"), "Done."]), tools=[time_kit])
+        agent = Agent(
+            model=ScriptedModel([tool_call("get_current_time", timezone="UTC"), "Done."]), tools=[time_kit]
+        )
         result = agent.run("What time is it?")
         (finished,) = [e for e in result.events if isinstance(e, ToolCallFinished)]
         return finished.result

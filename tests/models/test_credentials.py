@@ -7,19 +7,36 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentnb.models.credentials import REDACTED, Redactor, header_secrets, query_secrets, redact_url, url_secrets
+from agentnb.models.credentials import (
+    REDACTED,
+    Redactor,
+    header_secrets,
+    query_secrets,
+    redact_url,
+    url_secrets,
+)
 
 KEY = "sk-live-0123456789abcdef"
 
 
 def test_auth_headers_give_their_value_and_their_token():
-    found = header_secrets({"Authorization": f"Bearer {KEY}", "X-Api-Key": "hdr-9876543210", "User-Agent": "curl/8.0", "OpenAI-Beta": "assistants=v2"})
+    found = header_secrets(
+        {
+            "Authorization": f"Bearer {KEY}",
+            "X-Api-Key": "hdr-9876543210",
+            "User-Agent": "curl/8.0",
+            "OpenAI-Beta": "assistants=v2",
+        }
+    )
     assert found == [f"Bearer {KEY}", KEY, "hdr-9876543210"]
     assert header_secrets(None) == [] and header_secrets(["Authorization"]) == []
 
 
 def test_query_and_url_secrets():
-    assert query_secrets({"api-key": "q-secret-value", "api-version": "2024-10-01"}) == ["q-secret-value", "q-secret-value"]
+    assert query_secrets({"api-key": "q-secret-value", "api-version": "2024-10-01"}) == [
+        "q-secret-value",
+        "q-secret-value",
+    ]
     found = url_secrets("https://alice:p%40ss-word-1@host.example/v1?key=k-123456789&region=eu")
     assert "p@ss-word-1" in found and "p%40ss-word-1" in found and "k-123456789" in found
     assert base64.b64encode(b"alice:p@ss-word-1").decode() in found  # what HTTP Basic sends
@@ -36,7 +53,11 @@ def test_text_and_data_are_redacted_everywhere_but_short_values_are_left_alone()
     redactor = Redactor([KEY, f"Bearer {KEY}", "short"])
     assert redactor.text(f"auth: Bearer {KEY}!") == f"auth: {REDACTED}!"
     data = {"headers": {"Authorization": f"Bearer {KEY}"}, KEY: [KEY, 3, None], "short": "short"}
-    assert redactor.data(data) == {"headers": {"Authorization": REDACTED}, REDACTED: [REDACTED, 3, None], "short": "short"}
+    assert redactor.data(data) == {
+        "headers": {"Authorization": REDACTED},
+        REDACTED: [REDACTED, 3, None],
+        "short": "short",
+    }
     assert data["headers"]["Authorization"] == f"Bearer {KEY}"  # a copy: the original is untouched
     assert not Redactor(["short", None, 5]) and Redactor([]).data(data) is data
 

@@ -12,10 +12,10 @@ import json
 import pytest
 
 from agentnb import Agent
-from agentnb.events import ModelRequested, ModelResponded, TextDelta
 from agentnb.errors import LocalModelError, ReplayDriftError
-from agentnb.models import LocalModel, ReplayModel
+from agentnb.events import ModelRequested, ModelResponded, TextDelta
 from agentnb.model_spec import resolve_model
+from agentnb.models import LocalModel, ReplayModel
 from agentnb.models.local import LocalServer, local_server
 
 pytestmark = [
@@ -42,7 +42,9 @@ def add_item(item: str, session_state: dict) -> str:
 
 
 def shop(model, instructions: str = "You manage a shopping list.") -> Agent:
-    return Agent("shop", model=model, instructions=instructions, tools=[add_item], session_state={"items": []})
+    return Agent(
+        "shop", model=model, instructions=instructions, tools=[add_item], session_state={"items": []}
+    )
 
 
 def test_a_chat_turn(server):
@@ -59,7 +61,9 @@ def test_a_chat_turn(server):
 
 def test_a_streamed_turn_matches_the_unstreamed_one(server):
     events = []
-    streamed = Agent("geo", model=LocalModel(max_tokens=24)).run("What is the capital of France?", on_event=events.append)
+    streamed = Agent("geo", model=LocalModel(max_tokens=24)).run(
+        "What is the capital of France?", on_event=events.append
+    )
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
     assert len(deltas) > 2 and "".join(deltas) == streamed.content
     plain = Agent("geo", model=LocalModel(max_tokens=24, stream=False)).run("What is the capital of France?")
@@ -96,8 +100,19 @@ def test_a_local_session_replays_offline_identically(server):
                 if isinstance(event, ModelRequested):
                     out.append(json.dumps(event.request, sort_keys=True))
                 elif isinstance(event, ModelResponded):
-                    out.append(json.dumps([event.content, [c.to_openai() for c in event.tool_calls], event.finish_reason,
-                                           event.usage.input_tokens, event.usage.output_tokens, event.response], sort_keys=True))
+                    out.append(
+                        json.dumps(
+                            [
+                                event.content,
+                                [c.to_openai() for c in event.tool_calls],
+                                event.finish_reason,
+                                event.usage.input_tokens,
+                                event.usage.output_tokens,
+                                event.response,
+                            ],
+                            sort_keys=True,
+                        )
+                    )
         return out
 
     assert dumped(again) == dumped(recorded)
@@ -130,7 +145,11 @@ def test_the_servers_tokenizer_counts_each_section_and_the_chat_template(server)
 
 
 def test_a_local_turn_counts_what_the_server_reports(server):
-    turn = Agent("geo", model="local", instructions="Answer briefly.", model_options={"max_tokens": 8}).run("What is the capital of France?").turn
+    turn = (
+        Agent("geo", model="local", instructions="Answer briefly.", model_options={"max_tokens": 8})
+        .run("What is the capital of France?")
+        .turn
+    )
     tokens = turn.prompt.tokens
     assert tokens.exact and tokens.counter == "llama.cpp (smollm2-135m)"
     # Sections, user message and template overhead add up to the prompt tokens the server counted.

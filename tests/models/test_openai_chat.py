@@ -9,18 +9,18 @@ import pytest
 from openai_server import OpenAIServer, Reply
 
 from agentnb import Agent
-from agentnb.errors import ConfigurationError, ModelError
-from agentnb.events import RunFailed, TextDelta
 from agentnb.errors import (
+    ConfigurationError,
     ContextLengthError,
     ModelAuthenticationError,
     ModelConnectionError,
+    ModelError,
     ModelNotFoundError,
     ModelRateLimitError,
 )
-from agentnb.events import EVENTS_ADAPTER
-from agentnb.models import OpenAIChat, ScriptedModel
+from agentnb.events import EVENTS_ADAPTER, RunFailed, TextDelta
 from agentnb.model_spec import resolve_model, set_default_model
+from agentnb.models import OpenAIChat, ScriptedModel
 
 
 def add(a: int, b: int) -> int:
@@ -114,7 +114,9 @@ def test_the_server_rejects_a_malformed_request(server):
     """The test server's own check: a tool message that answers no call is refused."""
     from agentnb.models.base import ModelRequest
 
-    bad = ModelRequest(messages=[{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "nope", "content": "1"}])
+    bad = ModelRequest(
+        messages=[{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "nope", "content": "1"}]
+    )
     with pytest.raises(ModelError, match="HTTP 400"):
         model(server).complete(bad)
     assert "tool_call_id 'nope'" in server.problems[0]
@@ -135,7 +137,10 @@ def run_failing(agent: Agent, error_type: type[Exception]) -> tuple[Exception, R
 def test_no_key_and_no_base_url_names_the_fix():
     agent = Agent("a", model=OpenAIChat("gpt-5-mini"), session_state={"n": 1})
     error, _ = run_failing(agent, ModelAuthenticationError)
-    assert "set OPENAI_API_KEY (or pass api_key=), or give base_url= the address of an OpenAI-compatible server" in str(error)
+    assert (
+        "set OPENAI_API_KEY (or pass api_key=), or give base_url= the address of an OpenAI-compatible server"
+        in str(error)
+    )
     assert "…" not in str(error)
 
 
@@ -149,7 +154,9 @@ def test_a_rejected_key_is_one_line(monkeypatch):
 
 def test_a_rejected_api_key_argument_says_so_not_the_environment_variable():
     with OpenAIServer(api_key="sk-right") as server:
-        wrong = OpenAIChat("gpt-test", base_url=server.url, api_key="sk-wrong-given", stream=False, max_retries=0)
+        wrong = OpenAIChat(
+            "gpt-test", base_url=server.url, api_key="sk-wrong-given", stream=False, max_retries=0
+        )
         error, _ = run_failing(Agent("a", model=wrong), ModelAuthenticationError)
     assert "check the api_key given to the model" in str(error) and "OPENAI_API_KEY" not in str(error)
     assert "sk-wrong-given" not in str(error)
@@ -185,12 +192,20 @@ def test_unreachable_server_names_the_url():
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # closed when the block ends: nothing listens there
     url = f"http://127.0.0.1:{port}/v1"
-    error, _ = run_failing(Agent("a", model=OpenAIChat("m", base_url=url, max_retries=0)), ModelConnectionError)
+    error, _ = run_failing(
+        Agent("a", model=OpenAIChat("m", base_url=url, max_retries=0)), ModelConnectionError
+    )
     assert f"cannot reach the model server at {url}" in str(error)
 
 
 def test_context_too_long(server):
-    server.add(Reply(status=400, error="This model's maximum context length is 8 tokens", code="context_length_exceeded"))
+    server.add(
+        Reply(
+            status=400,
+            error="This model's maximum context length is 8 tokens",
+            code="context_length_exceeded",
+        )
+    )
     error, _ = run_failing(Agent("a", model=model(server)), ContextLengthError)
     assert "context window" in str(error)
 

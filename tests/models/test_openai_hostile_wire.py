@@ -14,9 +14,9 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
 from hostile_server import HostileServer, call, chunk, completion, events, raw_body, text_reply  # noqa: E402
 
 from agentnb import Agent  # noqa: E402
+from agentnb.history.render import turn_text  # noqa: E402
 from agentnb.models import OpenAIChat  # noqa: E402
 from agentnb.models.openai_wire import OBJECT_NOTE  # noqa: E402
-from agentnb.history.render import turn_text  # noqa: E402
 from agentnb.sessions import JSONSession, SQLiteSession  # noqa: E402
 
 
@@ -52,7 +52,12 @@ def run(answer, kind: str, root: Path, stream: bool = False) -> Agent:
 
 
 def reloaded(kind: str, root: Path) -> Agent:
-    return Agent("h", OpenAIChat("m", base_url="http://127.0.0.1:9/v1"), tools=[add, remember], session=session_for(kind, root))
+    return Agent(
+        "h",
+        OpenAIChat("m", base_url="http://127.0.0.1:9/v1"),
+        tools=[add, remember],
+        session=session_for(kind, root),
+    )
 
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
@@ -64,11 +69,38 @@ def reloaded(kind: str, root: Path) -> Agent:
         ([call(name=7, id="c0")], None, "a name that is an int (7)"),
         ([call(name=["add"], id="c0")], None, 'a name that is a list (["add"])'),
         ([call(name={"n": "add"}, id="c0")], None, "a name that is an object"),
-        ([call(name="remember", arguments="ARGS", id="c0")], {"ARGS": b'{"key": "k", "value": ' + b"7" * 5000 + b"}"}, "4300 digits"),
-        ([call(name="remember", arguments="ARGS", id="c0")], {"ARGS": b'{"key": "k", "value": ' + b"[" * 500 + b"]" * 500 + b"}"}, "nested deeper than 64"),
-        ([call(name="remember", arguments='{"key": "k", "value": ' + "[" * 1000 + "]" * 1000 + "}", id="c0")], None, "nested deeper than 64"),
+        (
+            [call(name="remember", arguments="ARGS", id="c0")],
+            {"ARGS": b'{"key": "k", "value": ' + b"7" * 5000 + b"}"},
+            "4300 digits",
+        ),
+        (
+            [call(name="remember", arguments="ARGS", id="c0")],
+            {"ARGS": b'{"key": "k", "value": ' + b"[" * 500 + b"]" * 500 + b"}"},
+            "nested deeper than 64",
+        ),
+        (
+            [
+                call(
+                    name="remember",
+                    arguments='{"key": "k", "value": ' + "[" * 1000 + "]" * 1000 + "}",
+                    id="c0",
+                )
+            ],
+            None,
+            "nested deeper than 64",
+        ),
     ],
-    ids=["no function", "name null", "name a number", "name a list", "name an object", "object with 5000 digits", "object 500 deep", "text 1000 deep"],
+    ids=[
+        "no function",
+        "name null",
+        "name a number",
+        "name a list",
+        "name an object",
+        "object with 5000 digits",
+        "object 500 deep",
+        "text 1000 deep",
+    ],
 )
 def test_a_malformed_call_is_its_error_result_and_the_turn_saves(tmp_path, kind, calls, raw, says):
     agent = run(raw_body(body_with([*calls, call(id="c1")], raw)), kind, tmp_path)
@@ -87,7 +119,18 @@ def test_a_malformed_call_is_its_error_result_and_the_turn_saves(tmp_path, kind,
 def test_arguments_sent_as_an_object_are_used_and_the_record_says_so(tmp_path, stream):
     if stream:
         answer = events(
-            chunk({"tool_calls": [{"index": 0, "id": "c0", "type": "function", "function": {"name": "add", "arguments": {"a": 2, "b": 5}}}]}),
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "c0",
+                            "type": "function",
+                            "function": {"name": "add", "arguments": {"a": 2, "b": 5}},
+                        }
+                    ]
+                }
+            ),
             chunk({}, "tool_calls"),
         )
     else:
@@ -107,8 +150,30 @@ def test_arguments_sent_as_an_object_are_used_and_the_record_says_so(tmp_path, s
 
 def test_a_streamed_call_without_an_index_is_its_error_result(tmp_path):
     answer = events(
-        chunk({"tool_calls": [{"index": 0, "id": "c0", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]}),
-        chunk({"tool_calls": [{"index": None, "id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a":'}}]}),
+        chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "c0",
+                        "type": "function",
+                        "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'},
+                    }
+                ]
+            }
+        ),
+        chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": None,
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "add", "arguments": '{"a":'},
+                    }
+                ]
+            }
+        ),
         chunk({"tool_calls": [{"index": None, "function": {"arguments": " 4}"}}]}),
         chunk({}, "tool_calls"),
     )
@@ -119,12 +184,22 @@ def test_a_streamed_call_without_an_index_is_its_error_result(tmp_path):
     assert len(reloaded("sqlite", tmp_path).history) == 1
 
 
-@pytest.mark.parametrize("usage", [{"prompt_tokens": float("nan"), "completion_tokens": 2}, {"prompt_tokens": float("nan"), "completion_tokens": float("inf")}])
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": float("nan"), "completion_tokens": 2},
+        {"prompt_tokens": float("nan"), "completion_tokens": float("inf")},
+    ],
+)
 def test_nan_in_the_usage_keeps_the_answer_with_estimated_counts(tmp_path, usage):
     body = json.dumps(completion({"content": "fine"}, usage=usage)).encode()
     assert b"NaN" in body
     with HostileServer(raw_body(body)) as server:
-        agent = Agent("h", OpenAIChat("m", base_url=server.url, api_key="k", max_retries=0, stream=False), session=JSONSession(tmp_path))
+        agent = Agent(
+            "h",
+            OpenAIChat("m", base_url=server.url, api_key="k", max_retries=0, stream=False),
+            session=JSONSession(tmp_path),
+        )
         result = agent.run("hello there")
     assert result.content == "fine"
     assert result.usage.estimated and result.usage.input_tokens > 0
@@ -142,7 +217,12 @@ def test_object_arguments_nested_past_what_json_reads_fail_the_answer_and_the_tu
 
     raw = body_with([call(arguments="ARGS", id="c0")], {"ARGS": b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}"})
     with HostileServer(raw_body(raw)) as server:
-        agent = Agent("h", OpenAIChat("m", base_url=server.url, api_key="k", max_retries=0, stream=False), tools=[add], session=JSONSession(tmp_path))
+        agent = Agent(
+            "h",
+            OpenAIChat("m", base_url=server.url, api_key="k", max_retries=0, stream=False),
+            tools=[add],
+            session=JSONSession(tmp_path),
+        )
         with pytest.raises(ModelResponseError, match="nested too deeply to read"):
             agent.run("go")
     assert agent.history[-1].status == "failed"

@@ -14,9 +14,9 @@ from test_openai_responses import lookup, server  # noqa: F401  (the tool and th
 
 from agentnb import Agent
 from agentnb.errors import ModelConnectionError, ModelNotFoundError
+from agentnb.history.render import CUT_MARK, turn_html, turn_text
 from agentnb.models import OpenAIChat, OpenAIResponses
 from agentnb.models.replay import ReplayModel
-from agentnb.history.render import CUT_MARK, turn_html, turn_text
 from agentnb.sessions import JSONSession
 
 
@@ -40,7 +40,9 @@ def types(body: dict) -> list[str]:
 @pytest.mark.parametrize("make", [responses, chat], ids=["responses", "chat"])
 def test_model_not_found_with_http_400_is_model_not_found_error(server, make):
     # OpenAI's Responses API answers an unknown model with 400, not 404; the body's code says it.
-    server.add(Reply(status=400, error="The requested model 'gpt-5.2-proo' does not exist.", code="model_not_found"))
+    server.add(
+        Reply(status=400, error="The requested model 'gpt-5.2-proo' does not exist.", code="model_not_found")
+    )
     agent = Agent("a", model=make(server))
     with pytest.raises(ModelNotFoundError) as caught:
         agent.run("hi")
@@ -63,7 +65,12 @@ def test_a_plain_http_400_is_not_model_not_found(server):
 @pytest.mark.parametrize("stream", [True, False])
 def test_reasoning_items_go_back_with_the_function_calls_of_the_turn(server, stream):
     server.add(
-        Reply(reasoning="The user wants Oslo's weather; call lookup.", tool_calls=[("lookup", {"city": "Oslo"})], usage=(30, 40), reasoning_tokens=32),
+        Reply(
+            reasoning="The user wants Oslo's weather; call lookup.",
+            tool_calls=[("lookup", {"city": "Oslo"})],
+            usage=(30, 40),
+            reasoning_tokens=32,
+        ),
         Reply(reasoning="", text="Sunny in Oslo.", usage=(60, 12), reasoning_tokens=4),
     )
     agent = Agent("w", model=responses(server, stream=stream), tools=[lookup])
@@ -75,7 +82,9 @@ def test_reasoning_items_go_back_with_the_function_calls_of_the_turn(server, str
     assert types(second) == ["message", "reasoning", "function_call", "function_call_output"]
     item = second["input"][1]
     assert item["id"] == "rs_1"
-    assert item["summary"] == [{"type": "summary_text", "text": "The user wants Oslo's weather; call lookup."}]
+    assert item["summary"] == [
+        {"type": "summary_text", "text": "The user wants Oslo's weather; call lookup."}
+    ]
     assert "include" not in second  # stored responses: the id is enough
     # The Request tab shows the payload as sent: reasoning included.
     assert agent.history[-1].model_calls[1].request["input"][1] == item
@@ -85,18 +94,28 @@ def test_reasoning_items_go_back_with_the_function_calls_of_the_turn(server, str
     # The inspector is sent the count with the turn's usage (its token tooltip names it).
     from agentnb.ipython.compact import compact_usage, turn_summary
 
-    assert turn_summary(agent.history[-1])["usage"] == {"input": 90, "output": 52, "estimated": False, "reasoning": 36}
+    assert turn_summary(agent.history[-1])["usage"] == {
+        "input": 90,
+        "output": 52,
+        "estimated": False,
+        "reasoning": 36,
+    }
     assert "reasoning" not in compact_usage(agent.history[-1].model_calls[0].response.usage.__class__())
 
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_without_storage_reasoning_comes_back_encrypted(server, stream):
     server.add(
-        Reply(reasoning="Two cities: two lookups.", tool_calls=[("lookup", {"city": "Oslo"}), ("lookup", {"city": "Rome"})]),
+        Reply(
+            reasoning="Two cities: two lookups.",
+            tool_calls=[("lookup", {"city": "Oslo"}), ("lookup", {"city": "Rome"})],
+        ),
         Reply(reasoning="Now Rome again.", tool_calls=[("lookup", {"city": "Rome"})]),
         Reply(text="Sunny in both."),
     )
-    agent = Agent("w", model=responses(server, stream=stream, request_options={"store": False}), tools=[lookup])
+    agent = Agent(
+        "w", model=responses(server, stream=stream, request_options={"store": False}), tools=[lookup]
+    )
     result = agent.run("Weather in Oslo and Rome?")
 
     assert result.content == "Sunny in both."
@@ -108,8 +127,15 @@ def test_without_storage_reasoning_comes_back_encrypted(server, stream):
     assert [item["id"] for item in reasoning] == ["rs_1", "rs_2"]
     assert all(item["encrypted_content"] == server.reasoning[item["id"]] for item in reasoning)
     assert types(server.requests[2].body) == [
-        "message", "reasoning", "function_call", "function_call", "function_call_output", "function_call_output",
-        "reasoning", "function_call", "function_call_output",
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call",
+        "function_call_output",
+        "function_call_output",
+        "reasoning",
+        "function_call",
+        "function_call_output",
     ]
 
 
@@ -117,7 +143,10 @@ def test_a_users_own_include_is_kept_beside_the_reasoning(server):
     server.add(Reply(text="hi"))
     options = {"store": False, "include": ["message.output_text.logprobs"]}
     Agent("w", model=responses(server, request_options=options)).run("hi")
-    assert server.requests[0].body["include"] == ["message.output_text.logprobs", "reasoning.encrypted_content"]
+    assert server.requests[0].body["include"] == [
+        "message.output_text.logprobs",
+        "reasoning.encrypted_content",
+    ]
 
 
 def test_reasoning_stays_within_its_turn(server):
@@ -131,7 +160,9 @@ def test_reasoning_stays_within_its_turn(server):
     agent.run("Thanks!")
     assert server.problems == []
     assert "reasoning" not in types(server.requests[2].body)
-    assert "function_call" in types(server.requests[2].body)  # the earlier turn is there, without its reasoning
+    assert "function_call" in types(
+        server.requests[2].body
+    )  # the earlier turn is there, without its reasoning
 
 
 def test_a_reasoning_turn_replays_without_drift_and_reloads(server, tmp_path):
@@ -139,7 +170,12 @@ def test_a_reasoning_turn_replays_without_drift_and_reloads(server, tmp_path):
         Reply(reasoning="Look it up.", tool_calls=[("lookup", {"city": "Oslo"})], reasoning_tokens=7),
         Reply(text="Sunny in Oslo."),
     )
-    agent = Agent("w", model=responses(server, request_options={"store": False}), tools=[lookup], session=JSONSession(tmp_path))
+    agent = Agent(
+        "w",
+        model=responses(server, request_options={"store": False}),
+        tools=[lookup],
+        session=JSONSession(tmp_path),
+    )
     agent.run("Weather in Oslo?")
     # Offline, from the record: the rebuilt request (reasoning included) matches the recorded one.
     replayed = Agent("w", model=ReplayModel.from_history(agent.history), tools=[lookup])
@@ -153,7 +189,11 @@ def test_chat_completions_reasoning_tokens_are_counted(server):
 
     raw = {
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 20, "completion_tokens_details": {"reasoning_tokens": 16}},
+        "usage": {
+            "prompt_tokens": 5,
+            "completion_tokens": 20,
+            "completion_tokens_details": {"reasoning_tokens": 16},
+        },
     }
     assert chat_response(raw).usage.reasoning_tokens == 16
 
@@ -193,7 +233,12 @@ def test_a_whole_answer_is_not_marked(server, make):
 def test_whole_answers_keep_their_connection_for_the_next_call(server, make):
     """A JSON answer read to its end leaves its connection in the client's pool: three turns (one
     with a tool call) go over one connection, not one TCP (and TLS) handshake per model call."""
-    server.add(Reply(tool_calls=[("lookup", {"city": "Oslo"})]), Reply(text="sunny"), Reply(text="a"), Reply(text="b"))
+    server.add(
+        Reply(tool_calls=[("lookup", {"city": "Oslo"})]),
+        Reply(text="sunny"),
+        Reply(text="a"),
+        Reply(text="b"),
+    )
     agent = Agent("w", model=make(server, stream=False), tools=[lookup])
     for message in ("weather in Oslo?", "and then?", "and now?"):
         agent.run(message)
@@ -223,7 +268,9 @@ def test_a_forked_child_reads_its_own_answers(server):
     import multiprocessing
 
     server.add(Reply(text="parent"), Reply(text="child"))
-    assert Agent("p", model=chat(server, stream=False)).run("first").content == "parent"  # leaves an idle reader
+    assert (
+        Agent("p", model=chat(server, stream=False)).run("first").content == "parent"
+    )  # leaves an idle reader
     context = multiprocessing.get_context("fork")
     out = context.Queue()
     child = context.Process(target=_answer_in_child, args=(server.url, out))
@@ -245,7 +292,13 @@ def test_request_options_reach_the_server_as_the_sdk_sends_them(server, make, st
     import openai
 
     server.add(Reply(text="one"), Reply(text="two"))
-    options = {"extra_headers": {"X-Trace": "t-1"}, "extra_query": {"api-version": "7"}, "extra_body": {"seed": 11}, "timeout": 30, "metadata": {"k": "v"}}
+    options = {
+        "extra_headers": {"X-Trace": "t-1"},
+        "extra_query": {"api-version": "7"},
+        "extra_body": {"seed": 11},
+        "timeout": 30,
+        "metadata": {"k": "v"},
+    }
     agent = Agent("o", model=make(server, stream=stream, request_options=options))
     assert agent.run("hi").content == "one"
     ours = server.requests[-1]

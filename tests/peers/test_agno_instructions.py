@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import re
 
-import pytest
-
 from agentnb import Agent, RunContext, ScriptedModel, Toolkit
 
 
@@ -90,7 +88,9 @@ def test_dependencies_function_is_called() -> None:
     def get_robot_name() -> str:
         return "Anna"
 
-    agent = _agent(dependencies={"robot_name": get_robot_name}, instructions="Always name the robot {robot_name}")
+    agent = _agent(
+        dependencies={"robot_name": get_robot_name}, instructions="Always name the robot {robot_name}"
+    )
     system, user = _system(agent, "A robot named {robot_name}")
     assert (system, user) == ("Always name the robot Anna", "A robot named Anna")
 
@@ -98,9 +98,14 @@ def test_dependencies_function_is_called() -> None:
 # integration/agent/test_dependencies.py::test_dependencies_async
 def test_dependencies_async() -> None:
     model = ScriptedModel(["ok"])
-    agent = Agent(model=model, dependencies={"robot_name": "Anna"}, instructions="Always name the robot {robot_name}")
+    agent = Agent(
+        model=model, dependencies={"robot_name": "Anna"}, instructions="Always name the robot {robot_name}"
+    )
     asyncio.run(agent.arun("A robot named {robot_name}"))
-    assert [m["content"] for m in model.requests[0].messages] == ["Always name the robot Anna", "A robot named Anna"]
+    assert [m["content"] for m in model.requests[0].messages] == [
+        "Always name the robot Anna",
+        "A robot named Anna",
+    ]
 
 
 # integration/agent/test_dependencies.py::test_dependencies_function_async
@@ -109,9 +114,16 @@ def test_dependencies_async_function_is_awaited() -> None:
         return "Anna"
 
     model = ScriptedModel(["ok"])
-    agent = Agent(model=model, dependencies={"robot_name": get_robot_name}, instructions="Always name the robot {robot_name}")
+    agent = Agent(
+        model=model,
+        dependencies={"robot_name": get_robot_name},
+        instructions="Always name the robot {robot_name}",
+    )
     asyncio.run(agent.arun("A robot named {robot_name}"))
-    assert [m["content"] for m in model.requests[0].messages] == ["Always name the robot Anna", "A robot named Anna"]
+    assert [m["content"] for m in model.requests[0].messages] == [
+        "Always name the robot Anna",
+        "A robot named Anna",
+    ]
 
 
 # integration/agent/test_dependencies.py::test_dependencies_on_run
@@ -143,7 +155,10 @@ def test_dependencies_resolve_in_context_false() -> None:
 def test_add_dependencies_to_context() -> None:
     agent = _agent(dependencies={"robot_name": "Johnny"}, add_dependencies_to_context=True, markdown=True)
     _, user = _system(agent, "Tell me a story.")
-    assert user == 'Tell me a story.\n\n<additional context>\n{\n  "robot_name": "Johnny"\n}\n</additional context>'
+    assert (
+        user
+        == 'Tell me a story.\n\n<additional context>\n{\n  "robot_name": "Johnny"\n}\n</additional context>'
+    )
 
 
 # integration/agent/test_dependencies.py::test_dependencies_function_with_run_context
@@ -152,11 +167,18 @@ def test_dependencies_function_with_run_context() -> None:
         return f"Anna-{run_context.run_id[:8]}"
 
     model = ScriptedModel(["ok"])
-    agent = Agent(model=model, dependencies={"robot_name": get_robot_name}, instructions="Always name the robot {robot_name}")
+    agent = Agent(
+        model=model,
+        dependencies={"robot_name": get_robot_name},
+        instructions="Always name the robot {robot_name}",
+    )
     result = agent.run("A robot named {robot_name}")
     assert result.turn is not None
     name = f"Anna-{result.turn.run_id[:8]}"
-    assert [m["content"] for m in model.requests[0].messages] == [f"Always name the robot {name}", f"A robot named {name}"]
+    assert [m["content"] for m in model.requests[0].messages] == [
+        f"Always name the robot {name}",
+        f"A robot named {name}",
+    ]
 
 
 # unit/agent/test_dependencies_merge.py::TestRunDependenciesMerge::test_agent_template_var_survives_callsite_runtime_keys
@@ -197,7 +219,10 @@ def test_call_site_dependency_overrides_the_agents_async() -> None:
 # unit/agent/test_datetime_format.py::test_default_datetime_format_is_none / test_custom_datetime_format_stored
 def test_datetime_format_stored() -> None:
     assert Agent(model=ScriptedModel([])).datetime_format is None
-    assert Agent(model=ScriptedModel([]), datetime_format="%Y-%m-%d %H:%M:%S").datetime_format == "%Y-%m-%d %H:%M:%S"
+    assert (
+        Agent(model=ScriptedModel([]), datetime_format="%Y-%m-%d %H:%M:%S").datetime_format
+        == "%Y-%m-%d %H:%M:%S"
+    )
 
 
 # unit/agent/test_datetime_format.py::test_default_format_includes_full_datetime
@@ -245,21 +270,38 @@ def test_multi_line_instruction_is_kept_as_a_block() -> None:
 # differential: get_system_message, a single instruction string
 def test_single_instruction_is_followed_by_a_blank_line() -> None:
     system, _ = _system(_agent(instructions="single", markdown=True))
-    assert system == "single\n\n<additional_information>\n- Use markdown to format your answers.\n</additional_information>"
+    assert (
+        system
+        == "single\n\n<additional_information>\n- Use markdown to format your answers.\n</additional_information>"
+    )
 
 
 # differential: get_system_message, use_instruction_tags with a list and with one instruction
 def test_instruction_tags() -> None:
-    assert _system(_agent(instructions=["a", "b"], use_instruction_tags=True))[0] == "<instructions>\n- a\n- b\n</instructions>"
-    assert _system(_agent(instructions="a", use_instruction_tags=True))[0] == "<instructions>\na\n</instructions>"
+    assert (
+        _system(_agent(instructions=["a", "b"], use_instruction_tags=True))[0]
+        == "<instructions>\n- a\n- b\n</instructions>"
+    )
+    assert (
+        _system(_agent(instructions="a", use_instruction_tags=True))[0]
+        == "<instructions>\na\n</instructions>"
+    )
 
 
 # differential: get_system_message, every section in Agno's order (the session_state block
 # without Agno 3's current_session_id / current_run_id keys: seed 000 has none)
 def test_sections_in_agnos_order() -> None:
     agent = _agent(
-        description="D", role="R", instructions=["a", "b"], expected_output=" E ", additional_context="AC",
-        add_name_to_context=True, name="N", markdown=True, session_state={"k": 1}, add_session_state_to_context=True,
+        description="D",
+        role="R",
+        instructions=["a", "b"],
+        expected_output=" E ",
+        additional_context="AC",
+        add_name_to_context=True,
+        name="N",
+        markdown=True,
+        session_state={"k": 1},
+        add_session_state_to_context=True,
     )
     assert _system(agent)[0] == (
         "D\n\n<your_role>\nR\n</your_role>\n\n- a\n- b\n\n<additional_information>\n"
@@ -270,14 +312,23 @@ def test_sections_in_agnos_order() -> None:
 
 # differential: get_system_message, system_message overrides everything, placeholders filled
 def test_system_message_overrides_and_is_template_filled() -> None:
-    agent = _agent(system_message="S {k} {unknown}", session_state={"k": 1}, add_session_state_to_context=True,
-                   instructions="ignored")
+    agent = _agent(
+        system_message="S {k} {unknown}",
+        session_state={"k": 1},
+        add_session_state_to_context=True,
+        instructions="ignored",
+    )
     assert _system(agent)[0] == "S 1 {unknown}"
 
 
 # differential: get_system_message with resolve_in_context=False keeps placeholders, state block last
 def test_resolve_in_context_false_keeps_placeholders() -> None:
-    agent = _agent(instructions="I {a}", session_state={"a": 1}, add_session_state_to_context=True, resolve_in_context=False)
+    agent = _agent(
+        instructions="I {a}",
+        session_state={"a": 1},
+        add_session_state_to_context=True,
+        resolve_in_context=False,
+    )
     assert _system(agent)[0] == "I {a}\n\n\n<session_state>\n{'a': 1}\n</session_state>"
 
 
@@ -301,5 +352,7 @@ def test_toolkit_instructions_appear_once() -> None:
 
 # differential: a placeholder-free literal JSON block in instructions survives, unknown names stay
 def test_json_braces_and_unknown_placeholders_survive() -> None:
-    agent = _agent(instructions='Hello {name} {missing} ```json {"a": {"b": 1}}```', session_state={"name": "Al"})
+    agent = _agent(
+        instructions='Hello {name} {missing} ```json {"a": {"b": 1}}```', session_state={"name": "Al"}
+    )
     assert _system(agent)[0] == 'Hello Al {missing} ```json {"a": {"b": 1}}```'

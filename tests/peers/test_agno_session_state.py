@@ -28,12 +28,19 @@ def _ok(n: int = 1) -> ScriptedModel:
 def test_precedence_all_three_layers() -> None:
     agent = Agent(
         model=_ok(2),
-        session_state={"name": "agent_default", "shared_key": "from_agent_default", "agent_only": "agent_value"},
+        session_state={
+            "name": "agent_default",
+            "shared_key": "from_agent_default",
+            "agent_only": "agent_value",
+        },
     )
-    first = agent.run("First run", session_state={"name": "db_saved", "shared_key": "from_db", "db_only": "db_value"})
+    first = agent.run(
+        "First run", session_state={"name": "db_saved", "shared_key": "from_db", "db_only": "db_value"}
+    )
     assert first.state["name"] == "db_saved"
     final = agent.run(
-        "Second run", session_state={"name": "run_override", "shared_key": "from_run", "run_only": "run_value"}
+        "Second run",
+        session_state={"name": "run_override", "shared_key": "from_run", "run_only": "run_value"},
     ).state
     assert final == {
         "name": "run_override",
@@ -62,11 +69,17 @@ def test_precedence_agent_and_run_only() -> None:
 # integration/agent/test_session_state.py::test_session_state_precedence_agent_and_run_only
 # (its closing asserts: the agent's default stays as given; the session's state is read
 # through get_session_state())
-@pytest.mark.xfail(strict=True, reason="deliberate: agent.session_state is the live state (what tools and runs change), not the agent's default; see test_agent_session_state_is_the_live_state")
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: agent.session_state is the live state (what tools and runs change), not the agent's default; see test_agent_session_state_is_the_live_state",
+)
 def test_agent_default_state_is_not_modified_by_a_run() -> None:
     default = {"agent_key": "agent_value", "shared": "from_agent"}
-    agent = Agent(model=ScriptedModel([tool_call("update_session_state", session_state_updates={"shared": "x"}), "ok"]),
-                  session_state=default, enable_agentic_state=True)
+    agent = Agent(
+        model=ScriptedModel([tool_call("update_session_state", session_state_updates={"shared": "x"}), "ok"]),
+        session_state=default,
+        enable_agentic_state=True,
+    )
     result = agent.run("Single run")
     assert agent.get_session_state() == result.state == {"agent_key": "agent_value", "shared": "x"}
     assert agent.session_state == default
@@ -76,10 +89,18 @@ def test_agent_default_state_is_not_modified_by_a_run() -> None:
 # dict is never shared (it was copied), and agent.reset() goes back to the default
 def test_agent_session_state_is_the_live_state() -> None:
     default = {"agent_key": "agent_value", "shared": "from_agent"}
-    agent = Agent(model=ScriptedModel([tool_call("update_session_state", session_state_updates={"shared": "x"}), "ok"]),
-                  session_state=default, enable_agentic_state=True)
+    agent = Agent(
+        model=ScriptedModel([tool_call("update_session_state", session_state_updates={"shared": "x"}), "ok"]),
+        session_state=default,
+        enable_agentic_state=True,
+    )
     result = agent.run("Single run")
-    assert agent.session_state == agent.get_session_state() == result.state == {"agent_key": "agent_value", "shared": "x"}
+    assert (
+        agent.session_state
+        == agent.get_session_state()
+        == result.state
+        == {"agent_key": "agent_value", "shared": "x"}
+    )
     assert default == {"agent_key": "agent_value", "shared": "from_agent"}
     agent.reset()
     assert agent.session_state == default
@@ -124,7 +145,9 @@ def test_tool_updates_persist_and_fill_the_next_user_message() -> None:
         "Current shopping list: ['oranges']. Other random json "
         '```json { "properties": { "title": { "title": "a" } } }```'
     )
-    assert model.requests[2].messages[0]["content"].startswith("Current state (shopping list) is: ['oranges']")
+    assert (
+        model.requests[2].messages[0]["content"].startswith("Current state (shopping list) is: ['oranges']")
+    )
 
 
 # integration/agent/test_session_state.py::test_manual_session_state_update
@@ -135,7 +158,9 @@ def test_manual_session_state_update() -> None:
         return "ok"
 
     model = ScriptedModel([tool_call("add_item", item="oranges"), "Added.", "You have oranges and bananas."])
-    agent = Agent(model=model, session_state={"shopping_list": []}, add_session_state_to_context=True, tools=[add_item])
+    agent = Agent(
+        model=model, session_state={"shopping_list": []}, add_session_state_to_context=True, tools=[add_item]
+    )
     agent.run("Add oranges to my shopping list")
     agent.update_session_state({"shopping_list": ["oranges", "bananas"]})
     assert agent.get_session_state()["shopping_list"] == ["oranges", "bananas"]
@@ -154,11 +179,17 @@ def test_precedence_with_nested_dicts() -> None:
     )
     agent.run(
         "First run",
-        session_state={"user_profile": {"name": "db_user", "email": "db@example.com"}, "settings": {"theme": "dark"}},
+        session_state={
+            "user_profile": {"name": "db_user", "email": "db@example.com"},
+            "settings": {"theme": "dark"},
+        },
     )
     final = agent.run(
         "Second run",
-        session_state={"user_profile": {"name": "run_user", "phone": "123-456-7890"}, "new_section": {"new_key": "new_value"}},
+        session_state={
+            "user_profile": {"name": "run_user", "phone": "123-456-7890"},
+            "new_section": {"new_key": "new_value"},
+        },
     ).state
     assert final == {
         "user_profile": {"name": "run_user", "age": 25, "email": "db@example.com", "phone": "123-456-7890"},
@@ -173,7 +204,9 @@ def test_precedence_async() -> None:
 
     async def go() -> dict[str, Any]:
         await agent.arun("First run", session_state={"async_test": "db_state", "db_key": "db_value"})
-        return (await agent.arun("Second run", session_state={"async_test": "run_state", "run_key": "run_value"})).state
+        return (
+            await agent.arun("Second run", session_state={"async_test": "run_state", "run_key": "run_value"})
+        ).state
 
     assert asyncio.run(go()) == {"async_test": "run_state", "db_key": "db_value", "run_key": "run_value"}
 
@@ -192,16 +225,22 @@ def test_precedence_streaming() -> None:
 
 # integration/agent/test_session_state.py::test_session_state_overwriting
 def test_session_state_overwriting() -> None:
-    agent = Agent(model=_ok(2), session_state={"overwrite_test": "agent_default"}, overwrite_db_session_state=True)
+    agent = Agent(
+        model=_ok(2), session_state={"overwrite_test": "agent_default"}, overwrite_db_session_state=True
+    )
     assert agent.run("First run", session_state={"original_field": "original_value"}).state == {
         "original_field": "original_value"
     }
-    assert agent.run("Second run", session_state={"new_field": "new_value"}).state == {"new_field": "new_value"}
+    assert agent.run("Second run", session_state={"new_field": "new_value"}).state == {
+        "new_field": "new_value"
+    }
 
 
 # unit/tools/test_tool_hook_session_state.py::test_tool_hook_session_state_mutation_is_captured
 def test_tool_hook_session_state_mutation_is_captured() -> None:
-    def tool_hook(function_name: str, function_call: Any, arguments: dict[str, Any], run_context: RunContext) -> Any:
+    def tool_hook(
+        function_name: str, function_call: Any, arguments: dict[str, Any], run_context: RunContext
+    ) -> Any:
         calls = run_context.session_state.get("tool_call", [])
         calls.append({"tool_name": function_name, "args": arguments})
         run_context.session_state["tool_call"] = calls
@@ -219,7 +258,9 @@ def test_tool_hook_session_state_mutation_is_captured() -> None:
 
 # unit/tools/test_tool_hook_session_state.py::test_tool_hook_session_state_mutation_is_captured_async
 def test_async_tool_hook_session_state_mutation_is_captured() -> None:
-    async def tool_hook(function_name: str, function_call: Any, arguments: dict[str, Any], run_context: RunContext) -> Any:
+    async def tool_hook(
+        function_name: str, function_call: Any, arguments: dict[str, Any], run_context: RunContext
+    ) -> Any:
         calls = run_context.session_state.get("tool_call", [])
         calls.append({"tool_name": function_name, "args": arguments})
         run_context.session_state["tool_call"] = calls
@@ -238,8 +279,11 @@ def test_async_tool_hook_session_state_mutation_is_captured() -> None:
 # unit/agent/test_state_variable_dollar_escape.py::test_literal_dollar_var_is_not_substituted
 def test_literal_dollar_var_is_not_substituted() -> None:
     model = _ok()
-    agent = Agent(model=model, session_state={"name": "Alice", "path": "/tmp"},
-                  instructions="echo $name to shell. export PATH=$path:/x")
+    agent = Agent(
+        model=model,
+        session_state={"name": "Alice", "path": "/tmp"},
+        instructions="echo $name to shell. export PATH=$path:/x",
+    )
     agent.run("echo $name")
     assert model.requests[0].messages[0]["content"] == "echo $name to shell. export PATH=$path:/x"
     assert model.requests[0].messages[1]["content"] == "echo $name"

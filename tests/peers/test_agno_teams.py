@@ -33,7 +33,12 @@ def add_item(run_context: RunContext, item: str) -> str:
 
 # test_session_state.py::test_team_default_state / test_team_get_session_state
 def test_team_default_state() -> None:
-    team = Team(model=ScriptedModel(["I am well."]), members=[], session_state={"test_key": "test_value"}, markdown=True)
+    team = Team(
+        model=ScriptedModel(["I am well."]),
+        members=[],
+        session_state={"test_key": "test_value"},
+        markdown=True,
+    )
     response = team.run("Hello, how are you?")
     assert response.turn.run_id is not None
     assert team.session_state == {"test_key": "test_value"}
@@ -44,7 +49,14 @@ def test_team_default_state() -> None:
 @pytest.mark.parametrize("stream", [False, True])
 def test_team_with_state_on_team(stream: bool) -> None:
     model = ScriptedModel([tool_call("add_item", item="oranges"), "Added.", "Here it is."])
-    team = Team(session_state={"shopping_list": []}, members=[], tools=[add_item], instructions="Current state (shopping list) is: {shopping_list}", markdown=True, model=model)
+    team = Team(
+        session_state={"shopping_list": []},
+        members=[],
+        tools=[add_item],
+        instructions="Current state (shopping list) is: {shopping_list}",
+        markdown=True,
+        model=model,
+    )
     team.run("Add oranges to my shopping list")
     message = 'Current shopping list: {shopping_list}. Other random json ```json { "properties": { "title": { "title": "a" } } }```'
     if stream:
@@ -61,12 +73,19 @@ def test_team_with_state_on_team(stream: bool) -> None:
 @pytest.mark.parametrize("use_async", [False, True])
 def test_team_with_state_on_run(use_async: bool) -> None:
     model = ScriptedModel([tool_call("add_item", item="oranges"), "Added.", "Here it is."])
-    team = Team(members=[], tools=[add_item], instructions="Current state (shopping list) is: {shopping_list}", model=model)
+    team = Team(
+        members=[],
+        tools=[add_item],
+        instructions="Current state (shopping list) is: {shopping_list}",
+        model=model,
+    )
     if use_async:
         asyncio.run(team.arun("Add oranges to my shopping list", session_state={"shopping_list": []}))
     else:
         team.run("Add oranges to my shopping list", session_state={"shopping_list": []})
-    response = team.run('Current shopping list: {shopping_list}. Other random json ```json { "properties": { "title": { "title": "a" } } }```')
+    response = team.run(
+        'Current shopping list: {shopping_list}. Other random json ```json { "properties": { "title": { "title": "a" } } }```'
+    )
     assert response.messages[1].content == (
         'Current shopping list: [\'oranges\']. Other random json ```json { "properties": { "title": { "title": "a" } } }```'
     )
@@ -83,7 +102,10 @@ def test_team_with_state_shared_with_members() -> None:
     )
     team = Team(
         members=[shopping_agent],
-        instructions=["You MUST delegate shopping list tasks to the Shopping Agent.", "Do NOT respond directly - always use the Shopping Agent member."],
+        instructions=[
+            "You MUST delegate shopping list tasks to the Shopping Agent.",
+            "Do NOT respond directly - always use the Shopping Agent member.",
+        ],
         model=ScriptedModel([delegate("shopping-agent", "Add oranges"), "Done."]),
     )
     team.run("Add oranges to my shopping list", session_state={"shopping_list": []})
@@ -93,14 +115,23 @@ def test_team_with_state_shared_with_members() -> None:
 # test_session_state.py::test_add_session_state_to_context
 def test_add_session_state_to_context() -> None:
     model = ScriptedModel(["You have oranges."])
-    team = Team(session_state={"shopping_list": ["oranges"]}, members=[], markdown=True, add_session_state_to_context=True, model=model)
+    team = Team(
+        session_state={"shopping_list": ["oranges"]},
+        members=[],
+        markdown=True,
+        add_session_state_to_context=True,
+        model=model,
+    )
     response = team.run("What is in my shopping list?")
     assert "'shopping_list': ['oranges']" in response.messages[0].content
     assert "oranges" in response.content.lower()
 
 
 # test_session_state.py::test_team_session_state_switch_session_id
-@pytest.mark.xfail(strict=True, reason="deliberate: one team object is one session; run(session_id=...) switching storage rows is Agno's db API")
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: one team object is one session; run(session_id=...) switching storage rows is Agno's db API",
+)
 def test_team_session_state_switch_session_id() -> None:
     team = Team(model=ScriptedModel(["a", "b"]), members=[], session_state={"test_key": "test_value"})
     team.run("What can you do?", session_id="session_1")
@@ -118,29 +149,49 @@ def get_climate_change_info() -> str:
 
 # test_team_delegation.py::test_team_delegation
 def test_team_delegation() -> None:
-    researcher = Agent(name="Researcher", role="Research information", tools=[get_climate_change_info], model=ScriptedModel([tool_call("get_climate_change_info"), "Research: urgent action needed."]))
-    writer = Agent(name="Writer", role="Write content based on research", model=ScriptedModel(["Article: act now."]))
+    researcher = Agent(
+        name="Researcher",
+        role="Research information",
+        tools=[get_climate_change_info],
+        model=ScriptedModel([tool_call("get_climate_change_info"), "Research: urgent action needed."]),
+    )
+    writer = Agent(
+        name="Writer", role="Write content based on research", model=ScriptedModel(["Article: act now."])
+    )
     team = Team(
         name="Content Team",
         members=[researcher, writer],
-        instructions=["First, have the Researcher gather information on the topic.", "Then, have the Writer create content based on the research."],
-        model=ScriptedModel([delegate("researcher", "gather"), delegate("writer", "write"), "Act now on climate."]),
+        instructions=[
+            "First, have the Researcher gather information on the topic.",
+            "Then, have the Writer create content based on the research.",
+        ],
+        model=ScriptedModel(
+            [delegate("researcher", "gather"), delegate("writer", "write"), "Act now on climate."]
+        ),
     )
     response = team.run("Write a short article about climate change solutions")
     assert isinstance(response.content, str) and len(response.content) > 0
-    assert [r.content for r in response.member_responses] == ["Research: urgent action needed.", "Article: act now."]
+    assert [r.content for r in response.member_responses] == [
+        "Research: urgent action needed.",
+        "Article: act now.",
+    ]
 
 
 # test_team_delegation.py::test_respond_directly
 def test_respond_directly() -> None:
     english = Agent(name="English Agent", role="Answer in English", model=ScriptedModel(["Madrid"]))
-    spanish = Agent(name="Spanish Agent", role="Answer in Spanish", model=ScriptedModel(["Madrid tiene el Prado."]))
+    spanish = Agent(
+        name="Spanish Agent", role="Answer in Spanish", model=ScriptedModel(["Madrid tiene el Prado."])
+    )
     team = Team(
         name="Translation Team",
         determine_input_for_members=False,
         respond_directly=True,
         members=[english, spanish],
-        instructions=["If the user asks in English, respond in English. If the user asks in Spanish, respond in Spanish.", "Never answer directly, you must delegate the task to the appropriate agent."],
+        instructions=[
+            "If the user asks in English, respond in English. If the user asks in Spanish, respond in Spanish.",
+            "Never answer directly, you must delegate the task to the appropriate agent.",
+        ],
         model=ScriptedModel([delegate("spanish-agent", "Tell me about Madrid")]),
     )
     response = team.run("¿Cuéntame algo interesante sobre Madrid?")
@@ -152,21 +203,35 @@ def test_respond_directly() -> None:
 
 # test_team_delegation.py::test_delegate_to_all_members (and the async identity cases)
 def test_delegate_to_all_members() -> None:
-    agent1 = Agent(name="Agent 1", role="First perspective provider", instructions="Provide a perspective on the given topic.", model=ScriptedModel(["Pro: no commute."]))
-    agent2 = Agent(name="Agent 2", role="Second perspective provider", instructions="Provide a different perspective on the given topic.", model=ScriptedModel(["Con: isolation."]))
+    agent1 = Agent(
+        name="Agent 1",
+        role="First perspective provider",
+        instructions="Provide a perspective on the given topic.",
+        model=ScriptedModel(["Pro: no commute."]),
+    )
+    agent2 = Agent(
+        name="Agent 2",
+        role="Second perspective provider",
+        instructions="Provide a different perspective on the given topic.",
+        model=ScriptedModel(["Con: isolation."]),
+    )
     team = Team(
         name="Collaborative Team",
         delegate_to_all_members=True,
         members=[agent1, agent2],
         instructions=["Synthesize the perspectives from both team members."],
-        model=ScriptedModel([tool_call("delegate_task_to_members", task="pros and cons of remote work"), "Balanced view."]),
+        model=ScriptedModel(
+            [tool_call("delegate_task_to_members", task="pros and cons of remote work"), "Balanced view."]
+        ),
     )
     response = team.run("What are the pros and cons of remote work?")
     assert response.content == "Balanced view."
     assert len(response.tool_calls) == 1
     # the agent identity of each member response (test_async_delegate_to_all_members_agent_identity)
     assert [r.turn.agent for r in response.member_responses] == ["Agent 1", "Agent 2"]
-    assert response.tool_calls[0].result == "Agent Agent 1: Pro: no commute.\n\nAgent Agent 2: Con: isolation."
+    assert (
+        response.tool_calls[0].result == "Agent Agent 1: Pro: no commute.\n\nAgent Agent 2: Con: isolation."
+    )
 
 
 # -- test_history.py ------------------------------------------------------------------------------
@@ -174,7 +239,12 @@ def test_delegate_to_all_members() -> None:
 
 # test_history.py::test_add_team_history_to_members
 def test_add_team_history_to_members() -> None:
-    ack = Agent(name="Acknowledge Agent", role="Acknowledges all tasks", instructions="Acknowledge the task that was delegated to you with a simple 'Ack.'", model=ScriptedModel(["Ack."] * 3))
+    ack = Agent(
+        name="Acknowledge Agent",
+        role="Acknowledges all tasks",
+        instructions="Acknowledge the task that was delegated to you with a simple 'Ack.'",
+        model=ScriptedModel(["Ack."] * 3),
+    )
     team = Team(
         members=[ack],
         instructions="Delegate all tasks to Acknowledge Agent.",
@@ -193,15 +263,36 @@ def test_add_team_history_to_members() -> None:
 
 # test_history.py::test_add_team_history_to_members_nested_team
 def test_add_team_history_to_members_nested_team() -> None:
-    analyst = Agent(name="analyst", role="Internal worker", instructions="Acknowledge the task with a simple 'Ack.'", model=ScriptedModel(["Ack."] * 4))
-    research = Team(name="research_team", members=[analyst], role="The only member that handles SUB tasks", model=ScriptedModel([delegate("analyst", "sub"), "Ack."] * 2))
-    solo = Agent(name="solo_agent", role="The only member that handles SOLO tasks", model=ScriptedModel(["Ack."]))
+    analyst = Agent(
+        name="analyst",
+        role="Internal worker",
+        instructions="Acknowledge the task with a simple 'Ack.'",
+        model=ScriptedModel(["Ack."] * 4),
+    )
+    research = Team(
+        name="research_team",
+        members=[analyst],
+        role="The only member that handles SUB tasks",
+        model=ScriptedModel([delegate("analyst", "sub"), "Ack."] * 2),
+    )
+    solo = Agent(
+        name="solo_agent", role="The only member that handles SOLO tasks", model=ScriptedModel(["Ack."])
+    )
     team = Team(
         members=[solo, research],
         add_team_history_to_members=True,
         num_team_history_runs=5,
         determine_input_for_members=False,
-        model=ScriptedModel([delegate("solo_agent", "x"), "ok", delegate("research_team", "x"), "ok", delegate("research_team", "x"), "ok"]),
+        model=ScriptedModel(
+            [
+                delegate("solo_agent", "x"),
+                "ok",
+                delegate("research_team", "x"),
+                "ok",
+                delegate("research_team", "x"),
+                "ok",
+            ]
+        ),
     )
     for task in ("SOLO-TASK-1", "SUB-TASK-1", "SUB-TASK-2"):
         team.run(task)
@@ -218,7 +309,9 @@ def test_share_member_interactions() -> None:
         members=[agent_a, agent_b],
         instructions="First delegate to Agent A, then delegate to Agent B asking what Agent A said.",
         share_member_interactions=True,
-        model=ScriptedModel([delegate("agent-a", "say hello"), delegate("agent-b", "what did A say?"), "done"]),
+        model=ScriptedModel(
+            [delegate("agent-a", "say hello"), delegate("agent-b", "what did A say?"), "done"]
+        ),
     )
     team.run("Ask Agent A to say hello, then ask Agent B what Agent A said.")
     assert "<member_interaction_context>" in agent_b.history[-1].message
@@ -228,13 +321,21 @@ def test_share_member_interactions() -> None:
 def test_member_history_independent() -> None:
     model_a = ScriptedModel(["Noted.", "Your favorite color is red."])
     agent_a = Agent(name="Agent A", role="Specialist A", add_history_to_context=True, model=model_a)
-    team = Team(members=[agent_a], respond_directly=True, determine_input_for_members=False, model=ScriptedModel([delegate("agent-a", "x")] * 2))
+    team = Team(
+        members=[agent_a],
+        respond_directly=True,
+        determine_input_for_members=False,
+        model=ScriptedModel([delegate("agent-a", "x")] * 2),
+    )
     team.run("My favorite color is red.")
     response = team.run("What is my favorite color?")
     assert "red" in response.content.lower()
     sent = model_a.requests[-1].messages
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
-    assert sent[1]["content"] == "My favorite color is red." and sent[3]["content"] == "What is my favorite color?"
+    assert (
+        sent[1]["content"] == "My favorite color is red."
+        and sent[3]["content"] == "What is my favorite color?"
+    )
 
 
 # -- test_metrics.py ------------------------------------------------------------------------------
@@ -265,7 +366,11 @@ def test_team_metrics_per_run_are_independent() -> None:
 
 # test_metrics.py::test_team_tool_call_metrics_sync
 def test_team_tool_call_metrics() -> None:
-    team = Team(members=[], tools=[get_climate_change_info], model=ScriptedModel([tool_call("get_climate_change_info"), "ok"]))
+    team = Team(
+        members=[],
+        tools=[get_climate_change_info],
+        model=ScriptedModel([tool_call("get_climate_change_info"), "ok"]),
+    )
     response = team.run("climate?")
     (call,) = response.tool_calls
     assert call.name == "get_climate_change_info" and call.duration_ms >= 0
@@ -284,8 +389,17 @@ def test_member_tool_hook_receives_messages(mode: str) -> None:
         seen.append([m.role for m in run_context.messages])
         return function_call(**arguments)
 
-    member = Agent(name="Worker", tools=[get_climate_change_info], tool_hooks=[spy], model=ScriptedModel([tool_call("get_climate_change_info"), "done"]))
-    leader = [delegate("worker", "look it up"), "ok"] if mode == "coordinate" else [delegate("worker", "look it up")]
+    member = Agent(
+        name="Worker",
+        tools=[get_climate_change_info],
+        tool_hooks=[spy],
+        model=ScriptedModel([tool_call("get_climate_change_info"), "done"]),
+    )
+    leader = (
+        [delegate("worker", "look it up"), "ok"]
+        if mode == "coordinate"
+        else [delegate("worker", "look it up")]
+    )
     team = Team(members=[member], mode=mode, model=ScriptedModel(leader))
     team.run("climate?")
     # the member's own messages (no system prompt: it has no instructions), never the leader's
@@ -298,7 +412,12 @@ def test_member_hook_mutating_messages_does_not_affect_team_run() -> None:
         run_context.messages.clear()
         return function_call(**arguments)
 
-    member = Agent(name="Worker", tools=[get_climate_change_info], tool_hooks=[clobber], model=ScriptedModel([tool_call("get_climate_change_info"), "done"]))
+    member = Agent(
+        name="Worker",
+        tools=[get_climate_change_info],
+        tool_hooks=[clobber],
+        model=ScriptedModel([tool_call("get_climate_change_info"), "done"]),
+    )
     team = Team(members=[member], model=ScriptedModel([delegate("worker", "x"), "team answer"]))
     response = team.run("go")
     assert response.content == "team answer"
@@ -306,16 +425,23 @@ def test_member_hook_mutating_messages_does_not_affect_team_run() -> None:
 
 
 # Agno leaks a member's own default keys into the team state (A4 in the research); agentnb keeps them private.
-@pytest.mark.xfail(strict=True, reason="deliberate: a member's own keys stay in its private state, they never go up to the team's")
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: a member's own keys stay in its private state, they never go up to the team's",
+)
 def test_member_default_keys_merge_into_team_state_as_agno() -> None:
     member = Agent(name="Worker", session_state={"worker_default": 1}, model=ScriptedModel(["ok"]))
-    team = Team(members=[member], session_state={"shared": 0}, model=ScriptedModel([delegate("worker", "x"), "done"]))
+    team = Team(
+        members=[member], session_state={"shared": 0}, model=ScriptedModel([delegate("worker", "x"), "done"])
+    )
     team.run("go")
     assert team.session_state == {"shared": 0, "worker_default": 1}
 
 
 def test_member_default_keys_stay_private() -> None:
     member = Agent(name="Worker", session_state={"worker_default": 1}, model=ScriptedModel(["ok"]))
-    team = Team(members=[member], session_state={"shared": 0}, model=ScriptedModel([delegate("worker", "x"), "done"]))
+    team = Team(
+        members=[member], session_state={"shared": 0}, model=ScriptedModel([delegate("worker", "x"), "done"])
+    )
     team.run("go")
     assert team.session_state == {"shared": 0} and member.session_state == {"worker_default": 1}

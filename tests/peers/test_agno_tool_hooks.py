@@ -12,8 +12,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from agentnb import Agent, RunContext, ScriptedModel, tool, tool_call
 
 
@@ -24,7 +22,9 @@ def _hooks(log: list[str]) -> tuple[Callable[..., Any], Callable[..., Any]]:
         log.append(f"HOOK POST: {function_name} returned {result}")
         return result
 
-    def confirmation_hook(function_name: str, function_call: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    def confirmation_hook(
+        function_name: str, function_call: Callable[..., Any], arguments: dict[str, Any]
+    ) -> Any:
         if function_name == "add":
             log.append("This tool is not allowed to be called")
             return None
@@ -105,7 +105,10 @@ def test_agent_logger_hook_on_add() -> None:
     result = Agent(model=model, tools=[add], tool_hooks=[logger_hook]).run("Compute 4 + 5")
     assert [(c.name, c.result) for c in result.tool_calls] == [("add", "9")]
     assert log[1] == "HOOK POST: add returned 9"
-    assert log[0] in ("HOOK PRE: Calling add with args {'a': 4, 'b': 5}", "HOOK PRE: Calling add with args {'b': 5, 'a': 4}")
+    assert log[0] in (
+        "HOOK PRE: Calling add with args {'a': 4, 'b': 5}",
+        "HOOK PRE: Calling add with args {'b': 5, 'a': 4}",
+    )
 
 
 # integration/agent/test_tool_hooks.py::test_logger_hook_invocation_mul_tool
@@ -116,7 +119,10 @@ def test_agent_logger_hook_on_mul() -> None:
     result = Agent(model=model, tools=[mul], tool_hooks=[logger_hook]).run("Compute 3 * 3")
     assert [(c.name, c.result) for c in result.tool_calls] == [("mul", "9")]
     assert log[1] == "HOOK POST: mul returned 9"
-    assert log[0] in ("HOOK PRE: Calling mul with args {'a': 3, 'b': 3}", "HOOK PRE: Calling mul with args {'b': 3, 'a': 3}")
+    assert log[0] in (
+        "HOOK PRE: Calling mul with args {'a': 3, 'b': 3}",
+        "HOOK PRE: Calling mul with args {'b': 3, 'a': 3}",
+    )
 
 
 # differential: the `arguments` a hook receives are the model's, in the model's order (Agno hands
@@ -133,7 +139,9 @@ def test_hook_arguments_keep_the_models_order() -> None:
         return alpha + beta + gamma
 
     orders = [["alpha", "beta"], ["beta", "alpha"], ["gamma", "beta", "alpha"], ["alpha", "gamma", "beta"]]
-    steps: list[Any] = [tool_call("f", raw_arguments="{" + ", ".join(f'"{k}": 1' for k in keys) + "}") for keys in orders]
+    steps: list[Any] = [
+        tool_call("f", raw_arguments="{" + ", ".join(f'"{k}": 1' for k in keys) + "}") for keys in orders
+    ]
     model = ScriptedModel([*steps, "done"])
     Agent(model=model, tools=[f], tool_hooks=[spy], max_tool_iterations=10).run("go")
     assert seen == orders
@@ -144,10 +152,15 @@ def test_logger_and_confirmation_hooks_combined() -> None:
     log: list[str] = []
     logger_hook, confirmation_hook = _hooks(log)
     model = ScriptedModel([[tool_call("add", a=2, b=3), tool_call("mul", a=4, b=5)], "done"])
-    Agent(model=model, tools=[add, mul], tool_hooks=[logger_hook, confirmation_hook]).run("Compute 2 + 3 and 4 * 5")
+    Agent(model=model, tools=[add, mul], tool_hooks=[logger_hook, confirmation_hook]).run(
+        "Compute 2 + 3 and 4 * 5"
+    )
     assert "This tool is not allowed to be called" in log
     assert "This tool is allowed to be called" in log
-    assert "HOOK PRE: Calling mul with args {'a': 4, 'b': 5}" in log or "HOOK PRE: Calling mul with args {'b': 5, 'a': 4}" in log
+    assert (
+        "HOOK PRE: Calling mul with args {'a': 4, 'b': 5}" in log
+        or "HOOK PRE: Calling mul with args {'b': 5, 'a': 4}" in log
+    )
     assert log[-1] == "HOOK POST: mul returned 20"
     # logger outermost: it sees the blocked call come back empty
     assert log.index("This tool is not allowed to be called") == 1
@@ -159,13 +172,17 @@ def test_logger_and_confirmation_hooks_combined() -> None:
 def test_async_hooks_combined() -> None:
     log: list[str] = []
 
-    async def logger_hook(function_name: str, function_call: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    async def logger_hook(
+        function_name: str, function_call: Callable[..., Any], arguments: dict[str, Any]
+    ) -> Any:
         log.append(f"PRE {function_name}")
         result = await function_call(**arguments)
         log.append(f"POST {function_name} returned {result}")
         return result
 
-    async def confirmation_hook(function_name: str, function_call: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    async def confirmation_hook(
+        function_name: str, function_call: Callable[..., Any], arguments: dict[str, Any]
+    ) -> Any:
         if function_name == "add":
             log.append("blocked")
             return None
@@ -182,8 +199,12 @@ def test_async_hooks_combined() -> None:
 def test_tool_hook_receives_messages() -> None:
     captured: dict[str, Any] = {}
 
-    def messages_tool_hook(run_context: RunContext, function_name: str, function_call: Callable[..., Any],
-                           arguments: dict[str, Any]) -> Any:
+    def messages_tool_hook(
+        run_context: RunContext,
+        function_name: str,
+        function_call: Callable[..., Any],
+        arguments: dict[str, Any],
+    ) -> Any:
         msgs = run_context.messages
         captured["count"] = len(msgs)
         captured["has_user"] = any(m.role == "user" for m in msgs)
@@ -216,7 +237,10 @@ def test_function_call_with_tool_hooks() -> None:
     model = ScriptedModel([tool_call("test_func", param1="value1"), "ok"])
     Agent(model=model, tools=[test_func]).run("go")
     assert _tool_results(model) == ["processed-value1"]
-    assert hook_calls == [("before", "test_func", {"param1": "value1"}), ("after", "test_func", "processed-value1")]
+    assert hook_calls == [
+        ("before", "test_func", {"param1": "value1"}),
+        ("after", "test_func", "processed-value1"),
+    ]
 
 
 # unit/tools/test_functions.py::test_tool_decorator_with_tool_hooks
@@ -235,7 +259,9 @@ def test_tool_decorator_keeps_its_tool_hooks() -> None:
 def test_function_call_async_with_tool_hooks() -> None:
     hook_calls: list[tuple[str, str, Any]] = []
 
-    async def tool_hook(function_name: str, function_call: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    async def tool_hook(
+        function_name: str, function_call: Callable[..., Any], arguments: dict[str, Any]
+    ) -> Any:
         hook_calls.append(("before", function_name, arguments))
         result = await function_call(**arguments)
         hook_calls.append(("after", function_name, result))
@@ -287,8 +313,14 @@ def test_async_tool_execution() -> None:
 def test_hook_aliases_and_team() -> None:
     got: dict[str, Any] = {}
 
-    def alias_hook(name: str, func: Callable[..., Any], args: dict[str, Any], agent: Agent, team: Any,
-                   run_context: RunContext) -> Any:
+    def alias_hook(
+        name: str,
+        func: Callable[..., Any],
+        args: dict[str, Any],
+        agent: Agent,
+        team: Any,
+        run_context: RunContext,
+    ) -> Any:
         got.update(name=name, args=args, team=team, agent=agent, run_context=run_context)
         return func(**args)
 

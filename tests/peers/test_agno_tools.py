@@ -9,7 +9,7 @@ model is offered.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -77,7 +77,10 @@ def test_function_from_callable() -> None:
     assert made.description == "Test function with parameters."
     props = made.parameters["properties"]
     assert (props["param1"]["type"], props["param1"]["description"]) == ("string", "First parameter")
-    assert (props["param2"]["type"], props["param2"]["description"]) == ("integer", "Second parameter with default value")
+    assert (props["param2"]["type"], props["param2"]["description"]) == (
+        "integer",
+        "Second parameter with default value",
+    )
     assert made.parameters["required"] == ["param1"]
 
 
@@ -159,7 +162,7 @@ def test_tool_decorator_with_agent_type_annotation() -> None:
 # tools/test_functions.py::test_tool_decorator_with_complex_types
 def test_tool_decorator_with_complex_types() -> None:
     @tool
-    def complex_types_func(param1: list[str], param2: dict[str, int], param3: Optional[bool] = None) -> str:
+    def complex_types_func(param1: list[str], param2: dict[str, int], param3: bool | None = None) -> str:
         """Function with complex parameter types."""
         return "test"
 
@@ -220,7 +223,9 @@ def test_run_context_is_hidden_and_injected() -> None:
 def test_update_session_state_tool_schema() -> None:
     model = ScriptedModel(["ok"])
     Agent(name="Test", model=model, enable_agentic_state=True).run("hi")
-    (spec,) = [t["function"] for t in model.requests[0].tools if t["function"]["name"] == "update_session_state"]
+    (spec,) = [
+        t["function"] for t in model.requests[0].tools if t["function"]["name"] == "update_session_state"
+    ]
     assert "session_state_updates" in spec["parameters"]["properties"]
     assert spec["parameters"]["required"] == ["session_state_updates"]
     assert "run_context" not in spec["parameters"]["properties"]
@@ -238,7 +243,10 @@ def test_toolkit_initialization() -> None:
 
 
 # tools/test_toolkit.py::test_toolkit_with_tools_initialization
-@pytest.mark.xfail(strict=True, reason="deliberate: Toolkit.tools holds the Tools the toolkit offers, as Agent.tools does (Agno: the callables given; both have Toolkit.functions)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: Toolkit.tools holds the Tools the toolkit offers, as Agent.tools does (Agno: the callables given; both have Toolkit.functions)",
+)
 def test_toolkit_with_tools_initialization() -> None:
     toolkit = Toolkit(name="basic_toolkit", tools=[example_func])
     assert toolkit.tools == [example_func]
@@ -274,7 +282,9 @@ def test_custom_function_name() -> None:
 
 # tools/test_toolkit.py::test_toolkit_with_instructions
 def test_toolkit_with_instructions() -> None:
-    toolkit = Toolkit(name="t", tools=[example_func], instructions="These are test instructions", add_instructions=True)
+    toolkit = Toolkit(
+        name="t", tools=[example_func], instructions="These are test instructions", add_instructions=True
+    )
     assert (toolkit.instructions, toolkit.add_instructions) == ("These are test instructions", True)
     model = ScriptedModel(["ok"])
     Agent(model=model, tools=[toolkit]).run("hi")
@@ -283,13 +293,17 @@ def test_toolkit_with_instructions() -> None:
 
 # tools/test_toolkit.py::test_include_tools
 def test_include_tools() -> None:
-    toolkit = Toolkit(name="t", tools=[example_func, another_func, third_func], include_tools=["example_func", "third_func"])
+    toolkit = Toolkit(
+        name="t", tools=[example_func, another_func, third_func], include_tools=["example_func", "third_func"]
+    )
     assert _offered([toolkit]) == ["example_func", "third_func"]
 
 
 # tools/test_toolkit.py::test_exclude_tools
 def test_exclude_tools() -> None:
-    toolkit = Toolkit(name="t", tools=[example_func, another_func, third_func], exclude_tools=["another_func"])
+    toolkit = Toolkit(
+        name="t", tools=[example_func, another_func, third_func], exclude_tools=["another_func"]
+    )
     assert _offered([toolkit]) == ["example_func", "third_func"]
 
 
@@ -369,7 +383,10 @@ def test_subclass_mutating_self_tools() -> None:
 
 
 # tools/test_toolkit.py::test_explicit_tools_argument_preserved
-@pytest.mark.xfail(strict=True, reason="deliberate: Toolkit.tools holds the Tools the toolkit offers, not the functions given (see test_toolkit_tools_are_the_tools_it_offers)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: Toolkit.tools holds the Tools the toolkit offers, not the functions given (see test_toolkit_tools_are_the_tools_it_offers)",
+)
 def test_explicit_tools_argument_preserved() -> None:
     toolkit = Toolkit(name="explicit", tools=[example_func])
     assert example_func in toolkit.tools
@@ -380,8 +397,10 @@ class _Multiplier(Toolkit):
         self.multiplier = 2
         self.base = 10
         self.value = 42
-        super().__init__(name="test_toolkit", tools=[self.multiply, self.add_to_base, self.get_value, self.update_state,
-                                                     self.regular_method])
+        super().__init__(
+            name="test_toolkit",
+            tools=[self.multiply, self.add_to_base, self.get_value, self.update_state, self.regular_method],
+        )
 
     @tool()
     def multiply(self, x: int) -> int:
@@ -411,7 +430,13 @@ class _Multiplier(Toolkit):
 
 # tools/test_toolkit.py::TestToolDecoratorOnClassMethods::test_tool_decorator_basic_registration
 def test_tool_decorated_methods_are_registered() -> None:
-    assert sorted(_offered([_Multiplier()])) == ["add_to_base", "get_value", "multiply", "regular_method", "update_state"]
+    assert sorted(_offered([_Multiplier()])) == [
+        "add_to_base",
+        "get_value",
+        "multiply",
+        "regular_method",
+        "update_state",
+    ]
 
 
 # tools/test_toolkit.py::TestToolDecoratorOnClassMethods::test_tool_decorator_self_binding

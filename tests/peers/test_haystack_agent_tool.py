@@ -44,13 +44,21 @@ def test_result_is_the_answer_text() -> None:
 
 
 # TestAgentResultToString::test_exit_reason_max_agent_steps
-@pytest.mark.xfail(strict=True, reason="deliberate: a member that stops at its tool-round limit fails the delegation (an error result naming the limit), not a partial answer with a warning")
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: a member that stops at its tool-round limit fails the delegation (an error result naming the limit), not a partial answer with a warning",
+)
 def test_exit_reason_max_agent_steps_is_a_partial_result() -> None:
     def lookup() -> str:
         """Look up."""
         return "42"
 
-    sub = Agent("sub", model=ScriptedModel([tool_call("lookup"), tool_call("lookup")]), tools=[lookup], max_tool_iterations=1)
+    sub = Agent(
+        "sub",
+        model=ScriptedModel([tool_call("lookup"), tool_call("lookup")]),
+        tools=[lookup],
+        max_tool_iterations=1,
+    )
     lead = Agent("lead", model=ScriptedModel([tool_call("sub", task="x"), "ok"]), tools=[sub.as_tool()])
     lead.run("go")
     assert "reached max_agent_steps" in lead.history[-1].tool_calls[0].result
@@ -61,7 +69,12 @@ def test_max_iterations_fails_the_delegation_with_the_limit_named() -> None:
         """Look up."""
         return "42"
 
-    sub = Agent("sub", model=ScriptedModel([tool_call("lookup"), tool_call("lookup")]), tools=[lookup], max_tool_iterations=1)
+    sub = Agent(
+        "sub",
+        model=ScriptedModel([tool_call("lookup"), tool_call("lookup")]),
+        tools=[lookup],
+        max_tool_iterations=1,
+    )
     lead = Agent("lead", model=ScriptedModel([tool_call("sub", task="x"), "ok"]), tools=[sub.as_tool()])
     lead.run("go")
     call = lead.history[-1].tool_calls[0]
@@ -81,7 +94,10 @@ def test_init() -> None:
 
 
 # TestAgentTool::test_init (the parameter's shape)
-@pytest.mark.xfail(strict=True, reason="deliberate: the delegated input is one string `task` (Agno's and agentnb's name), not a one-item `messages` array")
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: the delegated input is one string `task` (Agno's and agentnb's name), not a one-item `messages` array",
+)
 def test_init_messages_parameter() -> None:
     agent_tool = Agent(model=ScriptedModel(["x"])).as_tool(name="research", description="d")
     assert agent_tool.parameters["required"] == ["messages"]
@@ -100,7 +116,9 @@ def test_prompt_variable_from_state_and_from_the_caller() -> None:
     sub = Agent("sub", model=ScriptedModel(["a", "b"]), instructions="You research {topic}.")
     lead = Agent(
         "lead",
-        model=ScriptedModel([tool_call("mapped", task="go"), tool_call("asked", task="go", topic="tides"), "ok"]),
+        model=ScriptedModel(
+            [tool_call("mapped", task="go"), tool_call("asked", task="go", topic="tides"), "ok"]
+        ),
         tools=[sub.as_tool("mapped", inputs_from_state={"subject": "topic"}), sub.as_tool("asked")],
         session_state={"subject": "optics"},
     )
@@ -126,8 +144,14 @@ def test_live_run() -> None:
     )
     coordinator = Agent(
         "coordinator",
-        model=ScriptedModel([tool_call("order_lookup", task="status of order A-17"), "Order A-17 shipped; tracking ZX9-4471."]),
-        tools=[order_lookup_agent.as_tool(name="order_lookup", description="Look up the status of an order by its ID.")],
+        model=ScriptedModel(
+            [tool_call("order_lookup", task="status of order A-17"), "Order A-17 shipped; tracking ZX9-4471."]
+        ),
+        tools=[
+            order_lookup_agent.as_tool(
+                name="order_lookup", description="Look up the status of an order by its ID."
+            )
+        ],
         instructions="Delegate every order question to the order_lookup tool, then answer the user.",
         max_tool_iterations=5,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Dict, Generic, List, Optional, TypeVar, Union
+from typing import Any, Generic, Optional, TypeVar, Union
 
 import pytest
 
@@ -31,7 +31,11 @@ def numbers_handler(current: Any, new: Any) -> list[int]:
 
 @pytest.fixture
 def complex_schema() -> dict[str, Any]:
-    return {"numbers": {"type": list, "handler": numbers_handler}, "metadata": {"type": dict}, "name": {"type": str}}
+    return {
+        "numbers": {"type": list, "handler": numbers_handler},
+        "metadata": {"type": dict},
+        "name": {"type": str},
+    }
 
 
 def _accepts(tp: Any) -> bool:
@@ -86,8 +90,16 @@ def test_builtin_types_are_valid() -> None:
 
 # test_state_class.py::TestIsValidType::test_generic_types
 def test_generic_types_are_valid() -> None:
-    for tp in (list[str], List[str], dict[str, int], Dict[str, int], list[dict[str, int]], List[Dict[str, int]],
-               dict[str, list[int]], Dict[str, List[int]]):
+    for tp in (
+        list[str],
+        list[str],
+        dict[str, int],
+        dict[str, int],
+        list[dict[str, int]],
+        list[dict[str, int]],
+        dict[str, list[int]],
+        dict[str, list[int]],
+    ):
         assert _accepts(tp), tp
 
 
@@ -102,9 +114,17 @@ def test_custom_classes_are_valid() -> None:
     class GenericCustomClass(Generic[T]):
         pass
 
-    for tp in (CustomClass, GenericCustomClass, GenericCustomClass[int], list[CustomClass], List[CustomClass],
-               dict[str, CustomClass], Dict[str, CustomClass], dict[str, GenericCustomClass[int]],
-               Dict[str, GenericCustomClass[int]]):
+    for tp in (
+        CustomClass,
+        GenericCustomClass,
+        GenericCustomClass[int],
+        list[CustomClass],
+        list[CustomClass],
+        dict[str, CustomClass],
+        dict[str, CustomClass],
+        dict[str, GenericCustomClass[int]],
+        dict[str, GenericCustomClass[int]],
+    ):
         assert _accepts(tp), tp
 
 
@@ -120,17 +140,33 @@ def test_values_are_not_valid_types() -> None:
 
 # test_state_class.py::TestIsValidType::test_union_and_optional_types
 def test_union_and_optional_types() -> None:
-    for tp in (Union[str, int], Union[str, None], Union[list[int], dict[str, str]], Optional[str], Optional[list[int]],
-               Optional[dict[str, list]], str | int, str | None, list[int] | dict[str, str], list[int] | None,
-               dict[str, list] | None):
+    for tp in (
+        Union[str, int],
+        Union[str, None],
+        Union[list[int], dict[str, str]],
+        Optional[str],
+        Optional[list[int]],
+        Optional[dict[str, list]],
+        str | int,
+        str | None,
+        list[int] | dict[str, str],
+        list[int] | None,
+        dict[str, list] | None,
+    ):
         assert _accepts(tp), tp
     assert not _accepts(Union)
 
 
 # test_state_class.py::TestIsValidType::test_nested_generic_types
 def test_nested_generic_types() -> None:
-    for tp in (list[list[dict[str, list[int]]]], dict[str, list[dict[str, set]]], dict[str, Optional[list[int]]],
-               list[Union[str, dict[str, list[int]]]], dict[str, list[int] | None], list[str | dict[str, list[int]]]):
+    for tp in (
+        list[list[dict[str, list[int]]]],
+        dict[str, list[dict[str, set]]],
+        dict[str, list[int] | None],
+        list[str | dict[str, list[int]]],
+        dict[str, list[int] | None],
+        list[str | dict[str, list[int]]],
+    ):
         assert _accepts(tp), tp
 
 
@@ -175,9 +211,12 @@ def test_validate_schema_with_messages() -> None:
     class ChatMessageSubclass(ChatMessage):
         pass
 
-    assert State(schema={"messages": {"type": List[ChatMessage]}}).schema["messages"]["type"] == List[ChatMessage]
-    assert _accepts(List[ChatMessageSubclass])
-    State(schema={"messages": {"type": List[ChatMessageSubclass]}})
+    assert (
+        State(schema={"messages": {"type": list[ChatMessage]}}).schema["messages"]["type"]
+        == list[ChatMessage]
+    )
+    assert _accepts(list[ChatMessageSubclass])
+    State(schema={"messages": {"type": list[ChatMessageSubclass]}})
 
 
 # test_state_class.py::TestState::test_state_initialization
@@ -287,8 +326,10 @@ def test_state_mutability() -> None:
 
 # test_state_class.py::TestState::test_state_to_dict (schema part: type names and handler paths)
 def test_state_to_dict_schema() -> None:
-    state = State({"numbers": {"type": int}, "dict_of_lists": {"type": dict}},
-                  {"numbers": 1, "dict_of_lists": {"numbers": [1, 2, 3]}})
+    state = State(
+        {"numbers": {"type": int}, "dict_of_lists": {"type": dict}},
+        {"numbers": 1, "dict_of_lists": {"numbers": [1, 2, 3]}},
+    )
     schema = state.to_dict()["schema"]
     assert schema["numbers"]["type"] == "int"
     assert schema["numbers"]["handler"].endswith(".replace_values")
@@ -305,8 +346,14 @@ def test_state_to_dict_skip_keys() -> None:
 
 # test_state_class.py::TestState::test_state_from_dict (as a round trip through to_dict)
 def test_state_from_dict_round_trip() -> None:
-    state = State({"numbers": {"type": int}, "dict_of_lists": {"type": dict}},
-                  {"numbers": 1, "dict_of_lists": {"numbers": [1, 2, 3]}, "messages": [ChatMessage.user("Hello, world!")]})
+    state = State(
+        {"numbers": {"type": int}, "dict_of_lists": {"type": dict}},
+        {
+            "numbers": 1,
+            "dict_of_lists": {"numbers": [1, 2, 3]},
+            "messages": [ChatMessage.user("Hello, world!")],
+        },
+    )
     restored = State.from_dict(state.to_dict())
     assert restored.schema["numbers"]["type"] is int
     assert restored.schema["dict_of_lists"]["type"] is dict

@@ -30,14 +30,24 @@ PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}, "req
 
 
 def _weather(**kwargs: Any) -> Tool:
-    return Tool(name="weather", description="Get weather report", parameters=PARAMETERS, function=get_weather_report, **kwargs)
+    return Tool(
+        name="weather",
+        description="Get weather report",
+        parameters=PARAMETERS,
+        function=get_weather_report,
+        **kwargs,
+    )
 
 
 # test_tool.py::TestTool::test_init
 def test_init() -> None:
     made = _weather()
     assert (made.name, made.description, made.parameters, made.function) == (
-        "weather", "Get weather report", PARAMETERS, get_weather_report)
+        "weather",
+        "Get weather report",
+        PARAMETERS,
+        get_weather_report,
+    )
     assert made.inputs_from_state is None
     assert made.outputs_to_state is None
 
@@ -45,8 +55,12 @@ def test_init() -> None:
 # test_tool.py::TestTool::test_init_invalid_parameters
 def test_init_invalid_parameters() -> None:
     with pytest.raises(ValueError):
-        Tool(name="irrelevant", description="irrelevant", parameters={"type": "invalid", "properties": {"city": {"type": "string"}}},
-             function=get_weather_report)
+        Tool(
+            name="irrelevant",
+            description="irrelevant",
+            parameters={"type": "invalid", "properties": {"city": {"type": "string"}}},
+            function=get_weather_report,
+        )
 
 
 # test_tool.py::TestTool::test_init_invalid_output_structure
@@ -59,20 +73,34 @@ def test_init_invalid_parameters() -> None:
 )
 def test_init_invalid_output_structure(outputs_to_state: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
-        Tool(name="irrelevant", description="irrelevant", parameters={"type": "object", "properties": {"city": {"type": "string"}}},
-             function=get_weather_report, outputs_to_state=outputs_to_state)
+        Tool(
+            name="irrelevant",
+            description="irrelevant",
+            parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+            function=get_weather_report,
+            outputs_to_state=outputs_to_state,
+        )
 
 
 # test_tool.py::TestTool::test_init_invalid_output_structure_config_not_dict
 def test_init_invalid_output_structure_config_not_dict() -> None:
     with pytest.raises(TypeError):
-        Tool(name="irrelevant", description="irrelevant", parameters={"type": "object", "properties": {"city": {"type": "string"}}},
-             function=get_weather_report, outputs_to_state={"documents": ["some_value"]})  # type: ignore[dict-item]
+        Tool(
+            name="irrelevant",
+            description="irrelevant",
+            parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+            function=get_weather_report,
+            outputs_to_state={"documents": ["some_value"]},
+        )  # type: ignore[dict-item]
 
 
 # test_tool.py::TestTool::test_tool_spec
 def test_tool_spec() -> None:
-    assert _weather().tool_spec == {"name": "weather", "description": "Get weather report", "parameters": PARAMETERS}
+    assert _weather().tool_spec == {
+        "name": "weather",
+        "description": "Get weather report",
+        "parameters": PARAMETERS,
+    }
 
 
 # test_tool.py::TestTool::test_invoke
@@ -105,16 +133,28 @@ def test_inputs_from_state_validation_with_valid_parameter() -> None:
 
 # test_tool.py::TestTool::test_outputs_to_state_no_validation_when_get_valid_outputs_returns_none
 def test_outputs_to_state_source_is_not_checked_against_outputs() -> None:
-    assert _weather(outputs_to_state={"result": {"source": "nonexistent"}}).outputs_to_state == {"result": {"source": "nonexistent"}}
+    assert _weather(outputs_to_state={"result": {"source": "nonexistent"}}).outputs_to_state == {
+        "result": {"source": "nonexistent"}
+    }
 
 
 # test_tool.py::test_check_duplicate_tool_names
 def test_duplicate_tool_names() -> None:
-    other = Tool(name="weather", description="A different description", parameters=PARAMETERS, function=get_weather_report)
+    other = Tool(
+        name="weather",
+        description="A different description",
+        parameters=PARAMETERS,
+        function=get_weather_report,
+    )
     with pytest.raises(ValueError, match="weather"):
         Agent(model=ScriptedModel([]), tools=[_weather(), other])
-    renamed = Tool(name="weather2", description="Get weather report", parameters=PARAMETERS, function=get_weather_report)
-    assert [t.name for t in Agent(model=ScriptedModel([]), tools=[_weather(), renamed]).tools] == ["weather", "weather2"]
+    renamed = Tool(
+        name="weather2", description="Get weather report", parameters=PARAMETERS, function=get_weather_report
+    )
+    assert [t.name for t in Agent(model=ScriptedModel([]), tools=[_weather(), renamed]).tools] == [
+        "weather",
+        "weather2",
+    ]
 
 
 def function_with_docstring(city: str) -> str:
@@ -139,13 +179,20 @@ def test_from_function_with_empty_description() -> None:
 
 # test_from_function.py::test_from_function_with_custom_description
 def test_from_function_with_custom_description() -> None:
-    assert Tool.from_function(function_with_docstring, description="custom description").description == "custom description"
+    assert (
+        Tool.from_function(function_with_docstring, description="custom description").description
+        == "custom description"
+    )
 
 
 # test_from_function.py::test_from_function_with_custom_name
 def test_from_function_with_custom_name() -> None:
     made = Tool.from_function(function_with_docstring, name="custom_name")
-    assert (made.name, made.description, made.parameters) == ("custom_name", "Get weather report for a city.", PARAMETERS)
+    assert (made.name, made.description, made.parameters) == (
+        "custom_name",
+        "Get weather report for a city.",
+        PARAMETERS,
+    )
 
 
 # test_from_function.py::test_from_function_annotated
@@ -163,11 +210,22 @@ def test_from_function_annotated() -> None:
     assert made.parameters == {
         "type": "object",
         "properties": {
-            "city": {"type": "string", "description": "the city for which to get the weather", "default": "Munich"},
-            "unit": {"type": "string", "enum": ["Celsius", "Fahrenheit"], "description": "the unit for the temperature",
-                     "default": "Celsius"},
-            "nullable_param": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "a nullable parameter",
-                               "default": None},
+            "city": {
+                "type": "string",
+                "description": "the city for which to get the weather",
+                "default": "Munich",
+            },
+            "unit": {
+                "type": "string",
+                "enum": ["Celsius", "Fahrenheit"],
+                "description": "the unit for the temperature",
+                "default": "Celsius",
+            },
+            "nullable_param": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "description": "a nullable parameter",
+                "default": None,
+            },
         },
     }
 
@@ -184,7 +242,7 @@ def test_from_function_missing_type_hint() -> None:
 # test_from_function.py::test_from_function_schema_generation_error (Haystack's SchemaGenerationError;
 # agentnb's ToolDefinitionError says which hint could not be resolved)
 def test_from_function_schema_generation_error() -> None:
-    def function_with_invalid_type_hint(city: "invalid") -> str:  # type: ignore[name-defined] # noqa: F821
+    def function_with_invalid_type_hint(city: invalid) -> str:  # type: ignore[name-defined] # noqa: F821
         return f"Weather report for {city}: 20°C, sunny"
 
     with pytest.raises(ToolDefinitionError, match="invalid"):
@@ -254,7 +312,12 @@ def test_tool_decorator_with_annotated_params() -> None:
         "type": "object",
         "properties": {
             "city": {"type": "string", "description": "The target city", "default": "Berlin"},
-            "output_format": {"type": "string", "enum": ["short", "long"], "description": "Output format", "default": "short"},
+            "output_format": {
+                "type": "string",
+                "enum": ["short", "long"],
+                "description": "Output format",
+                "default": "short",
+            },
         },
     }
     assert get_weather.function("Berlin", "short") == "Weather report for Berlin (short format): 20°C, sunny"
@@ -272,7 +335,10 @@ def test_tool_decorator_with_parameters() -> None:
 
 # test_from_function.py::test_tool_decorator_with_inputs_and_outputs
 def test_tool_decorator_with_inputs_and_outputs() -> None:
-    @tool(inputs_from_state={"output_format": "output_format"}, outputs_to_state={"output": {"source": "output"}})
+    @tool(
+        inputs_from_state={"output_format": "output_format"},
+        outputs_to_state={"output": {"source": "output"}},
+    )
     def get_weather(
         city: Annotated[str, "The target city"] = "Berlin",
         output_format: Annotated[Literal["short", "long"], "Output format"] = "short",
@@ -290,8 +356,10 @@ def test_tool_decorator_with_inputs_and_outputs() -> None:
 
 # test_from_function.py::test_from_function_with_parameter_named_properties
 def test_from_function_with_parameter_named_properties() -> None:
-    def set_properties(entity_id: Annotated[str, "the entity to update"],
-                       properties: Annotated[dict, "the properties to set"]) -> str:
+    def set_properties(
+        entity_id: Annotated[str, "the entity to update"],
+        properties: Annotated[dict, "the properties to set"],
+    ) -> str:
         """Set properties on an entity."""
         return f"Set {properties} on {entity_id}"
 
@@ -299,7 +367,11 @@ def test_from_function_with_parameter_named_properties() -> None:
         "type": "object",
         "properties": {
             "entity_id": {"type": "string", "description": "the entity to update"},
-            "properties": {"type": "object", "additionalProperties": True, "description": "the properties to set"},
+            "properties": {
+                "type": "object",
+                "additionalProperties": True,
+                "description": "the properties to set",
+            },
         },
         "required": ["entity_id", "properties"],
     }
@@ -323,7 +395,9 @@ def make_report(report: Report) -> str:
 def test_from_function_with_nested_model_named_title() -> None:
     made = Tool.from_function(make_report)
     assert "title" in made.parameters["$defs"]
-    jsonschema.Draft202012Validator(made.parameters).validate({"report": {"heading": {"text": "hi"}, "body": "b"}})
+    jsonschema.Draft202012Validator(made.parameters).validate(
+        {"report": {"heading": {"text": "hi"}, "body": "b"}}
+    )
 
 
 # test_from_function.py::test_from_function_with_default_containing_title_key
@@ -332,16 +406,29 @@ def test_from_function_with_default_containing_title_key() -> None:
         """Render a report."""
         return ""
 
-    assert Tool.from_function(render).parameters["properties"]["options"]["default"] == {"title": "Untitled", "width": 80}
+    assert Tool.from_function(render).parameters["properties"]["options"]["default"] == {
+        "title": "Untitled",
+        "width": 80,
+    }
 
 
 # Differential (haystack-ai 3.4.0): a schema assigned to a built tool is the one that applies —
 # Haystack keeps no compiled copy of it, so the tool spec and the argument checks both follow.
 def test_parameters_reassigned_after_build_apply() -> None:
     made = _weather()
-    made.parameters = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city", "days"]}
+    made.parameters = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city", "days"],
+    }
     assert made.tool_spec["parameters"]["required"] == ["city", "days"]
-    agent = Agent("w", ScriptedModel([tool_call("weather", city="Oslo"), "no days", tool_call("weather", city="Oslo", days=2), "ok"]), tools=[made])
+    agent = Agent(
+        "w",
+        ScriptedModel(
+            [tool_call("weather", city="Oslo"), "no days", tool_call("weather", city="Oslo", days=2), "ok"]
+        ),
+        tools=[made],
+    )
     first = agent.run("weather?").tool_calls[0]
     assert first.error_kind == "invalid_arguments" and "days" in first.error
     # The model is sent the new schema too.
@@ -355,7 +442,13 @@ def test_parameters_reassigned_on_a_function_tool_apply_and_keep_its_conversion(
 
     made = create_tool_from_function(forecast)
     made.parameters = {**made.parameters, "required": ["city", "days"]}
-    agent = Agent("f", ScriptedModel([tool_call("forecast", city="Oslo"), "no", tool_call("forecast", city="Oslo", days=3), "ok"]), tools=[made])
+    agent = Agent(
+        "f",
+        ScriptedModel(
+            [tool_call("forecast", city="Oslo"), "no", tool_call("forecast", city="Oslo", days=3), "ok"]
+        ),
+        tools=[made],
+    )
     assert "days" in agent.run("a").tool_calls[0].error
     assert agent.run("b").tool_calls[0].result == "Oslo:3:int"
 

@@ -27,7 +27,9 @@ def test_single_handoff_setup() -> None:
     assert [h.agent for h in agent_2.handoffs] == [agent_1]
     assert not tools_of(agent_1)
     assert list(tools_of(agent_2)) == ["transfer_to_test_1"]
-    assert tools_of(agent_2)["transfer_to_test_1"].startswith("Handoff to the test_1 agent to handle the request.")
+    assert tools_of(agent_2)["transfer_to_test_1"].startswith(
+        "Handoff to the test_1 agent to handle the request."
+    )
 
 
 # test_handoff_tool.py::test_multiple_handoffs_setup
@@ -52,8 +54,17 @@ def test_handoffs_reject_colliding_derived_names() -> None:
 
 # test_handoff_tool.py::test_handoff_derived_name_collision_allows_explicit_override
 def test_handoff_derived_name_collision_allows_explicit_override() -> None:
-    triage = Agent(name="triage", handoffs=[Agent(name="Billing Agent"), handoff(Agent(name="billing agent"), tool_name_override="transfer_to_normalized_billing")])
-    assert [h.tool_name for h in triage.handoffs] == ["transfer_to_billing_agent", "transfer_to_normalized_billing"]
+    triage = Agent(
+        name="triage",
+        handoffs=[
+            Agent(name="Billing Agent"),
+            handoff(Agent(name="billing agent"), tool_name_override="transfer_to_normalized_billing"),
+        ],
+    )
+    assert [h.tool_name for h in triage.handoffs] == [
+        "transfer_to_billing_agent",
+        "transfer_to_normalized_billing",
+    ]
 
 
 # test_handoff_tool.py::test_handoff_rejects_distinct_agents_with_the_same_name
@@ -63,7 +74,10 @@ def test_handoff_rejects_distinct_agents_with_the_same_name() -> None:
 
 
 # test_handoff_tool.py::test_handoff_warns_and_keeps_last_distinct_agent_with_the_same_name
-@pytest.mark.xfail(strict=True, reason="deliberate: a tool-name collision is always an error at definition, never a warning that drops a handoff")
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: a tool-name collision is always an error at definition, never a warning that drops a handoff",
+)
 def test_handoff_warns_and_keeps_last_distinct_agent_with_the_same_name() -> None:
     triage = Agent(name="triage", handoffs=[Agent(name="Billing"), Agent(name="Billing")])
     assert len(triage.all_tools()) == 1
@@ -79,7 +93,17 @@ def test_default_handoff_tool_name(name: str) -> None:
 # test_handoff_tool.py::test_custom_handoff_setup
 def test_custom_handoff_setup() -> None:
     agent_1, agent_2 = Agent(name="test_1"), Agent(name="test_2")
-    agent_3 = Agent(name="test_3", handoffs=[agent_1, handoff(agent_2, tool_name_override="custom_tool_name", tool_description_override="custom tool description")])
+    agent_3 = Agent(
+        name="test_3",
+        handoffs=[
+            agent_1,
+            handoff(
+                agent_2,
+                tool_name_override="custom_tool_name",
+                tool_description_override="custom tool description",
+            ),
+        ],
+    )
     assert len(agent_3.handoffs) == 2 and not agent_1.handoffs and not agent_2.handoffs
     tools = tools_of(agent_3)
     assert list(tools) == ["transfer_to_test_1", "custom_tool_name"]
@@ -103,14 +127,26 @@ def test_handoffs() -> None:
     responses = len(model.requests) + len(agent_1.model.requests)
     assert responses == 3, "should have three model responses"
     # summary of the input list: the user message, tool call + result, handoff call + result, done
-    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert [m.role for m in result.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
     assert agent_3.in_charge is agent_1, "should have handed off to agent_1"
 
 
 # test_agent_runner.py::test_handoff_filters (remove_new_items: the new agent gets the original input)
 def test_handoff_filters() -> None:
     agent_1 = Agent(name="test_1", model=ScriptedModel(["last"]))
-    agent_2 = Agent(name="test_2", model=ScriptedModel(["1", tool_call("transfer_to_test_1")]), handoffs=[handoff(agent_1, input_filter=lambda history: [])], add_history_to_context=True)
+    agent_2 = Agent(
+        name="test_2",
+        model=ScriptedModel(["1", tool_call("transfer_to_test_1")]),
+        handoffs=[handoff(agent_1, input_filter=lambda history: [])],
+        add_history_to_context=True,
+    )
     agent_2.run("earlier")
     result = agent_2.run("user_message")
     assert result.content == "last"

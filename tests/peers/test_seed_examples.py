@@ -23,10 +23,9 @@ import pytest
 from agentnb import JSONSession, ScriptedModel, Toolkit, tool_call
 from agentnb.sessions import StateModule
 
-
 # --- seed 000: cookbook/02_agents/05_state_and_session/agentic_session_state.py ---------------
 
-AGENTIC_SESSION_STATE = '''
+AGENTIC_SESSION_STATE = """
 from agno.agent import Agent
 from agno.db.sqlite import SqliteDb
 from agno.models.openai import OpenAIResponses
@@ -46,7 +45,7 @@ if __name__ == "__main__":
     agent.print_response("I picked up the eggs, now what's on my list?")
 
     print(f"Session state: {agent.get_session_state()}")
-'''
+"""
 
 SEED_000_TOOL = {
     "type": "function",
@@ -69,14 +68,22 @@ SEED_000_TOOL = {
 
 
 # seed 000 (agentic_session_state.py, the whole script)
-def test_seed_000_agentic_session_state_script(run_seed_script: Callable[..., dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_000_agentic_session_state_script(
+    run_seed_script: Callable[..., dict[str, Any]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.chdir(tmp_path)
-    model = ScriptedModel([
-        tool_call("update_session_state", session_state_updates={"shopping_list": ["milk", "eggs", "bread"]}),
-        "I've added milk, eggs, and bread to your shopping list.",
-        "You still need milk and bread.",
-    ])
+    model = ScriptedModel(
+        [
+            tool_call(
+                "update_session_state", session_state_updates={"shopping_list": ["milk", "eggs", "bread"]}
+            ),
+            "I've added milk, eggs, and bread to your shopping list.",
+            "You still need milk and bread.",
+        ]
+    )
     run_seed_script(
         AGENTIC_SESSION_STATE,
         {
@@ -92,8 +99,14 @@ def test_seed_000_agentic_session_state_script(run_seed_script: Callable[..., di
         {"role": "user", "content": "Add milk, eggs, and bread to the shopping list"},
     ]
     assert model.requests[0].tools == [SEED_000_TOOL]
-    assert model.requests[1].messages[-1]["content"] == "Updated session state: {'shopping_list': ['milk', 'eggs', 'bread']}"
-    assert model.requests[2].messages[0]["content"] == "<session_state>\n{'shopping_list': ['milk', 'eggs', 'bread']}\n</session_state>"
+    assert (
+        model.requests[1].messages[-1]["content"]
+        == "Updated session state: {'shopping_list': ['milk', 'eggs', 'bread']}"
+    )
+    assert (
+        model.requests[2].messages[0]["content"]
+        == "<session_state>\n{'shopping_list': ['milk', 'eggs', 'bread']}\n</session_state>"
+    )
     assert "I've added milk, eggs, and bread to your shopping list." in out
     assert "You still need milk and bread." in out
     assert "Session state: {'shopping_list': ['milk', 'eggs', 'bread']}" in out
@@ -102,7 +115,7 @@ def test_seed_000_agentic_session_state_script(run_seed_script: Callable[..., di
 
 # --- seed 001: cookbook/02_agents/05_state_and_session/dynamic_session_state.py ---------------
 
-DYNAMIC_SESSION_STATE = '''
+DYNAMIC_SESSION_STATE = """
 import json
 from typing import Any, Dict
 
@@ -180,7 +193,7 @@ def run_test():
 
 if __name__ == "__main__":
     run_test()
-'''
+"""
 
 SEED_001_PROMPT = (
     "Your profiles: {'123': {'name': 'Jane Doe'}}. Use `process_customer_request`. "
@@ -189,12 +202,18 @@ SEED_001_PROMPT = (
 
 
 # seed 001 (dynamic_session_state.py, the whole script)
-def test_seed_001_dynamic_session_state_script(run_seed_script: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
-    model = ScriptedModel([
-        tool_call("process_customer_request", customer_id="789", action="create", name="Tom"),
-        tool_call("process_customer_request", customer_id="789", action="retrieve"),
-        "Customer 789 (Tom) was created and retrieved.",
-    ])
+def test_seed_001_dynamic_session_state_script(
+    run_seed_script: Callable[..., dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = ScriptedModel(
+        [
+            tool_call("process_customer_request", customer_id="789", action="create", name="Tom"),
+            tool_call("process_customer_request", customer_id="789", action="retrieve"),
+            "Customer 789 (Tom) was created and retrieved.",
+        ]
+    )
     with caplog.at_level(logging.INFO):
         run_seed_script(
             DYNAMIC_SESSION_STATE,
@@ -209,23 +228,27 @@ def test_seed_001_dynamic_session_state_script(run_seed_script: Callable[..., di
             {"OpenAIResponses": lambda id: model},
         )
     assert [r.messages[0]["content"] for r in model.requests] == [SEED_001_PROMPT] * 3
-    assert model.requests[0].tools == [{
-        "type": "function",
-        "function": {
-            "name": "process_customer_request",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "customer_id": {"type": "string"},
-                    "action": {"type": "string", "default": "retrieve"},
-                    "name": {"type": "string", "default": "John Doe"},
+    assert model.requests[0].tools == [
+        {
+            "type": "function",
+            "function": {
+                "name": "process_customer_request",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "customer_id": {"type": "string"},
+                        "action": {"type": "string", "default": "retrieve"},
+                        "name": {"type": "string", "default": "John Doe"},
+                    },
+                    "required": ["customer_id"],
                 },
-                "required": ["customer_id"],
             },
-        },
-    }]
+        }
+    ]
     assert [m["content"] for m in model.requests[2].messages if m["role"] == "tool"] == [
-        "Success! Customer 789 has been created.", 'Profile for 789: {"name": "Tom"}']
+        "Success! Customer 789 has been created.",
+        'Profile for 789: {"name": "Tom"}',
+    ]
     assert "Tool called, this shouldn't happen." not in caplog.text
     assert "Hook: FOUND customer '789' in session_state." in caplog.text
     assert "Customer 789 (Tom) was created and retrieved." in capsys.readouterr().out
@@ -263,7 +286,11 @@ def test_seed_003_session_sop(tmp_path: Path) -> None:
     fresh = Agent(name="friday", model=ScriptedModel([]))
     fresh_plan = _Plan()
     fresh_plan.steps = []
-    asyncio.run(session.load_session_state("run-1", agent=fresh, toolkit=Toolkit(name="tk", tools=[note]), plan=fresh_plan))
+    asyncio.run(
+        session.load_session_state(
+            "run-1", agent=fresh, toolkit=Toolkit(name="tk", tools=[note]), plan=fresh_plan
+        )
+    )
     assert fresh.session_state == {"n": 1}
     assert fresh_plan.steps == ["draft"]
     assert len(fresh.history) == 1
@@ -280,7 +307,7 @@ MASFACTORY_IMPORTS = {
     "from masfactory import Agent": "from agentnb import Agent",
 }
 
-EXAMPLE_A = '''
+EXAMPLE_A = """
 from masfactory import Agent
 
 agent = Agent(
@@ -297,9 +324,9 @@ print("----")
 print(user_prompt)
 print("----")
 print([m["role"] for m in messages])
-'''
+"""
 
-EXAMPLE_B = '''
+EXAMPLE_B = """
 from masfactory import Agent
 from masfactory.adapters.context.types import ContextBlock, ContextQuery
 
@@ -323,9 +350,9 @@ agent = Agent(
 
 _, user_prompt, _ = agent.observe({"topic": "解释 DAG"})
 print(user_prompt)
-'''
+"""
 
-EXAMPLE_C = '''
+EXAMPLE_C = """
 from masfactory import Agent
 from masfactory.adapters.context.types import ContextBlock, ContextQuery
 
@@ -349,12 +376,16 @@ agent = Agent(
 
 agent.observe({"query": "MASFactory context blocks"})
 print([t.__name__ for t in agent.tools])
-'''
+"""
 
 
 # seed 004, example A (verbatim)
-def test_seed_004_example_a(run_seed_script: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
-    run_seed_script(EXAMPLE_A, {"from masfactory import Agent": MASFACTORY_IMPORTS["from masfactory import Agent"]})
+def test_seed_004_example_a(
+    run_seed_script: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_seed_script(
+        EXAMPLE_A, {"from masfactory import Agent": MASFACTORY_IMPORTS["from masfactory import Agent"]}
+    )
     system_prompt, user_prompt, roles = capsys.readouterr().out.rstrip("\n").split("\n----\n")
     assert system_prompt == "你是一个简洁的写作者。"
     assert user_prompt.startswith("MESSAGE TO YOU: 主题：MASFactory 是什么？")
@@ -363,13 +394,17 @@ def test_seed_004_example_a(run_seed_script: Callable[..., dict[str, Any]], caps
 
 
 # seed 004, example B (verbatim)
-def test_seed_004_example_b(run_seed_script: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_004_example_b(
+    run_seed_script: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     run_seed_script(EXAMPLE_B, MASFACTORY_IMPORTS)
     assert capsys.readouterr().out.endswith("CONTEXT:\n[Context]\n(MEM) memory snippet\n")
 
 
 # seed 004, example C (verbatim)
-def test_seed_004_example_c(run_seed_script: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_004_example_c(
+    run_seed_script: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     run_seed_script(EXAMPLE_C, MASFACTORY_IMPORTS)
     names = capsys.readouterr().out.strip()
     assert "list_context_sources" in names and "retrieve_context" in names

@@ -15,8 +15,7 @@ import pytest
 from agentnb import ScriptedModel, tool_call
 
 HAYSTACK_IMPORTS = {
-    "from haystack.components.agents.state.state_utils import merge_lists, replace_values":
-        "from agentnb import merge_lists, replace_values",
+    "from haystack.components.agents.state.state_utils import merge_lists, replace_values": "from agentnb import merge_lists, replace_values",
     "from haystack.components.agents.state import State": "from agentnb import State",
     "from haystack.components.agents import Agent": "from agentnb import Agent",
     "from haystack.components.generators.chat import OpenAIChatGenerator": "",
@@ -29,7 +28,9 @@ HAYSTACK_IMPORTS = {
 def run_block(run_seed_script: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """Run a Haystack block with its imports pointed at agentnb; ``OpenAIChatGenerator()`` gives ``model``."""
 
-    def run(code: str, model: ScriptedModel | None = None, names: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run(
+        code: str, model: ScriptedModel | None = None, names: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         imports = {old: new for old, new in HAYSTACK_IMPORTS.items() if old in code}
         extra = dict(names or {})
         if model is not None:
@@ -40,10 +41,13 @@ def run_block(run_seed_script: Callable[..., dict[str, Any]]) -> Callable[..., d
 
 
 # seed 002, "自动消息处理" block
-def test_seed_002_messages_field_is_automatic(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_002_messages_field_is_automatic(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     from agentnb import ChatMessage, State
 
-    ns = run_block('''
+    ns = run_block(
+        """
 # State automatically adds messages field
 state = State(schema={"user_id": {"type": str}})
 
@@ -53,15 +57,19 @@ print(state.schema["messages"]["type"])  # list[ChatMessage]
 
 # Access conversation history
 messages = state.get("messages", [])
-''', names={"State": State})
+""",
+        names={"State": State},
+    )
     assert capsys.readouterr().out.splitlines()[0] == "True"
     assert ns["state"].schema["messages"]["type"] == list[ChatMessage]
     assert ns["messages"] == []
 
 
 # seed 002, "创建 State" / "从 State 读取" / "写入 State" blocks, run in sequence
-def test_seed_002_create_read_write(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
-    ns = run_block('''
+def test_seed_002_create_read_write(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ns = run_block("""
 from haystack.components.agents.state import State
 
 # Define the schema
@@ -92,7 +100,7 @@ state.set("user_name", "Bob")
 
 # Set list values (these are merged by default)
 state.set("documents", [{"title": "Doc 1", "content": "Content 1"}])
-''')
+""")
     assert capsys.readouterr().out == "User: Alice\n"
     assert (ns["user_name"], ns["documents"]) == ("Alice", [])
     assert ns["state"].get("user_name") == "Bob"
@@ -100,10 +108,13 @@ state.set("documents", [{"title": "Doc 1", "content": "Content 1"}])
 
 
 # seed 002, "默认处理程序" block
-def test_seed_002_default_handlers(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_002_default_handlers(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     from agentnb import State
 
-    run_block('''
+    run_block(
+        """
 from haystack.components.agents.state.state_utils import merge_lists, replace_values
 
 schema = {
@@ -123,15 +134,20 @@ print(state.get("documents"))  # Output: [1, 2, 3, 4]
 state.set("user_name", "Alice")
 state.set("user_name", "Bob")
 print(state.get("user_name"))  # Output: "Bob"
-''', names={"State": State})
+""",
+        names={"State": State},
+    )
     assert capsys.readouterr().out == "[1, 2, 3, 4]\nBob\n"
 
 
 # seed 002, "自定义处理程序" blocks (a custom handler, then handler_override)
-def test_seed_002_custom_handlers(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_002_custom_handlers(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     from agentnb import State
 
-    run_block('''
+    run_block(
+        '''
 def custom_merge(current_value, new_value):
     """Custom handler that merges and sorts lists."""
     current_list = current_value or []
@@ -156,7 +172,9 @@ state = State(schema=schema)
 state.set("user_name", "Alice")
 state.set("user_name", "Bob", handler_override=concatenate_strings)
 print(state.get("user_name"))  # Output: "Alice-Bob"
-''', names={"State": State})
+''',
+        names={"State": State},
+    )
     assert capsys.readouterr().out == "[1, 2, 3, 4]\nAlice-Bob\n"
 
 
@@ -204,7 +222,9 @@ print(calc_result)  # Output: 42
 
 
 # seed 002, "将 State 与 Agent 结合使用" block
-def test_seed_002_calculator_agent(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_002_calculator_agent(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     model = ScriptedModel([tool_call("calculator", expression="15 + 27"), "15 + 27 = 42"])
     run_block(CALCULATOR_BLOCK, model)
     assert capsys.readouterr().out == "42\n"
@@ -253,12 +273,17 @@ result = agent.run(
 
 
 # seed 002, "从 State 读取 inputs_from_state" block (its imports come from the block before it)
-def test_seed_002_inputs_from_state(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_002_inputs_from_state(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     from agentnb import Agent, ChatMessage, Tool
 
     model = ScriptedModel([tool_call("search", query="Python tutorials"), "Here are Python tutorials."])
     ns = run_block(SEARCH_BLOCK, model, {"Agent": Agent, "ChatMessage": ChatMessage, "Tool": Tool})
-    assert model.requests[1].messages[-1]["content"] == '{"results": ["Found results for \'Python tutorials\' (user: Alice)"]}'
+    assert (
+        model.requests[1].messages[-1]["content"]
+        == '{"results": ["Found results for \'Python tutorials\' (user: Alice)"]}'
+    )
     assert ns["result"]["user_name"] == "Alice"
 
 
@@ -316,10 +341,14 @@ print(last_query)     # "Find information about Python"
 
 
 # seed 002, "写入 State outputs_to_state" block
-def test_seed_002_outputs_to_state(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_002_outputs_to_state(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     from agentnb import Agent, ChatMessage, Tool
 
-    model = ScriptedModel([tool_call("retrieve", query="Find information about Python"), "Found two documents."])
+    model = ScriptedModel(
+        [tool_call("retrieve", query="Find information about Python"), "Found two documents."]
+    )
     run_block(RETRIEVAL_BLOCK, model, {"Agent": Agent, "ChatMessage": ChatMessage, "Tool": Tool})
     assert capsys.readouterr().out.splitlines() == [
         "[{'title': 'Doc 1', 'content': 'Content about Python'}, {'title': 'Doc 2', 'content': 'More about Python'}]",
@@ -329,9 +358,12 @@ def test_seed_002_outputs_to_state(run_block: Callable[..., dict[str, Any]], cap
 
 
 # seed 002, "如果省略source，则将存储整个工具结果" block
-def test_seed_002_whole_result_into_state(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_002_whole_result_into_state(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     model = ScriptedModel([tool_call("get_info"), "Alice is an admin."])
-    run_block('''
+    run_block(
+        '''
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
@@ -371,23 +403,36 @@ user_info = result["user_info"]
 print(user_info)  # Output: {"name": "Alice", "email": "[email protected]", "role": "admin"}
 print(user_info["name"])   # Output: "Alice"
 print(user_info["email"])  # Output: "[email protected]"
-''', model)
+''',
+        model,
+    )
     assert capsys.readouterr().out.splitlines() == [
-        "{'name': 'Alice', 'email': '[email protected]', 'role': 'admin'}", "Alice", "[email protected]"]
+        "{'name': 'Alice', 'email': '[email protected]', 'role': 'admin'}",
+        "Alice",
+        "[email protected]",
+    ]
 
 
 # seed 002, "合并输入和输出" block (after the outputs_to_state block, whose retrieval_tool it uses).
 # That retrieval_tool also maps result_count / last_query, which this block's state_schema lacks:
 # haystack-ai 3.4.0 raises RuntimeError ("Key 'result_count' not found in schema") on this block.
-@pytest.mark.xfail(strict=True, reason="deliberate: outputs_to_state keys outside the agent's state_schema fail the call (SPEC 1.6; Haystack raises too), so the seed's retrieve -> process chain stops")
-def test_seed_002_tools_chain_through_state(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: outputs_to_state keys outside the agent's state_schema fail the call (SPEC 1.6; Haystack raises too), so the seed's retrieve -> process chain stops",
+)
+def test_seed_002_tools_chain_through_state(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     from agentnb import Agent, ChatMessage, Tool
 
     first = ScriptedModel([tool_call("retrieve", query="Python"), "ok"])
     ns = run_block(RETRIEVAL_BLOCK, first, {"Agent": Agent, "ChatMessage": ChatMessage, "Tool": Tool})
     capsys.readouterr()
-    model = ScriptedModel([tool_call("retrieve", query="Python"), tool_call("process", max_results=3), "Processed."])
-    run_block('''
+    model = ScriptedModel(
+        [tool_call("retrieve", query="Python"), tool_call("process", max_results=3), "Processed."]
+    )
+    run_block(
+        '''
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
@@ -437,7 +482,10 @@ final_docs = result["final_docs"]
 final_count = result["final_count"]
 print(f"Processed {final_count} documents")
 print(final_docs)
-''', model, {"retrieval_tool": ns["retrieval_tool"]})
+''',
+        model,
+        {"retrieval_tool": ns["retrieval_tool"]},
+    )
     assert capsys.readouterr().out.splitlines() == [
         "Processed 2 documents",
         "[{'title': 'Doc 1', 'content': 'Content about Python'}, {'title': 'Doc 2', 'content': 'More about Python'}]",
@@ -449,11 +497,20 @@ print(final_docs)
 def test_seed_002_chain_stops_at_the_undeclared_output_key(run_block: Callable[..., dict[str, Any]]) -> None:
     from agentnb import Agent, ChatMessage, Tool
 
-    ns = run_block(RETRIEVAL_BLOCK, ScriptedModel([tool_call("retrieve", query="Python"), "ok"]),
-                   {"Agent": Agent, "ChatMessage": ChatMessage, "Tool": Tool})
-    agent = Agent(chat_generator=ScriptedModel([tool_call("retrieve", query="Python"), "Nothing to process."]),
-                  tools=[ns["retrieval_tool"]],
-                  state_schema={"documents": {"type": list}, "final_docs": {"type": list}, "final_count": {"type": int}})
+    ns = run_block(
+        RETRIEVAL_BLOCK,
+        ScriptedModel([tool_call("retrieve", query="Python"), "ok"]),
+        {"Agent": Agent, "ChatMessage": ChatMessage, "Tool": Tool},
+    )
+    agent = Agent(
+        chat_generator=ScriptedModel([tool_call("retrieve", query="Python"), "Nothing to process."]),
+        tools=[ns["retrieval_tool"]],
+        state_schema={
+            "documents": {"type": list},
+            "final_docs": {"type": list},
+            "final_count": {"type": int},
+        },
+    )
     result = agent.run(messages=[ChatMessage.from_user("Find and process 3 documents about Python")])
     (call,) = result.tool_calls
     assert call.error_kind == "state_error" and "Key 'result_count' not found in schema" in call.error
@@ -461,9 +518,14 @@ def test_seed_002_chain_stops_at_the_undeclared_output_key(run_block: Callable[.
 
 
 # seed 002, "完整示例" block
-def test_seed_002_complete_example(run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
-    model = ScriptedModel([tool_call("factorial", n=5), tool_call("calculator", expression="120 * 2"), "5! * 2 = 240"])
-    ns = run_block('''
+def test_seed_002_complete_example(
+    run_block: Callable[..., dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = ScriptedModel(
+        [tool_call("factorial", n=5), tool_call("calculator", expression="120 * 2"), "5! * 2 = 240"]
+    )
+    ns = run_block(
+        '''
 import math
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import OpenAIChatGenerator
@@ -528,10 +590,10 @@ calc_result = result["calc_result"]
 # Access conversation messages
 for message in result["messages"]:
     print(f"{message.role}: {message.text}")
-''', model)
+''',
+        model,
+    )
     assert (ns["factorial_result"], ns["calc_result"]) == (120, 240)
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "user: Calculate the factorial of 5, then multiply it by 2"
     assert out.splitlines()[-1] == "assistant: 5! * 2 = 240"
-
-

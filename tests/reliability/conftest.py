@@ -10,11 +10,15 @@ from campaign import CONFIG, TALLIES, Scale, campaign_enabled
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--campaign", action="store_true", default=False, help="run the heavy reliability campaign")
+    parser.addoption(
+        "--campaign", action="store_true", default=False, help="run the heavy reliability campaign"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "campaign: heavy reliability runs (thousands of cases), opt in with --campaign")
+    config.addinivalue_line(
+        "markers", "campaign: heavy reliability runs (thousands of cases), opt in with --campaign"
+    )
     CONFIG[:] = [config]
 
 
@@ -23,7 +27,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("heavy campaign: run with --campaign or AGENTNB_CAMPAIGN=1")
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
     if not TALLIES:
         return
     merged: dict[str, list[int]] = {}
@@ -37,7 +43,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
         terminalreporter.write_line(f"{area} | {cases} | {failed}")
 
 
-@pytest.fixture(params=[pytest.param(False, id="fast"), pytest.param(True, id="campaign", marks=pytest.mark.campaign)])
+@pytest.fixture(
+    params=[pytest.param(False, id="fast"), pytest.param(True, id="campaign", marks=pytest.mark.campaign)]
+)
 def scale(request: pytest.FixtureRequest) -> Scale:
     """The size of a sized test: a fast variant, and a heavy one for the campaign."""
     return Scale(heavy=request.param)

@@ -27,7 +27,13 @@ class Exchange:
     body: Any
     stopping: threading.Event
 
-    def head(self, status: int = 200, content_type: str = "application/json", length: int | None = None, **extra: str) -> None:
+    def head(
+        self,
+        status: int = 200,
+        content_type: str = "application/json",
+        length: int | None = None,
+        **extra: str,
+    ) -> None:
         self.handler.send_response(status)
         self.handler.send_header("Content-Type", content_type)
         if length is not None:
@@ -75,7 +81,9 @@ class HostileServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -109,7 +117,9 @@ class HostileServer:
 # -- answers ----------------------------------------------------------------------------------
 
 
-def raw_body(data: bytes, status: int = 200, content_type: str = "application/json", **headers: str) -> Answer:
+def raw_body(
+    data: bytes, status: int = 200, content_type: str = "application/json", **headers: str
+) -> Answer:
     """Exactly these bytes as the body."""
 
     def answer(x: Exchange) -> None:
@@ -186,7 +196,13 @@ def echo_credentials(status: int = 500) -> Answer:
         usual = ("host", "accept", "content-", "user-agent", "connection", "x-stainless")
         ordered = sorted(x.headers.items(), key=lambda kv: kv[0].startswith(usual))
         seen = "; ".join(f"{k}={v}" for k, v in ordered)
-        body = {"error": {"message": f"bad request {x.path} with headers {seen}", "type": "server_error", "headers": x.headers}}
+        body = {
+            "error": {
+                "message": f"bad request {x.path} with headers {seen}",
+                "type": "server_error",
+                "headers": x.headers,
+            }
+        }
         data = json.dumps(body).encode()
         x.head(status, "application/json", len(data))
         x.write(data)
@@ -241,9 +257,15 @@ def text_reply(text: str = "fine") -> Answer:
 
     def answer(x: Exchange) -> None:
         if x.path.endswith("/responses"):
-            body = responses_object([{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}])
+            body = responses_object(
+                [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}]
+            )
             if x.body.get("stream"):
-                events({"type": "response.output_text.delta", "delta": text}, {"type": "response.completed", "response": body}, done=False)(x)
+                events(
+                    {"type": "response.output_text.delta", "delta": text},
+                    {"type": "response.completed", "response": body},
+                    done=False,
+                )(x)
             else:
                 json_body(body)(x)
         elif x.body.get("stream"):

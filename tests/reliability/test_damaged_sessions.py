@@ -34,7 +34,13 @@ from agentnb.sessions import format as fmt
 
 GIVE_UP = 20.0
 NAMED = Tally("damaged files, named kinds")
-STORAGE = ("sessions/json_session.py", "sessions/sqlite_session.py", "sessions/fileio.py", "sessions/format.py", "sessions/codec.py")
+STORAGE = (
+    "sessions/json_session.py",
+    "sessions/sqlite_session.py",
+    "sessions/fileio.py",
+    "sessions/format.py",
+    "sessions/codec.py",
+)
 
 
 def bump(key: str, session_state: dict) -> str:
@@ -90,7 +96,9 @@ def load(session_factory: Callable[[], Any]) -> tuple[bool, Any]:
     return (not thread.is_alive()), (box[0] if box else None)
 
 
-def judge(session_factory: Callable[[], Any], files: list[Path], *, must_fail: bool) -> tuple[str | None, str]:
+def judge(
+    session_factory: Callable[[], Any], files: list[Path], *, must_fail: bool
+) -> tuple[str | None, str]:
     """(what went wrong or None, which module it belongs to)."""
     before = {p: _snapshot(p) for p in files}
     finished, outcome = load(session_factory)
@@ -159,24 +167,44 @@ JSON_DAMAGE: dict[str, Callable[[Path, Path], None]] = {
     "snapshot nested 100000 deep": lambda s, log: s.write_text('{"agent": ' + _nested(100_000) + "}"),
     "snapshot with a 5000-digit integer": lambda s, log: s.write_text('{"agent": {"n": ' + "7" * 5000 + "}}"),
     "log line duplicated": lambda s, log: log.write_bytes(b"".join(_lines(log) + _lines(log)[-1:])),
-    "log seq going backwards": lambda s, log: log.write_bytes(b"".join([*_lines(log)[:-2], _lines(log)[-1], _lines(log)[-2]])),
+    "log seq going backwards": lambda s, log: log.write_bytes(
+        b"".join([*_lines(log)[:-2], _lines(log)[-1], _lines(log)[-2]])
+    ),
     "log line of a newer version": lambda s, log: log.write_bytes(
         _lines(log)[-1].replace(b'"v":%d' % fmt.VERSION, b'"v":%d' % (fmt.VERSION + 1))
     ),
-    "log line cut in the middle": lambda s, log: log.write_bytes(b"".join([_lines(log)[0][:20] + b"\n", *_lines(log)[1:]])),
+    "log line cut in the middle": lambda s, log: log.write_bytes(
+        b"".join([_lines(log)[0][:20] + b"\n", *_lines(log)[1:]])
+    ),
     "log line a JSON list": lambda s, log: log.write_bytes(b"".join([*_lines(log), b"[1]\n"])),
-    "log line nested 100000 deep": lambda s, log: log.write_bytes(b"".join([*_lines(log), _nested(100_000).encode() + b"\n"])),
+    "log line nested 100000 deep": lambda s, log: log.write_bytes(
+        b"".join([*_lines(log), _nested(100_000).encode() + b"\n"])
+    ),
     "log line with a 5000-digit seq": lambda s, log: log.write_bytes(
         b"".join([*_lines(log), b'{"v":1,"seq":' + b"9" * 5000 + b',"op":"base"}\n'])
     ),
-    "snapshot of the next version": lambda s, log: _edit_snapshot(s, lambda d: d["__agentnb__"].update(version=fmt.VERSION + 1)),
-    "snapshot holding NaN": lambda s, log: s.write_text(s.read_text().replace('"turns":[', '"nan":NaN,"turns":[', 1)),
-    "snapshot holding Infinity": lambda s, log: s.write_text(s.read_text().replace('"turns":[', '"x":-Infinity,"turns":[', 1)),
+    "snapshot of the next version": lambda s, log: _edit_snapshot(
+        s, lambda d: d["__agentnb__"].update(version=fmt.VERSION + 1)
+    ),
+    "snapshot holding NaN": lambda s, log: s.write_text(
+        s.read_text().replace('"turns":[', '"nan":NaN,"turns":[', 1)
+    ),
+    "snapshot holding Infinity": lambda s, log: s.write_text(
+        s.read_text().replace('"turns":[', '"x":-Infinity,"turns":[', 1)
+    ),
     "snapshot message of an unknown role": lambda s, log: _edit_snapshot(s, _unknown_role),
-    "log line with a negative seq": lambda s, log: log.write_bytes(b"".join([*_lines(log), b'{"v":%d,"seq":-5,"op":"base"}\n' % fmt.VERSION])),
-    "log's only lines with negative seqs": lambda s, log: log.write_bytes(b'{"v":%d,"seq":-2,"op":"base"}\n' % fmt.VERSION),
-    "log line holding NaN": lambda s, log: log.write_bytes(b"".join([*_lines(log)[:-1], _lines(log)[-1].replace(b'"op":', b'"x":NaN,"op":', 1)])),
-    "log message of an unknown role": lambda s, log: log.write_bytes(b"".join([*_lines(log)[:-1], _last_role_unknown(_lines(log)[-1])])),
+    "log line with a negative seq": lambda s, log: log.write_bytes(
+        b"".join([*_lines(log), b'{"v":%d,"seq":-5,"op":"base"}\n' % fmt.VERSION])
+    ),
+    "log's only lines with negative seqs": lambda s, log: log.write_bytes(
+        b'{"v":%d,"seq":-2,"op":"base"}\n' % fmt.VERSION
+    ),
+    "log line holding NaN": lambda s, log: log.write_bytes(
+        b"".join([*_lines(log)[:-1], _lines(log)[-1].replace(b'"op":', b'"x":NaN,"op":', 1)])
+    ),
+    "log message of an unknown role": lambda s, log: log.write_bytes(
+        b"".join([*_lines(log)[:-1], _last_role_unknown(_lines(log)[-1])])
+    ),
     "snapshot is a FIFO": lambda s, log: (s.unlink(), os.mkfifo(s)),
     "log is a FIFO": lambda s, log: (log.unlink(), os.mkfifo(log)),
     "snapshot is a symlink loop": lambda s, log: (s.unlink(), log.unlink(), os.symlink(s.name, s)),
@@ -193,19 +221,36 @@ def _sql(path: Path, *statements: str) -> None:
 
 SQLITE_DAMAGE: dict[str, Callable[[Path], None]] = {
     "not a database": lambda db: db.write_bytes(b"hello, I am a text file\n" * 10),
-    "truncated": lambda db: db.write_bytes(db.read_bytes()[:4096 + 100]),
-    "pages overwritten": lambda db: db.write_bytes(db.read_bytes()[:2048] + b"\x13" * 4096 + db.read_bytes()[2048 + 4096 :]),
-    "foreign database": lambda db: (db.unlink(), _sql(db, "CREATE TABLE people (name TEXT)", "INSERT INTO people VALUES ('ada')")),
+    "truncated": lambda db: db.write_bytes(db.read_bytes()[: 4096 + 100]),
+    "pages overwritten": lambda db: db.write_bytes(
+        db.read_bytes()[:2048] + b"\x13" * 4096 + db.read_bytes()[2048 + 4096 :]
+    ),
+    "foreign database": lambda db: (
+        db.unlink(),
+        _sql(db, "CREATE TABLE people (name TEXT)", "INSERT INTO people VALUES ('ada')"),
+    ),
     "our version, no tables": lambda db: (db.unlink(), _sql(db, "PRAGMA user_version=1")),
     "version 7": lambda db: _sql(db, "PRAGMA user_version=7"),
     "the next version": lambda db: _sql(db, f"PRAGMA user_version={fmt.VERSION + 1}"),
-    "a log row with a negative seq": lambda db: _sql(db, "UPDATE log SET seq=-seq, line=replace(line, '\"seq\":' || seq, '\"seq\":-' || seq)"),
-    "a snapshot row holding NaN": lambda db: _sql(db, "UPDATE snapshots SET data=replace(data, '\"turns\":[', '\"nan\":NaN,\"turns\":[')"),
-    "a message of an unknown role": lambda db: _sql(db, "UPDATE log SET line=replace(line, '\"role\":\"user\"', '\"role\":\"wizard\"')"),
+    "a log row with a negative seq": lambda db: _sql(
+        db, "UPDATE log SET seq=-seq, line=replace(line, '\"seq\":' || seq, '\"seq\":-' || seq)"
+    ),
+    "a snapshot row holding NaN": lambda db: _sql(
+        db, 'UPDATE snapshots SET data=replace(data, \'"turns":[\', \'"nan":NaN,"turns":[\')'
+    ),
+    "a message of an unknown role": lambda db: _sql(
+        db, 'UPDATE log SET line=replace(line, \'"role":"user"\', \'"role":"wizard"\')'
+    ),
     "snapshot row not JSON": lambda db: _sql(db, "UPDATE snapshots SET data='{oops'"),
-    "log row not JSON": lambda db: _sql(db, "UPDATE log SET line='{oops' WHERE seq=(SELECT MAX(seq) FROM log)"),
-    "log row seq disagrees with its line": lambda db: _sql(db, "UPDATE log SET seq=seq+100 WHERE seq=(SELECT MAX(seq) FROM log)"),
-    "log row nested 100000 deep": lambda db: _sql(db, f"UPDATE log SET line='{_nested(100_000)}' WHERE seq=(SELECT MAX(seq) FROM log)"),
+    "log row not JSON": lambda db: _sql(
+        db, "UPDATE log SET line='{oops' WHERE seq=(SELECT MAX(seq) FROM log)"
+    ),
+    "log row seq disagrees with its line": lambda db: _sql(
+        db, "UPDATE log SET seq=seq+100 WHERE seq=(SELECT MAX(seq) FROM log)"
+    ),
+    "log row nested 100000 deep": lambda db: _sql(
+        db, f"UPDATE log SET line='{_nested(100_000)}' WHERE seq=(SELECT MAX(seq) FROM log)"
+    ),
     "database is a FIFO": lambda db: (db.unlink(), os.mkfifo(db)),
     "database is a symlink loop": lambda db: (db.unlink(), os.symlink(db.name, db)),
     "database is a folder": lambda db: (db.unlink(), db.mkdir()),
@@ -238,7 +283,9 @@ AGENT_DAMAGE: dict[str, Callable[[dict[str, Any]], None]] = {
     "usage a string": lambda d: d["agent"]["history"]["turns"][0].update(usage="many"),
     "a message a list": lambda d: d["agent"].update(messages=[[1]]),
     "state a list": lambda d: d["agent"].update(state=[1]),
-    "an event of an unknown kind": lambda d: d["agent"]["history"]["turns"][0]["events"].append({"kind": "nope"}),
+    "an event of an unknown kind": lambda d: d["agent"]["history"]["turns"][0]["events"].append(
+        {"kind": "nope"}
+    ),
 }
 
 
@@ -261,7 +308,9 @@ def test_a_zero_byte_database_is_a_damaged_session_never_written_into(tmp_path):
     agent = Agent("s", ScriptedModel(["hi"]))
     with pytest.raises(SessionFormatError, match="empty file"):
         SQLiteSession(db).save_session_state_sync("s", agent=agent)
-    assert db.read_bytes() == b"" and sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["s.db"]
+    assert db.read_bytes() == b"" and sorted(
+        p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")
+    ) == ["s.db"]
     NAMED.check(None, "database 0 bytes")
 
 
@@ -417,6 +466,7 @@ def line_damage(draw: st.DrawFn, count: int) -> tuple[Callable[[list[bytes]], li
     if kind == "duplicate":
         return (lambda ls: [*ls[: i + 1], ls[i], *ls[i + 1 :]]), True
     if kind == "swap":
+
         def swap(ls: list[bytes]) -> list[bytes]:
             out = list(ls)
             out[i], out[j] = out[j], out[i]
@@ -449,7 +499,13 @@ def _fuzz(kind: str, examples: int) -> Campaign:
     _, files = build("json" if kind != "sqlite bytes" else "sqlite", pristine_root)
     pristine = {p.name: p.read_bytes() for p in files}
 
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(data=st.data())
     def one(data: st.DataObject) -> None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -479,7 +535,11 @@ def _fuzz(kind: str, examples: int) -> Campaign:
                 target = root / "s.db"
                 raw = target.read_bytes()
                 target.write_bytes(data.draw(byte_damage(len(raw)))(raw))
-            factory = (lambda: SQLiteSession(root / "s.db")) if kind == "sqlite bytes" else (lambda: JSONSession(root))
+            factory = (
+                (lambda: SQLiteSession(root / "s.db"))
+                if kind == "sqlite bytes"
+                else (lambda: JSONSession(root))
+            )
             problem, where = judge(factory, [root / n for n in pristine], must_fail=must_fail)
             campaign.record(problem, where, kind)
 

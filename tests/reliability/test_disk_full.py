@@ -28,7 +28,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     disk.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(disk)], capture_output=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(disk)], capture_output=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
     try:
@@ -56,7 +58,9 @@ def make_session(kind: str, disk: Path) -> JSONSession | SQLiteSession:
     return JSONSession(disk / "s") if kind == "json" else SQLiteSession(disk / "s.db")
 
 
-def scenario(kind: str, disk: Path, before: int, during: int, after: int) -> tuple[list[str], list[str], list[str]]:
+def scenario(
+    kind: str, disk: Path, before: int, during: int, after: int
+) -> tuple[list[str], list[str], list[str]]:
     """Run turns before, while and after the disk is full; (messages run, messages on disk,
     warnings seen while full)."""
     agent = Agent("d", ScriptedModel(lambda request: "ok " * 50), session=make_session(kind, disk))
@@ -117,7 +121,9 @@ def test_enospc_at_fsync_loses_no_turn(tmp_path, monkeypatch):
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    agent = Agent("d", ScriptedModel(lambda request: "ok"), session=JSONSession(tmp_path, compact_min_bytes=2_000))
+    agent = Agent(
+        "d", ScriptedModel(lambda request: "ok"), session=JSONSession(tmp_path, compact_min_bytes=2_000)
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for i in range(12):
@@ -152,5 +158,9 @@ def test_a_turn_whose_save_failed_is_written_by_the_next_save(tmp_path, monkeypa
     with pytest.warns(UserWarning, match="No space left"):
         agent.run("turn 1")
     agent.run("turn 2")
-    restored = Agent("d", ScriptedModel([]), session=JSONSession(tmp_path) if kind == "json" else SQLiteSession(tmp_path / "s.db"))
+    restored = Agent(
+        "d",
+        ScriptedModel([]),
+        session=JSONSession(tmp_path) if kind == "json" else SQLiteSession(tmp_path / "s.db"),
+    )
     assert [t.message for t in restored.history] == ["turn 0", "turn 1", "turn 2"]

@@ -38,8 +38,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentnb import Agent
-from agentnb.errors import ModelError
-from agentnb.errors import ModelConnectionError
+from agentnb.errors import ModelConnectionError, ModelError
 from agentnb.models import OpenAIChat
 from agentnb.models.openai_responses import OpenAIResponses
 
@@ -95,6 +94,8 @@ def _object_arguments(arguments: bytes) -> bytes:
     """A tool call whose arguments are the JSON object ``arguments`` (not text)."""
     body = completion({"content": None, "tool_calls": [call(arguments="ARGS")]}, "tool_calls")
     return json.dumps(body).encode().replace(b'"ARGS"', arguments)
+
+
 SLOW = GOOD[:-1] + b" " * 2000 + b"}"
 """A body that takes minutes to trickle."""
 
@@ -110,37 +111,134 @@ def chat_plain() -> list[Case]:
         C("no choices", json_body({"id": "x"}), "error", "choices"),
         C("choices a number", json_body({"choices": 5}), "error", "choices"),
         C("choice a string", json_body({"choices": ["x"]}), "error", "choice"),
-        C("message a list", json_body({"choices": [{"index": 0, "message": [1], "finish_reason": "stop"}]}), "error", "message"),
+        C(
+            "message a list",
+            json_body({"choices": [{"index": 0, "message": [1], "finish_reason": "stop"}]}),
+            "error",
+            "message",
+        ),
         C("content 5", json_body(completion({"content": 5})), "error", "content"),
         C("content a list of numbers", json_body(completion({"content": [1, 2]})), "error", "content"),
-        C("content as text parts", json_body(completion({"content": [{"type": "text", "text": "fine"}]})), "ok"),
-        C("content with a lone surrogate", raw_body(json.dumps(completion({"content": "a\ud800b"})).encode()), "ok", text="a\ud800b"),
+        C(
+            "content as text parts",
+            json_body(completion({"content": [{"type": "text", "text": "fine"}]})),
+            "ok",
+        ),
+        C(
+            "content with a lone surrogate",
+            raw_body(json.dumps(completion({"content": "a\ud800b"})).encode()),
+            "ok",
+            text="a\ud800b",
+        ),
         C("arguments an object", json_body(calls(call(arguments={"a": 1, "b": 2}))), "tool_ok"),
         C("arguments a number", json_body(calls(call(arguments=5))), "tool_error"),
-        C("arguments an object with a 5000-digit integer", raw_body(_object_arguments(b'{"a": ' + b"9" * 5000 + b', "b": 2}')), "tool_error", "4300 digits"),
-        C("arguments an object nested 300 deep", raw_body(_object_arguments(b'{"a": ' + _nested(300) + b', "b": 2}')), "tool_error", "nested deeper"),
-        C("a 5000-digit integer outside the arguments", raw_body(GOOD[:-1] + b', "x": {"arguments": 1, "n": ' + b"9" * 5000 + b"}}"), "error", "5,000 digits"),
+        C(
+            "arguments an object with a 5000-digit integer",
+            raw_body(_object_arguments(b'{"a": ' + b"9" * 5000 + b', "b": 2}')),
+            "tool_error",
+            "4300 digits",
+        ),
+        C(
+            "arguments an object nested 300 deep",
+            raw_body(_object_arguments(b'{"a": ' + _nested(300) + b', "b": 2}')),
+            "tool_error",
+            "nested deeper",
+        ),
+        C(
+            "a 5000-digit integer outside the arguments",
+            raw_body(GOOD[:-1] + b', "x": {"arguments": 1, "n": ' + b"9" * 5000 + b"}}"),
+            "error",
+            "5,000 digits",
+        ),
         C("arguments a list", json_body(calls(call(arguments=[1, 2]))), "tool_error"),
         C("arguments null", json_body(calls(call(arguments=None))), "tool_error"),
         C("name a list", json_body(calls(call(name=["add"]))), "tool_error", "name that is a list"),
         C("name missing", json_body(calls(call(name=None))), "tool_error", "no name"),
         C("name a number", json_body(calls(call(name=7))), "tool_error", "name that is an int"),
-        C("name an object", json_body(calls(call(name={"n": "add"}))), "tool_error", "name that is an object"),
+        C(
+            "name an object",
+            json_body(calls(call(name={"n": "add"}))),
+            "tool_error",
+            "name that is an object",
+        ),
         C("function missing", json_body(calls({"id": "c", "type": "function"})), "tool_error", "no function"),
-        C("a bad call beside a good one", json_body(calls(call(name=None, id="c0"), call())), "tool_error", "no name", second_ok=True),
-        C("usage with NaN", raw_body(json.dumps(completion({"content": "fine"}, usage={"prompt_tokens": float("nan"), "completion_tokens": 3})).encode()), "ok", estimated=True),
-        C("usage all Infinity", raw_body(json.dumps(completion({"content": "fine"}, usage={"prompt_tokens": float("inf"), "completion_tokens": float("-inf")})).encode()), "ok", estimated=True),
-        C("NaN outside the usage", raw_body(json.dumps(completion({"content": "fine"}, logprobs=float("nan"))).encode()), "error", "NaN"),
-        C("tool_calls an object", json_body(completion({"content": None, "tool_calls": {"a": 1}})), "error", "tool_calls"),
+        C(
+            "a bad call beside a good one",
+            json_body(calls(call(name=None, id="c0"), call())),
+            "tool_error",
+            "no name",
+            second_ok=True,
+        ),
+        C(
+            "usage with NaN",
+            raw_body(
+                json.dumps(
+                    completion(
+                        {"content": "fine"}, usage={"prompt_tokens": float("nan"), "completion_tokens": 3}
+                    )
+                ).encode()
+            ),
+            "ok",
+            estimated=True,
+        ),
+        C(
+            "usage all Infinity",
+            raw_body(
+                json.dumps(
+                    completion(
+                        {"content": "fine"},
+                        usage={"prompt_tokens": float("inf"), "completion_tokens": float("-inf")},
+                    )
+                ).encode()
+            ),
+            "ok",
+            estimated=True,
+        ),
+        C(
+            "NaN outside the usage",
+            raw_body(json.dumps(completion({"content": "fine"}, logprobs=float("nan"))).encode()),
+            "error",
+            "NaN",
+        ),
+        C(
+            "tool_calls an object",
+            json_body(completion({"content": None, "tool_calls": {"a": 1}})),
+            "error",
+            "tool_calls",
+        ),
         C("tool call a string", json_body(calls("add")), "error", "tool call"),
-        C("function a string", json_body(calls({"id": "c", "type": "function", "function": "add"})), "tool_error", "function that is a string"),
+        C(
+            "function a string",
+            json_body(calls({"id": "c", "type": "function", "function": "add"})),
+            "tool_error",
+            "function that is a string",
+        ),
         C("id a number", json_body(calls(call(id=5))), "tool_ok"),
-        C("usage with strings", json_body(completion({"content": "fine"}, usage={"prompt_tokens": "many"})), "ok"),
+        C(
+            "usage with strings",
+            json_body(completion({"content": "fine"}, usage={"prompt_tokens": "many"})),
+            "ok",
+        ),
         C("usage a list", json_body(completion({"content": "fine"}, usage=[1])), "ok"),
-        C("finish_reason a number", json_body(completion({"content": "fine"}, finish=5)), "error", "finish_reason"),
-        C("error object with HTTP 200", json_body({"error": {"message": "model overloaded"}}), "error", "overloaded"),
+        C(
+            "finish_reason a number",
+            json_body(completion({"content": "fine"}, finish=5)),
+            "error",
+            "finish_reason",
+        ),
+        C(
+            "error object with HTTP 200",
+            json_body({"error": {"message": "model overloaded"}}),
+            "error",
+            "overloaded",
+        ),
         C("nested 100000 deep", raw_body(b'{"choices": ' + _nested(100_000) + b"}"), "error", "JSON"),
-        C("nested 500 deep in an extra field", raw_body(GOOD[:-1] + b', "x": ' + _nested(500) + b"}"), "error", "nested"),
+        C(
+            "nested 500 deep in an extra field",
+            raw_body(GOOD[:-1] + b', "x": ' + _nested(500) + b"}"),
+            "error",
+            "nested",
+        ),
         C("5000-digit integer", raw_body(GOOD[:-1] + b', "created": ' + b"9" * 5000 + b"}"), "error", "JSON"),
         C("not UTF-8", raw_body(b'{"choices": "\xff\xfe"}'), "error", "JSON"),
         C("body cut short", cut_after(GOOD, len(GOOD) // 2), "error"),
@@ -159,60 +257,184 @@ def _frame(data: Any) -> str:
 
 def chat_stream() -> list[Case]:
     head = chunk({"role": "assistant", "content": "Hel"})
-    tool = lambda **f: chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}', **f}}]})  # noqa: E731
+    tool = lambda **f: chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "add", "arguments": '{"a": 1, "b": 2}', **f},
+                }
+            ]
+        }
+    )  # noqa: E731
     end = chunk({}, "stop")
     return [
         C("well-formed stream", text_reply(), "ok"),
         C("empty stream", sse([]), "error", "without"),
         C("only [DONE]", events(), "error", "without"),
-        C("only a usage chunk", events({"id": "x", "choices": [], "usage": {"prompt_tokens": 1}}), "error", "without"),
-        C("cut mid-event", sse([_frame(head), 'data: {"id": "chatcmpl-h", "choices": [{"index": 0, "delta": {"content": "lo']), "error", "cut"),
+        C(
+            "only a usage chunk",
+            events({"id": "x", "choices": [], "usage": {"prompt_tokens": 1}}),
+            "error",
+            "without",
+        ),
+        C(
+            "cut mid-event",
+            sse(
+                [_frame(head), 'data: {"id": "chatcmpl-h", "choices": [{"index": 0, "delta": {"content": "lo']
+            ),
+            "error",
+            "cut",
+        ),
         C("cut before finish_reason", events(head, chunk({"content": "lo"}), done=False), "error", "cut"),
         C("malformed event", sse(["data: {oops\n\n"]), "error", "not valid JSON"),
         C("event a list", events([1, 2]), "error", "list"),
         C("delta content 5", events(chunk({"content": 5}), end), "error", "content"),
         C("delta content a list", events(chunk({"content": ["fi", "ne"]}), end), "error", "content"),
         C("delta a string", events({"choices": [{"index": 0, "delta": "x"}]}, end), "error", "delta"),
-        C("choices null then text", events({"id": "x", "choices": None}, chunk({"content": "fine"}), end), "ok"),
-        C("arguments an object in a delta", events(tool(arguments={"a": 1, "b": 2}), chunk({}, "tool_calls")), "tool_ok"),
+        C(
+            "choices null then text",
+            events({"id": "x", "choices": None}, chunk({"content": "fine"}), end),
+            "ok",
+        ),
+        C(
+            "arguments an object in a delta",
+            events(tool(arguments={"a": 1, "b": 2}), chunk({}, "tool_calls")),
+            "tool_ok",
+        ),
         C("arguments a number in a delta", events(tool(arguments=7), chunk({}, "tool_calls")), "tool_error"),
-        C("name a list in a delta", events(tool(name=["add"]), chunk({}, "tool_calls")), "tool_error", "name that is a list"),
-        C("name a number in a delta", events(tool(name=3), chunk({}, "tool_calls")), "tool_error", "name that is an int"),
-        C("tool call without a name", events(tool(name=None), chunk({}, "tool_calls")), "tool_error", "no name"),
+        C(
+            "name a list in a delta",
+            events(tool(name=["add"]), chunk({}, "tool_calls")),
+            "tool_error",
+            "name that is a list",
+        ),
+        C(
+            "name a number in a delta",
+            events(tool(name=3), chunk({}, "tool_calls")),
+            "tool_error",
+            "name that is an int",
+        ),
+        C(
+            "tool call without a name",
+            events(tool(name=None), chunk({}, "tool_calls")),
+            "tool_error",
+            "no name",
+        ),
         C(
             "tool call index a string",
-            events(chunk({"tool_calls": [{"index": "x", "id": "c", "function": {"name": "add", "arguments": "{}"}}]}), chunk({}, "tool_calls")),
+            events(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {"index": "x", "id": "c", "function": {"name": "add", "arguments": "{}"}}
+                        ]
+                    }
+                ),
+                chunk({}, "tool_calls"),
+            ),
             "tool_error",
             "index is a string",
         ),
         C(
             "tool call index null, then a good call",
             events(
-                chunk({"tool_calls": [{"index": None, "id": "c0", "function": {"name": "add", "arguments": '{"a": 1,'}}]}),
+                chunk(
+                    {
+                        "tool_calls": [
+                            {"index": None, "id": "c0", "function": {"name": "add", "arguments": '{"a": 1,'}}
+                        ]
+                    }
+                ),
                 chunk({"tool_calls": [{"index": None, "function": {"arguments": ' "b": 2}'}}]}),
-                chunk({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]}),
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "c1",
+                                "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'},
+                            }
+                        ]
+                    }
+                ),
                 chunk({}, "tool_calls"),
             ),
             "tool_error",
             "index is null",
             second_ok=True,
         ),
-        C("usage with NaN in the last chunk", events(chunk({"content": "fine"}), chunk({}, "stop"), {"id": "x", "choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": float("nan")}}), "ok", estimated=True),
+        C(
+            "usage with NaN in the last chunk",
+            events(
+                chunk({"content": "fine"}),
+                chunk({}, "stop"),
+                {"id": "x", "choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": float("nan")}},
+            ),
+            "ok",
+            estimated=True,
+        ),
         C(
             "tool call without an index",
-            events(chunk({"tool_calls": [{"id": "c", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]}), chunk({}, "tool_calls")),
+            events(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {"id": "c", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}
+                        ]
+                    }
+                ),
+                chunk({}, "tool_calls"),
+            ),
             "tool_ok",
         ),
-        C("error object mid-stream", events(head, {"error": {"message": "model overloaded"}}), "error", "overloaded"),
-        C("event: error frame", sse(['event: error\ndata: {"error": {"message": "boom"}}\n\n']), "error", "boom"),
-        C("CRLF lines and comments", sse([": hi\r\n\r\n", "data: " + json.dumps(chunk({"content": "fine"})) + "\r\n\r\n", _frame(end), "data: [DONE]\r\n\r\n"]), "ok"),
+        C(
+            "error object mid-stream",
+            events(head, {"error": {"message": "model overloaded"}}),
+            "error",
+            "overloaded",
+        ),
+        C(
+            "event: error frame",
+            sse(['event: error\ndata: {"error": {"message": "boom"}}\n\n']),
+            "error",
+            "boom",
+        ),
+        C(
+            "CRLF lines and comments",
+            sse(
+                [
+                    ": hi\r\n\r\n",
+                    "data: " + json.dumps(chunk({"content": "fine"})) + "\r\n\r\n",
+                    _frame(end),
+                    "data: [DONE]\r\n\r\n",
+                ]
+            ),
+            "ok",
+        ),
         C("JSON answer to a stream request", json_body(completion({"content": "fine"})), "ok"),
-        C("only choice 1 answers", events({"choices": [{"index": 1, "delta": {"content": "x"}, "finish_reason": "stop"}]}), "error", "without"),
-        C("5000-digit integer in an event", sse(["data: " + json.dumps(head)[:-1] + ', "created": ' + "9" * 5000 + "}\n\n"]), "error", "JSON"),
+        C(
+            "only choice 1 answers",
+            events({"choices": [{"index": 1, "delta": {"content": "x"}, "finish_reason": "stop"}]}),
+            "error",
+            "without",
+        ),
+        C(
+            "5000-digit integer in an event",
+            sse(["data: " + json.dumps(head)[:-1] + ', "created": ' + "9" * 5000 + "}\n\n"]),
+            "error",
+            "JSON",
+        ),
         C("nested 100000 deep event", sse([b"data: " + _nested(100_000) + b"\n\n"]), "error", "JSON"),
         C("keep-alive pings forever", pings(), "timeout"),
         C("pings after the first chunk", pings(first=_frame(head)), "timeout"),
-        C("stream trickled a byte at a time", trickle((_frame(head) * 100 + _frame(end)).encode(), "text/event-stream"), "timeout"),
+        C(
+            "stream trickled a byte at a time",
+            trickle((_frame(head) * 100 + _frame(end)).encode(), "text/event-stream"),
+            "timeout",
+        ),
         C("headers then silence", silence(after_headers=True), "timeout"),
         C("HTTP 500 echoing credentials", echo_credentials(500), "error", "HTTP 500"),
     ]
@@ -220,8 +442,16 @@ def chat_stream() -> list[Case]:
 
 def responses_cases() -> list[Case]:
     message = lambda content: {"type": "message", "role": "assistant", "content": content}  # noqa: E731
-    fc = lambda **f: {"type": "function_call", "call_id": "c1", "name": "add", "arguments": '{"a": 1, "b": 2}', **f}  # noqa: E731
-    R = lambda name, answer, expect, match="", stream=False: C(name, answer, expect, match, api="responses", stream=stream)  # noqa: E731
+    fc = lambda **f: {
+        "type": "function_call",
+        "call_id": "c1",
+        "name": "add",
+        "arguments": '{"a": 1, "b": 2}',
+        **f,
+    }  # noqa: E731
+    R = lambda name, answer, expect, match="", stream=False: C(
+        name, answer, expect, match, api="responses", stream=stream
+    )  # noqa: E731
     delta = {"type": "response.output_text.delta", "delta": "Hel"}
     return [
         R("well-formed answer", text_reply(), "ok"),
@@ -230,22 +460,71 @@ def responses_cases() -> list[Case]:
         R("output a number", json_body(responses_object(5)), "error", "output"),
         R("output item a string", json_body(responses_object(["x"])), "error", "output"),
         R("content 5", json_body(responses_object([message(5)])), "error", "content"),
-        R("text 5", json_body(responses_object([message([{"type": "output_text", "text": 5}])])), "error", "text"),
-        R("name a list", json_body(responses_object([fc(name=["add"])])), "tool_error", "name that is a list"),
+        R(
+            "text 5",
+            json_body(responses_object([message([{"type": "output_text", "text": 5}])])),
+            "error",
+            "text",
+        ),
+        R(
+            "name a list",
+            json_body(responses_object([fc(name=["add"])])),
+            "tool_error",
+            "name that is a list",
+        ),
         R("name null", json_body(responses_object([fc(name=None)])), "tool_error", "no name"),
-        R("name an object", json_body(responses_object([fc(name={"n": 1})])), "tool_error", "name that is an object"),
-        R("usage with NaN", raw_body(json.dumps({**responses_object([message([{"type": "output_text", "text": "fine"}])]), "usage": {"input_tokens": float("nan"), "output_tokens": float("nan")}}).encode()), "ok"),
+        R(
+            "name an object",
+            json_body(responses_object([fc(name={"n": 1})])),
+            "tool_error",
+            "name that is an object",
+        ),
+        R(
+            "usage with NaN",
+            raw_body(
+                json.dumps(
+                    {
+                        **responses_object([message([{"type": "output_text", "text": "fine"}])]),
+                        "usage": {"input_tokens": float("nan"), "output_tokens": float("nan")},
+                    }
+                ).encode()
+            ),
+            "ok",
+        ),
         R("arguments an object", json_body(responses_object([fc(arguments={"a": 1, "b": 2})])), "tool_ok"),
         R("arguments a list", json_body(responses_object([fc(arguments=[1])])), "tool_error"),
         R("empty stream", sse([]), "error", "without", stream=True),
         R("cut after a delta", events(delta, done=False), "error", "without", stream=True),
-        R("delta 5", events({"type": "response.output_text.delta", "delta": 5}), "error", "delta", stream=True),
-        R("completed with a string", events({"type": "response.completed", "response": "done"}), "error", "response", stream=True),
-        R("failed event", events({"type": "response.failed", "response": {"error": {"message": "quota gone"}}}), "error", "quota gone", stream=True),
+        R(
+            "delta 5",
+            events({"type": "response.output_text.delta", "delta": 5}),
+            "error",
+            "delta",
+            stream=True,
+        ),
+        R(
+            "completed with a string",
+            events({"type": "response.completed", "response": "done"}),
+            "error",
+            "response",
+            stream=True,
+        ),
+        R(
+            "failed event",
+            events({"type": "response.failed", "response": {"error": {"message": "quota gone"}}}),
+            "error",
+            "quota gone",
+            stream=True,
+        ),
         R("error event", events({"type": "error", "message": "boom"}), "error", "boom", stream=True),
         R("malformed event", sse(["data: {oops\n\n"]), "error", "not valid JSON", stream=True),
         R("keep-alive pings forever", pings(), "timeout", stream=True),
-        R("stream trickled a byte at a time", trickle(_frame(delta).encode() * 100, "text/event-stream"), "timeout", stream=True),
+        R(
+            "stream trickled a byte at a time",
+            trickle(_frame(delta).encode() * 100, "text/event-stream"),
+            "timeout",
+            stream=True,
+        ),
         R("HTTP 500 echoing credentials", echo_credentials(500), "error", "HTTP 500"),
     ]
 
@@ -365,7 +644,11 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 
 TOOL_CALL = completion({"content": None, "tool_calls": [call()]}, "tool_calls")
-STREAM = [chunk({"role": "assistant", "content": "Hel"}), chunk({"tool_calls": [{"index": 0, **call()}]}), chunk({}, "tool_calls")]
+STREAM = [
+    chunk({"role": "assistant", "content": "Hel"}),
+    chunk({"tool_calls": [{"index": 0, **call()}]}),
+    chunk({}, "tool_calls"),
+]
 
 
 @st.composite
@@ -381,13 +664,23 @@ def test_an_answer_with_any_field_replaced_by_any_json_value_never_crashes(scale
     """The answer is used, the tool call errors, or a one-line ModelError: nothing else."""
     tally = Tally("malformed HTTP answers, mutated fields")
 
-    @settings(max_examples=scale(25, 1500), deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=scale(25, 1500),
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(mutation=mutations())
     def one(mutation: tuple[bool, Any]) -> None:
         stream, body = mutation
         answer = events(*body) if stream else json_body(body)
         with HostileServer(answer, text_reply()) as server:
-            agent = Agent("h", OpenAIChat("m", base_url=server.url, api_key=KEY, timeout=20, max_retries=0, stream=stream), tools=[add])
+            agent = Agent(
+                "h",
+                OpenAIChat("m", base_url=server.url, api_key=KEY, timeout=20, max_retries=0, stream=stream),
+                tools=[add],
+            )
             finished, error = run_agent(agent)
         if not finished:
             problem: str | None = "hang"
@@ -405,7 +698,16 @@ def test_an_answer_with_any_field_replaced_by_any_json_value_never_crashes(scale
     assert tally.failed == 0, tally.summary()
 
 
-@pytest.mark.parametrize("name", ["body not JSON", "NaN outside the usage", "cut mid-event", "keep-alive pings forever", "HTTP 500 echoing credentials"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "body not JSON",
+        "NaN outside the usage",
+        "cut mid-event",
+        "keep-alive pings forever",
+        "HTTP 500 echoing credentials",
+    ],
+)
 def test_chat_magic_says_in_one_line_what_the_server_did(shell, name):
     """No traceback wall in a notebook: ``%%chat`` shows each failure as one line."""
     from IPython.utils.capture import capture_output

@@ -51,11 +51,15 @@ def _nested(depth: int, kind: str) -> str:
 
 def decodable_values(scale: Scale, max_depth: int = 60) -> st.SearchStrategy[str]:
     """JSON texts any JSON library decodes (the hostile part is in the values)."""
-    surrogate = st.sampled_from(['"\\ud800"', '"a\\udfffb"', '"\ud83d"', '["\\udc00", "x"]', '{"\\ud800": 1}'])
+    surrogate = st.sampled_from(
+        ['"\\ud800"', '"a\\udfffb"', '"\ud83d"', '["\\udc00", "x"]', '{"\\ud800": 1}']
+    )
     return st.one_of(
         json_values.map(json.dumps),
         surrogate,
-        st.integers(1, max_depth).flatmap(lambda d: st.sampled_from([_nested(d, "list"), _nested(d, "dict")])),
+        st.integers(1, max_depth).flatmap(
+            lambda d: st.sampled_from([_nested(d, "list"), _nested(d, "dict")])
+        ),
         st.integers(1, 4000).map(lambda n: "9" * n),
         st.integers(1, scale(200_000, 2_000_000)).map(lambda n: json.dumps("x" * n)),
         st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-0.0", '"\\u0000"', '"\u2028<script>"']),
@@ -66,7 +70,9 @@ def beyond_limits(scale: Scale) -> st.SearchStrategy[str]:
     """JSON texts past what can be decoded safely: nesting deeper than the stack, integers
     longer than Python converts."""
     return st.one_of(
-        st.integers(400, scale(20_000, 200_000)).flatmap(lambda d: st.sampled_from([_nested(d, "list"), _nested(d, "dict")])),
+        st.integers(400, scale(20_000, 200_000)).flatmap(
+            lambda d: st.sampled_from([_nested(d, "list"), _nested(d, "dict")])
+        ),
         st.integers(4301, 50_000).map(lambda n: "9" * n),
     )
 
@@ -75,7 +81,9 @@ def arguments_for(values: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     """Whole argument texts built around a hostile value, or the value itself."""
     return st.one_of(
         values.map(lambda v: '{"value": ' + v + "}"),
-        st.tuples(st.text(max_size=6), values).map(lambda kv: '{"key": ' + json.dumps(kv[0]) + ', "value": ' + kv[1] + "}"),
+        st.tuples(st.text(max_size=6), values).map(
+            lambda kv: '{"key": ' + json.dumps(kv[0]) + ', "value": ' + kv[1] + "}"
+        ),
         st.tuples(st.text(max_size=6), values).map(
             lambda kv: '{"session_state_updates": {' + json.dumps(kv[0]) + ": " + kv[1] + "}}"
         ),
@@ -88,7 +96,13 @@ def well_formed_calls(scale: Scale) -> st.SearchStrategy[tuple[Any, str]]:
     return st.tuples(st.sampled_from(TOOLS), arguments_for(decodable_values(scale)))
 
 
-hostile_names = st.one_of(st.text(max_size=20), st.integers(), st.lists(st.text(max_size=3), max_size=2), st.none(), st.just({"n": 1}))
+hostile_names = st.one_of(
+    st.text(max_size=20),
+    st.integers(),
+    st.lists(st.text(max_size=3), max_size=2),
+    st.none(),
+    st.just({"n": 1}),
+)
 
 
 def hostile_calls(scale: Scale) -> st.SearchStrategy[tuple[Any, str]]:
@@ -140,7 +154,10 @@ def run_case(name: Any, arguments: str, folder: Path | None, bound_errors: bool 
         return f"load raised {type(exc).__name__}"
     if len(restored.history) != len(agent.history):
         return f"{len(agent.history) - len(restored.history)} turn(s) not on disk"
-    if restored.session_state != agent.session_state and _json_equal(restored.session_state, agent.session_state) is False:
+    if (
+        restored.session_state != agent.session_state
+        and _json_equal(restored.session_state, agent.session_state) is False
+    ):
         return "state did not round-trip"
     return None
 
@@ -150,7 +167,9 @@ def _json_equal(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True, default=repr) == json.dumps(b, sort_keys=True, default=repr)
 
 
-def explore(strategy: st.SearchStrategy[Any], tally: Tally, autosave: bool, examples: int, bound_errors: bool = True) -> None:
+def explore(
+    strategy: st.SearchStrategy[Any], tally: Tally, autosave: bool, examples: int, bound_errors: bool = True
+) -> None:
     @settings(
         max_examples=examples,
         deadline=None,
@@ -179,7 +198,13 @@ def test_decodable_hostile_values_run_and_reach_disk(autosave, scale):
     bad argument may be is the business of the tests below, and of the loop.)"""
     area = "malformed tool calls, decodable values" + (", with autosave" if autosave else "")
     tally = Tally(area)
-    explore(well_formed_calls(scale), tally, autosave, scale(40, 2500) // (2 if autosave else 1), bound_errors=False)
+    explore(
+        well_formed_calls(scale),
+        tally,
+        autosave,
+        scale(40, 2500) // (2 if autosave else 1),
+        bound_errors=False,
+    )
     assert tally.failed == 0, tally.summary()
 
 
@@ -211,7 +236,10 @@ def single(name: Any, arguments: str, folder: Path | None = None) -> str | None:
     ids=["escaped", "key", "raw", "nan", "infinity"],
 )
 def test_values_json_text_cannot_hold_round_trip_through_autosave(tmp_path, arguments):
-    assert single("update_session_state", '{"session_state_updates": {"v": ' + arguments + "}}", tmp_path) is None
+    assert (
+        single("update_session_state", '{"session_state_updates": {"v": ' + arguments + "}}", tmp_path)
+        is None
+    )
     files = [p for p in tmp_path.iterdir() if p.suffix in (".json", ".jsonl")]
     for path in files:
         path.read_bytes().decode("utf-8")  # strict UTF-8 on disk, whatever the state held
@@ -219,7 +247,13 @@ def test_values_json_text_cannot_hold_round_trip_through_autosave(tmp_path, argu
 
 @pytest.mark.parametrize(
     "arguments",
-    [_nested(100_000, "list"), _nested(5_000, "dict"), _nested(1_000, "list"), "9" * 5000, '{"value": ' + "9" * 5000 + "}"],
+    [
+        _nested(100_000, "list"),
+        _nested(5_000, "dict"),
+        _nested(1_000, "list"),
+        "9" * 5000,
+        '{"value": ' + "9" * 5000 + "}",
+    ],
     ids=["list", "dict", "list 1000", "digits", "digits in an object"],
 )
 @pytest.mark.parametrize("autosave", [False, True], ids=["memory", "autosave"])
@@ -247,7 +281,9 @@ def test_a_deeply_nested_value_in_the_state_does_not_break_later_runs(tmp_path):
     assert single("remember", '{"key": "deep", "value": ' + _nested(500, "list") + "}", tmp_path) is None
 
 
-@pytest.mark.parametrize("name, arguments", [(["echo"], "{}"), ("echo", _nested(100_000, "list"))], ids=["list name", "deep"])
+@pytest.mark.parametrize(
+    "name, arguments", [(["echo"], "{}"), ("echo", _nested(100_000, "list"))], ids=["list name", "deep"]
+)
 def test_chat_magic_reports_a_hostile_tool_call_in_one_line(shell, name, arguments):
     from IPython.core.error import UsageError
     from IPython.utils.capture import capture_output

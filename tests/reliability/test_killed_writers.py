@@ -107,7 +107,9 @@ def test_sigkilled_writers_never_lose_an_acknowledged_turn(tmp_path, kind, scale
         assert all(name.startswith(f".run-{(kills - 1) // 10}.") for name in leftovers), leftovers
 
 
-def turns_writer(kind: str, root: Path, session_id: str, name: str, count: int, ready_fd: int, go_fd: int) -> None:
+def turns_writer(
+    kind: str, root: Path, session_id: str, name: str, count: int, ready_fd: int, go_fd: int
+) -> None:
     agent = Agent(name, ScriptedModel(lambda request: f"from {name}"))
     agent.attach_session(backend(kind, root), session_id)
     os.write(ready_fd, b"r")  # attached (on a cold start: found nothing) ...
@@ -124,7 +126,10 @@ def run_writers(kind: str, root: Path, session_id: str, writers: int, turns: int
     ready_read, ready_write = os.pipe()
     go_read, go_write = os.pipe()
     names = [f"w{k}" for k in range(writers)]
-    pids = [_child(lambda n=n: turns_writer(kind, root, session_id, n, turns, ready_write, go_read)) for n in names]
+    pids = [
+        _child(lambda n=n: turns_writer(kind, root, session_id, n, turns, ready_write, go_read))
+        for n in names
+    ]
     os.close(ready_write)
     os.close(go_read)
     ready = b""
@@ -160,7 +165,10 @@ WARM = [(kind, writers) for kind in ("json", "sqlite") for writers in (2, 3)]
 def test_concurrent_writers_on_an_existing_session_lose_nothing(tmp_path, kind, writers, scale):
     tally = Tally("concurrent writers, existing session")
     for i in range(scale(1, 5)):
-        tally.check(run_writers(kind, tmp_path, f"shared-{i}", writers, scale(15, 60), cold=False), f"{kind} x{writers}")
+        tally.check(
+            run_writers(kind, tmp_path, f"shared-{i}", writers, scale(15, 60), cold=False),
+            f"{kind} x{writers}",
+        )
     assert tally.failed == 0, tally.summary()
 
 
@@ -168,5 +176,7 @@ def test_concurrent_writers_on_an_existing_session_lose_nothing(tmp_path, kind, 
 def test_concurrent_writers_starting_a_new_session_lose_nothing(tmp_path, kind, writers, scale):
     tally = Tally("concurrent writers, cold start")
     for i in range(scale(1, 5)):
-        tally.check(run_writers(kind, tmp_path, f"cold-{i}", writers, scale(15, 60), cold=True), f"{kind} x{writers}")
+        tally.check(
+            run_writers(kind, tmp_path, f"cold-{i}", writers, scale(15, 60), cold=True), f"{kind} x{writers}"
+        )
     assert tally.failed == 0, tally.summary()

@@ -43,19 +43,38 @@ def echo_everything(x: Exchange) -> None:
     """A text answer that repeats every header and the path: the model 'leaks' them."""
     seen = " ".join(f"{k}={v}" for k, v in x.headers.items()) + f" path={x.path}"
     if x.path.endswith("/responses"):
-        body = {"id": "r", "object": "response", "status": "completed", "model": "m",
-                "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": seen}]}]}
+        body = {
+            "id": "r",
+            "object": "response",
+            "status": "completed",
+            "model": "m",
+            "output": [
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": seen}]}
+            ],
+        }
         if x.body.get("stream"):
-            deltas = [{"type": "response.output_text.delta", "delta": seen[i : i + 5]} for i in range(0, len(seen), 5)]
+            deltas = [
+                {"type": "response.output_text.delta", "delta": seen[i : i + 5]}
+                for i in range(0, len(seen), 5)
+            ]
             events(*deltas, {"type": "response.completed", "response": body}, done=False)(x)
         else:
             json_body(body)(x)
     elif x.body.get("stream"):
         # Five characters a chunk: every credential spans several deltas.
-        chunks = [{"choices": [{"index": 0, "delta": {"content": seen[i : i + 5]}, "finish_reason": None}]} for i in range(0, len(seen), 5)]
+        chunks = [
+            {"choices": [{"index": 0, "delta": {"content": seen[i : i + 5]}, "finish_reason": None}]}
+            for i in range(0, len(seen), 5)
+        ]
         events(*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})(x)
     else:
-        json_body({"choices": [{"index": 0, "message": {"role": "assistant", "content": seen}, "finish_reason": "stop"}]})(x)
+        json_body(
+            {
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": seen}, "finish_reason": "stop"}
+                ]
+            }
+        )(x)
 
 
 def models(url: str, stream: bool) -> list[tuple[Any, dict[str, Any]]]:
@@ -67,36 +86,60 @@ def models(url: str, stream: bool) -> list[tuple[Any, dict[str, Any]]]:
                 "m",
                 base_url=url,
                 api_key=SECRETS["api_key"],
-                client_options={"default_headers": {"X-Api-Key": SECRETS["client default header"]},
-                                "default_query": {"api-key": SECRETS["client default query"]}},
-                request_options={"extra_headers": {"X-Goog-Api-Key": SECRETS["request extra header"]},
-                                 "extra_query": {"token": SECRETS["request extra query"]}},
+                client_options={
+                    "default_headers": {"X-Api-Key": SECRETS["client default header"]},
+                    "default_query": {"api-key": SECRETS["client default query"]},
+                },
+                request_options={
+                    "extra_headers": {"X-Goog-Api-Key": SECRETS["request extra header"]},
+                    "extra_query": {"token": SECRETS["request extra query"]},
+                },
                 **plain,
             ),
             {},
         ),
         (
-            OpenAIResponses("m", base_url=url, request_options={"extra_headers": {"Authorization": f"Bearer {SECRETS['bearer in extra headers']}"}}, **plain),
+            OpenAIResponses(
+                "m",
+                base_url=url,
+                request_options={
+                    "extra_headers": {"Authorization": f"Bearer {SECRETS['bearer in extra headers']}"}
+                },
+                **plain,
+            ),
             {"model_options": {"extra_headers": {"api-key": SECRETS["agent model_options header"]}}},
         ),
         (
-            OpenAIChat("m", base_url=url.replace("http://", f"http://alice:{SECRETS['base URL password']}@") + f"?key={SECRETS['base URL query key']}", **plain),
+            OpenAIChat(
+                "m",
+                base_url=url.replace("http://", f"http://alice:{SECRETS['base URL password']}@")
+                + f"?key={SECRETS['base URL query key']}",
+                **plain,
+            ),
             {},
         ),
     ]
 
 
-def artifacts(agent: Agent, root: Path, error: BaseException | None, caught: list[Any], inspector_messages: list[Any]) -> dict[str, str]:
+def artifacts(
+    agent: Agent, root: Path, error: BaseException | None, caught: list[Any], inspector_messages: list[Any]
+) -> dict[str, str]:
     """Every place agentnb writes or shows something, as text."""
     from agentnb.history.frames import states_frame, tool_calls_frame, turns_frame
     from agentnb.history.render import turn_html, turn_text
 
-    out = {f"file {p.name}": p.read_bytes().decode("utf-8", "replace") for p in sorted(root.rglob("*")) if p.is_file()}
+    out = {
+        f"file {p.name}": p.read_bytes().decode("utf-8", "replace")
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
     out["turn records"] = json.dumps([t.to_dict() for t in agent.history], default=str)
     out["events"] = "".join(EVENTS_ADAPTER.dump_json(t.events).decode() for t in agent.history)
     out["text records"] = "".join(turn_text(t) for t in agent.history)
     out["HTML records"] = "".join(turn_html(t) for t in agent.history)
-    out["DataFrames"] = "".join(f(agent.history).to_json(default_handler=str) for f in (turns_frame, tool_calls_frame, states_frame))
+    out["DataFrames"] = "".join(
+        f(agent.history).to_json(default_handler=str) for f in (turns_frame, tool_calls_frame, states_frame)
+    )
     out["state_dict"] = json.dumps(agent.state_dict(), default=str)
     out["model repr"] = repr(agent.model)
     out["observe"] = json.dumps(agent.observe("again").request, default=str)
@@ -110,10 +153,17 @@ def artifacts(agent: Agent, root: Path, error: BaseException | None, caught: lis
 
 def leaks(texts: dict[str, str]) -> list[str]:
     secrets = {**SECRETS, "basic auth of the URL's user and password": BASIC}
-    return [f"{name} in {where}" for where, text in texts.items() for name, secret in secrets.items() if secret in text]
+    return [
+        f"{name} in {where}"
+        for where, text in texts.items()
+        for name, secret in secrets.items()
+        if secret in text
+    ]
 
 
-def run_and_collect(root: Path, backend: str, stream: bool, answer: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Tally, list[str]]:
+def run_and_collect(
+    root: Path, backend: str, stream: bool, answer: Any, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Tally, list[str]]:
     from agentnb.ipython.inspector import Inspector
 
     tally = Tally("secrets in artifacts")
@@ -125,7 +175,9 @@ def run_and_collect(root: Path, backend: str, stream: bool, answer: Any, monkeyp
             agent = Agent(f"a{n}", model, session=session, **options)
             inspector = Inspector.for_agent(agent)
             sent: list[Any] = []
-            monkeypatch.setattr(inspector, "send", lambda content, buffers=None, sent=sent: sent.append(content))
+            monkeypatch.setattr(
+                inspector, "send", lambda content, buffers=None, sent=sent: sent.append(content)
+            )
             error: BaseException | None = None
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -133,7 +185,12 @@ def run_and_collect(root: Path, backend: str, stream: bool, answer: Any, monkeyp
                     agent.run("show me what you got")
                 except ModelError as exc:
                     error = exc
-                for request in ({"k": "sync"}, {"k": "need_turn", "turn": 0}, {"k": "need_request", "turn": 0, "call": 0}, {"k": "preview", "message": "x"}):
+                for request in (
+                    {"k": "sync"},
+                    {"k": "need_turn", "turn": 0},
+                    {"k": "need_request", "turn": 0, "call": 0},
+                    {"k": "preview", "message": "x"},
+                ):
                     inspector._on_msg(inspector, request, [])
             inspector.close()
             if isinstance(session, SQLiteSession):

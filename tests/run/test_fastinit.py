@@ -49,7 +49,9 @@ def test_every_kind_of_field_is_set_as_the_dataclass_sets_it() -> None:
 def test_the_signature_and_its_errors_are_the_dataclasses() -> None:
     fast = inspect.signature(Every.__init__)
     slow = inspect.signature(Every.__init__.__wrapped_dataclass_init__)
-    assert [(p.name, p.kind) for p in fast.parameters.values()] == [(p.name, p.kind) for p in slow.parameters.values()]
+    assert [(p.name, p.kind) for p in fast.parameters.values()] == [
+        (p.name, p.kind) for p in slow.parameters.values()
+    ]
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
         Every()
     with pytest.raises(TypeError, match="positional argument"):
@@ -137,7 +139,10 @@ def test_evolve_gives_what_dataclasses_replace_gives() -> None:
 
     usage = Usage(input_tokens=3, output_tokens=4)
     changed = evolve(usage, output_tokens=9)
-    assert changed == dataclasses.replace(usage, output_tokens=9) and changed.__dict__ == dataclasses.replace(usage, output_tokens=9).__dict__
+    assert (
+        changed == dataclasses.replace(usage, output_tokens=9)
+        and changed.__dict__ == dataclasses.replace(usage, output_tokens=9).__dict__
+    )
     assert usage.output_tokens == 4 and type(changed) is Usage  # the original is left as it was
     event = PromptRendered(run_id="r", system_prompt="s", sections=(), user_prompt="u")
     tokens = PromptTokens(counter="estimate", exact=False, system=1, user=2)

@@ -8,8 +8,7 @@ import pytest
 
 from agentnb import Agent, ScriptedModel
 from agentnb.errors import ConfigurationError, OutputFormatError
-from agentnb.formatters import JsonFormatter, ParagraphFormatter
-from agentnb.formatters import FIELDS_KEY, REQUIREMENTS_KEY
+from agentnb.formatters import FIELDS_KEY, REQUIREMENTS_KEY, JsonFormatter, ParagraphFormatter
 
 
 def test_seed_example_a_observe_shows_the_paragraph_payload():
@@ -42,7 +41,9 @@ def test_output_fields_are_stated_in_the_payload():
         "REQUIRED OUTPUT FIELDS AND THEIR DESCRIPTIONS:\n"
         + json.dumps({"title": "a short title", "summary": "two sentences"}, indent=2)
     )
-    assert user_prompt.startswith("MESSAGE TO YOU: Topic: graphs\n\nRESPONSE FORMAT REQUIREMENTS: Reply with one JSON object")
+    assert user_prompt.startswith(
+        "MESSAGE TO YOU: Topic: graphs\n\nRESPONSE FORMAT REQUIREMENTS: Reply with one JSON object"
+    )
 
 
 def test_unused_input_fields_are_appended_unless_hidden():
@@ -50,7 +51,12 @@ def test_unused_input_fields_are_appended_unless_hidden():
     assert shown.observe({"topic": "t", "audience": "kids", "n": 3}).user_prompt == (
         "MESSAGE TO YOU: Topic: t\n\naudience: kids\n\nn: 3"
     )
-    hidden = Agent(model=ScriptedModel(), prompt_template="Topic: {topic}", output_formatter=False, hide_unused_fields=True)
+    hidden = Agent(
+        model=ScriptedModel(),
+        prompt_template="Topic: {topic}",
+        output_formatter=False,
+        hide_unused_fields=True,
+    )
     assert hidden.observe({"topic": "t", "audience": "kids"}).user_prompt == "MESSAGE TO YOU: Topic: t"
 
 
@@ -70,7 +76,9 @@ def test_paragraph_dump_puts_multiline_values_below_the_key():
 
 
 def test_json_input_formatter_writes_the_payload_as_json():
-    agent = Agent(model=ScriptedModel(), prompt_template="Topic: {topic}", formatter="json", output_fields=["title"])
+    agent = Agent(
+        model=ScriptedModel(), prompt_template="Topic: {topic}", formatter="json", output_fields=["title"]
+    )
     payload = json.loads(agent.observe({"topic": "graphs"}).user_prompt)
     assert list(payload) == ["MESSAGE TO YOU", REQUIREMENTS_KEY, FIELDS_KEY]
     assert payload["MESSAGE TO YOU"] == "Topic: graphs"
@@ -141,7 +149,9 @@ def test_run_parses_the_json_reply_into_result_output():
 
 
 def test_an_unparsable_reply_finishes_the_run_with_an_error_result():
-    agent = Agent(model=ScriptedModel(["I'd rather chat."]), prompt_template="Topic: {topic}", output_fields=["title"])
+    agent = Agent(
+        model=ScriptedModel(["I'd rather chat."]), prompt_template="Topic: {topic}", output_fields=["title"]
+    )
     result = agent.run({"topic": "graphs"})
     assert result.turn.status == "ok"
     assert result.content == "I'd rather chat."
@@ -158,16 +168,25 @@ def test_plain_agents_have_no_output_parsing():
 
 
 def test_masfactory_formatters_spelling_and_bad_options():
-    agent = Agent(model=ScriptedModel(['title: T']), prompt_template="{x}", output_fields=["title"], formatters=[ParagraphFormatter(), ParagraphFormatter()])
+    agent = Agent(
+        model=ScriptedModel(["title: T"]),
+        prompt_template="{x}",
+        output_fields=["title"],
+        formatters=[ParagraphFormatter(), ParagraphFormatter()],
+    )
     observed = agent.observe({"x": "go"}).user_prompt
     assert f"RESPONSE FORMAT REQUIREMENTS:\n{ParagraphFormatter.requirements}" in observed
     assert agent.run({"x": "go"}).output.to_dict() == {"title": "T"}
 
-    with pytest.raises(ConfigurationError, match="formatter must be 'paragraph', 'json' or a MessageFormatter"):
+    with pytest.raises(
+        ConfigurationError, match="formatter must be 'paragraph', 'json' or a MessageFormatter"
+    ):
         Agent(model=ScriptedModel(), formatter="yaml")
     with pytest.raises(ConfigurationError, match="not both"):
         Agent(model=ScriptedModel(), formatters=[JsonFormatter()], formatter="json")
     with pytest.raises(ConfigurationError, match="output_fields must be a dict"):
         Agent(model=ScriptedModel(), output_fields="title")
-    with pytest.raises(ConfigurationError, match=r"must be a str, a dict of input fields for a prompt_template"):
+    with pytest.raises(
+        ConfigurationError, match=r"must be a str, a dict of input fields for a prompt_template"
+    ):
         Agent(model=ScriptedModel()).observe(42)  # type: ignore[arg-type]

@@ -8,9 +8,9 @@ from dataclasses import asdict
 
 import pytest
 
-from agentnb.events import EVENT_ADAPTER
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.errors import AgentRunError, MaxToolIterationsError, ScriptedModelExhaustedError, StateKeyError
+from agentnb.events import EVENT_ADAPTER
 
 
 def add(a: int, b: int) -> int:
@@ -48,8 +48,15 @@ def test_event_sequence_snapshot():
         "run_finished",
     ]
     assert masked(events[0]) == {
-        "kind": "run_started", "agent": "calc", "turn": 0, "message": "1+2?", "model": "scripted",
-        "parent_run_id": None, "parent_tool_call_id": None, "path": ("calc",), "depth": 0,
+        "kind": "run_started",
+        "agent": "calc",
+        "turn": 0,
+        "message": "1+2?",
+        "model": "scripted",
+        "parent_run_id": None,
+        "parent_tool_call_id": None,
+        "path": ("calc",),
+        "depth": 0,
     }
     assert masked(events[5]) == {
         "kind": "tool_call_finished",
@@ -69,12 +76,23 @@ def test_event_sequence_snapshot():
         "child_run_ids": (),
     }
     assert "".join(e.text for e in events if e.kind == "text_delta") == "The sum is 3."
-    assert masked(events[-1]) == {"kind": "run_finished", "content": "The sum is 3.", "model_calls": 2, "tool_calls": 1}
+    assert masked(events[-1]) == {
+        "kind": "run_finished",
+        "content": "The sum is 3.",
+        "model_calls": 2,
+        "tool_calls": 1,
+    }
     second_request = events[6].request
     assert second_request["messages"][-2] == {
         "role": "assistant",
         "content": None,
-        "tool_calls": [{"id": "call_0_0", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}],
+        "tool_calls": [
+            {
+                "id": "call_0_0",
+                "type": "function",
+                "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'},
+            }
+        ],
     }
     assert second_request["messages"][-1] == {"role": "tool", "content": "3", "tool_call_id": "call_0_0"}
 
@@ -110,7 +128,11 @@ def test_bad_model_output_becomes_an_error_result_and_the_run_goes_on(call, kind
     finished = result.tool_calls[0]
     assert finished.error_kind == kind
     assert fragment in finished.result and finished.result.startswith("Error: ")
-    assert model.requests[1].messages[-1] == {"role": "tool", "content": finished.result, "tool_call_id": finished.tool_call_id}
+    assert model.requests[1].messages[-1] == {
+        "role": "tool",
+        "content": finished.result,
+        "tool_call_id": finished.tool_call_id,
+    }
     assert result.content == "recovered"
 
 
@@ -132,7 +154,9 @@ def test_tool_leaving_typed_state_invalid_is_an_error_and_changes_nothing():
         session_state["count"] = "three"
         return "ok"
 
-    agent = Agent(model=ScriptedModel([tool_call("bad"), "done"]), tools=[bad], state_schema={"count": {"type": int}})
+    agent = Agent(
+        model=ScriptedModel([tool_call("bad"), "done"]), tools=[bad], state_schema={"count": {"type": int}}
+    )
     result = agent.run("go")
     call = result.tool_calls[0]
     assert call.error_kind == "state_error"
@@ -150,7 +174,9 @@ def test_parallel_tool_calls_run_in_order():
 def test_loop_guard_ends_the_run_with_a_clear_error_and_keeps_everything():
     model = ScriptedModel(lambda request: tool_call("add", a=1, b=1))
     agent = Agent(name="loopy", model=model, tools=[add], max_tool_iterations=3)
-    with pytest.raises(MaxToolIterationsError, match=r"after 3 round\(s\) of tool calls \(max_tool_iterations=3\)") as info:
+    with pytest.raises(
+        MaxToolIterationsError, match=r"after 3 round\(s\) of tool calls \(max_tool_iterations=3\)"
+    ) as info:
         agent.run("go")
     turn = agent.history[-1]
     assert turn.status == "failed" and "max_tool_iterations=3" in turn.error
@@ -189,7 +215,9 @@ def test_user_changes_between_turns_are_attributed_to_the_user():
 
 
 def test_history_keeps_requests_responses_and_states():
-    agent = Agent(model=ScriptedModel([tool_call("add", a=1, b=2), "3", "again"]), tools=[add], session_state={"v": 0})
+    agent = Agent(
+        model=ScriptedModel([tool_call("add", a=1, b=2), "3", "again"]), tools=[add], session_state={"v": 0}
+    )
     agent.run("first")
     agent.run("second", v=9)
     assert len(agent.history) == 2
@@ -268,7 +296,9 @@ def test_state_with_custom_objects_is_diffed_without_failing():
         session_state["baskets"].append(Basket(["milk"]))
         return "ok"
 
-    agent = Agent(model=ScriptedModel([tool_call("fill"), "done"]), tools=[fill], session_state={"baskets": []})
+    agent = Agent(
+        model=ScriptedModel([tool_call("fill"), "done"]), tools=[fill], session_state={"baskets": []}
+    )
     result = agent.run("go")
     change = result.turn.state_changes[0]
     assert change.patch[0]["op"] == "add" and change.patch[0]["path"] == "/baskets/0"
@@ -312,10 +342,25 @@ def test_a_state_reader_runs_after_the_writer_of_its_key_in_one_batch():
         return "read"
 
     empty = {"type": "object", "properties": {"value": {"type": "string"}}}
-    reader = Tool(name="reader", description="reads", parameters=empty, function=read, inputs_from_state={"value": "value"})
-    writer = Tool(name="writer", description="writes", parameters={"type": "object", "properties": {}},
-                  function=lambda: {"value": "written"}, outputs_to_state={"value": {"source": "value"}})
-    calls = [tool_call("reader", id="r1"), tool_call("reader", id="r2", value="sent"), tool_call("writer", id="w")]
+    reader = Tool(
+        name="reader",
+        description="reads",
+        parameters=empty,
+        function=read,
+        inputs_from_state={"value": "value"},
+    )
+    writer = Tool(
+        name="writer",
+        description="writes",
+        parameters={"type": "object", "properties": {}},
+        function=lambda: {"value": "written"},
+        outputs_to_state={"value": {"source": "value"}},
+    )
+    calls = [
+        tool_call("reader", id="r1"),
+        tool_call("reader", id="r2", value="sent"),
+        tool_call("writer", id="w"),
+    ]
     result = Agent(model=ScriptedModel([calls, "done"]), tools=[reader, writer]).run("go")
     # r2 sent its own value, so it reads nothing from state and keeps its place; r1 waits for the writer
     assert [c.tool_call_id for c in result.tool_calls] == ["r2", "w", "r1"]
@@ -329,10 +374,21 @@ def test_history_in_context_sends_each_earlier_turn_once():
         agent.run(message)
     sent = [(m["role"], m["content"]) for m in model.requests[2].messages]
     assert sent == [
-        ("system", "Be brief."), ("user", "first"), ("assistant", "one"), ("user", "second"), ("assistant", "two"), ("user", "third"),
+        ("system", "Be brief."),
+        ("user", "first"),
+        ("assistant", "one"),
+        ("user", "second"),
+        ("assistant", "two"),
+        ("user", "third"),
     ]
-    assert [m.role for m in agent.history[2].messages] == ["system", "user", "assistant"]  # its own messages only
-    limited = Agent("b", ScriptedModel(["one", "two", "three"]), add_history_to_context=True, num_history_runs=1)
+    assert [m.role for m in agent.history[2].messages] == [
+        "system",
+        "user",
+        "assistant",
+    ]  # its own messages only
+    limited = Agent(
+        "b", ScriptedModel(["one", "two", "three"]), add_history_to_context=True, num_history_runs=1
+    )
     for message in ("first", "second", "third"):
         limited.run(message)
     assert [m["content"] for m in limited.model.requests[2].messages] == ["second", "two", "third"]

@@ -127,7 +127,9 @@ def test_a_failing_callable_dependency_fails_the_turn_with_a_record():
     def broken() -> str:
         raise RuntimeError("no name today")
 
-    agent = Agent(model=ScriptedModel(["ok"]), dependencies={"robot_name": broken}, instructions="Name: {robot_name}")
+    agent = Agent(
+        model=ScriptedModel(["ok"]), dependencies={"robot_name": broken}, instructions="Name: {robot_name}"
+    )
     try:
         agent.run("hi")
     except Exception as exc:  # AgentRunError, with the turn kept
@@ -165,7 +167,9 @@ def test_hidden_keys_stay_in_state_for_tools_but_out_of_the_prompt():
     assert "sk-secret" not in str(agent.model.requests) and "t0k" not in str(agent.model.requests)
     assert seen == {"api_key": "sk-secret"}  # the tool still reads it
     assert turn.prompt.hidden_keys == ("api_key", "secret_token")
-    assert turn.prompt.notes == ("{api_key}: left as written, state key 'api_key' is hidden from the model (hide_state_keys)",)
+    assert turn.prompt.notes == (
+        "{api_key}: left as written, state key 'api_key' is hidden from the model (hide_state_keys)",
+    )
 
 
 def test_a_hidden_key_does_not_fill_the_user_message_and_dependencies_still_do():
@@ -193,7 +197,9 @@ def test_hide_state_keys_can_change_and_bad_values_say_what_to_pass():
 
     with pytest.raises(ConfigurationError, match="each entry is a state key name or a glob pattern"):
         Agent("bad", hide_state_keys=["ok", ""])
-    with pytest.raises(ConfigurationError, match="must be a list of state key names or glob patterns, got int"):
+    with pytest.raises(
+        ConfigurationError, match="must be a list of state key names or glob patterns, got int"
+    ):
         agent.hide_state_keys = 3
 
 
@@ -217,8 +223,12 @@ def test_the_template_map_lists_filled_unresolved_unused_and_hidden_keys():
 
 
 def test_with_the_state_block_every_visible_key_is_used():
-    agent = Agent("shop", session_state={"a": 1, "b": 2}, add_session_state_to_context=True, hide_state_keys=["b"])
+    agent = Agent(
+        "shop", session_state={"a": 1, "b": 2}, add_session_state_to_context=True, hide_state_keys=["b"]
+    )
     obs = agent.observe("x")
     assert (obs.unused_keys, obs.hidden_keys) == ((), ("b",))
-    turn = Agent("shop", ScriptedModel(["ok"]), instructions="{a}", session_state={"a": 1, "c": 3}).run("x").turn
+    turn = (
+        Agent("shop", ScriptedModel(["ok"]), instructions="{a}", session_state={"a": 1, "c": 3}).run("x").turn
+    )
     assert turn.prompt.unused_keys == ("c",)

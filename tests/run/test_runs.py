@@ -14,7 +14,9 @@ from agentnb.errors import ConfigurationError
 def test_messages_list_sends_the_earlier_ones_before_the_user_message():
     model = ScriptedModel(["ok"])
     agent = Agent(model=model, instructions="Be brief.")
-    result = agent.run(messages=[ChatMessage.from_assistant("Earlier answer."), ChatMessage.from_user("And now?")])
+    result = agent.run(
+        messages=[ChatMessage.from_assistant("Earlier answer."), ChatMessage.from_user("And now?")]
+    )
     assert model.requests[0].messages == [
         {"role": "system", "content": "Be brief."},
         {"role": "assistant", "content": "Earlier answer."},
@@ -23,7 +25,10 @@ def test_messages_list_sends_the_earlier_ones_before_the_user_message():
     assert result.turn.message == "And now?"
     # what the run was given is the turn's own (unlike earlier turns sent as context)
     assert [m.content for m in result.messages] == ["Be brief.", "Earlier answer.", "And now?", "ok"]
-    assert Agent(model=ScriptedModel(["ok"])).run([{"role": "user", "content": "positional"}]).turn.message == "positional"
+    assert (
+        Agent(model=ScriptedModel(["ok"])).run([{"role": "user", "content": "positional"}]).turn.message
+        == "positional"
+    )
 
 
 @pytest.mark.parametrize(
@@ -42,8 +47,12 @@ def test_bad_run_inputs_are_short_clear_errors(call, match):
 
 
 def test_print_response_prints_the_answer_and_streams_it(capsys):
-    agent = Agent(model=ScriptedModel([tool_call("update_session_state", session_state_updates={"a": 1}), "All set now.", "Again."]),
-                  enable_agentic_state=True)
+    agent = Agent(
+        model=ScriptedModel(
+            [tool_call("update_session_state", session_state_updates={"a": 1}), "All set now.", "Again."]
+        ),
+        enable_agentic_state=True,
+    )
     agent.print_response("set a", stream=True)
     assert capsys.readouterr().out == "All set now.\n"
     assert agent.session_state == {"a": 1}
@@ -71,7 +80,9 @@ def test_a_placeholder_model_observes_and_fails_clearly_at_run_time():
     agent = Agent(name="writer", model=object(), instructions="Write.")
     assert agent.observe("hi").system_prompt == "Write."
     assert agent.model.label == "placeholder:object"
-    with pytest.raises(ConfigurationError, match="which is not a model: observe\\(\\) works, a run needs one"):
+    with pytest.raises(
+        ConfigurationError, match="which is not a model: observe\\(\\) works, a run needs one"
+    ):
         agent.run("hi")
     assert agent.history[-1].status == "failed"
 
@@ -92,9 +103,17 @@ def test_a_results_tool_calls_are_the_turns_whether_read_first_pickled_or_copied
         session_state.setdefault("items", []).append(item)
         return f"added {item}"
 
-    agent = Agent("shop", ScriptedModel([tool_call("add", item="pen"), tool_call("add", item="ink"), "Both."]), tools=[add])
+    agent = Agent(
+        "shop",
+        ScriptedModel([tool_call("add", item="pen"), tool_call("add", item="ink"), "Both."]),
+        tools=[add],
+    )
     result = agent.run("add two")
-    for got in (pickle.loads(pickle.dumps(result)), copy.deepcopy(result), result):  # the list not built yet in the first two
+    for got in (
+        pickle.loads(pickle.dumps(result)),
+        copy.deepcopy(result),
+        result,
+    ):  # the list not built yet in the first two
         assert [(c.name, c.arguments, c.result) for c in got.tool_calls] == [
             ("add", '{"item": "pen"}', "added pen"),
             ("add", '{"item": "ink"}', "added ink"),

@@ -15,8 +15,23 @@ def add_item(item: str, session_state) -> str:
 
 
 def three_turns() -> Agent:
-    model = ScriptedModel([tool_call("add_item", item="eggs"), "Added eggs.", tool_call("add_item", item="bread"), "Added bread.", "Nothing else."])
-    agent = Agent("shop", model, instructions="List: {items}", session_state={"items": ["milk"]}, tools=[add_item], add_history_to_context=True)
+    model = ScriptedModel(
+        [
+            tool_call("add_item", item="eggs"),
+            "Added eggs.",
+            tool_call("add_item", item="bread"),
+            "Added bread.",
+            "Nothing else.",
+        ]
+    )
+    agent = Agent(
+        "shop",
+        model,
+        instructions="List: {items}",
+        session_state={"items": ["milk"]},
+        tools=[add_item],
+        add_history_to_context=True,
+    )
     for message in ("add eggs", "add bread", "anything else?"):
         agent.run(message)
     return agent

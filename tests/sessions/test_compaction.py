@@ -76,7 +76,9 @@ def test_turns_run_and_are_kept_while_a_compaction_is_under_way(tmp_path, kind, 
         log = (tmp_path / "s" / "shop.jsonl").read_text().splitlines()
         assert json.loads(log[0]) == {"v": fmt.VERSION, "seq": snapshot["__agentnb__"]["seq"], "op": "base"}
         # (the turns saved meanwhile grew the log again: a second fold ran when the first ended)
-        assert [json.loads(line)["seq"] for line in log[1:]] == list(range(snapshot["__agentnb__"]["seq"] + 1, snapshot["__agentnb__"]["seq"] + len(log)))
+        assert [json.loads(line)["seq"] for line in log[1:]] == list(
+            range(snapshot["__agentnb__"]["seq"] + 1, snapshot["__agentnb__"]["seq"] + len(log))
+        )
     fresh = _agent(_backend(kind, tmp_path))
     assert [t.message for t in fresh.history] == [f"item {i}" for i in range(turn)]
     assert fresh.session_state["items"] == [f"item {i}" for i in range(turn)]
@@ -128,5 +130,7 @@ def test_growth_during_a_compaction_calls_for_another_when_it_ends(tmp_path, mon
     session.flush()
     folded = json.loads((tmp_path / "shop.json").read_text())["__agentnb__"]["seq"]
     assert folded > held  # the second fold took the turns the first one had not read
-    assert (tmp_path / "shop.jsonl").stat().st_size <= max((tmp_path / "shop.json").stat().st_size // 2, 3_000)
+    assert (tmp_path / "shop.jsonl").stat().st_size <= max(
+        (tmp_path / "shop.json").stat().st_size // 2, 3_000
+    )
     assert [t.message for t in _agent(JSONSession(tmp_path)).history] == [f"item {i}" for i in range(turn)]

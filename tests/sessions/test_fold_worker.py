@@ -11,7 +11,6 @@ import sys
 import warnings
 
 import pytest
-
 from test_compaction import _agent, _backend  # the same shop agent, folding every ~3 kB
 
 from agentnb.sessions import JSONSession, folding
@@ -95,7 +94,9 @@ def test_a_backend_whose_reads_do_not_pickle_folds_in_its_thread(tmp_path, fresh
 
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
-def test_credentials_set_after_the_child_started_are_redacted_by_its_fold(tmp_path, kind, monkeypatch, fresh_worker):
+def test_credentials_set_after_the_child_started_are_redacted_by_its_fold(
+    tmp_path, kind, monkeypatch, fresh_worker
+):
     secret = "sk-live-a1b2c3d4e5f6a7b8"
     assert fresh_worker.call(os.getpid) != os.getpid()  # the child starts without the credential
     session = _backend(kind, tmp_path)
@@ -166,7 +167,9 @@ def test_a_damaged_log_found_by_the_childs_fold_is_a_warning_naming_it(tmp_path,
         with sqlite3.connect(tmp_path / "s.db") as db:
             db.execute("UPDATE log SET line='{not json' WHERE session_id='shop' AND seq=3")
     session.compact_min_bytes = 100
-    with pytest.warns(UserWarning, match=r"could not compact .*(shop\.jsonl line 3|log entry 3).*log is kept"):
+    with pytest.warns(
+        UserWarning, match=r"could not compact .*(shop\.jsonl line 3|log entry 3).*log is kept"
+    ):
         for i in range(30):  # (SQLite measures its log every 32 appends)
             agent.run(f"more {i}")
         session.flush()

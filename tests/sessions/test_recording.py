@@ -21,13 +21,23 @@ def add_item(item: str, session_state) -> str:
 def server_agent(url: str, **options) -> Agent:
     model = OpenAIChat("tiny", base_url=url, stream=False)
     return Agent(
-        "shop", model, instructions="Keep the list.", tools=[add_item], session_state={"items": []},
-        add_history_to_context=True, num_history_runs=None, **options,
+        "shop",
+        model,
+        instructions="Keep the list.",
+        tools=[add_item],
+        session_state={"items": []},
+        add_history_to_context=True,
+        num_history_runs=None,
+        **options,
     )
 
 
 def record_two_turns(server: OpenAIServer, folder) -> Agent:
-    server.add(Reply(tool_calls=[("add_item", {"item": "milk"})]), Reply(text="Milk added."), Reply(text="That is all."))
+    server.add(
+        Reply(tool_calls=[("add_item", {"item": "milk"})]),
+        Reply(text="Milk added."),
+        Reply(text="That is all."),
+    )
     agent = server_agent(server.url)
     agent.attach_recording(folder)
     agent.run("Add milk.")
@@ -66,7 +76,10 @@ def test_an_edited_turn_calls_the_model_and_re_records_from_there(tmp_path, monk
         again.run("Add milk.")
         again.run("Is bread on the list?")  # edited: goes live
         assert len(server.requests) == 4
-        assert server.requests[-1].body["messages"][-1] == {"role": "user", "content": "Is bread on the list?"}
+        assert server.requests[-1].body["messages"][-1] == {
+            "role": "user",
+            "content": "Is bread on the list?",
+        }
     saved = Agent("shop", ScriptedModel([]), session_state={"items": []})
     JSONSession(tmp_path).load_session_state_sync("shop", agent=saved)
     assert [t.message for t in saved.history] == ["Add milk.", "Is bread on the list?"]
@@ -84,9 +97,13 @@ def test_strict_replay_fails_an_edited_turn_with_a_diff_naming_turn_and_call(tmp
             again.run("Is bread on the list?")
         assert len(server.requests) == 3
     head, _, diff = str(info.value).partition("\n")
-    assert head.startswith("replay drift at turn 2, model call 1: the request differs from the recording (messages[5] (user) changed)")
+    assert head.startswith(
+        "replay drift at turn 2, model call 1: the request differs from the recording (messages[5] (user) changed)"
+    )
     assert "strict replay (AGENTNB_REPLAY=strict) does not call openai:tiny" in head
-    assert '-      "content": "Anything else?"' in diff and '+      "content": "Is bread on the list?"' in diff
+    assert (
+        '-      "content": "Anything else?"' in diff and '+      "content": "Is bread on the list?"' in diff
+    )
     assert len(diff.splitlines()) <= 25
     files_before = sorted(p.name for p in tmp_path.iterdir())
     assert again.history[1].status == "failed" and sorted(p.name for p in tmp_path.iterdir()) == files_before
@@ -104,7 +121,10 @@ def test_without_a_key_a_replay_works_and_a_drift_fails_instead_of_calling(tmp_p
     assert agent.run("hello").content == "Hello!"
     edited = Agent("shop", "openai:gpt-5-mini")
     edited.attach_recording(tmp_path)
-    with pytest.raises(ReplayDriftError, match=r"openai:gpt-5-mini cannot be called here \(no OpenAI API key: set OPENAI_API_KEY\)"):
+    with pytest.raises(
+        ReplayDriftError,
+        match=r"openai:gpt-5-mini cannot be called here \(no OpenAI API key: set OPENAI_API_KEY\)",
+    ):
         edited.run("hello there")
 
 
@@ -131,7 +151,9 @@ def test_strict_replay_past_the_end_fails_for_a_model_outside_the_process(tmp_pa
         again.attach_recording(tmp_path)
         again.run("Add milk.")
         again.run("Anything else?")
-        with pytest.raises(ReplayDriftError, match=r"turn 3 is past the end of the recording .* \(it holds 2 turn\(s\)\)"):
+        with pytest.raises(
+            ReplayDriftError, match=r"turn 3 is past the end of the recording .* \(it holds 2 turn\(s\)\)"
+        ):
             again.run("Thanks.")
         assert len(server.requests) == 3
 
@@ -155,7 +177,12 @@ def test_a_scripted_model_always_answers_and_keeps_recorded_timings_when_it_matc
     calls = again.history[0].tool_calls
     assert [c.duration_ms for c in calls] == [c.duration_ms for c in first.history[0].tool_calls]
 
-    edited = Agent("shop", ScriptedModel([tool_call("add_item", item="tea"), "Tea is on the list."]), tools=[add_item], session_state={"items": []})
+    edited = Agent(
+        "shop",
+        ScriptedModel([tool_call("add_item", item="tea"), "Tea is on the list."]),
+        tools=[add_item],
+        session_state={"items": []},
+    )
     recording = edited.attach_recording(tmp_path)
     edited.run("Add tea.")
     assert recording.cut == 0  # the answer changed: the recording is replaced from this turn
@@ -172,7 +199,16 @@ def test_resume_takes_over_the_recording(tmp_path, monkeypatch):
         again.attach_recording(tmp_path)
         assert again.resume() == 2
         assert again.session_state == {"items": ["milk"]}
-        assert [m.role for m in again.state.messages] == ["system", "user", "assistant", "tool", "assistant", "system", "user", "assistant"]
+        assert [m.role for m in again.state.messages] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "system",
+            "user",
+            "assistant",
+        ]
         server.add(Reply(text="Bye."))
         again.run("Bye.")
         assert server.requests[-1].body["messages"][-1]["content"] == "Bye."
@@ -181,5 +217,7 @@ def test_resume_takes_over_the_recording(tmp_path, monkeypatch):
 
 def test_replay_mode_is_read_from_the_environment():
     assert replay_mode({}) == "auto" and replay_mode({REPLAY_ENV: "Strict"}) == "strict"
-    with pytest.raises(ValueError, match="AGENTNB_REPLAY='sometimes' is not a replay mode; use one of auto, strict, live"):
+    with pytest.raises(
+        ValueError, match="AGENTNB_REPLAY='sometimes' is not a replay mode; use one of auto, strict, live"
+    ):
         replay_mode({REPLAY_ENV: "sometimes"})

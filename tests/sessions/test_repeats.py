@@ -18,7 +18,11 @@ LONG = st.sampled_from(["a" * MIN_CHARS, "b" * (MIN_CHARS + 7), "é" * MIN_CHARS
 LEAF = st.one_of(st.none(), st.integers(), st.text(max_size=5), LONG)
 DATA = st.dictionaries(
     st.text(max_size=4),
-    st.recursive(LEAF, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=3), kids, max_size=4), max_leaves=30),
+    st.recursive(
+        LEAF,
+        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=3), kids, max_size=4),
+        max_leaves=30,
+    ),
     max_size=5,
 )
 
@@ -72,13 +76,23 @@ def _agent(session, **options):
         session_state["n"] = session_state.get("n", 0) + 1
         return "ok"
 
-    return Agent("r", ScriptedModel([tool_call("bump"), "done"] * 4), tools=[bump], session_state={"big": "y" * 200_000},
-                 session=session, **options)
+    return Agent(
+        "r",
+        ScriptedModel([tool_call("bump"), "done"] * 4),
+        tools=[bump],
+        session_state={"big": "y" * 200_000},
+        session=session,
+        **options,
+    )
 
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_a_session_with_the_state_in_the_prompt_loads_back_every_copy(tmp_path, kind):
-    make = (lambda: JSONSession(tmp_path / "s")) if kind == "json" else (lambda: SQLiteSession(tmp_path / "s.db"))
+    make = (
+        (lambda: JSONSession(tmp_path / "s"))
+        if kind == "json"
+        else (lambda: SQLiteSession(tmp_path / "s.db"))
+    )
     agent = _agent(make(), add_session_state_to_context=True)
     agent.run("one")
     agent.run("two")

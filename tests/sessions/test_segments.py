@@ -32,7 +32,9 @@ def _agent(session, name: str = "long", **kwargs) -> Agent:
         n = int(request.messages[-1]["content"].split()[-1])
         return tool_call("put", key=f"k{n % 7}", n=n)
 
-    return Agent(name, ScriptedModel(model), tools=[put], session_state={"seed": 1}, session=session, **kwargs)
+    return Agent(
+        name, ScriptedModel(model), tools=[put], session_state={"seed": 1}, session=session, **kwargs
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -64,7 +66,11 @@ def _same_turns(loaded, original) -> None:
     assert len(loaded) == len(original)
     for a, b in zip(loaded, original):
         assert (a.index, a.run_id, a.message, a.content) == (b.index, b.run_id, b.message, b.content)
-        assert a.state_start == b.state_start and a.state_before == b.state_before and a.state_after == b.state_after
+        assert (
+            a.state_start == b.state_start
+            and a.state_before == b.state_before
+            and a.state_after == b.state_after
+        )
         assert list(a.state_start) == list(b.state_start) and list(a.state_after) == list(b.state_after)
         assert [m.to_dict() for m in a.messages] == [m.to_dict() for m in b.messages]
         assert [e.kind for e in a.events] == [e.kind for e in b.events]
@@ -84,18 +90,27 @@ def _segment_reads(monkeypatch, session) -> list[str]:
 
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
-def test_a_compaction_stores_older_turns_apart_and_loading_reads_them_only_when_asked(tmp_path, kind, monkeypatch):
+def test_a_compaction_stores_older_turns_apart_and_loading_reads_them_only_when_asked(
+    tmp_path, kind, monkeypatch
+):
     agent = _compacted(kind, tmp_path)
     if kind == "json":
         snapshot = json.loads((tmp_path / "s" / "long.json").read_text())
         [info] = snapshot["__agentnb__"]["segments"]
-        assert (info["module"], info["path"], info["first"], info["count"]) == ("agent", ["history", "turns"], 0, 16)
+        assert (info["module"], info["path"], info["first"], info["count"]) == (
+            "agent",
+            ["history", "turns"],
+            0,
+            16,
+        )
         kept = snapshot["agent"]["history"]["turns"]
         assert len(kept) == 4
         # the first kept turn's start state is written against the saved state, not whole again
         assert kept[0]["state_start_patch"]["base"] == ["state"]
         assert len(json.dumps(kept[0]["state_start_patch"])) < len(json.dumps(snapshot["agent"]["state"]))
-        assert [p.name for p in (tmp_path / "s").glob("long.turns-*.json")] == [f"long.turns-{info['key']}.json"]
+        assert [p.name for p in (tmp_path / "s").glob("long.turns-*.json")] == [
+            f"long.turns-{info['key']}.json"
+        ]
 
     session = _backend(kind, tmp_path)
     reads = _segment_reads(monkeypatch, session)
@@ -131,7 +146,11 @@ def test_turns_run_after_loading_are_saved_and_a_later_compaction_adds_a_segment
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_a_background_compaction_stores_turns_apart_too(tmp_path, kind):
-    session = JSONSession(tmp_path / "s", compact_min_bytes=4_000) if kind == "json" else SQLiteSession(tmp_path / "s.db", compact_min_bytes=4_000)
+    session = (
+        JSONSession(tmp_path / "s", compact_min_bytes=4_000)
+        if kind == "json"
+        else SQLiteSession(tmp_path / "s.db", compact_min_bytes=4_000)
+    )
     agent = _agent(session)
     _run(agent, 0, 80)
     session.flush()
@@ -217,8 +236,30 @@ def test_a_damaged_segment_is_a_format_error(tmp_path, damage, message):
     "segments, message",
     [
         ("all", "segments must be a list"),
-        ([{"module": "agent", "path": ["history", "turns"], "first": 0, "count": 16, "key": "../../etc/passwd"}], "damaged"),
-        ([{"module": "agent", "path": ["history", "turns"], "first": 3, "count": 16, "key": "3-18-0123abcd"}], "do not follow each other"),
+        (
+            [
+                {
+                    "module": "agent",
+                    "path": ["history", "turns"],
+                    "first": 0,
+                    "count": 16,
+                    "key": "../../etc/passwd",
+                }
+            ],
+            "damaged",
+        ),
+        (
+            [
+                {
+                    "module": "agent",
+                    "path": ["history", "turns"],
+                    "first": 3,
+                    "count": 16,
+                    "key": "3-18-0123abcd",
+                }
+            ],
+            "do not follow each other",
+        ),
     ],
 )
 def test_damaged_segment_metadata_is_a_format_error_at_load(tmp_path, segments, message):
@@ -282,17 +323,31 @@ def test_a_first_kept_turn_based_on_something_else_is_a_format_error(tmp_path):
 
 
 def test_log_lines_after_a_fold_apply_to_the_turns_it_kept():
-    segments = [{"module": "agent", "path": ["history", "turns"], "first": 0, "count": 16, "key": "0-15-0123abcd"}]
-    cut = {"op": "delta", "module": "agent", "ops": [{"op": "splice", "path": ["history", "turns"], "keep": 18, "append": []}]}
+    segments = [
+        {"module": "agent", "path": ["history", "turns"], "first": 0, "count": 16, "key": "0-15-0123abcd"}
+    ]
+    cut = {
+        "op": "delta",
+        "module": "agent",
+        "ops": [{"op": "splice", "path": ["history", "turns"], "keep": 18, "append": []}],
+    }
     assert seg.adjust_line(cut, list(segments), "here")["ops"][0]["keep"] == 2  # 18 turns = 16 apart + 2 kept
     inside = {**cut, "ops": [{**cut["ops"][0], "keep": 3}]}
     with pytest.raises(SessionFormatError, match="inside the turns stored apart"):
         seg.adjust_line(inside, list(segments), "here")
-    replaced = {"op": "delta", "module": "agent", "ops": [{"op": "merge", "path": [], "set": {"history": {"turns": []}}, "unset": []}]}
+    replaced = {
+        "op": "delta",
+        "module": "agent",
+        "ops": [{"op": "merge", "path": [], "set": {"history": {"turns": []}}, "unset": []}],
+    }
     left = list(segments)
     seg.adjust_line(replaced, left, "here")
     assert left == []  # the list was replaced from above: its segments no longer apply
-    state_only = {"op": "delta", "module": "agent", "ops": [{"op": "merge", "path": ["state"], "set": {"k": 1}, "unset": []}]}
+    state_only = {
+        "op": "delta",
+        "module": "agent",
+        "ops": [{"op": "merge", "path": ["state"], "set": {"k": 1}, "unset": []}],
+    }
     left = list(segments)
     assert seg.adjust_line(state_only, left, "here") == state_only and left == segments
 

@@ -4,7 +4,6 @@ naming the file and what is wrong, and the files are left byte for byte as they 
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 from pathlib import Path
 
@@ -25,7 +24,9 @@ def bump(key: str, session_state: dict) -> str:
 
 
 def make(session) -> Agent:
-    return Agent("s", ScriptedModel([tool_call("bump", key="a"), "one", "two", "three"]), tools=[bump], session=session)
+    return Agent(
+        "s", ScriptedModel([tool_call("bump", key="a"), "one", "two", "three"]), tools=[bump], session=session
+    )
 
 
 def json_session(root: Path) -> tuple[Path, Path]:
@@ -71,15 +72,23 @@ def test_a_snapshot_from_a_newer_agentnb_says_so(tmp_path):
     data = json.loads(snap.read_text())
     data["__agentnb__"]["version"] = NEXT
     snap.write_text(json.dumps(data))
-    refused(lambda: make(JSONSession(tmp_path)), [snap, log],
-            "written by a newer agentnb", f"session format version {NEXT}", f"reads session format versions 1 to {fmt.VERSION}", "upgrade agentnb")
+    refused(
+        lambda: make(JSONSession(tmp_path)),
+        [snap, log],
+        "written by a newer agentnb",
+        f"session format version {NEXT}",
+        f"reads session format versions 1 to {fmt.VERSION}",
+        "upgrade agentnb",
+    )
 
 
 def test_a_log_line_from_a_newer_agentnb_says_so(tmp_path):
     snap, log = json_session(tmp_path)
     lines = log.read_bytes().splitlines(keepends=True)
     log.write_bytes(b"".join([*lines[:-1], lines[-1].replace(b'"v":%d' % fmt.VERSION, b'"v":%d' % NEXT, 1)]))
-    text = refused(lambda: make(JSONSession(tmp_path)), [log, snap], "written by a newer agentnb", "upgrade agentnb")
+    text = refused(
+        lambda: make(JSONSession(tmp_path)), [log, snap], "written by a newer agentnb", "upgrade agentnb"
+    )
     assert f"line {len(lines)}" in text
 
 
@@ -105,7 +114,9 @@ def test_a_negative_seq_in_the_log_is_damage(tmp_path, seq):
     lines = log.read_bytes().splitlines(keepends=True)
     line = json.loads(lines[-1])
     line["seq"] = seq
-    log.write_bytes(b"".join([lines[0].replace(b'"seq":2', b'"seq":-50'), (json.dumps(line) + "\n").encode()]))
+    log.write_bytes(
+        b"".join([lines[0].replace(b'"seq":2', b'"seq":-50'), (json.dumps(line) + "\n").encode()])
+    )
     refused(lambda: make(JSONSession(tmp_path)), [log, snap], "seq -50", "0 or more")
 
 
@@ -177,5 +188,7 @@ def test_a_new_sqlite_session_appears_whole(tmp_path, monkeypatch):
     agent = Agent("s", ScriptedModel(["hi"]), session=SQLiteSession(db))
     agent.run("hi")
     assert seen and seen[0][0] is False and seen[0][1] > 0  # not there until linked, and never empty
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith((".lock", "-wal", "-shm"))) == ["new.db"]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith((".lock", "-wal", "-shm"))) == [
+        "new.db"
+    ]
     assert len(Agent("s", ScriptedModel([]), session=SQLiteSession(db)).history) == 1

@@ -22,7 +22,9 @@ def _agent(session) -> Agent:
 
 
 def _as_version(text: str, older: int) -> str:
-    return text.replace(f'"version":{VERSION}', f'"version":{older}').replace(f'"v":{VERSION}', f'"v":{older}')
+    return text.replace(f'"version":{VERSION}', f'"version":{older}').replace(
+        f'"v":{VERSION}', f'"v":{older}'
+    )
 
 
 @pytest.mark.parametrize("older", OLDER)
@@ -34,7 +36,10 @@ def test_an_older_json_session_loads_and_its_next_save_writes_the_current_versio
     for name in ("v.json", "v.jsonl"):
         path = tmp_path / name
         path.write_text(_as_version(path.read_text(), older))
-    assert f'"v":{older}' in (tmp_path / "v.jsonl").read_text() and f'"version":{older}' in (tmp_path / "v.json").read_text()
+    assert (
+        f'"v":{older}' in (tmp_path / "v.jsonl").read_text()
+        and f'"version":{older}' in (tmp_path / "v.json").read_text()
+    )
     again = _agent(JSONSession(tmp_path))
     assert [t.message for t in again.history] == ["one", "two"]
     again.run("three")

@@ -36,7 +36,11 @@ def add_item(item: str, session_state: dict) -> str:
 
 
 def reply(request):
-    return f"done ({len(request.tool_results())})" if request.tool_results() else tool_call("add_item", item="milk")
+    return (
+        f"done ({len(request.tool_results())})"
+        if request.tool_results()
+        else tool_call("add_item", item="milk")
+    )
 
 
 def make_agent(context: bool = True, **kw) -> Agent:
@@ -89,7 +93,9 @@ def test_round_trip_restores_state_messages_and_history(session):
     assert "<session_state>" in fresh.history[1].system_prompt
     assert fresh.history[1].state_before == {"items": ["milk"]}
     assert fresh.history[1].state_after == {"items": ["milk", "milk"]}
-    assert [c.request for c in fresh.history[1].model_calls] == [c.request for c in agent.history[1].model_calls]
+    assert [c.request for c in fresh.history[1].model_calls] == [
+        c.request for c in agent.history[1].model_calls
+    ]
     assert fresh.history[1].events == agent.history[1].events
     assert fresh.state.messages == agent.state.messages
     assert fresh.session_id == agent.session_id
@@ -240,8 +246,12 @@ def test_jq_reads_the_files(tmp_path):
     agent = make_agent(session=tmp_path)
     agent.run("one")
     JSONSession(tmp_path).compact("shop")
-    out = subprocess.run(["jq", "-r", ".agent.history.turns[0].message", str(tmp_path / "shop.json")],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["jq", "-r", ".agent.history.turns[0].message", str(tmp_path / "shop.json")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "one"
 
 
@@ -251,7 +261,9 @@ def test_jq_reads_the_files(tmp_path):
 def test_unstorable_value_names_the_key_path(session):
     agent = make_agent()
     agent.session_state["orders"] = [{"when": object()}]
-    with pytest.raises(SessionEncodeError, match=r"agent\.state\.orders\[0\]\.when.*builtins\.object.*register_encoder"):
+    with pytest.raises(
+        SessionEncodeError, match=r"agent\.state\.orders\[0\]\.when.*builtins\.object.*register_encoder"
+    ):
         session.save_session_state_sync("bad", agent=agent)
     assert not session.exists("bad")
     agent.session_state["orders"] = {1: "a"}
@@ -299,7 +311,10 @@ def test_autosave_error_is_a_warning_not_a_failed_turn(tmp_path):
         (b'{"agent": {"state": ', "not valid JSON"),
         (b"\xff\xfe garbage", "not UTF-8"),
         (b"[1, 2]", "holds a JSON list"),
-        (b'{"__agentnb__": {"format": "agentnb.session", "version": 99}}', "written by a newer agentnb.*version 99.*upgrade agentnb"),
+        (
+            b'{"__agentnb__": {"format": "agentnb.session", "version": 99}}',
+            "written by a newer agentnb.*version 99.*upgrade agentnb",
+        ),
     ],
 )
 def test_corrupt_snapshot_is_a_clear_error_and_untouched(tmp_path, content, problem):
@@ -387,7 +402,9 @@ def test_notebook_session_dir_and_find_notebook_path(tmp_path):
     assert str(tmp_path / "notebook.agentnb") in fallback.notice and "\n" not in fallback.notice
     plain = find_notebook_path({}, environ={})
     assert plain.notice is None or "saving sessions in notebook.agentnb/ " in plain.notice
-    explicit = find_notebook_path({}, explicit="x/y.ipynb", environ={"JPY_SESSION_NAME": "z.ipynb"}, cwd=tmp_path)
+    explicit = find_notebook_path(
+        {}, explicit="x/y.ipynb", environ={"JPY_SESSION_NAME": "z.ipynb"}, cwd=tmp_path
+    )
     assert (explicit.source, explicit.session_dir) == ("explicit", tmp_path / "x" / "y.agentnb")
 
 
@@ -397,8 +414,13 @@ def test_sessions_modules_do_not_import_ipython(tmp_path):
         "import agentnb.sessions, agentnb.sessions.locate, agentnb.sessions.autosave\n"
         "print('ok')"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
     assert out.stdout.strip() == "ok", out.stderr
 
 
@@ -439,15 +461,28 @@ def test_user_id_keeps_users_apart(session):
 def test_agno_db_classes_save_every_turn_under_the_agents_session_id(tmp_path):
     from agentnb.sessions import InMemoryDb, JsonDb, SqliteDb
 
-    for db in (SqliteDb(db_file=tmp_path / "tmp" / "agents.db"), JsonDb(db_path=tmp_path / "json_db"), InMemoryDb()):
-        agent = Agent(model=ScriptedModel([tool_call("add_item", item="milk"), "ok"]), tools=[add_item],
-                      session_state={"items": []}, db=db, session_id="s1")
+    for db in (
+        SqliteDb(db_file=tmp_path / "tmp" / "agents.db"),
+        JsonDb(db_path=tmp_path / "json_db"),
+        InMemoryDb(),
+    ):
+        agent = Agent(
+            model=ScriptedModel([tool_call("add_item", item="milk"), "ok"]),
+            tools=[add_item],
+            session_state={"items": []},
+            db=db,
+            session_id="s1",
+        )
         agent.run("add milk")
         assert db.exists("s1")
-        again = Agent(model=ScriptedModel([]), tools=[add_item], session_state={"items": []}, db=db, session_id="s1")
+        again = Agent(
+            model=ScriptedModel([]), tools=[add_item], session_state={"items": []}, db=db, session_id="s1"
+        )
         assert again.session_state == {"items": ["milk"]} and len(again.history) == 1
         # Agno: an agent without session_id= starts a session of its own
-        assert Agent(model=ScriptedModel([]), session_state={"items": []}, db=db).session_state == {"items": []}
+        assert Agent(model=ScriptedModel([]), session_state={"items": []}, db=db).session_state == {
+            "items": []
+        }
     assert (tmp_path / "tmp" / "agents.db").exists() and any((tmp_path / "json_db").glob("s1.json*"))
     with pytest.raises(Exception, match="session= or db="):
         Agent(model=ScriptedModel([]), db=InMemoryDb(), session=tmp_path / "s")
@@ -457,9 +492,11 @@ def test_among_several_notebooks_the_one_holding_the_cell_is_found(tmp_path):
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    cell = '%%agent shop --model model\nYou keep {shopping_list}.'
+    cell = "%%agent shop --model model\nYou keep {shopping_list}."
     nbformat.write(new_notebook(cells=[new_code_cell("print(1)")]), tmp_path / "a.ipynb")
-    nbformat.write(new_notebook(cells=[new_code_cell("%load_ext agentnb"), new_code_cell(cell)]), tmp_path / "b.ipynb")
+    nbformat.write(
+        new_notebook(cells=[new_code_cell("%load_ext agentnb"), new_code_cell(cell)]), tmp_path / "b.ipynb"
+    )
     (tmp_path / "c.ipynb").write_text("not json")
     found = find_notebook_path({}, environ={}, cwd=tmp_path, cell=cell + "\n")
     assert (found.source, found.path, found.notice) == ("cwd", tmp_path / "b.ipynb", None)
@@ -472,13 +509,21 @@ def test_among_several_notebooks_the_one_holding_the_cell_is_found(tmp_path):
 
 def test_nan_infinities_and_lone_surrogates_round_trip(session):
     agent = make_agent()
-    values = {"nan": float("nan"), "inf": float("inf"), "ninf": float("-inf"), "text": "a\ud800b", "\udfff": [1.5]}
+    values = {
+        "nan": float("nan"),
+        "inf": float("inf"),
+        "ninf": float("-inf"),
+        "text": "a\ud800b",
+        "\udfff": [1.5],
+    }
     agent.session_state.update(values)
     session.save_session_state_sync("odd", agent=agent)
     other = make_agent()
     session.load_session_state_sync("odd", agent=other)
     loaded = other.session_state
-    assert loaded["nan"] != loaded["nan"] and loaded["inf"] == float("inf") and loaded["ninf"] == float("-inf")
+    assert (
+        loaded["nan"] != loaded["nan"] and loaded["inf"] == float("inf") and loaded["ninf"] == float("-inf")
+    )
     assert loaded["text"] == "a\ud800b" and loaded["\udfff"] == [1.5]
 
 

@@ -98,9 +98,7 @@ def turns_writer(kind: str, root, name: str, count: int) -> None:
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_two_processes_appending_to_one_session_lose_nothing(tmp_path, kind):
-    backend(kind, tmp_path).save_session_state_sync(
-        "shared", agent=Agent("seed", ScriptedModel(["x"]))
-    )
+    backend(kind, tmp_path).save_session_state_sync("shared", agent=Agent("seed", ScriptedModel(["x"])))
     pids = [_child(lambda n=n: turns_writer(kind, tmp_path, n, 30)) for n in ("a", "b")]
     for pid in pids:
         assert os.waitpid(pid, 0)[1] == 0

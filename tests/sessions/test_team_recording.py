@@ -6,16 +6,19 @@ from __future__ import annotations
 from openai_server import OpenAIServer, Reply
 
 from agentnb import Agent, Team
+from agentnb.history.render import turn_text
 from agentnb.models import OpenAIChat
 from agentnb.sessions.recording import REPLAY_ENV
-from agentnb.history.render import turn_text
 
 
 def build(lead: OpenAIServer, a: OpenAIServer, b: OpenAIServer) -> Team:
     def model(server: OpenAIServer) -> OpenAIChat:
         return OpenAIChat("tiny", base_url=server.url, stream=False)
 
-    members = [Agent("alpha", model(a), instructions="Answer as alpha."), Agent("beta", model(b), instructions="Answer as beta.")]
+    members = [
+        Agent("alpha", model(a), instructions="Answer as alpha."),
+        Agent("beta", model(b), instructions="Answer as beta."),
+    ]
     return Team("team", members=members, model=model(lead), instructions="Ask both.")
 
 
@@ -23,7 +26,12 @@ def test_parallel_members_replay_from_the_recording_without_a_model_call(tmp_pat
     monkeypatch.delenv(REPLAY_ENV, raising=False)
     with OpenAIServer() as lead, OpenAIServer() as a, OpenAIServer() as b:
         lead.add(
-            Reply(tool_calls=[("delegate_task_to_member", {"member_id": "alpha", "task": "one"}), ("delegate_task_to_member", {"member_id": "beta", "task": "two"})]),
+            Reply(
+                tool_calls=[
+                    ("delegate_task_to_member", {"member_id": "alpha", "task": "one"}),
+                    ("delegate_task_to_member", {"member_id": "beta", "task": "two"}),
+                ]
+            ),
             Reply(text="Both answered."),
         )
         a.add(Reply(text="alpha says one", delay=0.05, usage=(30, 5)))

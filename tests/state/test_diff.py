@@ -9,11 +9,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.state.diff import MISSING, ChangeLog, apply_patch, json_equal, lookup, make_patch, pointer, tokens, top_diff, apply_top_diff
+from agentnb.state.diff import (
+    MISSING,
+    ChangeLog,
+    apply_patch,
+    apply_top_diff,
+    json_equal,
+    lookup,
+    make_patch,
+    pointer,
+    tokens,
+    top_diff,
+)
 
 keys = st.sampled_from(["a", "b", "c", "x/y", "t~1", "", "__proto__", "ü"])
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.sampled_from(["", "s", "milk"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)), max_leaves=12)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(-2, 2, allow_nan=False),
+    st.sampled_from(["", "s", "milk"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
+    max_leaves=12,
+)
 states = st.dictionaries(keys, values, max_size=5)
 
 

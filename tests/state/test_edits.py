@@ -6,14 +6,20 @@ from __future__ import annotations
 import pytest
 
 from agentnb import Agent, ScriptedModel
+from agentnb.errors import ConfigurationError, StateEditError, StateKeyError, StateTypeError
 from agentnb.state.diff import MISSING
 from agentnb.state.edits import edit_text
-from agentnb.errors import ConfigurationError, StateEditError, StateKeyError, StateTypeError
 
 
 def shop(**options) -> Agent:
     options.setdefault("session_state", {"items": ["milk", "eggs"], "budget": 10, "prefs": {"brand": "any"}})
-    return Agent("shop", ScriptedModel(["ok"] * 5), instructions="Budget {budget}.", add_session_state_to_context=True, **options)
+    return Agent(
+        "shop",
+        ScriptedModel(["ok"] * 5),
+        instructions="Budget {budget}.",
+        add_session_state_to_context=True,
+        **options,
+    )
 
 
 def test_set_add_and_remove_keys_and_paths_below_them() -> None:
@@ -35,9 +41,18 @@ def test_set_add_and_remove_keys_and_paths_below_them() -> None:
         ("/items/1", "removed"),
         ("/prefs", "removed"),
     ]
-    assert (changed.old, changed.new, removed.old, gone.old) == (10, 20, "eggs", {"brand": "any", "organic": True})
+    assert (changed.old, changed.new, removed.old, gone.old) == (
+        10,
+        20,
+        "eggs",
+        {"brand": "any", "organic": True},
+    )
     assert (added.new, replaced.old, appended.old, nested.old) == ({"text": "hi"}, "milk", MISSING, MISSING)
-    assert [edit_text(e) for e in (changed, added, removed)] == ['~ /budget: 10 → 20', '+ /note: {"text": "hi"}', '- /items/1: "eggs" (removed)']
+    assert [edit_text(e) for e in (changed, added, removed)] == [
+        "~ /budget: 10 → 20",
+        '+ /note: {"text": "hi"}',
+        '- /items/1: "eggs" (removed)',
+    ]
 
 
 def test_undo_takes_edits_back_in_reverse_order_to_the_state_before() -> None:
@@ -93,7 +108,11 @@ def test_removing_what_is_not_there_is_an_error() -> None:
 
 
 def test_a_typed_state_checks_each_edit_against_its_schema() -> None:
-    agent = Agent("typed", state_schema={"items": {"type": list[str]}, "budget": {"type": int}}, session_state={"items": ["milk"], "budget": 3})
+    agent = Agent(
+        "typed",
+        state_schema={"items": {"type": list[str]}, "budget": {"type": int}},
+        session_state={"items": ["milk"], "budget": 3},
+    )
     with pytest.raises(StateTypeError, match="state key 'budget' expects int, got str"):
         agent.edit_state("budget", "ten")
     with pytest.raises(StateTypeError, match="state key 'items' expects list\\[str\\]"):

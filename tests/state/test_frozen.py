@@ -16,8 +16,18 @@ from agentnb.state.frozen import FrozenList, FrozenMap, freeze, thaw
 from agentnb.state.views import ListView, StateView, view
 
 keys = st.sampled_from(["a", "b", "c", "x/y", "t~1", "", "ü"])
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.sampled_from(["", "s", "milk"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)), max_leaves=10)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(-2, 2, allow_nan=False),
+    st.sampled_from(["", "s", "milk"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
+    max_leaves=10,
+)
 states = st.dictionaries(keys, values, max_size=5)
 
 
@@ -68,8 +78,16 @@ def test_a_view_is_plain_data_that_refuses_changes():
     frozen = freeze({"items": ["milk"], "cfg": {"n": 1}})
     shown = view(frozen)
     assert isinstance(shown, dict) and isinstance(shown["items"], list)
-    assert json.dumps(shown) == '{"items": ["milk"], "cfg": {"n": 1}}' and shown == {"items": ["milk"], "cfg": {"n": 1}}
-    for change in (lambda: shown.update(x=1), lambda: shown["cfg"].pop("n"), lambda: shown["items"].append(1), lambda: shown.__setitem__("x", 1)):
+    assert json.dumps(shown) == '{"items": ["milk"], "cfg": {"n": 1}}' and shown == {
+        "items": ["milk"],
+        "cfg": {"n": 1},
+    }
+    for change in (
+        lambda: shown.update(x=1),
+        lambda: shown["cfg"].pop("n"),
+        lambda: shown["items"].append(1),
+        lambda: shown.__setitem__("x", 1),
+    ):
         with pytest.raises(TypeError, match="read-only"):
             change()
     mine = copy.deepcopy(shown)
@@ -111,7 +129,9 @@ def test_a_turn_record_hands_out_views_of_its_states():
         session_state["items"].append(item)
         return "ok"
 
-    agent = Agent("a", ScriptedModel([tool_call("add", item="x"), "done"]), tools=[add], session_state={"items": []})
+    agent = Agent(
+        "a", ScriptedModel([tool_call("add", item="x"), "done"]), tools=[add], session_state={"items": []}
+    )
     result = agent.run("go")
     record = agent.history[0]
     assert record.state_after == {"items": ["x"]} and isinstance(record.state_after["items"], ListView)

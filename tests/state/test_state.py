@@ -147,13 +147,24 @@ def test_free_state_is_a_live_dict_without_messages():
 
 
 def test_to_dict_and_from_dict_round_trip_types_and_handlers():
-    from typing import List, Optional, Union
+    from typing import Optional, Union
 
     from agentnb.state.serialization import type_from_str, type_to_str
 
-    for tp in (int, dict[str, list[int]], Optional[int], Union[str, int], List[str], int | None, list[Message]):
+    for tp in (
+        int,
+        dict[str, list[int]],
+        Optional[int],
+        Union[str, int],
+        list[str],
+        int | None,
+        list[Message],
+    ):
         assert type_from_str(type_to_str(tp)) == tp, tp
-    state = State({"tags": {"type": list[str] | None}, "n": {"type": int, "handler": replace_values}}, {"tags": ["a"], "n": 2})
+    state = State(
+        {"tags": {"type": list[str] | None}, "n": {"type": int, "handler": replace_values}},
+        {"tags": ["a"], "n": 2},
+    )
     restored = State.from_dict(state.to_dict())
     assert restored.schema == state.schema and restored.data == {"tags": ["a"], "n": 2}
     assert State.from_dict(State(data={"free": {"x": 1}}).to_dict()).has_schema is False

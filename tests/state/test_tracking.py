@@ -13,16 +13,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.state.diff import _dump_any, apply_patch, json_equal, make_patch
 from agentnb.events import StateCause
+from agentnb.state.diff import _dump_any, apply_patch, json_equal, make_patch
 from agentnb.state.frozen import freeze, thaw
 from agentnb.state.state import State
 from agentnb.state.tracked import TrackedDict
 from agentnb.state.tracking import StateTracker, _grown_or_cut
 
 keys = st.sampled_from(["a", "b", "c", "x/y", "t~1", "", "ü"])
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.sampled_from(["", "s", "milk"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)), max_leaves=10)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(-2, 2, allow_nan=False),
+    st.sampled_from(["", "s", "milk"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
+    max_leaves=10,
+)
 states = st.dictionaries(keys, values, max_size=5)
 texts = st.sampled_from(["", "s", "milk"])
 USER = StateCause(kind="user")
@@ -47,7 +57,9 @@ def plain(value: Any) -> Any:
 
 def same(a: Any, b: Any) -> bool:
     """Equal as JSON, key order included."""
-    return json.dumps(a, default=lambda o: {"box": o.v}) == json.dumps(b, default=lambda o: {"box": o.v}) and json_equal(a, b)
+    return json.dumps(a, default=lambda o: {"box": o.v}) == json.dumps(
+        b, default=lambda o: {"box": o.v}
+    ) and json_equal(a, b)
 
 
 def containers(value: Any, out: list[Any] | None = None) -> list[Any]:
@@ -117,7 +129,9 @@ class Mutator:
 
     def dict_op(self, d: dict[str, Any]) -> None:
         draw = self.data.draw
-        op = draw(st.sampled_from(["set", "set", "del", "pop", "popitem", "setdefault", "update", "ior", "clear"]))
+        op = draw(
+            st.sampled_from(["set", "set", "del", "pop", "popitem", "setdefault", "update", "ior", "clear"])
+        )
         key = draw(keys)
         if op == "set":
             d[key] = self.value()
@@ -138,7 +152,25 @@ class Mutator:
 
     def list_op(self, lst: list[Any]) -> None:
         draw = self.data.draw
-        op = draw(st.sampled_from(["append", "append", "extend", "insert", "pop", "remove", "setitem", "slice", "delslice", "sort", "reverse", "iadd", "imul"]))
+        op = draw(
+            st.sampled_from(
+                [
+                    "append",
+                    "append",
+                    "extend",
+                    "insert",
+                    "pop",
+                    "remove",
+                    "setitem",
+                    "slice",
+                    "delslice",
+                    "sort",
+                    "reverse",
+                    "iadd",
+                    "imul",
+                ]
+            )
+        )
         if op == "append":
             lst.append(self.value())
         elif op == "extend":
@@ -152,9 +184,9 @@ class Mutator:
         elif op == "setitem" and lst:
             lst[draw(st.integers(0, len(lst) - 1))] = self.value()
         elif op == "slice":
-            lst[0:draw(st.integers(0, 2))] = [self.value()]
+            lst[0 : draw(st.integers(0, 2))] = [self.value()]
         elif op == "delslice":
-            del lst[draw(st.integers(0, 2)):]
+            del lst[draw(st.integers(0, 2)) :]
         elif op == "sort":
             lst.sort(key=_dump_any)
         elif op == "reverse":
@@ -284,7 +316,10 @@ def test_one_container_in_two_places_changes_both():
     state.data["a"]["n"] = 2
     tracker.checkpoint(USER)
     ops = [op for change in tracker.drain()[1:] for op in change.patch]
-    assert ops == [{"op": "replace", "path": "/a/n", "value": 2}, {"op": "replace", "path": "/b/n", "value": 2}]
+    assert ops == [
+        {"op": "replace", "path": "/a/n", "value": 2},
+        {"op": "replace", "path": "/b/n", "value": 2},
+    ]
 
 
 def test_a_container_taken_out_and_changed_later_does_not_change_the_state():
@@ -317,7 +352,9 @@ def test_a_list_changed_by_c_code_is_seen_once_it_is_set_again():
     heapq.heappush(state.data["heap"], 1)
     state.data["heap"] = state.data["heap"]
     tracker.checkpoint(USER)
-    assert [op for change in tracker.drain() for op in change.patch] == make_patch({"heap": [3, 5]}, {"heap": [1, 5, 3]})
+    assert [op for change in tracker.drain() for op in change.patch] == make_patch(
+        {"heap": [3, 5]}, {"heap": [1, 5, 3]}
+    )
     assert thaw(tracker.snapshot) == {"heap": [1, 5, 3]}
 
 
@@ -328,7 +365,12 @@ def test_a_turn_reports_nested_in_place_changes_by_their_paths():
         return "ok"
 
     nodes = {f"n{i}": {"value": i, "tags": []} for i in range(100)}
-    agent = Agent("a", ScriptedModel([tool_call("set_node", key="n7", value=-1), "done"]), tools=[set_node], session_state={"nodes": nodes})
+    agent = Agent(
+        "a",
+        ScriptedModel([tool_call("set_node", key="n7", value=-1), "done"]),
+        tools=[set_node],
+        session_state={"nodes": nodes},
+    )
     agent.run("go")
     (change,) = agent.history[0].state_changes
     assert change.patch == (
@@ -341,11 +383,24 @@ def test_a_turn_reports_nested_in_place_changes_by_their_paths():
     assert record.state_start["nodes"]["n7"] == {"value": 7, "tags": []}
 
 
-_leaves = st.one_of(st.text(max_size=3), st.integers(-2, 2), st.booleans(), st.none(), st.floats(allow_nan=False), st.just(-0.0), st.lists(st.integers(0, 1), max_size=2))
+_leaves = st.one_of(
+    st.text(max_size=3),
+    st.integers(-2, 2),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=False),
+    st.just(-0.0),
+    st.lists(st.integers(0, 1), max_size=2),
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_leaves, max_size=5), st.lists(_leaves, max_size=3), st.sampled_from(["items", "a/b", "t~x", ""]), st.booleans())
+@given(
+    st.lists(_leaves, max_size=5),
+    st.lists(_leaves, max_size=3),
+    st.sampled_from(["items", "a/b", "t~x", ""]),
+    st.booleans(),
+)
 def test_a_top_level_list_grown_or_cut_at_its_end_gets_the_patch_comparing_makes(start, extra, key, grow):
     # The checkpoint's shortcut for one top-level list (an append, a reset to []) gives what
     # comparing the two states gives, or leaves it to that comparison.

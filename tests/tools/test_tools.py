@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal, Optional
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel
 
 from agentnb import Agent, RunContext, ScriptedModel, Tool, Toolkit, tool, tool_call
-from agentnb.errors import ToolDefinitionError
-from agentnb.errors import ToolArgumentsError
+from agentnb.errors import ToolArgumentsError, ToolDefinitionError
 
 
 def test_schema_from_type_hints_and_google_docstring():
-    def search(query: str, limit: int = 5, tags: Optional[list[str]] = None, mode: Literal["a", "b"] = "a") -> str:
+    def search(
+        query: str, limit: int = 5, tags: list[str] | None = None, mode: Literal["a", "b"] = "a"
+    ) -> str:
         """Search the catalogue.
 
         Args:
@@ -65,7 +66,9 @@ def test_unresolvable_type_hint_is_a_clear_error():
     def use(value: Local) -> str:
         return "x"
 
-    with pytest.raises(ToolDefinitionError, match="cannot resolve the type hint 'Local' of 'value' in tool 'use'"):
+    with pytest.raises(
+        ToolDefinitionError, match="cannot resolve the type hint 'Local' of 'value' in tool 'use'"
+    ):
         Tool.from_function(use)
 
 
@@ -105,7 +108,12 @@ def test_decorator_keeps_function_callable_and_takes_options():
         (lambda: Tool.from_function(3), "not callable"),
         (lambda: Tool.from_function(lambda x: x, name="bad name"), "not valid"),
         (lambda: Tool.from_function(print, name="p", inputs_from_state={"k": "nope"}), "nope"),
-        (lambda: Tool(name="t", description=None, parameters={}, function=print, outputs_to_state={"k": 1}), "outputs_to_state"),
+        (
+            lambda: Tool(
+                name="t", description=None, parameters={}, function=print, outputs_to_state={"k": 1}
+            ),
+            "outputs_to_state",
+        ),
         (lambda: Agent(tools=[1]), "accepts functions"),
         (lambda: Agent(tool_hooks=[lambda weird: 1]), "asks for \\['weird'\\]"),
     ],
@@ -191,7 +199,9 @@ def test_hooks_nest_first_outermost_and_can_modify_arguments_and_results():
         order.append(f"tool({x})")
         return x * 2
 
-    agent = Agent(model=ScriptedModel([tool_call("double", x=1), "ok"]), tools=[double], tool_hooks=[outer, inner])
+    agent = Agent(
+        model=ScriptedModel([tool_call("double", x=1), "ok"]), tools=[double], tool_hooks=[outer, inner]
+    )
     call = agent.run("go").tool_calls[0]
     assert order == ["outer>double", "inner>", "tool(2)", "inner<", "outer<"]
     assert call.result == "[4]"
@@ -203,7 +213,19 @@ def test_hooks_nest_first_outermost_and_can_modify_arguments_and_results():
 def test_every_injectable_hook_name():
     received = {}
 
-    def hook(function_name, name, function_call, function, func, arguments, args, run_context, agent, session_state, dependencies):
+    def hook(
+        function_name,
+        name,
+        function_call,
+        function,
+        func,
+        arguments,
+        args,
+        run_context,
+        agent,
+        session_state,
+        dependencies,
+    ):
         received.update(locals())
         return function_call(**arguments)
 
@@ -276,9 +298,13 @@ def test_state_changes_are_attributed_to_the_hook_or_tool_that_made_them():
         session_state.setdefault("items", []).append(item)
         return f"added {item}"
 
-    agent = Agent(model=ScriptedModel([tool_call("add_item", item="milk"), "ok"]), tools=[add_item], tool_hooks=[audit])
+    agent = Agent(
+        model=ScriptedModel([tool_call("add_item", item="milk"), "ok"]), tools=[add_item], tool_hooks=[audit]
+    )
     result = agent.run("go")
-    changes = [(c.cause.kind, c.cause.name, [op["path"] for op in c.patch]) for c in result.turn.state_changes]
+    changes = [
+        (c.cause.kind, c.cause.name, [op["path"] for op in c.patch]) for c in result.turn.state_changes
+    ]
     assert changes == [
         ("hook", "audit", ["/audit"]),
         ("tool", "add_item", ["/items"]),
@@ -297,7 +323,9 @@ def test_toolkit_filters_naming_an_unknown_tool_fail_when_the_toolkit_is_used():
             return "1"
 
     kit = Kit(include_tools=["onee"])  # registered after __init__: checked when an agent takes it
-    with pytest.raises(ToolDefinitionError, match="Included tool\\(s\\) not present in the toolkit 'kit': onee"):
+    with pytest.raises(
+        ToolDefinitionError, match="Included tool\\(s\\) not present in the toolkit 'kit': onee"
+    ):
         Agent(tools=[kit])
 
 

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest, ExportTraceServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 
@@ -80,20 +83,24 @@ class OTLPReceiver:
                 resource = {kv.key: plain(kv.value) for kv in rs.resource.attributes}
                 for ss in rs.scope_spans:
                     for s in ss.spans:
-                        self.spans.append(Received(
-                            name=s.name,
-                            trace_id=int.from_bytes(s.trace_id, "big"),
-                            span_id=int.from_bytes(s.span_id, "big"),
-                            parent_span_id=int.from_bytes(s.parent_span_id, "big") if s.parent_span_id else None,
-                            kind=s.kind,
-                            start=s.start_time_unix_nano,
-                            end=s.end_time_unix_nano,
-                            status_code=s.status.code,
-                            status_message=s.status.message,
-                            attributes={kv.key: plain(kv.value) for kv in s.attributes},
-                            resource=resource,
-                            scope=ss.scope.name,
-                        ))
+                        self.spans.append(
+                            Received(
+                                name=s.name,
+                                trace_id=int.from_bytes(s.trace_id, "big"),
+                                span_id=int.from_bytes(s.span_id, "big"),
+                                parent_span_id=int.from_bytes(s.parent_span_id, "big")
+                                if s.parent_span_id
+                                else None,
+                                kind=s.kind,
+                                start=s.start_time_unix_nano,
+                                end=s.end_time_unix_nano,
+                                status_code=s.status.code,
+                                status_message=s.status.message,
+                                attributes={kv.key: plain(kv.value) for kv in s.attributes},
+                                resource=resource,
+                                scope=ss.scope.name,
+                            )
+                        )
 
     def __enter__(self) -> OTLPReceiver:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()

@@ -28,7 +28,10 @@ class Spans:
         return found[0]
 
     def children(self, span: ReadableSpan) -> list[ReadableSpan]:
-        return sorted((s for s in self.all if s.parent is not None and s.parent.span_id == span.context.span_id), key=lambda s: (s.start_time, s.name))
+        return sorted(
+            (s for s in self.all if s.parent is not None and s.parent.span_id == span.context.span_id),
+            key=lambda s: (s.start_time, s.name),
+        )
 
     def tree(self, span: ReadableSpan | None = None) -> Any:
         """Names as nested tuples: (name, [children...])."""
@@ -39,7 +42,12 @@ class Spans:
 
     def text(self) -> str:
         """Every attribute of every span as one text (to look for what must not be there)."""
-        return json.dumps([{k: str(v) for k, v in s.attributes.items()} | {"@status": s.status.description or ""} for s in self.all])
+        return json.dumps(
+            [
+                {k: str(v) for k, v in s.attributes.items()} | {"@status": s.status.description or ""}
+                for s in self.all
+            ]
+        )
 
     def clear(self) -> None:
         self.exporter.clear()

@@ -53,7 +53,9 @@ def _get(url: str, headers: dict[str, str] | None = None) -> Any:
 
 
 def _post(url: str, body: dict[str, Any]) -> Any:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=30) as r:
         return json.loads(r.read())
 
@@ -74,7 +76,9 @@ def _wait(what: str, check, seconds: float = 180) -> Any:
 
 def _server(command: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
     with open(log, "wb") as out:
-        process = subprocess.Popen(command, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            command, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         yield process
     finally:  # the server and any workers it started: its own process group, by its id
@@ -101,10 +105,26 @@ def _turn(provider: TracerProvider) -> tuple[Agent, str]:
     tracing.instrument(provider, capture_content=True)
     try:
         with OpenAIServer(api_key="sk-test-backends-0000000000") as server:
-            server.add(Reply(tool_calls=[("lookup", {"city": "Oslo"})], usage=(30, 5)), Reply(text="Sunny in Oslo.", usage=(44, 4)))
-            model = OpenAIChat("gpt-test", base_url=server.url, api_key="sk-test-backends-0000000000", stream=False, max_retries=0)
+            server.add(
+                Reply(tool_calls=[("lookup", {"city": "Oslo"})], usage=(30, 5)),
+                Reply(text="Sunny in Oslo.", usage=(44, 4)),
+            )
+            model = OpenAIChat(
+                "gpt-test",
+                base_url=server.url,
+                api_key="sk-test-backends-0000000000",
+                stream=False,
+                max_retries=0,
+            )
             notes = DocumentContext(["Oslo is in Norway."], label="ATLAS")
-            agent = Agent("weather", model, tools=[lookup], tool_hooks=[audit], context_providers=[notes], session_state={"last_city": None})
+            agent = Agent(
+                "weather",
+                model,
+                tools=[lookup],
+                tool_hooks=[audit],
+                context_providers=[notes],
+                session_state={"last_city": None},
+            )
             agent.run("Weather in Oslo?")
         assert tracing.flush(timeout=60)
     finally:
@@ -113,7 +133,9 @@ def _turn(provider: TracerProvider) -> tuple[Agent, str]:
 
 
 def _provider(endpoint: str, headers: dict[str, str] | None = None) -> TracerProvider:
-    provider = TracerProvider(resource=Resource.create({"service.name": "agentnb", "openinference.project.name": PROJECT}))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": "agentnb", "openinference.project.name": PROJECT})
+    )
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint, headers=headers)))
     return provider
 
@@ -122,7 +144,9 @@ def _provider(endpoint: str, headers: dict[str, str] | None = None) -> TracerPro
 def phoenix(tmp_path: Path) -> Iterator[str]:
     executable = os.environ.get("AGENTNB_PHOENIX")
     if not executable:
-        pytest.skip("set AGENTNB_PHOENIX to a phoenix executable (pip install arize-phoenix in a venv of its own)")
+        pytest.skip(
+            "set AGENTNB_PHOENIX to a phoenix executable (pip install arize-phoenix in a venv of its own)"
+        )
     port = _free_port()
     env = {
         "PHOENIX_HOST": "127.0.0.1",
@@ -142,34 +166,64 @@ def test_phoenix_shows_kinds_inputs_tokens_and_the_tree(phoenix):
     provider = _provider(f"{phoenix}/v1/traces")
     agent, run_id = _turn(provider)
     provider.shutdown()
-    spans = _wait("the spans in Phoenix", lambda: (lambda d: d if len(d) >= 6 else None)(_get(f"{phoenix}/v1/projects/{PROJECT}/spans?limit=100")["data"]))
+    spans = _wait(
+        "the spans in Phoenix",
+        lambda: (lambda d: d if len(d) >= 6 else None)(
+            _get(f"{phoenix}/v1/projects/{PROJECT}/spans?limit=100")["data"]
+        ),
+    )
     by_name: dict[str, list[dict]] = {}
     for span in spans:
         by_name.setdefault(span["name"], []).append(span)
-    assert sorted(by_name) == ["agentnb.hook audit", "chat gpt-test", "execute_tool lookup", "invoke_agent weather", "retrieval ATLAS"]
+    assert sorted(by_name) == [
+        "agentnb.hook audit",
+        "chat gpt-test",
+        "execute_tool lookup",
+        "invoke_agent weather",
+        "retrieval ATLAS",
+    ]
     kinds = {name: {s["span_kind"] for s in group} for name, group in by_name.items()}
     assert kinds == {
-        "invoke_agent weather": {"AGENT"}, "chat gpt-test": {"LLM"}, "execute_tool lookup": {"TOOL"},
-        "agentnb.hook audit": {"CHAIN"}, "retrieval ATLAS": {"RETRIEVER"},
+        "invoke_agent weather": {"AGENT"},
+        "chat gpt-test": {"LLM"},
+        "execute_tool lookup": {"TOOL"},
+        "agentnb.hook audit": {"CHAIN"},
+        "retrieval ATLAS": {"RETRIEVER"},
     }
     root = by_name["invoke_agent weather"][0]
-    assert root["context"]["trace_id"] == f"{trace_id_of(run_id):032x}" and root["context"]["span_id"] == f"{span_id_of(run_id, 'run'):016x}"
+    assert (
+        root["context"]["trace_id"] == f"{trace_id_of(run_id):032x}"
+        and root["context"]["span_id"] == f"{span_id_of(run_id, 'run'):016x}"
+    )
     assert root["parent_id"] is None
     tool = by_name["execute_tool lookup"][0]
     hook = by_name["agentnb.hook audit"][0]
     assert tool["parent_id"] == root["context"]["span_id"] and hook["parent_id"] == tool["context"]["span_id"]
     assert {c["parent_id"] for c in by_name["chat gpt-test"]} == {root["context"]["span_id"]}
     attributes = lambda s: _flat(s["attributes"])  # noqa: E731
-    assert attributes(root)["input.value"] == "Weather in Oslo?" and attributes(root)["output.value"] == "Sunny in Oslo."
+    assert (
+        attributes(root)["input.value"] == "Weather in Oslo?"
+        and attributes(root)["output.value"] == "Sunny in Oslo."
+    )
     assert attributes(root)["session.id"] == agent.session_id
-    assert json.loads(attributes(tool)["input.value"]) == {"city": "Oslo"} and attributes(tool)["output.value"] == "sunny in Oslo"
-    assert json.loads(attributes(tool)["agentnb.state.patch"]) == [{"op": "replace", "path": "/last_city", "value": "Oslo"}]
+    assert (
+        json.loads(attributes(tool)["input.value"]) == {"city": "Oslo"}
+        and attributes(tool)["output.value"] == "sunny in Oslo"
+    )
+    assert json.loads(attributes(tool)["agentnb.state.patch"]) == [
+        {"op": "replace", "path": "/last_city", "value": "Oslo"}
+    ]
     chats = sorted(by_name["chat gpt-test"], key=lambda s: s["start_time"])
     assert [attributes(c)["llm.token_count.prompt"] for c in chats] == [30, 44]
     assert [attributes(c)["llm.token_count.completion"] for c in chats] == [5, 4]
     first = attributes(chats[0])
-    assert first["llm.input_messages.0.message.role"] == "user" and "Weather in Oslo?" in first["llm.input_messages.0.message.content"]
-    assert attributes(chats[1])["llm.input_messages.1.message.tool_calls.0.tool_call.function.name"] == "lookup"
+    assert (
+        first["llm.input_messages.0.message.role"] == "user"
+        and "Weather in Oslo?" in first["llm.input_messages.0.message.content"]
+    )
+    assert (
+        attributes(chats[1])["llm.input_messages.1.message.tool_calls.0.tool_call.function.name"] == "lookup"
+    )
     assert "llm.token_count.prompt" not in attributes(root)  # totals only as agentnb.usage.*: no double count
     assert "sk-test-backends" not in json.dumps(spans)
 
@@ -192,10 +246,24 @@ def _flat(attributes: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def mlflow(tmp_path: Path) -> Iterator[tuple[str, str]]:
     executable = os.environ.get("AGENTNB_MLFLOW")
     if not executable:
-        pytest.skip("set AGENTNB_MLFLOW to an mlflow executable (pip install mlflow==3.17.2 in a venv of its own)")
+        pytest.skip(
+            "set AGENTNB_MLFLOW to an mlflow executable (pip install mlflow==3.17.2 in a venv of its own)"
+        )
     port = _free_port()
-    command = [executable, "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-               "--backend-store-uri", f"sqlite:///{tmp_path / 'mlflow.db'}", "--default-artifact-root", str(tmp_path / "artifacts")]
+    command = [
+        executable,
+        "server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--backend-store-uri",
+        f"sqlite:///{tmp_path / 'mlflow.db'}",
+        "--default-artifact-root",
+        str(tmp_path / "artifacts"),
+    ]
     env = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
     for _ in _server(command, env, tmp_path / "mlflow.log"):
         url = f"http://127.0.0.1:{port}"
@@ -221,13 +289,17 @@ print(json.dumps(out, default=str))
 
 def test_mlflow_shows_types_inputs_tokens_and_the_tree(mlflow):
     url, python = mlflow
-    experiment = _post(f"{url}/api/2.0/mlflow/experiments/create", {"name": "agentnb-traces"})["experiment_id"]
+    experiment = _post(f"{url}/api/2.0/mlflow/experiments/create", {"name": "agentnb-traces"})[
+        "experiment_id"
+    ]
     provider = _provider(f"{url}/v1/traces", {"x-mlflow-experiment-id": experiment})
     _, run_id = _turn(provider)
     provider.shutdown()
 
     def read() -> list[dict] | None:
-        done = subprocess.run([python, "-c", READ_TRACES, url, experiment], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [python, "-c", READ_TRACES, url, experiment], capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         traces = json.loads(done.stdout.strip().splitlines()[-1])
         return traces if traces and len(traces[0]["spans"]) >= 6 else None
@@ -235,11 +307,17 @@ def test_mlflow_shows_types_inputs_tokens_and_the_tree(mlflow):
     (trace,) = _wait("the trace in MLflow", read)
     spans = {s["name"]: s for s in trace["spans"]}
     types = {name: s["span_type"] for name, s in spans.items()}
-    assert types["invoke_agent weather"] == "AGENT" and types["chat gpt-test"] == "LLM" and types["agentnb.hook audit"] == "CHAIN"
+    assert (
+        types["invoke_agent weather"] == "AGENT"
+        and types["chat gpt-test"] == "LLM"
+        and types["agentnb.hook audit"] == "CHAIN"
+    )
     assert types["execute_tool lookup"] == "TOOL" and types["retrieval ATLAS"] == "RETRIEVER"
     root, tool = spans["invoke_agent weather"], spans["execute_tool lookup"]
     assert root["span_id"] == f"{span_id_of(run_id, 'run'):016x}" and root["parent_id"] is None
-    assert tool["parent_id"] == root["span_id"] and spans["agentnb.hook audit"]["parent_id"] == tool["span_id"]
+    assert (
+        tool["parent_id"] == root["span_id"] and spans["agentnb.hook audit"]["parent_id"] == tool["span_id"]
+    )
     assert "Weather in Oslo?" in json.dumps(root["inputs"])
     assert "Oslo" in json.dumps(tool["inputs"]) and "sunny in Oslo" in json.dumps(tool["outputs"])
     # the trace's tokens are the two chat calls' (30+44 in, 5+4 out): the root's totals are not added again

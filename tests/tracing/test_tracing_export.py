@@ -13,13 +13,13 @@ from IPython.utils.capture import capture_output
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from span_tree import Spans
+from test_tracing_spans import shop_agent
 
 import agentnb
 from agentnb import JSONSession, ScriptedModel, tracing
 from agentnb.errors import ConfigurationError
 from agentnb.tracing.spans import span_id_of, trace_id_of
-from span_tree import Spans
-from test_tracing_spans import shop_agent
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -34,8 +34,16 @@ def _memory() -> tuple[TracerProvider, Spans]:
 def _shape(spans: Spans) -> set:
     """Everything a backend would store of each span."""
     return {
-        (s.name, s.context.trace_id, s.context.span_id, s.parent.span_id if s.parent else None, s.start_time, s.end_time,
-         s.status.status_code, json.dumps(dict(s.attributes), sort_keys=True, default=str))
+        (
+            s.name,
+            s.context.trace_id,
+            s.context.span_id,
+            s.parent.span_id if s.parent else None,
+            s.start_time,
+            s.end_time,
+            s.status.status_code,
+            json.dumps(dict(s.attributes), sort_keys=True, default=str),
+        )
         for s in spans.all
     }
 
@@ -54,9 +62,15 @@ def test_an_exported_history_gives_the_spans_the_live_run_gave(provider, tmp_pat
 
     # the same recording read back from its folder, exported twice: the same ids and times
     first, second = _memory(), _memory()
-    assert tracing.export(str(tmp_path), first[0]) == tracing.export(JSONSession(str(tmp_path)), second[0], session_id="shop") == ids
+    assert (
+        tracing.export(str(tmp_path), first[0])
+        == tracing.export(JSONSession(str(tmp_path)), second[0], session_id="shop")
+        == ids
+    )
     assert _shape(first[1]) == _shape(second[1])
-    assert {(s.context.span_id, s.start_time, s.end_time) for s in first[1].all} == {(s.context.span_id, s.start_time, s.end_time) for s in live_spans.all}
+    assert {(s.context.span_id, s.start_time, s.end_time) for s in first[1].all} == {
+        (s.context.span_id, s.start_time, s.end_time) for s in live_spans.all
+    }
 
 
 def test_a_notebooks_recording_exports_with_its_recorded_times_and_ids():
@@ -75,7 +89,9 @@ def test_a_notebooks_recording_exports_with_its_recorded_times_and_ids():
     assert [r.context.span_id for r in roots] == [span_id_of(t.run_id, "run") for t in turns]
     assert [r.attributes["input.value"] for r in roots] == [t.message for t in turns]
     hooks = [s for s in spans.all if s.name.startswith("agentnb.hook ")]
-    assert hooks and all(s.attributes["agentnb.hook.outcome"] in ("passed", "answered", "raised") for s in hooks)
+    assert hooks and all(
+        s.attributes["agentnb.hook.outcome"] in ("passed", "answered", "raised") for s in hooks
+    )
 
 
 def test_export_says_what_is_wrong(tmp_path):
@@ -143,8 +159,9 @@ def test_agentnb_trace_exports_a_notebook_agents_turns(shell):
 def test_a_recorded_delegation_exports_nested_under_its_delegate_tool_span():
     from types import SimpleNamespace
 
-    from agentnb.events import RunFinished, ToolCallFinished, ToolCallStarted
     from test_tracing_spans import _started
+
+    from agentnb.events import RunFinished, ToolCallFinished, ToolCallStarted
 
     call = dict(run_id="P", call=0, tool_call_id="call_d", name="ask_writer", arguments="{}")
     events = [
@@ -156,8 +173,12 @@ def test_a_recorded_delegation_exports_nested_under_its_delegate_tool_span():
         RunFinished(run_id="P", content="done", duration_ms=200),
     ]
     provider, spans = _memory()
-    assert tracing.export([SimpleNamespace(events=events, status="ok")], provider, session_id="team") == [f"{trace_id_of('P'):032x}"]
-    assert spans.tree() == [("invoke_agent lead", [("execute_tool ask_writer", [("invoke_agent writer", [])])])]
+    assert tracing.export([SimpleNamespace(events=events, status="ok")], provider, session_id="team") == [
+        f"{trace_id_of('P'):032x}"
+    ]
+    assert spans.tree() == [
+        ("invoke_agent lead", [("execute_tool ask_writer", [("invoke_agent writer", [])])])
+    ]
     assert spans.one("invoke_agent writer").attributes["gen_ai.conversation.id"] == "team"
 
     # as a team keeps them: the member's run in the turn's children, not among its events
@@ -185,22 +206,43 @@ def test_a_real_team_nests_its_members_under_the_delegate_tool_spans_live_and_ex
         """Search."""
         return f"found {q}"
 
-    researcher = Agent("researcher", model=ScriptedModel([tool_call("search", q="otel"), "notes on otel"]), tools=[search])
+    researcher = Agent(
+        "researcher", model=ScriptedModel([tool_call("search", q="otel"), "notes on otel"]), tools=[search]
+    )
     writer = Agent("writer", model=ScriptedModel(["a draft"]))
-    lead = ScriptedModel([tool_call("delegate_task_to_member", member_id="researcher", task="research otel"),
-                          tool_call("delegate_task_to_member", member_id="writer", task="write it"), "Done."])
+    lead = ScriptedModel(
+        [
+            tool_call("delegate_task_to_member", member_id="researcher", task="research otel"),
+            tool_call("delegate_task_to_member", member_id="writer", task="write it"),
+            "Done.",
+        ]
+    )
     team = Team("team", members=[researcher, writer], model=lead, mode="coordinate", tracer_provider=tp)
     assert team.run("write about otel").content == "Done."
     delegate = "execute_tool delegate_task_to_member"
-    assert spans.tree() == [("invoke_agent team", [
-        ("chat scripted", []),
-        (delegate, [("invoke_agent researcher", [("chat scripted", []), ("execute_tool search", []), ("chat scripted", [])])]),
-        ("chat scripted", []),
-        (delegate, [("invoke_agent writer", [("chat scripted", [])])]),
-        ("chat scripted", []),
-    ])]
+    assert spans.tree() == [
+        (
+            "invoke_agent team",
+            [
+                ("chat scripted", []),
+                (
+                    delegate,
+                    [
+                        (
+                            "invoke_agent researcher",
+                            [("chat scripted", []), ("execute_tool search", []), ("chat scripted", [])],
+                        )
+                    ],
+                ),
+                ("chat scripted", []),
+                (delegate, [("invoke_agent writer", [("chat scripted", [])])]),
+                ("chat scripted", []),
+            ],
+        )
+    ]
     assert spans.one("invoke_agent researcher").attributes["agentnb.path"] == "team/researcher"
     again, exported = _memory()
     assert tracing.export(team, again) == [f"{trace_id_of(team.history[-1].run_id):032x}"]
-    assert {(s.name, s.context.span_id, s.parent.span_id if s.parent else None) for s in exported.all} == \
-        {(s.name, s.context.span_id, s.parent.span_id if s.parent else None) for s in spans.all}
+    assert {(s.name, s.context.span_id, s.parent.span_id if s.parent else None) for s in exported.all} == {
+        (s.name, s.context.span_id, s.parent.span_id if s.parent else None) for s in spans.all
+    }

@@ -8,21 +8,26 @@ import socket
 import warnings
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan, Status as PbStatus
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
+from opentelemetry.proto.trace.v1.trace_pb2 import Status as PbStatus
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from otlp_receiver import OTLPReceiver
 
 from agentnb import Agent, ScriptedModel, tool_call, tracing
 from agentnb.tracing import live
 from agentnb.tracing.spans import span_id_of, trace_id_of
-from otlp_receiver import OTLPReceiver
 
 
 def _provider(endpoint: str, **exporter: object) -> TracerProvider:
-    provider = TracerProvider(resource=Resource.create({"service.name": "agentnb-test", "openinference.project.name": "wire"}))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": "agentnb-test", "openinference.project.name": "wire"})
+    )
     # a batch processor that would wait a minute: only the flush at the turn's end sends the spans
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint, **exporter), schedule_delay_millis=60_000))
+    provider.add_span_processor(
+        BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint, **exporter), schedule_delay_millis=60_000)
+    )
     return provider
 
 
@@ -35,23 +40,42 @@ def lookup(city: str, session_state: dict) -> str:
 def test_a_turn_reaches_a_real_otlp_receiver_as_protobuf_when_it_ends():
     with OTLPReceiver() as receiver:
         provider = _provider(receiver.endpoint)
-        agent = Agent("weather", ScriptedModel([tool_call("lookup", city="Oslo"), "Sunny."]), tools=[lookup], tracer_provider=provider)
+        agent = Agent(
+            "weather",
+            ScriptedModel([tool_call("lookup", city="Oslo"), "Sunny."]),
+            tools=[lookup],
+            tracer_provider=provider,
+        )
         agent.run("weather in Oslo?")
         assert tracing.flush(timeout=30)
         run_id = agent.history[-1].run_id
         spans = {s.name: s for s in receiver.spans}
-        assert sorted(s.name for s in receiver.spans) == ["chat scripted", "chat scripted", "execute_tool lookup", "invoke_agent weather"]
+        assert sorted(s.name for s in receiver.spans) == [
+            "chat scripted",
+            "chat scripted",
+            "execute_tool lookup",
+            "invoke_agent weather",
+        ]
         assert set(receiver.content_types) == {"application/x-protobuf"}
         root, tool = spans["invoke_agent weather"], spans["execute_tool lookup"]
-        assert root.trace_id == trace_id_of(run_id) and root.span_id == span_id_of(run_id, "run") and root.parent_span_id is None
+        assert (
+            root.trace_id == trace_id_of(run_id)
+            and root.span_id == span_id_of(run_id, "run")
+            and root.parent_span_id is None
+        )
         assert tool.parent_span_id == root.span_id == spans["chat scripted"].parent_span_id
         assert root.kind == PbSpan.SPAN_KIND_INTERNAL and root.status_code == PbStatus.STATUS_CODE_UNSET
         assert root.resource["service.name"] == "agentnb-test" and root.scope == "agentnb"
-        assert root.attributes["gen_ai.operation.name"] == "invoke_agent" and root.attributes["openinference.span.kind"] == "AGENT"
+        assert (
+            root.attributes["gen_ai.operation.name"] == "invoke_agent"
+            and root.attributes["openinference.span.kind"] == "AGENT"
+        )
         chats = sorted((s for s in receiver.spans if s.name == "chat scripted"), key=lambda s: s.start)
         assert [c.attributes["gen_ai.response.finish_reasons"] for c in chats] == [("tool_calls",), ("stop",)]
         assert [c.span_id for c in chats] == [span_id_of(run_id, "chat:0"), span_id_of(run_id, "chat:1")]
-        assert json.loads(tool.attributes["agentnb.state.patch"]) == [{"op": "add", "path": "/last_city", "value": "Oslo"}]
+        assert json.loads(tool.attributes["agentnb.state.patch"]) == [
+            {"op": "add", "path": "/last_city", "value": "Oslo"}
+        ]
         assert tool.attributes["agentnb.state.cause.kind"] == "tool"
         assert root.start <= tool.start <= tool.end <= root.end
 

@@ -10,7 +10,7 @@ import warnings
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanProcessor
+from opentelemetry.sdk.trace.export import SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 
 from agentnb import Agent, DocumentContext, ScriptedModel, tool_call, tracing
@@ -39,7 +39,9 @@ def boom(x: int) -> int:
 
 
 def shop_agent(tracer_provider=None, **options) -> Agent:
-    model = ScriptedModel([[tool_call("add_item", item="milk"), tool_call("boom", x=1)], "Milk is in the cart."])
+    model = ScriptedModel(
+        [[tool_call("add_item", item="milk"), tool_call("boom", x=1)], "Milk is in the cart."]
+    )
     docs = DocumentContext(["Milk is on aisle 3.", "Bread is on aisle 1."], label="STORE")
     return Agent(
         "shop",
@@ -62,20 +64,27 @@ def test_a_turn_with_context_tools_hooks_and_a_failing_tool_is_one_trace(provide
     run_id = result.run_id if hasattr(result, "run_id") else agent.history[-1].run_id
 
     assert spans.tree() == [
-        ("invoke_agent shop", [
-            ("retrieval STORE", []),
-            ("chat scripted", []),
-            ("execute_tool add_item", [("agentnb.hook audit", [])]),
-            ("execute_tool boom", [("agentnb.hook audit", [])]),
-            ("chat scripted", []),
-        ])
+        (
+            "invoke_agent shop",
+            [
+                ("retrieval STORE", []),
+                ("chat scripted", []),
+                ("execute_tool add_item", [("agentnb.hook audit", [])]),
+                ("execute_tool boom", [("agentnb.hook audit", [])]),
+                ("chat scripted", []),
+            ],
+        )
     ]
     root = spans.one("invoke_agent shop")
     assert {s.context.trace_id for s in spans.all} == {trace_id_of(run_id)}
     assert root.context.span_id == span_id_of(run_id, "run")
     assert root.kind == SpanKind.INTERNAL and root.status.status_code == StatusCode.UNSET
     a = root.attributes
-    assert (a["gen_ai.operation.name"], a["gen_ai.agent.name"], a["gen_ai.provider.name"]) == ("invoke_agent", "shop", "agentnb.scripted")
+    assert (a["gen_ai.operation.name"], a["gen_ai.agent.name"], a["gen_ai.provider.name"]) == (
+        "invoke_agent",
+        "shop",
+        "agentnb.scripted",
+    )
     assert a["openinference.span.kind"] == "AGENT"
     assert a["gen_ai.conversation.id"] == a["session.id"] == agent.session_id
     assert a["agentnb.run_id"] == run_id and a["agentnb.turn"] == 0
@@ -86,26 +95,45 @@ def test_a_turn_with_context_tools_hooks_and_a_failing_tool_is_one_trace(provide
     sections = json.loads(a["agentnb.prompt.sections"])
     assert [s["source"] for s in sections] == ["instructions"] and "tokens" in sections[0]
     assert a["agentnb.prompt.hidden_keys"] == ("secret",)
-    assert a["agentnb.prompt.tokens.counter"] and a["agentnb.prompt.tokens.total"] >= a["agentnb.prompt.tokens.user"] > 0
+    assert (
+        a["agentnb.prompt.tokens.counter"]
+        and a["agentnb.prompt.tokens.total"] >= a["agentnb.prompt.tokens.user"] > 0
+    )
 
     chats = spans.named("chat scripted")
     assert [c.attributes["agentnb.call"] for c in chats] == [0, 1]
     first = chats[0].attributes
-    assert (first["gen_ai.operation.name"], first["openinference.span.kind"], first["gen_ai.request.model"]) == ("chat", "LLM", "scripted")
+    assert (
+        first["gen_ai.operation.name"],
+        first["openinference.span.kind"],
+        first["gen_ai.request.model"],
+    ) == ("chat", "LLM", "scripted")
     assert first["gen_ai.response.finish_reasons"] == ("tool_calls",)
     # a scripted model's counts are estimates: marked, and kept out of the provider's fields
     assert first["agentnb.usage.estimated"] is True and "gen_ai.usage.input_tokens" not in first
     assert chats[0].kind == SpanKind.INTERNAL
 
     retrieval = spans.one("retrieval STORE").attributes
-    assert (retrieval["gen_ai.operation.name"], retrieval["openinference.span.kind"]) == ("retrieval", "RETRIEVER")
+    assert (retrieval["gen_ai.operation.name"], retrieval["openinference.span.kind"]) == (
+        "retrieval",
+        "RETRIEVER",
+    )
     assert retrieval["gen_ai.data_source.id"] == "STORE" and retrieval["agentnb.context.via"] == "passive"
-    assert retrieval["agentnb.context.provider"] == "DocumentContext" and retrieval["agentnb.context.blocks"] >= 1
+    assert (
+        retrieval["agentnb.context.provider"] == "DocumentContext"
+        and retrieval["agentnb.context.blocks"] >= 1
+    )
 
     add, failed = spans.one("execute_tool add_item"), spans.one("execute_tool boom")
     t = add.attributes
-    assert (t["gen_ai.tool.name"], t["gen_ai.tool.call.id"], t["gen_ai.tool.type"]) == ("add_item", "call_0_0", "function")
-    assert t["openinference.span.kind"] == "TOOL" and t["gen_ai.tool.description"] == "Put an item in the cart."
+    assert (t["gen_ai.tool.name"], t["gen_ai.tool.call.id"], t["gen_ai.tool.type"]) == (
+        "add_item",
+        "call_0_0",
+        "function",
+    )
+    assert (
+        t["openinference.span.kind"] == "TOOL" and t["gen_ai.tool.description"] == "Put an item in the cart."
+    )
     assert add.context.span_id == span_id_of(run_id, "tool:call_0_0")
     # the tool's state change rides on its span, as RFC 6902 with its cause; hidden keys stay out
     patch = json.loads(t["agentnb.state.patch"])
@@ -117,7 +145,11 @@ def test_a_turn_with_context_tools_hooks_and_a_failing_tool_is_one_trace(provide
 
     hook = spans.children(add)[0]
     h = hook.attributes
-    assert (h["agentnb.hook.name"], h["agentnb.hook.outcome"], h["openinference.span.kind"]) == ("audit", "passed", "CHAIN")
+    assert (h["agentnb.hook.name"], h["agentnb.hook.outcome"], h["openinference.span.kind"]) == (
+        "audit",
+        "passed",
+        "CHAIN",
+    )
     assert json.loads(h["agentnb.state.patch"])[0]["path"] == "/audited"
     assert h["agentnb.state.cause.kind"] == "hook"
     assert add.start_time <= hook.start_time <= hook.end_time <= add.end_time
@@ -126,17 +158,25 @@ def test_a_turn_with_context_tools_hooks_and_a_failing_tool_is_one_trace(provide
 
 def test_content_only_on_opt_in_and_keys_never(provider, monkeypatch):
     tp, spans = provider
-    shop_agent(tp, model_options={"temperature": 0.2, "api_key": "sk-live-abcdefghijklmnop"}).run("add milk, my key is sk-proj-zzzzzzzzzzzzzzzz")
+    shop_agent(tp, model_options={"temperature": 0.2, "api_key": "sk-live-abcdefghijklmnop"}).run(
+        "add milk, my key is sk-proj-zzzzzzzzzzzzzzzz"
+    )
     text = spans.text()
     for content in ("add milk", "Milk is on aisle 3", "added milk", "You keep the cart"):
         assert content not in text
-    assert not any(k in s.attributes for s in spans.all for k in ("input.value", "output.value", "gen_ai.input.messages", "gen_ai.tool.call.arguments"))
+    assert not any(
+        k in s.attributes
+        for s in spans.all
+        for k in ("input.value", "output.value", "gen_ai.input.messages", "gen_ai.tool.call.arguments")
+    )
     assert spans.named("chat scripted")[0].attributes["gen_ai.request.temperature"] == 0.2
     assert "sk-live" not in text and "sk-proj" not in text
     spans.clear()
 
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
-    shop_agent(tp, model_options={"api_key": "sk-live-abcdefghijklmnop"}).run("add milk, my key is sk-proj-zzzzzzzzzzzzzzzz")
+    shop_agent(tp, model_options={"api_key": "sk-live-abcdefghijklmnop"}).run(
+        "add milk, my key is sk-proj-zzzzzzzzzzzzzzzz"
+    )
     text = spans.text()
     assert "sk-live" not in text and "sk-proj" not in text and "[redacted]" in text
     root = spans.one("invoke_agent shop").attributes
@@ -145,16 +185,33 @@ def test_content_only_on_opt_in_and_keys_never(provider, monkeypatch):
     chat = spans.named("chat scripted")[1].attributes
     messages = json.loads(chat["gen_ai.input.messages"])
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
-    assert messages[1]["parts"][0] == {"type": "tool_call", "id": "call_0_0", "name": "add_item", "arguments": {"item": "milk"}}
-    assert messages[2]["parts"][0]["type"] == "tool_call_response" and messages[2]["parts"][0]["response"] == "added milk"
+    assert messages[1]["parts"][0] == {
+        "type": "tool_call",
+        "id": "call_0_0",
+        "name": "add_item",
+        "arguments": {"item": "milk"},
+    }
+    assert (
+        messages[2]["parts"][0]["type"] == "tool_call_response"
+        and messages[2]["parts"][0]["response"] == "added milk"
+    )
     assert chat["llm.input_messages.2.message.tool_calls.0.tool_call.function.name"] == "add_item"
     assert chat["llm.input_messages.0.message.role"] == "system"
     out = json.loads(spans.named("chat scripted")[0].attributes["gen_ai.output.messages"])
-    assert out[0]["finish_reason"] == "tool_calls" and [p["name"] for p in out[0]["parts"]] == ["add_item", "boom"]
+    assert out[0]["finish_reason"] == "tool_calls" and [p["name"] for p in out[0]["parts"]] == [
+        "add_item",
+        "boom",
+    ]
     tool = spans.one("execute_tool add_item").attributes
-    assert json.loads(tool["gen_ai.tool.call.arguments"]) == {"item": "milk"} and tool["gen_ai.tool.call.result"] == "added milk"
+    assert (
+        json.loads(tool["gen_ai.tool.call.arguments"]) == {"item": "milk"}
+        and tool["gen_ai.tool.call.result"] == "added milk"
+    )
     assert tool["input.value"] == tool["gen_ai.tool.call.arguments"] and tool["output.value"] == "added milk"
-    assert "Milk is on aisle 3." in spans.one("retrieval STORE").attributes["retrieval.documents.0.document.content"]
+    assert (
+        "Milk is on aisle 3."
+        in spans.one("retrieval STORE").attributes["retrieval.documents.0.document.content"]
+    )
     spans.clear()
 
     # capture_content= wins over the environment
@@ -215,7 +272,12 @@ def test_untraced_turns_never_call_the_observer_and_a_provider_set_later_traces(
         "import agentnb; from agentnb.agent import AGENT_OBSERVERS as O; "
         "agentnb.Agent('a', agentnb.ScriptedModel(['x'])).run('hi'); print(len(O))"
     )
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "0"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "0"
+    )
     tp, spans = provider
     agent = Agent("later", ScriptedModel(["a"]))
     agent.tracer_provider = tp
@@ -239,12 +301,18 @@ def test_real_openai_client_counts_are_the_providers_and_the_chat_span_is_a_clie
     tp, spans = provider
     with OpenAIServer(api_key="sk-test-not-a-real-key-123") as server:
         server.add(Reply(tool_calls=[("boom", {"x": 2})], usage=(30, 5)), Reply(text="done", usage=(40, 2)))
-        model = OpenAIChat("gpt-test", base_url=server.url, api_key="sk-test-not-a-real-key-123", stream=False, max_retries=0)
+        model = OpenAIChat(
+            "gpt-test", base_url=server.url, api_key="sk-test-not-a-real-key-123", stream=False, max_retries=0
+        )
         Agent("net", model, tools=[boom], tracer_provider=tp, model_options={"temperature": 0}).run("go")
     chat = spans.named("chat gpt-test")
     assert [c.kind for c in chat] == [SpanKind.CLIENT, SpanKind.CLIENT]
     a = chat[0].attributes
-    assert (a["gen_ai.provider.name"], a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == ("openai", 30, 5)
+    assert (a["gen_ai.provider.name"], a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == (
+        "openai",
+        30,
+        5,
+    )
     assert a["llm.token_count.total"] == 35 and "agentnb.usage.estimated" not in a
     assert a["gen_ai.response.model"] and a["gen_ai.response.id"]
     root = spans.one("invoke_agent net").attributes
@@ -319,22 +387,42 @@ def test_a_delegated_run_nests_under_its_parents_delegate_tool_span(provider):
     for agent, event in [
         (lead, _started("P", "lead")),
         (lead, ToolCallStarted(**call, at=1000.1)),
-        (member, _started("C", "writer", parent_run_id="P", parent_tool_call_id="call_d", path=("lead", "writer"))),
+        (
+            member,
+            _started("C", "writer", parent_run_id="P", parent_tool_call_id="call_d", path=("lead", "writer")),
+        ),
         (member, RunFinished(run_id="C", content="draft", duration_ms=50)),
         (lead, ToolCallFinished(**call, result="draft", duration_ms=80)),
         (lead, RunFinished(run_id="P", content="done", duration_ms=200)),
     ]:
         live.observe(agent, event)
-    assert spans.tree() == [("invoke_agent lead", [("execute_tool ask_writer", [("invoke_agent writer", [])])])]
+    assert spans.tree() == [
+        ("invoke_agent lead", [("execute_tool ask_writer", [("invoke_agent writer", [])])])
+    ]
     child = spans.one("invoke_agent writer")
-    assert child.context.trace_id == trace_id_of("P") and child.parent.span_id == span_id_of("P", "tool:call_d")
-    assert child.attributes["agentnb.parent_run_id"] == "P" and child.attributes["agentnb.path"] == "lead/writer"
+    assert child.context.trace_id == trace_id_of("P") and child.parent.span_id == span_id_of(
+        "P", "tool:call_d"
+    )
+    assert (
+        child.attributes["agentnb.parent_run_id"] == "P" and child.attributes["agentnb.path"] == "lead/writer"
+    )
     # a member with no provider of its own is traced with its team
     assert child.attributes["gen_ai.conversation.id"] == "team-session"
 
 
-@pytest.mark.parametrize(("value", "captured"), [("true", True), ("SPAN_ONLY", True), ("span_and_event", True), ("1", True),
-                                                 ("false", False), ("NO_CONTENT", False), ("EVENT_ONLY", False), ("", False)])
+@pytest.mark.parametrize(
+    ("value", "captured"),
+    [
+        ("true", True),
+        ("SPAN_ONLY", True),
+        ("span_and_event", True),
+        ("1", True),
+        ("false", False),
+        ("NO_CONTENT", False),
+        ("EVENT_ONLY", False),
+        ("", False),
+    ],
+)
 def test_the_content_switch_reads_both_spellings_of_the_environment_variable(monkeypatch, value, captured):
     from agentnb.tracing.content import capture_from_env
 
@@ -373,7 +461,9 @@ def test_a_member_run_whose_parent_is_not_traced_is_a_trace_of_its_own(provider)
         tracer_provider = tp
 
     for event in [
-        _started("C2", "writer", parent_run_id="untraced", parent_tool_call_id="call_x", path=("lead", "writer")),
+        _started(
+            "C2", "writer", parent_run_id="untraced", parent_tool_call_id="call_x", path=("lead", "writer")
+        ),
         RunFinished(run_id="C2", content="draft", duration_ms=5),
     ]:
         live.observe(Member(), event)
