@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
+from . import slots
 from .context import ContextProviders
 from .delegation.tools import Handoff, agent_tool, as_handoff, check_handoffs, handoff_tool
 from .errors import ConfigurationError
@@ -40,14 +41,6 @@ from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session
 from .tools.run_context import RunContext
 
 Subscriber = Callable[[Event], Any]
-
-AGENT_OBSERVERS: list[Callable[[Agent, Event], Any]] = []
-"""Called with ``(agent, event)`` for every event of every agent; the tracing layer puts its
-observer here once something is traced (the core never imports it)."""
-
-TRACING_SWITCHES: list[Callable[[], None]] = []
-"""Called when an agent is given a tracer provider: the tracing layer puts its observer in
-``AGENT_OBSERVERS`` then, so turns nobody traces never call it."""
 
 
 class _PromptOption:
@@ -276,7 +269,8 @@ class Agent(Runs, TimeTravel):
             )
         self._tracer_provider = provider
         if provider is not None:
-            for switch in TRACING_SWITCHES:
+            switch = slots.tracing_switch.get()
+            if switch is not None:
                 switch()
 
     def _notify_children(self, event: Event) -> None:
@@ -293,7 +287,7 @@ class Agent(Runs, TimeTravel):
                 callback(event)
             except Exception as exc:  # a broken viewer must never break a run
                 warnings.warn(f"agentnb: event subscriber {callback!r} failed: {exc}", stacklevel=2)
-        for observer in AGENT_OBSERVERS:
+        for observer in slots.agent_observers:
             try:
                 observer(self, event)
             except Exception as exc:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import slots
 from ..errors import EvalAssertionError, EvalCheckError, EvalStoreError
 from ..history.history import TurnRecord
 from .cases import Case
@@ -412,13 +413,12 @@ def _why(row: CaseRow, check: str | None) -> str:
 
 
 def _inspect(target: Any, case_id: str, repeat: int) -> Any:
-    from .runner import INSPECT
-
-    if not INSPECT:
+    inspect = slots.case_inspector.get()
+    if inspect is None:
         raise EvalCheckError(
             "showing a case needs the notebook: %load_ext agentnb (pip install 'agentnb[notebook]')"
         )
-    return INSPECT[0](target, str(case_id), repeat)
+    return inspect(target, str(case_id), repeat)
 
 
 def load_run(name: str, folder: str | Path | None = None, checks: Iterable[Any] | None = None) -> EvalRun:

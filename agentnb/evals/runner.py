@@ -16,13 +16,13 @@ import copy
 import json
 import queue
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import slots
 from ..errors import ConfigurationError
 from ..history.history import TurnRecord
-from ..run.runs import EVALUATE
 from ..sessions import find_notebook_path
 from ..sessions.recording import replay_mode
 from .cases import Case, as_cases
@@ -73,14 +73,6 @@ class RequestChars:
 def _json_chars(text: str) -> int:
     """Characters ``text`` takes inside a JSON document (quotes left out)."""
     return len(json.dumps(text, ensure_ascii=False)) - 2
-
-
-INSPECT: list[Callable[..., Any]] = []
-"""How ``run.inspect(case_id)`` shows a case: the notebook layer puts its function here."""
-
-DISPLAYS: list[Callable[[str, int], Any]] = []
-"""Where a running evaluation shows itself: the notebook layer puts a factory here when it loads
-(``(name, total) -> sink`` with ``update(progress)``, ``plan(text)`` and ``close(run)``)."""
 
 
 class Evaluation:
@@ -330,9 +322,10 @@ class Evaluation:
         return int(self.max_errors)
 
     def _sink(self, total: int) -> Any:
-        if self.display is False or not DISPLAYS:
+        display = slots.eval_display.get()
+        if self.display is False or display is None:
             return None
-        return DISPLAYS[0](self.name, total)
+        return display(self.name, total)
 
     def _show(self, sink: Any, progress: Progress) -> None:
         if self.on_progress is not None:
@@ -415,9 +408,6 @@ def evaluate(
     ).run()
 
 
-EVALUATE.append(evaluate)
-
-
 async def aevaluate(agent: Any, cases: Any, checks: Any = (), **options: Any) -> EvalRun:
     """``evaluate`` for async code: the driver waits in a thread of its own, the loop stays free."""
     loop = asyncio.get_running_loop()
@@ -425,4 +415,4 @@ async def aevaluate(agent: Any, cases: Any, checks: Any = (), **options: Any) ->
         return await loop.run_in_executor(driver, lambda: evaluate(agent, cases, checks, **options))
 
 
-__all__ = ["DISPLAYS", "Evaluation", "aevaluate", "evaluate"]
+__all__ = ["Evaluation", "aevaluate", "evaluate"]
