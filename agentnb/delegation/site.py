@@ -21,10 +21,9 @@ Keys the parent did not give stay in the member's private state and never go up.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import contextvars
 import copy
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -48,10 +47,6 @@ STATE_MODES = ("none", "copy", "live")
 MEMORY_MODES = ("per-call", "member")
 ANSWER_SOURCES = ("answer", "last_message")
 """``outputs_to_state`` sources meaning the member's final answer (Haystack says last_message)."""
-
-_CURRENT: contextvars.ContextVar[DelegationSite | None] = contextvars.ContextVar(
-    "agentnb_delegation", default=None
-)
 
 
 @dataclass(frozen=True)
@@ -139,12 +134,13 @@ class ChildRun:
     """The member's state at its end (for merge handlers)."""
 
 
-def current_site() -> DelegationSite:
-    """The delegation in progress (a delegate tool's function runs inside one)."""
-    site = _CURRENT.get()
+def site_of(site: DelegationSite | None, tool: str) -> DelegationSite:
+    """The site a delegate tool's function was given; a clear error when the function is called
+    directly instead of as a tool call of a run."""
     if site is None:
         raise DelegationError(
-            "a delegate tool runs only as a tool call of an agent's run (the executor opens its delegation)"
+            f"{tool} runs only as a tool call of an agent's run (the executor gives it its delegation); "
+            "call the agent instead"
         )
     return site
 
@@ -170,14 +166,6 @@ class DelegationSite:
     def children(self) -> list[TurnRecord]:
         """The child runs' records, in call order."""
         return [run.record for run in self.runs]
-
-    @contextlib.contextmanager
-    def activate(self) -> Iterator[None]:
-        token = _CURRENT.set(self)
-        try:
-            yield
-        finally:
-            _CURRENT.reset(token)
 
     # -- running members ---------------------------------------------------------------------
 
@@ -469,5 +457,5 @@ __all__ = [
     "DelegationSite",
     "MemoryMode",
     "StateMode",
-    "current_site",
+    "site_of",
 ]

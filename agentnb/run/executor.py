@@ -21,6 +21,7 @@ from ..messages import ToolCall
 from ..state.tracking import Authors, StateTracker
 from ..tools import AGENTIC_TOOL, Tool, result_text, run_chain
 from ..tools.run_context import RunContext
+from ..tools.tool import DELEGATION
 from ..util.text import shorten
 
 ERROR_LIMIT = 4000
@@ -53,9 +54,6 @@ class Site(Protocol):
     """Whether the members ran on the parent's own state (their writes are already there)."""
     tool_call_id: str
     """The delegate call's id."""
-
-    def activate(self) -> Any:
-        """A context manager making this the call in progress (the delegate tool reads it)."""
 
     def settle(self, state: Any, tracker: StateTracker, writers: dict[str, str]) -> str | None:
         """Apply what comes up to the parent's state; an error text when it was refused."""
@@ -92,7 +90,8 @@ class ToolExecutor:
 
     def is_delegation(self, name: str) -> bool:
         """Whether the tool ``name`` starts a child run (agent as tool, team member, handoff)."""
-        return getattr(self.tools.get(name), "delegation", None) is not None
+        tool = self.tools.get(name)
+        return tool is not None and tool.delegation is not None
 
     def side_by_side(self, calls: Sequence[ToolCall]) -> list[bool]:
         """Which calls of a batch run concurrently (in the order given; all False: one after
@@ -103,7 +102,7 @@ class ToolExecutor:
         none = [False] * len(calls)
         if len(calls) < 2 or self.parent is None:
             return none
-        delegations = [self.tools[c.name].delegation if self.is_delegation(c.name) else None for c in calls]  # type: ignore[attr-defined]
+        delegations = [self.tools[c.name].delegation if c.name in self.tools else None for c in calls]
         members = [d.member_key(c) for d, c in zip(delegations, calls) if d is not None]
         if None in members or len(set(members)) < len(members):
             return none
@@ -173,9 +172,11 @@ class ToolExecutor:
         on_link: Callable[[str, str], Any] | None = None,
     ) -> tuple[Any, Any, None]:
         """A checked delegation's chain, its child run inside (on any thread)."""
-        site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)  # type: ignore[attr-defined]
-        with site.activate():
-            outcome = run_chain(tool, arguments, self.hooks_of(tool), self.ctx, on_link=on_link)
+        assert tool.delegation is not None  # run() sends only delegating tools here
+        site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)
+        outcome = run_chain(
+            tool, arguments, self.hooks_of(tool), self.ctx, on_link=on_link, extra={DELEGATION: site}
+        )
         return done, (tool, site, outcome), None
 
     def hooks_of(self, tool: Tool) -> list[Callable[..., Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolDefinitionError
@@ -83,13 +83,15 @@ def run_chain(
     hooks: list[Callable[..., Any]],
     ctx: RunContext,
     on_link: Callable[[str, str], Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> ChainOutcome:
     """Call ``tool`` through ``hooks`` (first = outermost), recording what each hook did.
+    ``extra``: injectable values for the tool's function of this call only (a delegation's site).
 
     ``on_link(kind, name)`` is called with ('enter', name) before and ('exit', name) after each
     link's own code runs, so the caller can attribute state changes to the link that made them.
     """
-    chain = _Chain(tool, hooks, ctx, on_link or (lambda what, link: None))
+    chain = _Chain(tool, hooks, ctx, on_link or (lambda what, link: None), extra)
     outcome = chain.outcome
     try:
         outcome.result = chain.link(0, dict(arguments))
@@ -104,9 +106,14 @@ class _Chain:
     """The links of one call: hooks[0] … hooks[-1], then the tool."""
 
     def __init__(
-        self, tool: Tool, hooks: list[Callable[..., Any]], ctx: RunContext, on_link: Callable[[str, str], Any]
+        self,
+        tool: Tool,
+        hooks: list[Callable[..., Any]],
+        ctx: RunContext,
+        on_link: Callable[[str, str], Any],
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
-        self.tool, self.hooks, self.ctx, self.on_link = tool, hooks, ctx, on_link
+        self.tool, self.hooks, self.ctx, self.on_link, self.extra = tool, hooks, ctx, on_link, extra
         self.outcome = ChainOutcome()
         self.steps: list[HookStep | None] = [None] * len(hooks)
         self.raised_at: list[str] = []
@@ -120,7 +127,7 @@ class _Chain:
     def _tool(self, args: dict[str, Any]) -> Any:
         self.on_link("enter", "tool")
         try:
-            value = self.tool.call(args, self.ctx)
+            value = self.tool.call(args, self.ctx, self.extra)
         except BaseException as exc:
             self.raised_at.append("tool")
             self.last_error = exc
