@@ -31,7 +31,7 @@ from ..errors import ConfigurationError, DelegationError
 from ..events import Event, PromptSection, RunFailed, RunFinished, StateCause
 from ..history.records import TurnRecord
 from ..messages import Message
-from ..run.executor import ParentRun
+from ..run.executor import ParentRun, Settled
 from ..run.loop import Lineage
 from ..run.observe import count_added
 from ..run.runs import RunInput
@@ -317,14 +317,13 @@ class DelegationSite:
 
     # -- settling (the parent's thread, call order) -----------------------------------------------
 
-    def settle(self, state: Any, tracker: StateTracker, writers: dict[str, str]) -> str | None:
-        """Apply what each child run brings up; the text of a refusal (a conflict) or None."""
+    def settle(self, state: Any, tracker: StateTracker, writers: dict[str, str]) -> Settled:
+        """Apply what each child run brings up: refused at the first conflict."""
         for assignment, run in zip(self._assignments, self.runs):
             if self.delegation.on_answer is not None:
                 self.delegation.on_answer(self.ctx, assignment, run.record)
         ok = [run for run in self.runs if run.record.status == "ok"]
-        if self.delegation.respond_directly and ok:
-            self.parent.respond(ok[-1].record.content or "")
+        answer = (ok[-1].record.content or "") if self.delegation.respond_directly and ok else None
         for run in self.runs:
             if run.record.status != "ok":
                 continue
@@ -347,8 +346,8 @@ class DelegationSite:
             else:
                 refused = self._merge(run, state, tracker, writers, cause)
                 if refused is not None:
-                    return refused
-        return None
+                    return Settled(refused, answer)
+        return Settled(answer=answer)
 
     def _merge(
         self, run: ChildRun, state: Any, tracker: StateTracker, writers: dict[str, str], cause: StateCause

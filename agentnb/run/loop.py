@@ -38,7 +38,7 @@ from ..models.base import REASONING_KEY, Model, ModelRequest, ModelResponse, tex
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from ..util.text import one_line
-from .executor import ParentRun, ToolExecutor
+from .executor import CallOutcome, ParentRun, ToolExecutor
 from .observe import Prepared
 from .parallel import Running
 
@@ -222,7 +222,7 @@ class Turn:
         replay = setup.replay
         recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
         path = setup.lineage.path if setup.lineage is not None else (record.agent,)
-        parent = ParentRun(run_id, path, self._adopt, self._respond, setup.emit_child)
+        parent = ParentRun(run_id, path, setup.emit_child)
         executor = ToolExecutor(
             {t.name: t for t in prepared.tools}, setup.hooks, self.ctx, tracker, recorded, parent
         )
@@ -319,8 +319,8 @@ class Turn:
         if not any(together):
             for tool_call in batch:
                 yield self._emit(self._started(executor, tool_call, call))
-                finished = executor.run(tool_call, call)
-                yield from self._after(tool_call, finished, context, messages, wire)
+                outcome = executor.run(tool_call, call)
+                yield from self._after(tool_call, outcome, context, messages, wire)
             return
         for tool_call, now in zip(batch, together):  # these start now, side by side
             if now:
@@ -329,11 +329,11 @@ class Turn:
         try:
             for tool_call, now in zip(batch, together):
                 if now:
-                    finished = running.finish(tool_call)
+                    outcome = running.finish(tool_call)
                 else:  # an ordinary call (or a live delegation): in order, on this thread
                     yield self._emit(self._started(executor, tool_call, call))
-                    finished = running.run(tool_call)
-                yield from self._after(tool_call, finished, context, messages, wire)
+                    outcome = running.run(tool_call)
+                yield from self._after(tool_call, outcome, context, messages, wire)
         finally:
             running.close()
 
@@ -352,12 +352,19 @@ class Turn:
     def _after(
         self,
         tool_call: ToolCall,
-        finished: ToolCallFinished,
+        outcome: CallOutcome,
         context: list[ContextRetrieved],
         messages: list[Message],
         wire: list[dict[str, Any]],
     ) -> Iterator[Event]:
-        """A call's end: the context it retrieved, its state changes, its result."""
+        """A call's end: the child runs it started become this run's, then the context it
+        retrieved, its state changes, its result."""
+        for child in outcome.children:
+            self.record.children.append(child)
+            self.children_usage = self.children_usage + child.usage_total
+        if outcome.answer is not None:  # a member answered for this run (route mode, a handoff)
+            self._direct = outcome.answer
+        finished = outcome.finished
         for retrieved in context:
             yield self._emit(retrieved)
         context.clear()
@@ -367,15 +374,6 @@ class Turn:
         self._tool_calls += 1
         messages.append(Message.tool(tool_call, finished.result))
         wire.append(messages[-1].to_openai())
-
-    def _respond(self, content: str) -> None:
-        """A delegation answers for this run (route mode, a handoff): no more model calls."""
-        self._direct = content
-
-    def _adopt(self, child: TurnRecord) -> None:
-        """A delegation's child run ended: it is this run's child, its usage in this run's total."""
-        self.record.children.append(child)
-        self.children_usage = self.children_usage + child.usage_total
 
     def _put_inputs(self) -> None:
         """The run's inputs into the state: ``session_state`` (deep-merged, Agno; or replacing
