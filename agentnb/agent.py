@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import os
 import threading
 import time
@@ -27,8 +28,8 @@ from .formatters import FormatSettings
 from .history.history import History, TurnRecord
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
-from .run.loop import Turn, TurnSetup
-from .run.observe import Observation, count_tokens, prepare, render_prompt
+from .run.loop import Delegated, Turn, TurnSetup
+from .run.observe import Observation, Prepared, count_added, count_tokens, prepare, render_prompt
 from .run.prompt import PromptOptions, RenderedPrompt
 from .run.runs import RunInput, Runs, check_message
 from .sessions import agent_state
@@ -385,15 +386,17 @@ class Agent(Runs, TimeTravel):
 
     # -- run (run / iter_run / arun / print_response come from runs.Runs) -------------------
 
-    def _new_turn(self, inputs: RunInput) -> Turn:
+    def _new_turn(self, inputs: RunInput, delegated: Delegated | None = None) -> Turn:
+        """A turn of this agent, complete: a top-level one, or (``delegated``) a child run that
+        a delegation starts, with its place in the tree and where its events go."""
         run_id = os.urandom(6).hex()
         self._edits.clear()  # from here they are this turn's changes by "user", not undoable
         ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
         last = self.history[-1] if len(self.history) else None
-        # A finished turn's state_after is a snapshot nothing mutates: the next one starts there.
-        tracker = StateTracker(
-            self.state, run_id, last.frozen_after if last and last.status != "running" else None
-        )
+        # A finished turn's state_after is a snapshot nothing mutates: the next one starts there;
+        # a delegated run starts from the state its delegation just put in place.
+        start = last.frozen_after if last and last.status != "running" and delegated is None else None
+        tracker = StateTracker(self.state, run_id, start)
         record = TurnRecord(
             index=len(self.history),
             run_id=run_id,
@@ -405,12 +408,11 @@ class Agent(Runs, TimeTravel):
         self.history.append(record)
         output = self.format.output_formatter
         fields = list(self.format.output_fields)
+        emit, emit_child = self._emits(delegated)
         setup = TurnSetup(
             model=self.model,
-            prepare=lambda run_ctx, on_context: prepare(
-                self, inputs.message, run_ctx, on_context, inputs.earlier
-            ),
-            emit=self._notify,
+            prepare=self._preparer(inputs, delegated),
+            emit=emit,
             hooks=self.tool_hooks,
             max_tool_iterations=self.max_tool_iterations,
             model_options=self.model_options,
@@ -418,10 +420,50 @@ class Agent(Runs, TimeTravel):
             replay=self.recording,
             overwrite_state=self.overwrite_db_session_state,
             count_tokens=lambda prepared: count_tokens(self, prepared, exact_only=True),
-            emit_child=self._notify_children,
+            emit_child=emit_child,
             handoff_to=self._continuing(),
+            lineage=delegated.lineage if delegated is not None else None,
+            before_end=delegated.before_end if delegated is not None else None,
         )
         return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
+
+    def _emits(self, delegated: Delegated | None) -> tuple[Callable[[Event], None], Callable[[Event], None]]:
+        """Where a turn's events go, and those of the runs it delegates to: this agent's
+        subscribers, and for a delegated run also up the tree."""
+        if delegated is None:
+            return self._notify, self._notify_children
+        own, children, outward = self._notify, self._notify_children, delegated.outward
+
+        def emit(event: Event) -> None:
+            own(event)
+            children(event)
+            outward(event)
+
+        def emit_child(event: Event) -> None:
+            children(event)
+            outward(event)
+
+        return emit, emit_child
+
+    def _preparer(self, inputs: RunInput, delegated: Delegated | None) -> Callable[..., Prepared]:
+        """The turn's Observe step; a delegated run's message parts and earlier messages labelled
+        by what produced them (the team's blocks, a handoff's history) and counted like the rest."""
+
+        def prepared(run_ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
+            return prepare(self, inputs.message, run_ctx, on_context, inputs.earlier)
+
+        if delegated is None or not (delegated.user_sections or delegated.earlier_sections):
+            return prepared
+
+        def labelled(run_ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
+            done = dataclasses.replace(
+                prepared(run_ctx, on_context),
+                user_sections=delegated.user_sections,
+                earlier_sections=delegated.earlier_sections,
+            )
+            return dataclasses.replace(done, tokens=count_added(self, done))
+
+        return labelled
 
     def reset(self) -> None:
         """Back to the state the agent was defined with: no conversation, no turns, nobody else

@@ -28,12 +28,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..errors import ConfigurationError, DelegationError
-from ..events import Event, PromptSection, RunFailed, RunFinished, StateCause
+from ..events import PromptSection, StateCause
 from ..history.records import TurnRecord
 from ..messages import Message
 from ..run.executor import ParentRun, Settled
-from ..run.loop import Lineage
-from ..run.observe import count_added
+from ..run.loop import Delegated, Lineage
 from ..run.runs import RunInput
 from ..state.diff import apply_patch, make_patch, tokens, top_level_key
 from ..state.frozen import thaw
@@ -254,40 +253,17 @@ class DelegationSite:
     def _turn(
         self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None]
     ) -> TurnRecord:
-        turn = member._new_turn(
-            RunInput(assignment.task, earlier=assignment.earlier, state_values=dict(assignment.state_values))
+        delegated = Delegated(
+            lineage=Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name)),
+            outward=self.parent.emit_child,
+            before_end=before_end,
+            user_sections=assignment.sections,
+            earlier_sections=assignment.earlier_sections,
         )
-        # The run starts from the state just put in place, not from the member's last turn.
-        turn.tracker = StateTracker(member.state, turn.ctx.run_id, None)
-        turn.setup.lineage = Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name))
-        outward = self.parent.emit_child
-        own = turn.setup.emit
-
-        def emit(event: Event) -> None:
-            if isinstance(event, (RunFinished, RunFailed)) and event.run_id == turn.ctx.run_id:
-                before_end(turn.tracker)
-            own(event)
-            member._notify_children(event)
-            outward(event)
-
-        def emit_child(event: Event) -> None:
-            member._notify_children(event)
-            outward(event)
-
-        turn.setup.emit, turn.setup.emit_child = emit, emit_child
-        if assignment.sections or assignment.earlier_sections:
-            prepare = turn.setup.prepare
-
-            def labelled(ctx: RunContext, on_context: Any) -> Any:
-                # What the team added, labelled by what produced it, and counted like the rest.
-                prepared = replace(
-                    prepare(ctx, on_context),
-                    user_sections=assignment.sections,
-                    earlier_sections=assignment.earlier_sections,
-                )
-                return replace(prepared, tokens=count_added(member, prepared))
-
-            turn.setup.prepare = labelled
+        turn = member._new_turn(
+            RunInput(assignment.task, earlier=assignment.earlier, state_values=dict(assignment.state_values)),
+            delegated,
+        )
         for _ in turn.events():
             pass
         return turn.record

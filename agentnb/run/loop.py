@@ -22,6 +22,7 @@ from ..events import (
     ModelRequested,
     ModelResponded,
     PromptRendered,
+    PromptSection,
     PromptTokens,
     RunFailed,
     RunFinished,
@@ -92,9 +93,29 @@ class TurnSetup:
     """Where this run sits in a tree of delegations (None: a top-level run)."""
     emit_child: Callable[[Event], None] = lambda event: None
     """Where the events of runs this one delegates to go live (``subscribe(children=True)``)."""
+    before_end: Callable[[StateTracker], None] | None = None
+    """Called with the run's tracker just before its end event goes out (a delegation gives the
+    member its own state back there, before the member's session saves it)."""
     handoff_to: str | None = None
     """The handoff tool that answers this run without a model call: an earlier handoff left
     another agent in charge of the conversation."""
+
+
+@dataclass(frozen=True)
+class Delegated:
+    """How a delegated run differs from a top-level one, given when its turn is made (so the
+    turn is complete when made: nothing is rewired after)."""
+
+    lineage: Lineage
+    """Its place in the run tree."""
+    outward: Callable[[Event], None]
+    """Where its events, and those of the runs below it, go live up the tree."""
+    before_end: Callable[[StateTracker], None]
+    """Called with its tracker just before its end event goes out."""
+    user_sections: tuple[PromptSection, ...] = ()
+    """Its user message's parts, labelled by what produced them (the team's blocks, the task)."""
+    earlier_sections: tuple[PromptSection, ...] = ()
+    """The earlier messages it was given, labelled (a handoff's history)."""
 
 
 @dataclass(frozen=True)
@@ -133,8 +154,7 @@ class Turn:
         self.children_usage = Usage()
         """What the runs this one delegated to used in all (their ``usage_total``), added as
         each delegation returns."""
-        # ``_emit`` runs for every event: the record's event list (a lazy field) and the emit,
-        # read once (again as the run starts: a delegation sets its own emit before).
+        # ``_emit`` runs for every event: the record's event list (a lazy field) and the emit, read once.
         self._record_event, self._notify = record.events.append, setup.emit
 
     def _emit(self, event: Event) -> Event:
@@ -145,7 +165,6 @@ class Turn:
 
     def events(self) -> Iterator[Event]:
         record, tracker, setup, run_id = self.record, self.tracker, self.setup, self.ctx.run_id
-        self._record_event, self._notify = record.events.append, setup.emit
         self._start = time.perf_counter()
         lineage = setup.lineage
         if lineage is None:
@@ -290,6 +309,8 @@ class Turn:
         if setup.parse_output is not None:
             record.output = setup.parse_output(record.content)
         self._close(tracker.snapshot)
+        if setup.before_end is not None:
+            setup.before_end(tracker)
         yield self._emit(
             RunFinished(
                 run_id=run_id,
@@ -449,6 +470,8 @@ class Turn:
         for change in self.tracker.drain():
             yield self._emit(change)
         self._close(self.tracker.snapshot)
+        if self.setup.before_end is not None:
+            self.setup.before_end(self.tracker)
         yield self._emit(
             RunFailed(
                 run_id=self.ctx.run_id,
@@ -461,4 +484,4 @@ class Turn:
         )
 
 
-__all__ = ["Lineage", "Turn", "TurnSetup"]
+__all__ = ["Delegated", "Lineage", "Turn", "TurnSetup"]
