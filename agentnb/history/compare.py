@@ -18,7 +18,7 @@ from typing import Any, Literal
 from ..events import PromptTokens
 from ..state.diff import MISSING, json_equal, make_patch
 from .history import TurnRecord
-from .render import value_text
+from .render import comparison_html, comparison_text, delegation_lines, value_text
 
 How = Literal["same", "changed", "removed", "added"]
 """same; changed; removed = only on the left; added = only on the right."""
@@ -117,14 +117,10 @@ class Comparison:
 
     def text(self) -> str:
         """The comparison as deterministic plain text."""
-        from .render import comparison_text
-
         return comparison_text(self)
 
     def html(self) -> str:
         """The comparison as deterministic, escaped HTML."""
-        from .render import comparison_html
-
         return comparison_html(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
@@ -395,8 +391,6 @@ def _delegations(left: TurnRecord, right: TurnRecord) -> tuple[LineRow, ...]:
     """The trees of delegated runs of two turns, line by line (the static record's lines)."""
     if not (left.children or right.children):
         return ()
-    from .render import delegation_lines
-
     return line_rows("\n".join(delegation_lines(left, "")), "\n".join(delegation_lines(right, "")))
 
 
