@@ -295,7 +295,7 @@ class Evaluation:
                 task, self.limiter_for(self.model) if self.model.external else None, keep_records=True
             )
         remote = copy.copy(task)
-        remote.model = _keyless(task.model)
+        remote.model = task.model.without_credentials()
         limiter = self.limiter_for(self.model) if self.model.external else None
         for attempt in range(RATE_LIMIT_TRIES):
             if limiter is not None:
@@ -348,16 +348,6 @@ class Evaluation:
             "checks": [{"name": c.name, "fingerprint": c.fingerprint()} for c in self.checks],
             "cases": [c.to_dict() for c in self.cases],
         }
-
-
-def _keyless(model: Any) -> Any:
-    """The model as shipped to another machine: no API key (the worker's environment gives it)."""
-    if getattr(model, "_api_key", None) is None:
-        return model
-    shipped = copy.copy(model)
-    shipped._api_key = None
-    shipped._client_cache = None
-    return shipped
 
 
 def _positive(option: str, value: Any) -> int:
