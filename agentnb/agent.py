@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from . import slots
 from .context import ContextProviders
+from .definition import AgentDefinition
 from .delegation.tools import Handoff, agent_tool, as_handoff, check_handoffs, handoff_tool
 from .errors import ConfigurationError
 from .events import Event
@@ -128,17 +129,15 @@ class Agent(Runs, TimeTravel):
         handoffs: Iterable[Any] | None = None,
         tracer_provider: Any = None,
     ) -> None:
-        # What the agent was built from, so fork() and reset() can build it again.
-        self._definition = {
-            k: v
-            for k, v in locals().items()
-            if k not in ("self", "__class__", "name", "session", "db", "fresh")
-        }
+        # What the agent was made from, so that it can be built again (``definition``).
+        self._made = AgentDefinition.made(type(self), locals())
         self.name = name or "agent"
         if chat_generator is not None and model is not None:
             raise ConfigurationError("give model= or chat_generator= (Haystack's name for it), not both")
         self.model = resolve_model(model if chat_generator is None else chat_generator)
-        self.prompt = PromptOptions(**{option: self._definition[option] for option in PromptOptions.names()})
+        self.prompt = PromptOptions(
+            **{option: self._made.options[option] for option in PromptOptions.names()}
+        )
         """How the system prompt is assembled (each option is also an attribute of the agent)."""
         if session_state is not None and not isinstance(session_state, Mapping):
             raise ConfigurationError(
@@ -255,6 +254,13 @@ class Agent(Runs, TimeTravel):
             self._child_subscribers = _without(self._child_subscribers, callback)
 
         return unsubscribe
+
+    @property
+    def definition(self) -> AgentDefinition:
+        """What this agent is made from, as data (picklable): ``definition.build(name)`` makes
+        another like it; ``AgentDefinition.of(agent, configured=True)`` also keeps the options
+        set on it since it was made."""
+        return AgentDefinition.of(self)
 
     @property
     def tracer_provider(self) -> Any:

@@ -102,7 +102,7 @@ class Team(Agent):
         self._interactions: dict[str, list[tuple[str, str, str]]] = {}
         self._delegate_tools: dict[bool, Tool] = {}
         super().__init__(name or "team", model, **agent_options)
-        self._definition.update(
+        self._made.options.update(
             members=self.members,
             mode=mode,
             respond_directly=respond_directly,
@@ -114,8 +114,8 @@ class Team(Agent):
             determine_input_for_members=determine_input_for_members,
             member_state=member_state,
         )
-        self._definition.pop("agent_options", None)
-        self._definition.update(agent_options)
+        self._made.options.pop("agent_options", None)
+        self._made.options.update(agent_options)
 
     # -- members ------------------------------------------------------------------------------
 
@@ -451,9 +451,8 @@ class Team(Agent):
                 if turn is None
                 else _fresh(member)
             )
-        forked = Team(name or f"{self.name}_fork", **{**self._definition, "members": members})
+        forked = self.definition.build(name or f"{self.name}_fork", members=members)
         forked.model = self.model
-        forked._initial_state = copy.deepcopy(self._initial_state)
         forked._parent = weakref.ref(self)
         forked.restore(self.snapshot() if turn is None else self.snapshot_at(turn))
         forked.forked_at = len(forked.history)

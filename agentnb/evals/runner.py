@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import slots
+from ..definition import AgentDefinition
 from ..errors import ConfigurationError
 from ..history.history import TurnRecord
 from ..sessions import find_notebook_path
@@ -33,7 +34,7 @@ from .plan import Plan, gate, make_plan, price_of
 from .progress import Progress, Sink, Tracker
 from .results import CaseRow, EvalRun
 from .store import EvalStore, check_name
-from .worker import Blueprint, CaseOutcome, CaseTask, run_case
+from .worker import CaseOutcome, CaseTask, case_agent, evaluated, run_case
 
 SHOW_EVERY = 0.25
 """Seconds between two updates of the progress line while cases run."""
@@ -47,8 +48,8 @@ class RequestChars:
 
     SAMPLE = 3
 
-    def __init__(self, blueprint: Blueprint, model: Any) -> None:
-        self._blueprint, self._model = blueprint, model
+    def __init__(self, definition: AgentDefinition, model: Any) -> None:
+        self._definition, self._model = definition, model
         self._rests: set[int] = set()
         self._seen = 0
 
@@ -65,7 +66,7 @@ class RequestChars:
 
     def _request(self, case: Case) -> Any:
         try:
-            return self._blueprint.build(self._model, case).observe(case.turns[0]).request
+            return case_agent(self._definition, self._model, case).observe(case.turns[0]).request
         except Exception:
             return case.to_dict()
 
@@ -116,7 +117,7 @@ class Evaluation:
         self.executor = executor
         self.max_cost, self.prices = max_cost, prices
         self.agent = agent
-        self.blueprint = Blueprint.of(agent)
+        self.definition = evaluated(agent)
         self.model = quiet_copy(agent.model)
         self.mode = replay_mode()
         root = Path(folder) if folder is not None else find_notebook_path(None).session_dir
@@ -158,14 +159,14 @@ class Evaluation:
                     if row is not None and row.get("status") == "ok" and self.mode != "live"
                     else None
                 )
-                out.append(CaseTask(self.blueprint, self.model, case, repeat, recorded, self.mode))
+                out.append(CaseTask(self.definition, self.model, case, repeat, recorded, self.mode))
         return out
 
     def plan(self, tasks: list[CaseTask], rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> Plan:
         """What will replay and what will go live (and what that costs)."""
         live = [(t.case.id, t.case) for t in tasks if t.recorded is None]
         return make_plan(
-            live, len(tasks), rows, self.model, self.prices, RequestChars(self.blueprint, self.agent.model)
+            live, len(tasks), rows, self.model, self.prices, RequestChars(self.definition, self.agent.model)
         )
 
     def run(self) -> EvalRun:
@@ -247,7 +248,7 @@ class Evaluation:
             judge_model=self.judge_model,
             price=price,
         )
-        run.blueprint = self.blueprint
+        run.definition = self.definition
         run.stopped = (
             f"stopped after {errors[0]} error(s) (max_errors={self.max_errors})"
             if stop[0] and progress.skipped
@@ -335,10 +336,10 @@ class Evaluation:
 
     def manifest(self) -> dict[str, Any]:
         """What the store's manifest says of this evaluation."""
-        prompt = self.blueprint.settings["prompt"]
+        prompt = self.definition.settings["prompt"]
         return {
             "name": self.name,
-            "agent": self.blueprint.name,
+            "agent": self.definition.name,
             "model": self.model.label,
             "repeat": self.repeat,
             "instructions": prompt.instructions
