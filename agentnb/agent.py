@@ -29,10 +29,11 @@ from .formatters import FormatSettings
 from .history.history import History, TurnRecord
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
-from .run.loop import Delegated, Turn, TurnSetup
+from .run.loop import Turn
 from .run.observe import Observation, Prepared, count_added, count_tokens, prepare, render_prompt
 from .run.prompt import PromptOptions, RenderedPrompt
 from .run.runs import RunInput, Runs, check_message
+from .run.setup import Delegated, TurnSetup
 from .sessions import agent_state
 from .sessions.time_travel import AgentSnapshot, TimeTravel
 from .state.edits import StateEdit

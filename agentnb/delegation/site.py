@@ -21,8 +21,8 @@ from ..events import PromptSection, StateCause
 from ..history.records import TurnRecord
 from ..messages import Message
 from ..run.executor import ParentRun, Settled
-from ..run.loop import Delegated, Lineage
 from ..run.runs import RunInput
+from ..run.setup import Delegated, Lineage
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from .merge import ChildRun

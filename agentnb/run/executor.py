@@ -102,7 +102,7 @@ class ToolExecutor:
         self.ctx = ctx
         self.tracker = tracker
         self.recorded = recorded
-        """Looks up a recorded outcome for tools outside the process (see ``loop.Replay``)."""
+        """Looks up a recorded outcome for tools outside the process (see ``run.setup.Replay``)."""
         self.parent = parent
         """The run these calls belong to, for the delegations among them."""
 

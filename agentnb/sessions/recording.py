@@ -60,7 +60,7 @@ def replay_mode(environ: Mapping[str, str] | None = None) -> str:
 
 class TurnReplay:
     """Where a run stands against a list of recorded turns: the loop's Replay protocol (see
-    ``loop.Replay``). A turn whose requests match is answered from the recording; from the first
+    ``run.setup.Replay``). A turn whose requests match is answered from the recording; from the first
     one that differs (``cut``) the model is called."""
 
     def __init__(self, turns: list[TurnRecord], mode: str) -> None:
@@ -147,7 +147,7 @@ class TurnReplay:
 class Recording(TurnReplay):
     """The recorded turns of one agent and where the current run stands against them.
 
-    Plugged into each turn as its replay (see ``loop.Replay``) and subscribed to the agent's
+    Plugged into each turn as its replay (see ``run.setup.Replay``) and subscribed to the agent's
     events to write the turns the recording does not hold yet."""
 
     def __init__(
