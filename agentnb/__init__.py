@@ -15,7 +15,7 @@ from .delegation.tools import handoff
 from .messages import ChatMessage, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
-from .run.results import RunResult
+from .run.run_result import RunResult
 from .state.modules import StateModule
 from .state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..events import PromptTokens
 from ..state.diff import MISSING, json_equal, make_patch
-from .history import TurnRecord
+from .records import TurnRecord
 from .render import comparison_html, comparison_text, delegation_lines, value_text
 
 How = Literal["same", "changed", "removed", "added"]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..events import PromptRendered, PromptTokens
     from ..state.diff import Change
     from .compare import Comparison, LineRow
-    from .history import TurnRecord
+    from .records import TurnRecord
 
 RECORD_CSS_CLASS = "agentnb-record"
 """The class of the record's outer ``<div>`` (tests and the inspector look for it)."""

@@ -30,7 +30,7 @@ from ..events import (
     ToolCallStarted,
     Usage,
 )
-from ..history.history import TurnRecord
+from ..history.records import TurnRecord
 from ..messages import Message, ToolCall
 from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunks
 from ..state.tracking import StateTracker

@@ -20,7 +20,7 @@ from ..errors import ConfigurationError
 from ..events import Event, TextDelta
 from ..messages import Message
 from ..util.fastinit import fast_init
-from .results import RunResult, RunStream
+from .run_result import RunResult, RunStream
 
 if TYPE_CHECKING:
     from .loop import Turn

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..events import ContextRetrieved, Event, PromptSection, PromptTokens, ToolCallFinished
-from ..history.history import TurnRecord
+from ..history.records import TurnRecord
 from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
 from ..state.tracking import StateTracker

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..events import Event
-from ..history.history import TurnRecord
+from ..history.records import TurnRecord
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from .loop import Turn

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import ConfigurationError, ReplayDriftError
 from ..events import Event, PromptRendered, RunFailed, RunFinished, ToolCallFinished
-from ..history.history import TurnRecord
+from ..history.records import TurnRecord
 from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
 from ..models.replay import drift_report, response_from_event

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..history.compare import Comparison, compare_turns
-from ..history.history import TurnRecord
+from ..history.records import TurnRecord
 from ..messages import Message
 from ..state.diff import MISSING
 from ..state.edits import StateEdit, edit, undo

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentnbError, AgentRunError
 from ..events import Event, ToolCallFinished, Usage
-from ..history.history import StateField, TurnRecord
-from ..history.records import LazyField, Stored
+from ..history.history import StateField
+from ..history.records import LazyField, Stored, TurnRecord
 from ..messages import Message
 from ..state.state import MESSAGES_KEY
 from ..state.views import view
