@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigurationError
-from ..history.compare import Comparison, compare_turns
+from ..history.compare import compare_turns
+from ..history.comparison import Comparison
 from ..history.records import TurnRecord
 from ..messages import Message
 from ..state.diff import MISSING
