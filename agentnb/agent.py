@@ -45,6 +45,14 @@ AGENT_OBSERVERS: list[Callable[[Agent, Event], Any]] = []
 """Called with ``(agent, event)`` for every event of every agent; the tracing layer puts its
 observer here once something is traced (the core never imports it)."""
 
+EVALUATION_OBSERVERS: list[
+    Callable[[Any, str, int], contextlib.AbstractContextManager[Callable[[Any], Any]]]
+] = []
+"""Around each (case, repeat) an evaluation runs, on the thread that runs it: called as
+``observer(evaluation, case_id, repeat)`` (``evaluation`` has ``name`` and ``agent``) and entered
+before the case runs; what it gives is called with the case's row (``agentnb.evals.CaseRow``)
+once it is scored. The tracing layer puts its case spans here (evals never imports it)."""
+
 TRACING_SWITCHES: list[Callable[[], None]] = []
 """Called when an agent is given a tracer provider: the tracing layer puts its observer in
 ``AGENT_OBSERVERS`` then, so turns nobody traces never call it."""
