@@ -9,6 +9,7 @@ later give the same spans with the same ids.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -80,10 +81,8 @@ def tracer_for(provider: Any) -> tuple[Any, DerivedIds | None]:
     if hasattr(tracer, "id_generator"):
         ids = DerivedIds()
         tracer.id_generator = ids
-    try:
+    with contextlib.suppress(TypeError):  # a provider that takes no weak reference: not kept
         _tracers[provider] = (tracer, ids)
-    except TypeError:
-        pass
     return tracer, ids
 
 
