@@ -70,6 +70,10 @@ class Handoff:
                 self._thread.start()
             self._cond.notify_all()
 
+    def quiet(self) -> None:
+        """Say nothing more (the exit's warning has said it)."""
+        self._warned[0] = True
+
     def unfinished(self) -> int:
         """Jobs and flushes asked for and not done yet (the one running included)."""
         with self._cond:
@@ -163,7 +167,10 @@ def flush(timeout: float | None = None) -> bool:
 def _at_exit() -> None:
     if flush(EXIT_WAIT_S):
         return
-    left = sum(h.unfinished() for h in _all())
+    handoffs = _all()
+    left = sum(h.unfinished() for h in handoffs)
+    for handoff in handoffs:  # this is the one thing said about it: a slow export still ending stays quiet
+        handoff.quiet()
     _warn_once(
         _exit_warned,
         f"at exit the exporter had not taken every span after {EXIT_WAIT_S:g} s: the spans of {left} "
