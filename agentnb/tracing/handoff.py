@@ -125,27 +125,29 @@ _lock = threading.Lock()
 _handoffs: weakref.WeakKeyDictionary[Any, Handoff] = weakref.WeakKeyDictionary()
 _kept: dict[int, Handoff] = {}  # providers that take no weak reference, by id
 _exit_warned = [False]
-_exit_registered = False
 
 
 def handoff_for(provider: Any) -> Handoff:
     """The provider's handoff (one per provider, kept no longer than the provider)."""
-    global _exit_registered
     with _lock:
         try:
             handoff = _handoffs.get(provider)
             if handoff is None:
-                handoff = _handoffs[provider] = Handoff(provider)
+                handoff = _handoffs[provider] = _new(provider)
         except TypeError:  # not weakly referenceable, or not hashable
             handoff = _kept.get(id(provider))
             if handoff is None or handoff.provider is not provider:
-                handoff = _kept[id(provider)] = Handoff(provider)
-        if not _exit_registered:
-            # Registered after the provider (which registers its own shutdown when it is made):
-            # exit handlers run last-in first-out, so this wait comes before the provider's shutdown.
-            atexit.register(_at_exit)
-            _exit_registered = True
+                handoff = _kept[id(provider)] = _new(provider)
         return handoff
+
+
+def _new(provider: Any) -> Handoff:
+    # The SDK's provider registers its shutdown at exit when it is made, before it reaches here;
+    # exit handlers run last-in first-out, so the wait (registered again, after this provider)
+    # comes before every traced provider's shutdown.
+    atexit.unregister(_at_exit)
+    atexit.register(_at_exit)
+    return Handoff(provider)
 
 
 def _all() -> list[Handoff]:

@@ -193,11 +193,14 @@ def settings_for(
     from .content import capture_from_env
 
     model = getattr(agent, "model", None)
+    tools = _tools(agent)
     return SpanSettings(
         content=capture_from_env() if capture is None else bool(capture),
         session_id=session_id,
-        tool_descriptions=_descriptions(agent),
-        tool_parameters=_parameters(agent),
+        tool_descriptions={t.name: t.description for t in tools if getattr(t, "description", None)},
+        tool_parameters={
+            t.name: t.parameters for t in tools if isinstance(getattr(t, "parameters", None), dict)
+        },
         secrets=(*_secrets(model), *inherited),
         server=_server(model),
     )
@@ -232,22 +235,11 @@ def _session_id(agent: Any) -> str | None:
     return str(session_id) if session_id else None
 
 
-def _descriptions(agent: Any) -> dict[str, str]:
+def _tools(agent: Any) -> list[Any]:
     try:
-        return {t.name: t.description for t in agent.all_tools() if getattr(t, "description", None)}
+        return list(agent.all_tools())
     except Exception:  # an agent-like object without tools
-        return {}
-
-
-def _parameters(agent: Any) -> dict[str, Any]:
-    try:
-        return {
-            t.name: t.parameters
-            for t in agent.all_tools()
-            if isinstance(getattr(t, "parameters", None), dict)
-        }
-    except Exception:
-        return {}
+        return []
 
 
 def _secrets(model: Any) -> tuple[str, ...]:
