@@ -99,7 +99,7 @@ def request_messages(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The request's messages as OpenAI chat messages (the Responses API's ``instructions`` and
     ``input`` items are mapped onto the same shape)."""
     if isinstance(request.get("messages"), list):
-        return [m for m in request["messages"] if isinstance(m, Mapping)]
+        return [dict(m) for m in request["messages"] if isinstance(m, Mapping)]
     out: list[dict[str, Any]] = []
     if request.get("instructions"):
         out.append({"role": "system", "content": request["instructions"]})

@@ -74,8 +74,8 @@ def _write(handoff: Any, provider: Any, events: list[Event], settings: Any) -> l
         if not isinstance(started, RunStarted) or len(run_events) < 2:
             continue
         parent = getattr(started, "parent_run_id", None)
-        nested = bool(parent) and parent in trace_of  # its parent is in this export too
-        trace_of[run_id] = trace_of[parent] if nested else trace_id_of(run_id)
+        nested = isinstance(parent, str) and parent in trace_of  # its parent is in this export too
+        trace_of[run_id] = trace_of[parent] if isinstance(parent, str) and nested else trace_id_of(run_id)
         run = outline(run_events)
         if run.outcome is None:
             continue  # a turn that never ended has no spans to give

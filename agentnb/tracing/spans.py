@@ -25,6 +25,7 @@ from ..events import RunFailed
 from . import attributes as at
 from . import conventions as sc
 from .bounds import finish
+from .content import scrub
 from .outline import RunOutline, ToolRun, parent_of
 
 _LOCK = threading.Lock()  # ids are handed to the SDK's tracer through one generator at a time
@@ -156,7 +157,7 @@ class SpanWriter:
             for tool in run.tools:
                 self._tool(tool, inside)
             if isinstance(run.outcome, RunFailed):
-                root.set_status(Status(StatusCode.ERROR, at.run_error(run.outcome, content)))
+                root.set_status(Status(StatusCode.ERROR, self._text(at.run_error(run.outcome, content))))
             root.end(end_time=run.end)
 
     def _start(
@@ -166,6 +167,10 @@ class SpanWriter:
             self.ids.trace_id, self.ids.span_id = self.trace_id, span_id_of(self.run_id, key)
         attrs = finish(attrs, self.settings.redactor)
         return self.tracer.start_span(name, context=context, kind=kind, attributes=attrs, start_time=start)
+
+    def _text(self, text: str) -> str:
+        """A status description as it leaves: without the model's credentials."""
+        return scrub(self.settings.redactor.text(text))
 
     def _retrieval(self, retrieval: Any, context: Any) -> None:
         event = retrieval.event
@@ -179,14 +184,15 @@ class SpanWriter:
         provider = at.provider_of(label)
         kind = SpanKind.CLIENT if provider in at.NETWORK_PROVIDERS else SpanKind.INTERNAL
         attrs = at.chat_attributes(chat, label, self.settings)
-        failed = chat.responded is None and isinstance(self.run.outcome, RunFailed)
+        outcome = self.run.outcome
+        failed = outcome if chat.responded is None and isinstance(outcome, RunFailed) else None
         if chat.responded is not None:
             attrs.update(at.chat_end_attributes(chat.responded, self.settings.content))
-        elif failed:  # the run failed during this call
-            attrs[sc.ERROR_TYPE] = self.run.outcome.error_type  # type: ignore[union-attr]
+        elif failed is not None:  # the run failed during this call
+            attrs[sc.ERROR_TYPE] = failed.error_type
         span = self._start(f"{sc.CHAT} {attrs[sc.REQUEST_MODEL]}", chat.key, context, kind, attrs, chat.start)
-        if failed:
-            span.set_status(Status(StatusCode.ERROR, at.run_error(self.run.outcome, self.settings.content)))  # type: ignore[arg-type]
+        if failed is not None:
+            span.set_status(Status(StatusCode.ERROR, self._text(at.run_error(failed, self.settings.content))))
         span.end(end_time=chat.end)
 
     def _tool(self, tool: ToolRun, context: Any) -> None:
@@ -202,9 +208,9 @@ class SpanWriter:
         )
         error = at.tool_error(tool, content)
         if error is not None:
-            span.set_status(Status(StatusCode.ERROR, self.settings.redactor.text(error)))
+            span.set_status(Status(StatusCode.ERROR, self._text(error)))
         elif tool.finished is None and isinstance(self.run.outcome, RunFailed):
-            span.set_status(Status(StatusCode.ERROR, at.run_error(self.run.outcome, content)))
+            span.set_status(Status(StatusCode.ERROR, self._text(at.run_error(self.run.outcome, content))))
         inner = trace.set_span_in_context(span)
         hook_spans = []
         for hook in tool.hooks:  # each hook calls the next link: nested, outermost first
@@ -218,7 +224,7 @@ class SpanWriter:
             )
             raised = at.hook_error(hook, content)
             if raised is not None:
-                hook_span.set_status(Status(StatusCode.ERROR, self.settings.redactor.text(raised)))
+                hook_span.set_status(Status(StatusCode.ERROR, self._text(raised)))
             hook_spans.append((hook_span, hook.end))
             inner = trace.set_span_in_context(hook_span)
         for retrieval in tool.retrievals:
