@@ -23,14 +23,19 @@ MAX_VALUE_BYTES = 32 * 1024
 MAX_SPAN_BYTES = 128 * 1024
 """All of one span's attribute values together at most (UTF-8 bytes)."""
 
+_PRECUT = MAX_VALUE_BYTES + 4096
+
 
 def finish(attrs: Mapping[str, Any], redactor: Redactor | None = None) -> dict[str, Any]:
     """``attrs`` redacted and bounded, with ``agentnb.truncated`` naming what was cut."""
-    out = {key: _redacted(value, redactor) for key, value in attrs.items()}
+    # A huge value is shortened before it is redacted (the work stays bounded), with a margin
+    # longer than any credential, so none is split where the final cut, further in, keeps text.
+    sizes = {k: _size(v) for k, v in attrs.items() if isinstance(v, str) and len(v) > _PRECUT}
+    out = {k: _redacted(v[:_PRECUT] if k in sizes else v, redactor) for k, v in attrs.items()}
     cut: set[str] = set()
     for key, value in out.items():
-        if isinstance(value, str) and _size(value) > MAX_VALUE_BYTES:
-            out[key] = _cut(value, MAX_VALUE_BYTES)
+        if isinstance(value, str) and (key in sizes or _size(value) > MAX_VALUE_BYTES):
+            out[key] = _cut(value, MAX_VALUE_BYTES, original=sizes.get(key))
             cut.add(key)
         elif isinstance(value, (list, tuple)) and sum(_size(v) for v in value) > MAX_VALUE_BYTES:
             out[key] = _cut_items(value)
@@ -44,7 +49,7 @@ def finish(attrs: Mapping[str, Any], redactor: Redactor | None = None) -> dict[s
         if _size(out[key]) <= len(_marker(0)) * 2:
             break  # nothing left worth cutting (a span of many small values)
         before = _size(out[key])
-        out[key] = _cut(out[key], max(before - excess, len(_marker(0)) * 2), original=_original(out[key]))
+        out[key] = _cut(out[key], max(before - excess, len(_marker(0)) * 2), _original(out[key]))
         cut.add(key)
         excess -= before - _size(out[key])
     if cut:
@@ -87,8 +92,9 @@ def _original(text: str) -> int | None:
 
 
 def _cut(text: str, limit: int, original: int | None = None) -> str:
-    """``text`` in at most ``limit`` UTF-8 bytes, its marker included."""
-    if original is not None:  # cut again: drop the earlier marker, keep the first size
+    """``text`` in at most ``limit`` UTF-8 bytes, its marker included (saying ``original``, the
+    size before any cut, when the text is already shortened)."""
+    if original is not None and text.rfind(_MARK) >= 0:  # cut again: drop the earlier marker
         text = text[: text.rfind(_MARK)]
     marker = _marker(original if original is not None else _size(text))
     room = max(0, limit - _size(marker))

@@ -163,3 +163,15 @@ def test_a_huge_state_value_without_content_is_its_type_and_size(provider):
         {"op": "add", "path": "/blob", "type": "string", "size": BIG}
     ]
     assert "agentnb.truncated" not in stored
+
+
+def test_a_credential_where_a_value_is_cut_leaves_no_piece_of_itself():
+    from agentnb.models.credentials import Redactor
+    from agentnb.tracing.bounds import MAX_VALUE_BYTES, finish
+
+    for at in (MAX_VALUE_BYTES - 12, MAX_VALUE_BYTES + 4090):  # across the cut, across the first shortening
+        value = "a" * at + PLAIN_KEY + "b" * 100_000
+        out = finish({"text": value}, Redactor([PLAIN_KEY]))
+        assert PLAIN_KEY[:8] not in out["text"] and out["agentnb.truncated"] == ("text",)
+        assert out["text"].endswith(f"…[truncated from {len(value):,} bytes]")
+        assert len(out["text"].encode()) <= MAX_VALUE_BYTES
