@@ -36,8 +36,9 @@ def shell(tmp_path, monkeypatch):
     yield ip
     for name in set(ip.user_ns) - before:
         del ip.user_ns[name]
-    from agentnb import tracing
+    from agentnb import set_default_model, tracing
 
+    set_default_model(None)
     tracing.uninstrument()
 
 
