@@ -5,6 +5,7 @@ A block marked ``<!-- not-run: REASON -->`` is only checked to be valid Python o
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,8 @@ def ipython():
 @pytest.fixture()
 def shell(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("AGENTNB_REPLAY", raising=False)
+    environ = dict(os.environ)
+    os.environ.pop("AGENTNB_REPLAY", None)
     ip = ipython()
     before = set(ip.user_ns)
     agentnb.load_ipython_extension(ip)  # a fresh workspace for every page
@@ -40,6 +42,8 @@ def shell(tmp_path, monkeypatch):
 
     set_default_model(None)
     tracing.uninstrument()
+    os.environ.clear()
+    os.environ.update(environ)
 
 
 def run_block(ip, block: Block) -> None:
