@@ -33,8 +33,10 @@ class Block:
 
 
 def guide_pages() -> list[Path]:
-    """Every page whose examples should run: all of docs/ but the generated API reference."""
-    return sorted(p for p in DOCS.rglob("*.md") if "reference" not in p.relative_to(DOCS).parts)
+    """Every page whose examples should run: the README and all of docs/ but the generated API
+    reference."""
+    pages = sorted(p for p in DOCS.rglob("*.md") if "reference" not in p.relative_to(DOCS).parts)
+    return [ROOT / "README.md", *pages]
 
 
 def blocks(page: Path) -> list[Block]:

@@ -58,7 +58,7 @@ def run_block(ip, block: Block) -> None:
         )
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT / "docs")) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_page_examples_run(page: Path, shell) -> None:
     for block in blocks(page):
         if block.not_run is None:
