@@ -63,8 +63,10 @@ def test_the_strict_build_fails_on(tmp_path: Path, breakage: dict[str, str], com
         (docs / name).write_text(text)
     config["docs_dir"] = str(docs)
     config["nav"] = [{"Home": "index.md"}, {"Page": "page.md"}]
-    python = config["plugins"][1]["mkdocstrings"]["handlers"]["python"]
-    python["paths"] = [str(ROOT)]
+    mkdocstrings = next(
+        p["mkdocstrings"] for p in config["plugins"] if isinstance(p, dict) and "mkdocstrings" in p
+    )
+    mkdocstrings["handlers"]["python"]["paths"] = [str(ROOT)]
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
     run = mkdocs_build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert run.returncode != 0 and complaint in run.stdout + run.stderr, run.stdout + run.stderr
