@@ -11,7 +11,7 @@ under ``agentnb.``.
 from __future__ import annotations
 
 GENAI_CONVENTIONS = "semantic-conventions-genai v0.1.0"
-"""The GenAI conventions' release these spans follow (named in the README)."""
+"""The GenAI conventions' release these spans follow (named in docs/guides/traces.md)."""
 
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.41.0"
 """The instrumentation scope's schema: the last semantic-conventions release that held GenAI."""
