@@ -27,6 +27,7 @@ from .history.history import History
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
 from .run.observe import Observation, prepare, render_prompt
+from .run.output import OutputSpec, asked
 from .run.prompt import PromptOptions, RenderedPrompt
 from .run.runs import Runs, check_message
 from .run.turns import TurnMaking
@@ -123,6 +124,14 @@ class Agent(Runs, TurnMaking, TimeTravel, Persistence):
         hide_unused_fields: bool = False,
         handoffs: Iterable[Any] | None = None,
         tracer_provider: Any = None,
+        output_type: Any = None,
+        output_mode: str = "auto",
+        output_retries: int = 1,
+        output_tool_name: str = "final_result",
+        output_validators: Iterable[Callable[..., Any]] | None = None,
+        output_to_state: str | None = None,
+        output_schema: Any = None,
+        structured_model: Any = None,
     ) -> None:
         # What the agent was made from, so that it can be built again (``definition``).
         self._made = AgentDefinition.made(type(self), locals())
@@ -179,6 +188,16 @@ class Agent(Runs, TurnMaking, TimeTravel, Persistence):
             output_fields=output_fields,
             hide_unused_fields=hide_unused_fields,
         )
+        self._set_output(
+            output_type,
+            output_schema,
+            structured_model,
+            output_mode,
+            output_retries,
+            output_tool_name,
+            output_validators,
+            output_to_state,
+        )
         self._open_session(session, db, fresh)
 
     def _set_state(
@@ -225,6 +244,78 @@ class Agent(Runs, TurnMaking, TimeTravel, Persistence):
             else _whole_number("num_history_runs", num_history_runs, " or None (all)")
         )
         self.model_options: dict[str, Any] = dict(model_options or {})
+
+    def _set_output(
+        self,
+        output_type: Any,
+        output_schema: Any,
+        structured_model: Any,
+        mode: str,
+        retries: int,
+        tool_name: str,
+        validators: Iterable[Callable[..., Any]] | None,
+        to_state: str | None,
+    ) -> None:
+        given = [
+            (n, v)
+            for n, v in (
+                ("output_type", output_type),
+                ("output_schema", output_schema),
+                ("structured_model", structured_model),
+            )
+            if v is not None
+        ]
+        if len(given) > 1:
+            raise ConfigurationError(
+                f"give the output type once: {' and '.join(n for n, _ in given)} are the same option "
+                "(output_schema is Agno's name, structured_model AgentScope's)"
+            )
+        self.output_type: Any = given[0][1] if given else None
+        """What a run's answer must be (``result.output`` is then the validated value)."""
+        if self.output_type is not None and self.format.output_fields:
+            raise ConfigurationError(
+                "give output_type= or output_fields=, not both (output_type validates the answer)"
+            )
+        self.output_mode, self.output_retries, self.output_tool_name = mode, retries, tool_name
+        self.output_validators: list[Callable[..., Any]] = list(validators or [])
+        self.output_to_state = to_state
+        self._output_specs: dict[tuple[Any, ...], Any] = {}
+        self._output_spec(None)  # a bad option fails here, not at the first run
+
+    def output_validator(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: ``fn(output)`` or ``fn(output, run_context)`` checks every typed output after
+        it validated; it returns the output (changed or not) or raises ``ModelRetry("why")``."""
+        self.output_validators.append(fn)
+        return fn
+
+    def _output_spec(self, output_type: Any = None) -> OutputSpec | None:
+        """The output this run asks for (its own type, else the agent's), built once per setting."""
+        tp = output_type if output_type is not None else self.output_type
+        if tp is None:
+            return None
+        key = (
+            id(tp),
+            self.output_mode,
+            self.output_retries,
+            self.output_tool_name,
+            tuple(self.output_validators),
+            self.output_to_state,
+        )
+        cached = self._output_specs.get(key)
+        if cached is not None and cached.type is tp:
+            return cached
+        spec = OutputSpec(
+            tp,
+            self.output_mode,
+            self.output_retries,
+            self.output_tool_name,
+            self.output_validators,
+            self.output_to_state,
+        )
+        if len(self._output_specs) > 16:
+            self._output_specs.clear()
+        self._output_specs[key] = spec
+        return spec
 
     def _open_session(self, session: Any, db: Any, fresh: bool) -> None:
         if session is not None and db is not None:
@@ -409,11 +500,13 @@ class Agent(Runs, TurnMaking, TimeTravel, Persistence):
         be a dict of input fields (MASFactory) for a ``prompt_template``. Passive context
         providers are queried; ``.context`` holds what each returned."""
         check_message(message)
-        prepared = prepare(self, message, RunContext.for_agent(self, "observe", dependencies))
+        how = asked(self._output_spec(), self.model)
+        ctx = RunContext.for_agent(self, "observe", dependencies)
+        prepared = prepare(self, message, ctx, trailing=how.trailing)
         request = ModelRequest(
             messages=[m.to_openai() for m in prepared.messages],
-            tools=[t.schema() for t in prepared.tools],
-            options=dict(self.model_options),
+            tools=[t.schema() for t in (*prepared.tools, *how.tools)],
+            options={**self.model_options, **how.options},
         )
         return Observation(prepared, self.model.payload(request))
 
