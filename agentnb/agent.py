@@ -27,10 +27,11 @@ from .history.history import History
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
 from .run.observe import Observation, prepare, render_prompt
-from .run.output import OutputSpec, asked
+from .run.output import asked
 from .run.prompt import PromptOptions, RenderedPrompt
 from .run.runs import Runs, check_message
 from .run.turns import TurnMaking
+from .run.typed_output import TypedOutput
 from .sessions.persistence import Persistence
 from .sessions.time_travel import AgentSnapshot, TimeTravel
 from .state.edits import StateEdit
@@ -54,7 +55,7 @@ class _PromptOption:
         setattr(agent.prompt, self.name, value)
 
 
-class Agent(Runs, TurnMaking, TimeTravel, Persistence):
+class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
 
     __agentnb_inject__ = "agent"
@@ -244,78 +245,6 @@ class Agent(Runs, TurnMaking, TimeTravel, Persistence):
             else _whole_number("num_history_runs", num_history_runs, " or None (all)")
         )
         self.model_options: dict[str, Any] = dict(model_options or {})
-
-    def _set_output(
-        self,
-        output_type: Any,
-        output_schema: Any,
-        structured_model: Any,
-        mode: str,
-        retries: int,
-        tool_name: str,
-        validators: Iterable[Callable[..., Any]] | None,
-        to_state: str | None,
-    ) -> None:
-        given = [
-            (n, v)
-            for n, v in (
-                ("output_type", output_type),
-                ("output_schema", output_schema),
-                ("structured_model", structured_model),
-            )
-            if v is not None
-        ]
-        if len(given) > 1:
-            raise ConfigurationError(
-                f"give the output type once: {' and '.join(n for n, _ in given)} are the same option "
-                "(output_schema is Agno's name, structured_model AgentScope's)"
-            )
-        self.output_type: Any = given[0][1] if given else None
-        """What a run's answer must be (``result.output`` is then the validated value)."""
-        if self.output_type is not None and self.format.output_fields:
-            raise ConfigurationError(
-                "give output_type= or output_fields=, not both (output_type validates the answer)"
-            )
-        self.output_mode, self.output_retries, self.output_tool_name = mode, retries, tool_name
-        self.output_validators: list[Callable[..., Any]] = list(validators or [])
-        self.output_to_state = to_state
-        self._output_specs: dict[tuple[Any, ...], Any] = {}
-        self._output_spec(None)  # a bad option fails here, not at the first run
-
-    def output_validator(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """Decorator: ``fn(output)`` or ``fn(output, run_context)`` checks every typed output after
-        it validated; it returns the output (changed or not) or raises ``ModelRetry("why")``."""
-        self.output_validators.append(fn)
-        return fn
-
-    def _output_spec(self, output_type: Any = None) -> OutputSpec | None:
-        """The output this run asks for (its own type, else the agent's), built once per setting."""
-        tp = output_type if output_type is not None else self.output_type
-        if tp is None:
-            return None
-        key = (
-            id(tp),
-            self.output_mode,
-            self.output_retries,
-            self.output_tool_name,
-            tuple(self.output_validators),
-            self.output_to_state,
-        )
-        cached = self._output_specs.get(key)
-        if cached is not None and cached.type is tp:
-            return cached
-        spec = OutputSpec(
-            tp,
-            self.output_mode,
-            self.output_retries,
-            self.output_tool_name,
-            self.output_validators,
-            self.output_to_state,
-        )
-        if len(self._output_specs) > 16:
-            self._output_specs.clear()
-        self._output_specs[key] = spec
-        return spec
 
     def _open_session(self, session: Any, db: Any, fresh: bool) -> None:
         if session is not None and db is not None:

@@ -37,9 +37,9 @@ from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunk
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from ..util.text import one_line
+from .answers import Answered, Attempts
 from .executor import CallOutcome, ParentRun, ToolExecutor
 from .observe import Prepared
-from .output import Answered, Attempts
 from .parallel import Running
 from .setup import TurnSetup
 
