@@ -27,6 +27,8 @@ from .history.history import History
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
 from .run.observe import Observation, prepare, render_prompt
+from .run.continuing import Continuing
+from .run.gate import check_approval, check_breakpoints
 from .run.output import asked
 from .run.prompt import PromptOptions, RenderedPrompt
 from .run.runs import Runs, check_message
@@ -36,7 +38,15 @@ from .sessions.persistence import Persistence
 from .sessions.time_travel import AgentSnapshot, TimeTravel
 from .state.edits import StateEdit
 from .state.state import State, replace_values
-from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session_state_tool
+from .tools import (
+    AGENTIC_TOOL,
+    ASK_USER_TOOL,
+    Tool,
+    ask_user_tool,
+    check_hook,
+    collect_tools,
+    update_session_state_tool,
+)
 from .tools.run_context import RunContext
 
 Subscriber = Callable[[Event], Any]
@@ -55,7 +65,7 @@ class _PromptOption:
         setattr(agent.prompt, self.name, value)
 
 
-class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
+class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
 
     __agentnb_inject__ = "agent"
@@ -133,6 +143,9 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
         output_to_state: str | None = None,
         output_schema: Any = None,
         structured_model: Any = None,
+        approval: Callable[..., Any] | None = None,
+        break_before: Iterable[str] | str | None = None,
+        ask_user: bool = False,
     ) -> None:
         # What the agent was made from, so that it can be built again (``definition``).
         self._made = AgentDefinition.made(type(self), locals())
@@ -146,6 +159,13 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
         """How the system prompt is assembled (each option is also an attribute of the agent)."""
         self._set_state(session_state, state_schema, enable_agentic_state, overwrite_db_session_state)
         self.tools = tools or []
+        self.approval = check_approval(approval)
+        """A rule for every tool call: ``fn(tool_name, arguments, run_context)``; truthy (or a str,
+        the reason) pauses the run before the call for a person to approve, edit or reject it."""
+        self.breakpoints = check_breakpoints(break_before)
+        """Where each run stops to be stepped through (``break_before``): model, tool, tool:NAME."""
+        self.ask_user = bool(ask_user)
+        """Offer the ``ask_user(question)`` tool: its call pauses the run for a person's answer."""
         self._set_run_options(
             tool_hooks,
             max_tool_iterations,
@@ -364,11 +384,13 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
 
     def all_tools(self) -> list[Tool]:
         """The tools the model is offered: the agent's, plus the built-in ones enabled
-        (``update_session_state``; ``list_context_sources`` / ``retrieve_context`` when a
-        context provider is active)."""
+        (``update_session_state``; ``ask_user``; ``list_context_sources`` / ``retrieve_context``
+        when a context provider is active)."""
         tools = list(self._tools)
         if self.enable_agentic_state and not any(t.name == AGENTIC_TOOL for t in tools):
             tools.append(update_session_state_tool())
+        if self.ask_user and not any(t.name == ASK_USER_TOOL for t in tools):
+            tools.append(ask_user_tool())
         tools.extend(self.context_providers.tools(taken=[t.name for t in tools]))
         for spec in self.handoffs:  # built once per handoff: a tool's schema is compiled when it is made
             made = self._handoff_tools.get(id(spec))

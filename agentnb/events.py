@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 from .messages import ToolCall
 from .util.fastinit import fast_init
 
-CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output", "merge"]
+CauseKind = Literal[
+    "tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output", "merge", "person"
+]
 
 
 @fast_init
@@ -166,7 +168,8 @@ class StateCause:
     """Who changed the state."""
 
     kind: CauseKind
-    """tool, hook, handler, agentic (update_session_state), run_kwarg, user, load, output."""
+    """tool, hook, handler, agentic (update_session_state), run_kwarg, user, load, output, merge,
+    person (a value a person supplied: the answer to a paused call, written by ``outputs_to_state``)."""
     name: str | None = None
     """The tool, hook, handler or key involved."""
     tool_call_id: str | None = None
@@ -177,12 +180,17 @@ class StateCause:
     """The delegation chain: the agent path from the root run down to the run where the change
     was made, then (for a ``merge``) the member-side author, e.g. ``("team", "researcher",
     "tool:add_item")``. Empty for a run that is no delegation's child and merges nothing."""
+    edited_by: str | None = None
+    """Who edited the arguments of the call that made the change, when not the model: "person"
+    for a paused call approved with other arguments (``item.approve(arguments=...)``)."""
 
     def label(self) -> str:
         if self.kind == "merge" and len(self.via) > 1:  # the chain below the run that merged
             text = f"merge:{' ▸ '.join(self.via[1:])}"
             return f"{text} ({self.handler})" if self.handler else text
         text = f"{self.kind}:{self.name}" if self.name else self.kind
+        if self.edited_by:
+            text = f"{text} [arguments by {self.edited_by}]"
         return f"{text} ({self.handler})" if self.handler else text
 
     def chain(self) -> str:
@@ -373,6 +381,12 @@ class ToolCallFinished:
     child_run_ids: tuple[str, ...] = ()
     """When one delegation started several runs (``delegate_task_to_members``): all of them,
     in member order (``child_run_id`` is the first)."""
+    decision: str | None = None
+    """What a person decided about the call while its run was paused: ``approved``, ``edited``
+    (approved with other arguments: ``arguments`` are theirs), ``rejected`` or ``answered`` (the
+    result is theirs); None when nothing paused it."""
+    model_arguments: str | None = None
+    """The arguments as the model sent them, when a person edited them (``decision == "edited"``)."""
 
 
 @fast_init
@@ -491,6 +505,102 @@ class ContextRetrieved:
     """Time the provider took."""
 
 
+PendingKind = Literal["approval", "question", "external", "breakpoint"]
+"""Why a paused run waits: a call that needs approval, the model's question to the person
+(``ask_user``), a call whose result the person supplies (``external=True``), or a breakpoint
+(``break_before``) before a tool call or a model call."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
+class PendingCall:
+    """One thing a paused run waits for a person to decide."""
+
+    id: str
+    """A short id, stable across restarts (``%agentnb approve NAME ID``)."""
+    kind: PendingKind
+    """approval, question, external or breakpoint."""
+    tool: str | None
+    """The tool called (None for a breakpoint before a model call)."""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    """The arguments as the model sent them, decoded."""
+    reason: str = ""
+    """Why the run stopped here: the rule that asked for a person, or the model's question."""
+    path: tuple[str, ...] = ()
+    """Agent names from the top-level run down to the run that paused (a team member's path)."""
+    run_id: str = ""
+    """The run that paused."""
+    call: int = 0
+    """Which model call of that run asked for the tool call (or is about to be made)."""
+    tool_call_id: str | None = None
+    """The model's id of the call (None for a breakpoint before a model call)."""
+    parameters: dict[str, Any] | None = None
+    """The tool's JSON schema: edited arguments are checked against it."""
+    request: dict[str, Any] | None = None
+    """For a breakpoint before a model call: the request about to go, as ``{"messages": [...],
+    "tools": [...], "options": {...}}`` (OpenAI Chat Completions messages)."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    """What a person decided about one pending item."""
+
+    id: str
+    """The pending item's id."""
+    verdict: Literal["approved", "edited", "rejected", "answered"]
+    """approved (as it was), edited (other arguments, or another model request), rejected,
+    answered (a question's answer, or an external call's result)."""
+    arguments: dict[str, Any] | None = None
+    """The arguments the call runs with, when edited."""
+    request: dict[str, Any] | None = None
+    """The model request sent instead, when a breakpoint's request was edited (only the keys
+    given: messages, tools, options)."""
+    reason: str | None = None
+    """Why it was rejected: the model reads it as the call's result."""
+    value: Any = None
+    """The answer (JSON data), when answered."""
+    by: str = "person"
+    """Who decided."""
+    at: float = 0.0
+    """Wall-clock time (epoch seconds)."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
+class RunPaused:
+    """A run stopped at a known point to wait for a person; ``continue_run()`` carries it on."""
+
+    kind: Literal["run_paused"] = "run_paused"
+    """Always ``"run_paused"``: what kind of event this is."""
+    run_id: str
+    """The run this event belongs to."""
+    items: tuple[PendingCall, ...] = ()
+    """What it waits for: its own items and those of the delegations it waits on, each with its
+    path."""
+    usage: Usage = field(default_factory=Usage)
+    """Token counts of this run's own model calls so far."""
+    duration_ms: float = 0.0
+    """Time the run has taken so far (the pauses not counted)."""
+    at: float = 0.0
+    """Wall-clock time (epoch seconds)."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
+class RunResumed:
+    """A paused run goes on with the person's decisions (the same run: the same ``run_id``)."""
+
+    kind: Literal["run_resumed"] = "run_resumed"
+    """Always ``"run_resumed"``: what kind of event this is."""
+    run_id: str
+    """The run this event belongs to."""
+    decisions: tuple[Decision, ...] = ()
+    """The decisions about this run's own pending items, in their order."""
+    at: float = 0.0
+    """Wall-clock time (epoch seconds)."""
+
+
 Event = Union[
     RunStarted,
     PromptRendered,
@@ -504,6 +614,8 @@ Event = Union[
     OutputChecked,
     RunFinished,
     RunFailed,
+    RunPaused,
+    RunResumed,
 ]
 """Any event (the ``kind`` field tells which)."""
 
@@ -536,6 +648,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ContextRetrieved",
+    "Decision",
     "Event",
     "EVENT_ADAPTER",
     "EVENTS_ADAPTER",
@@ -543,12 +656,16 @@ __all__ = [
     "ModelRequested",
     "ModelResponded",
     "OutputChecked",
+    "PendingCall",
+    "PendingKind",
     "Placeholder",
     "PromptRendered",
     "PromptSection",
     "PromptTokens",
     "RunFailed",
     "RunFinished",
+    "RunPaused",
+    "RunResumed",
     "RunStarted",
     "StateCause",
     "StateChanged",

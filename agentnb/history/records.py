@@ -33,6 +33,7 @@ from ..state import diff
 from ..state.diff import top_level_key
 from ..state.frozen import EMPTY, FrozenMap, frozen_map
 from ..state.views import view
+from .pause import Pause
 
 
 @dataclass(frozen=True)
@@ -121,8 +122,9 @@ class TurnRecord:
     """The user's message."""
     model: str
     """The model's label."""
-    status: Literal["running", "ok", "failed"] = "running"
-    """running while the turn runs, then ok (an answer) or failed."""
+    status: Literal["running", "ok", "failed", "paused"] = "running"
+    """running while the turn runs, then ok (an answer) or failed; paused while it waits for a
+    person (``pause`` says where; ``continue_run()`` carries it on, in this same record)."""
     content: str | None = None
     """The final answer."""
     error: str | None = None
@@ -152,6 +154,8 @@ class TurnRecord:
     children: list[TurnRecord] = field(default_factory=list, compare=False, repr=False)
     """The runs its delegations started, in call order (each a turn of the member's own
     history; linked again by ``parent_run_id`` when a session is loaded)."""
+    pause: Pause | None = field(default=None, compare=False, repr=False)
+    """Where the run stopped and what it needs to go on, while it is paused (None otherwise)."""
 
     @property
     def started(self) -> RunStarted | None:
@@ -285,6 +289,11 @@ class TurnRecord:
         }
 
     def _fields(self) -> dict[str, Any]:
+        if self.pause is not None:
+            return {**self._plain_fields(), "pause": self.pause.to_dict()}
+        return self._plain_fields()
+
+    def _plain_fields(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "run_id": self.run_id,
@@ -320,6 +329,7 @@ class TurnRecord:
             state_after=data.get("state_after", {}),
             events=Stored(partial(_events, events)) if lazy else _events(events),
             messages=Stored(partial(_messages, messages)) if lazy else _messages(messages),
+            pause=Pause.from_dict(data["pause"]) if data.get("pause") is not None else None,
         )
 
     def __repr__(self) -> str:

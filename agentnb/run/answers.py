@@ -35,12 +35,14 @@ class Answered:
 class Attempts:
     """A run's answers to its output type, one after another."""
 
-    def __init__(self, spec: OutputSpec, mode: str, run_id: str, ctx: Any) -> None:
+    def __init__(
+        self, spec: OutputSpec, mode: str, run_id: str, ctx: Any, earlier: Sequence[OutputChecked] = ()
+    ) -> None:
         self.spec, self.mode, self.run_id, self.ctx = spec, mode, run_id, ctx
         self.tools = spec.tools() if mode == "tool" else []
         self.tool_names = {t.name for t in self.tools}
-        self.checks: list[Any] = []
-        """Every ``OutputChecked`` so far."""
+        self.checks: list[Any] = list(earlier)
+        """Every ``OutputChecked`` so far (those before a pause: ``earlier``)."""
 
     def from_text(self, content: str | None, call: int) -> Answered:
         """A final answer in text (native, prompted; tool mode when the model wrote instead)."""
