@@ -412,6 +412,7 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         inputs_from_state: Mapping[str, str] | None = None,
         outputs_to_state: Mapping[str, Mapping[str, Any]] | None = None,
         memory: str = "per-call",
+        requires_approval: bool | Callable[..., Any] = False,
     ) -> Tool:
         """This agent as a tool of another: the caller keeps control and gets this agent's
         answer as the tool's result; the run is a child of the caller's. ``state``: ``"none"``
@@ -419,7 +420,9 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         {parent key: {"source": my key or "answer", "handler": fn?}} come up), ``"copy"`` (a deep
         copy goes down, the paths I changed come up) or ``"live"`` (the caller's state itself).
         ``memory``: ``"per-call"`` (a fresh conversation each call) or ``"member"`` (my earlier
-        runs in context)."""
+        runs in context). ``requires_approval``: a person approves each call first (as a tool's;
+        ``needs_approval`` in the OpenAI SDK); a call of one of my own tools that needs one
+        pauses the caller's run too."""
         return agent_tool(
             self,
             name,
@@ -428,6 +431,7 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
             inputs_from_state=inputs_from_state,
             outputs_to_state=outputs_to_state,
             memory=memory,
+            requires_approval=requires_approval,
         )
 
     def agent_in_charge(self) -> Agent:

@@ -31,12 +31,20 @@ class Acting:
     _tool_calls: int
     _emit: Callable[[Event], Event]
 
-    def _executor(self, tools: Sequence[Tool]) -> ToolExecutor:
+    def _executor(self, tools: Sequence[Tool], pause: Pause | None = None) -> ToolExecutor:
         setup, record, run_id = self.setup, self.record, self.ctx.run_id
         replay = setup.replay
         recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
         path = setup.lineage.path if setup.lineage is not None else (record.agent,)
-        parent = ParentRun(run_id, path, setup.emit_child)
+        went_before: dict[str, tuple[TurnRecord, ...]] = {}
+        if pause is not None:  # the delegations that wait: the runs they started before the pause
+            waiting = {c.id for c in pause.waiting}
+            for child in record.children:
+                started = child.started
+                key = started.parent_tool_call_id if started is not None else None
+                if key in waiting:
+                    went_before[key] = (*went_before.get(key, ()), child)
+        parent = ParentRun(run_id, path, setup.emit_child, went_before)
         by_name = {t.name: t for t in tools}
         return ToolExecutor(by_name, setup.hooks, self.ctx, self.tracker, recorded, parent, setup.gate)
 

@@ -43,6 +43,9 @@ class ParentRun:
     """Agent names from the top-level run down to the parent."""
     emit_child: Callable[[Any], None] = lambda event: None
     """Where a child run's events go live (the parent agent's ``children=True`` subscribers)."""
+    went_before: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    """For a paused run going on: the child runs each waiting delegation started before the
+    pause, by its tool call id (one that waits goes on; one that ended is not run again)."""
 
 
 class Site(Protocol):

@@ -192,7 +192,7 @@ class Turn(Acting, Pausing):
         it stopped: the calls that waited, or the model call that waited."""
         setup, messages = self.setup, self.ctx.messages
         wire = self._wire(pause)  # shared, never mutated: each request copies the list
-        executor = self._executor(tools)
+        executor = self._executor(tools, pause)
         attempts = self.attempts
         schemas = [t.schema() for t in tools]
         if attempts is not None:

@@ -229,8 +229,9 @@ class Recording(TurnReplay):
         self._agent = self._unsubscribe = None
 
     def resume(self) -> None:
-        """The agent took over the whole recording (``%agentnb resume``): new turns continue it."""
-        self.cut = len(self.turns)
+        """The agent took over the whole recording (``%agentnb resume``): new turns continue it,
+        and a turn it holds paused is written again once it goes on."""
+        self.cut = next((i for i, t in enumerate(self.turns) if t.status == "paused"), len(self.turns))
         self._written = True
 
     def _on_event(self, event: Event) -> None:
