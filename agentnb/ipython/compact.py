@@ -18,6 +18,8 @@ from ..events import (
     PromptTokens,
     RunFailed,
     RunFinished,
+    RunPaused,
+    RunResumed,
     RunStarted,
     StateCause,
     StateChanged,
@@ -450,6 +452,35 @@ def _run_failed(e: RunFailed) -> dict[str, Any]:
     }
 
 
+def _run_paused(e: RunPaused) -> dict[str, Any]:
+    """A run waiting for a person: what it waits for (the data only; the inspector's cards are
+    built from it)."""
+    return {
+        "items": [
+            {
+                "id": item.id,
+                "kind": item.kind,
+                "tool": item.tool,
+                "arguments": item.arguments,
+                "reason": item.reason,
+                "path": list(item.path),
+                "call": item.call,
+            }
+            for item in e.items
+        ],
+        "usage": compact_usage(e.usage),
+        "duration_ms": e.duration_ms,
+        "kind": e.kind,
+    }
+
+
+def _run_resumed(e: RunResumed) -> dict[str, Any]:
+    return {
+        "decisions": [{"id": d.id, "verdict": d.verdict, "by": d.by} for d in e.decisions],
+        "kind": e.kind,
+    }
+
+
 _COMPACT: dict[type, Any] = {
     RunStarted: _run_started,
     PromptRendered: _prompt_rendered,
@@ -462,6 +493,8 @@ _COMPACT: dict[type, Any] = {
     RunFinished: _run_finished,
     ContextRetrieved: _context_retrieved,
     RunFailed: _run_failed,
+    RunPaused: _run_paused,
+    RunResumed: _run_resumed,
 }
 """The compact form of each kind of event (looked up by the event's class: one dict lookup per
 event, not a chain of isinstance tests)."""

@@ -31,6 +31,8 @@ from ..events import (
     PromptSection,
     RunFailed,
     RunFinished,
+    RunPaused,
+    RunResumed,
     RunStarted,
     TextDelta,
     ToolCallFinished,
@@ -333,11 +335,16 @@ class Progress:
                 "order": live.order,
                 "status": "running",
             }
-        if isinstance(event, (RunFinished, RunFailed)):
+        if isinstance(event, RunResumed):  # a member's paused run goes on
+            live = self.live.get(event.run_id)
+            if live is not None and live.status == "paused":
+                live.status = "running"
+            return None
+        if isinstance(event, (RunFinished, RunFailed, RunPaused)):
             live = self.live.get(event.run_id)
             if live is None or live.status != "running":
                 return None
-            live.status = "ok" if isinstance(event, RunFinished) else "failed"
+            live.status = {RunFinished: "ok", RunFailed: "failed"}.get(type(event), "paused")
             live.duration_ms = round(event.duration_ms, 3)
             return {
                 wire.KIND: RUN_PROGRESS,
