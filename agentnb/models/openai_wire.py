@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from typing import Any
 
 from ..errors import ModelResponseError
@@ -195,10 +195,8 @@ def _shut_down(response: Any) -> None:
     stream = getattr(response, "extensions", {}).get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None
     if isinstance(sock, socket.socket):
-        try:
+        with suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 # -- decoding -----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -110,10 +110,8 @@ class SQLiteSession(SessionBase):
                 conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={fmt.VERSION}; COMMIT;")
             finally:
                 conn.close()
-            try:
+            with suppress(FileExistsError):
                 os.link(tmp, self.path)
-            except FileExistsError:
-                pass
             fsync_dir(self.path.parent)
         except (OSError, sqlite3.Error) as exc:
             raise SessionWriteError(
@@ -359,10 +357,8 @@ def _transient(exc: sqlite3.Error, writing: bool = False) -> bool:
 
 def _rollback(db: sqlite3.Connection) -> None:
     if db.in_transaction:
-        try:
+        with suppress(sqlite3.Error):  # SQLite may have rolled back itself (a full disk): nothing to undo
             db.execute("ROLLBACK")
-        except sqlite3.Error:  # SQLite may have rolled back itself (a full disk): nothing to undo
-            pass
 
 
 def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:

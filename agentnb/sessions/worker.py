@@ -26,6 +26,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -151,10 +152,8 @@ class Worker:
         if proc is None:
             return
         for pipe in (proc.stdin, proc.stdout):
-            try:
+            with suppress(OSError):
                 pipe.close()  # type: ignore[union-attr]
-            except OSError:
-                pass
         try:
             proc.wait(timeout=2 if wait else 0)
         except subprocess.TimeoutExpired:

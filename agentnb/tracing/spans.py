@@ -15,6 +15,7 @@ import importlib.metadata
 import threading
 import weakref
 from collections.abc import Mapping
+from contextlib import suppress
 from typing import Any
 
 from opentelemetry import trace
@@ -79,10 +80,8 @@ def tracer_for(provider: Any) -> tuple[Any, DerivedIds | None]:
     if hasattr(tracer, "id_generator"):
         ids = DerivedIds()
         tracer.id_generator = ids
-    try:
+    with suppress(TypeError):  # no weak reference (as above): the tracer is not kept
         _tracers[provider] = (tracer, ids)
-    except TypeError:
-        pass
     return tracer, ids
 
 
