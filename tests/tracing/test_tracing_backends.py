@@ -156,8 +156,8 @@ def phoenix(tmp_path: Path) -> Iterator[str]:
         "PHOENIX_TELEMETRY_ENABLED": "false",
         "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false",
     }
+    url = f"http://127.0.0.1:{port}"
     for _ in _server([executable, "serve"], env, tmp_path / "phoenix.log"):
-        url = f"http://127.0.0.1:{port}"
         _wait("Phoenix", lambda: urllib.request.urlopen(f"{url}/healthz", timeout=5).status == 200)
         yield url
 
@@ -265,8 +265,8 @@ def mlflow(tmp_path: Path) -> Iterator[tuple[str, str]]:
         str(tmp_path / "artifacts"),
     ]
     env = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
+    url = f"http://127.0.0.1:{port}"
     for _ in _server(command, env, tmp_path / "mlflow.log"):
-        url = f"http://127.0.0.1:{port}"
         _wait("MLflow", lambda: urllib.request.urlopen(f"{url}/health", timeout=5).status == 200)
         yield url, str(Path(executable).parent / "python")
 
