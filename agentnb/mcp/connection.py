@@ -248,7 +248,8 @@ class Connection:
         if self.spec.url:
             return streamable_http_client(self.spec.url)
         assert run.stderr_path is not None
-        errlog = stack.enter_context(open(run.stderr_path, "a", encoding="utf-8", errors="replace"))
+        # The exit stack closes it when the server stops (ruff does not see enter_context).
+        errlog = stack.enter_context(open(run.stderr_path, "a", encoding="utf-8", errors="replace"))  # noqa: SIM115
         params = StdioServerParameters(
             command=self.spec.argv[0],
             args=list(self.spec.argv[1:]),

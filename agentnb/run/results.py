@@ -73,7 +73,7 @@ class RunResult:
 
     def get(self, key: str, default: Any = None) -> Any:
         """The state value under ``key``, or ``default``."""
-        return self[key] if key in self else default
+        return self[key] if key in self else default  # noqa: SIM401  (this is get itself)
 
     def __str__(self) -> str:
         return self.content or ""
