@@ -233,13 +233,15 @@ class EvalRun:
             ]  # type: ignore[union-attr]
             detail = "; ".join(f"{r.case.id}: {_why(r, check)}" for r in failing[:5])
             raise EvalAssertionError(
-                f"{self.name}: {rate:.0%} of {len(self.rows)} run(s) passed {check or 'every check'}, below {min_rate:.0%} — {detail}"
+                f"{self.name}: {rate:.0%} of {len(self.rows)} run(s) passed {check or 'every check'}, "
+                f"below {min_rate:.0%} — {detail}"
             )
 
     # -- frames ---------------------------------------------------------------------------------
 
     def frame(self) -> pandas.DataFrame:
-        """One row per (case, repeat): id, input, answer, status, passed, a column per check, tokens, cost, duration, replayed, retries."""
+        """One row per (case, repeat): id, input, answer, status, passed, a column per check, tokens,
+        cost, duration, replayed, retries."""
         import pandas as pd
 
         price = self.price
@@ -380,7 +382,8 @@ class EvalRun:
     # -- display -------------------------------------------------------------------------------
 
     def inspect(self, case_id: str, repeat: int = 0) -> Any:
-        """The inspector on case ``case_id``: its turns, and its verdicts in the Checks tab (a cell ending with it shows it)."""
+        """The inspector on case ``case_id``: its turns, and its verdicts in the Checks tab (a cell
+        ending with it shows it)."""
         return _inspect(self, case_id, repeat)
 
     def text(self) -> str:

@@ -119,7 +119,8 @@ class Evaluation:
         self.max_errors = max_errors
         if executor is not None and not isinstance(executor, concurrent.futures.Executor):
             raise ConfigurationError(
-                f"executor must be a concurrent.futures.Executor (Dask: client.get_executor(); Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}"
+                "executor must be a concurrent.futures.Executor (Dask: client.get_executor(); "
+                f"Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}"
             )
         self.executor = executor
         self.max_cost, self.prices = max_cost, prices

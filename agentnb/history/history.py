@@ -60,7 +60,8 @@ class EarlierTurns:
         for segment in segments:
             if segment.first != expected or segment.count < 1:
                 raise SessionFormatError(
-                    f"the history's stored segments do not follow each other (turn {expected + 1} expected, found {segment.first + 1})"
+                    f"the history's stored segments do not follow each other (turn {expected + 1} expected, "
+                    f"found {segment.first + 1})"
                 )
             expected += segment.count
         self.segments = list(segments)
@@ -82,7 +83,8 @@ class EarlierTurns:
             turns = turns_from_entries(segment.read(), start=segment.first)
             if len(turns) != segment.count:
                 raise SessionFormatError(
-                    f"the stored segment of turns {segment.first + 1}-{segment.first + segment.count} holds {len(turns)} turn(s)"
+                    f"the stored segment of turns {segment.first + 1}-{segment.first + segment.count} holds "
+                    f"{len(turns)} turn(s)"
                 )
             self._loaded[number] = turns
         return turns[index - self.segments[number].first]

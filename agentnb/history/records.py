@@ -353,7 +353,8 @@ def _check_entry(entry: Any, number: int) -> None:
     for message in entry.get("messages", []):
         if message.get("role") not in ROLES:
             raise SessionFormatError(
-                f"turn {number} has a message of unknown role {message.get('role')!r:.40} (a message is one of {', '.join(ROLES)})"
+                f"turn {number} has a message of unknown role {message.get('role')!r:.40} "
+                f"(a message is one of {', '.join(ROLES)})"
             )
 
 
