@@ -33,11 +33,15 @@ def static_html(text: str) -> str:
     """The static stand-in of one inspector, from its text (escaped: nothing in it is markup)."""
     head, _, rest = text.partition("\n")
     body = (
-        f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>'
+        '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'
+        f"{html.escape(rest, quote=True)}</pre>"
         if rest
         else ""
     )
-    return f'<div class="{STATIC_CLASS} tex2jax_ignore mathjax_ignore"><div>{html.escape(head, quote=True)}</div>{body}</div>'
+    return (
+        f'<div class="{STATIC_CLASS} tex2jax_ignore mathjax_ignore">'
+        f"<div>{html.escape(head, quote=True)}</div>{body}</div>"
+    )
 
 
 def _saved_models(notebook: Mapping[str, Any]) -> set[str]:

@@ -196,7 +196,8 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb resume {name}: {one_line(exc)}") from None
         print(
-            f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording"
+            f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: "
+            f"state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording"
         )
 
     def _trace(self, args: Any) -> None:
@@ -238,7 +239,8 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb save {name}: {one_line(exc)}") from None
         print(
-            f"saved {name} to {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)"
+            f"saved {name} to {described(session, name)}: state keys {list(agent.session_state)}, "
+            f"{len(agent.history)} turn(s)"
         )
 
     def _load(self, args: Any) -> None:
@@ -250,7 +252,8 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError, ValueError) as exc:
             raise UsageError(f"%agentnb load {name}: {one_line(exc)}") from None
         print(
-            f"loaded {name} from {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)"
+            f"loaded {name} from {described(session, name)}: state keys {list(agent.session_state)}, "
+            f"{len(agent.history)} turn(s)"
         )
 
     def _reset(self, args: Any) -> None:
@@ -276,7 +279,8 @@ class AgentnbMagics(WorkspaceMagics):
         self.workspace.ns[new_name] = forked
         at = f" at turn {args.turn} of {len(agent.history)}" if args.turn is not None else ""
         print(
-            f"forked {name} into {new_name}{at}: copied state keys {list(forked.session_state)}, {len(forked.history)} turn(s)"
+            f"forked {name} into {new_name}{at}: copied state keys {list(forked.session_state)}, "
+            f"{len(forked.history)} turn(s)"
         )
 
     def _diff(self, args: Any) -> None:
@@ -366,7 +370,8 @@ def json_value(text: str, magic: str) -> Any:
         except json.JSONDecodeError:
             continue
     raise UsageError(
-        f'{magic}: {text.strip() or "(nothing)"} is not a JSON value; write e.g. 20, "text" (double quotes), [1, 2] or {{"a": 1}}'
+        f"{magic}: {text.strip() or '(nothing)'} is not a JSON value; "
+        'write e.g. 20, "text" (double quotes), [1, 2] or {"a": 1}'
     )
 
 

@@ -170,7 +170,10 @@ class Connection:
             try:
                 ready.result(connect_timeout + _GRACE)
             except concurrent.futures.TimeoutError:
-                self._error = f"MCP server {self.name!r} ({self.spec.target}) did not start within {connect_timeout:g} s"
+                self._error = (
+                    f"MCP server {self.name!r} ({self.spec.target}) "
+                    f"did not start within {connect_timeout:g} s"
+                )
             except MCPStartError as exc:
                 self._error = str(exc)
             if self._error is not None or run.session is None:

@@ -71,7 +71,8 @@ class MCPContext:
         self.active = bool(active)
         if not self.passive and not self.active:
             raise ConfigurationError(
-                f"context provider {self.context_label!r} is neither passive nor active; set passive=True or active=True"
+                f"context provider {self.context_label!r} is neither passive nor active; "
+                "set passive=True or active=True"
             )
         self.top_k = top_k
         self.rank = bool(rank)
@@ -155,7 +156,8 @@ class MCPContext:
         tool = remote.get(self.search_tool)
         if tool is None:
             raise MCPServerError(
-                f"MCP server {self.server!r} has no tool {self.search_tool!r} for search_tool=; its tools are {sorted(remote)}"
+                f"MCP server {self.server!r} has no tool {self.search_tool!r} for search_tool=; "
+                f"its tools are {sorted(remote)}"
             )
         arguments = {_query_parameter(tool): query}
         if "top_k" in (tool.input_schema or {}).get("properties", {}) and top_k:

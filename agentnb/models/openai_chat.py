@@ -538,7 +538,10 @@ def _tool_call(call: Any, position: int) -> ToolCall:
         what = (
             "no function" if function is None else f"a function that is {kind(function)} ({show(function)})"
         )
-        problem = f"the server sent a tool call with {what}; a tool call holds its name and arguments in a function object"
+        problem = (
+            f"the server sent a tool call with {what}; a tool call holds its name and arguments in a "
+            "function object"
+        )
         return tool_call_from(call.get("id"), None, None, position, problem)
     name = function.get("bad_name", function.get("name"))
     arguments = function.get("arguments")

@@ -105,7 +105,8 @@ def key_patterns(value: Any) -> tuple[str, ...]:
     for pattern in patterns:
         if not isinstance(pattern, str) or not pattern.strip():
             raise ConfigurationError(
-                f"hide_state_keys holds {pattern!r}; each entry is a state key name or a glob pattern such as 'secret_*'"
+                f"hide_state_keys holds {pattern!r}; each entry is a state key name or a glob pattern such "
+                "as 'secret_*'"
             )
     return tuple(p.strip() for p in patterns)
 

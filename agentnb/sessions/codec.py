@@ -3,8 +3,9 @@
 A value JSON cannot represent is an error at save time that names the key path and the type,
 never a silent ``str()``; NaN and the infinities are stored tagged. Types that need it get an
 encoder: ``register_encoder(type, name, encode, decode)``; the stored form is
-``{"$agentnb": name, "value": encode(obj)}`` and loading calls ``decode`` for that name. Decoders are looked up by name in this process's registry, so
-loading never imports or executes anything named by the file.
+``{"$agentnb": name, "value": encode(obj)}`` and loading calls ``decode`` for that name. Decoders
+are looked up by name in this process's registry, so loading never imports or executes anything
+named by the file.
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ SIZE_CHECK_EVERY = 32
 """Appends between two checks of whether the log should be folded into the snapshot."""
 
 _TABLES = {"snapshots", "log"}
-_SEGMENTS_TABLE = """CREATE TABLE IF NOT EXISTS segments (session_id TEXT NOT NULL, key TEXT NOT NULL, data TEXT NOT NULL,
-                                     PRIMARY KEY (session_id, key));"""
+_SEGMENTS_TABLE = """CREATE TABLE IF NOT EXISTS segments (session_id TEXT NOT NULL, key TEXT NOT NULL,
+                                     data TEXT NOT NULL, PRIMARY KEY (session_id, key));"""
 """(Version 2 files have no such table: the first segment written creates it.)"""
 _SCHEMA = (
     """

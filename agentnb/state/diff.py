@@ -315,8 +315,9 @@ class ChangeLog:
     """A turn's state changes as they happen: which paths were written, and by whom.
 
     ``before`` may be frozen (``agentnb.state.frozen``); the changes' old and new values are read-only
-    views of its frozen values (``agentnb.state.views``; live ones are the live values). Feed it every patch with its author (``add``); ``keys(after)`` and ``paths(after)`` give the
-    net changes against ``before`` by the rule of this module. Adding costs the size of the patch;
+    views of its frozen values (``agentnb.state.views``; live ones are the live values). Feed it
+    every patch with its author (``add``); ``keys(after)`` and ``paths(after)`` give the net changes
+    against ``before`` by the rule of this module. Adding costs the size of the patch;
     a summary costs the number of paths written (times their depth), not the size of the state.
     """
 

@@ -101,7 +101,8 @@ def _sources(history: Any, session_id: str | None) -> Iterable[tuple[Any, str | 
         yield None, session_id, _turn_events(history)
         return
     raise ConfigurationError(
-        f"export takes an agent, its history, a list of turn records or a session (a folder or SessionBase), got {type(history).__name__}"
+        "export takes an agent, its history, a list of turn records or a session (a folder or SessionBase), "
+        f"got {type(history).__name__}"
     )
 
 
@@ -140,7 +141,8 @@ def _from_session(
     if not _is_session(session):
         if not os.path.isdir(session):
             raise ConfigurationError(
-                f"no recorded session at {os.fspath(session)!r}: give a folder of JSON sessions (a notebook's .agentnb folder) or a SessionBase"
+                f"no recorded session at {os.fspath(session)!r}: give a folder of JSON sessions "
+                "(a notebook's .agentnb folder) or a SessionBase"
             )
         session = JSONSession(session)
     names = [session_id] if session_id else _stored_ids(session)
