@@ -107,7 +107,8 @@ class Delegation:
         for key, spec in self.outputs_to_state.items():
             if not isinstance(spec, Mapping) or set(spec) - {"source", "handler"}:
                 raise ConfigurationError(
-                    f"outputs_to_state[{key!r}] must be {{'source': member key or 'answer', 'handler': fn?}}; got {spec!r}"
+                    f"outputs_to_state[{key!r}] must be "
+                    f"{{'source': member key or 'answer', 'handler': fn?}}; got {spec!r}"
                 )
             if spec.get("handler") is not None and not callable(spec["handler"]):
                 raise ConfigurationError(
@@ -202,7 +203,8 @@ class DelegationSite:
         member, mode = assignment.member, self.delegation.state
         if any(name == member.name for name in self.parent.path):
             raise DelegationError(
-                f"{member.name!r} is already running in this turn ({' ▸ '.join(self.parent.path)}); an agent cannot delegate to itself or to the agent that delegated to it"
+                f"{member.name!r} is already running in this turn ({' ▸ '.join(self.parent.path)}); "
+                "an agent cannot delegate to itself or to the agent that delegated to it"
             )
         with member._running():
             kept_history = member.add_history_to_context
@@ -451,7 +453,10 @@ def _explicit_handlers(agent: Any) -> dict[str, Any]:
 def _conflict_text(run: ChildRun, other: str, path: str, key: str, why: str = "") -> str:
     extra = f" ({why})" if why else ""
     if other.startswith("tool:"):  # a call of the response run while the member ran (executor.Running)
-        both = f"{run.member!r} and the {other[5:]!r} call before it both changed {path} in one response ({run.member!r} ran beside that call, on the state from before it)"
+        both = (
+            f"{run.member!r} and the {other[5:]!r} call before it both changed {path} in one response "
+            f"({run.member!r} ran beside that call, on the state from before it)"
+        )
     else:
         both = f"{run.member!r} and {other!r} both changed {path} in delegations of one response"
     return (

@@ -77,7 +77,8 @@ def agent_tool(
     )
     if state != "none" and (inputs_from_state or outputs_to_state):
         raise ConfigurationError(
-            f"{name}: inputs_from_state / outputs_to_state map keys only with state='none' (state={state!r} passes the whole state)"
+            f"{name}: inputs_from_state / outputs_to_state map keys only with state='none' "
+            f"(state={state!r} passes the whole state)"
         )
 
     variables = prompt_variables(member, delegation.inputs_from_state.values() if state == "none" else ())
@@ -220,7 +221,10 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
     tool = Tool(
         name=spec.tool_name,
         description=spec.tool_description_override
-        or f"Handoff to the {target.name} agent to handle the request. {target.prompt.description or target.prompt.role or ''}".strip(),
+        or (
+            f"Handoff to the {target.name} agent to handle the request. "
+            f"{target.prompt.description or target.prompt.role or ''}"
+        ).strip(),
         parameters={"type": "object", "properties": {}},
         function=transfer,
     )

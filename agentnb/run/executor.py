@@ -278,7 +278,8 @@ class ToolExecutor:
             )
             return done.failed(
                 "malformed_arguments",
-                f"the arguments for {tool.name!r} are not valid JSON ({why}). Send a JSON object matching the tool's parameters.",
+                f"the arguments for {tool.name!r} are not valid JSON ({why}). "
+                "Send a JSON object matching the tool's parameters.",
             )
         try:
             return tool, tool.validate_arguments(raw, self.ctx.state)
