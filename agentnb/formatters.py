@@ -287,6 +287,7 @@ class FormatSettings:
                 )
             formatter, output_formatter = pair[0], pair[-1]
         input_fmt = resolve_formatter(formatter, "formatter")
+        output_fmt: MessageFormatter | None
         if output_formatter is False:
             output_fmt = None
         elif output_formatter is None:

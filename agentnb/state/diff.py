@@ -90,7 +90,7 @@ def json_equal(a: Any, b: Any) -> bool:
         return True
     kind = type(a)
     if kind is type(b) and kind in PLAIN_LEAVES:  # the usual leaves: equal as JSON when equal
-        return a == b  # type: ignore[no-any-return]
+        return a == b
     if kind is list and type(b) is list:  # the usual lists, without the ABC checks below
         return len(a) == len(b) and all(map(json_equal, a, b))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
@@ -352,6 +352,7 @@ class ChangeLog:
         out = []
         for path, authors in self._keys.items():
             key = top_level_key(path)
+            assert key is not None  # add() keeps no empty path
             old, new = self.before.get(key, MISSING), after.get(key, MISSING)
             change = _net(path, authors, old, new, key in changed_under)
             if change is not None:

@@ -136,7 +136,7 @@ class FrozenMap(Mapping[Any, Any]):
 
     def order(self, keys: list[Any]) -> list[Any]:
         """``keys`` (which must be in this map) in this map's order."""
-        if len(keys) < 2:  # type: ignore[arg-type]
+        if len(keys) < 2:
             return list(keys)
         small = self._small
         if small is not None:
@@ -231,7 +231,7 @@ class FrozenMap(Mapping[Any, Any]):
         return (FrozenMap, (self.items(),))
 
 
-class FrozenList(tuple):  # type: ignore[type-arg]
+class FrozenList(tuple):
     """An immutable list (its items frozen); equal to a list with equal items."""
 
     __slots__ = ()

@@ -273,7 +273,7 @@ def _merge(into: Trie, other: Trie) -> None:
 def _only_here(container: TrackedDict, parent: dict[str, Any], key: Any) -> bool:
     """Whether ``container`` is in the state at ``parent[key]`` and nowhere else (then it can be
     put back in place; one in two places is replaced by a copy at each)."""
-    return container._more is None and container._parent is parent and container._key == key  # type: ignore[attr-defined]
+    return container._more is None and container._parent is parent and container._key == key
 
 
 def _restore(live: dict[str, Any], frozen: FrozenMap, paths: Trie | Any) -> None:

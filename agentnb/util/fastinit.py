@@ -70,9 +70,9 @@ def fast_init(cls: type[T]) -> type[T]:
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    init.__doc__ = cls.__init__.__doc__  # type: ignore[misc]
-    init.__wrapped_dataclass_init__ = cls.__init__  # type: ignore[misc]
-    cls.__init__ = init  # type: ignore[misc]
+    init.__doc__ = cls.__init__.__doc__
+    init.__wrapped_dataclass_init__ = cls.__init__
+    cls.__init__ = init  # type: ignore[method-assign]  # the fast __init__ replaces the dataclass's
     MADE_FAST.append(cls)
     if not hasattr(cls, "__post_init__") and all(f.init for f in fields):
         _PLAIN_COPY.add(cls)
