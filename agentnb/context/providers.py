@@ -28,7 +28,7 @@ import inspect
 import json
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -63,7 +63,7 @@ class ContextQuery(str):
     def query_text(self) -> str:
         return str.__str__(self)
 
-    def replace(self, query_text: str) -> ContextQuery:
+    def replace(self, query_text: str) -> ContextQuery:  # type: ignore[override]  # new text, not str.replace
         return ContextQuery(query_text, inputs=self.inputs, agent=self.agent)
 
     def __repr__(self) -> str:
@@ -201,7 +201,7 @@ class ContextProviders:
         if self._agent is not None and callable(attach):
             attach(self._agent)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._providers)
 
     def __len__(self) -> int:

@@ -374,10 +374,13 @@ def _http_response_class() -> type:
     """The HTTP library's response class the ``openai`` client returns as it is (``httpx2`` in
     recent releases, ``httpx`` before)."""
     try:
-        import httpx2 as http
+        import httpx2
+
+        return httpx2.Response
     except ImportError:
-        import httpx as http
-    return http.Response
+        import httpx
+
+        return httpx.Response
 
 
 def _whole(response: ModelResponse) -> Iterator[str | ModelResponse]:

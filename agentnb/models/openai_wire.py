@@ -326,7 +326,8 @@ def sse_data(chunks: Iterator[bytes]) -> Iterator[tuple[str, str]]:
     """(event name, data) of each server-sent event until ``[DONE]`` or the end of the stream;
     a stream that ends inside an event was cut, which is an error."""
     buffer = b""
-    name, data = "", []
+    name = ""
+    data: list[str] = []
     for chunk in chunks:
         buffer += chunk
         *lines, buffer = buffer.split(b"\n")

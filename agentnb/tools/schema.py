@@ -146,7 +146,7 @@ def schema_for(
             annotation = Any
         fields[pname] = (annotation, Field(default, description=note or param_docs.get(pname)))
     try:
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{tool_name}_arguments",
             __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
             **fields,

@@ -143,7 +143,7 @@ class Tool:
         return self.function(*args, **kwargs)
 
     @property
-    def __name__(self) -> str:  # type: ignore[override]
+    def __name__(self) -> str:
         """The tool's name, so code that lists tools as functions (``t.__name__``) ports."""
         return self.name
 
