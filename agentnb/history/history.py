@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from .. import events as events_module
 from ..errors import SessionFormatError
@@ -41,7 +42,8 @@ EARLIER = "earlier"
 apart (an ``EarlierTurns``); never written."""
 
 
-class Segment(NamedTuple):
+@dataclass(frozen=True)
+class Segment:
     """Consecutive turns a session stored apart."""
 
     first: int
@@ -289,16 +291,16 @@ def turns_from_entries(entries: Sequence[Mapping[str, Any]], start: int = 0) -> 
     for i, stored in enumerate(entries, start=start):
         _check_entry(stored, i + 1)
         entry = dict(stored)
-        start = _apply(prev, entry.pop("state_start_patch", {}))
-        before = _apply(start, entry.pop("state_before_patch", {}))
+        at_start = _apply(prev, entry.pop("state_start_patch", {}))
+        before = _apply(at_start, entry.pop("state_before_patch", {}))
         after = _apply(before, entry.pop("state_after_patch", {}))
-        entry.setdefault("state_start", start)
+        entry.setdefault("state_start", at_start)
         entry.setdefault("state_before", before)
         entry.setdefault("state_after", after)
         used = entry.pop(PROMPT_USED_KEYS, None)
         turn = TurnRecord.from_dict(entry, lazy=True)
         if isinstance(used, list):
-            turn.events = Stored(partial(_with_unused_keys, entry.get("events") or [], before, used))  # type: ignore[assignment]
+            turn.events = Stored(partial(_with_unused_keys, entry.get("events") or [], before, used))
         turn.index = i
         turns.append(turn)
         prev = turn.frozen_after
