@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -391,12 +391,16 @@ class Turn:
             state.set(key, value)
             tracker.checkpoint(StateCause(kind="run_kwarg", name=key))
 
-    def _think(self, request: ModelRequest, call: int, payload: dict[str, Any]) -> Iterator[Event]:
+    def _think(
+        self, request: ModelRequest, call: int, payload: dict[str, Any]
+    ) -> Generator[Event, None, ModelResponse]:
         """Ask the model (or the recording), streaming its text as TextDelta events; returns the
         response."""
         model, replay = self.setup.model, self.setup.replay
         recorded = replay.answer(self.record, call, payload, model) if replay is not None else None
-        stream = model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
+        stream: Iterable[str | ModelResponse] = (
+            model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
+        )
         response: ModelResponse | None = None
         for item in stream:
             if isinstance(item, ModelResponse):
@@ -414,7 +418,7 @@ class Turn:
         messages, context = self.ctx.messages, self._context_messages
         return messages[: context.start] + messages[context.stop :]
 
-    def _close(self, state_after: dict[str, Any]) -> None:
+    def _close(self, state_after: Mapping[str, Any]) -> None:
         self.record.messages = self._own_messages()
         self.record.usage = self._usage
         self.record.duration_ms = (time.perf_counter() - self._start) * 1000
