@@ -301,7 +301,7 @@ def _user_prompt(
         # The plain chat path: the user's message goes out as it is.
         return text, ContextQuery(text, inputs={"message": text}, agent=agent.name), [], used
 
-    inputs = {"message": text} if text is not None else dict(message)
+    inputs = {"message": text} if isinstance(message, str) else dict(message)
 
     def resolve(template: str, values: Mapping[str, Any]) -> tuple[str, set[str]]:
         out, found = resolve_template(template, [("input", values), *variables])

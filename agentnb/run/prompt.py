@@ -269,8 +269,8 @@ def render_system_prompt(
         for option, value in (("instructions", instructions), ("description", description)):
             if value:
                 notes.append(f"{option}: not used, system_message overrides")
-        pieces = [_Piece("system_message", system_message, resolve_in_context)]
-        return _assemble(pieces, variables, strip=False, notes=tuple(notes))
+        only = [_Piece("system_message", system_message, resolve_in_context)]
+        return _assemble(only, variables, strip=False, notes=tuple(notes))
 
     pieces: list[_Piece] = [_Piece(source, text, False) for source, text in leading]
     if description is not None:

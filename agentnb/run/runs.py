@@ -10,7 +10,7 @@ and any other keyword is put into the state (Haystack).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -125,6 +125,8 @@ class Runs:
 
         def _running(self) -> AbstractContextManager[None]: ...
 
+        markdown: bool
+
     def iter_run(
         self,
         message: str | Mapping[str, Any] | Messages | None = None,
@@ -210,7 +212,7 @@ class Runs:
             content = self.run(message, **kwargs).content or ""
         else:
             pieces: list[str] = []
-            printed: Iterator[Event] = self.iter_run(message, **kwargs)
+            printed: Iterable[Event] = self.iter_run(message, **kwargs)
             for event in printed:
                 if isinstance(event, TextDelta):
                     pieces.append(event.text)
