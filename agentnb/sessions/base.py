@@ -17,7 +17,7 @@ import os
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from typing import Any, NamedTuple
@@ -137,7 +137,7 @@ class SessionBase(abc.ABC):
         seq: int,
         *,
         log_from: int | None = None,
-        segments: list[tuple[str, str]] = (),
+        segments: Sequence[tuple[str, str]] = (),
     ) -> None:
         """Atomically replace the snapshot with ``text`` (or what ``_prepare_snapshot`` made of
         it); log entries up to ``seq`` become obsolete. With ``log_from``, the log's bytes after

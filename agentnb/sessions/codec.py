@@ -133,8 +133,10 @@ def encode(value: Any, path: str) -> Any:
     if encoder is None:
         if isinstance(value, (str, int, float, dict, list, tuple)):
             # subclasses (IntEnum, OrderedDict, NamedTuple...) store as their JSON base type
-            base = next(b for b in (bool, int, float, str, dict, list, tuple) if isinstance(value, b))
-            return encode(base(value) if base is not tuple else list(value), path)
+            if isinstance(value, tuple):  # a tuple is stored as a list
+                return encode(list(value), path)
+            base: type[Any] = next(b for b in (bool, int, float, str, dict, list) if isinstance(value, b))
+            return encode(base(value), path)
         raise SessionEncodeError(
             f"cannot save {path}: a {type(value).__module__}.{type(value).__qualname__} is not JSON. "
             f"Store plain data (dict, list, str, int, float, bool, None), or register an encoder: "

@@ -90,7 +90,7 @@ def _turn_lists(modules: dict[str, Any]) -> Iterator[tuple[str, list[str], dict[
             yield name, path, parent
 
 
-def stored_apart(segments: list[dict[str, Any]], module: str, path: list[str]) -> int:
+def stored_apart(segments: list[dict[str, Any]], module: str | None, path: list[str]) -> int:
     """How many turns of ``module``'s list at ``path`` the segments hold."""
     return sum(s["count"] for s in segments if s["module"] == module and s["path"] == path)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
 from pathlib import Path
@@ -264,7 +264,7 @@ class SQLiteSession(SessionBase):
         seq: int,
         *,
         log_from: int | None = None,
-        segments: list[tuple[str, str]] = (),
+        segments: Sequence[tuple[str, str]] = (),
     ) -> None:
         with self._tx() as db:  # (the rows after seq stay: log_from is the JSON backend's)
             if segments:

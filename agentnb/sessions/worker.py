@@ -76,7 +76,7 @@ class Worker:
             warnings.warn(message, category, stacklevel=2)
         if not ok:
             raise value
-        return value  # type: ignore[no-any-return]
+        return value
 
     def pid(self) -> int | None:
         """The running child's process id, or None."""
@@ -115,10 +115,11 @@ class Worker:
         proc = self._start()
         # A child that does not say it is ready (an interpreter that is not Python, an agentnb
         # that does not import there) is not tried again: the caller does the work itself.
+        assert proc.stdout is not None  # started with stdout=PIPE
         try:
             ready = (
                 _wait_readable(proc.stdout, START_SECONDS) and _read_exact(proc.stdout, len(_HELLO)) == _HELLO
-            )  # type: ignore[arg-type]
+            )
         except (OSError, EOFError):
             ready = False
         if not ready:
