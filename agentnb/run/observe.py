@@ -94,6 +94,7 @@ class Observation(tuple):
     hidden_keys: tuple[str, ...]
     unused_keys: tuple[str, ...]
     tokens: PromptTokens | None
+    user_sections: tuple[PromptSection, ...]
 
     def __new__(cls, prepared: Prepared, request: dict[str, Any]) -> Observation:
         messages = [m.to_openai() for m in prepared.messages]
@@ -109,6 +110,7 @@ class Observation(tuple):
         self.hidden_keys = prepared.hidden_keys
         self.unused_keys = prepared.unused_keys
         self.tokens = prepared.tokens
+        self.user_sections = prepared.user_sections
         return self
 
     @property
