@@ -232,7 +232,7 @@ class Team(Agent):
         return Delegation(
             kind="team",
             state=self.member_state,  # type: ignore[arg-type]
-            memory=None,  # type: ignore[arg-type]
+            memory=None,
             respond_directly=self.respond_directly,
             member_key=kind_of_key,
             on_answer=self._remember,
@@ -272,7 +272,7 @@ class Team(Agent):
             },
             function=delegate_task_to_member,
         )
-        tool.delegation = self._delegation(self._member_of_call)  # type: ignore[attr-defined]
+        tool.delegation = self._delegation(self._member_of_call)
         return tool
 
     def _broadcast_tool(self) -> Tool:
@@ -305,7 +305,7 @@ class Team(Agent):
             },
             function=delegate_task_to_members,
         )
-        tool.delegation = self._delegation(lambda call: None)  # type: ignore[attr-defined]
+        tool.delegation = self._delegation(lambda call: None)
         return tool
 
     def _member_of_call(self, tool_call: Any) -> str | None:

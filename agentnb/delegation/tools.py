@@ -107,8 +107,8 @@ def agent_tool(
         parameters={"type": "object", "properties": properties, "required": ["task", *variables]},
         function=run,
     )
-    tool.delegation = delegation  # type: ignore[attr-defined]
-    tool.member = member  # type: ignore[attr-defined]
+    tool.delegation = delegation
+    tool.member = member
     return tool
 
 
@@ -237,8 +237,8 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
 
     tool.delegation = Delegation(
         kind="handoff", state="live", memory="member", respond_directly=True, on_answer=taken_over
-    )  # type: ignore[attr-defined]
-    tool.member = target  # type: ignore[attr-defined]
+    )
+    tool.member = target
     return tool
 
 
