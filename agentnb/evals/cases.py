@@ -330,15 +330,17 @@ def load_cases(path: str | Path) -> list[Case]:
         )
     suffix = file.suffix.lower()
     text = file.read_text(encoding="utf-8")
+    records: Any
     if suffix == ".jsonl":
         records = []
         for number, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
                     records.append(json.loads(line))
-                except ValueError as exc:
+                except ValueError as exc:  # a JSONDecodeError, or an integer too long to convert
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else exc
                     raise EvalCaseError(
-                        f"{file.name} line {number} is not JSON ({exc.msg}); each line must be one case object"
+                        f"{file.name} line {number} is not JSON ({why}); each line must be one case object"
                     ) from None
     elif suffix == ".json":
         records = _parsed(lambda: json.loads(text), file)

@@ -207,7 +207,7 @@ def quiet_copy(model: Model) -> Model:
     if getattr(model, "kind", None) != "openai" or not hasattr(model, "max_retries"):
         return model
     quiet = copy.copy(model)
-    quiet.max_retries = 0  # type: ignore[attr-defined]
+    quiet.max_retries = 0
     quiet._client_cache = None  # type: ignore[attr-defined]
     quiet.client_options = {**getattr(model, "client_options", {}), "max_retries": 0}  # type: ignore[attr-defined]
     return quiet

@@ -215,6 +215,7 @@ class Evaluation:
         finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
         try:
             futures = [pool.submit(one, i, t) for i, t in enumerate(tasks)]
+            future: concurrent.futures.Future[None] | None
             for future in futures:
                 future.add_done_callback(finished.put)
             left, shown = len(futures), time.monotonic()
