@@ -71,7 +71,9 @@ def fix_inspectors(notebook: dict[str, Any]) -> int:
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
             data = output.get("data") if isinstance(output, dict) else None
-            view = data.get(WIDGET_VIEW) if isinstance(data, dict) else None
+            if not isinstance(data, dict):
+                continue
+            view = data.get(WIDGET_VIEW)
             model_id = view.get("model_id") if isinstance(view, Mapping) else None
             if not isinstance(model_id, str) or not _is_inspector(data, texts, model_id):
                 continue

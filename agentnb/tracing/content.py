@@ -66,12 +66,12 @@ def text_of(content: Any) -> str:
     return str(content)
 
 
-def request_messages(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+def request_messages(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The request's messages as OpenAI chat messages (the Responses API's ``instructions`` and
     ``input`` items are mapped onto the same shape)."""
     if isinstance(request.get("messages"), list):
         return [m for m in request["messages"] if isinstance(m, Mapping)]
-    out: list[dict[str, Any]] = []
+    out: list[Mapping[str, Any]] = []
     if request.get("instructions"):
         out.append({"role": "system", "content": request["instructions"]})
     items = request.get("input")

@@ -76,9 +76,9 @@ def _write(provider: Any, events: list[Event], settings: SpanSettings) -> list[s
         started = run_events[0]
         if not isinstance(started, RunStarted) or len(run_events) < 2:
             continue
-        parent = getattr(started, "parent_run_id", None)
+        parent = started.parent_run_id
         nested = bool(parent) and parent in trace_of  # its parent is in this export too
-        trace_of[run_id] = trace_of[parent] if nested else trace_id_of(run_id)
+        trace_of[run_id] = trace_of[parent] if parent and nested else trace_id_of(run_id)
         run = outline(run_events)
         if run.outcome is None:
             continue  # a turn that never ended has no spans to give
