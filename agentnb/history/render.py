@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import html
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..state.diff import tokens as pointer_tokens
 from ..util.text import shorten
 
 if TYPE_CHECKING:
-    from ..events import PromptRendered, PromptTokens
+    from ..events import PromptSection, PromptTokens
     from ..state.diff import Change
     from .compare import Comparison, LineRow
     from .history import TurnRecord
@@ -98,7 +98,17 @@ def count_text(tokens: PromptTokens, count: int | None) -> str:
     return "?" if count is None else f"{'' if tokens.exact else '≈'}{count}"
 
 
-def tokens_text(prompt: PromptRendered | None) -> str | None:
+class CountedPrompt(Protocol):
+    """A prompt with its token counts: a turn's PromptRendered, or an agent's Observation."""
+
+    @property
+    def sections(self) -> tuple[PromptSection, ...]: ...
+
+    @property
+    def tokens(self) -> PromptTokens | None: ...
+
+
+def tokens_text(prompt: CountedPrompt | None) -> str | None:
     """What a turn's prompt cost, by section: ``52 (instructions 9 · session_state 31 · user
     message 3) · o200k_base``, with ``≈`` and the reason when estimated; None when not counted."""
     tokens = prompt.tokens if prompt is not None else None

@@ -166,7 +166,10 @@ class AgentnbMagics(WorkspaceMagics):
                 f"%agentnb preview {name}: {root!r} is an agent, not a team; TEAM/MEMBER previews a member of a team"
             )
         try:
-            observation = agent.observe_member(member, message) if member else agent.observe(message)
+            if member and isinstance(agent, Team):  # (an agent that is not a team was refused above)
+                observation = agent.observe_member(member, message)
+            else:
+                observation = agent.observe(message)
         except AgentnbError as exc:
             raise UsageError(f"%agentnb preview {name}: {one_line(exc)}") from None
         if member:

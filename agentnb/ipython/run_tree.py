@@ -334,17 +334,17 @@ class Progress:
                 "status": "running",
             }
         if isinstance(event, (RunFinished, RunFailed)):
-            live = self.live.get(event.run_id)
-            if live is None or live.status != "running":
+            ended = self.live.get(event.run_id)
+            if ended is None or ended.status != "running":
                 return None
-            live.status = "ok" if isinstance(event, RunFinished) else "failed"
-            live.duration_ms = round(event.duration_ms, 3)
+            ended.status = "ok" if isinstance(event, RunFinished) else "failed"
+            ended.duration_ms = round(event.duration_ms, 3)
             return {
                 wire.KIND: RUN_PROGRESS,
-                wire.TURN_INDEX: live.turn,
+                wire.TURN_INDEX: ended.turn,
                 RUN_ID: event.run_id,
-                "status": live.status,
-                "duration_ms": live.duration_ms,
+                "status": ended.status,
+                "duration_ms": ended.duration_ms,
             }
         return None
 

@@ -112,6 +112,7 @@ class ToolMagics(WorkspaceMagics):
         later) names it ``Cell In[n]`` with the cell's line numbers, the ``%%tool`` line being
         line 1. Shows the traceback and returns the error, if any."""
         shell = self.shell
+        assert shell is not None  # a magic runs in a shell
         # The shell counts the running cell before it runs, so it is the count less one.
         number = max(shell.execution_count - 1, 0)
         source = "\n" + shell.transform_cell(cell)

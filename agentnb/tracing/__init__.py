@@ -8,6 +8,8 @@ afterwards with their recorded times. Needs the ``tracing`` extra (``opentelemet
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..agent import TRACING_SWITCHES
 from .live import flush, instrument, is_instrumented, switch_on, uninstrument
 
@@ -17,7 +19,11 @@ if switch_on not in TRACING_SWITCHES:  # an agent given a tracer provider switch
 __all__ = ["export", "flush", "instrument", "is_instrumented", "uninstrument"]
 
 
-def __getattr__(name: str) -> object:
+if TYPE_CHECKING:
+    from .recorded import export
+
+
+def __getattr__(name: str) -> Any:
     if name == "export":
         from .recorded import export
 
