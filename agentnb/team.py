@@ -231,7 +231,7 @@ class Team(Agent):
     def _delegation(self, kind_of_key: Any) -> Delegation:
         return Delegation(
             kind="team",
-            state=self.member_state,  # type: ignore[arg-type]
+            state=self.member_state,  # type: ignore[arg-type]  # a str, checked by Delegation
             memory=None,
             respond_directly=self.respond_directly,
             member_key=kind_of_key,

@@ -213,7 +213,7 @@ class DelegationSite:
             own_state = member.state
             private = thaw(own_state.frozen())
             given: set[str] = set()
-            run = ChildRun(member.name, None)  # type: ignore[arg-type]
+            run = ChildRun(member.name, None)  # type: ignore[arg-type]  # its record is set once the turn exists
             if mode == "live":
                 member.state = self.ctx.state
                 kept_messages = list(self.ctx.state.messages)

@@ -103,7 +103,7 @@ class ToolExecutor:
         none = [False] * len(calls)
         if len(calls) < 2 or self.parent is None:
             return none
-        delegations = [self.tools[c.name].delegation if self.is_delegation(c.name) else None for c in calls]  # type: ignore[attr-defined]
+        delegations = [self.tools[c.name].delegation if self.is_delegation(c.name) else None for c in calls]  # type: ignore[attr-defined]  # set by as_tool / Team
         members = [d.member_key(c) for d, c in zip(delegations, calls) if d is not None]
         if None in members or len(set(members)) < len(members):
             return none
@@ -173,7 +173,7 @@ class ToolExecutor:
         on_link: Callable[[str, str], Any] | None = None,
     ) -> tuple[Any, Any, None]:
         """A checked delegation's chain, its child run inside (on any thread)."""
-        site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)  # type: ignore[attr-defined]
+        site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)  # type: ignore[attr-defined]  # set by as_tool / Team
         with site.activate():
             outcome = run_chain(tool, arguments, self.hooks_of(tool), self.ctx, on_link=on_link)
         return done, (tool, site, outcome), None
@@ -195,7 +195,7 @@ class ToolExecutor:
         if len(children) > 1:
             extra["child_run_ids"] = tuple(c.run_id for c in children)
         for child in children:
-            self.parent.adopt(child)  # type: ignore[union-attr]
+            self.parent.adopt(child)  # type: ignore[union-attr]  # a delegation runs under a parent run
         if not site.live:  # what the parent's hooks wrote around the delegation is theirs
             self.tracker.checkpoint(StateCause(kind="tool", name=tool.name, tool_call_id=site.tool_call_id))
         if outcome.error is not None:
