@@ -30,7 +30,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import ConfigurationError, ContextProviderError
 from ..events import ContextBlock, ContextRetrieved
@@ -342,7 +342,7 @@ class ContextProviders:
 
 
 def _lookup(
-    provider: Any, label: str, query: ContextQuery, top_k: int, run_id: str, via: str
+    provider: Any, label: str, query: ContextQuery, top_k: int, run_id: str, via: Literal["passive", "tool"]
 ) -> ContextRetrieved:
     """Ask one provider for blocks; the answer as the event the turn record and inspector keep."""
     started = time.perf_counter()
@@ -355,7 +355,7 @@ def _lookup(
         top_k=top_k,
         blocks=blocks,
         rendered=render_context([(label, blocks)]),
-        via=via,  # type: ignore[arg-type]
+        via=via,
         duration_ms=(time.perf_counter() - started) * 1000,
     )
 

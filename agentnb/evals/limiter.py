@@ -208,8 +208,9 @@ def quiet_copy(model: Model) -> Model:
         return model
     quiet = copy.copy(model)
     quiet.max_retries = 0
-    quiet._client_cache = None  # type: ignore[attr-defined]
-    quiet.client_options = {**getattr(model, "client_options", {}), "max_retries": 0}  # type: ignore[attr-defined]
+    # An OpenAI model (checked above), whose client is rebuilt from its options without retries.
+    quiet._client_cache = None  # type: ignore[attr-defined]  # OpenAIChat's, not on Model
+    quiet.client_options = {**getattr(model, "client_options", {}), "max_retries": 0}  # type: ignore[attr-defined]  # likewise
     return quiet
 
 

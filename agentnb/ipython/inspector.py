@@ -288,8 +288,8 @@ class Inspector(Requests, anywidget.AnyWidget):
             if kind is RunFinished or kind is RunFailed:
                 self._stale = True
                 outbox.ended()
-            elif kind is ToolCallStarted or kind is RunStarted:
-                self._progress.own(event)  # type: ignore[arg-type]
+            elif type(event) is ToolCallStarted or type(event) is RunStarted:
+                self._progress.own(event)
 
         return on_event
 

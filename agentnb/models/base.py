@@ -126,6 +126,9 @@ class Model(abc.ABC):
     external: bool = False
     """Whether answers come from outside this process (a server, the local model): then a
     notebook's recording can stand in for them. Offline models are Python and always answer."""
+    origin: str | None = None
+    """How the agent's model was chosen (``resolve_model``: explicit, default, environment or
+    offline fallback); None for a model no agent resolved."""
 
     @property
     @abc.abstractmethod

@@ -137,7 +137,7 @@ def as_run_error(err: BaseException, result: RunResult) -> BaseException:
     """agentnb's own errors are raised as they are (with ``.result`` attached); anything else
     is wrapped in AgentRunError."""
     if isinstance(err, AgentnbError):
-        err.result = result  # type: ignore[attr-defined]
+        err.result = result
         return err
     return AgentRunError(f"{type(err).__name__}: {err}", result)
 

@@ -76,12 +76,12 @@ class RunInput:
             message, earlier = _split_messages(messages)
         else:
             earlier = ()
-        check_message(message)
+        message = check_message(message)
         if session_state is not None and not isinstance(session_state, Mapping):
             raise ConfigurationError(
                 f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
             )
-        return cls(message, earlier, dict(state_values), dependencies, session_state)  # type: ignore[arg-type]
+        return cls(message, earlier, dict(state_values), dependencies, session_state)
 
 
 def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
@@ -99,12 +99,13 @@ def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
     return parsed[-1].content, tuple(parsed[:-1])
 
 
-def check_message(message: Any) -> None:
-    """A message is a str, or a dict of input fields (str keys) for a ``prompt_template``."""
+def check_message(message: Any) -> str | Mapping[str, Any]:
+    """``message``, when it is a str or a dict of input fields (str keys) for a
+    ``prompt_template``; a ConfigurationError otherwise."""
     if isinstance(message, str):
-        return
+        return message
     if isinstance(message, Mapping) and all(isinstance(k, str) for k in message):
-        return
+        return message
     raise ConfigurationError(
         "the message must be a str, a dict of input fields for a prompt_template, or a list of chat "
         f"messages; got {type(message).__name__}"

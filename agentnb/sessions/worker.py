@@ -93,9 +93,10 @@ class Worker:
         # sending it again is safe.
         for attempt in range(2):
             proc = self._running()
+            assert proc.stdin is not None and proc.stdout is not None  # started with both as pipes
             try:
-                _write_frame(proc.stdin, payload)  # type: ignore[arg-type]
-                return _read_frame(proc.stdout)  # type: ignore[arg-type]
+                _write_frame(proc.stdin, payload)
+                return _read_frame(proc.stdout)
             except (OSError, EOFError) as exc:
                 self._drop(wait=False)
                 if attempt:
@@ -153,8 +154,9 @@ class Worker:
         if proc is None:
             return
         for pipe in (proc.stdin, proc.stdout):
-            with suppress(OSError):
-                pipe.close()  # type: ignore[union-attr]
+            if pipe is not None:
+                with suppress(OSError):
+                    pipe.close()
         try:
             proc.wait(timeout=2 if wait else 0)
         except subprocess.TimeoutExpired:

@@ -471,7 +471,7 @@ class TrackedDict(dict):
         for key, value in kwargs.items():
             self[key] = value
 
-    def __ior__(self, other: Any) -> TrackedDict:  # type: ignore[misc]
+    def __ior__(self, other: Any) -> TrackedDict:  # type: ignore[misc]  # takes any mapping, as dict's does
         self.update(other)
         return self
 
@@ -589,11 +589,11 @@ class TrackedList(list):
         list.reverse(self)
         self._wrote()
 
-    def __iadd__(self, values: Iterable[Any]) -> TrackedList:  # type: ignore[misc]
+    def __iadd__(self, values: Iterable[Any]) -> TrackedList:  # type: ignore[misc]  # any iterable, as list's
         self.extend(values)
         return self
 
-    def __imul__(self, times: Any) -> TrackedList:  # type: ignore[misc]
+    def __imul__(self, times: Any) -> TrackedList:  # type: ignore[misc]  # returns the tracked list itself
         old = list(self)
         list.__imul__(self, times)
         if len(self) == 0:

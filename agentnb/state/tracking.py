@@ -278,7 +278,7 @@ def _only_here(container: TrackedDict, parent: dict[str, Any], key: Any) -> bool
 
 def _restore(live: dict[str, Any], frozen: FrozenMap, paths: Trie | Any) -> None:
     """Put the live state back as ``frozen`` at ``paths`` (writing through the tracked dicts)."""
-    journal = live._journal  # type: ignore[attr-defined]
+    journal = live._journal  # type: ignore[attr-defined]  # a state's data is a TrackedDict
     if paths is WHOLE:
         live.clear()
         live.update({k: track(thaw(v), journal, owned=True) for k, v in frozen.items()})
