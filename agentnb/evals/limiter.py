@@ -10,7 +10,6 @@ are switched off for the evaluation's copy of the model, so every 429 reaches th
 
 from __future__ import annotations
 
-import copy
 import email.utils
 import threading
 import time
@@ -206,12 +205,9 @@ def quiet_copy(model: Model) -> Model:
     """The evaluation's copy of an OpenAI model: the client's own retries off (the limiter retries)."""
     if getattr(model, "kind", None) != "openai" or not hasattr(model, "max_retries"):
         return model
-    quiet = copy.copy(model)
-    quiet.max_retries = 0
-    # An OpenAI model (checked above), whose client is rebuilt from its options without retries.
-    quiet._client_cache = None  # type: ignore[attr-defined]  # OpenAIChat's, not on Model
-    quiet.client_options = {**getattr(model, "client_options", {}), "max_retries": 0}  # type: ignore[attr-defined]  # likewise
-    return quiet
+    return model.copy(
+        max_retries=0, client_options={**getattr(model, "client_options", {}), "max_retries": 0}
+    )
 
 
 __all__ = ["CallStats", "GuardedModel", "Limiter", "classify", "quiet_copy", "retry_after"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import slots
 from ..errors import EvalAssertionError, EvalCheckError, EvalStoreError
 from ..history.history import TurnRecord
 from .cases import Case
@@ -175,7 +176,7 @@ class EvalRun:
         """Why the run stopped early (``max_errors``), if it did."""
         self.judge_live = 0
         """Judge calls made live by ``rescore``."""
-        self.blueprint: Any = None
+        self.definition: Any = None
         """The agent's definition the run was made from (to show a case in the inspector)."""
         self._limiter_for = limiter_for
         self._judge_model = judge_model
@@ -362,7 +363,7 @@ class EvalRun:
             price=self.price,
         )
         run.judge_live = live
-        run.blueprint = self.blueprint
+        run.definition = self.definition
         return run
 
     def compare(self, baseline: EvalRun, *, seed: int = 0) -> EvalComparison:
@@ -415,13 +416,12 @@ def _why(row: CaseRow, check: str | None) -> str:
 
 
 def _inspect(target: Any, case_id: str, repeat: int) -> Any:
-    from .runner import INSPECT
-
-    if not INSPECT:
+    inspect = slots.case_inspector.get()
+    if inspect is None:
         raise EvalCheckError(
             "showing a case needs the notebook: %load_ext agentnb (pip install 'agentnb[notebook]')"
         )
-    return INSPECT[0](target, str(case_id), repeat)
+    return inspect(target, str(case_id), repeat)
 
 
 def load_run(name: str, folder: str | Path | None = None, checks: Iterable[Any] | None = None) -> EvalRun:

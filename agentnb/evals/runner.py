@@ -16,13 +16,14 @@ import copy
 import json
 import queue
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import slots
+from ..definition import AgentDefinition
 from ..errors import ConfigurationError
 from ..history.history import TurnRecord
-from ..run.runs import EVALUATE
 from ..sessions import find_notebook_path
 from ..sessions.recording import replay_mode
 from .cases import Case, as_cases
@@ -33,7 +34,7 @@ from .plan import Plan, gate, make_plan, price_of
 from .progress import Progress, Sink, Tracker
 from .results import CaseRow, EvalRun
 from .store import EvalStore, check_name
-from .worker import Blueprint, CaseOutcome, CaseTask, run_case
+from .worker import CaseOutcome, CaseTask, case_agent, evaluated, run_case
 
 SHOW_EVERY = 0.25
 """Seconds between two updates of the progress line while cases run."""
@@ -47,8 +48,8 @@ class RequestChars:
 
     SAMPLE = 3
 
-    def __init__(self, blueprint: Blueprint, model: Any) -> None:
-        self._blueprint, self._model = blueprint, model
+    def __init__(self, definition: AgentDefinition, model: Any) -> None:
+        self._definition, self._model = definition, model
         self._rests: set[int] = set()
         self._seen = 0
 
@@ -65,7 +66,7 @@ class RequestChars:
 
     def _request(self, case: Case) -> Any:
         try:
-            return self._blueprint.build(self._model, case).observe(case.turns[0]).request
+            return case_agent(self._definition, self._model, case).observe(case.turns[0]).request
         except Exception:
             return case.to_dict()
 
@@ -73,14 +74,6 @@ class RequestChars:
 def _json_chars(text: str) -> int:
     """Characters ``text`` takes inside a JSON document (quotes left out)."""
     return len(json.dumps(text, ensure_ascii=False)) - 2
-
-
-INSPECT: list[Callable[..., Any]] = []
-"""How ``run.inspect(case_id)`` shows a case: the notebook layer puts its function here."""
-
-DISPLAYS: list[Callable[[str, int], Any]] = []
-"""Where a running evaluation shows itself: the notebook layer puts a factory here when it loads
-(``(name, total) -> sink`` with ``update(progress)``, ``plan(text)`` and ``close(run)``)."""
 
 
 class Evaluation:
@@ -125,7 +118,7 @@ class Evaluation:
         self.executor = executor
         self.max_cost, self.prices = max_cost, prices
         self.agent = agent
-        self.blueprint = Blueprint.of(agent)
+        self.definition = evaluated(agent)
         self.model = quiet_copy(agent.model)
         self.mode = replay_mode()
         root = Path(folder) if folder is not None else find_notebook_path(None).session_dir
@@ -167,14 +160,14 @@ class Evaluation:
                     if row is not None and row.get("status") == "ok" and self.mode != "live"
                     else None
                 )
-                out.append(CaseTask(self.blueprint, self.model, case, repeat, recorded, self.mode))
+                out.append(CaseTask(self.definition, self.model, case, repeat, recorded, self.mode))
         return out
 
     def plan(self, tasks: list[CaseTask], rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> Plan:
         """What will replay and what will go live (and what that costs)."""
         live = [(t.case.id, t.case) for t in tasks if t.recorded is None]
         return make_plan(
-            live, len(tasks), rows, self.model, self.prices, RequestChars(self.blueprint, self.agent.model)
+            live, len(tasks), rows, self.model, self.prices, RequestChars(self.definition, self.agent.model)
         )
 
     def run(self) -> EvalRun:
@@ -257,7 +250,7 @@ class Evaluation:
             judge_model=self.judge_model,
             price=price,
         )
-        run.blueprint = self.blueprint
+        run.definition = self.definition
         run.stopped = (
             f"stopped after {errors[0]} error(s) (max_errors={self.max_errors})"
             if stop[0] and progress.skipped
@@ -305,7 +298,7 @@ class Evaluation:
                 task, self.limiter_for(self.model) if self.model.external else None, keep_records=True
             )
         remote = copy.copy(task)
-        remote.model = _keyless(task.model)
+        remote.model = task.model.without_credentials()
         limiter = self.limiter_for(self.model) if self.model.external else None
         for attempt in range(RATE_LIMIT_TRIES):
             if limiter is not None:
@@ -332,9 +325,10 @@ class Evaluation:
         return int(self.max_errors)
 
     def _sink(self, total: int) -> Any:
-        if self.display is False or not DISPLAYS:
+        display = slots.eval_display.get()
+        if self.display is False or display is None:
             return None
-        return DISPLAYS[0](self.name, total)
+        return display(self.name, total)
 
     def _show(self, sink: Any, progress: Progress) -> None:
         if self.on_progress is not None:
@@ -344,10 +338,10 @@ class Evaluation:
 
     def manifest(self) -> dict[str, Any]:
         """What the store's manifest says of this evaluation."""
-        prompt = self.blueprint.settings["prompt"]
+        prompt = self.definition.settings["prompt"]
         return {
             "name": self.name,
-            "agent": self.blueprint.name,
+            "agent": self.definition.name,
             "model": self.model.label,
             "repeat": self.repeat,
             "instructions": prompt.instructions
@@ -357,16 +351,6 @@ class Evaluation:
             "checks": [{"name": c.name, "fingerprint": c.fingerprint()} for c in self.checks],
             "cases": [c.to_dict() for c in self.cases],
         }
-
-
-def _keyless(model: Any) -> Any:
-    """The model as shipped to another machine: no API key (the worker's environment gives it)."""
-    if getattr(model, "_api_key", None) is None:
-        return model
-    shipped = copy.copy(model)
-    shipped._api_key = None
-    shipped._client_cache = None
-    return shipped
 
 
 def _positive(option: str, value: Any) -> int:
@@ -417,9 +401,6 @@ def evaluate(
     ).run()
 
 
-EVALUATE.append(evaluate)
-
-
 async def aevaluate(agent: Any, cases: Any, checks: Any = (), **options: Any) -> EvalRun:
     """``evaluate`` for async code: the driver waits in a thread of its own, the loop stays free."""
     loop = asyncio.get_running_loop()
@@ -427,4 +408,4 @@ async def aevaluate(agent: Any, cases: Any, checks: Any = (), **options: Any) ->
         return await loop.run_in_executor(driver, lambda: evaluate(agent, cases, checks, **options))
 
 
-__all__ = ["DISPLAYS", "Evaluation", "aevaluate", "evaluate"]
+__all__ = ["Evaluation", "aevaluate", "evaluate"]
