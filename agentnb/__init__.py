@@ -16,8 +16,8 @@ from .messages import ChatMessage, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
 from .run.run_result import RunResult
-from .state.modules import StateModule
 from .state import State, merge_lists, replace_values
+from .state.modules import StateModule
 from .tools import Tool, Toolkit, tool
 from .tools.run_context import RunContext
 
