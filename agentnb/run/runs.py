@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,10 @@ from ..util.fastinit import fast_init
 from .run_result import RunResult, RunStream
 
 if TYPE_CHECKING:
+    from contextlib import _GeneratorContextManager
+
     from .loop import Turn
+    from .setup import Delegated
 
 Subscriber = Callable[[Event], Any]
 Messages = Sequence["Message | Mapping[str, Any]"]
@@ -113,9 +115,9 @@ class Runs:
 
     if TYPE_CHECKING:
 
-        def _new_turn(self, inputs: RunInput) -> Turn: ...
+        def _new_turn(self, inputs: RunInput, delegated: Delegated | None = None) -> Turn: ...
 
-        def _running(self) -> AbstractContextManager[None]: ...
+        def _running(self) -> _GeneratorContextManager[None]: ...  # TurnMaking's @contextmanager
 
         markdown: bool
 

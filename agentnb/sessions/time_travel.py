@@ -12,7 +12,7 @@ import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ConfigurationError
 from ..history.compare import compare_turns
@@ -49,12 +49,6 @@ class TimeTravel:
     _parent: weakref.ref[Any] | None
     forked_at: int | None
     _running: Callable[[], Any]
-
-    if TYPE_CHECKING:
-        # What the agent class this is mixed into gives.
-        def __init__(self, name: str, **definition: Any) -> None: ...
-
-        def attach_recording(self, session: Any, session_id: str | None = None) -> Any: ...
 
     def snapshot(self) -> AgentSnapshot:
         """A copy of the state, the conversation and the turns, to ``restore`` later."""
