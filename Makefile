@@ -1,12 +1,12 @@
 # Two commands on a fresh machine, each doing its own set-up:
 #   make lab    JupyterLab on the quickstart notebook (offline)
-#   make test   every test: unit, magics, notebooks (nbval), real browser
+#   make test   every test: unit, magics, notebooks (nbval), real browser, the documentation site
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: lab test lint setup browser-deps notebooks js js-check
+.PHONY: lab test lint setup browser-deps notebooks js js-check docs screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,7 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
+# tests/docs builds the site with `mkdocs build --strict` and runs the guides' code examples.
 test: setup browser-deps js-check lint
 	$(BIN)/python -m pytest -q tests notebooks
 	# The peer cases again under two fixed hash seeds: nothing may depend on set order.
@@ -62,3 +63,13 @@ test: setup browser-deps js-check lint
 # After editing a notebook in JupyterLab: execute every notebook in place and normalise it.
 notebooks: setup
 	$(BIN)/python notebooks/execute.py
+
+# The documentation site (MkDocs, from docs/ and mkdocs.yml) served on this machine only.
+docs: setup
+	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+
+# The documentation's screenshots, taken by the browser tests of the inspector in a real
+# JupyterLab (they write into docs/img instead of test-artifacts/).
+screenshots: setup browser-deps
+	AGENTNB_SCREENSHOTS=docs/img $(BIN)/python -m pytest -q -p no:randomly \
+	  tests/browser/test_lab.py tests/browser/test_debugger.py

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .live import flush, instrument, is_instrumented, uninstrument
+from .live import flush, is_instrumented, uninstrument
+from .switch import instrument
 
 __all__ = ["export", "flush", "instrument", "is_instrumented", "uninstrument"]
 
