@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ class Venv:
     env: dict[str, str]
 
 
-def _run(args: list[str | Path], cwd: Path, env: dict[str, str] | None = None) -> tuple[str, str]:
+def _run(args: Sequence[str | Path], cwd: Path, env: dict[str, str] | None = None) -> tuple[str, str]:
     """Run ``args``; their stdout and stderr, or a failure showing them."""
     done = subprocess.run(
         [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
@@ -109,8 +109,55 @@ def timings(request: pytest.FixtureRequest) -> Iterator[dict[str, float]]:
         print(f"\n{line}")
 
 
+@dataclass
+class Jupyter:
+    """A fresh venv getting the Jupyter a user already has, installed while the wheel builds."""
+
+    home: Path
+    bin: Path
+    pip: subprocess.Popen[bytes]
+    log: Path
+    start: float
+
+
+def _pip_into(bin_: Path, *args: str | Path) -> list[str]:
+    """This pip installing into the venv of ``bin_`` (--python): the venv gets no pip of its own
+    and no path of ours. Not compiled: nothing here runs long enough to gain from it."""
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        str(bin_ / "python"),
+        "install",
+        "-q",
+        "--no-compile",
+    ] + [str(a) for a in args]
+
+
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, timings: dict[str, float]) -> Built:
+def jupyter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jupyter]:
+    home = tmp_path_factory.mktemp("venv")
+    start = time.monotonic()
+    _run([sys.executable, "-m", "venv", "--without-pip", home / "env"], cwd=home)
+    bin_, log = home / "env" / "bin", home / "jupyter-install.log"
+    with open(log, "wb") as out:
+        pip = subprocess.Popen(
+            _pip_into(bin_, "jupyter-server", "nbclient", "ipykernel"),
+            cwd=home,
+            env=_clean_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    yield Jupyter(home=home, bin=bin_, pip=pip, log=log, start=start)
+    if pip.poll() is None:  # a build failed first: this install is not needed any more
+        pip.kill()
+        pip.wait()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, jupyter: Jupyter, timings: dict[str, float]) -> Built:
+    # Takes ``jupyter`` so that its install runs while this builds.
     start = time.monotonic()
     source = _copy_of_the_clone(tmp_path_factory.mktemp("source"))
     out = tmp_path_factory.mktemp("dist")
@@ -129,21 +176,15 @@ def built(tmp_path_factory: pytest.TempPathFactory, timings: dict[str, float]) -
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory, built: Built, timings: dict[str, float]) -> Venv:
+def venv(jupyter: Jupyter, built: Built, timings: dict[str, float]) -> Venv:
+    if jupyter.pip.wait(timeout=600):
+        pytest.fail(f"installing Jupyter in the venv failed:\n{jupyter.log.read_text()[-6000:]}")
+    timings["jupyter"] = time.monotonic() - jupyter.start
     start = time.monotonic()
-    home = tmp_path_factory.mktemp("venv")
-    _run([sys.executable, "-m", "venv", "--without-pip", home / "env"], cwd=home)
-    bin_ = home / "env" / "bin"
-    # This pip installs into the new venv (--python): the venv gets no pip and no path of ours.
-    # jupyter-server, nbclient and ipykernel stand for the Jupyter a user runs it in.
-    requirements = [f"{built.wheel}[notebook,openai]", "jupyter-server", "nbclient", "ipykernel"]
-    _run(
-        [sys.executable, "-m", "pip", "--python", bin_ / "python", "install", "-q", *requirements],
-        cwd=home,
-        env=_clean_env(),
-    )
+    # As a user installs it into the environment of their Jupyter: the wheel with its extras.
+    _run(_pip_into(jupyter.bin, f"{built.wheel}[notebook,openai]"), cwd=jupyter.home, env=_clean_env())
     timings["install"] = time.monotonic() - start
-    work = home / "work"
+    home, bin_ = jupyter.home, jupyter.bin
     env = {
         **_clean_env(),
         "PATH": f"{bin_}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -152,8 +193,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory, built: Built, timings: dict[s
         "JUPYTER_RUNTIME_DIR": str(home / "jupyter-runtime"),
         "IPYTHONDIR": str(home / "ipython"),
     }
-    work.mkdir()
-    return Venv(bin=bin_, work=work, env=env)
+    (home / "work").mkdir()
+    return Venv(bin=bin_, work=home / "work", env=env)
 
 
 def _in_venv(venv: Venv, code: str, cwd: Path | None = None) -> Any:
