@@ -20,7 +20,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ..events import RunFailed
-from ..version import __version__
+from ..util.version import __version__
 from . import attributes as at
 from . import conventions as sc
 from .bounds import finish

@@ -29,7 +29,7 @@ import pytest
 
 from agentnb.ipython import wire
 from agentnb.util.extras import DISTRIBUTION, EXTRAS
-from agentnb.version import __version__
+from agentnb.util.version import __version__
 
 pytestmark = [pytest.mark.wheel, pytest.mark.timeout(900)]
 
