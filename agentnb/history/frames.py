@@ -13,6 +13,8 @@ import copy
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..util.extras import install_line
+
 if TYPE_CHECKING:
     import pandas
 
@@ -82,7 +84,7 @@ def _pandas():  # type: ignore[no-untyped-def]
         import pandas
     except ImportError:
         raise ImportError(
-            "the history's DataFrame views need pandas: pip install pandas (or agentnb[notebook])"
+            f"the history's DataFrame views need pandas: pip install pandas (or {install_line('notebook')})"
         ) from None
     return pandas
 
