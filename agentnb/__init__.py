@@ -21,8 +21,7 @@ from .state import State, merge_lists, replace_values
 from .state.modules import StateModule
 from .tools import Tool, Toolkit, tool
 from .tools.run_context import RunContext
-
-__version__ = "0.1.0"
+from .util.version import __version__ as __version__
 
 _LAZY = {
     "OpenAIChat": "models",

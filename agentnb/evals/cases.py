@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalCaseError
+from ..util.extras import install_line
 
 Message = "str | Mapping[str, Any]"
 
@@ -348,7 +349,7 @@ def load_cases(path: str | Path) -> list[Case]:
         try:
             import yaml
         except ImportError:
-            raise EvalCaseError("reading YAML cases needs PyYAML: pip install 'agentnb[evals]'") from None
+            raise EvalCaseError(f"reading YAML cases needs PyYAML: {install_line('evals')}") from None
         records = _parsed(lambda: yaml.safe_load(text), file)
     elif suffix == ".csv":
         records = [

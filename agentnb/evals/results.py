@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import slots
 from ..errors import EvalAssertionError, EvalCheckError, EvalStoreError
 from ..history.history import TurnRecord
+from ..util.extras import install_line
 from .cases import Case
 from .checks import CaseView, Check, Verdict, as_checks, run_checks
 from .judge import JudgeCalls
@@ -419,7 +420,7 @@ def _inspect(target: Any, case_id: str, repeat: int) -> Any:
     inspect = slots.case_inspector.get()
     if inspect is None:
         raise EvalCheckError(
-            "showing a case needs the notebook: %load_ext agentnb (pip install 'agentnb[notebook]')"
+            f"showing a case needs the notebook: %load_ext agentnb ({install_line('notebook')})"
         )
     return inspect(target, str(case_id), repeat)
 

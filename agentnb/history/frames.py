@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from ..util.extras import install_line
+
 if TYPE_CHECKING:
     import pandas
 
@@ -83,7 +85,7 @@ def _pandas() -> ModuleType:
         import pandas
     except ImportError:
         raise ImportError(
-            "the history's DataFrame views need pandas: pip install pandas (or agentnb[notebook])"
+            f"the history's DataFrame views need pandas: pip install pandas (or {install_line('notebook')})"
         ) from None
     return pandas
 

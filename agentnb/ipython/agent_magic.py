@@ -17,6 +17,7 @@ from ..models import Model
 from ..sessions.recording import replay_mode
 from ..team import Team
 from ..tools import Toolkit
+from ..util.extras import install_line
 from ..util.text import one_line
 from . import mcp_support
 from .parsing import identifier, names, parse_options
@@ -409,7 +410,7 @@ def show_inspector(agent: Agent, *, required: bool) -> None:
     except Exception as exc:
         message = f"the inspector is not available ({type(exc).__name__}: {one_line(exc)})"
         if required:
-            raise UsageError(f"%agentnb show: {message}; install agentnb[notebook]") from None
+            raise UsageError(f"%agentnb show: {message}; {install_line('notebook')}") from None
         print(f"note: {message}", file=sys.stderr)
         return
     widget.show()

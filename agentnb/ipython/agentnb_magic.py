@@ -18,6 +18,7 @@ from ..models import Model
 from ..models.tokens import TokenCounter, counter_for
 from ..state.edits import edit_text
 from ..team import Team
+from ..util.extras import install_line
 from ..util.text import one_line
 from . import mcp_support
 from .agent_magic import described, show_inspector
@@ -216,7 +217,7 @@ class AgentnbMagics(WorkspaceMagics):
             traces = tracing.export(agent, capture_content=True if args.content else None)
         except ImportError:
             raise UsageError(
-                "%agentnb trace: OpenTelemetry is not installed; pip install 'agentnb[tracing]'"
+                f"%agentnb trace: OpenTelemetry is not installed; {install_line('tracing')}"
             ) from None
         except AgentnbError as exc:
             raise UsageError(f"%agentnb trace {name}: {one_line(exc)}") from None

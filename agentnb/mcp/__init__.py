@@ -7,7 +7,7 @@
 - ``servers()``: every server this process used, its state and tools; ``close_all()`` stops
   them (done by itself at interpreter exit).
 
-Needs the optional dependency: ``pip install "agentnb[mcp]"``.
+Needs the optional dependency: ``pip install "jupyter-agentnb[mcp]"``.
 """
 
 from __future__ import annotations
