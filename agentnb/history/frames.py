@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..util.extras import install_line
@@ -79,7 +80,7 @@ CHANGE_COLUMNS = ("turn", "path", "op", "pointer", "value", "author", "chain")
 """Columns of ``History.changes()``: one row per state operation of every run of the tree."""
 
 
-def _pandas():  # type: ignore[no-untyped-def]
+def _pandas() -> ModuleType:
     try:
         import pandas
     except ImportError:

@@ -46,7 +46,10 @@ def grid_html(run: EvalRun, show: str = "all") -> str:
             cells.append(
                 ""
                 if verdict is None
-                else f'<span title="{escape(verdict.reason)}">{MARK[verdict.status]}</span> {escape(verdict.reason[:60])}'
+                else (
+                    f'<span title="{escape(verdict.reason)}">{MARK[verdict.status]}</span> '
+                    f"{escape(verdict.reason[:60])}"
+                )
             )
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return (

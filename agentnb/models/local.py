@@ -147,7 +147,8 @@ class LocalServer:
             if time.perf_counter() > deadline:
                 self.stop()
                 raise LocalModelError(
-                    f"model='local': the llama.cpp server on 127.0.0.1:{self.port} was not ready after {self.startup_timeout:.0f} s"
+                    f"model='local': the llama.cpp server on 127.0.0.1:{self.port} was not ready after "
+                    f"{self.startup_timeout:.0f} s"
                 )
             time.sleep(0.05)
         self.startup_seconds = time.perf_counter() - started
