@@ -98,6 +98,17 @@ export function scopedTurn(msg, requests) {
   return turn;
 }
 
+/** The run a turn was routed to — an earlier handoff left another agent in charge, which
+ * answered without a model call of the turn's own agent — as {agent, run_id, usage,
+ * duration_ms} (usage null when only the tree says so), or null. */
+export function routedOf(turn) {
+  if (!turn) return null;
+  if (turn.routed) return turn.routed;
+  const tree = turn.runTree;
+  const node = tree && tree.routed_to ? (tree.children || []).find((c) => c.run_id === tree.routed_to) : null;
+  return node ? { agent: node.agent, run_id: node.run_id, usage: null, duration_ms: node.duration_ms } : null;
+}
+
 /** Every node of a tree, depth first (the order the Runs tab lists them). */
 export function walk(node, depth = 0, out = []) {
   if (!node) return out;

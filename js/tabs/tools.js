@@ -91,7 +91,16 @@ function toolBody(turn, t) {
   return body;
 }
 
-function toolRow(ctx, t) {
+/** The key a call's expanded state is kept under: its run (a turn, or a member run picked in
+ * Runs) and its call id — the n-th call of one id within a run when a model reused it — so
+ * expanding one call opens that call only, in no other turn or run. */
+export function toolKey(turn, tools, at) {
+  const id = tools[at].id;
+  const repeats = tools.slice(0, at).filter((t) => t.id === id).length;
+  return "tool:" + (turn.runId || "turn " + turn.index) + ":" + id + (repeats ? "#" + repeats : "");
+}
+
+function toolRow(ctx, t, key) {
   const failed = t.done && t.error;
   const status = !t.done ? "running…" : failed ? "error" : t.answered_by && t.answered_by !== "tool" ? "answered by " + t.answered_by : "ok";
   const summary = h(
@@ -105,7 +114,7 @@ function toolRow(ctx, t) {
     h("span", { class: "anb-tool-status anb-tool-" + (failed ? "error" : t.done ? "ok" : "running") }, status),
     h("span", { class: "anb-tool-time" }, t.done ? ms(t.duration_ms) : ""),
   );
-  return disclosure(ctx.view, "tool:" + t.id, { attrs: { class: "anb-tool", "data-tool": t.name }, summary, fill: () => toolBody(ctx.turn, t) });
+  return disclosure(ctx.view, key, { attrs: { class: "anb-tool", "data-tool": t.name }, summary, fill: () => toolBody(ctx.turn, t) });
 }
 
 export default {
@@ -125,7 +134,7 @@ export default {
     return h(
       "div",
       { class: "anb-tools" },
-      turn.tools.map((t) => toolRow(ctx, t)),
+      turn.tools.map((t, at) => toolRow(ctx, t, toolKey(turn, turn.tools, at))),
     );
   },
 };

@@ -112,7 +112,9 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
             f"--port={port}", f"--ServerApp.root_dir={work}",
             f"--{app}.workspaces_dir={tmp_path / 'workspaces'}",
             f"--{app}.user_settings_dir={tmp_path / 'settings'}",
-            f"--{app}.expose_app_in_browser=True",
+            # Both front ends show window.jupyterapp: a notebook saved in one is opened in the other.
+            "--LabApp.expose_app_in_browser=True",
+            "--JupyterNotebookApp.expose_app_in_browser=True",
         ]  # fmt: skip
         if ui == "lab":
             command += [

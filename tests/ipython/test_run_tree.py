@@ -78,12 +78,16 @@ def test_snapshot_carries_the_tree_with_ledgers_and_lanes(monkeypatch):
     desk = tree["children"][1]
     (analyst,) = desk["children"]
     assert analyst["path"] == ["team", "desk", "analyst"]
-    assert analyst["delegation"] == {
+    delegation = dict(analyst["delegation"])
+    call_ms = delegation.pop("call_ms")
+    assert delegation == {
         "tool": "delegate_task_to_member",
         "tool_call_id": desk["tool_calls"][0]["id"],
         "task": "note <b>it</b>",
         "answer": "noted",
     }
+    # the call that ran the analyst wraps its run (timed in this run, both)
+    assert call_ms >= analyst["duration_ms"] > 0
     assert analyst["tool_calls"][0]["hooks"] == [{"name": "audit", "outcome": "passed"}]
     assert tree["tokens_total"] == tree["tokens_own"] + sum(c["tokens_total"] for c in tree["children"])
     # the ledger of the desk's delegation, seen from the team
