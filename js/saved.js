@@ -36,7 +36,8 @@ export function staticText(model) {
   if (!last || last.status === "running") return lines.join("\n");
   const routed = last.routed ? " · routed to " + last.routed.agent : "";
   lines.push("turn " + (last.turn + 1) + " · " + last.status + routed + " · " + Math.round(last.duration_ms || 0) + " ms", "user: " + cut(last.message));
-  const calls = (snap[WIRE.EVENTS] || []).filter((e) => e.kind === "tool_call_finished");
+  // A routed turn's one call is the handoff made for it, not a call of the model's.
+  const calls = last.routed ? [] : (snap[WIRE.EVENTS] || []).filter((e) => e.kind === "tool_call_finished");
   calls.forEach((c, i) => lines.push("  " + (i + 1) + ". " + c.name + "(" + cut(c.arguments) + ") -> " + (c.error !== null && c.error !== undefined ? "error: " + cut(c.error) : cut(c.result))));
   lines.push(last.status === "failed" ? "error: " + cut(last.error) : "answer: " + cut(last.content ?? ""));
   return lines.join("\n");

@@ -127,7 +127,8 @@ def static_text(agent: Any) -> str:
     routed = routed_run(last)
     status = f"turn {last.index + 1} · {last.status}" + (f" · routed to {routed.agent}" if routed else "")
     lines += [status, f"user: {_cut(last.message)}"]
-    for number, call in enumerate(last.tool_calls, 1):
+    # A routed turn's one call is the handoff made for it, not a call of the model's.
+    for number, call in enumerate([] if routed else last.tool_calls, 1):
         outcome = f"error: {_cut(call.error)}" if call.error is not None else _cut(call.result)
         lines.append(f"  {number}. {call.name}({_cut(call.arguments)}) -> {outcome}")
     lines.append(f"error: {_cut(last.error)}" if last.status == "failed" else f"answer: {_cut(last.content)}")

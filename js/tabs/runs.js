@@ -99,7 +99,9 @@ function legend() {
  * the same x), in the order they were merged; ``selected``: the member run picked in Runs. */
 function lanesView(lanes, selected) {
   return lanes.map((batch) => {
-    const end = Math.max(1, ...batch.lanes.map((l) => l.end_ms));
+    // The axis ends with the last run or bar (a bar's start is a wall-clock time, a run's end its
+    // measured duration: the two clocks can differ by a hair).
+    const end = Math.max(1, ...batch.lanes.flatMap((l) => [l.end_ms, ...l.bars.map((b) => b.end_ms)]));
     return h(
       "div",
       { class: "anb-lanes", "data-call": batch.call },

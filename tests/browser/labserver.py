@@ -167,3 +167,23 @@ def run_all_cells(
     outputs = page.locator(".jp-NotebookPanel .jp-OutputArea-output").all_inner_texts()
     assert not any("Traceback" in o or "Error" in o for o in outputs), outputs
     return outputs
+
+
+def open_notebook(page: Any, port: int, ui: str, name: str) -> None:
+    """Open NAME in JupyterLab (``ui="lab"``) or Notebook 7 (``"notebook"``) and wait until its
+    kernel can take a run."""
+    path = f"lab/tree/{name}" if ui == "lab" else f"notebooks/{name}"
+    page.goto(f"http://127.0.0.1:{port}/{path}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    page.evaluate(READY_JS, 60_000)
+
+
+def run_all(page: Any, port: int, ui: str, name: str, code_cells: int, timeout: int = 60_000) -> None:
+    """Open NAME in ``ui``, run every cell and wait for the last prompt."""
+    from playwright.sync_api import expect
+
+    open_notebook(page, port, ui, name)
+    # Not awaited: the command's promise settles only when the last cell has run.
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
+    expect(prompts.last).to_have_text(f"[{code_cells}]:", timeout=timeout)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, READY_JS, lab_server  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, open_notebook, run_all  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -93,16 +93,6 @@ def _notebook(path: Path) -> Path:
         json.dumps({"cells": cells, "metadata": {"kernelspec": kernel}, "nbformat": 4, "nbformat_minor": 5})
     )
     return path
-
-
-def _url(port: int, ui: str, name: str) -> str:
-    return f"http://127.0.0.1:{port}/" + (f"lab/tree/{name}" if ui == "lab" else f"notebooks/{name}")
-
-
-def _open(page, port: int, ui: str, name: str) -> None:
-    page.goto(_url(port, ui, name))
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    page.evaluate(READY_JS, 60_000)
 
 
 def _watch(page, logged: list[str]) -> None:
@@ -232,10 +222,7 @@ def test_grids_clicks_and_the_saved_records(
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             _watch(page, logged)
-            _open(page, port, ui, "evaluate.ipynb")
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-            prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
-            expect(prompts.last).to_have_text(f"[{len(CELLS)}]:", timeout=120_000)
+            run_all(page, port, ui, "evaluate.ipynb", len(CELLS), timeout=120_000)
             cells = page.locator(".jp-Notebook .jp-CodeCell")
             _check_grid(page, cells.nth(2), ui)
             _check_comparison(page, cells.nth(3), ui)
@@ -248,7 +235,7 @@ def test_grids_clicks_and_the_saved_records(
             seen: list[str] = []
             elsewhere = browser.new_page(viewport={"width": 1280, "height": 1000})
             _watch(elsewhere, seen)
-            _open(elsewhere, port, other, "evaluate.ipynb")
+            open_notebook(elsewhere, port, other, "evaluate.ipynb")
             expect(elsewhere.locator(".agentnb-static-eval")).to_be_visible(timeout=30_000)
             elsewhere.wait_for_timeout(1000)
             assert "model not found" not in elsewhere.locator("body").inner_text()
@@ -256,7 +243,7 @@ def test_grids_clicks_and_the_saved_records(
             elsewhere.close()
 
             page.evaluate(SHUTDOWN_JS)
-            _open(page, port, ui, "evaluate.ipynb")
+            open_notebook(page, port, ui, "evaluate.ipynb")
             _check_static(page, ui)
             page.wait_for_timeout(1000)
             assert not _widget_errors(logged), logged
