@@ -77,6 +77,13 @@ export function liveLanes(runs) {
   return lanes;
 }
 
+/** Where the time axis of one response's lanes ends (ms from the first member's start): with the
+ * last run or bar (a bar's start is a wall-clock time, a run's end its measured duration: the two
+ * clocks can differ by a hair, and no bar may overrun its track). */
+export function axisEnd(batch) {
+  return Math.max(1, ...batch.lanes.flatMap((l) => [l.end_ms, ...l.bars.map((b) => b.end_ms)]));
+}
+
 /** The key a scoped run's requests are kept under in ``store.requests`` (with ":" and the call). */
 export function runKey(runId) {
   return "run:" + runId;

@@ -111,8 +111,8 @@ function endRun(turn, e, status) {
 // One handler per event kind: (turn, event, options) -> nothing; each bumps the parts it changes.
 const HANDLERS = {
   run_started(turn, e, { live, previousState, now }) {
-    const { v, replayed } = turn;
-    Object.assign(turn, blankTurn(turn.index), { loaded: true, v, replayed });
+    const { v, replayed, routed } = turn;
+    Object.assign(turn, blankTurn(turn.index), { loaded: true, v, replayed, routed });
     turn.message = e.message;
     turn.model = e.model;
     turn.at = e.at;

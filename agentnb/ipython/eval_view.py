@@ -88,6 +88,14 @@ class _Picker(widgets.VBox):
     def _render(self) -> None:
         raise NotImplementedError
 
+    def _show_cases(self, options: list[tuple[str, tuple[str, int]]]) -> None:
+        """The picker's cases: the one picked stays picked while the filter keeps it, else the
+        first is (so "open" opens a case without choosing one first)."""
+        kept = self.picker.value
+        self.picker.options = options
+        values = [value for _, value in options]
+        self.picker.value = kept if kept in values else (values[0] if values else None)
+
     def _inspector(self, case: tuple[str, int]) -> Any:
         raise NotImplementedError
 
@@ -153,7 +161,7 @@ class EvalView(_Picker):
     def _render(self) -> None:
         if self.run is not None:
             self.grid.value = grid_html(self.run, self.filters.value)
-            self.picker.options = case_options(self.run, self.filters.value)
+            self._show_cases(case_options(self.run, self.filters.value))
 
     def __repr__(self) -> str:
         return f"EvalView({self.name!r})"
@@ -197,7 +205,7 @@ class ComparisonView(_Picker):
 
     def _render(self) -> None:
         self.grid.value = comparison_grid_html(self.comparison, self.filters.value)
-        self.picker.options = comparison_options(self.comparison, self.filters.value)
+        self._show_cases(comparison_options(self.comparison, self.filters.value))
 
     def __repr__(self) -> str:
         return f"ComparisonView({self.comparison.candidate.name!r} vs {self.comparison.baseline.name!r})"

@@ -8,12 +8,12 @@
 
 import { empty, h } from "../dom.js";
 import { ms } from "../format.js";
-import { liveLanes, walk } from "../runs.js";
+import { axisEnd, liveLanes, walk } from "../runs.js";
 
 /** What a node's duration measures, and the call that ran it: a member run cannot take longer
  * than that call, unless the two were timed in different runs (a replay keeps the recorded times
  * of the turn it replays, while its members run now). */
-function timing(node) {
+export function timing(node) {
   const run = "run " + ms(node.duration_ms);
   const call = node.delegation ? node.delegation.call_ms : null;
   if (call === null || call === undefined) return { text: run, title: "the run, from its start to its answer" };
@@ -99,9 +99,7 @@ function legend() {
  * the same x), in the order they were merged; ``selected``: the member run picked in Runs. */
 function lanesView(lanes, selected) {
   return lanes.map((batch) => {
-    // The axis ends with the last run or bar (a bar's start is a wall-clock time, a run's end its
-    // measured duration: the two clocks can differ by a hair).
-    const end = Math.max(1, ...batch.lanes.flatMap((l) => [l.end_ms, ...l.bars.map((b) => b.end_ms)]));
+    const end = axisEnd(batch);
     return h(
       "div",
       { class: "anb-lanes", "data-call": batch.call },

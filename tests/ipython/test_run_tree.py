@@ -173,6 +173,48 @@ def test_header_says_which_agent_is_in_charge_after_a_handoff(monkeypatch):
     assert decode(inspector.snapshot())[run_tree.IN_CHARGE] == "billing"
 
 
+def test_a_turn_routed_to_the_agent_in_charge_says_so_with_that_runs_tokens(monkeypatch):
+    from agentnb.ipython.compact import turn_summary
+    from agentnb.ipython.record import static_text
+
+    billing = Agent("billing", model=ScriptedModel(["Your invoice is 12 EUR.", "Thanks, it is paid."]))
+    triage = Agent("triage", model=ScriptedModel([tool_call("transfer_to_billing")]), handoffs=[billing])
+    inspector = Inspector.for_agent(triage)
+    Wire(inspector, monkeypatch)
+    triage.run("How much do I owe?")
+    triage.run("I paid it.")
+    first, second = triage.history
+    # The handoff itself was the model's call: not routed.
+    assert "routed" not in turn_summary(first)
+    routed = turn_summary(second)["routed"]
+    billing_run = second.children[0]
+    assert routed["agent"] == "billing" and routed["run_id"] == billing_run.run_id
+    assert second.usage.total_tokens == 0 and routed["usage"]["input"] + routed["usage"]["output"] > 0
+    assert routed["usage"]["input"] == billing_run.usage_total.input_tokens
+    snapshot = decode(inspector.snapshot())
+    assert snapshot[run_tree.RUN_TREE]["routed_to"] == billing_run.run_id
+    assert snapshot[wire.SUMMARIES][1]["routed"]["agent"] == "billing"
+    assert "routed_to" not in run_tree.run_tree(first)
+    # The static view: who is in charge, where the turn went, and no handoff call the model never made.
+    lines = static_text(triage).split("\n")
+    assert lines[1] == "in charge: billing (a handoff left it answering)"
+    assert lines[2:] == ["turn 2 · ok · routed to billing", "user: I paid it.", "answer: Thanks, it is paid."]
+
+
+def test_a_member_runs_node_says_what_its_times_measure(monkeypatch):
+    team = nested_team()
+    inspector = Inspector.for_agent(team)
+    Wire(inspector, monkeypatch)
+    team.run("go")
+    tree = decode(inspector.snapshot())[run_tree.RUN_TREE]
+    for child in tree["children"]:
+        call = next(c for c in tree["tool_calls"] if c["id"] == child["delegation"]["tool_call_id"])
+        assert call["child_run_id"] == child["run_id"]
+        # the call that ran it wraps its run: timed in this run, a child never exceeds it
+        assert child["delegation"]["call_ms"] >= child["duration_ms"]
+    assert "delegation" not in tree and "routed_to" not in tree
+
+
 def test_a_turn_without_delegations_carries_no_tree(monkeypatch):
     agent = Agent("solo", model=ScriptedModel(["hi"]))
     inspector = Inspector.for_agent(agent)
