@@ -429,7 +429,7 @@ def _tool_call_started(e: ToolCallStarted) -> dict[str, Any]:
 
 
 def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
-    return {
+    out = {
         "call": e.call,
         "id": e.tool_call_id,
         "name": e.name,
@@ -445,6 +445,9 @@ def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
         "duration_ms": e.duration_ms,
         "kind": e.kind,
     }
+    if e.child_run_id is not None:  # a delegation: the run it started (its time is within the call's)
+        out["child_run_id"] = e.child_run_id
+    return out
 
 
 def _state_changed(e: StateChanged) -> dict[str, Any]:

@@ -100,9 +100,17 @@ export function toolKey(turn, tools, at) {
   return "tool:" + (turn.runId || "turn " + turn.index) + ":" + id + (repeats ? "#" + repeats : "");
 }
 
+/** What a call's time measures (a delegation's includes the run it started). */
+export function callTimeTitle(t) {
+  if (!t.child_run_id) return "the call: its hooks and the tool";
+  return "the call: its hooks and the run it started (see Runs), and for delegations of one response run side by side, the wait for the results before it";
+}
+
 function toolRow(ctx, t, key) {
   const failed = t.done && t.error;
-  const status = !t.done ? "running…" : failed ? "error" : t.answered_by && t.answered_by !== "tool" ? "answered by " + t.answered_by : "ok";
+  const tree = ctx.turn.runTree;
+  const routed = Boolean(tree && tree.routed_to && t.child_run_id === tree.routed_to);
+  const status = !t.done ? "running…" : failed ? "error" : routed ? "routed" : t.answered_by && t.answered_by !== "tool" ? "answered by " + t.answered_by : "ok";
   const summary = h(
     "summary",
     { class: "anb-tool-summary" },
@@ -111,8 +119,12 @@ function toolRow(ctx, t, key) {
     h("span", { class: "anb-tool-args" }, short(argsText(t.arguments), 80)),
     h("span", { class: "anb-tool-arrow" }, "→"),
     h("span", { class: "anb-tool-result" + (failed ? " anb-bad" : "") }, t.done ? short(firstLine(failed ? t.error : t.result), 80) : "…"),
-    h("span", { class: "anb-tool-status anb-tool-" + (failed ? "error" : t.done ? "ok" : "running") }, status),
-    h("span", { class: "anb-tool-time" }, t.done ? ms(t.duration_ms) : ""),
+    h(
+      "span",
+      { class: "anb-tool-status anb-tool-" + (failed ? "error" : t.done ? "ok" : "running"), title: routed ? "made for this turn, not by its model: the agent in charge answered it" : null },
+      status,
+    ),
+    h("span", { class: "anb-tool-time", title: t.done ? callTimeTitle(t) : null }, t.done ? ms(t.duration_ms) : ""),
   );
   return disclosure(ctx.view, key, { attrs: { class: "anb-tool", "data-tool": t.name }, summary, fill: () => toolBody(ctx.turn, t) });
 }

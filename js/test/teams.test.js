@@ -6,7 +6,7 @@ import { TREE_WIRE, axisEnd, routedOf } from "../runs.js";
 import { NOT_CONNECTED, NO_ANSWER, createStore } from "../store.js";
 import { RECONNECT, whatToDo } from "../tabs/parts.js";
 import { timing } from "../tabs/runs.js";
-import { toolKey } from "../tabs/tools.js";
+import { callTimeTitle, toolKey } from "../tabs/tools.js";
 import { loadTurn, turnFromSummary } from "../turn.js";
 import { openingTab } from "../view.js";
 import { WIRE } from "../wire.js";
@@ -86,4 +86,9 @@ test("the lanes' axis ends with the last run or bar, so no bar overruns its trac
   const batch = { lanes: [{ end_ms: 40, bars: [{ end_ms: 39 }] }, { end_ms: 38, bars: [{ end_ms: 40.2 }] }] };
   assert.equal(axisEnd(batch), 40.2);
   assert.equal(axisEnd({ lanes: [{ end_ms: 0, bars: [] }] }), 1);
+});
+
+test("a delegation's time says it holds the run it started", () => {
+  assert.match(callTimeTitle({ child_run_id: "r1" }), /the run it started/);
+  assert.equal(callTimeTitle({}), "the call: its hooks and the tool");
 });
