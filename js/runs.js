@@ -105,6 +105,11 @@ export function scopedTurn(msg, requests) {
   return turn;
 }
 
+/** The agent a handoff left answering the inspected agent's turns (a synced trait), or "". */
+export function inCharge(model) {
+  return (model && typeof model.get === "function" && model.get(TREE_WIRE.IN_CHARGE)) || "";
+}
+
 /** The run a turn was routed to — an earlier handoff left another agent in charge, which
  * answered without a model call of the turn's own agent — as {agent, run_id, usage,
  * duration_ms} (usage null when only the tree says so), or null. */

@@ -9,7 +9,7 @@
 // live views, alone. The text is made here, at the save, so the kernel spends nothing on it.
 
 import { decodeTrait } from "./message.js";
-import { TREE_WIRE } from "./runs.js";
+import { inCharge } from "./runs.js";
 import { WIRE } from "./wire.js";
 
 /** What the static view says of itself. */
@@ -31,7 +31,7 @@ export function staticText(model) {
   const rows = snap[WIRE.SUMMARIES] || [];
   const count = (snap[WIRE.TURNS_FROM] || 0) + rows.length;
   const lines = [model.get(WIRE.TRAIT_AGENT) + " · inspector · model " + (info.label ?? "?") + " · " + count + " turn(s) · " + STATIC_NOTE];
-  if (snap[TREE_WIRE.IN_CHARGE]) lines.push("in charge: " + snap[TREE_WIRE.IN_CHARGE] + " (a handoff left it answering)");
+  if (inCharge(model)) lines.push("in charge: " + inCharge(model) + " (a handoff left it answering)");
   const last = rows[rows.length - 1];
   if (!last || last.status === "running") return lines.join("\n");
   const routed = last.routed ? " · routed to " + last.routed.agent : "";

@@ -10,7 +10,7 @@ import { watchConnection } from "./connection.js";
 import { ANSWER_MS, NO_ANSWER, createStore } from "./store.js";
 import { whatToDo } from "./tabs/parts.js";
 import { TABS } from "./tabs/index.js";
-import { routedOf } from "./runs.js";
+import { TREE_WIRE, inCharge, routedOf } from "./runs.js";
 import { WIRE } from "./wire.js";
 
 const DRAW_DELAY_MS = 30; // store changes within this time are drawn together
@@ -252,7 +252,8 @@ class InspectorView {
     const total = store.turns.length;
     const routed = routedOf(turn);
     const run = shown || turn;
-    const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, store.offline, store.inCharge, routed, run && [run.runId, run.status, run.error, run.durationMs, run.usage, run.replayed, run.loaded]]);
+    const charge = inCharge(model);
+    const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, store.offline, charge, routed, run && [run.runId, run.status, run.error, run.durationMs, run.usage, run.replayed, run.loaded]]);
     if (key === this.drawn.header) return;
     this.drawn.header = key;
     header.name.textContent = model.get(WIRE.TRAIT_AGENT);
@@ -273,9 +274,9 @@ class InspectorView {
     header.routed.hidden = !routed;
     header.routed.textContent = routed ? "→ routed to " + routed.agent : "";
     attr(header.routed, "title", routed ? routed.agent + " was in charge (an earlier handoff left it answering): this turn went straight to it, with no model call of " + model.get(WIRE.TRAIT_AGENT) + "'s; the tabs show " + routed.agent + "'s run" : null);
-    header.charge.hidden = !store.inCharge;
-    header.charge.textContent = store.inCharge ? "in charge: " + store.inCharge : "";
-    attr(header.charge, "title", store.inCharge ? "a handoff left " + store.inCharge + " in charge: " + model.get(WIRE.TRAIT_AGENT) + "'s next message goes to it" : null);
+    header.charge.hidden = !charge;
+    header.charge.textContent = charge ? "in charge: " + charge : "";
+    attr(header.charge, "title", charge ? "a handoff left " + charge + " in charge: " + model.get(WIRE.TRAIT_AGENT) + "'s next message goes to it" : null);
     header.prev.disabled = !total || index === 0;
     header.next.disabled = !total || index === total - 1;
   }
@@ -403,6 +404,7 @@ class InspectorView {
     if (resized) resized.observe(this.answer.box);
     this.model.on("change:" + WIRE.TRAIT_AGENT, schedule);
     this.model.on("change:" + WIRE.TRAIT_MODEL, schedule);
+    this.model.on("change:" + TREE_WIRE.IN_CHARGE, schedule);
     this.draw();
     return () => {
       clearInterval(clock);
@@ -412,6 +414,7 @@ class InspectorView {
       unsubscribe();
       this.model.off("change:" + WIRE.TRAIT_AGENT, schedule);
       this.model.off("change:" + WIRE.TRAIT_MODEL, schedule);
+      this.model.off("change:" + TREE_WIRE.IN_CHARGE, schedule);
       this.store.dispose();
     };
   }

@@ -55,7 +55,9 @@ RUN = "run"
 RUN_ID = "run_id"
 """The run a ``need_run`` / ``run`` message is about."""
 IN_CHARGE = "in_charge"
-"""The agent a handoff left answering this agent's turns (header), when it is another."""
+"""The synced trait naming the agent a handoff left answering this agent's turns (header), ""
+when it answers them itself. A trait, not a part of the snapshot: a view that took every event
+live keeps the snapshot it has, and would never hear of a handoff."""
 
 RUN_PROGRESS = "run_progress"
 """Kernel -> browser, while a turn runs: a run below it started or ended (``Progress``)."""

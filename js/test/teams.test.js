@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 
 import { STATIC_NOTE, staticText } from "../saved.js";
-import { TREE_WIRE, axisEnd, routedOf } from "../runs.js";
+import { TREE_WIRE, axisEnd, inCharge, routedOf } from "../runs.js";
 import { NOT_CONNECTED, NO_ANSWER, createStore } from "../store.js";
 import { RECONNECT, whatToDo } from "../tabs/parts.js";
 import { timing } from "../tabs/runs.js";
@@ -18,9 +18,8 @@ const handoff = { kind: "tool_call_finished", id: "handoff_t2", name: "transfer_
 /** Triage's inspector after a handoff: turn 1 handed over, turn 2 went straight to billing. */
 function triage() {
   const snap = snapshot({ seq: 4, turns: [summary(0), summary(1, { message: "I paid it.", content: "Thanks, it is paid.", routed })], turn: 1, events: [started("I paid it."), handoff, finished("Thanks, it is paid.")], state: {} });
-  snap[TREE_WIRE.IN_CHARGE] = "billing";
   snap[TREE_WIRE.RUN_TREE] = { run_id: "t2", path: ["triage"], agent: "triage", routed_to: "b2", children: [{ run_id: "b2", path: ["triage", "billing"], agent: "billing", duration_ms: 0.8, children: [] }] };
-  return new Model({ [WIRE.TRAIT_ID]: "m1", [WIRE.TRAIT_AGENT]: "triage", [WIRE.TRAIT_MODEL]: { label: "scripted" }, [WIRE.TRAIT_SNAPSHOT]: snap });
+  return new Model({ [WIRE.TRAIT_ID]: "m1", [WIRE.TRAIT_AGENT]: "triage", [WIRE.TRAIT_MODEL]: { label: "scripted" }, [WIRE.TRAIT_SNAPSHOT]: snap, [TREE_WIRE.IN_CHARGE]: "billing" });
 }
 
 test("a routed turn is known from its History row before it is loaded, and from its tree after", () => {
@@ -34,7 +33,21 @@ test("a routed turn is known from its History row before it is loaded, and from 
   const live = turnFromSummary(summary(1));
   live.runTree = store.turns[1].runTree; // a turn followed live: only its tree says it
   assert.deepEqual(routedOf(live), { agent: "billing", run_id: "b2", usage: null, duration_ms: 0.8 });
-  assert.equal(store.inCharge, "billing");
+});
+
+test("who is in charge is a trait: a view that took every event live hears of the handoff", () => {
+  const model = triage();
+  const store = createStore(model);
+  const seen = [];
+  model.on("change:" + TREE_WIRE.IN_CHARGE, () => seen.push(inCharge(model)));
+  assert.equal(inCharge(model), "billing");
+  // the snapshot after the cell holds nothing newer than the view: it is not taken again...
+  assert.equal(store.fromTrait(), false);
+  // ...and the trait still tells who answers now (a reset hands the turns back)
+  model.setTrait(TREE_WIRE.IN_CHARGE, "");
+  assert.deepEqual(seen, [""]);
+  assert.equal(inCharge(model), "");
+  assert.equal(staticText(model).split("\n")[1].startsWith("in charge"), false);
 });
 
 test("the static text says who is in charge and where the last turn went, with no handoff call", () => {

@@ -168,9 +168,13 @@ def test_header_says_which_agent_is_in_charge_after_a_handoff(monkeypatch):
     triage = Agent("triage", model=ScriptedModel([tool_call("transfer_to_billing")]), handoffs=[billing])
     inspector = Inspector.for_agent(triage)
     Wire(inspector, monkeypatch)
-    assert run_tree.IN_CHARGE not in decode(inspector.snapshot())
+    assert inspector.in_charge == "" and run_tree.IN_CHARGE in inspector.keys  # a synced trait
     triage.run("owe?")
-    assert decode(inspector.snapshot())[run_tree.IN_CHARGE] == "billing"
+    # set at the run's end: a view that took every event live (its snapshot no newer) hears of it
+    assert inspector.in_charge == "billing"
+    triage.reset()
+    inspector._after_cell()
+    assert inspector.in_charge == ""
 
 
 def test_a_turn_routed_to_the_agent_in_charge_says_so_with_that_runs_tokens(monkeypatch):
