@@ -86,6 +86,7 @@ class _Picker(widgets.VBox):
         self._render()
 
     def _render(self) -> None:
+        """Draw the grid and the picker's cases for the filter chosen (each view its own)."""
         raise NotImplementedError
 
     def _show_cases(self, options: list[tuple[str, tuple[str, int]]]) -> None:
@@ -97,6 +98,7 @@ class _Picker(widgets.VBox):
         self.picker.value = kept if kept in values else (values[0] if values else None)
 
     def _inspector(self, case: tuple[str, int]) -> Any:
+        """The inspector of ``case`` (each view opens it on the tab that answers its question)."""
         raise NotImplementedError
 
     def open_case(self, case: tuple[str, int] | None = None) -> Any:
