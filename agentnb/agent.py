@@ -26,9 +26,9 @@ from .formatters import FormatSettings
 from .history.history import History
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
-from .run.observe import Observation, prepare, render_prompt
 from .run.continuing import Continuing
 from .run.gate import check_approval, check_breakpoints
+from .run.observe import Observation, prepare, render_prompt
 from .run.output import asked
 from .run.prompt import PromptOptions, RenderedPrompt
 from .run.runs import Runs, check_message
@@ -38,15 +38,7 @@ from .sessions.persistence import Persistence
 from .sessions.time_travel import AgentSnapshot, TimeTravel
 from .state.edits import StateEdit
 from .state.state import State, replace_values
-from .tools import (
-    AGENTIC_TOOL,
-    ASK_USER_TOOL,
-    Tool,
-    ask_user_tool,
-    check_hook,
-    collect_tools,
-    update_session_state_tool,
-)
+from .tools import AGENTIC_TOOL, Tool, builtin, check_hook, collect_tools, update_session_state_tool
 from .tools.run_context import RunContext
 
 Subscriber = Callable[[Event], Any]
@@ -160,8 +152,7 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         self._set_state(session_state, state_schema, enable_agentic_state, overwrite_db_session_state)
         self.tools = tools or []
         self.approval = check_approval(approval)
-        """A rule for every tool call: ``fn(tool_name, arguments, run_context)``; truthy (or a str,
-        the reason) pauses the run before the call for a person to approve, edit or reject it."""
+        """``fn(tool_name, arguments, run_context)``: truthy (a str: the reason) pauses before the call."""
         self.breakpoints = check_breakpoints(break_before)
         """Where each run stops to be stepped through (``break_before``): model, tool, tool:NAME."""
         self.ask_user = bool(ask_user)
@@ -339,7 +330,8 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
     def tracer_provider(self, provider: Any) -> None:
         if provider is not None and not callable(getattr(provider, "get_tracer", None)):
             raise ConfigurationError(
-                f"tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), got {type(provider).__name__}"
+                "tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), "
+                f"got {type(provider).__name__}"
             )
         self._tracer_provider = provider
         if provider is not None:
@@ -389,8 +381,8 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         tools = list(self._tools)
         if self.enable_agentic_state and not any(t.name == AGENTIC_TOOL for t in tools):
             tools.append(update_session_state_tool())
-        if self.ask_user and not any(t.name == ASK_USER_TOOL for t in tools):
-            tools.append(ask_user_tool())
+        if self.ask_user and not any(t.name == builtin.ASK_USER_TOOL for t in tools):
+            tools.append(builtin.ask_user_tool())
         tools.extend(self.context_providers.tools(taken=[t.name for t in tools]))
         for spec in self.handoffs:  # built once per handoff: a tool's schema is compiled when it is made
             made = self._handoff_tools.get(id(spec))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .messages import ToolCall
 from .util.fastinit import fast_init
@@ -601,22 +601,22 @@ class RunResumed:
     """Wall-clock time (epoch seconds)."""
 
 
-Event = Union[
-    RunStarted,
-    PromptRendered,
-    ContextRetrieved,
-    ModelRequested,
-    TextDelta,
-    ModelResponded,
-    ToolCallStarted,
-    ToolCallFinished,
-    StateChanged,
-    OutputChecked,
-    RunFinished,
-    RunFailed,
-    RunPaused,
-    RunResumed,
-]
+Event: TypeAlias = (
+    RunStarted
+    | PromptRendered
+    | ContextRetrieved
+    | ModelRequested
+    | TextDelta
+    | ModelResponded
+    | ToolCallStarted
+    | ToolCallFinished
+    | StateChanged
+    | OutputChecked
+    | RunFinished
+    | RunFailed
+    | RunPaused
+    | RunResumed
+)
 """Any event (the ``kind`` field tells which)."""
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from ..models import Model
 from ..models.tokens import TokenCounter, counter_for
 from ..state.edits import edit_text
 from ..team import Team
+from ..util.extras import install_line
 from ..util.text import one_line
 from . import decide_magic, mcp_support
 from .agent_magic import described, show_inspector
@@ -149,11 +150,18 @@ class AgentnbMagics(WorkspaceMagics):
             raise UsageError("%agentnb: --all belongs to %agentnb approve, --reason to %agentnb reject")
         if args.command == "edit":
             args.value = line.split(None, 3)[3] if len(line.split(None, 3)) == 4 else ""
-        if args.command in ("approve", "reject", "continue"):  # deciding a paused turn
-            return getattr(decide_magic, args.command.replace("continue", "continue_run"))(
-                self.workspace, args
-            )
         return getattr(self, f"_{args.command}")(args)
+
+    # -- deciding a paused turn (ipython/decide_magic.py) ---------------------------------------
+
+    def _approve(self, args: Any) -> None:
+        decide_magic.approve(self.workspace, args)
+
+    def _reject(self, args: Any) -> None:
+        decide_magic.reject(self.workspace, args)
+
+    def _continue(self, args: Any) -> Any:
+        return decide_magic.continue_run(self.workspace, args)
 
     def _eval(self, args: Any) -> Any:
         from .eval_magic import run_eval
@@ -185,7 +193,10 @@ class AgentnbMagics(WorkspaceMagics):
                 f"%agentnb preview {name}: {root!r} is an agent, not a team; TEAM/MEMBER previews a member of a team"
             )
         try:
-            observation = agent.observe_member(member, message) if member else agent.observe(message)
+            if member and isinstance(agent, Team):  # (an agent that is not a team was refused above)
+                observation = agent.observe_member(member, message)
+            else:
+                observation = agent.observe(message)
         except AgentnbError as exc:
             raise UsageError(f"%agentnb preview {name}: {one_line(exc)}") from None
         if member:
@@ -215,7 +226,8 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb resume {name}: {one_line(exc)}") from None
         print(
-            f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording"
+            f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: "
+            f"state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording"
         )
 
     def _trace(self, args: Any) -> None:
@@ -231,7 +243,7 @@ class AgentnbMagics(WorkspaceMagics):
             traces = tracing.export(agent, capture_content=True if args.content else None)
         except ImportError:
             raise UsageError(
-                "%agentnb trace: OpenTelemetry is not installed; pip install 'agentnb[tracing]'"
+                f"%agentnb trace: OpenTelemetry is not installed; {install_line('tracing')}"
             ) from None
         except AgentnbError as exc:
             raise UsageError(f"%agentnb trace {name}: {one_line(exc)}") from None
@@ -257,7 +269,8 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb save {name}: {one_line(exc)}") from None
         print(
-            f"saved {name} to {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)"
+            f"saved {name} to {described(session, name)}: state keys {list(agent.session_state)}, "
+            f"{len(agent.history)} turn(s)"
         )
 
     def _load(self, args: Any) -> None:
@@ -269,7 +282,8 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError, ValueError) as exc:
             raise UsageError(f"%agentnb load {name}: {one_line(exc)}") from None
         print(
-            f"loaded {name} from {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)"
+            f"loaded {name} from {described(session, name)}: state keys {list(agent.session_state)}, "
+            f"{len(agent.history)} turn(s)"
         )
 
     def _reset(self, args: Any) -> None:
@@ -295,7 +309,8 @@ class AgentnbMagics(WorkspaceMagics):
         self.workspace.ns[new_name] = forked
         at = f" at turn {args.turn} of {len(agent.history)}" if args.turn is not None else ""
         print(
-            f"forked {name} into {new_name}{at}: copied state keys {list(forked.session_state)}, {len(forked.history)} turn(s)"
+            f"forked {name} into {new_name}{at}: copied state keys {list(forked.session_state)}, "
+            f"{len(forked.history)} turn(s)"
         )
 
     def _diff(self, args: Any) -> None:
@@ -385,7 +400,8 @@ def json_value(text: str, magic: str) -> Any:
         except json.JSONDecodeError:
             continue
     raise UsageError(
-        f'{magic}: {text.strip() or "(nothing)"} is not a JSON value; write e.g. 20, "text" (double quotes), [1, 2] or {{"a": 1}}'
+        f"{magic}: {text.strip() or '(nothing)'} is not a JSON value; "
+        'write e.g. 20, "text" (double quotes), [1, 2] or {"a": 1}'
     )
 
 

@@ -70,22 +70,25 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
     """One row of the History tab."""
     # One pass over the events (a loop of quick turns sends a row for nearly every turn).
     tool_calls = failed = context = blocks = 0
-    prompt = None
+    prompt: PromptRendered | None = None
     finish = None
+    asked = False
     for event in record.events:
-        kind = type(event)  # event classes are final: compared by identity, the cheapest test
-        if kind is ToolCallFinished:
+        # Event classes are final: compared by identity, the cheapest test (and one mypy narrows).
+        if type(event) is ToolCallFinished:
             tool_calls += 1
             failed += event.error is not None
-        elif kind is ModelResponded:
+        elif type(event) is ModelRequested:
+            asked = True
+        elif type(event) is ModelResponded:
             finish = event.finish_reason
-        elif kind is ContextRetrieved:
+        elif type(event) is ContextRetrieved:
             context += 1
             blocks += len(event.blocks)
-        elif kind is PromptRendered and prompt is None:
+        elif type(event) is PromptRendered and prompt is None:
             prompt = event
     content = record.content
-    return {
+    row = {
         "turn": record.index,
         "message": record.message[:SUMMARY_TEXT],
         "status": record.status,
@@ -102,6 +105,31 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         "context_blocks": blocks,
         "finish_reason": finish,  # "length": the answer was cut at the token limit
         **prompt_tokens(prompt),
+    }
+    routed = None if asked or not tool_calls else routed_run(record)
+    if routed is not None:
+        row["routed"] = routed_summary(routed)
+    return row
+
+
+def routed_run(record: TurnRecord) -> TurnRecord | None:
+    """The run that answered a turn routed to the agent in charge: an earlier handoff left another
+    agent answering, so the turn went to it without a model call of its own (its one tool call,
+    the handoff, was made for it). None for any other turn."""
+    if record.model_calls or len(record.tool_calls) != 1:
+        return None
+    child_id = record.tool_calls[0].child_run_id
+    return next((c for c in record.children if c.run_id == child_id), None) if child_id else None
+
+
+def routed_summary(run: TurnRecord) -> dict[str, Any]:
+    """What the header shows of the run a turn was routed to, before it is loaded: its agent, its
+    run id (the tabs show it), its tokens and its time."""
+    return {
+        "agent": run.agent,
+        "run_id": run.run_id,
+        "usage": compact_usage(run.usage_total),
+        "duration_ms": run.duration_ms,
     }
 
 
@@ -403,7 +431,7 @@ def _tool_call_started(e: ToolCallStarted) -> dict[str, Any]:
 
 
 def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
-    return {
+    out = {
         "call": e.call,
         "id": e.tool_call_id,
         "name": e.name,
@@ -419,6 +447,9 @@ def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
         "duration_ms": e.duration_ms,
         "kind": e.kind,
     }
+    if e.child_run_id is not None:  # a delegation: the run it started (its time is within the call's)
+        out["child_run_id"] = e.child_run_id
+    return out
 
 
 def _state_changed(e: StateChanged) -> dict[str, Any]:
@@ -453,25 +484,9 @@ def _run_failed(e: RunFailed) -> dict[str, Any]:
 
 
 def _run_paused(e: RunPaused) -> dict[str, Any]:
-    """A run waiting for a person: what it waits for (the data only; the inspector's cards are
-    built from it)."""
-    return {
-        "items": [
-            {
-                "id": item.id,
-                "kind": item.kind,
-                "tool": item.tool,
-                "arguments": item.arguments,
-                "reason": item.reason,
-                "path": list(item.path),
-                "call": item.call,
-            }
-            for item in e.items
-        ],
-        "usage": compact_usage(e.usage),
-        "duration_ms": e.duration_ms,
-        "kind": e.kind,
-    }
+    """A run waiting for a person: its items as data (the inspector builds its cards from them)."""
+    items = [{k: getattr(i, k) for k in _PENDING_FIELDS} | {"path": list(i.path)} for i in e.items]
+    return {"items": items, "usage": compact_usage(e.usage), "duration_ms": e.duration_ms, "kind": e.kind}
 
 
 def _run_resumed(e: RunResumed) -> dict[str, Any]:
@@ -479,6 +494,9 @@ def _run_resumed(e: RunResumed) -> dict[str, Any]:
         "decisions": [{"id": d.id, "verdict": d.verdict, "by": d.by} for d in e.decisions],
         "kind": e.kind,
     }
+
+
+_PENDING_FIELDS = ("id", "kind", "tool", "arguments", "reason", "call")
 
 
 _COMPACT: dict[type, Any] = {
@@ -508,7 +526,7 @@ def compact_event(event: Event) -> dict[str, Any]:
         make = next((f for cls, f in _COMPACT.items() if isinstance(event, cls)), None)
         if make is None:
             return {"kind": event.kind}
-    return make(event)  # type: ignore[no-any-return]
+    return make(event)
 
 
 __all__ = [

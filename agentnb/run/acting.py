@@ -5,10 +5,10 @@ into the conversation; the calls a person must decide first wait, the others run
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
-from ..events import ContextRetrieved, Event, ToolCallStarted
+from ..events import ContextRetrieved, Event, PendingCall, ToolCallStarted
 from ..history.pause import Pause
 from ..history.records import TurnRecord
 from ..messages import Message, ToolCall
@@ -18,6 +18,9 @@ from ..tools.run_context import RunContext
 from .executor import CallOutcome, ParentRun, ToolExecutor
 from .parallel import Running
 from .setup import TurnSetup
+
+Waiting = tuple[ToolCall, PendingCall | None]
+"""A call that waits for a person, with what it waits for (None: a member it delegated to waits)."""
 
 
 class Acting:
@@ -56,7 +59,7 @@ class Acting:
         context: list[ContextRetrieved],
         wire: list[dict[str, Any]],
         pause: Pause | None = None,
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, list[Waiting]]:
         """Run one response's tool calls: in the model's order (read-after-write first); its
         ``copy`` / ``none`` delegations side by side on one snapshot while the other calls run in
         order, every result applied in call order. A call the gate stops for a person does not
@@ -105,12 +108,12 @@ class Acting:
         context: list[ContextRetrieved],
         wire: list[dict[str, Any]],
         pause: Pause,
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, list[Waiting]]:
         """The calls a paused run waited on, in order: each of its own items as the person
         decided (run as asked, with their arguments, rejected, answered); each delegation whose
         member waited goes on (its member continues)."""
         own = {item.tool_call_id: item for item in pause.items}
-        waiting = []
+        waiting: list[Waiting] = []
         for tool_call in calls:
             item = own.get(tool_call.id)
             if item is not None:  # it never started: it starts now
@@ -139,7 +142,7 @@ class Acting:
         outcome: CallOutcome,
         context: list[ContextRetrieved],
         wire: list[dict[str, Any]],
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, bool]:
         """A call's end: the child runs it started become this run's, then the context it
         retrieved, its state changes, its result. Returns True when it has no result yet: a
         member it delegated to waits for a person."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -27,10 +26,8 @@ from ..tools import AGENTIC_TOOL, Tool, result_text, run_chain
 from ..tools.run_context import RunContext
 from ..tools.tool import DELEGATION
 from ..util.text import shorten
+from .finish import Finish
 from .gate import Gate
-
-ERROR_LIMIT = 4000
-"""Most characters of an error sent back to the model as a tool call's result."""
 
 
 @dataclass
@@ -327,6 +324,7 @@ class ToolExecutor:
         if outcome.error is not None:
             self.tracker.rollback(start)
             if isinstance(outcome.error, _Recorded):
+                assert recorded is not None  # only the recorded stand-in raises _Recorded
                 return done.ok(recorded.result, steps, error=recorded.error, error_kind=recorded.error_kind)
             return done.failed(
                 *_blame(tool, outcome.error, outcome.error_source), hooks=steps, answered_by=None
@@ -367,7 +365,8 @@ class ToolExecutor:
             )
             return done.failed(
                 "malformed_arguments",
-                f"the arguments for {tool.name!r} are not valid JSON ({why}). Send a JSON object matching the tool's parameters.",
+                f"the arguments for {tool.name!r} are not valid JSON ({why}). "
+                "Send a JSON object matching the tool's parameters.",
             )
         try:
             return tool, tool.validate_arguments(raw, self.ctx.state)
@@ -380,7 +379,7 @@ class ToolExecutor:
     @staticmethod
     def _cause(tool: Tool, tool_call_id: str, link: str, edited_by: str | None = None) -> StateCause:
         if link == "tool":
-            kind = "agentic" if tool.name == AGENTIC_TOOL else "tool"
+            kind: CauseKind = "agentic" if tool.name == AGENTIC_TOOL else "tool"
             return StateCause(kind=kind, name=tool.name, tool_call_id=tool_call_id, edited_by=edited_by)
         return StateCause(kind="hook", name=link, tool_call_id=tool_call_id, edited_by=edited_by)
 
@@ -413,63 +412,6 @@ class ToolExecutor:
                     edited_by=edited_by,
                 )
             )
-
-
-class Finish:
-    """Builds the ToolCallFinished of one call: its result, or its error bounded in size."""
-
-    def __init__(
-        self,
-        run_id: str,
-        call: int,
-        tool_call: ToolCall,
-        decision: Decision | None = None,
-        asked: str | None = None,
-    ) -> None:
-        self.started = time.perf_counter()
-        self.base: dict[str, Any] = dict(
-            run_id=run_id,
-            call=call,
-            tool_call_id=tool_call.id,
-            name=tool_call.name,
-            arguments=tool_call.arguments,
-        )
-        self.edited_by: str | None = None
-        """Who gave the arguments the call runs with, when not the model (a person's edit)."""
-        if decision is not None:
-            self.base["decision"] = decision.verdict
-            if decision.verdict == "edited" and asked is not None:
-                self.base["model_arguments"] = asked
-                self.edited_by = decision.by
-
-    def rejected(self, reason: str) -> ToolCallFinished:
-        """A call a person rejected: it did not run; the model reads their reason."""
-        return ToolCallFinished(
-            **self.base,
-            result=f"Rejected by the person: {reason}",
-            error=reason,
-            error_kind="rejected",
-            answered_by="person",
-            duration_ms=self._ms(),
-        )
-
-    def ok(self, result: str, hooks: tuple[Any, ...], **extra: Any) -> ToolCallFinished:
-        return ToolCallFinished(**self.base, result=result, hooks=hooks, duration_ms=self._ms(), **extra)
-
-    def failed(self, kind: str, error: str, **extra: Any) -> ToolCallFinished:
-        if len(error) > ERROR_LIMIT:  # what goes back to the model stays bounded
-            error = f"{error[: ERROR_LIMIT - 60]}… (the error is {len(error):,} characters; cut here)"
-        return ToolCallFinished(
-            **self.base,
-            result=f"Error: {error}",
-            error=error,
-            error_kind=kind,
-            duration_ms=self._ms(),
-            **extra,
-        )
-
-    def _ms(self) -> float:
-        return (time.perf_counter() - self.started) * 1000
 
 
 def _blame(tool: Tool, exc: BaseException, source: str | None) -> tuple[str, str]:
@@ -509,4 +451,4 @@ def _overlap(reads: set[str] | None, writes: set[str] | None) -> bool:
     return bool(reads & writes)
 
 
-__all__ = ["Batch", "CallOutcome", "Finish", "ParentRun", "Settled", "Site", "ToolExecutor"]
+__all__ = ["Batch", "CallOutcome", "ParentRun", "Settled", "Site", "ToolExecutor"]

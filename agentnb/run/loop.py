@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -186,7 +186,7 @@ class Turn(Acting, Pausing):
 
     def _think_and_act(
         self, tools: Sequence[Tool], context: list[ContextRetrieved], pause: Pause | None = None
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, bool]:
         """Ask the model, run the tool calls it asks for, again, until it answers (returns True)
         or the run fails or pauses for a person (False). A paused run (``pause``) goes on where
         it stopped: the calls that waited, or the model call that waited."""
@@ -228,7 +228,8 @@ class Turn(Acting, Pausing):
                 if response.tool_calls and response.reasoning:  # sent back within the turn (Responses API)
                     wire[-1] = {**wire[-1], REASONING_KEY: response.reasoning}
                 calls = response.tool_calls
-                finals = [c for c in calls if c.name in attempts.tool_names] if attempts is not None else []
+                final_names = attempts.tool_names if attempts is not None else set()
+                finals = [c for c in calls if c.name in final_names]
                 if not calls or (finals and len(finals) == len(calls)):
                     if attempts is None:
                         return True
@@ -263,7 +264,7 @@ class Turn(Acting, Pausing):
         context: list[ContextRetrieved],
         wire: list[dict[str, Any]],
         pause: Pause | None,
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, bool | None]:
         """One response's tool calls, then the answer among them (output tool calls): None to
         ask the model again, True when the run answered, False when it failed or paused (some
         calls wait for a person; the other calls ran first)."""
@@ -277,7 +278,9 @@ class Turn(Acting, Pausing):
             return (yield from self._answered(attempts.from_calls(list(finals), call), wire))
         return None
 
-    def _answered(self, answered: Answered, wire: list[dict[str, Any]]) -> Iterator[Event]:
+    def _answered(
+        self, answered: Answered, wire: list[dict[str, Any]]
+    ) -> Generator[Event, None, bool | None]:
         """An answer checked against the output type: True (the run ends with it), False (the
         run failed: no attempts left) or None (the model is asked again)."""
         for event in answered.events:
@@ -302,7 +305,7 @@ class Turn(Acting, Pausing):
         schemas: list[dict[str, Any]],
         call: int,
         edit: Mapping[str, Any] | None = None,
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, ModelResponse | None]:
         """One model call (Think): its request and response events; the response, or None when
         it failed (the run has failed then). ``edit``: what a person changed at a breakpoint
         before it (their messages carry on as the run's conversation)."""
@@ -397,12 +400,16 @@ class Turn(Acting, Pausing):
             state.set(key, value)
             tracker.checkpoint(StateCause(kind="run_kwarg", name=key))
 
-    def _think(self, request: ModelRequest, call: int, payload: dict[str, Any]) -> Iterator[Event]:
+    def _think(
+        self, request: ModelRequest, call: int, payload: dict[str, Any]
+    ) -> Generator[Event, None, ModelResponse]:
         """Ask the model (or the recording), streaming its text as TextDelta events; returns the
         response."""
         model, replay = self.setup.model, self.setup.replay
         recorded = replay.answer(self.record, call, payload, model) if replay is not None else None
-        stream = model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
+        stream: Iterable[str | ModelResponse] = (
+            model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
+        )
         response: ModelResponse | None = None
         for item in stream:
             if isinstance(item, ModelResponse):
@@ -420,7 +427,7 @@ class Turn(Acting, Pausing):
         messages, context = self.ctx.messages, self._context_messages
         return messages[: context.start] + messages[context.stop :]
 
-    def _close(self, state_after: dict[str, Any], *, ended: bool = True) -> None:
+    def _close(self, state_after: Mapping[str, Any], *, ended: bool = True) -> None:
         """The record as the run leaves it: when it ended, or (``ended=False``) paused."""
         self.record.messages = self._own_messages()
         self.record.usage = self._usage

@@ -5,7 +5,7 @@ on from there — in this process or, from a saved session, in another."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..events import (
@@ -55,7 +55,7 @@ class Pausing:
 
         def _think_and_act(
             self, tools: Sequence[Tool], context: list[ContextRetrieved], pause: Pause | None = None
-        ) -> Iterator[Event]: ...
+        ) -> Generator[Event, None, bool]: ...
 
     def _stop_before_model(
         self, wire: list[dict[str, Any]], schemas: list[dict[str, Any]], call: int

@@ -10,7 +10,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, ContinueRunError
 from ..events import Event, RunFailed
@@ -24,6 +24,11 @@ from .output import OutputSpec, asked
 from .pending import pending_items
 from .runs import RunInput
 from .setup import Delegated, TurnSetup
+
+if TYPE_CHECKING:
+    from ..context import ContextProviders
+    from ..tools import Tool
+    from .prompt import PromptOptions
 
 ABANDONED = "abandoned: a new turn started before this paused one was continued"
 """The error of a paused turn left behind by a new one."""
@@ -50,7 +55,20 @@ class TurnMaking:
     _lock: threading.Lock
     _notify: Callable[[Event], None]
     _notify_children: Callable[[Event], None]
-    _output_spec: Callable[[Any], OutputSpec | None]
+    # What the Observe step reads (observe.AgentSetup), given by the agent too.
+    prompt: PromptOptions
+    add_history_to_context: bool
+    num_history_runs: int | None
+    add_dependencies_to_context: bool
+    context_providers: ContextProviders
+
+    if TYPE_CHECKING:
+
+        def all_tools(self) -> list[Tool]: ...
+
+        def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]: ...
+
+        def _output_spec(self, output_type: Any = None) -> OutputSpec | None: ...  # TypedOutput's
 
     def _new_turn(self, inputs: RunInput, delegated: Delegated | None = None) -> Turn:
         """A turn of this agent, complete: a top-level one, or (``delegated``) a child run that
