@@ -60,7 +60,10 @@ class Continuing:
         waited run (as asked, with the person's arguments), or end with the person's rejection or
         answer, and the run goes on from there; one turn record in the history. Returns its
         result, which may be paused again. Every pending item must be decided first."""
-        if run_response is not None and (not len(self.history) or run_response.turn is not self.history[-1]):
+        last = self.history[-1] if len(self.history) else None
+        if run_response is not None and (
+            not isinstance(run_response, RunResult) or run_response.turn is not last
+        ):
             raise ConfigurationError(
                 "continue_run(result) takes the result of this agent's paused last turn; "
                 "or call continue_run() with no argument"
