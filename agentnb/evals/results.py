@@ -34,7 +34,7 @@ class CaseRow:
     case: Case
     repeat: int
     status: str
-    """ok, or error (a turn did not finish)."""
+    """ok; paused (a turn waits for a decision the case does not give); or error (a turn failed)."""
     turns: list[TurnRecord]
     """Its turn records (open one in the inspector, compare two)."""
     verdicts: list[Verdict]
