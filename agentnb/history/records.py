@@ -291,6 +291,22 @@ class TurnRecord:
         after = self.frozen_after if state is None else state
         return TurnChanges(keys=log.keys(after), paths=log.paths(after))
 
+    def own_copy(self) -> TurnRecord:
+        """A copy that goes its own way: a paused turn is continued in place, so a snapshot or a
+        fork that keeps one holds its own (its events, messages and decisions apart)."""
+        pause = self.pause
+        copied = dataclasses.replace(
+            self,
+            events=list(self.events),
+            messages=list(self.messages),
+            children=[child.own_copy() if child.status == "paused" else child for child in self.children],
+            pause=dataclasses.replace(pause, decisions=dict(pause.decisions)) if pause is not None else None,
+        )
+        for name in ("_frozen_state_start", "_frozen_state_before", "_frozen_state_after"):
+            if name in self.__dict__:  # the frozen states are shared, never mutated
+                copied.__dict__[name] = self.__dict__[name]
+        return copied
+
     def to_dict(self) -> dict[str, Any]:
         """This turn as plain data (events through ``EVENTS_ADAPTER``; states as plain dicts)."""
         return {

@@ -108,8 +108,7 @@ class TurnMaking:
                 f"{names}. Decide each (approve(), reject('why'), answer(value)), then continue_run()"
             )
         self._edits.clear()
-        ctx = RunContext.for_agent(self, record.run_id)
-        ctx.turn = record.index
+        ctx = RunContext.for_agent(self, record.run_id, turn=record.index)
         tracker = StateTracker(self.state, record.run_id, record.frozen_after)
         return Turn(self._setup(None, delegated, record.message), record, ctx, tracker, {})
 

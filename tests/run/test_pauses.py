@@ -425,3 +425,19 @@ def test_pause_events_round_trip_as_json():
     events = agent.continue_run().events
     for event in events:
         assert EVENT_ADAPTER.validate_json(EVENT_ADAPTER.dump_json(event)) == event
+
+
+def test_a_fork_of_a_paused_agent_goes_its_own_way():
+    calls: list[str] = []
+    agent = payer([tool_call("charge", customer="bob", amount=50), "ok"], calls)
+    agent.run("charge")
+    forked = agent.fork("other")
+    assert forked.is_paused and forked.history[-1] is not agent.history[-1]
+    forked.model = ScriptedModel(["fork done"])
+    forked.pending[0].reject("not in the fork")
+    assert not agent.pending[0].decided  # the parent's item is its own
+    assert forked.continue_run().content == "fork done"
+    assert agent.is_paused and agent.history[-1].status == "paused"
+    agent.pending[0].approve()
+    assert agent.continue_run().content == "ok" and calls == ["charge bob 50"]
+    assert [c.decision for c in forked.history[-1].tool_calls] == ["rejected"]
