@@ -89,7 +89,7 @@ class TurnMaking:
         how = asked(spec, self.model)
         setup = TurnSetup(
             model=self.model,
-            prepare=self._preparer(inputs, delegated, list(how.trailing)),
+            prepare=self._preparer(inputs, delegated, how.trailing),
             emit=emit,
             hooks=self.tool_hooks,
             max_tool_iterations=self.max_tool_iterations,
@@ -126,7 +126,7 @@ class TurnMaking:
         return emit, emit_child
 
     def _preparer(
-        self, inputs: RunInput, delegated: Delegated | None, trailing: list[tuple[str, str]]
+        self, inputs: RunInput, delegated: Delegated | None, trailing: tuple[tuple[str, str], ...]
     ) -> Callable[..., Prepared]:
         """The turn's Observe step; a delegated run's message parts and earlier messages labelled
         by what produced them (the team's blocks, a handoff's history) and counted like the rest."""
