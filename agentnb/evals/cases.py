@@ -56,12 +56,14 @@ class Case:
     def __post_init__(self) -> None:
         if (self.input is None) == (self.messages is None):
             raise EvalCaseError(
-                f"case {self.id or '?'}: give input='...' (one turn) or messages=[...] (one turn each), exactly one of them"
+                f"case {self.id or '?'}: give input='...' (one turn) or messages=[...] (one turn each), "
+                "exactly one of them"
             )
         if self.messages is not None:
             if isinstance(self.messages, (str, bytes)) or not isinstance(self.messages, Sequence):
                 raise EvalCaseError(
-                    f"case {self.id or '?'}: messages must be a list of user messages, got {type(self.messages).__name__}"
+                    f"case {self.id or '?'}: messages must be a list of user messages, "
+                    f"got {type(self.messages).__name__}"
                 )
             object.__setattr__(self, "messages", tuple(self.messages))
             if not self.messages:
@@ -69,7 +71,8 @@ class Case:
         for message in self.turns:
             if not isinstance(message, (str, Mapping)):
                 raise EvalCaseError(
-                    f"case {self.id or '?'}: a message must be a str or a dict of input fields, got {type(message).__name__}"
+                    f"case {self.id or '?'}: a message must be a str or a dict of input fields, "
+                    f"got {type(message).__name__}"
                 )
         if self.state is not None and not isinstance(self.state, Mapping):
             raise EvalCaseError(
@@ -96,21 +99,21 @@ class Case:
     def to_dict(self) -> dict[str, Any]:
         """The case as plain data (what the store's manifest and lines keep)."""
         out: dict[str, Any] = {"id": self.id}
-        out["messages" if self.messages is not None else "input"] = _plain(
+        out["messages" if self.messages is not None else "input"] = plain(
             list(self.turns) if self.messages is not None else self.input
         )
         if self.expected is not None:
-            out["expected"] = _plain(self.expected)
+            out["expected"] = plain(self.expected)
         if self.state is not None:
-            out["state"] = _plain(dict(self.state))
+            out["state"] = plain(dict(self.state))
         if self.start is not None:
             out["start"] = {
-                "state": _plain(self.start.state),
+                "state": plain(self.start.state),
                 "messages": list(self.start.messages),
                 "origin": self.start.origin,
             }
         if self.metadata:
-            out["metadata"] = _plain(dict(self.metadata))
+            out["metadata"] = plain(dict(self.metadata))
         return out
 
     @classmethod
@@ -123,7 +126,8 @@ class Case:
         unknown = sorted(set(data) - {"id", "input", "messages", "expected", "state", "start", "metadata"})
         if unknown:
             raise EvalCaseError(
-                f"{where}unknown case field(s) {', '.join(map(repr, unknown))}; a case has id, input or messages, expected, state, metadata"
+                f"{where}unknown case field(s) {', '.join(map(repr, unknown))}; "
+                "a case has id, input or messages, expected, state, metadata"
             )
         start = data.get("start")
         return cls(
@@ -178,9 +182,9 @@ def content_id(case: Case) -> str:
     """A stable id from what the case sends and starts from (never from its position)."""
     text = json.dumps(
         {
-            "turns": _plain(list(case.turns)),
-            "state": _plain(case.state),
-            "start": _plain(case.start.state) if case.start else None,
+            "turns": plain(list(case.turns)),
+            "state": plain(case.state),
+            "start": plain(case.start.state) if case.start else None,
         },
         sort_keys=True,
         default=str,
@@ -188,7 +192,7 @@ def content_id(case: Case) -> str:
     return "c-" + hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """``value`` as JSON-able data (a DataFrame cell's numpy scalars and arrays included)."""
     return json.loads(json.dumps(value, ensure_ascii=False, default=_default))
 
@@ -210,7 +214,8 @@ def as_cases(cases: Any) -> list[Case]:
     elif hasattr(cases, "columns") and hasattr(cases, "to_dict"):
         if "input" not in cases.columns and "messages" not in cases.columns:
             raise EvalCaseError(
-                f"the DataFrame has no 'input' column (it has {', '.join(map(str, cases.columns))}); use cases_from_frame(df, input='<column>')"
+                f"the DataFrame has no 'input' column (it has {', '.join(map(str, cases.columns))}); "
+                "use cases_from_frame(df, input='<column>')"
             )
         columns = {name: name for name in ("id", "expected", "state") if name in cases.columns}
         out = cases_from_frame(cases, input="input" if "input" in cases.columns else "messages", **columns)
@@ -231,7 +236,8 @@ def as_cases(cases: Any) -> list[Case]:
                 )
     else:
         raise EvalCaseError(
-            f"cases must be a list of Case, a pandas DataFrame or a .jsonl/.csv/.yaml file path, got {type(cases).__name__}"
+            "cases must be a list of Case, a pandas DataFrame or a .jsonl/.csv/.yaml file path, "
+            f"got {type(cases).__name__}"
         )
     if not out:
         raise EvalCaseError("there are no cases to evaluate; give at least one")
@@ -239,7 +245,8 @@ def as_cases(cases: Any) -> list[Case]:
     for number, case in enumerate(out, 1):
         if case.id in seen:
             raise EvalCaseError(
-                f"cases {seen[case.id]} and {number} have the same id {case.id!r}; ids must be unique (they pair runs and resume them)"
+                f"cases {seen[case.id]} and {number} have the same id {case.id!r}; "
+                "ids must be unique (they pair runs and resume them)"
             )
         seen[case.id] = number
     return out
@@ -267,14 +274,15 @@ def cases_from_frame(
     ):
         if column is not None and column not in columns:
             raise EvalCaseError(
-                f"cases_from_frame: {option}={column!r} is not a column of the DataFrame (it has {', '.join(map(str, columns))})"
+                f"cases_from_frame: {option}={column!r} is not a column of the DataFrame "
+                f"(it has {', '.join(map(str, columns))})"
             )
     out = []
     for position, row in enumerate(frame.to_dict("records")):
         where = f"row {position + 1}: "
         message = row[input]
         turns = (
-            _plain(message)
+            plain(message)
             if not isinstance(message, (str, Mapping)) and hasattr(message, "__len__")
             else None
         )
@@ -284,9 +292,9 @@ def cases_from_frame(
                 input=None if turns is not None else message,
                 messages=turns,
                 id="" if id is None else str(row[id]),
-                expected=None if expected is None or _missing(row[expected]) else _plain(row[expected]),
+                expected=None if expected is None or _missing(row[expected]) else plain(row[expected]),
                 state=start_state,
-                metadata={m: _plain(row[m]) for m in metadata},
+                metadata={m: plain(row[m]) for m in metadata},
             )
         )
     return out
@@ -308,7 +316,7 @@ def _state_cell(value: Any, where: str) -> dict[str, Any] | None:
         raise EvalCaseError(
             f"{where}the state cell must be a dict (or its JSON text), got {type(value).__name__}"
         )
-    return _plain(dict(value))
+    return plain(dict(value))
 
 
 def load_cases(path: str | Path) -> list[Case]:
@@ -347,7 +355,8 @@ def load_cases(path: str | Path) -> list[Case]:
         ]
     else:
         raise EvalCaseError(
-            f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, not {suffix or 'a file without a suffix'}"
+            f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, "
+            f"not {suffix or 'a file without a suffix'}"
         )
     if isinstance(records, Mapping) and "cases" in records:
         records = records["cases"]
@@ -377,4 +386,4 @@ def _csv_record(row: Mapping[str, Any], where: str) -> dict[str, Any]:
     return record
 
 
-__all__ = ["Case", "Start", "as_cases", "cases_from_frame", "content_id", "load_cases"]
+__all__ = ["Case", "Start", "as_cases", "cases_from_frame", "content_id", "load_cases", "plain"]

@@ -15,8 +15,7 @@ import weakref
 import traitlets
 
 from ..agent import Agent
-from ..evals import EvalComparison, EvalRun
-from ..evals.results import CaseRow
+from ..evals import CaseRow, EvalComparison, EvalRun
 from .inspector import Inspector
 
 _KEPT: dict[str, Agent] = {}

@@ -15,7 +15,7 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display
 
-from ..evals import EvalRun, Progress, runner
+from ..evals import EvalRun, Progress, viewers
 
 FILTERS = ("all", "failed", "errored", "flaky")
 MARK = {"pass": "✓", "fail": "✗", "error": "!"}
@@ -45,7 +45,10 @@ def grid_html(run: EvalRun, show: str = "all") -> str:
             cells.append(
                 ""
                 if verdict is None
-                else f'<span title="{escape(verdict.reason)}">{MARK[verdict.status]}</span> {escape(verdict.reason[:60])}'
+                else (
+                    f'<span title="{escape(verdict.reason)}">{MARK[verdict.status]}</span> '
+                    f"{escape(verdict.reason[:60])}"
+                )
             )
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return (
@@ -177,8 +180,8 @@ def _inspect(target: Any, case_id: str, repeat: int) -> Any:
 
 def install() -> None:
     """Show evaluations in the notebook (``%load_ext agentnb`` calls it)."""
-    runner.DISPLAYS[:] = [_Sink]
-    runner.INSPECT[:] = [_inspect]
+    viewers.DISPLAYS[:] = [_Sink]
+    viewers.INSPECT[:] = [_inspect]
 
 
 __all__ = ["EvalView", "FILTERS", "case_options", "grid_html", "install"]

@@ -184,8 +184,8 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
     prompt that changes with the message, is measured."""
     import json
 
-    from agentnb.evals.runner import RequestChars
-    from agentnb.evals.worker import Blueprint
+    from agentnb.evals.engine.plan import RequestChars
+    from agentnb.evals.engine.worker import Blueprint
 
     agent = shop()
     blueprint = Blueprint.of(agent)

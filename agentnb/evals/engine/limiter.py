@@ -18,8 +18,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ModelConnectionError, ModelError, ModelRateLimitError
-from ..models.base import Model, ModelRequest, ModelResponse
+from ...errors import ModelConnectionError, ModelError, ModelRateLimitError
+from ...models.base import Model, ModelRequest, ModelResponse
 
 RATE_LIMIT_TRIES = 12
 """Times one call is tried while the server keeps answering 429."""

@@ -13,10 +13,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
-import json
 import queue
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,61 +25,19 @@ from ..run.runs import EVALUATE
 from ..sessions import find_notebook_path
 from ..sessions.recording import replay_mode
 from .cases import Case, as_cases
-from .checks import CaseView, Check, as_checks, run_checks
-from .judge import JudgeCalls
-from .limiter import RATE_LIMIT_TRIES, Limiter, quiet_copy
-from .plan import Plan, gate, make_plan, price_of
-from .progress import Progress, Sink, Tracker
-from .results import CaseRow, EvalRun
-from .store import EvalStore, check_name
-from .worker import Blueprint, CaseOutcome, CaseTask, run_case
+from .checks.base import CaseView, Check, as_checks, run_checks
+from .engine.judge_calls import JudgeCalls
+from .engine.limiter import RATE_LIMIT_TRIES, Limiter, quiet_copy
+from .engine.plan import Plan, RequestChars, gate, make_plan, price_of
+from .engine.progress import Progress, Sink, Tracker
+from .engine.store import EvalStore, check_name
+from .engine.worker import Blueprint, CaseOutcome, CaseTask, run_case
+from .report.case_row import CaseRow
+from .report.eval_run import EvalRun
+from .viewers import DISPLAYS
 
 SHOW_EVERY = 0.25
 """Seconds between two updates of the progress line while cases run."""
-
-
-class RequestChars:
-    """The length of a case's first request as JSON (what the plan estimates its tokens from).
-    Cases that differ only in their one message share the rest of it: once ``SAMPLE`` of them
-    gave the same rest, the others cost a length, not a fresh agent and a rendered prompt (a
-    prompt that depends on the message — retrieval — keeps every case measured)."""
-
-    SAMPLE = 3
-
-    def __init__(self, blueprint: Blueprint, model: Any) -> None:
-        self._blueprint, self._model = blueprint, model
-        self._rests: set[int] = set()
-        self._seen = 0
-
-    def __call__(self, case: Case) -> int:
-        message = case.turns[0]
-        plain = case.state is None and case.start is None and isinstance(message, str)
-        if plain and self._seen >= self.SAMPLE and len(self._rests) == 1:
-            return next(iter(self._rests)) + _json_chars(message)
-        size = len(json.dumps(self._request(case), ensure_ascii=False, default=str))
-        if plain:
-            self._rests.add(size - _json_chars(message))
-            self._seen += 1
-        return size
-
-    def _request(self, case: Case) -> Any:
-        try:
-            return self._blueprint.build(self._model, case).observe(case.turns[0]).request
-        except Exception:
-            return case.to_dict()
-
-
-def _json_chars(text: str) -> int:
-    """Characters ``text`` takes inside a JSON document (quotes left out)."""
-    return len(json.dumps(text, ensure_ascii=False)) - 2
-
-
-INSPECT: list[Callable[..., Any]] = []
-"""How ``run.inspect(case_id)`` shows a case: the notebook layer puts its function here."""
-
-DISPLAYS: list[Callable[[str, int], Any]] = []
-"""Where a running evaluation shows itself: the notebook layer puts a factory here when it loads
-(``(name, total) -> sink`` with ``update(progress)``, ``plan(text)`` and ``close(run)``)."""
 
 
 class Evaluation:
@@ -119,7 +76,8 @@ class Evaluation:
         self.max_errors = max_errors
         if executor is not None and not isinstance(executor, concurrent.futures.Executor):
             raise ConfigurationError(
-                f"executor must be a concurrent.futures.Executor (Dask: client.get_executor(); Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}"
+                "executor must be a concurrent.futures.Executor (Dask: client.get_executor(); "
+                f"Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}"
             )
         self.executor = executor
         self.max_cost, self.prices = max_cost, prices
@@ -425,4 +383,4 @@ async def aevaluate(agent: Any, cases: Any, checks: Any = (), **options: Any) ->
         return await loop.run_in_executor(driver, lambda: evaluate(agent, cases, checks, **options))
 
 
-__all__ = ["DISPLAYS", "Evaluation", "aevaluate", "evaluate"]
+__all__ = ["Evaluation", "aevaluate", "evaluate"]

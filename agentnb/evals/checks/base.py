@@ -18,17 +18,15 @@ import json
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from ..errors import EvalCheckError
-from ..events import ToolCallFinished
-from ..history.history import TurnRecord
-from ..state.diff import Change
-from ..util.text import one_line
-from .cases import Case, _plain
-
-if TYPE_CHECKING:
-    from .judge import JudgeCalls
+from ...errors import EvalCheckError
+from ...events import ToolCallFinished
+from ...history.history import TurnRecord
+from ...state.diff import Change
+from ...util.text import one_line
+from ..cases import Case, plain
+from ..engine.judge_calls import JudgeCalls
 
 Status = Literal["pass", "fail", "error"]
 
@@ -59,7 +57,7 @@ class Verdict:
             "check": self.check,
             "status": self.status,
             "reason": self.reason,
-            "evidence": _plain(self.evidence),
+            "evidence": plain(self.evidence),
             "score": self.score,
         }
 
@@ -192,7 +190,8 @@ class FunctionCheck(Check):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return Verdict(self.name, "pass" if value > 0 else "fail", f"score {value:g}", score=float(value))
         raise EvalCheckError(
-            f"check {self.name} returned {type(value).__name__}; return None/True/False, (passed, reason), a number, or assert"
+            f"check {self.name} returned {type(value).__name__}; return None/True/False, (passed, reason), "
+            "a number, or assert"
         )
 
 
@@ -238,7 +237,8 @@ def as_checks(checks: Any) -> list[Check]:
     for item in items:
         if item.name in RESERVED:
             raise EvalCheckError(
-                f"a check cannot be named {item.name!r}: run.frame() has a column of that name; give it another (name='...')"
+                f"a check cannot be named {item.name!r}: run.frame() has a column of that name; "
+                "give it another (name='...')"
             )
         if item.name in seen:
             raise EvalCheckError(f"two checks are named {item.name!r}; give one another name (name='...')")
@@ -270,7 +270,8 @@ def resolve(value: Any, view: CaseView, check: str, what: str) -> Any:
     if value is EXPECTED:
         if view.case.expected is None:
             raise EvalCheckError(
-                f"{check} compares with the case's expected value and case {view.case.id!r} has none; give expected= on the case or {what} to the check"
+                f"{check} compares with the case's expected value and case {view.case.id!r} has none; "
+                f"give expected= on the case or {what} to the check"
             )
         return view.case.expected
     if isinstance(value, Mapping):

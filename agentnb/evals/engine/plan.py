@@ -7,12 +7,15 @@ only). Cost is known where ``prices`` gives the model's price per million tokens
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import EvalBudgetError
-from ..models.tokens import CHARS_PER_TOKEN
+from ...errors import EvalBudgetError
+from ...models.tokens import CHARS_PER_TOKEN
+from ..cases import Case
+from .worker import Blueprint
 
 
 @dataclass(frozen=True)
@@ -127,12 +130,50 @@ def gate(plan: Plan, max_cost: float | None) -> None:
         return
     if plan.cost is None:
         raise EvalBudgetError(
-            f"{plan.text()}; its cost is unknown: give prices={{'{plan.model}': (input, output)}} in dollars per million tokens, or drop max_cost"
+            f"{plan.text()}; its cost is unknown: give prices={{'{plan.model}': (input, output)}} "
+            "in dollars per million tokens, or drop max_cost"
         )
     if plan.cost > max_cost:
         raise EvalBudgetError(
-            f"{plan.text()}; that is above max_cost=${max_cost:g}: nothing was called. Raise max_cost, or evaluate fewer cases"
+            f"{plan.text()}; that is above max_cost=${max_cost:g}: nothing was called. "
+            "Raise max_cost, or evaluate fewer cases"
         )
 
 
-__all__ = ["Plan", "gate", "make_plan", "price_of", "usage_of"]
+class RequestChars:
+    """The length of a case's first request as JSON (what the plan estimates its tokens from).
+    Cases that differ only in their one message share the rest of it: once ``SAMPLE`` of them
+    gave the same rest, the others cost a length, not a fresh agent and a rendered prompt (a
+    prompt that depends on the message — retrieval — keeps every case measured)."""
+
+    SAMPLE = 3
+
+    def __init__(self, blueprint: Blueprint, model: Any) -> None:
+        self._blueprint, self._model = blueprint, model
+        self._rests: set[int] = set()
+        self._seen = 0
+
+    def __call__(self, case: Case) -> int:
+        message = case.turns[0]
+        plain = case.state is None and case.start is None and isinstance(message, str)
+        if plain and self._seen >= self.SAMPLE and len(self._rests) == 1:
+            return next(iter(self._rests)) + _json_chars(message)
+        size = len(json.dumps(self._request(case), ensure_ascii=False, default=str))
+        if plain:
+            self._rests.add(size - _json_chars(message))
+            self._seen += 1
+        return size
+
+    def _request(self, case: Case) -> Any:
+        try:
+            return self._blueprint.build(self._model, case).observe(case.turns[0]).request
+        except Exception:
+            return case.to_dict()
+
+
+def _json_chars(text: str) -> int:
+    """Characters ``text`` takes inside a JSON document (quotes left out)."""
+    return len(json.dumps(text, ensure_ascii=False)) - 2
+
+
+__all__ = ["Plan", "RequestChars", "gate", "make_plan", "price_of", "usage_of"]
