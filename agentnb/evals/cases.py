@@ -329,14 +329,20 @@ def load_cases(path: str | Path) -> list[Case]:
             f"no case file at {str(file)!r}; give the path of a .jsonl, .json, .csv or .yaml file"
         )
     suffix = file.suffix.lower()
-    text = file.read_text(encoding="utf-8")
+    if suffix not in (".jsonl", ".json", ".csv", ".yaml", ".yml"):
+        raise EvalCaseError(
+            f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, "
+            f"not {suffix or 'a file without a suffix'}"
+        )
+    text = _text_of(file)
+    records: Any
     if suffix == ".jsonl":
         records = []
         for number, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
                     records.append(json.loads(line))
-                except ValueError as exc:
+                except json.JSONDecodeError as exc:
                     raise EvalCaseError(
                         f"{file.name} line {number} is not JSON ({exc.msg}); each line must be one case object"
                     ) from None
@@ -348,16 +354,11 @@ def load_cases(path: str | Path) -> list[Case]:
         except ImportError:
             raise EvalCaseError("reading YAML cases needs PyYAML: pip install 'agentnb[evals]'") from None
         records = _parsed(lambda: yaml.safe_load(text), file)
-    elif suffix == ".csv":
+    else:
         records = [
             _csv_record(row, f"{file.name} row {n}: ")
             for n, row in enumerate(csv.DictReader(text.splitlines()), 1)
         ]
-    else:
-        raise EvalCaseError(
-            f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, "
-            f"not {suffix or 'a file without a suffix'}"
-        )
     if isinstance(records, Mapping) and "cases" in records:
         records = records["cases"]
     if not isinstance(records, list):
@@ -365,6 +366,23 @@ def load_cases(path: str | Path) -> list[Case]:
             f"{file.name} must hold a list of cases (or cases: [...]), got {type(records).__name__}"
         )
     return [Case.from_dict(r, where=f"{file.name} case {n}: ") for n, r in enumerate(records, 1)]
+
+
+def _text_of(file: Path) -> str:
+    """The file's text, read as UTF-8 (a byte order mark, as Excel writes, is dropped)."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise EvalCaseError(f"cannot read {file.name}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise EvalCaseError(
+            f"{file.name} is not UTF-8 text: byte 0x{data[exc.start]:02x} at byte {exc.start} (line {line}) "
+            "does not decode; save it as UTF-8 (in Excel: CSV UTF-8; in a shell: "
+            f"iconv -f <its encoding> -t utf-8 {file.name})"
+        ) from None
 
 
 def _parsed(parse: Any, file: Path) -> Any:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
+import math
+import numbers
 import queue
 import time
 from collections.abc import Mapping
@@ -67,13 +69,16 @@ class Evaluation:
         self.concurrency = _positive("concurrency", concurrency)
         self.repeat = _positive("repeat", repeat)
         self.retry_errors = _whole("retry_errors", retry_errors)
-        if max_errors is not None and (
-            isinstance(max_errors, bool) or not isinstance(max_errors, (int, float)) or max_errors < 0
-        ):
+        if max_errors is not None and not _finite(max_errors):
             raise ConfigurationError(
                 f"max_errors must be a count (>= 0) or a fraction of the runs (0.1), got {max_errors!r}"
             )
         self.max_errors = max_errors
+        if max_cost is not None and not _finite(max_cost):
+            raise ConfigurationError(
+                f"max_cost must be the most dollars the live calls may cost (a number >= 0, e.g. 0.50), "
+                f"or None for no limit; got {max_cost!r}"
+            )
         if executor is not None and not isinstance(executor, concurrent.futures.Executor):
             raise ConfigurationError(
                 "executor must be a concurrent.futures.Executor (Dask: client.get_executor(); "
@@ -138,6 +143,7 @@ class Evaluation:
         """Plan, gate, run every (case, repeat), and return the results."""
         if self.model.external:
             self.limiter_for(self.model)
+        self.store.read_manifest()  # a folder another tool (or format) wrote is refused, untouched
         rows = self.store.rows()
         tasks = self.tasks(rows)
         plan = self.plan(tasks, rows)
@@ -169,32 +175,14 @@ class Evaluation:
         pool = concurrent.futures.ThreadPoolExecutor(
             self.concurrency, thread_name_prefix=f"agentnb-eval-{self.name}"
         )
-        finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
+        futures: list[concurrent.futures.Future[None]] = []
         try:
-            futures = [pool.submit(one, i, t) for i, t in enumerate(tasks)]
-            for future in futures:
-                future.add_done_callback(finished.put)
-            left, shown = len(futures), time.monotonic()
-            while left:
-                try:
-                    future = finished.get(timeout=SHOW_EVERY)
-                except queue.Empty:
-                    future = None
-                while future is not None:  # every case finished since the last look
-                    left -= 1
-                    future.result()
-                    try:
-                        future = finished.get_nowait()
-                    except queue.Empty:
-                        future = None
-                if left and time.monotonic() - shown < SHOW_EVERY:
-                    continue  # the progress line at most every SHOW_EVERY seconds (and at the end)
-                shown = time.monotonic()
-                self._show(sink, tracker.snapshot())
+            futures.extend(pool.submit(one, i, t) for i, t in enumerate(tasks))
+            self._wait(futures, sink, tracker)
         except BaseException:
             stop[0] = True
-            for future in futures:
-                future.cancel()
+            for submitted in futures:
+                submitted.cancel()
             raise
         finally:
             pool.shutdown(wait=True)
@@ -223,6 +211,31 @@ class Evaluation:
         if sink is not None:
             sink.close(run)
         return run
+
+    def _wait(self, futures: list[concurrent.futures.Future[None]], sink: Any, tracker: Tracker) -> None:
+        """Wait for every case (raising what one raised), showing the progress line at most every
+        ``SHOW_EVERY`` seconds and once all are done."""
+        finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
+        for submitted in futures:
+            submitted.add_done_callback(finished.put)
+        left, shown = len(futures), time.monotonic()
+        future: concurrent.futures.Future[None] | None
+        while left:
+            try:
+                future = finished.get(timeout=SHOW_EVERY)
+            except queue.Empty:
+                future = None
+            while future is not None:  # every case finished since the last look
+                left -= 1
+                future.result()
+                try:
+                    future = finished.get_nowait()
+                except queue.Empty:
+                    future = None
+            if left and time.monotonic() - shown < SHOW_EVERY:
+                continue
+            shown = time.monotonic()
+            self._show(sink, tracker.snapshot())
 
     def run_one(self, task: CaseTask, stored: Mapping[str, Any] | None, tracker: Tracker) -> CaseRow:
         """Run, score and store one (case, repeat); returns its row."""
@@ -323,6 +336,14 @@ def _keyless(model: Any) -> Any:
     shipped._api_key = None
     shipped._client_cache = None
     return shipped
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``value`` is a finite real number >= 0 (not a bool, not NaN or infinity)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    number = float(value)
+    return math.isfinite(number) and number >= 0
 
 
 def _positive(option: str, value: Any) -> int:

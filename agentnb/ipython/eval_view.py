@@ -38,7 +38,7 @@ def grid_html(run: EvalRun, show: str = "all") -> str:
         cells = [
             escape(row.case.id),
             str(row.repeat + 1),
-            escape(row.status if row.status == "ok" else f"error: {row.error or ''}"),
+            escape(row.status if row.status == "ok" else f"{row.status}: {row.error or ''}"),
         ]
         for check in run.check_names:
             verdict = row.verdict(check)

@@ -287,7 +287,7 @@ def test_cases_finishing_together_share_an_fsync_and_each_line_is_synced_before_
     unsynced = []
 
     def append(i):
-        store.append({"case": {"id": f"c{i}"}, "repeat": 0, "pad": "x" * 100})
+        store.append({"case": {"id": f"c{i}", "input": "x"}, "repeat": 0, "status": "ok", "pad": "x" * 100})
         # Returned: an fsync has covered this line (the rows read back from what was synced hold it).
         with lock:
             synced = (tmp_path / "cases.jsonl").read_bytes()[: max(synced_sizes)]

@@ -80,7 +80,7 @@ class CaseView:
     turns: list[TurnRecord]
     """Its turns, in order."""
     status: str = "ok"
-    """ok, or error when a turn did not finish."""
+    """ok, error when a turn did not finish, or missing when the store has no readable line for it."""
     error: str | None = None
     """Why it did not finish."""
     judge_calls: JudgeCalls | None = field(default=None, repr=False)
@@ -249,7 +249,8 @@ def as_checks(checks: Any) -> list[Check]:
 def run_checks(checks: list[Check], view: CaseView) -> list[Verdict]:
     """Every check's verdict on ``view`` (a case that did not finish: an error for each)."""
     if view.status != "ok":
-        return [Verdict(c.name, "error", f"the case did not finish: {view.error}") for c in checks]
+        why = "is missing from the store" if view.status == "missing" else "did not finish"
+        return [Verdict(c.name, "error", f"the case {why}: {view.error}") for c in checks]
     return [check(view) for check in checks]
 
 

@@ -8,6 +8,7 @@ only). Cost is known where ``prices`` gives the model's price per million tokens
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -58,7 +59,8 @@ def price_of(prices: Mapping[str, Any] | None, label: str) -> tuple[float, float
     """(input, output) dollars per million tokens of ``label`` (``openai:gpt-5-mini`` or ``gpt-5-mini``)."""
     if not prices:
         return None
-    value = prices.get(label, prices.get(label.split(":", 1)[-1]))
+    key = label if label in prices else label.split(":", 1)[-1]
+    value = prices.get(key)
     if value is None:
         return None
     try:
@@ -68,9 +70,12 @@ def price_of(prices: Mapping[str, Any] | None, label: str) -> tuple[float, float
             else (float(value), float(value))
         )
     except (TypeError, ValueError, IndexError):
+        given = taken = math.nan
+    if not all(math.isfinite(x) and x >= 0 for x in (given, taken)):
         raise EvalBudgetError(
-            f"prices[{label!r}] must be (input, output) dollars per million tokens, got {value!r}"
-        ) from None
+            f"prices[{key!r}] must be (input, output) dollars per million tokens, two numbers >= 0, "
+            f"got {value!r}"
+        )
     return given, taken
 
 

@@ -20,7 +20,8 @@ class CaseRow:
     case: Case
     repeat: int
     status: str
-    """ok, or error (a turn did not finish)."""
+    """ok, error (a turn did not finish), or missing (the store has no readable line for it:
+    ``error`` says why)."""
     turns: list[TurnRecord]
     """Its turn records (open one in the inspector, compare two)."""
     verdicts: list[Verdict]
@@ -65,9 +66,14 @@ class CaseRow:
             outcome.wall_ms,
         )
 
+    @classmethod
+    def missing(cls, case: Case, repeat: int, why: str) -> CaseRow:
+        """The row of a (case, repeat) the store has no readable line for; ``why`` says so."""
+        return cls(case, repeat, "missing", [], [], why)
+
     @property
     def passed(self) -> bool | None:
-        """Whether every check passed (None when the case errored or a check could not apply)."""
+        """Whether every check passed (None when the case errored, is missing, or a check could not apply)."""
         if self.status != "ok" or any(v.status == "error" for v in self.verdicts):
             return None
         return all(v.status == "pass" for v in self.verdicts)

@@ -100,8 +100,9 @@ class EvalComparison(Generic[RunT]):
 
     def __init__(self, baseline: RunT, candidate: RunT, *, seed: int = 0) -> None:
         self.baseline, self.candidate, self.seed = baseline, candidate, seed
-        left = {(r.case.id, r.repeat): r for r in baseline.rows}
-        right = {(r.case.id, r.repeat): r for r in candidate.rows}
+        # A row missing from its store (load_run) has nothing to compare: it is unpaired.
+        left = {(r.case.id, r.repeat): r for r in baseline.rows if r.status != "missing"}
+        right = {(r.case.id, r.repeat): r for r in candidate.rows if r.status != "missing"}
         self.pairs: list[tuple[CaseRow, CaseRow]] = [(left[k], right[k]) for k in left if k in right]
         self.only_baseline: list[tuple[str, int]] = [k for k in left if k not in right]
         """(case id, repeat) runs only the baseline has."""

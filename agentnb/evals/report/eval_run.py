@@ -106,7 +106,12 @@ class EvalRun:
     @property
     def errors(self) -> list[CaseRow]:
         """The rows whose case did not finish."""
-        return [r for r in self.rows if r.status != "ok"]
+        return [r for r in self.rows if r.status == "error"]
+
+    @property
+    def missing(self) -> list[CaseRow]:
+        """The rows the store had no readable line for (``load_run``): each ``error`` says why."""
+        return [r for r in self.rows if r.status == "missing"]
 
     def assert_passed(self, min_rate: float = 1.0, *, check: str | None = None) -> None:
         """Raise ``EvalAssertionError`` (an AssertionError) when the pass rate is below ``min_rate``."""
@@ -118,9 +123,9 @@ class EvalRun:
                 if (
                     r.passed is not True
                     if check is None
-                    else (r.verdict(check) is None or r.verdict(check).status != "pass")
+                    else ((verdict := r.verdict(check)) is None or verdict.status != "pass")
                 )
-            ]  # type: ignore[union-attr]
+            ]
             detail = "; ".join(f"{r.case.id}: {_why(r, check)}" for r in failing[:5])
             raise EvalAssertionError(
                 f"{self.name}: {rate:.0%} of {len(self.rows)} run(s) passed {check or 'every check'}, "
@@ -282,12 +287,16 @@ class EvalRun:
         return {"text/plain": self.text(), "text/html": self.html()}
 
     def __repr__(self) -> str:
-        return f"EvalRun({self.name!r}, {len(self.rows)} run(s), {self.rate():.0%} passed, {len(self.errors)} error(s))"
+        missing = f", {len(self.missing)} missing" if self.missing else ""
+        return (
+            f"EvalRun({self.name!r}, {len(self.rows)} run(s), {self.rate():.0%} passed, "
+            f"{len(self.errors)} error(s){missing})"
+        )
 
 
 def _why(row: CaseRow, check: str | None) -> str:
     if row.status != "ok":
-        return f"error: {row.error}"
+        return f"{row.status}: {row.error}"
     for verdict in row.verdicts:
         if (check is None or verdict.check == check) and verdict.status != "pass":
             return f"{verdict.check} {verdict.status}: {verdict.reason}"
@@ -306,6 +315,8 @@ def _head(run: EvalRun) -> str:
         f"evaluation {run.name} · {len(run.rows)} run(s) of {cases} case(s) · "
         f"{passed} passed ({run.rate():.0%}) · {len(run.errors)} error(s) · {given + taken:,} tokens"
     )
+    if run.missing:
+        text += f" · {len(run.missing)} missing from the store"
     if run.stopped:
         text += f" · {run.stopped}"
     return text
@@ -316,7 +327,7 @@ def _failing(run: EvalRun) -> list[tuple[str, str, str, str]]:
     for r in run.rows:
         label = r.case.id + (f" #{r.repeat + 1}" if r.repeat else "")
         if r.status != "ok":
-            out.append((label, "—", "error", r.error or ""))
+            out.append((label, "—", r.status, r.error or ""))
             continue
         for v in r.verdicts:
             if v.status != "pass":
