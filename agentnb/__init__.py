@@ -10,21 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import evals as _evals  # noqa: F401,E402  (gives Agent.evaluate its driver)
 from .agent import Agent
 from .delegation.tools import handoff
 from .messages import ChatMessage, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
-from .run.results import RunResult
+from .run.run_result import RunResult
 from .state.modules import StateModule
-from .state.state import State, merge_lists, replace_values
+from .state import State, merge_lists, replace_values
 from .tools import Tool, Toolkit, tool
 from .tools.run_context import RunContext
-
-# Puts the tracing observer in the core's registry, so Agent(tracer_provider=...) traces without
-# another import; OpenTelemetry itself is imported only when a run is traced.
-from . import tracing as _tracing  # noqa: E402,F401  (isort: skip)
 
 __version__ = "0.1.0"
 

@@ -8,46 +8,36 @@ changing imports.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
 import threading
-import time
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
+from . import slots
 from .context import ContextProviders
+from .definition import AgentDefinition
 from .delegation.tools import Handoff, agent_tool, as_handoff, check_handoffs, handoff_tool
 from .errors import ConfigurationError
 from .events import Event
 from .formatters import FormatSettings
-from .history.history import History, TurnRecord
+from .history.history import History
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
-from .run.loop import Turn, TurnSetup
-from .run.observe import Observation, count_tokens, prepare, render_prompt
+from .run.observe import Observation, prepare, render_prompt
 from .run.prompt import PromptOptions, RenderedPrompt
-from .run.runs import RunInput, Runs, check_message
-from .sessions import agent_state
+from .run.runs import Runs, check_message
+from .run.turns import TurnMaking
+from .sessions.persistence import Persistence
 from .sessions.time_travel import AgentSnapshot, TimeTravel
 from .state.edits import StateEdit
-from .state.modules import register_state
 from .state.state import State, replace_values
-from .state.tracking import StateTracker
 from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session_state_tool
 from .tools.run_context import RunContext
 
 Subscriber = Callable[[Event], Any]
-
-AGENT_OBSERVERS: list[Callable[[Agent, Event], Any]] = []
-"""Called with ``(agent, event)`` for every event of every agent; the tracing layer puts its
-observer here once something is traced (the core never imports it)."""
-
-TRACING_SWITCHES: list[Callable[[], None]] = []
-"""Called when an agent is given a tracer provider: the tracing layer puts its observer in
-``AGENT_OBSERVERS`` then, so turns nobody traces never call it."""
 
 
 class _PromptOption:
@@ -63,7 +53,7 @@ class _PromptOption:
         setattr(agent.prompt, self.name, value)
 
 
-class Agent(Runs, TimeTravel):
+class Agent(Runs, TurnMaking, TimeTravel, Persistence):
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
 
     __agentnb_inject__ = "agent"
@@ -134,45 +124,27 @@ class Agent(Runs, TimeTravel):
         handoffs: Iterable[Any] | None = None,
         tracer_provider: Any = None,
     ) -> None:
-        # What the agent was built from, so fork() and reset() can build it again.
-        self._definition = {
-            k: v
-            for k, v in locals().items()
-            if k not in ("self", "__class__", "name", "session", "db", "fresh")
-        }
+        # What the agent was made from, so that it can be built again (``definition``).
+        self._made = AgentDefinition.made(type(self), locals())
         self.name = name or "agent"
         if chat_generator is not None and model is not None:
             raise ConfigurationError("give model= or chat_generator= (Haystack's name for it), not both")
         self.model = resolve_model(model if chat_generator is None else chat_generator)
-        self.prompt = PromptOptions(**{option: self._definition[option] for option in PromptOptions.names()})
-        """How the system prompt is assembled (each option is also an attribute of the agent)."""
-        if session_state is not None and not isinstance(session_state, Mapping):
-            raise ConfigurationError(
-                f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
-            )
-        self.state = State(schema=state_schema, data=session_state)
-        self.state_schema = dict(state_schema) if state_schema is not None else None
-        """The state schema as given (``agent.state.schema`` has the defaults filled in)."""
-        self._initial_state = copy.deepcopy(self.state.data)
-        self.enable_agentic_state = bool(enable_agentic_state)
-        self.overwrite_db_session_state = bool(overwrite_db_session_state)
-        """A run's ``session_state=`` replaces the whole state instead of merging into it (Agno)."""
-        self.tools = tools or []
-        self.tool_hooks: list[Callable[..., Any]] = list(tool_hooks or [])
-        for hook in self.tool_hooks:
-            check_hook(hook)
-        self.max_tool_iterations = _whole_number("max_tool_iterations", max_tool_iterations)
-        self.dependencies: dict[str, Any] = dict(dependencies or {})
-        """Values for ``{name}`` placeholders and tools (a callable is called at each run's start)."""
-        self.add_dependencies_to_context = bool(add_dependencies_to_context)
-        """Append the dependencies as JSON to the user message (Agno's ``<additional context>``)."""
-        self.add_history_to_context = bool(add_history_to_context)
-        self.num_history_runs = (
-            None
-            if num_history_runs is None
-            else _whole_number("num_history_runs", num_history_runs, " or None (all)")
+        self.prompt = PromptOptions(
+            **{option: self._made.options[option] for option in PromptOptions.names()}
         )
-        self.model_options: dict[str, Any] = dict(model_options or {})
+        """How the system prompt is assembled (each option is also an attribute of the agent)."""
+        self._set_state(session_state, state_schema, enable_agentic_state, overwrite_db_session_state)
+        self.tools = tools or []
+        self._set_run_options(
+            tool_hooks,
+            max_tool_iterations,
+            dependencies,
+            add_dependencies_to_context,
+            add_history_to_context,
+            num_history_runs,
+            model_options,
+        )
         self.session_id = session_id or os.urandom(6).hex()
         self.history = History()
         self.recording: Any = None
@@ -207,6 +179,54 @@ class Agent(Runs, TimeTravel):
             output_fields=output_fields,
             hide_unused_fields=hide_unused_fields,
         )
+        self._open_session(session, db, fresh)
+
+    def _set_state(
+        self,
+        session_state: Mapping[str, Any] | None,
+        state_schema: Mapping[str, Any] | None,
+        enable_agentic_state: bool,
+        overwrite_db_session_state: bool,
+    ) -> None:
+        if session_state is not None and not isinstance(session_state, Mapping):
+            raise ConfigurationError(
+                f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
+            )
+        self.state = State(schema=state_schema, data=session_state)
+        self.state_schema = dict(state_schema) if state_schema is not None else None
+        """The state schema as given (``agent.state.schema`` has the defaults filled in)."""
+        self._initial_state = copy.deepcopy(self.state.data)
+        self.enable_agentic_state = bool(enable_agentic_state)
+        self.overwrite_db_session_state = bool(overwrite_db_session_state)
+        """A run's ``session_state=`` replaces the whole state instead of merging into it (Agno)."""
+
+    def _set_run_options(
+        self,
+        tool_hooks: Iterable[Callable[..., Any]] | None,
+        max_tool_iterations: int,
+        dependencies: Mapping[str, Any] | None,
+        add_dependencies_to_context: bool,
+        add_history_to_context: bool,
+        num_history_runs: int | None,
+        model_options: Mapping[str, Any] | None,
+    ) -> None:
+        self.tool_hooks: list[Callable[..., Any]] = list(tool_hooks or [])
+        for hook in self.tool_hooks:
+            check_hook(hook)
+        self.max_tool_iterations = _whole_number("max_tool_iterations", max_tool_iterations)
+        self.dependencies: dict[str, Any] = dict(dependencies or {})
+        """Values for ``{name}`` placeholders and tools (a callable is called at each run's start)."""
+        self.add_dependencies_to_context = bool(add_dependencies_to_context)
+        """Append the dependencies as JSON to the user message (Agno's ``<additional context>``)."""
+        self.add_history_to_context = bool(add_history_to_context)
+        self.num_history_runs = (
+            None
+            if num_history_runs is None
+            else _whole_number("num_history_runs", num_history_runs, " or None (all)")
+        )
+        self.model_options: dict[str, Any] = dict(model_options or {})
+
+    def _open_session(self, session: Any, db: Any, fresh: bool) -> None:
         if session is not None and db is not None:
             raise ConfigurationError("give session= or db= (Agno's name for it), not both")
         if session is not None:  # restores a saved session, then saves after every turn
@@ -263,6 +283,13 @@ class Agent(Runs, TimeTravel):
         return unsubscribe
 
     @property
+    def definition(self) -> AgentDefinition:
+        """What this agent is made from, as data (picklable): ``definition.build(name)`` makes
+        another like it; ``AgentDefinition.of(agent, configured=True)`` also keeps the options
+        set on it since it was made."""
+        return AgentDefinition.of(self)
+
+    @property
     def tracer_provider(self) -> Any:
         """The OpenTelemetry tracer provider this agent's turns are traced to (``agentnb.tracing``),
         if any; kept as configuration only."""
@@ -276,7 +303,8 @@ class Agent(Runs, TimeTravel):
             )
         self._tracer_provider = provider
         if provider is not None:
-            for switch in TRACING_SWITCHES:
+            switch = slots.tracing_switch.get()
+            if switch is not None:
                 switch()
 
     def _notify_children(self, event: Event) -> None:
@@ -293,7 +321,7 @@ class Agent(Runs, TimeTravel):
                 callback(event)
             except Exception as exc:  # a broken viewer must never break a run
                 warnings.warn(f"agentnb: event subscriber {callback!r} failed: {exc}", stacklevel=2)
-        for observer in AGENT_OBSERVERS:
+        for observer in slots.agent_observers:
             try:
                 observer(self, event)
             except Exception as exc:
@@ -391,70 +419,11 @@ class Agent(Runs, TimeTravel):
 
     # -- run (run / iter_run / arun / print_response come from runs.Runs) -------------------
 
-    def _new_turn(self, inputs: RunInput) -> Turn:
-        run_id = os.urandom(6).hex()
-        self._edits.clear()  # from here they are this turn's changes by "user", not undoable
-        ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
-        last = self.history[-1] if len(self.history) else None
-        # A finished turn's state_after is a snapshot nothing mutates: the next one starts there.
-        tracker = StateTracker(
-            self.state, run_id, last.frozen_after if last and last.status != "running" else None
-        )
-        record = TurnRecord(
-            index=len(self.history),
-            run_id=run_id,
-            agent=self.name,
-            message=inputs.text,
-            model=self.model.label,
-            started_at=time.time(),
-        )
-        self.history.append(record)
-        output = self.format.output_formatter
-        fields = list(self.format.output_fields)
-        setup = TurnSetup(
-            model=self.model,
-            prepare=lambda run_ctx, on_context: prepare(
-                self, inputs.message, run_ctx, on_context, inputs.earlier
-            ),
-            emit=self._notify,
-            hooks=self.tool_hooks,
-            max_tool_iterations=self.max_tool_iterations,
-            model_options=self.model_options,
-            parse_output=(lambda content: output.parse(content, fields)) if output is not None else None,
-            replay=self.recording,
-            overwrite_state=self.overwrite_db_session_state,
-            count_tokens=lambda prepared: count_tokens(self, prepared, exact_only=True),
-            emit_child=self._notify_children,
-            handoff_to=self._continuing(),
-        )
-        return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
-
     def reset(self) -> None:
         """Back to the state the agent was defined with: no conversation, no turns, nobody else
         in charge."""
         super().reset()
         self.in_charge = None
-
-    def _continuing(self) -> str | None:
-        """The handoff tool that gives this turn to the agent in charge (None: this agent answers)."""
-        if self.in_charge is None:
-            return None
-        spec = next((h for h in self.handoffs if h.agent is self.in_charge), None)
-        return spec.tool_name if spec is not None else None
-
-    @property
-    def running(self) -> bool:
-        """A turn of this agent is running now (on any thread)."""
-        return self._lock.locked()
-
-    @contextlib.contextmanager
-    def _running(self) -> Iterator[None]:
-        if not self._lock.acquire(blocking=False):
-            raise ConfigurationError(f"agent {self.name!r} is already running a turn; wait for it to finish")
-        try:
-            yield
-        finally:
-            self._lock.release()
 
     # -- display --------------------------------------------------------------------------
 
@@ -464,99 +433,6 @@ class Agent(Runs, TimeTravel):
             f"Agent({self.name!r}, model={self.model.label}, tools=[{tools}], "
             f"turns={len(self.history)}, state keys={list(self.state.data)})"
         )
-
-    # -- sessions (the state-module protocol of agentnb.state.modules) -----------------------------
-
-    def register_state(
-        self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None
-    ) -> None:
-        """Also save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
-        register_state(self, attr_name, custom_to_json, custom_from_json)
-
-    def state_dict(self) -> dict[str, Any]:
-        """State, conversation and every finished turn (with each model request and response)
-        as plain data: what a session saves under this agent's module name."""
-        return copy.deepcopy(agent_state.state_dict(self))
-
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
-        """Restore what ``state_dict()`` returned into this agent (built by the same code)."""
-        agent_state.load_state_dict(self, state_dict, strict)
-
-    def state_cursor(self, *, empty: bool = False) -> Any:
-        """What a session just stored of this agent, or (``empty``) nothing (see ``agentnb.state.modules``)."""
-        return agent_state.empty_cursor(self) if empty else agent_state.cursor(self)
-
-    def state_delta(
-        self, cursor: Any, *, after_turn: bool = False
-    ) -> tuple[list[dict[str, Any]], Any] | None:
-        """What changed since ``cursor``, as ops, and the cursor after them (see ``agentnb.state.modules``)."""
-        return agent_state.delta(self, cursor, after_turn=after_turn)
-
-    def attach_recording(
-        self,
-        session: Any,
-        session_id: str | None = None,
-        *,
-        fresh: bool = False,
-        module: str = "agent",
-        mode: str | None = None,
-    ) -> Any:
-        """Replay from and record to ``session`` (a SessionBase or a folder for a JSONSession),
-        as a notebook does with the folder beside it: the agent keeps its own definition and
-        state; a turn whose requests match the recording is answered from it; a turn that
-        differs goes live and replaces the recording from there (see ``agentnb.sessions.recording``).
-        ``fresh=True`` ignores what the session holds. Returns the ``Recording``."""
-        from .sessions import JSONSession, SessionBase
-        from .sessions.base import check_session_id
-        from .sessions.recording import Recording
-
-        if isinstance(session, (str, os.PathLike)):
-            session = JSONSession(session)
-        if not isinstance(session, SessionBase):
-            raise ConfigurationError(
-                f"a recording goes into a JSONSession, a SQLiteSession or a folder, got {type(session).__name__}"
-            )
-        self.detach_session()
-        recording = Recording(
-            session, check_session_id(session_id or self.name), module=module, mode=mode, fresh=fresh
-        )
-        recording.attach(self)
-        self.recording = recording
-        return recording
-
-    def resume(self) -> int:
-        """Take over everything the recording holds (state, conversation, turns) without
-        running anything, and continue it from there. Returns the number of turns taken over."""
-        recording = self.recording
-        if recording is None:
-            raise ConfigurationError(
-                f"agent {self.name!r} has no recording to resume; attach_recording(...) first"
-            )
-        with self._running():
-            recording.session.load_session_state_sync(recording.session_id, **{recording.module: self})
-        recording.resume()
-        return len(self.history)
-
-    def detach_session(self) -> None:
-        """Stop saving after every turn and stop replaying (what attach_session / attach_recording set up)."""
-        autosave = getattr(self, "_autosave", None)
-        if autosave is not None:
-            autosave.unsubscribe()
-            self._autosave = None
-        if self.recording is not None:
-            self.recording.detach()
-            self.recording = None
-
-    def attach_session(
-        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
-    ) -> bool:
-        """Save to ``session`` after every turn, restoring what it holds first (unless
-        ``fresh=True``). ``session`` is a SessionBase or a folder for a JSONSession;
-        ``session_id`` defaults to the agent's name. Returns whether a session was restored."""
-        from .sessions.autosave import attach
-
-        self.detach_session()
-        return attach(self, session, session_id, fresh=fresh, module=module)
 
 
 def _whole_number(option: str, value: Any, alternative: str = "") -> int:

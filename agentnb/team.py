@@ -16,12 +16,13 @@ from dataclasses import replace
 from typing import Any
 
 from .agent import Agent
-from .delegation.site import Assignment, Delegation, current_site
+from .delegation.site import Assignment, Delegation, DelegationSite, site_of
 from .delegation.tools import check_failed, member_id, task_sections
 from .errors import DelegationError, TeamDefinitionError
 from .models.tokens import count_sections, counter_for
 from .tools import Tool
 from .tools.run_context import RunContext
+from .tools.tool import DELEGATION
 
 MODES = ("coordinate", "route", "broadcast")
 
@@ -101,7 +102,7 @@ class Team(Agent):
         self._interactions: dict[str, list[tuple[str, str, str]]] = {}
         self._delegate_tools: dict[bool, Tool] = {}
         super().__init__(name or "team", model, **agent_options)
-        self._definition.update(
+        self._made.options.update(
             members=self.members,
             mode=mode,
             respond_directly=respond_directly,
@@ -113,8 +114,8 @@ class Team(Agent):
             determine_input_for_members=determine_input_for_members,
             member_state=member_state,
         )
-        self._definition.pop("agent_options", None)
-        self._definition.update(agent_options)
+        self._made.options.pop("agent_options", None)
+        self._made.options.update(agent_options)
 
     # -- members ------------------------------------------------------------------------------
 
@@ -238,11 +239,10 @@ class Team(Agent):
         )
 
     def _member_tool(self) -> Tool:
-        def delegate_task_to_member(member_id: str, task: str) -> str:
+        def delegate_task_to_member(member_id: str, task: str, _site: DelegationSite | None = None) -> str:
+            site = site_of(_site, "delegate_task_to_member")
             member = self.member(member_id)
-            (record,) = current_site().run_members(
-                [self._assignment(member, task, "delegate_task_to_member")]
-            )
+            (record,) = site.run_members([self._assignment(site, member, task, "delegate_task_to_member")])
             check_failed(record)
             return record.content or ""
 
@@ -264,14 +264,16 @@ class Team(Agent):
                 "required": ["member_id", "task"],
             },
             function=delegate_task_to_member,
+            injected={"_site": DELEGATION},
+            delegation=self._delegation(self._member_of_call),
         )
-        tool.delegation = self._delegation(self._member_of_call)  # type: ignore[attr-defined]
         return tool
 
     def _broadcast_tool(self) -> Tool:
-        def delegate_task_to_members(task: str) -> str:
-            records = current_site().run_members(
-                [self._assignment(m, task, "delegate_task_to_members") for m in self.members]
+        def delegate_task_to_members(task: str, _site: DelegationSite | None = None) -> str:
+            site = site_of(_site, "delegate_task_to_members")
+            records = site.run_members(
+                [self._assignment(site, m, task, "delegate_task_to_members") for m in self.members]
             )
             parts = []
             for record in records:
@@ -297,8 +299,9 @@ class Team(Agent):
                 "required": ["task"],
             },
             function=delegate_task_to_members,
+            injected={"_site": DELEGATION},
+            delegation=self._delegation(lambda call: None),
         )
-        tool.delegation = self._delegation(lambda call: None)  # type: ignore[attr-defined]
         return tool
 
     def _member_of_call(self, tool_call: Any) -> str | None:
@@ -310,9 +313,8 @@ class Team(Agent):
             return None
         return f"agent:{id(member)}"
 
-    def _assignment(self, member: Agent, task: str, tool: str) -> Assignment:
+    def _assignment(self, site: DelegationSite, member: Agent, task: str, tool: str) -> Assignment:
         """The member's message: the interaction and history blocks (by Agno's options), then the task."""
-        site = current_site()
         source = f"task ({tool})"
         if not self.determine_input_for_members:
             task, source = (
@@ -449,9 +451,8 @@ class Team(Agent):
                 if turn is None
                 else _fresh(member)
             )
-        forked = Team(name or f"{self.name}_fork", **{**self._definition, "members": members})
+        forked = self.definition.build(name or f"{self.name}_fork", members=members)
         forked.model = self.model
-        forked._initial_state = copy.deepcopy(self._initial_state)
         forked._parent = weakref.ref(self)
         forked.restore(self.snapshot() if turn is None else self.snapshot_at(turn))
         forked.forked_at = len(forked.history)

@@ -13,7 +13,8 @@ from ..events import PromptSection
 from ..messages import Message
 from ..run.prompt import PLACEHOLDER
 from ..tools import Tool
-from .site import Assignment, Delegation, current_site
+from ..tools.tool import DELEGATION
+from .site import Assignment, Delegation, DelegationSite, site_of
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -82,9 +83,9 @@ def agent_tool(
 
     variables = prompt_variables(member, delegation.inputs_from_state.values() if state == "none" else ())
 
-    def run(task: str, **values: Any) -> str:
+    def run(task: str, _site: DelegationSite | None = None, **values: Any) -> str:
         text, sections = task_sections(task, (), f"task (as_tool {name})")
-        (record,) = current_site().run_members(
+        (record,) = site_of(_site, f"the tool {name!r}").run_members(
             [Assignment(member, text, sections, label=task, state_values=values)]
         )
         check_failed(record)
@@ -105,9 +106,10 @@ def agent_tool(
         or f"Ask the agent {member.name!r} to do a task; it answers with text.",
         parameters={"type": "object", "properties": properties, "required": ["task", *variables]},
         function=run,
+        injected={"_site": DELEGATION},
+        delegation=delegation,
+        member=member,
     )
-    tool.delegation = delegation  # type: ignore[attr-defined]
-    tool.member = member  # type: ignore[attr-defined]
     return tool
 
 
@@ -191,8 +193,8 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
     and stays in charge of ``owner`` for the next turns (until handed back or reset)."""
     target = spec.agent
 
-    def transfer() -> str:
-        site = current_site()
+    def transfer(_site: DelegationSite | None = None) -> str:
+        site = site_of(_site, f"the handoff {spec.tool_name!r}")
         if target.name in site.parent.path:  # handing back to an agent that is running
             target.in_charge = None
             target._handed_back = True  # the handoff that is running must not take over again
@@ -217,25 +219,26 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
         check_failed(record)
         return record.content or ""
 
-    tool = Tool(
-        name=spec.tool_name,
-        description=spec.tool_description_override
-        or f"Handoff to the {target.name} agent to handle the request. {target.prompt.description or target.prompt.role or ''}".strip(),
-        parameters={"type": "object", "properties": {}},
-        function=transfer,
-    )
-
     def taken_over(ctx: Any, assignment: Assignment, record: Any) -> None:
         if getattr(owner, "_handed_back", False):
             owner._handed_back = False
         elif record.status == "ok":
             owner.in_charge = target
 
-    tool.delegation = Delegation(
-        kind="handoff", state="live", memory="member", respond_directly=True, on_answer=taken_over
-    )  # type: ignore[attr-defined]
-    tool.member = target  # type: ignore[attr-defined]
-    return tool
+    description = f"Handoff to the {target.name} agent to handle the request. " + (
+        target.prompt.description or target.prompt.role or ""
+    )
+    return Tool(
+        name=spec.tool_name,
+        description=spec.tool_description_override or description.strip(),
+        parameters={"type": "object", "properties": {}},
+        function=transfer,
+        injected={"_site": DELEGATION},
+        delegation=Delegation(
+            kind="handoff", state="live", memory="member", respond_directly=True, on_answer=taken_over
+        ),
+        member=target,
+    )
 
 
 def _conversation(messages: Sequence[Message]) -> tuple[str, list[Message]]:

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import slots
 from ..errors import ConfigurationError
 from ..history.history import TurnRecord
-from ..run.runs import EVALUATE
 from ..sessions import find_notebook_path
 from ..sessions.recording import replay_mode
 from .cases import Case, as_cases
@@ -33,10 +33,9 @@ from .engine.limiter import RATE_LIMIT_TRIES, Limiter, quiet_copy
 from .engine.plan import Plan, RequestChars, gate, make_plan, price_of
 from .engine.progress import Progress, Sink, Tracker
 from .engine.store import EvalStore, check_name
-from .engine.worker import Blueprint, CaseOutcome, CaseTask, run_case
+from .engine.worker import CaseOutcome, CaseTask, evaluated, run_case
 from .report.case_row import CaseRow
 from .report.eval_run import EvalRun
-from .viewers import DISPLAYS
 
 SHOW_EVERY = 0.25
 """Seconds between two updates of the progress line while cases run."""
@@ -87,7 +86,7 @@ class Evaluation:
         self.executor = executor
         self.max_cost, self.prices = max_cost, prices
         self.agent = agent
-        self.blueprint = Blueprint.of(agent)
+        self.definition = evaluated(agent)
         self.model = quiet_copy(agent.model)
         self.mode = replay_mode()
         root = Path(folder) if folder is not None else find_notebook_path(None).session_dir
@@ -129,14 +128,14 @@ class Evaluation:
                     if row is not None and row.get("status") == "ok" and self.mode != "live"
                     else None
                 )
-                out.append(CaseTask(self.blueprint, self.model, case, repeat, recorded, self.mode))
+                out.append(CaseTask(self.definition, self.model, case, repeat, recorded, self.mode))
         return out
 
     def plan(self, tasks: list[CaseTask], rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> Plan:
         """What will replay and what will go live (and what that costs)."""
         live = [(t.case.id, t.case) for t in tasks if t.recorded is None]
         return make_plan(
-            live, len(tasks), rows, self.model, self.prices, RequestChars(self.blueprint, self.agent.model)
+            live, len(tasks), rows, self.model, self.prices, RequestChars(self.definition, self.agent.model)
         )
 
     def run(self) -> EvalRun:
@@ -201,7 +200,7 @@ class Evaluation:
             judge_model=self.judge_model,
             price=price,
         )
-        run.blueprint = self.blueprint
+        run.definition = self.definition
         run.stopped = (
             f"stopped after {errors[0]} error(s) (max_errors={self.max_errors})"
             if stop[0] and progress.skipped
@@ -274,7 +273,7 @@ class Evaluation:
                 task, self.limiter_for(self.model) if self.model.external else None, keep_records=True
             )
         remote = copy.copy(task)
-        remote.model = _keyless(task.model)
+        remote.model = task.model.without_credentials()
         limiter = self.limiter_for(self.model) if self.model.external else None
         for attempt in range(RATE_LIMIT_TRIES):
             if limiter is not None:
@@ -301,9 +300,10 @@ class Evaluation:
         return int(self.max_errors)
 
     def _sink(self, total: int) -> Any:
-        if self.display is False or not DISPLAYS:
+        display = slots.eval_display.get()
+        if self.display is False or display is None:
             return None
-        return DISPLAYS[0](self.name, total)
+        return display(self.name, total)
 
     def _show(self, sink: Any, progress: Progress) -> None:
         if self.on_progress is not None:
@@ -313,10 +313,10 @@ class Evaluation:
 
     def manifest(self) -> dict[str, Any]:
         """What the store's manifest says of this evaluation."""
-        prompt = self.blueprint.settings["prompt"]
+        prompt = self.definition.settings["prompt"]
         return {
             "name": self.name,
-            "agent": self.blueprint.name,
+            "agent": self.definition.name,
             "model": self.model.label,
             "repeat": self.repeat,
             "instructions": prompt.instructions
@@ -326,16 +326,6 @@ class Evaluation:
             "checks": [{"name": c.name, "fingerprint": c.fingerprint()} for c in self.checks],
             "cases": [c.to_dict() for c in self.cases],
         }
-
-
-def _keyless(model: Any) -> Any:
-    """The model as shipped to another machine: no API key (the worker's environment gives it)."""
-    if getattr(model, "_api_key", None) is None:
-        return model
-    shipped = copy.copy(model)
-    shipped._api_key = None
-    shipped._client_cache = None
-    return shipped
 
 
 def _finite(value: Any) -> bool:
@@ -392,9 +382,6 @@ def evaluate(
         on_progress=on_progress,
         display=display,
     ).run()
-
-
-EVALUATE.append(evaluate)
 
 
 async def aevaluate(agent: Any, cases: Any, checks: Any = (), **options: Any) -> EvalRun:

@@ -12,126 +12,12 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from ..events import PromptTokens
 from ..state.diff import MISSING, json_equal, make_patch
-from .history import TurnRecord
-from .render import value_text
-
-How = Literal["same", "changed", "removed", "added"]
-"""same; changed; removed = only on the left; added = only on the right."""
-
-
-@dataclass(frozen=True)
-class LineRow:
-    """One row of a side-by-side text diff."""
-
-    how: How
-    left: str | None
-    """The left line (None where the right has a line the left lacks)."""
-    right: str | None
-    """The right line (None where the left has a line the right lacks)."""
-
-
-@dataclass(frozen=True)
-class SectionDiff:
-    """One section of the system prompt (matched by the option that produced it)."""
-
-    source: str
-    how: How
-    rows: tuple[LineRow, ...]
-    """The section's lines side by side."""
-    left_tokens: int | None = None
-    right_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class RequestDiff:
-    """One model call's request on each side."""
-
-    call: int
-    """The call's number within the turn (1 = the first)."""
-    how: How
-    parts: tuple[str, ...]
-    """What differs: ``system prompt``, ``message 3 (user)``, ``tools``, ``option temperature``, …"""
-    rows: tuple[LineRow, ...]
-    """The two payloads as indented JSON, side by side."""
-
-
-@dataclass(frozen=True)
-class ToolCallRow:
-    """The n-th tool call of each turn."""
-
-    number: int
-    how: How
-    left: str | None
-    """``name(arguments) -> result`` on the left (None when the left made fewer calls)."""
-    right: str | None
-
-
-@dataclass(frozen=True)
-class KeyDiff:
-    """One top-level state key at the end of each turn."""
-
-    key: str
-    how: How
-    left: str | None
-    """The value as short JSON text (None where the key is absent)."""
-    right: str | None
-    hidden: bool = False
-    """Kept out of the prompt on either side (``hide_state_keys``)."""
-    paths: tuple[str, ...] = ()
-    """The JSON pointers below the key that differ (the first few)."""
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Two turns side by side (see the module docstring)."""
-
-    left: str
-    """``agent · turn N`` of the left turn."""
-    right: str
-    sections: tuple[SectionDiff, ...]
-    requests: tuple[RequestDiff, ...]
-    tool_calls: tuple[ToolCallRow, ...]
-    state: tuple[KeyDiff, ...]
-    """Every top-level key of the state each turn ended with."""
-    answers: tuple[str | None, str | None]
-    """The answer (or ``failed: error``) of each side."""
-    tokens: tuple[PromptTokens | None, PromptTokens | None]
-    """What each prompt cost."""
-    causes: tuple[str, ...]
-    """What differs in what was sent, first cause first."""
-    effects: tuple[str, ...]
-    """What differs in what came of it."""
-    delegations: tuple[LineRow, ...] = ()
-    """The two turns' trees of delegated runs, one line per delegation (member, task, answer,
-    state changes, tokens), line by line; empty when neither turn delegated."""
-
-    @property
-    def same(self) -> bool:
-        """Whether the two turns sent and did the same."""
-        return not self.causes and not self.effects
-
-    def text(self) -> str:
-        """The comparison as deterministic plain text."""
-        from .render import comparison_text
-
-        return comparison_text(self)
-
-    def html(self) -> str:
-        """The comparison as deterministic, escaped HTML."""
-        from .render import comparison_html
-
-        return comparison_html(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.text(), "text/html": self.html()}
-
-    def __repr__(self) -> str:
-        return self.text()
+from .comparison import Comparison, How, KeyDiff, LineRow, RequestDiff, SectionDiff, ToolCallRow
+from .records import TurnRecord
+from .render import delegation_lines, value_text
 
 
 def line_rows(left: str | None, right: str | None) -> tuple[LineRow, ...]:
@@ -395,8 +281,6 @@ def _delegations(left: TurnRecord, right: TurnRecord) -> tuple[LineRow, ...]:
     """The trees of delegated runs of two turns, line by line (the static record's lines)."""
     if not (left.children or right.children):
         return ()
-    from .render import delegation_lines
-
     return line_rows("\n".join(delegation_lines(left, "")), "\n".join(delegation_lines(right, "")))
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas
 
-    from .history import TurnRecord
+    from .records import TurnRecord
 
 TURN_COLUMNS = (
     "turn",

@@ -21,6 +21,7 @@ from ..state import diff
 from ..state.diff import top_level_key
 from ..state.frozen import EMPTY, FrozenMap, freeze, frozen_map
 from ..state.views import view
+from .frames import changes_frame, runs_frame, states_frame, tool_calls_frame, turns_frame
 from .records import (
     ModelCall,
     StateField,
@@ -199,34 +200,24 @@ class History(Sequence[TurnRecord]):
 
     def turns(self) -> pandas.DataFrame:
         """One row per turn: message, answer, status, model, tokens, duration, tool calls."""
-        from .frames import turns_frame
-
         return turns_frame(list(self))
 
     def tool_calls(self) -> pandas.DataFrame:
         """One row per tool call: turn, name, arguments, result, error, hooks, duration."""
-        from .frames import tool_calls_frame
-
         return tool_calls_frame(list(self))
 
     def states(self) -> pandas.DataFrame:
         """The state after each turn, one column per top-level key."""
-        from .frames import states_frame
-
         return states_frame(list(self))
 
     def runs(self) -> pandas.DataFrame:
         """One row per run of each turn's tree (the turn, its delegations at any depth): path,
         run_id, parent_run_id, own and total tokens, duration."""
-        from .frames import runs_frame
-
         return runs_frame(list(self))
 
     def changes(self) -> pandas.DataFrame:
         """One row per state operation of every run of each turn's tree, with its author and
         delegation chain."""
-        from .frames import changes_frame
-
         return changes_frame(list(self))
 
 

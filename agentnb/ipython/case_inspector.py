@@ -16,6 +16,7 @@ import traitlets
 
 from ..agent import Agent
 from ..evals import CaseRow, EvalComparison, EvalRun
+from ..evals.engine.worker import case_agent as fresh_case_agent
 from .inspector import Inspector
 
 _KEPT: dict[str, Agent] = {}
@@ -32,8 +33,8 @@ class CaseInspector(Inspector):
 def case_agent(run: EvalRun, row: CaseRow) -> Agent:
     """An agent holding ``row``'s turns (built from the run's definition; it never runs them)."""
     name = f"{run.name}:{row.case.id}" + (f"#{row.repeat + 1}" if row.repeat else "")
-    blueprint = getattr(run, "blueprint", None)
-    agent = blueprint.build(run.model, row.case) if blueprint is not None else Agent(name)
+    definition = getattr(run, "definition", None)
+    agent = fresh_case_agent(definition, run.model, row.case) if definition is not None else Agent(name)
     agent.name = name
     agent.history.replace(row.turns)
     if row.turns:

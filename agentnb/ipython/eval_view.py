@@ -15,7 +15,8 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display
 
-from ..evals import EvalRun, Progress, viewers
+from .. import slots
+from ..evals import EvalRun, Progress
 
 FILTERS = ("all", "failed", "errored", "flaky")
 MARK = {"pass": "✓", "fail": "✗", "error": "!"}
@@ -180,8 +181,8 @@ def _inspect(target: Any, case_id: str, repeat: int) -> Any:
 
 def install() -> None:
     """Show evaluations in the notebook (``%load_ext agentnb`` calls it)."""
-    viewers.DISPLAYS[:] = [_Sink]
-    viewers.INSPECT[:] = [_inspect]
+    slots.eval_display.fill(_Sink)
+    slots.case_inspector.fill(_inspect)
 
 
 __all__ = ["EvalView", "FILTERS", "case_options", "grid_html", "install"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from IPython.display import Markdown, display
 
-from ..run import runs
+from .. import slots
 from . import eval_view
 from .agent_magic import AgentMagics
 from .agentnb_magic import AgentnbMagics
@@ -29,7 +29,7 @@ def show_markdown(text: str) -> None:
 
 def register_magics(shell: Any) -> Workspace:
     """Register the magics on ``shell`` with a fresh workspace; returns the workspace."""
-    runs.MARKDOWN_DISPLAY[:] = [show_markdown]
+    slots.markdown_display.fill(show_markdown)
     eval_view.install()
     workspace = Workspace(shell)
     for cls in (ToolMagics, AgentMagics, ChatMagics, AgentnbMagics):

@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..errors import MCPDisconnectedError, MCPServerError, MCPStartError, MCPTimeoutError, MCPToolError
 from . import runtime
-from .results import describe_error, flat, leaf_error
+from .content import describe_error, flat, leaf_error
 from .spec import ServerSpec
 
 # What the SDK logs about a connection's end (e.g. a failed goodbye to a crashed server) is

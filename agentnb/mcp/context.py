@@ -18,7 +18,7 @@ from ..context import BM25, DEFAULT_TOP_K
 from ..errors import ConfigurationError, MCPServerError
 from ..events import ContextBlock
 from .connection import DEFAULT_TIMEOUT, ServerStatus, list_all_resources
-from .results import content_item_text, resource_contents_text
+from .content import content_item_text, resource_contents_text
 from .tools import MCPTools
 
 

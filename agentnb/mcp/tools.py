@@ -22,7 +22,7 @@ from ..errors import ConfigurationError, MCPToolError, ToolDefinitionError
 from ..state.modules import registered_state
 from ..tools import Tool, Toolkit
 from .connection import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, Connection, ServerStatus, connection_for
-from .results import content_text, flat, tool_result_value
+from .content import content_text, flat, tool_result_value
 from .spec import ServerSpec
 
 

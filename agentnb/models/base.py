@@ -8,11 +8,13 @@ sees in a test is what OpenAI would receive.
 from __future__ import annotations
 
 import abc
+import copy
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ConfigurationError
 from ..events import Usage
 from ..messages import ToolCall
 from ..util.fastinit import fast_init
@@ -158,6 +160,29 @@ class Model(abc.ABC):
         if response is None:
             raise RuntimeError(f"model {self.label} ended its stream without a response")
         return response
+
+    def copy(self, **settings: Any) -> Model:
+        """A copy of this model with ``settings`` changed (public attributes such as
+        ``max_retries``), sharing no client or connection with this one."""
+        unknown = [name for name in settings if name.startswith("_") or not hasattr(self, name)]
+        if unknown:
+            raise ConfigurationError(
+                f"{type(self).__name__}.copy(): no setting named {', '.join(map(repr, unknown))}; "
+                "give public attributes of the model"
+            )
+        fresh = copy.copy(self)
+        for name, value in settings.items():
+            setattr(fresh, name, value)
+        fresh._forget_connections()
+        return fresh
+
+    def without_credentials(self) -> Model:
+        """This model as it may leave the process (to another machine, into a file): no API key
+        (where it runs, its own environment gives one). A model that holds none returns itself."""
+        return self
+
+    def _forget_connections(self) -> None:
+        """Drop clients and connections (a copy makes its own on first use)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label}>"

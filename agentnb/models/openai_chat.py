@@ -107,6 +107,16 @@ class OpenAIBase(Model):
     def label(self) -> str:
         return f"{self.prefix}:{self.id}"
 
+    def without_credentials(self) -> Model:
+        if self._api_key is None:
+            return self
+        shipped = self.copy()
+        shipped._api_key = None
+        return shipped
+
+    def _forget_connections(self) -> None:
+        self._client_cache = None
+
     # -- connection ---------------------------------------------------------------------
 
     def resolved_base_url(self) -> str | None:

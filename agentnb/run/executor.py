@@ -21,6 +21,7 @@ from ..messages import ToolCall
 from ..state.tracking import Authors, StateTracker
 from ..tools import AGENTIC_TOOL, Tool, result_text, run_chain
 from ..tools.run_context import RunContext
+from ..tools.tool import DELEGATION
 from ..util.text import shorten
 
 ERROR_LIMIT = 4000
@@ -35,10 +36,6 @@ class ParentRun:
     """The parent run's id."""
     path: tuple[str, ...]
     """Agent names from the top-level run down to the parent."""
-    adopt: Callable[[Any], None]
-    """Takes a finished child run's record (in call order, on the parent's thread)."""
-    respond: Callable[[str], None]
-    """Ends the run with this answer after the current batch (route mode, handoffs)."""
     emit_child: Callable[[Any], None] = lambda event: None
     """Where a child run's events go live (the parent agent's ``children=True`` subscribers)."""
 
@@ -54,11 +51,30 @@ class Site(Protocol):
     tool_call_id: str
     """The delegate call's id."""
 
-    def activate(self) -> Any:
-        """A context manager making this the call in progress (the delegate tool reads it)."""
+    def settle(self, state: Any, tracker: StateTracker, writers: dict[str, str]) -> Settled:
+        """Apply what comes up to the parent's state."""
 
-    def settle(self, state: Any, tracker: StateTracker, writers: dict[str, str]) -> str | None:
-        """Apply what comes up to the parent's state; an error text when it was refused."""
+
+@dataclass(frozen=True)
+class Settled:
+    """What settling a delegation gave."""
+
+    refused: str | None = None
+    """Why what came up was refused (a conflict); None when it was applied."""
+    answer: str | None = None
+    """The member's answer, when it answers for the whole run (route mode, a handoff)."""
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What one tool call hands back to its run."""
+
+    finished: ToolCallFinished
+    """Its end event: the result the model reads, or the error."""
+    children: tuple[Any, ...] = ()
+    """The records of the child runs a delegation started, in call order: the run adopts them."""
+    answer: str | None = None
+    """A delegation's answer for the whole run (route mode, a handoff): no more model calls."""
 
 
 @dataclass
@@ -86,13 +102,14 @@ class ToolExecutor:
         self.ctx = ctx
         self.tracker = tracker
         self.recorded = recorded
-        """Looks up a recorded outcome for tools outside the process (see ``loop.Replay``)."""
+        """Looks up a recorded outcome for tools outside the process (see ``run.setup.Replay``)."""
         self.parent = parent
         """The run these calls belong to, for the delegations among them."""
 
     def is_delegation(self, name: str) -> bool:
         """Whether the tool ``name`` starts a child run (agent as tool, team member, handoff)."""
-        return getattr(self.tools.get(name), "delegation", None) is not None
+        tool = self.tools.get(name)
+        return tool is not None and tool.delegation is not None
 
     def side_by_side(self, calls: Sequence[ToolCall]) -> list[bool]:
         """Which calls of a batch run concurrently (in the order given; all False: one after
@@ -103,7 +120,7 @@ class ToolExecutor:
         none = [False] * len(calls)
         if len(calls) < 2 or self.parent is None:
             return none
-        delegations = [self.tools[c.name].delegation if self.is_delegation(c.name) else None for c in calls]  # type: ignore[attr-defined]
+        delegations = [self.tools[c.name].delegation if c.name in self.tools else None for c in calls]
         members = [d.member_key(c) for d, c in zip(delegations, calls) if d is not None]
         if None in members or len(set(members)) < len(members):
             return none
@@ -145,13 +162,13 @@ class ToolExecutor:
         reads = {key for key, param in (tool.inputs_from_state or {}).items() if param not in sent}
         return reads, set(tool.outputs_to_state or {})
 
-    def run(self, tool_call: ToolCall, call: int, batch: Batch | None = None) -> ToolCallFinished:
+    def run(self, tool_call: ToolCall, call: int, batch: Batch | None = None) -> CallOutcome:
         """Run one call; its state changes wait in ``tracker.pending``."""
         if self.is_delegation(tool_call.name) and self.parent is not None:
             return self.settle_delegation(
                 *self._open(tool_call, call, self.tracker.snapshot), batch or Batch()
             )
-        return self._run(tool_call, call)
+        return CallOutcome(self._run(tool_call, call))
 
     def _open(
         self, tool_call: ToolCall, call: int, snapshot: Any
@@ -173,9 +190,11 @@ class ToolExecutor:
         on_link: Callable[[str, str], Any] | None = None,
     ) -> tuple[Any, Any, None]:
         """A checked delegation's chain, its child run inside (on any thread)."""
-        site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)  # type: ignore[attr-defined]
-        with site.activate():
-            outcome = run_chain(tool, arguments, self.hooks_of(tool), self.ctx, on_link=on_link)
+        assert tool.delegation is not None  # run() sends only delegating tools here
+        site = tool.delegation.open(self.parent, self.ctx, tool_call.id, snapshot)
+        outcome = run_chain(
+            tool, arguments, self.hooks_of(tool), self.ctx, on_link=on_link, extra={DELEGATION: site}
+        )
         return done, (tool, site, outcome), None
 
     def hooks_of(self, tool: Tool) -> list[Callable[..., Any]]:
@@ -184,34 +203,34 @@ class ToolExecutor:
 
     def settle_delegation(
         self, done: Finish, opened: Any, failed: ToolCallFinished | None, batch: Batch
-    ) -> ToolCallFinished:
-        """A delegation's end, on the parent's thread: adopt the child run, apply its changes."""
+    ) -> CallOutcome:
+        """A delegation's end, on the parent's thread: its child runs handed back for the run to
+        adopt, its changes applied."""
         if failed is not None:
-            return failed
+            return CallOutcome(failed)
         tool, site, outcome = opened
         steps = tuple(outcome.steps)
-        children = site.children
+        children = tuple(site.children)
         extra: dict[str, Any] = {"child_run_id": children[0].run_id if children else None}
         if len(children) > 1:
             extra["child_run_ids"] = tuple(c.run_id for c in children)
-        for child in children:
-            self.parent.adopt(child)  # type: ignore[union-attr]
         if not site.live:  # what the parent's hooks wrote around the delegation is theirs
             self.tracker.checkpoint(StateCause(kind="tool", name=tool.name, tool_call_id=site.tool_call_id))
         if outcome.error is not None:
-            return done.failed(
-                *_blame(tool, outcome.error, outcome.error_source), hooks=steps, answered_by=None, **extra
-            )
+            kind, error = _blame(tool, outcome.error, outcome.error_source)
+            return CallOutcome(done.failed(kind, error, hooks=steps, answered_by=None, **extra), children)
         start = self.tracker.snapshot
-        refused = site.settle(self.ctx.state, self.tracker, batch.writers) if children else None
-        if refused is not None:
-            return done.failed(
-                "merge_conflict", refused, hooks=steps, answered_by=outcome.answered_by, **extra
+        settled = site.settle(self.ctx.state, self.tracker, batch.writers) if children else Settled()
+        if settled.refused is not None:
+            failed = done.failed(
+                "merge_conflict", settled.refused, hooks=steps, answered_by=outcome.answered_by, **extra
             )
+            return CallOutcome(failed, children, settled.answer)
         changed = tuple(self.tracker.changed_since(start))
-        return done.ok(
+        finished = done.ok(
             result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=changed, **extra
         )
+        return CallOutcome(finished, children, settled.answer)
 
     def _run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
         done = Finish(self.ctx.run_id, call, tool_call)
@@ -386,4 +405,4 @@ def _overlap(reads: set[str] | None, writes: set[str] | None) -> bool:
     return bool(reads & writes)
 
 
-__all__ = ["Batch", "Finish", "ParentRun", "Site", "ToolExecutor"]
+__all__ = ["Batch", "CallOutcome", "Finish", "ParentRun", "Settled", "Site", "ToolExecutor"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from typing import Any
 
 from ..errors import AgentRunError, MaxToolIterationsError, StateKeyError, StateTypeError
 from ..events import (
@@ -22,91 +22,24 @@ from ..events import (
     ModelRequested,
     ModelResponded,
     PromptRendered,
-    PromptTokens,
     RunFailed,
     RunFinished,
     RunStarted,
     StateCause,
     TextDelta,
-    ToolCallFinished,
     ToolCallStarted,
     Usage,
 )
-from ..history.history import TurnRecord
+from ..history.records import TurnRecord
 from ..messages import Message, ToolCall
-from ..models.base import REASONING_KEY, Model, ModelRequest, ModelResponse, text_chunks
+from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunks
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from ..util.text import one_line
-from .executor import ParentRun, ToolExecutor
+from .executor import CallOutcome, ParentRun, ToolExecutor
 from .observe import Prepared
 from .parallel import Running
-
-
-class Replay(Protocol):
-    """What stands in for the model where a recording holds the answer (``recording.Recording``)."""
-
-    def answer(
-        self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model
-    ) -> ModelResponse | None:
-        """The recorded answer to this request, or None to ask the model (may raise on drift)."""
-
-    def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
-        """What the model answered live."""
-
-    def finish(self, record: TurnRecord) -> None:
-        """The turn ended (before RunFinished / RunFailed)."""
-
-    def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
-        """The recorded outcome of a call to a tool outside the process (an MCP server), or None
-        to call it."""
-
-
-@dataclass
-class TurnSetup:
-    """What a run needs from its agent, handed over once."""
-
-    model: Model
-    """Who answers."""
-    prepare: Callable[[RunContext, Callable[[ContextRetrieved], None]], Prepared]
-    """The Observe step (context retrievals go to the callback)."""
-    emit: Callable[[Event], None]
-    """Where every event goes (the agent's subscribers)."""
-    hooks: list[Callable[..., Any]] = field(default_factory=list)
-    """Tool hooks, outermost first."""
-    max_tool_iterations: int = 10
-    """Rounds of tool calls allowed before the run fails."""
-    model_options: Mapping[str, Any] = field(default_factory=dict)
-    """Extra request options."""
-    parse_output: Callable[[str | None], Any] | None = None
-    """Parses the final answer into ``record.output`` (an output formatter), if any."""
-    replay: Replay | None = None
-    """Answers from a recording where it holds them."""
-    overwrite_state: bool = False
-    """A run's ``session_state`` replaces the state instead of merging into it."""
-    count_tokens: Callable[[Prepared], PromptTokens | None] | None = None
-    """Counts the prompt again with the model's own tokenizer (None when it has none) at the end
-    of a turn whose counts were estimated before it was there (the local server starts with the
-    turn's first call)."""
-    lineage: Lineage | None = None
-    """Where this run sits in a tree of delegations (None: a top-level run)."""
-    emit_child: Callable[[Event], None] = lambda event: None
-    """Where the events of runs this one delegates to go live (``subscribe(children=True)``)."""
-    handoff_to: str | None = None
-    """The handoff tool that answers this run without a model call: an earlier handoff left
-    another agent in charge of the conversation."""
-
-
-@dataclass(frozen=True)
-class Lineage:
-    """A delegated run's place in the run tree."""
-
-    parent_run_id: str
-    """The run whose tool call started this one."""
-    parent_tool_call_id: str
-    """That tool call's id."""
-    path: tuple[str, ...]
-    """Agent names from the top-level run down to this one."""
+from .setup import TurnSetup
 
 
 class Turn:
@@ -133,8 +66,7 @@ class Turn:
         self.children_usage = Usage()
         """What the runs this one delegated to used in all (their ``usage_total``), added as
         each delegation returns."""
-        # ``_emit`` runs for every event: the record's event list (a lazy field) and the emit,
-        # read once (again as the run starts: a delegation sets its own emit before).
+        # ``_emit`` runs for every event: the record's event list (a lazy field) and the emit, read once.
         self._record_event, self._notify = record.events.append, setup.emit
 
     def _emit(self, event: Event) -> Event:
@@ -144,64 +76,69 @@ class Turn:
         return event
 
     def events(self) -> Iterator[Event]:
-        record, tracker, setup, run_id = self.record, self.tracker, self.setup, self.ctx.run_id
-        self._record_event, self._notify = record.events.append, setup.emit
+        """The run, event by event: start (the inputs into the state), Observe (the prompt),
+        then Think and Act until a final answer, then the end."""
         self._start = time.perf_counter()
-        lineage = setup.lineage
-        if lineage is None:
-            yield self._emit(
-                RunStarted(
-                    run_id=run_id,
-                    agent=record.agent,
-                    turn=record.index,
-                    message=record.message,
-                    model=record.model,
-                    at=record.started_at,
-                    path=(record.agent,),
-                )
-            )
-        else:
-            tracker.via = lineage.path
-            yield self._emit(
-                RunStarted(
-                    run_id=run_id,
-                    agent=record.agent,
-                    turn=record.index,
-                    message=record.message,
-                    model=record.model,
-                    at=record.started_at,
-                    parent_run_id=lineage.parent_run_id,
-                    parent_tool_call_id=lineage.parent_tool_call_id,
-                    path=lineage.path,
-                    depth=len(lineage.path) - 1,
-                )
-            )
-        record.state_start = tracker.snapshot
-        tracker.checkpoint(StateCause(kind="user"))
+        yield self._emit(self._run_started())
+        self.record.state_start = self.tracker.snapshot
+        self.tracker.checkpoint(StateCause(kind="user"))
         try:
             self._put_inputs()
         except (StateKeyError, StateTypeError) as exc:
-            for (
-                change
-            ) in self.tracker.drain():  # inline, no generator of its own: this runs several times a turn
+            for change in self.tracker.drain():
                 yield self._emit(change)
             yield from self._fail(exc)
             return
+        # State changes are emitted inline, not through a generator of their own: a turn
+        # drains several times, and this is its hot path.
         for change in self.tracker.drain():
             yield self._emit(change)
-        record.state_before = tracker.snapshot
+        self.record.state_before = self.tracker.snapshot
         context: list[ContextRetrieved] = []
         try:
-            prepared = setup.prepare(self.ctx, context.append)
+            prepared = self.setup.prepare(self.ctx, context.append)
         except Exception as exc:  # a failing context provider or instructions callable
             yield from self._fail(exc)
             return
+        yield from self._observed(prepared)
+        finished = yield from self._think_and_act(prepared, context)
+        if finished:
+            yield from self._finish()
+
+    def _run_started(self) -> RunStarted:
+        record, lineage = self.record, self.setup.lineage
+        if lineage is None:
+            return RunStarted(
+                run_id=self.ctx.run_id,
+                agent=record.agent,
+                turn=record.index,
+                message=record.message,
+                model=record.model,
+                at=record.started_at,
+                path=(record.agent,),
+            )
+        self.tracker.via = lineage.path
+        return RunStarted(
+            run_id=self.ctx.run_id,
+            agent=record.agent,
+            turn=record.index,
+            message=record.message,
+            model=record.model,
+            at=record.started_at,
+            parent_run_id=lineage.parent_run_id,
+            parent_tool_call_id=lineage.parent_tool_call_id,
+            path=lineage.path,
+            depth=len(lineage.path) - 1,
+        )
+
+    def _observed(self, prepared: Prepared) -> Iterator[Event]:
+        """What Observe found and the prompt it rendered; the run's messages start there."""
         for retrieved in prepared.context:
             yield self._emit(retrieved)
         self._prepared = prepared
         yield self._emit(
             PromptRendered(
-                run_id=run_id,
+                run_id=self.ctx.run_id,
                 system_prompt=prepared.system_prompt,
                 sections=prepared.sections,
                 user_prompt=prepared.user_prompt,
@@ -213,86 +150,109 @@ class Turn:
                 tokens=prepared.tokens,
             )
         )
-        messages = self.ctx.messages
-        messages[:] = prepared.messages
+        self.ctx.messages[:] = prepared.messages
         # The earlier turns sent as context belong to those turns: this turn keeps its own.
         start = 1 if prepared.system_prompt else 0
         self._context_messages = slice(start, start + prepared.history)
-        wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
+
+    def _executor(self, prepared: Prepared) -> ToolExecutor:
+        setup, record, run_id = self.setup, self.record, self.ctx.run_id
         replay = setup.replay
         recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
         path = setup.lineage.path if setup.lineage is not None else (record.agent,)
-        parent = ParentRun(run_id, path, self._adopt, self._respond, setup.emit_child)
-        executor = ToolExecutor(
-            {t.name: t for t in prepared.tools}, setup.hooks, self.ctx, tracker, recorded, parent
-        )
+        parent = ParentRun(run_id, path, setup.emit_child)
+        tools = {t.name: t for t in prepared.tools}
+        return ToolExecutor(tools, setup.hooks, self.ctx, self.tracker, recorded, parent)
+
+    def _think_and_act(self, prepared: Prepared, context: list[ContextRetrieved]) -> Iterator[Event]:
+        """Ask the model, run the tool calls it asks for, again, until it answers (returns True)
+        or the run fails (False)."""
+        setup, messages = self.setup, self.ctx.messages
+        wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
+        executor = self._executor(prepared)
         schemas = [t.schema() for t in prepared.tools]
         call = 0
         continuing = setup.handoff_to
         while True:
             if continuing is not None:  # the agent in charge answers: no model call of this one's
-                response = ModelResponse(
-                    tool_calls=(ToolCall(id=f"handoff_{run_id}", name=continuing, arguments="{}"),)
+                response: ModelResponse | None = ModelResponse(
+                    tool_calls=(ToolCall(id=f"handoff_{self.ctx.run_id}", name=continuing, arguments="{}"),)
                 )
                 continuing = None
             else:
-                request = ModelRequest(messages=list(wire), tools=schemas, options=dict(setup.model_options))
-                try:
-                    payload = setup.model.payload(request)
-                    yield self._emit(
-                        ModelRequested(run_id=run_id, call=call, request=payload, at=time.time())
-                    )
-                    started = time.perf_counter()
-                    response = yield from self._think(request, call, payload)
-                except Exception as exc:
-                    yield from self._fail(exc)
-                    return
-                self._model_calls += 1
-                self._usage = self._usage + response.usage
-                yield self._emit(
-                    ModelResponded(
-                        run_id=run_id,
-                        call=call,
-                        content=response.content,
-                        tool_calls=response.tool_calls,
-                        finish_reason=response.finish_reason,
-                        usage=response.usage,
-                        duration_ms=(time.perf_counter() - started) * 1000,
-                        response=response.raw,
-                    )
-                )
+                response = yield from self._request(wire, schemas, call)
+            if response is None:
+                return False
             messages.append(Message.assistant(response.content, response.tool_calls))
             wire.append(messages[-1].to_openai())
             if response.tool_calls and response.reasoning:  # sent back within the turn (Responses API)
                 wire[-1] = {**wire[-1], REASONING_KEY: response.reasoning}
             if not response.tool_calls:
-                break
+                return True
             if call >= setup.max_tool_iterations:
-                limit = setup.max_tool_iterations
-                yield from self._fail(
-                    MaxToolIterationsError(
-                        f"agent {record.agent!r} stopped: the model still asked for tools after {limit} round(s) of "
-                        f"tool calls (max_tool_iterations={limit}). Raise max_tool_iterations, or look at "
-                        f"agent.history[-1].tool_calls for a loop."
-                    )
-                )
-                return
+                yield from self._fail(self._too_many_rounds())
+                return False
             yield from self._act(executor, response.tool_calls, call, context, messages, wire)
             call += 1
             if self._direct is not None:  # a member answered for this run
                 messages.append(Message.assistant(self._direct))
-                break
+                return True
+
+    def _request(
+        self, wire: list[dict[str, Any]], schemas: list[dict[str, Any]], call: int
+    ) -> Iterator[Event]:
+        """One model call (Think): its request and response events; the response, or None when
+        it failed (the run has failed then)."""
+        setup, run_id = self.setup, self.ctx.run_id
+        request = ModelRequest(messages=list(wire), tools=schemas, options=dict(setup.model_options))
+        try:
+            payload = setup.model.payload(request)
+            yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
+            started = time.perf_counter()
+            response = yield from self._think(request, call, payload)
+        except Exception as exc:
+            yield from self._fail(exc)
+            return None
+        self._model_calls += 1
+        self._usage = self._usage + response.usage
+        yield self._emit(
+            ModelResponded(
+                run_id=run_id,
+                call=call,
+                content=response.content,
+                tool_calls=response.tool_calls,
+                finish_reason=response.finish_reason,
+                usage=response.usage,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                response=response.raw,
+            )
+        )
+        return response
+
+    def _too_many_rounds(self) -> MaxToolIterationsError:
+        limit = self.setup.max_tool_iterations
+        return MaxToolIterationsError(
+            f"agent {self.record.agent!r} stopped: the model still asked for tools after {limit} round(s) of "
+            f"tool calls (max_tool_iterations={limit}). Raise max_tool_iterations, or look at "
+            f"agent.history[-1].tool_calls for a loop."
+        )
+
+    def _finish(self) -> Iterator[Event]:
+        """The final answer: the run's own messages into the state, the record closed, the end."""
+        record, tracker, setup = self.record, self.tracker, self.setup
         self.ctx.state.set("messages", self._own_messages())
         tracker.checkpoint(StateCause(kind="user"))
-        for change in self.tracker.drain():
+        for change in tracker.drain():
             yield self._emit(change)
-        record.status, record.content = "ok", messages[-1].content
+        record.status, record.content = "ok", self.ctx.messages[-1].content
         if setup.parse_output is not None:
             record.output = setup.parse_output(record.content)
         self._close(tracker.snapshot)
+        if setup.before_end is not None:
+            setup.before_end(tracker)
         yield self._emit(
             RunFinished(
-                run_id=run_id,
+                run_id=self.ctx.run_id,
                 content=record.content,
                 usage=record.usage,
                 usage_total=record.usage + self.children_usage,
@@ -319,8 +279,8 @@ class Turn:
         if not any(together):
             for tool_call in batch:
                 yield self._emit(self._started(executor, tool_call, call))
-                finished = executor.run(tool_call, call)
-                yield from self._after(tool_call, finished, context, messages, wire)
+                outcome = executor.run(tool_call, call)
+                yield from self._after(tool_call, outcome, context, messages, wire)
             return
         for tool_call, now in zip(batch, together):  # these start now, side by side
             if now:
@@ -329,11 +289,11 @@ class Turn:
         try:
             for tool_call, now in zip(batch, together):
                 if now:
-                    finished = running.finish(tool_call)
+                    outcome = running.finish(tool_call)
                 else:  # an ordinary call (or a live delegation): in order, on this thread
                     yield self._emit(self._started(executor, tool_call, call))
-                    finished = running.run(tool_call)
-                yield from self._after(tool_call, finished, context, messages, wire)
+                    outcome = running.run(tool_call)
+                yield from self._after(tool_call, outcome, context, messages, wire)
         finally:
             running.close()
 
@@ -352,12 +312,19 @@ class Turn:
     def _after(
         self,
         tool_call: ToolCall,
-        finished: ToolCallFinished,
+        outcome: CallOutcome,
         context: list[ContextRetrieved],
         messages: list[Message],
         wire: list[dict[str, Any]],
     ) -> Iterator[Event]:
-        """A call's end: the context it retrieved, its state changes, its result."""
+        """A call's end: the child runs it started become this run's, then the context it
+        retrieved, its state changes, its result."""
+        for child in outcome.children:
+            self.record.children.append(child)
+            self.children_usage = self.children_usage + child.usage_total
+        if outcome.answer is not None:  # a member answered for this run (route mode, a handoff)
+            self._direct = outcome.answer
+        finished = outcome.finished
         for retrieved in context:
             yield self._emit(retrieved)
         context.clear()
@@ -367,15 +334,6 @@ class Turn:
         self._tool_calls += 1
         messages.append(Message.tool(tool_call, finished.result))
         wire.append(messages[-1].to_openai())
-
-    def _respond(self, content: str) -> None:
-        """A delegation answers for this run (route mode, a handoff): no more model calls."""
-        self._direct = content
-
-    def _adopt(self, child: TurnRecord) -> None:
-        """A delegation's child run ended: it is this run's child, its usage in this run's total."""
-        self.record.children.append(child)
-        self.children_usage = self.children_usage + child.usage_total
 
     def _put_inputs(self) -> None:
         """The run's inputs into the state: ``session_state`` (deep-merged, Agno; or replacing
@@ -451,6 +409,8 @@ class Turn:
         for change in self.tracker.drain():
             yield self._emit(change)
         self._close(self.tracker.snapshot)
+        if self.setup.before_end is not None:
+            self.setup.before_end(self.tracker)
         yield self._emit(
             RunFailed(
                 run_id=self.ctx.run_id,
@@ -463,4 +423,4 @@ class Turn:
         )
 
 
-__all__ = ["Lineage", "Turn", "TurnSetup"]
+__all__ = ["Turn"]

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from ..context import CONTEXT_KEY, ContextProviders, ContextQuery, render_context
 from ..events import ContextRetrieved, PromptSection, PromptTokens
 from ..formatters import FormatSettings, ParagraphFormatter, build_payload
-from ..history.history import TurnRecord
+from ..history.records import TurnRecord
 from ..messages import Message
 from ..models.tokens import count_prompt, count_sections, counter_for
 from ..state.state import State, render_state

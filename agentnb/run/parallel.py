@@ -23,7 +23,7 @@ from typing import Any
 from ..events import StateCause, ToolCallFinished
 from ..messages import ToolCall
 from ..tools import Tool
-from .executor import Batch, Finish, ToolExecutor
+from .executor import Batch, CallOutcome, Finish, ToolExecutor
 
 
 class Running:
@@ -114,7 +114,7 @@ class Running:
 
         return run
 
-    def finish(self, tool_call: ToolCall) -> ToolCallFinished:
+    def finish(self, tool_call: ToolCall) -> CallOutcome:
         """A delegation started together: wait for its run, then settle it (call order)."""
         self._pass()
         i = self.position[id(tool_call)]
@@ -126,18 +126,18 @@ class Running:
         self.held = self.ends + i if self.baton is not None else None  # taken by its thread
         return self.executor.settle_delegation(*opened, self.batch)
 
-    def run(self, tool_call: ToolCall) -> ToolCallFinished:
+    def run(self, tool_call: ToolCall) -> CallOutcome:
         """Another call, run now on the parent's thread; the paths it changes are noted, so a
         delegation merged after it that changed one of them too is refused."""
         self._pass()
         self._take(self.ends + self.position[id(tool_call)])
         tracker = self.executor.tracker
         seen = len(tracker.pending)
-        finished = self.executor.run(tool_call, self.call, self.batch)
+        outcome = self.executor.run(tool_call, self.call, self.batch)
         for event in tracker.pending[seen:]:  # (a rollback leaves none of its own)
             for op in event.patch:
                 self.batch.writers.setdefault(op["path"], f"tool:{tool_call.name}")
-        return finished
+        return outcome
 
     def _take(self, slot: int) -> None:
         if self.baton is not None:

@@ -15,22 +15,18 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import slots
 from ..errors import ConfigurationError
 from ..events import Event, TextDelta
 from ..messages import Message
 from ..util.fastinit import fast_init
-from .results import RunResult, RunStream
+from .run_result import RunResult, RunStream
 
 if TYPE_CHECKING:
     from .loop import Turn
 
 Subscriber = Callable[[Event], Any]
 Messages = Sequence["Message | Mapping[str, Any]"]
-
-
-MARKDOWN_DISPLAY: list[Callable[[str], None]] = []
-"""How ``print_response(markdown=True)`` shows an answer; the notebook layer puts its display
-here when it loads (the core never imports IPython)."""
 
 
 @fast_init
@@ -109,11 +105,6 @@ def check_message(message: Any) -> None:
         "the message must be a str, a dict of input fields for a prompt_template, or a list of chat "
         f"messages; got {type(message).__name__}"
     )
-
-
-EVALUATE: list[Callable[..., Any]] = []
-"""How ``agent.evaluate`` runs: ``agentnb.evals`` puts its driver here when it is imported
-(``import agentnb`` imports it; the core never imports it)."""
 
 
 class Runs:
@@ -206,6 +197,7 @@ class Runs:
         as markdown where something can (a notebook with ``%load_ext agentnb``), the text
         otherwise."""
         as_markdown = self.markdown if markdown is None else markdown
+        show = slots.markdown_display.get() if as_markdown else None
         if not stream:
             content = self.run(message, **kwargs).content or ""
         else:
@@ -214,14 +206,14 @@ class Runs:
             for event in printed:
                 if isinstance(event, TextDelta):
                     pieces.append(event.text)
-                    if not (as_markdown and MARKDOWN_DISPLAY):
+                    if show is None:
                         print(event.text, end="", flush=True)
             content = "".join(pieces)
-            if not (as_markdown and MARKDOWN_DISPLAY):
+            if show is None:
                 print()
                 return
-        if as_markdown and MARKDOWN_DISPLAY:
-            MARKDOWN_DISPLAY[0](content)
+        if show is not None:
+            show(content)
         else:
             print(content)
 
@@ -234,10 +226,11 @@ class Runs:
         await asyncio.to_thread(lambda: self.print_response(message, **kwargs))
 
 
-def _evaluator() -> Callable[..., Any]:
-    if not EVALUATE:
-        raise ConfigurationError("evaluation is not loaded: import agentnb.evals (importing agentnb does it)")
-    return EVALUATE[0]
+def _evaluator() -> slots.Evaluate:
+    evaluate = slots.evaluate.get()
+    if evaluate is None:
+        raise ConfigurationError("evaluation is not available: agentnb.evals did not load")
+    return evaluate
 
 
-__all__ = ["EVALUATE", "RunInput", "Runs", "check_message"]
+__all__ = ["RunInput", "Runs", "check_message"]

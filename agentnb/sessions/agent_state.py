@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..history.history import History, TurnRecord, turn_entries
+from ..history.history import History, turn_entries
+from ..history.records import TurnRecord
 from ..messages import Message
 from ..state import diff
 from ..state.frozen import EMPTY, FrozenMap

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import ConfigurationError, ReplayDriftError
 from ..events import Event, PromptRendered, RunFailed, RunFinished, ToolCallFinished
-from ..history.history import TurnRecord
+from ..history.records import TurnRecord
 from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
 from ..models.replay import drift_report, response_from_event
@@ -60,7 +60,7 @@ def replay_mode(environ: Mapping[str, str] | None = None) -> str:
 
 class TurnReplay:
     """Where a run stands against a list of recorded turns: the loop's Replay protocol (see
-    ``loop.Replay``). A turn whose requests match is answered from the recording; from the first
+    ``run.setup.Replay``). A turn whose requests match is answered from the recording; from the first
     one that differs (``cut``) the model is called."""
 
     def __init__(self, turns: list[TurnRecord], mode: str) -> None:
@@ -147,7 +147,7 @@ class TurnReplay:
 class Recording(TurnReplay):
     """The recorded turns of one agent and where the current run stands against them.
 
-    Plugged into each turn as its replay (see ``loop.Replay``) and subscribed to the agent's
+    Plugged into each turn as its replay (see ``run.setup.Replay``) and subscribed to the agent's
     events to write the turns the recording does not hold yet."""
 
     def __init__(

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigurationError
-from ..history.compare import Comparison, compare_turns
-from ..history.history import TurnRecord
+from ..history.compare import compare_turns
+from ..history.comparison import Comparison
+from ..history.records import TurnRecord
 from ..messages import Message
 from ..state.diff import MISSING
 from ..state.edits import StateEdit, edit, undo
@@ -41,7 +42,7 @@ class TimeTravel:
     state: Any
     history: Any
     model: Any
-    _definition: dict[str, Any]
+    definition: Any
     _initial_state: dict[str, Any]
     _edits: list[StateEdit]
     _edit_listeners: list[Callable[[StateEdit, bool], Any]]
@@ -86,9 +87,8 @@ class TimeTravel:
         recorded (a notebook's ``%%agent``, ``attach_recording``), the fork is recorded in the
         same session under its own name."""
         snapshot = self.snapshot() if turn is None else self.snapshot_at(turn)
-        forked = type(self)(name or f"{self.name}_fork", **self._definition)
+        forked = self.definition.build(name or f"{self.name}_fork")
         forked.model = self.model
-        forked._initial_state = copy.deepcopy(self._initial_state)
         forked.restore(snapshot)
         forked._parent = weakref.ref(self)
         forked.forked_at = len(snapshot.turns)

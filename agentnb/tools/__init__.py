@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .builtin import AGENTIC_TOOL, update_session_state_tool
-from .hooks import HOOK_PARAM_NAMES, ChainOutcome, check_hook, hook_name, run_chain
+from .chain import ChainOutcome, run_chain
+from .hooks import HOOK_PARAM_NAMES, check_hook, hook_name
 from .result import result_text
 from .schema import INJECT_MARKER, INJECTED_PARAMS
 from .tool import Tool, create_tool_from_function, tool

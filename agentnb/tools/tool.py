@@ -14,7 +14,7 @@ import inspect
 import re
 import types
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ToolArgumentsError, ToolDefinitionError, ToolInvocationError
 from ..util.text import shorten
@@ -37,6 +37,25 @@ if TYPE_CHECKING:
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+")
 """What the OpenAI API (and Agno) accept as a tool name."""
+
+
+DELEGATION = "delegation"
+"""What a delegating tool's function is given its call's site as: ``Tool(injected={param:
+DELEGATION})``. Only the executor has it, for the call it runs."""
+
+
+class Delegating(Protocol):
+    """What a delegating tool declares (``agentnb.delegation.Delegation`` is the one kind): which
+    member a call goes to, and the site of one call, which runs the member."""
+
+    def member_key(self, tool_call: Any) -> str | None:
+        """The member a call goes to (None: not known before the call)."""
+
+    def parallel_key(self, tool_call: Any) -> str | None:
+        """The member a call goes to, for running sibling calls together (None: never together)."""
+
+    def open(self, parent: Any, ctx: RunContext, tool_call_id: str, snapshot: Any) -> Any:
+        """The site of one call (run_context, the parent run, the state snapshot of its batch)."""
 
 
 @dataclasses.dataclass
@@ -67,6 +86,12 @@ class Tool:
     """Extra text for the system prompt (``@tool(instructions=...)`` or a Toolkit's)."""
     tool_hooks: list[Callable[..., Any]] | None = None
     """This tool's own hooks (``@tool(tool_hooks=[...])``); an agent's ``tool_hooks`` replace them."""
+    delegation: Delegating | None = dataclasses.field(default=None, compare=False)
+    """How a call of this tool starts a child run (an agent as a tool, a team's delegate, a
+    handoff; ``agentnb.delegation``); None for an ordinary tool. The executor opens the call's
+    delegation site and hands it to the function as its ``delegation`` injected value."""
+    member: Any = dataclasses.field(default=None, compare=False, repr=False)
+    """The agent a delegating tool runs (``as_tool``, a handoff), if it is one agent."""
     _validator: Callable[[Any], Any] | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -193,9 +218,12 @@ class Tool:
             if param not in arguments and state.has(key)
         }
 
-    def call(self, arguments: Mapping[str, Any], ctx: RunContext) -> Any:
+    def call(
+        self, arguments: Mapping[str, Any], ctx: RunContext, extra: Mapping[str, Any] | None = None
+    ) -> Any:
         """Call the function with the model's arguments plus injected values and state inputs;
-        await it if async, consume it if a generator (its items joined as text, as Agno does)."""
+        await it if async, consume it if a generator (its items joined as text, as Agno does).
+        ``extra`` adds injectable values of this call only (a delegation's site)."""
         kwargs = {**self._state_inputs(arguments, ctx.state), **arguments}
         for state_key, param in (self.inputs_from_state or {}).items():
             if param not in kwargs and param_required(self.function, param):
@@ -203,8 +231,8 @@ class Tool:
                     f"tool {self.name!r} reads parameter {param!r} from state key {state_key!r} "
                     f"(inputs_from_state), but the state has no {state_key!r} yet"
                 )
-        values = ctx.injectable()
-        kwargs.update({param: values[kind] for param, kind in self.injected.items()})
+        values = ctx.injectable() if extra is None else {**ctx.injectable(), **extra}
+        kwargs.update({param: values.get(kind) for param, kind in self.injected.items()})
         return _collected(self.function(**kwargs))
 
     def invoke(self, **kwargs: Any) -> Any:

@@ -8,11 +8,7 @@ afterwards with their recorded times. Needs the ``tracing`` extra (``opentelemet
 
 from __future__ import annotations
 
-from ..agent import TRACING_SWITCHES
-from .live import flush, instrument, is_instrumented, switch_on, uninstrument
-
-if switch_on not in TRACING_SWITCHES:  # an agent given a tracer provider switches the observer on
-    TRACING_SWITCHES.append(switch_on)
+from .live import flush, instrument, is_instrumented, uninstrument
 
 __all__ = ["export", "flush", "instrument", "is_instrumented", "uninstrument"]
 

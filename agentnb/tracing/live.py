@@ -17,7 +17,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..agent import AGENT_OBSERVERS
+from .. import slots
 from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta
 
 if TYPE_CHECKING:
@@ -77,8 +77,7 @@ def instrument(tracer_provider: Any = None, capture_content: bool | None = None)
 def switch_on() -> None:
     """Have the core call ``observe`` with every event (from the first traced agent on; until
     then a turn costs nothing here)."""
-    if observe not in AGENT_OBSERVERS:
-        AGENT_OBSERVERS.append(observe)
+    slots.agent_observers.add(observe)
 
 
 def uninstrument() -> None:

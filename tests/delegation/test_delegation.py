@@ -686,3 +686,25 @@ def test_subscribers_get_own_events_children_too_or_children_only_until_unsubscr
     second()  # a second call changes nothing
     with pytest.raises(ConfigurationError, match="takes True, False or 'only'"):
         lead.subscribe(twice, children="yes")  # type: ignore[arg-type]
+
+
+def test_a_delegate_tool_gets_its_site_from_the_executor_and_refuses_a_direct_call() -> None:
+    """The site is the call's injected value, not found through ambient state: called directly
+    (outside a run) a delegate tool says what to do instead; a model that sends the injected
+    parameter's name as an argument does not replace the site."""
+    from agentnb.errors import DelegationError
+
+    helper = Agent("helper", ScriptedModel(["done by helper"]))
+    as_tool = helper.as_tool()
+    assert as_tool.delegation is not None and as_tool.member is helper
+    with pytest.raises(DelegationError, match="runs only as a tool call of an agent's run"):
+        as_tool.function(task="x")
+    boss = Agent(
+        "boss",
+        ScriptedModel([tool_call("helper", task="help", _site="forged"), "ok"]),
+        tools=[as_tool],
+    )
+    result = boss.run("go")
+    (call,) = result.turn.tool_calls
+    assert call.error is None and call.result == "done by helper"
+    assert [c.agent for c in result.turn.children] == ["helper"]

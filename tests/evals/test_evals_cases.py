@@ -184,11 +184,12 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
     prompt that changes with the message, is measured."""
     import json
 
+    from agentnb.evals.engine import plan
     from agentnb.evals.engine.plan import RequestChars
-    from agentnb.evals.engine.worker import Blueprint
+    from agentnb.evals.engine.worker import case_agent, evaluated
 
     agent = shop()
-    blueprint = Blueprint.of(agent)
+    blueprint = evaluated(agent)
     cases = [
         Case(text, id=f"c{i}")
         for i, text in enumerate(
@@ -200,7 +201,7 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
     def exact(case):
         return len(
             json.dumps(
-                blueprint.build(agent.model, case).observe(case.turns[0]).request,
+                case_agent(blueprint, agent.model, case).observe(case.turns[0]).request,
                 ensure_ascii=False,
                 default=str,
             )
@@ -208,9 +209,10 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
 
     expected = [exact(c) for c in cases]
     builds = []
-    real_build = Blueprint.build
     monkeypatch.setattr(
-        Blueprint, "build", lambda self, model, case: builds.append(case.id) or real_build(self, model, case)
+        plan,
+        "case_agent",
+        lambda definition, model, case: builds.append(case.id) or case_agent(definition, model, case),
     )
     sizes = RequestChars(blueprint, agent.model)
     assert [sizes(c) for c in cases] == expected
@@ -227,11 +229,13 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
 
     docs = DocumentContext(["milk is white", "tea is hot and ünïcödé", "quoted things"], label="DOCS")
     rag = Agent("rag", model=ScriptedModel(["ok"]), context_providers=[docs])
-    rag_blueprint = Blueprint.of(rag)
+    rag_blueprint = evaluated(rag)
     expected = [
         len(
             json.dumps(
-                rag_blueprint.build(rag.model, c).observe(c.turns[0]).request, ensure_ascii=False, default=str
+                case_agent(rag_blueprint, rag.model, c).observe(c.turns[0]).request,
+                ensure_ascii=False,
+                default=str,
             )
         )
         for c in cases[:5]

@@ -10,7 +10,7 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import agentnb
-from agentnb.evals import viewers
+from agentnb import slots
 from agentnb.ipython.eval_view import EvalView, grid_html
 
 
@@ -37,7 +37,7 @@ def shell(tmp_path, monkeypatch):
     yield ip
     for name in set(ip.user_ns) - before:
         del ip.user_ns[name]
-    viewers.DISPLAYS.clear()
+    slots.eval_display.clear()
 
 
 def test_eval_runs_shows_progress_then_a_grid_and_returns_the_run(shell, tmp_path):
@@ -146,7 +146,7 @@ def test_showing_a_case_outside_the_notebook_says_what_to_do(tmp_path):
     from agentnb.errors import EvalCheckError
     from agentnb.evals import Case
 
-    viewers.INSPECT.clear()
+    slots.case_inspector.clear()
     run = shop().evaluate([Case("milk", id="m")], name="outside", folder=tmp_path)
     with pytest.raises(EvalCheckError, match="needs the notebook: %load_ext agentnb"):
         run.inspect("m")

@@ -7,8 +7,8 @@ from test_record import ALLOWED_TAGS, parsed
 
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.errors import ConfigurationError
-from agentnb.history.compare import LineRow, compare_turns, line_rows
-from agentnb.history.render import COMPARE_CSS_CLASS
+from agentnb.history.compare import compare_turns, line_rows
+from agentnb.history.comparison import COMPARE_CSS_CLASS, LineRow
 
 IMG = "<img src=x onerror=alert(1)>"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +89,27 @@ def test_streamed_text_is_held_back_only_where_a_secret_may_begin():
     assert stream.feed("here: sk-li") == "here: "
     assert stream.feed("ve-0123456789abcdef and more") == f"{REDACTED} and more"
     assert stream.feed(" sk") == " " and stream.flush() == "sk"
+
+
+def test_a_model_leaves_the_process_without_its_key_and_a_copy_shares_no_client() -> None:
+    """``without_credentials`` and ``copy`` are the model interface for what evaluation used to do
+    by editing private fields: the key stays here, a copy makes its own client."""
+    from agentnb import ScriptedModel
+    from agentnb.errors import ConfigurationError
+    from agentnb.models import OpenAIChat
+
+    model = OpenAIChat("gpt-5-mini", api_key="sk-test-not-real", base_url="http://127.0.0.1:9/v1")
+    client = model.client()
+    shipped = model.without_credentials()
+    assert shipped is not model and shipped.offline_reason() is None  # base_url needs no key
+    assert "sk-test-not-real" not in repr(vars(shipped))
+    assert model.client() is client  # the original keeps its key and its client
+    quiet = model.copy(max_retries=0)
+    assert quiet.max_retries == 0 and model.max_retries is None
+    assert quiet.client() is not client and quiet.client().max_retries == 0
+    scripted = ScriptedModel(["hi"])
+    assert scripted.without_credentials() is scripted
+    with pytest.raises(ConfigurationError, match=r"no setting named '_api_key'"):
+        model.copy(_api_key="x")
+    with pytest.raises(ConfigurationError, match=r"no setting named 'temprature'"):
+        model.copy(temprature=0.2)

@@ -263,20 +263,21 @@ def test_an_agents_own_provider_wins_over_instrument(provider):
 
 
 def test_untraced_turns_never_call_the_observer_and_a_provider_set_later_traces(provider):
-    """``import agentnb`` loads the tracing layer, but until an agent has a provider (or
-    instrument() runs) the core calls no observer; a provider given after construction traces."""
+    """``import agentnb`` loads no tracing, and until an agent has a provider (or instrument()
+    runs) the core calls no observer; a provider given after construction traces."""
     import subprocess
     import sys
 
     code = (
-        "import agentnb; from agentnb.agent import AGENT_OBSERVERS as O; "
-        "agentnb.Agent('a', agentnb.ScriptedModel(['x'])).run('hi'); print(len(O))"
+        "import sys, agentnb; from agentnb.slots import agent_observers as O; "
+        "agentnb.Agent('a', agentnb.ScriptedModel(['x'])).run('hi'); "
+        "print(len(list(O)), 'agentnb.tracing' in sys.modules)"
     )
     assert (
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         ).stdout.strip()
-        == "0"
+        == "0 False"
     )
     tp, spans = provider
     agent = Agent("later", ScriptedModel(["a"]))

@@ -14,7 +14,6 @@ longest pause.
 
 from __future__ import annotations
 
-import copy
 import email.utils
 import math
 import threading
@@ -222,11 +221,9 @@ def quiet_copy(model: Model) -> Model:
     """The evaluation's copy of an OpenAI model: the client's own retries off (the limiter retries)."""
     if getattr(model, "kind", None) != "openai" or not hasattr(model, "max_retries"):
         return model
-    quiet = copy.copy(model)
-    quiet.max_retries = 0  # type: ignore[attr-defined]
-    quiet._client_cache = None  # type: ignore[attr-defined]
-    quiet.client_options = {**getattr(model, "client_options", {}), "max_retries": 0}  # type: ignore[attr-defined]
-    return quiet
+    return model.copy(
+        max_retries=0, client_options={**getattr(model, "client_options", {}), "max_retries": 0}
+    )
 
 
 __all__ = ["CallStats", "GuardedModel", "Limiter", "classify", "quiet_copy", "retry_after"]

@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...definition import AgentDefinition
 from ...errors import EvalBudgetError
 from ...models.tokens import CHARS_PER_TOKEN
 from ..cases import Case
-from .worker import Blueprint
+from .worker import case_agent
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,8 @@ class RequestChars:
 
     SAMPLE = 3
 
-    def __init__(self, blueprint: Blueprint, model: Any) -> None:
-        self._blueprint, self._model = blueprint, model
+    def __init__(self, definition: AgentDefinition, model: Any) -> None:
+        self._definition, self._model = definition, model
         self._rests: set[int] = set()
         self._seen = 0
 
@@ -171,7 +172,7 @@ class RequestChars:
 
     def _request(self, case: Case) -> Any:
         try:
-            return self._blueprint.build(self._model, case).observe(case.turns[0]).request
+            return case_agent(self._definition, self._model, case).observe(case.turns[0]).request
         except Exception:
             return case.to_dict()
 

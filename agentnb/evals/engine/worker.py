@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...agent import Agent
+from ...definition import AgentDefinition
 from ...errors import AgentRunError, ReplayDriftError
 from ...history.history import TurnRecord
 from ...messages import Message
@@ -26,76 +27,26 @@ from ...models.base import Model
 from ...models.replay import ReplayModel, drift_report
 from ...sessions.recording import REPLAY_ENV, TurnReplay
 from ...state.state import deep_merge
-from ...tools import collect_tools
 from ...util.text import one_line
 from ..cases import Case
 from .limiter import CallStats, GuardedModel, Limiter
 
-_SETTINGS = (
-    "max_tool_iterations",
-    "tool_hooks",
-    "dependencies",
-    "add_dependencies_to_context",
-    "add_history_to_context",
-    "num_history_runs",
-    "model_options",
-    "enable_agentic_state",
-    "overwrite_db_session_state",
-)
+
+def evaluated(agent: Agent) -> AgentDefinition:
+    """What an evaluation ships of an agent: its definition as configured now, without its model
+    (each case runs on the evaluation's) or its state (each case starts from its own)."""
+    return AgentDefinition.of(agent, configured=True).without("model", "chat_generator", "session_state")
 
 
-@dataclass
-class Blueprint:
-    """An agent's definition as data: enough to build it again, anywhere."""
-
-    cls: type
-    """The agent's class."""
-    name: str
-    """Its name."""
-    definition: dict[str, Any]
-    """What it was constructed with (no model, no session)."""
-    settings: dict[str, Any]
-    """Options set since (instructions and the other prompt options, hooks, model options, tools)."""
-    initial_state: dict[str, Any]
-    """The state it was defined with (what ``reset()`` goes back to)."""
-    built_tools: list[Any] | None = None
-    """Its tools as built (schemas and all), shared by the agents built here; not pickled: another
-    machine builds them from the definition."""
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**vars(self), "built_tools": None}
-
-    @classmethod
-    def of(cls, agent: Agent) -> Blueprint:
-        """The blueprint of ``agent`` as it is configured now."""
-        definition = {
-            k: v
-            for k, v in agent._definition.items()
-            if k not in ("model", "chat_generator", "session_state")
-        }
-        settings: dict[str, Any] = {name: copy.copy(getattr(agent, name)) for name in _SETTINGS}
-        settings["prompt"] = copy.copy(agent.prompt)
-        own = list(agent._tools)
-        if [t.name for t in own] != [t.name for t in collect_tools(definition.get("tools") or [])]:
-            settings["_tools"] = own
-        return cls(
-            type(agent), agent.name, definition, settings, copy.deepcopy(dict(agent._initial_state)), own
-        )
-
-    def build(self, model: Model, case: Case) -> Agent:
-        """A fresh agent for ``case``: the definition, its state deep-merged with the case's."""
-        state = copy.deepcopy(case.start.state if case.start is not None else self.initial_state)
-        if case.state:
-            state = deep_merge(state, copy.deepcopy(dict(case.state)))
-        definition = self.definition if self.built_tools is None else {**self.definition, "tools": None}
-        agent = self.cls(self.name, model=model, session_state=state, **definition)
-        for name, value in self.settings.items():
-            setattr(agent, name, copy.copy(value))
-        if self.built_tools is not None and "_tools" not in self.settings:
-            agent._tools = list(self.built_tools)  # building a tool's schema costs more than a turn
-        if case.start is not None and case.start.messages:
-            agent.state.messages[:] = [Message.from_openai(dict(m)) for m in case.start.messages]
-        return agent
+def case_agent(definition: AgentDefinition, model: Model, case: Case) -> Agent:
+    """A fresh agent for ``case``: the definition, its state deep-merged with the case's."""
+    state = copy.deepcopy(case.start.state if case.start is not None else definition.initial_state)
+    if case.state:
+        state = deep_merge(state, copy.deepcopy(dict(case.state)))
+    agent: Agent = definition.build(model=model, session_state=state)
+    if case.start is not None and case.start.messages:
+        agent.state.messages[:] = [Message.from_openai(dict(m)) for m in case.start.messages]
+    return agent
 
 
 _SHARED: dict[str, Model] = {}
@@ -138,8 +89,8 @@ def case_model(model: Model) -> Model:
 class CaseTask:
     """What one (case, repeat) needs, picklable (it may run on another machine)."""
 
-    blueprint: Blueprint
-    """The agent's definition."""
+    definition: AgentDefinition
+    """The agent's definition (``evaluated``)."""
     model: Model
     """The agent's model (the evaluation's copy; cloned per case where it keeps a script)."""
     case: Case
@@ -215,7 +166,7 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
     replay = CaseReplay(recorded, task.mode)
     agent: Agent | None = None
     try:
-        agent = task.blueprint.build(model, case)
+        agent = case_agent(task.definition, model, case)
         agent.recording = replay
         for message in case.turns:
             agent.run(message)
@@ -255,4 +206,4 @@ def _failed_type(history: Any, error: BaseException) -> str:
     return type(error).__name__
 
 
-__all__ = ["Blueprint", "CaseOutcome", "CaseReplay", "CaseTask", "case_model", "run_case"]
+__all__ = ["CaseOutcome", "CaseReplay", "CaseTask", "case_agent", "case_model", "evaluated", "run_case"]

@@ -65,7 +65,7 @@ class EvalRun:
         """Why the run stopped early (``max_errors``), if it did."""
         self.judge_live = 0
         """Judge calls made live by ``rescore``."""
-        self.blueprint: Any = None
+        self.definition: Any = None
         """The agent's definition the run was made from (to show a case in the inspector)."""
         self._limiter_for = limiter_for
         self._judge_model = judge_model
@@ -261,7 +261,7 @@ class EvalRun:
             price=self.price,
         )
         run.judge_live = live
-        run.blueprint = self.blueprint
+        run.definition = self.definition
         return run
 
     def compare(self, baseline: EvalRun, *, seed: int = 0) -> EvalComparison[EvalRun]:

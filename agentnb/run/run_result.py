@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentnbError, AgentRunError
 from ..events import Event, ToolCallFinished, Usage
-from ..history.history import StateField, TurnRecord
-from ..history.records import LazyField, Stored
+from ..history.history import StateField
+from ..history.records import LazyField, Stored, TurnRecord
+from ..history.render import turn_html, turn_text
 from ..messages import Message
 from ..state.state import MESSAGES_KEY
 from ..state.views import view
@@ -98,13 +99,9 @@ class RunResult:
 
     def _repr_html_(self) -> str | None:
         """The turn's static record in a notebook (see agentnb.history.render)."""
-        from ..history.render import turn_html
-
         return turn_html(self.turn) if self.turn is not None else None
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        from ..history.render import turn_text
-
         printer.text(turn_text(self.turn) if self.turn is not None else repr(self))
 
 

@@ -1,0 +1,106 @@
+"""What one run is given when its turn is made: the agent's side (``TurnSetup``), a delegated
+run's place in the tree (``Delegated``, ``Lineage``), and what stands in for the model where a
+recording holds the answer (``Replay``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..events import ContextRetrieved, Event, PromptSection, PromptTokens, ToolCallFinished
+from ..history.records import TurnRecord
+from ..messages import ToolCall
+from ..models.base import Model, ModelResponse
+from ..state.tracking import StateTracker
+from ..tools.run_context import RunContext
+from .observe import Prepared
+
+
+class Replay(Protocol):
+    """What stands in for the model where a recording holds the answer (``recording.Recording``)."""
+
+    def answer(
+        self, record: TurnRecord, call: int, payload: dict[str, Any], model: Model
+    ) -> ModelResponse | None:
+        """The recorded answer to this request, or None to ask the model (may raise on drift)."""
+
+    def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
+        """What the model answered live."""
+
+    def finish(self, record: TurnRecord) -> None:
+        """The turn ended (before RunFinished / RunFailed)."""
+
+    def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
+        """The recorded outcome of a call to a tool outside the process (an MCP server), or None
+        to call it."""
+
+
+@dataclass
+class TurnSetup:
+    """What a run needs from its agent, handed over once."""
+
+    model: Model
+    """Who answers."""
+    prepare: Callable[[RunContext, Callable[[ContextRetrieved], None]], Prepared]
+    """The Observe step (context retrievals go to the callback)."""
+    emit: Callable[[Event], None]
+    """Where every event goes (the agent's subscribers)."""
+    hooks: list[Callable[..., Any]] = field(default_factory=list)
+    """Tool hooks, outermost first."""
+    max_tool_iterations: int = 10
+    """Rounds of tool calls allowed before the run fails."""
+    model_options: Mapping[str, Any] = field(default_factory=dict)
+    """Extra request options."""
+    parse_output: Callable[[str | None], Any] | None = None
+    """Parses the final answer into ``record.output`` (an output formatter), if any."""
+    replay: Replay | None = None
+    """Answers from a recording where it holds them."""
+    overwrite_state: bool = False
+    """A run's ``session_state`` replaces the state instead of merging into it."""
+    count_tokens: Callable[[Prepared], PromptTokens | None] | None = None
+    """Counts the prompt again with the model's own tokenizer (None when it has none) at the end
+    of a turn whose counts were estimated before it was there (the local server starts with the
+    turn's first call)."""
+    lineage: Lineage | None = None
+    """Where this run sits in a tree of delegations (None: a top-level run)."""
+    emit_child: Callable[[Event], None] = lambda event: None
+    """Where the events of runs this one delegates to go live (``subscribe(children=True)``)."""
+    before_end: Callable[[StateTracker], None] | None = None
+    """Called with the run's tracker just before its end event goes out (a delegation gives the
+    member its own state back there, before the member's session saves it)."""
+    handoff_to: str | None = None
+    """The handoff tool that answers this run without a model call: an earlier handoff left
+    another agent in charge of the conversation."""
+
+
+@dataclass(frozen=True)
+class Delegated:
+    """How a delegated run differs from a top-level one, given when its turn is made (so the
+    turn is complete when made: nothing is rewired after)."""
+
+    lineage: Lineage
+    """Its place in the run tree."""
+    outward: Callable[[Event], None]
+    """Where its events, and those of the runs below it, go live up the tree."""
+    before_end: Callable[[StateTracker], None]
+    """Called with its tracker just before its end event goes out."""
+    user_sections: tuple[PromptSection, ...] = ()
+    """Its user message's parts, labelled by what produced them (the team's blocks, the task)."""
+    earlier_sections: tuple[PromptSection, ...] = ()
+    """The earlier messages it was given, labelled (a handoff's history)."""
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """A delegated run's place in the run tree."""
+
+    parent_run_id: str
+    """The run whose tool call started this one."""
+    parent_tool_call_id: str
+    """That tool call's id."""
+    path: tuple[str, ...]
+    """Agent names from the top-level run down to this one."""
+
+
+__all__ = ["Delegated", "Lineage", "Replay", "TurnSetup"]

@@ -1,0 +1,146 @@
+"""How an agent makes a turn, as a part of ``Agent``: the turn complete when made (a top-level
+run, or a child run a delegation starts), and one turn of an agent at a time."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..events import Event
+from ..history.records import TurnRecord
+from ..state.tracking import StateTracker
+from ..tools.run_context import RunContext
+from .loop import Turn
+from .observe import Prepared, count_added, count_tokens, prepare
+from .runs import RunInput
+from .setup import Delegated, TurnSetup
+
+
+class TurnMaking:
+    """Making an agent's turns (mixed into ``Agent``)."""
+
+    name: str
+    model: Any
+    state: Any
+    history: Any
+    format: Any
+    recording: Any
+    in_charge: Any
+    handoffs: list[Any]
+    tool_hooks: list[Callable[..., Any]]
+    max_tool_iterations: int
+    model_options: dict[str, Any]
+    overwrite_db_session_state: bool
+    _edits: list[Any]
+    _lock: threading.Lock
+    _notify: Callable[[Event], None]
+    _notify_children: Callable[[Event], None]
+
+    def _new_turn(self, inputs: RunInput, delegated: Delegated | None = None) -> Turn:
+        """A turn of this agent, complete: a top-level one, or (``delegated``) a child run that
+        a delegation starts, with its place in the tree and where its events go."""
+        run_id = os.urandom(6).hex()
+        self._edits.clear()  # from here they are this turn's changes by "user", not undoable
+        ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
+        last = self.history[-1] if len(self.history) else None
+        # A finished turn's state_after is a snapshot nothing mutates: the next one starts there;
+        # a delegated run starts from the state its delegation just put in place.
+        start = last.frozen_after if last and last.status != "running" and delegated is None else None
+        tracker = StateTracker(self.state, run_id, start)
+        record = TurnRecord(
+            index=len(self.history),
+            run_id=run_id,
+            agent=self.name,
+            message=inputs.text,
+            model=self.model.label,
+            started_at=time.time(),
+        )
+        self.history.append(record)
+        output = self.format.output_formatter
+        fields = list(self.format.output_fields)
+        emit, emit_child = self._emits(delegated)
+        setup = TurnSetup(
+            model=self.model,
+            prepare=self._preparer(inputs, delegated),
+            emit=emit,
+            hooks=self.tool_hooks,
+            max_tool_iterations=self.max_tool_iterations,
+            model_options=self.model_options,
+            parse_output=(lambda content: output.parse(content, fields)) if output is not None else None,
+            replay=self.recording,
+            overwrite_state=self.overwrite_db_session_state,
+            count_tokens=lambda prepared: count_tokens(self, prepared, exact_only=True),
+            emit_child=emit_child,
+            handoff_to=self._continuing(),
+            lineage=delegated.lineage if delegated is not None else None,
+            before_end=delegated.before_end if delegated is not None else None,
+        )
+        return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
+
+    def _emits(self, delegated: Delegated | None) -> tuple[Callable[[Event], None], Callable[[Event], None]]:
+        """Where a turn's events go, and those of the runs it delegates to: this agent's
+        subscribers, and for a delegated run also up the tree."""
+        if delegated is None:
+            return self._notify, self._notify_children
+        own, children, outward = self._notify, self._notify_children, delegated.outward
+
+        def emit(event: Event) -> None:
+            own(event)
+            children(event)
+            outward(event)
+
+        def emit_child(event: Event) -> None:
+            children(event)
+            outward(event)
+
+        return emit, emit_child
+
+    def _preparer(self, inputs: RunInput, delegated: Delegated | None) -> Callable[..., Prepared]:
+        """The turn's Observe step; a delegated run's message parts and earlier messages labelled
+        by what produced them (the team's blocks, a handoff's history) and counted like the rest."""
+
+        def prepared(run_ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
+            return prepare(self, inputs.message, run_ctx, on_context, inputs.earlier)
+
+        if delegated is None or not (delegated.user_sections or delegated.earlier_sections):
+            return prepared
+
+        def labelled(run_ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
+            done = dataclasses.replace(
+                prepared(run_ctx, on_context),
+                user_sections=delegated.user_sections,
+                earlier_sections=delegated.earlier_sections,
+            )
+            return dataclasses.replace(done, tokens=count_added(self, done))
+
+        return labelled
+
+    def _continuing(self) -> str | None:
+        """The handoff tool that gives this turn to the agent in charge (None: this agent answers)."""
+        if self.in_charge is None:
+            return None
+        spec = next((h for h in self.handoffs if h.agent is self.in_charge), None)
+        return spec.tool_name if spec is not None else None
+
+    @property
+    def running(self) -> bool:
+        """A turn of this agent is running now (on any thread)."""
+        return self._lock.locked()
+
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        if not self._lock.acquire(blocking=False):
+            raise ConfigurationError(f"agent {self.name!r} is already running a turn; wait for it to finish")
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+
+__all__ = ["TurnMaking"]

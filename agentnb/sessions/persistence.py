@@ -1,0 +1,116 @@
+"""Saving and recording an agent, as a part of ``Agent``: the state-module protocol sessions save
+through, a session saved after every turn, and a notebook's recording."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..state.modules import register_state
+from . import agent_state
+
+
+class Persistence:
+    """Sessions and recordings of an agent (mixed into ``Agent``)."""
+
+    name: str
+    history: Any
+    recording: Any
+    _running: Callable[[], Any]
+
+    def register_state(
+        self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None
+    ) -> None:
+        """Also save ``self.<attr_name>`` in sessions (AgentScope's ``register_state``)."""
+        register_state(self, attr_name, custom_to_json, custom_from_json)
+
+    def state_dict(self) -> dict[str, Any]:
+        """State, conversation and every finished turn (with each model request and response)
+        as plain data: what a session saves under this agent's module name."""
+        return copy.deepcopy(agent_state.state_dict(self))
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
+        """Restore what ``state_dict()`` returned into this agent (built by the same code)."""
+        agent_state.load_state_dict(self, state_dict, strict)
+
+    def state_cursor(self, *, empty: bool = False) -> Any:
+        """What a session just stored of this agent, or (``empty``) nothing (see ``agentnb.state.modules``)."""
+        return agent_state.empty_cursor(self) if empty else agent_state.cursor(self)
+
+    def state_delta(
+        self, cursor: Any, *, after_turn: bool = False
+    ) -> tuple[list[dict[str, Any]], Any] | None:
+        """What changed since ``cursor``, as ops, and the cursor after them (see ``agentnb.state.modules``)."""
+        return agent_state.delta(self, cursor, after_turn=after_turn)
+
+    def attach_recording(
+        self,
+        session: Any,
+        session_id: str | None = None,
+        *,
+        fresh: bool = False,
+        module: str = "agent",
+        mode: str | None = None,
+    ) -> Any:
+        """Replay from and record to ``session`` (a SessionBase or a folder for a JSONSession),
+        as a notebook does with the folder beside it: the agent keeps its own definition and
+        state; a turn whose requests match the recording is answered from it; a turn that
+        differs goes live and replaces the recording from there (see ``agentnb.sessions.recording``).
+        ``fresh=True`` ignores what the session holds. Returns the ``Recording``."""
+        from . import JSONSession, SessionBase
+        from .base import check_session_id
+        from .recording import Recording
+
+        if isinstance(session, (str, os.PathLike)):
+            session = JSONSession(session)
+        if not isinstance(session, SessionBase):
+            raise ConfigurationError(
+                f"a recording goes into a JSONSession, a SQLiteSession or a folder, got {type(session).__name__}"
+            )
+        self.detach_session()
+        recording = Recording(
+            session, check_session_id(session_id or self.name), module=module, mode=mode, fresh=fresh
+        )
+        recording.attach(self)
+        self.recording = recording
+        return recording
+
+    def resume(self) -> int:
+        """Take over everything the recording holds (state, conversation, turns) without
+        running anything, and continue it from there. Returns the number of turns taken over."""
+        recording = self.recording
+        if recording is None:
+            raise ConfigurationError(
+                f"agent {self.name!r} has no recording to resume; attach_recording(...) first"
+            )
+        with self._running():
+            recording.session.load_session_state_sync(recording.session_id, **{recording.module: self})
+        recording.resume()
+        return len(self.history)
+
+    def detach_session(self) -> None:
+        """Stop saving after every turn and stop replaying (what attach_session / attach_recording set up)."""
+        autosave = getattr(self, "_autosave", None)
+        if autosave is not None:
+            autosave.unsubscribe()
+            self._autosave = None
+        if self.recording is not None:
+            self.recording.detach()
+            self.recording = None
+
+    def attach_session(
+        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
+    ) -> bool:
+        """Save to ``session`` after every turn, restoring what it holds first (unless
+        ``fresh=True``). ``session`` is a SessionBase or a folder for a JSONSession;
+        ``session_id`` defaults to the agent's name. Returns whether a session was restored."""
+        from .autosave import attach
+
+        self.detach_session()
+        return attach(self, session, session_id, fresh=fresh, module=module)
+
+
+__all__ = ["Persistence"]
