@@ -1,12 +1,12 @@
 # Two commands on a fresh machine, each doing its own set-up:
 #   make lab    JupyterLab on the quickstart notebook (offline)
-#   make test   every test: unit, magics, notebooks (nbval), real browser
+#   make test   every test: unit, magics, notebooks (nbval), real browser, the documentation site
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: lab test setup browser-deps notebooks js js-check
+.PHONY: lab test setup browser-deps notebooks js js-check docs screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,7 @@ js-check: node_modules/.package-lock.json
 	node --test js/test/*.test.js
 	@npm run -s build | cmp -s - $(BUNDLE) || { echo "$(BUNDLE) does not match js/: run make js and commit it"; exit 1; }
 
+# tests/docs builds the site with `mkdocs build --strict` and runs the guides' code examples.
 test: setup browser-deps js-check
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q tests notebooks
@@ -56,3 +57,13 @@ test: setup browser-deps js-check
 # After editing a notebook in JupyterLab: execute every notebook in place and normalise it.
 notebooks: setup
 	$(BIN)/python notebooks/execute.py
+
+# The documentation site (MkDocs, from docs/ and mkdocs.yml) served on this machine only.
+docs: setup
+	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+
+# The documentation's screenshots, taken by the browser tests of the inspector in a real
+# JupyterLab (they write into docs/img instead of test-artifacts/).
+screenshots: setup browser-deps
+	AGENTNB_SCREENSHOTS=docs/img $(BIN)/python -m pytest -q -p no:randomly \
+	  tests/browser/test_lab.py tests/browser/test_debugger.py

@@ -12,6 +12,7 @@ from typing import Any
 
 from .agent import Agent
 from .delegation.tools import handoff
+from .errors import ModelRetry
 from .messages import ChatMessage, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
@@ -62,6 +63,7 @@ __all__ = [
     "JSONSession",
     "LocalModel",
     "Message",
+    "ModelRetry",
     "OpenAIChat",
     "OpenAIResponses",
     "ReplayModel",

@@ -27,9 +27,11 @@ from .history.history import History
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
 from .run.observe import Observation, prepare, render_prompt
+from .run.output import asked
 from .run.prompt import PromptOptions, RenderedPrompt
 from .run.runs import Runs, check_message
 from .run.turns import TurnMaking
+from .run.typed_output import TypedOutput
 from .sessions.persistence import Persistence
 from .sessions.time_travel import AgentSnapshot, TimeTravel
 from .state.edits import StateEdit
@@ -53,7 +55,7 @@ class _PromptOption:
         setattr(agent.prompt, self.name, value)
 
 
-class Agent(Runs, TurnMaking, TimeTravel, Persistence):
+class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
 
     __agentnb_inject__ = "agent"
@@ -123,6 +125,14 @@ class Agent(Runs, TurnMaking, TimeTravel, Persistence):
         hide_unused_fields: bool = False,
         handoffs: Iterable[Any] | None = None,
         tracer_provider: Any = None,
+        output_type: Any = None,
+        output_mode: str = "auto",
+        output_retries: int = 1,
+        output_tool_name: str = "final_result",
+        output_validators: Iterable[Callable[..., Any]] | None = None,
+        output_to_state: str | None = None,
+        output_schema: Any = None,
+        structured_model: Any = None,
     ) -> None:
         # What the agent was made from, so that it can be built again (``definition``).
         self._made = AgentDefinition.made(type(self), locals())
@@ -178,6 +188,16 @@ class Agent(Runs, TurnMaking, TimeTravel, Persistence):
             formatters=formatters,
             output_fields=output_fields,
             hide_unused_fields=hide_unused_fields,
+        )
+        self._set_output(
+            output_type,
+            output_schema,
+            structured_model,
+            output_mode,
+            output_retries,
+            output_tool_name,
+            output_validators,
+            output_to_state,
         )
         self._open_session(session, db, fresh)
 
@@ -409,11 +429,13 @@ class Agent(Runs, TurnMaking, TimeTravel, Persistence):
         be a dict of input fields (MASFactory) for a ``prompt_template``. Passive context
         providers are queried; ``.context`` holds what each returned."""
         check_message(message)
-        prepared = prepare(self, message, RunContext.for_agent(self, "observe", dependencies))
+        how = asked(self._output_spec(), self.model)
+        ctx = RunContext.for_agent(self, "observe", dependencies)
+        prepared = prepare(self, message, ctx, trailing=how.trailing)
         request = ModelRequest(
             messages=[m.to_openai() for m in prepared.messages],
-            tools=[t.schema() for t in prepared.tools],
-            options=dict(self.model_options),
+            tools=[t.schema() for t in (*prepared.tools, *how.tools)],
+            options={**self.model_options, **how.options},
         )
         return Observation(prepared, self.model.payload(request))
 

@@ -24,6 +24,12 @@ CONFIGURED = (
     "model_options",
     "enable_agentic_state",
     "overwrite_db_session_state",
+    "output_type",
+    "output_mode",
+    "output_retries",
+    "output_tool_name",
+    "output_validators",
+    "output_to_state",
 )
 """Options an agent keeps as attributes that may be set after it was made (besides its prompt
 options and tools)."""

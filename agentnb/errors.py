@@ -68,6 +68,20 @@ class MaxToolIterationsError(AgentRunError):
     """The model kept calling tools past ``max_tool_iterations``."""
 
 
+class OutputValidationError(AgentRunError):
+    """No answer matched the run's ``output_type`` within ``output_retries``. ``.attempts`` has
+    every answer checked and what was wrong with it, in order."""
+
+    def __init__(self, message: str, attempts: Any = (), result: Any = None) -> None:
+        super().__init__(message, result)
+        self.attempts = tuple(attempts)
+
+
+class ModelRetry(Exception):  # noqa: N818  (pydantic-ai's name, which users know)
+    """Raised by an output validator: the output is not good enough, and why; the model is asked
+    again with this text (it counts against ``output_retries``)."""
+
+
 class SessionError(AgentnbError):
     """A session could not be saved or loaded."""
 

@@ -392,6 +392,33 @@ class StateChanged:
 
 @fast_init
 @dataclass(frozen=True, kw_only=True)
+class OutputChecked:
+    """An answer checked against the run's ``output_type`` (one event per attempt)."""
+
+    kind: Literal["output_checked"] = "output_checked"
+    """Always ``"output_checked"``: what kind of event this is."""
+    run_id: str
+    """The run this event belongs to."""
+    call: int
+    """Which model call gave the answer (0 = the first)."""
+    attempt: int
+    """Which attempt this was (1 = the first answer)."""
+    mode: str
+    """How the output was asked for: native, tool or prompted."""
+    ok: bool
+    """Whether the answer matched (and every output validator took it)."""
+    errors: tuple[dict[str, str], ...] = ()
+    """What was wrong: ``{"path": ..., "message": ...}`` each (a validator's reason has no path)."""
+    output: Any = None
+    """The output as JSON data, when ok."""
+    text: str = ""
+    """The answer as checked (its text, or the output tool's arguments), cut to 2,000 characters."""
+    tool_call_id: str | None = None
+    """In tool mode, the call of the output tool that carried it."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
 class RunFinished:
     """A run ended with a final answer."""
 
@@ -474,6 +501,7 @@ Event = Union[
     ToolCallStarted,
     ToolCallFinished,
     StateChanged,
+    OutputChecked,
     RunFinished,
     RunFailed,
 ]
@@ -514,6 +542,7 @@ __all__ = [
     "HookStep",
     "ModelRequested",
     "ModelResponded",
+    "OutputChecked",
     "Placeholder",
     "PromptRendered",
     "PromptSection",

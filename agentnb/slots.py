@@ -54,6 +54,13 @@ class AgentObserver(Protocol):
     def __call__(self, agent: Any, event: Any, /) -> Any: ...
 
 
+class EvaluationObserver(Protocol):
+    """Around each (case, repeat) an evaluation runs, on its thread: entered before the case
+    runs; what it gives is called with the case's scored row (tracing's case spans)."""
+
+    def __call__(self, evaluation: Any, case_id: str, repeat: int, /) -> Any: ...
+
+
 class Switch(Protocol):
     """Switches a layer on (tracing, when an agent is given a tracer provider)."""
 
@@ -142,13 +149,25 @@ agent_observers: Observers[AgentObserver] = Observers(
     "Called with ``(agent, event)`` for every event of every agent; tracing adds its observer once "
     "something is traced, so turns nobody traces call nothing here.",
 )
+evaluation_observers: Observers[EvaluationObserver] = Observers(
+    "evaluation_observers",
+    "Called around every case of every evaluation; tracing adds its case spans once switched on.",
+)
 tracing_switch: Slot[Switch] = Slot(
     "tracing_switch",
     "Called when an agent is given a tracer provider: switches tracing's observer on.",
-    provider="agentnb.tracing.live:switch_on",
+    provider="agentnb.tracing.switch:switch_on",
 )
 
-SLOTS = (markdown_display, evaluate, eval_display, case_inspector, agent_observers, tracing_switch)
+SLOTS = (
+    markdown_display,
+    evaluate,
+    eval_display,
+    case_inspector,
+    agent_observers,
+    evaluation_observers,
+    tracing_switch,
+)
 """Every extension point, for a reader looking for where the layers above plug in."""
 
 __all__ = [
@@ -156,6 +175,7 @@ __all__ = [
     "AgentObserver",
     "CaseInspector",
     "EvalDisplay",
+    "EvaluationObserver",
     "Evaluate",
     "MarkdownDisplay",
     "Observers",
@@ -165,6 +185,7 @@ __all__ = [
     "case_inspector",
     "eval_display",
     "evaluate",
+    "evaluation_observers",
     "markdown_display",
     "tracing_switch",
 ]

@@ -3,7 +3,7 @@
 Every (case, repeat) runs on a fresh agent built from the definition, concurrently under one
 in-flight limit per model, and is stored beside the notebook (``<notebook>.agentnb/evals/NAME/``)
 before the next takes its slot; re-running is resuming, re-scoring calls no agent, and two runs
-compare case by case. See the README's "Evaluating an agent" section.
+compare case by case. See docs/guides/evaluation.md.
 """
 
 from __future__ import annotations

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import copy
 import math
 import numbers
 import queue
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +165,9 @@ class Evaluation:
                 tracker.skipped()
                 return
             tracker.started()
-            row = self.run_one(task, rows.get((task.case.id, task.repeat)), tracker)
+            with _observed(self, task) as finished:
+                row = self.run_one(task, rows.get((task.case.id, task.repeat)), tracker)
+                finished(row)
             done[position] = row
             if row.status == "error":
                 errors[0] += 1
@@ -334,6 +337,21 @@ def _finite(value: Any) -> bool:
         return False
     number = float(value)
     return math.isfinite(number) and number >= 0
+
+
+@contextlib.contextmanager
+def _observed(evaluation: Evaluation, task: CaseTask) -> Iterator[Callable[[CaseRow], None]]:
+    """The evaluation observers (``slots.evaluation_observers``: traces) around one case."""
+    with contextlib.ExitStack() as stack:
+        seen = [
+            stack.enter_context(o(evaluation, task.case.id, task.repeat)) for o in slots.evaluation_observers
+        ]
+
+        def finished(row: CaseRow) -> None:
+            for observer in seen:
+                observer(row)
+
+        yield finished
 
 
 def _positive(option: str, value: Any) -> int:

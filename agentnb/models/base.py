@@ -176,6 +176,11 @@ class Model(abc.ABC):
         fresh._forget_connections()
         return fresh
 
+    def native_output(self, name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any] | None:
+        """The request options that ask this model for ``schema`` natively (structured output),
+        or None when it has no such thing (typed output then uses a tool or the prompt)."""
+        return None
+
     def without_credentials(self) -> Model:
         """This model as it may leave the process (to another machine, into a file): no API key
         (where it runs, its own environment gives one). A model that holds none returns itself."""

@@ -194,6 +194,9 @@ class LocalModel(OpenAIChat):
     kind = "local"
     prefix = "local"
 
+    def native_output(self, name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any] | None:
+        return None  # the embedded server's grammar-based JSON is not the API's strict mode: a tool it is
+
     def __init__(
         self,
         name: str | None = None,

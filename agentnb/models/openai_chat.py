@@ -412,6 +412,14 @@ class OpenAIChat(OpenAIBase):
 
     prefix = "openai"
 
+    def native_output(self, name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any] | None:
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": strict},
+            }
+        }
+
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.id, "messages": chat_messages(request.messages)}
         if request.tools:

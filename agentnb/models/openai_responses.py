@@ -91,6 +91,9 @@ class OpenAIResponses(OpenAIBase):
 
     prefix = "openai-responses"
 
+    def native_output(self, name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any] | None:
+        return {"text": {"format": {"type": "json_schema", "name": name, "schema": schema, "strict": strict}}}
+
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.id, "input": responses_input(request.messages)}
         if request.tools:

@@ -61,6 +61,7 @@ class ScriptedModel(Model):
         *,
         name: str | None = None,
         stream: bool = True,
+        native_output: bool = False,
     ) -> None:
         if callable(steps) and not isinstance(steps, (list, tuple)):
             self._function: Callable[[ModelRequest], Any] | None = steps
@@ -71,12 +72,25 @@ class ScriptedModel(Model):
         self.name = name
         self.streaming = stream
         """Whether answers arrive word by word (as TextDelta events) or in one piece."""
+        self.native = native_output
+        """Whether it takes structured output natively (as Chat Completions' ``response_format``),
+        so typed output's ``auto`` mode asks it that way; else with the output tool."""
         self.requests: list[ModelRequest] = []
         self._next = 0
 
     @property
     def label(self) -> str:
         return f"scripted:{self.name}" if self.name else "scripted"
+
+    def native_output(self, name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any] | None:
+        if not self.native:
+            return None
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": strict},
+            }
+        }
 
     @property
     def remaining(self) -> int:

@@ -27,6 +27,7 @@ from ..events import (
     RunStarted,
     StateCause,
     TextDelta,
+    ToolCallFinished,
     ToolCallStarted,
     Usage,
 )
@@ -36,6 +37,7 @@ from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunk
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from ..util.text import one_line
+from .answers import Answered, Attempts
 from .executor import CallOutcome, ParentRun, ToolExecutor
 from .observe import Prepared
 from .parallel import Running
@@ -63,6 +65,14 @@ class Turn:
         self._context_messages = slice(0, 0)
         self._prepared: Prepared | None = None
         self._direct: str | None = None
+        self._answer: Answered | None = None
+        """The accepted answer to the run's output type."""
+        self.attempts: Attempts | None = (
+            Attempts(setup.output, setup.output_mode, ctx.run_id, ctx)
+            if setup.output is not None and setup.output_mode != "text"
+            else None
+        )
+        """The answers checked against the run's output type (None: a run without one)."""
         self.children_usage = Usage()
         """What the runs this one delegated to used in all (their ``usage_total``), added as
         each delegation returns."""
@@ -170,7 +180,10 @@ class Turn:
         setup, messages = self.setup, self.ctx.messages
         wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
         executor = self._executor(prepared)
+        attempts = self.attempts
         schemas = [t.schema() for t in prepared.tools]
+        if attempts is not None:
+            schemas += [t.schema() for t in attempts.tools]
         call = 0
         continuing = setup.handoff_to
         while True:
@@ -187,16 +200,54 @@ class Turn:
             wire.append(messages[-1].to_openai())
             if response.tool_calls and response.reasoning:  # sent back within the turn (Responses API)
                 wire[-1] = {**wire[-1], REASONING_KEY: response.reasoning}
-            if not response.tool_calls:
-                return True
+            calls = response.tool_calls
+            finals = [c for c in calls if c.name in attempts.tool_names] if attempts is not None else []
+            if not calls or (finals and len(finals) == len(calls)):
+                if attempts is None:
+                    return True
+                answered = (
+                    attempts.from_calls(finals, call)
+                    if finals
+                    else attempts.from_text(response.content, call)
+                )
+                verdict = yield from self._answered(answered, wire)
+                if verdict is not None:
+                    return verdict
+                call += 1
+                continue
             if call >= setup.max_tool_iterations:
                 yield from self._fail(self._too_many_rounds())
                 return False
-            yield from self._act(executor, response.tool_calls, call, context, messages, wire)
+            others = tuple(c for c in calls if c.name not in attempts.tool_names) if finals else calls
+            yield from self._act(executor, others, call, context, messages, wire)
+            if finals and attempts is not None and self._direct is None:
+                # The other calls of the answer ran first (the model asked for them), then the answer.
+                verdict = yield from self._answered(attempts.from_calls(finals, call), wire)
+                if verdict is not None:
+                    return verdict
             call += 1
             if self._direct is not None:  # a member answered for this run
                 messages.append(Message.assistant(self._direct))
                 return True
+
+    def _answered(self, answered: Answered, wire: list[dict[str, Any]]) -> Iterator[Event]:
+        """An answer checked against the output type: True (the run ends with it), False (the
+        run failed: no attempts left) or None (the model is asked again)."""
+        for event in answered.events:
+            if type(event) is ToolCallFinished:
+                self._tool_calls += 1
+            yield self._emit(event)
+        for message in answered.messages:
+            self.ctx.messages.append(message)
+            wire.append(message.to_openai())
+        if answered.verdict == "accepted":
+            self._answer = answered
+            return True
+        if answered.verdict == "failed":
+            assert answered.error is not None
+            yield from self._fail(answered.error)
+            return False
+        return None
 
     def _request(
         self, wire: list[dict[str, Any]], schemas: list[dict[str, Any]], call: int
@@ -240,12 +291,24 @@ class Turn:
     def _finish(self) -> Iterator[Event]:
         """The final answer: the run's own messages into the state, the record closed, the end."""
         record, tracker, setup = self.record, self.tracker, self.setup
+        answer = self._answer
+        spec = setup.output
+        if (
+            answer is not None
+            and answer.checked is not None
+            and spec is not None
+            and spec.to_state is not None
+        ):
+            self.ctx.state.set(spec.to_state, copy.deepcopy(answer.checked.data))
+            tracker.checkpoint(StateCause(kind="output", name=f"output_type:{spec.name}"))
         self.ctx.state.set("messages", self._own_messages())
         tracker.checkpoint(StateCause(kind="user"))
         for change in tracker.drain():
             yield self._emit(change)
         record.status, record.content = "ok", self.ctx.messages[-1].content
-        if setup.parse_output is not None:
+        if answer is not None and answer.checked is not None:
+            record.content, record.output = answer.text, answer.checked.value
+        elif setup.parse_output is not None:
             record.output = setup.parse_output(record.content)
         self._close(tracker.snapshot)
         if setup.before_end is not None:

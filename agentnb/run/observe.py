@@ -136,9 +136,12 @@ def resolve_dependencies(ctx: RunContext) -> None:
             ctx.dependencies[key] = call_with(value, ctx.injectable())
 
 
-def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> RenderedPrompt:
+def render_prompt(
+    agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool], trailing: Sequence[tuple[str, str]] = ()
+) -> RenderedPrompt:
     """The system prompt from the agent's options and its state now, with its assembly
-    (callable instructions, system message and dependencies are called here)."""
+    (callable instructions, system message and dependencies are called here); ``trailing``
+    (source, text) sections close it (the output format, in prompted mode)."""
     options = agent.prompt
     visible, hidden = visible_state(agent)
     resolve_dependencies(ctx)
@@ -165,6 +168,7 @@ def render_prompt(agent: AgentSetup, ctx: RunContext, tools: Sequence[Tool]) -> 
         session_state_text=render_state(visible, options.session_state_format) if shows_state else None,
         variables=[("session_state", visible), ("dependencies", ctx.dependencies)],
         leading=agent.leading_sections(ctx),
+        trailing=trailing,
     )
     notes = [
         f"{{{p.name}}}: left as written, state key {p.name!r} is hidden from the model (hide_state_keys)"
@@ -215,11 +219,12 @@ def prepare(
     ctx: RunContext,
     on_context: Callable[[ContextRetrieved], None] | None = None,
     preceding: Sequence[Message] = (),
+    trailing: Sequence[tuple[str, str]] = (),
 ) -> Prepared:
     """Everything the model receives for ``message`` now (see the module docstring);
     ``preceding`` messages (a run's ``messages=[...]``) go just before it."""
     tools = agent.all_tools()
-    rendered = render_prompt(agent, ctx, tools)
+    rendered = render_prompt(agent, ctx, tools, trailing)
     user_prompt, query, context, used = _user_prompt(agent, message, ctx)
     if agent.add_dependencies_to_context and ctx.dependencies:
         deps = json.dumps(ctx.dependencies, indent=2, default=str, ensure_ascii=False)

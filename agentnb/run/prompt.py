@@ -252,6 +252,7 @@ def render_system_prompt(
     session_state_text: str | None = None,
     variables: Sequence[tuple[str, Mapping[str, Any]]] = (),
     leading: Sequence[tuple[str, str]] = (),
+    trailing: Sequence[tuple[str, str]] = (),
 ) -> RenderedPrompt:
     """Assemble the system prompt (see the module docstring). ``options`` says what goes in;
     the keywords carry what was resolved for this run: the system message and instructions
@@ -269,6 +270,7 @@ def render_system_prompt(
             if value:
                 notes.append(f"{option}: not used, system_message overrides")
         pieces = [_Piece("system_message", system_message, resolve_in_context)]
+        pieces += [_Piece(source, text, False) for source, text in trailing]
         return _assemble(pieces, variables, strip=False, notes=tuple(notes))
 
     pieces: list[_Piece] = [_Piece(source, text, False) for source, text in leading]
@@ -309,6 +311,7 @@ def render_system_prompt(
         pieces.append(
             _Piece("session_state", f"\n<session_state>\n{session_state_text}\n</session_state>\n\n", False)
         )
+    pieces += [_Piece(source, text, False) for source, text in trailing]
     return _assemble(pieces, variables if resolve_in_context else (), strip=True, notes=())
 
 

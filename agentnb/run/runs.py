@@ -44,6 +44,8 @@ class RunInput:
     """Run dependencies, over the agent's."""
     session_state: Mapping[str, Any] | None = None
     """Deep-merged into the state first (Agno)."""
+    output_type: Any = None
+    """This run's output type, over the agent's (None: the agent's)."""
 
     @property
     def text(self) -> str:
@@ -60,6 +62,7 @@ class RunInput:
         dependencies: Mapping[str, Any] | None,
         session_state: Mapping[str, Any] | None,
         state_values: Mapping[str, Any],
+        output_type: Any = None,
     ) -> RunInput:
         """Check what a run was given; a short error says what is wrong."""
         if isinstance(message, (list, tuple)):  # Haystack's run(messages), positionally
@@ -77,7 +80,7 @@ class RunInput:
             raise ConfigurationError(
                 f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
             )
-        return cls(message, earlier, dict(state_values), dependencies, session_state)  # type: ignore[arg-type]
+        return cls(message, earlier, dict(state_values), dependencies, session_state, output_type)  # type: ignore[arg-type]
 
 
 def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
@@ -123,10 +126,11 @@ class Runs:
         messages: Messages | None = None,
         dependencies: Mapping[str, Any] | None = None,
         session_state: Mapping[str, Any] | None = None,
+        output_type: Any = None,
         **state_values: Any,
     ) -> RunStream:
         """Run a turn, yielding its events as they happen (see RunStream)."""
-        inputs = RunInput.build(message, messages, dependencies, session_state, state_values)
+        inputs = RunInput.build(message, messages, dependencies, session_state, state_values, output_type)
         return RunStream(lambda: self._new_turn(inputs), self._running)
 
     def run(
@@ -137,18 +141,25 @@ class Runs:
         on_event: Subscriber | None = None,
         dependencies: Mapping[str, Any] | None = None,
         session_state: Mapping[str, Any] | None = None,
+        output_type: Any = None,
         **state_values: Any,
     ) -> RunResult:
         """Run one turn. ``session_state`` is deep-merged into the state first (Agno; it
         replaces the state with ``overwrite_db_session_state=True``); other keyword arguments
-        are then put into the state (Haystack).
+        are then put into the state (Haystack). ``output_type`` asks this run for typed output
+        (over the agent's): ``result.output`` is then the validated value.
 
         Works in a plain script and inside a running event loop (a Jupyter kernel). A run
         that ends without an answer raises ``AgentRunError``; its ``.result`` and
         ``agent.history[-1]`` keep everything it did.
         """
         stream = self.iter_run(
-            message, messages=messages, dependencies=dependencies, session_state=session_state, **state_values
+            message,
+            messages=messages,
+            dependencies=dependencies,
+            session_state=session_state,
+            output_type=output_type,
+            **state_values,
         )
         for event in stream:
             if on_event is not None:

@@ -15,6 +15,7 @@ from ..models.base import Model, ModelResponse
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from .observe import Prepared
+from .output import OutputSpec
 
 
 class Replay(Protocol):
@@ -69,6 +70,10 @@ class TurnSetup:
     before_end: Callable[[StateTracker], None] | None = None
     """Called with the run's tracker just before its end event goes out (a delegation gives the
     member its own state back there, before the member's session saves it)."""
+    output: OutputSpec | None = None
+    """What the answer must be (``output_type``), if anything."""
+    output_mode: str = "text"
+    """How it is asked for with this model: native, tool, prompted (or text: nothing)."""
     handoff_to: str | None = None
     """The handoff tool that answers this run without a model call: an earlier handoff left
     another agent in charge of the conversation."""

@@ -18,6 +18,7 @@ from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from .loop import Turn
 from .observe import Prepared, count_added, count_tokens, prepare
+from .output import OutputSpec, asked
 from .runs import RunInput
 from .setup import Delegated, TurnSetup
 
@@ -41,6 +42,7 @@ class TurnMaking:
     _lock: threading.Lock
     _notify: Callable[[Event], None]
     _notify_children: Callable[[Event], None]
+    _output_spec: Callable[[Any], OutputSpec | None]
 
     def _new_turn(self, inputs: RunInput, delegated: Delegated | None = None) -> Turn:
         """A turn of this agent, complete: a top-level one, or (``delegated``) a child run that
@@ -65,13 +67,17 @@ class TurnMaking:
         output = self.format.output_formatter
         fields = list(self.format.output_fields)
         emit, emit_child = self._emits(delegated)
+        spec = self._output_spec(inputs.output_type)
+        how = asked(spec, self.model)
         setup = TurnSetup(
             model=self.model,
-            prepare=self._preparer(inputs, delegated),
+            prepare=self._preparer(inputs, delegated, list(how.trailing)),
             emit=emit,
             hooks=self.tool_hooks,
             max_tool_iterations=self.max_tool_iterations,
-            model_options=self.model_options,
+            model_options={**self.model_options, **how.options} if how.options else self.model_options,
+            output=spec,
+            output_mode=how.mode,
             parse_output=(lambda content: output.parse(content, fields)) if output is not None else None,
             replay=self.recording,
             overwrite_state=self.overwrite_db_session_state,
@@ -101,12 +107,14 @@ class TurnMaking:
 
         return emit, emit_child
 
-    def _preparer(self, inputs: RunInput, delegated: Delegated | None) -> Callable[..., Prepared]:
+    def _preparer(
+        self, inputs: RunInput, delegated: Delegated | None, trailing: list[tuple[str, str]]
+    ) -> Callable[..., Prepared]:
         """The turn's Observe step; a delegated run's message parts and earlier messages labelled
         by what produced them (the team's blocks, a handoff's history) and counted like the rest."""
 
         def prepared(run_ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
-            return prepare(self, inputs.message, run_ctx, on_context, inputs.earlier)
+            return prepare(self, inputs.message, run_ctx, on_context, inputs.earlier, trailing)
 
         if delegated is None or not (delegated.user_sections or delegated.earlier_sections):
             return prepared

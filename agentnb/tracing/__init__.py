@@ -8,7 +8,8 @@ afterwards with their recorded times. Needs the ``tracing`` extra (``opentelemet
 
 from __future__ import annotations
 
-from .live import flush, instrument, is_instrumented, uninstrument
+from .live import flush, is_instrumented, uninstrument
+from .switch import instrument
 
 __all__ = ["export", "flush", "instrument", "is_instrumented", "uninstrument"]
 

@@ -6,14 +6,18 @@ Content (prompts, messages, tool arguments and results, retrieved text) is added
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..events import ContextRetrieved, ModelResponded, PromptRendered, RunFailed, StateChanged, Usage
+from ..models.credentials import Redactor
 from . import conventions as sc
 from .content import (
+    described,
+    error_summary,
     genai_message,
     genai_output,
     oi_messages,
@@ -51,12 +55,28 @@ class SpanSettings:
     """``gen_ai.conversation.id`` / ``session.id``: the agent's session or notebook."""
     tool_descriptions: Mapping[str, str] | None = None
     """Tool name -> description, when the agent is at hand."""
+    tool_parameters: Mapping[str, Mapping[str, Any]] | None = None
+    """Tool name -> JSON schema of its arguments, when the agent is at hand."""
+    secrets: tuple[str, ...] = ()
+    """The credentials the run's models are configured with (redacted from every attribute)."""
+    server: tuple[str, int | None] | None = None
+    """The model server's host and port (``server.address`` / ``server.port`` on chat spans)."""
+
+    @functools.cached_property
+    def redactor(self) -> Redactor:
+        """What removes ``secrets`` from text."""
+        return Redactor(self.secrets)
 
 
 def provider_of(label: str) -> str:
     """``gen_ai.provider.name`` for a model label (``openai:gpt-4o`` -> ``openai``)."""
     prefix = label.split(":", 1)[0]
     return PROVIDERS.get(prefix, prefix or "agentnb")
+
+
+def finish_reason(reason: str | None) -> str:
+    """A finish reason as the conventions spell it (``tool_calls`` -> ``tool_call``)."""
+    return sc.FINISH_REASON_VALUES.get(reason or "stop", reason or "stop")
 
 
 def model_of(label: str, request: Mapping[str, Any] | None = None) -> str:
@@ -148,13 +168,14 @@ def run_end_attributes(run: RunOutline, content: bool) -> Attributes:
     attrs = usage_attributes(outcome.usage, own=False)
     if isinstance(outcome, RunFailed):
         attrs[sc.ERROR_TYPE] = outcome.error_type
-        attrs[sc.ERROR] = outcome.error
+        if content:  # the message may quote the model's answer or a tool's arguments
+            attrs[sc.ERROR] = outcome.error
         return attrs
     attrs[sc.MODEL_CALLS] = outcome.model_calls
     attrs[sc.TOOL_CALLS] = outcome.tool_calls
     last = run.calls[-1].responded if run.calls else None
     if last is not None and last.finish_reason:
-        attrs[sc.FINISH_REASONS] = [last.finish_reason]
+        attrs[sc.FINISH_REASONS] = [finish_reason(last.finish_reason)]
     if content and outcome.content is not None:
         attrs[sc.OUTPUT_MESSAGES] = to_json(
             genai_output(outcome.content, (), last.finish_reason if last else None)
@@ -170,13 +191,16 @@ def usage_attributes(usage: Usage, *, own: bool) -> Attributes:
     if not usage.input_tokens and not usage.output_tokens:
         return {}
     if own and not usage.estimated:
-        return {
+        own_counts: Attributes = {
             sc.INPUT_TOKENS: usage.input_tokens,
             sc.OUTPUT_TOKENS: usage.output_tokens,
             sc.OI_PROMPT_TOKENS: usage.input_tokens,
             sc.OI_COMPLETION_TOKENS: usage.output_tokens,
             sc.OI_TOTAL_TOKENS: usage.total_tokens,
         }
+        if usage.reasoning_tokens:
+            own_counts[sc.REASONING_TOKENS] = usage.reasoning_tokens
+        return own_counts
     attrs: Attributes = {sc.USAGE_INPUT: usage.input_tokens, sc.USAGE_OUTPUT: usage.output_tokens}
     if usage.estimated:
         attrs[sc.USAGE_ESTIMATED] = True
@@ -198,6 +222,10 @@ def chat_attributes(chat: ChatCall, label: str, settings: SpanSettings) -> Attri
     }
     if settings.session_id:
         attrs[sc.CONVERSATION_ID] = attrs[sc.OI_SESSION] = settings.session_id
+    if settings.server is not None:
+        attrs[sc.SERVER_ADDRESS] = settings.server[0]
+        if settings.server[1] is not None:
+            attrs[sc.SERVER_PORT] = settings.server[1]
     options = scrub({k: v for k, v in request.items() if k in sc.REQUEST_OPTIONS and v is not None})
     for option, value in options.items():
         attrs[sc.REQUEST_OPTIONS[option]] = (
@@ -220,7 +248,25 @@ def chat_attributes(chat: ChatCall, label: str, settings: SpanSettings) -> Attri
         attrs[sc.OI_INPUT] = to_json(messages)
         attrs[sc.OI_INPUT_MIME] = sc.JSON_MIME
         if request.get("tools"):
-            attrs[sc.TOOL_DEFINITIONS] = to_json(request["tools"])
+            attrs.update(tool_definitions(request["tools"]))
+    return attrs
+
+
+def tool_definitions(tools: Any) -> Attributes:
+    """The request's tools as the conventions' flat definitions (``type``, ``name``,
+    ``description``, ``parameters``) and as OpenInference's ``llm.tools.{i}.tool.json_schema``."""
+    flat = []
+    attrs: Attributes = {}
+    for i, wire in enumerate(t for t in tools if isinstance(t, Mapping)):
+        inner = wire.get("function")
+        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else wire
+        definition = {"type": wire.get("type", "function"), "name": function.get("name")}
+        for key in ("description", "parameters"):
+            if function.get(key) is not None:
+                definition[key] = function[key]
+        flat.append(definition)
+        attrs[f"{sc.OI_TOOLS}.{i}.tool.json_schema"] = to_json(wire)
+    attrs[sc.TOOL_DEFINITIONS] = to_json(flat)
     return attrs
 
 
@@ -228,7 +274,7 @@ def chat_end_attributes(responded: ModelResponded, content: bool) -> Attributes:
     """What a ``chat`` span learns from the answer."""
     attrs = usage_attributes(responded.usage, own=True)
     if responded.finish_reason:
-        attrs[sc.FINISH_REASONS] = [responded.finish_reason]
+        attrs[sc.FINISH_REASONS] = [finish_reason(responded.finish_reason)]
     raw = responded.response if isinstance(responded.response, Mapping) else {}
     if isinstance(raw.get("id"), str):
         attrs[sc.RESPONSE_ID] = raw["id"]
@@ -264,6 +310,9 @@ def tool_attributes(tool: ToolRun, settings: SpanSettings) -> Attributes:
     description = (settings.tool_descriptions or {}).get(started.name)
     if description:
         attrs[sc.TOOL_DESCRIPTION] = attrs[sc.OI_TOOL_DESCRIPTION] = description
+    parameters = (settings.tool_parameters or {}).get(started.name)
+    if parameters is not None:
+        attrs[sc.OI_TOOL_PARAMETERS] = to_json(parameters)
     if source:
         attrs[sc.TOOL_SOURCE] = source
     if settings.content:
@@ -288,6 +337,29 @@ def tool_attributes(tool: ToolRun, settings: SpanSettings) -> Attributes:
     return attrs
 
 
+def tool_error(tool: ToolRun, content: bool) -> str | None:
+    """A failed tool call's status description: its error, or without content only the error's
+    kind and exception type (the message is content: it may quote arguments or secrets)."""
+    finished = tool.finished
+    if finished is None or finished.error is None:
+        return None
+    return finished.error if content else error_summary(finished.error, finished.error_kind)
+
+
+def hook_error(hook: Hook, content: bool) -> str | None:
+    """A raised hook's error, or without content only its exception type."""
+    step = hook.step
+    if step is None or step.outcome != "raised":
+        return None
+    error = step.error or "the hook raised"
+    return error if content else error_summary(step.error, "hook_error")
+
+
+def run_error(outcome: RunFailed, content: bool) -> str:
+    """A failed run's status description: its one-line error, or its exception type."""
+    return outcome.error if content else outcome.error_type
+
+
 def hook_attributes(hook: Hook, content: bool) -> Attributes:
     """A hook's span: its outcome (OpenInference GUARDRAIL when it answered or raised)."""
     step = hook.step
@@ -299,7 +371,7 @@ def hook_attributes(hook: Hook, content: bool) -> Attributes:
         sc.HOOK_DURATION: step.duration_ms,
     }
     if step.error is not None:
-        attrs[sc.HOOK_ERROR] = scrub(step.error)
+        attrs[sc.HOOK_ERROR] = scrub(step.error) if content else error_summary(step.error)
     if content:
         attrs[sc.OI_INPUT] = to_json(step.arguments)
         attrs[sc.OI_INPUT_MIME] = sc.JSON_MIME
@@ -337,14 +409,15 @@ def retrieval_attributes(event: ContextRetrieved, content: bool) -> Attributes:
 def state_attributes(changes: Iterable[StateChanged], hidden: Iterable[str], content: bool) -> Attributes:
     """State changes as one RFC 6902 patch (every change's operations, in order) with its cause;
     operations on hidden keys (``hide_state_keys``) are left out, and the conversation's
-    messages unless content is captured."""
+    messages unless content is captured. Without content an operation keeps its kind and paths,
+    and its value only as ``type`` and ``size``: the values are content."""
     hidden_paths = ["/" + key.replace("~", "~0").replace("/", "~1") for key in hidden] + (
         [] if content else ["/messages"]
     )
     kept: list[tuple[StateChanged, list[dict[str, Any]]]] = []
     for change in changes:
         ops = [
-            op
+            op if content else _valueless(op)
             for op in change.patch
             if not any(
                 _under(str(op.get("path", "")), p) or _under(str(op.get("from", "")), p) for p in hidden_paths
@@ -366,6 +439,13 @@ def state_attributes(changes: Iterable[StateChanged], hidden: Iterable[str], con
     return attrs
 
 
+def _valueless(op: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in op.items() if k != "value"}
+    if "value" in op:
+        out.update(described(op["value"]))
+    return out
+
+
 def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
@@ -374,13 +454,18 @@ __all__ = [
     "SpanSettings",
     "chat_attributes",
     "chat_end_attributes",
+    "finish_reason",
     "hook_attributes",
+    "hook_error",
     "model_of",
     "provider_of",
     "retrieval_attributes",
     "run_attributes",
     "run_end_attributes",
+    "run_error",
     "state_attributes",
     "tool_attributes",
+    "tool_definitions",
+    "tool_error",
     "usage_attributes",
 ]

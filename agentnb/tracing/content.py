@@ -50,6 +50,35 @@ def scrub(value: Any) -> Any:
     return value
 
 
+_JSON_TYPES = ((bool, "boolean"), (int, "number"), (float, "number"), (str, "string"), (Mapping, "object"))
+
+
+def described(value: Any) -> dict[str, Any]:
+    """What a value is without what it says: its JSON type and its size (characters of a string,
+    items of an array or object)."""
+    if value is None:
+        return {"type": "null"}
+    if isinstance(value, (list, tuple)):
+        return {"type": "array", "size": len(value)}
+    kind = next((name for cls, name in _JSON_TYPES if isinstance(value, cls)), type(value).__name__)
+    return {"type": kind, "size": len(value)} if isinstance(value, (str, Mapping)) else {"type": kind}
+
+
+_RAISED = re.compile(r"\(([A-Za-z_][\w.]*) raised by (?:tool|hook) '[^']*'\)\s*$")
+_TYPE_FIRST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)): ")
+
+
+def error_summary(error: str | None, kind: str | None = None) -> str:
+    """An error without its message (which is content: it may quote arguments, state or
+    secrets): the exception's type when the text names it, else the error kind."""
+    text = error or ""
+    found = _RAISED.search(text) or _TYPE_FIRST.match(text)
+    name = found.group(1) if found else None
+    if kind and name:
+        return f"{kind}: {name}"
+    return name or kind or "error"
+
+
 def to_json(value: Any) -> str:
     """Compact JSON text of ``value`` (scrubbed), anything not JSON-able as its ``str``."""
     return json.dumps(scrub(value), ensure_ascii=False, default=str, separators=(",", ":"))
@@ -70,7 +99,7 @@ def request_messages(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The request's messages as OpenAI chat messages (the Responses API's ``instructions`` and
     ``input`` items are mapped onto the same shape)."""
     if isinstance(request.get("messages"), list):
-        return [m for m in request["messages"] if isinstance(m, Mapping)]
+        return [dict(m) for m in request["messages"] if isinstance(m, Mapping)]
     out: list[dict[str, Any]] = []
     if request.get("instructions"):
         out.append({"role": "system", "content": request["instructions"]})
@@ -124,7 +153,10 @@ def genai_output(
         {"type": "tool_call", "id": c.id, "name": c.name, "arguments": _arguments(c.arguments)}
         for c in tool_calls
     ]
-    return [{"role": "assistant", "parts": parts, "finish_reason": finish_reason or "stop"}]
+    reason = finish_reason or "stop"
+    return [
+        {"role": "assistant", "parts": parts, "finish_reason": sc.FINISH_REASON_VALUES.get(reason, reason)}
+    ]
 
 
 def _arguments(arguments: Any) -> Any:
@@ -165,6 +197,8 @@ def oi_output(content: str | None, tool_calls: Iterable[Any]) -> dict[str, Any]:
 
 __all__ = [
     "capture_from_env",
+    "described",
+    "error_summary",
     "genai_message",
     "genai_output",
     "oi_messages",

@@ -2,7 +2,8 @@
 
 GenAI names follow the OpenTelemetry GenAI semantic conventions as released in
 ``semantic-conventions-genai`` v0.1.0 (the same span names and attributes as semantic
-conventions v1.41.0, the last release that held them, except ``gen_ai.retrieval.top_k``).
+conventions v1.41.0, the last release that held them). The number of blocks a retrieval asked
+for is agentnb's own (``agentnb.retrieval.top_k``): no released registry has a name for it.
 OpenInference names follow its ``spec/semantic_conventions.md``. Everything else is agentnb's own,
 under ``agentnb.``.
 """
@@ -10,7 +11,7 @@ under ``agentnb.``.
 from __future__ import annotations
 
 GENAI_CONVENTIONS = "semantic-conventions-genai v0.1.0"
-"""The GenAI conventions' release these spans follow (named in the README)."""
+"""The GenAI conventions' release these spans follow (named in docs/guides/traces.md)."""
 
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.41.0"
 """The instrumentation scope's schema: the last semantic-conventions release that held GenAI."""
@@ -26,6 +27,7 @@ RESPONSE_ID = "gen_ai.response.id"
 FINISH_REASONS = "gen_ai.response.finish_reasons"
 INPUT_TOKENS = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+REASONING_TOKENS = "gen_ai.usage.reasoning.output_tokens"
 INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
@@ -37,10 +39,20 @@ TOOL_DESCRIPTION = "gen_ai.tool.description"
 TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_RESULT = "gen_ai.tool.call.result"
 DATA_SOURCE_ID = "gen_ai.data_source.id"
-RETRIEVAL_TOP_K = "gen_ai.retrieval.top_k"
 RETRIEVAL_QUERY = "gen_ai.retrieval.query.text"
 RETRIEVAL_DOCUMENTS = "gen_ai.retrieval.documents"
 ERROR_TYPE = "error.type"
+SERVER_ADDRESS = "server.address"
+SERVER_PORT = "server.port"
+EVALUATION_RESULT = "gen_ai.evaluation.result"
+"""The GenAI conventions' event for one evaluation verdict."""
+EVALUATION_NAME = "gen_ai.evaluation.name"
+EVALUATION_LABEL = "gen_ai.evaluation.score.label"
+EVALUATION_SCORE = "gen_ai.evaluation.score.value"
+EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
+FINISH_REASON_VALUES = {"tool_calls": "tool_call", "function_call": "tool_call"}
+"""Finish reasons as the OpenAI API spells them -> the conventions' values (stop, length,
+content_filter, tool_call, error pass as they are)."""
 REQUEST_OPTIONS = {
     "temperature": "gen_ai.request.temperature",
     "top_p": "gen_ai.request.top_p",
@@ -77,6 +89,8 @@ OI_TOTAL_TOKENS = "llm.token_count.total"
 OI_TOOL_NAME = "tool.name"
 OI_TOOL_ID = "tool.id"
 OI_TOOL_DESCRIPTION = "tool.description"
+OI_TOOL_PARAMETERS = "tool.parameters"
+OI_TOOLS = "llm.tools"
 OI_DOCUMENTS = "retrieval.documents"
 OI_PROJECT = "openinference.project.name"
 JSON_MIME, TEXT_MIME = "application/json", "text/plain"
@@ -116,6 +130,19 @@ CONTEXT_PROVIDER = "agentnb.context.provider"
 CONTEXT_VIA = "agentnb.context.via"
 CONTEXT_RENDERED = "agentnb.context.rendered"
 CONTEXT_BLOCKS = "agentnb.context.blocks"
+RETRIEVAL_TOP_K = "agentnb.retrieval.top_k"
+TRUNCATED = "agentnb.truncated"
+"""The attributes of a span that were cut to stay within the size bounds."""
+EVAL_NAME = "agentnb.eval.name"
+EVAL_ID = "agentnb.eval.id"
+EVAL_CASE = "agentnb.eval.case_id"
+EVAL_REPEAT = "agentnb.eval.repeat"
+EVAL_STATUS = "agentnb.eval.status"
+EVAL_PASSED = "agentnb.eval.passed"
+EVAL_REPLAYED = "agentnb.eval.replayed"
+EVAL_VERDICTS = "agentnb.eval.verdicts"
+EVAL_RUN_IDS = "agentnb.eval.run_ids"
+EVALUATE = "evaluate"
 
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The conventions' switch for capturing prompts, messages, tool arguments and results."""

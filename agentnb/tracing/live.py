@@ -1,33 +1,29 @@
 """Tracing agents as they run: ``instrument()`` for every agent, ``Agent(tracer_provider=…)``
 for one.
 
-The observer collects each run's events as they come (with the time each arrived) and writes
-the run's spans when it ends, with the times the events recorded; then it asks the provider to
-flush, on a thread of its own, so the spans go out as the turn ends and a slow or unreachable
-collector never holds a turn up (it is reported once).
+The observer collects each run's events as they come (with the time each arrived); when the run
+ends it hands them to the provider's handoff (``handoff.py``), whose worker thread writes the
+run's spans, with the times the events recorded, and flushes: the turn never waits for the
+exporter. A run started under a span (an application's, an evaluation case's) goes under it; a
+delegated run goes under its parent's delegate tool span, in its parent's session.
 """
 
 from __future__ import annotations
 
-import atexit
 import threading
 import time
-import warnings
-import weakref
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import slots
 from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta
+from .handoff import flush, handoff_for
 
 if TYPE_CHECKING:
     from .attributes import SpanSettings
 
 MAX_OPEN_RUNS = 1_000
 """Runs collected at once; the oldest is dropped past this (a run never ended gives no spans)."""
-
-SLOW_FLUSH_S = 2.0
-"""A flush that takes longer than this is reported (once): the collector is slow or unreachable."""
 
 
 @dataclass
@@ -56,6 +52,8 @@ class _LiveRun:
     """When each arrived (ns since the epoch)."""
     nested: bool = False
     """A delegated run whose parent run is traced: its spans go under the parent's tool span."""
+    parent: Any = None
+    """The span context the run was started under (not for a delegated run), if any."""
 
 
 _instrumented: _Instrumentation | None = None
@@ -64,20 +62,11 @@ _trace_of: dict[str, int] = {}  # run id -> trace id, for delegated runs that st
 _lock = threading.Lock()
 
 
-def instrument(tracer_provider: Any = None, capture_content: bool | None = None) -> None:
-    """Trace every agent's turns to ``tracer_provider`` (default: the global provider, which
-    agentnb never sets). ``capture_content`` puts prompts, messages, tool arguments and results
-    on the spans; None reads ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``."""
+def configure(tracer_provider: Any = None, capture_content: bool | None = None) -> None:
+    """What ``instrument()`` sets: the provider every agent without its own traces to."""
     global _instrumented
     _check_provider(tracer_provider)
     _instrumented = _Instrumentation(tracer_provider, capture_content)
-    switch_on()
-
-
-def switch_on() -> None:
-    """Have the core call ``observe`` with every event (from the first traced agent on; until
-    then a turn costs nothing here)."""
-    slots.agent_observers.add(observe)
 
 
 def uninstrument() -> None:
@@ -118,9 +107,10 @@ def observe(agent: Any, event: Event) -> None:
         _finish(live)
 
 
-def _start(agent: Any, event: RunStarted) -> None:
-    parent_run_id = getattr(event, "parent_run_id", None)
-    parent = _runs.get(parent_run_id) if parent_run_id else None
+def route(agent: Any, parent: _LiveRun | None = None) -> tuple[Any, bool | None] | None:
+    """Where an agent's run is traced and whether with content: the agent's own provider, else
+    its traced parent run's, else the one ``instrument()`` gave (or the global one); None: not
+    traced."""
     provider = getattr(agent, "tracer_provider", None)
     capture = _instrumented.capture_content if _instrumented is not None else None
     if provider is None and parent is not None:  # a member of a traced team is traced with it
@@ -128,37 +118,88 @@ def _start(agent: Any, event: RunStarted) -> None:
     if provider is None and _instrumented is not None:
         provider = _instrumented.provider or _global_provider()
     if provider is None:
-        return
+        return None
     _check_provider(provider)
+    return provider, capture
+
+
+def _start(agent: Any, event: RunStarted) -> None:
+    parent_run_id = getattr(event, "parent_run_id", None)
+    parent = _runs.get(parent_run_id) if parent_run_id else None
+    routed = route(agent, parent)
+    if routed is None:
+        return
+    provider, capture = routed
     # What builds spans loads with the first traced run (import agentnb stays light).
-    from .attributes import SpanSettings
-    from .content import capture_from_env
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace
+
     from .spans import trace_id_of
 
-    settings = SpanSettings(
-        content=capture_from_env() if capture is None else bool(capture),
-        session_id=_session_id(agent),
-        tool_descriptions=_descriptions(agent),
-    )
     parent_trace = _trace_of.get(parent_run_id or "")  # None: no parent, or one not traced
-    trace_id = parent_trace or trace_id_of(event.run_id)
+    ambient = None
+    session_id = _session_id(agent)
+    if parent_trace is None:  # a run of its own goes under the span current where it started
+        current = trace.get_current_span().get_span_context()
+        ambient = current if current.is_valid else None
+        given = otel_context.get_value(OI_SESSION_KEY)  # OpenInference's using_session(), an evaluation's
+        session_id = str(given) if given else session_id
+    elif parent is not None:  # a trace has one session: the team's
+        session_id = parent.settings.session_id
+    settings = settings_for(agent, capture, session_id, parent.settings.secrets if parent is not None else ())
+    trace_id = parent_trace or (ambient.trace_id if ambient is not None else trace_id_of(event.run_id))
     with _lock:
         _trace_of[event.run_id] = trace_id
         while len(_trace_of) > 10_000:  # only runs still able to have delegations matter
             _trace_of.pop(next(iter(_trace_of)))
         _runs[event.run_id] = _LiveRun(
-            provider, settings, trace_id, [event], [time.time_ns()], parent_trace is not None
+            provider, settings, trace_id, [event], [time.time_ns()], parent_trace is not None, ambient
         )
         while len(_runs) > MAX_OPEN_RUNS:  # runs abandoned mid-way (an iter_run not read to its end)
             _runs.pop(next(iter(_runs)))
 
 
-def _finish(live: _LiveRun) -> None:
-    from .outline import outline
-    from .spans import write_run
+OI_SESSION_KEY = "session.id"
+"""The OpenTelemetry context key OpenInference's ``using_session`` sets (agentnb's evaluations
+set it too): a run started under it is filed in that session."""
 
-    write_run(live.provider, outline(live.events, live.stamps), live.settings, live.trace_id, live.nested)
-    flusher_for(live.provider).request()
+
+def trace_of(run_id: str) -> int | None:
+    """The trace a live run's spans went to, if it was traced here."""
+    return _trace_of.get(run_id)
+
+
+def settings_for(
+    agent: Any, capture: bool | None, session_id: str | None, inherited: tuple[str, ...] = ()
+) -> SpanSettings:
+    """What an agent's runs' spans carry: content or not, the session, its tools, the
+    credentials to redact (its model's, and ``inherited`` ones), the model's server."""
+    from .attributes import SpanSettings
+    from .content import capture_from_env
+
+    model = getattr(agent, "model", None)
+    tools = _tools(agent)
+    return SpanSettings(
+        content=capture_from_env() if capture is None else bool(capture),
+        session_id=session_id,
+        tool_descriptions={t.name: t.description for t in tools if getattr(t, "description", None)},
+        tool_parameters={
+            t.name: t.parameters for t in tools if isinstance(getattr(t, "parameters", None), dict)
+        },
+        secrets=(*_secrets(model), *inherited),
+        server=_server(model),
+    )
+
+
+def _finish(live: _LiveRun) -> None:
+    def write() -> None:
+        from .outline import outline
+        from .spans import write_run
+
+        run = outline(live.events, live.stamps)
+        write_run(live.provider, run, live.settings, live.trace_id, live.nested, live.parent)
+
+    handoff_for(live.provider).submit(write)
 
 
 def _global_provider() -> Any:
@@ -179,101 +220,46 @@ def _session_id(agent: Any) -> str | None:
     return str(session_id) if session_id else None
 
 
-def _descriptions(agent: Any) -> dict[str, str]:
+def _tools(agent: Any) -> list[Any]:
     try:
-        return {t.name: t.description for t in agent.all_tools() if getattr(t, "description", None)}
+        return list(agent.all_tools())
     except Exception:  # an agent-like object without tools
-        return {}
+        return []
 
 
-class Flusher:
-    """Flushes one provider on a daemon thread when asked; ``wait()`` waits for what was asked."""
-
-    def __init__(self, provider: Any) -> None:
-        self.provider = provider
-        self._asked = 0
-        self._done = 0
-        self._cond = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._warned = False
-
-    def request(self) -> None:
-        """Ask for a flush now (returns at once)."""
-        if not callable(getattr(self.provider, "force_flush", None)):
-            return
-        with self._cond:
-            self._asked += 1
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="agentnb-trace-flush", daemon=True)
-                self._thread.start()
-            self._cond.notify_all()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until every flush asked for so far is done; False when ``timeout`` ran out."""
-        with self._cond:
-            asked = self._asked
-            return self._cond.wait_for(lambda: self._done >= asked, timeout)
-
-    def _work(self) -> None:
-        while True:
-            with self._cond:
-                self._cond.wait_for(lambda: self._asked > self._done)
-                target = self._asked
-            started = time.perf_counter()
-            try:
-                self.provider.force_flush()
-            except Exception as exc:
-                self._warn(f"flushing spans failed: {type(exc).__name__}: {exc}")
-            took = time.perf_counter() - started
-            if took > SLOW_FLUSH_S:
-                self._warn(
-                    f"handing a turn's spans to the exporter took {took:.1f} s; is the collector reachable?"
-                )
-            with self._cond:
-                self._done = target
-                self._cond.notify_all()
-
-    def _warn(self, message: str) -> None:
-        if not self._warned:
-            self._warned = True
-            warnings.warn(
-                f"agentnb.tracing: {message} Turns do not wait for it; spans keep going out in the background.",
-                RuntimeWarning,
-                stacklevel=1,
-            )
+def _secrets(model: Any) -> tuple[str, ...]:
+    """The credentials a model is configured with (its own ``credentials()``, as its redactor
+    uses them)."""
+    credentials = getattr(model, "credentials", None)
+    if not callable(credentials):
+        return ()
+    try:
+        return tuple(s for s in credentials() if isinstance(s, str))
+    except Exception:
+        return ()
 
 
-_flushers: weakref.WeakKeyDictionary[Any, Flusher] = weakref.WeakKeyDictionary()
-_kept_flushers: dict[int, Flusher] = {}  # providers that take no weak reference, by id
+def _server(model: Any) -> tuple[str, int | None] | None:
+    """The host and port a model talks to (from its base URL; OpenAI's when it has none)."""
+    resolved = getattr(model, "resolved_base_url", None)
+    if not callable(resolved) or getattr(model, "kind", None) not in ("openai", "local"):
+        return None
+    try:
+        url = resolved() or "https://api.openai.com/v1"
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except (TypeError, ValueError):
+        return None
+    return (parts.hostname, port) if parts.hostname else None
 
 
-def flusher_for(provider: Any) -> Flusher:
-    """The provider's flusher (one per provider, kept no longer than the provider)."""
-    with _lock:
-        try:
-            flusher = _flushers.get(provider)
-            if flusher is None:
-                flusher = _flushers[provider] = Flusher(provider)
-        except TypeError:  # not weakly referenceable, or not hashable
-            flusher = _kept_flushers.get(id(provider))
-            if flusher is None or flusher.provider is not provider:
-                flusher = _kept_flushers[id(provider)] = Flusher(provider)
-        return flusher
-
-
-def flush(timeout: float | None = None) -> bool:
-    """Wait until the spans of every finished turn have been handed to the exporters (at most
-    ``timeout`` seconds); False when it ran out."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    with _lock:
-        flushers = [*_flushers.values(), *_kept_flushers.values()]
-    for flusher in flushers:
-        left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        if not flusher.wait(left):
-            return False
-    return True
-
-
-atexit.register(flush, 5.0)
-
-__all__ = ["Flusher", "flush", "instrument", "is_instrumented", "observe", "uninstrument"]
+__all__ = [
+    "flush",
+    "configure",
+    "is_instrumented",
+    "observe",
+    "route",
+    "settings_for",
+    "trace_of",
+    "uninstrument",
+]

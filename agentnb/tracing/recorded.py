@@ -4,6 +4,7 @@ spans a live run wrote)."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -11,9 +12,9 @@ from typing import Any
 from ..errors import ConfigurationError
 from ..events import Event, RunStarted
 from . import live
-from .attributes import SpanSettings
 from .content import capture_from_env
-from .live import _check_provider, _descriptions, _global_provider, _session_id, flusher_for
+from .handoff import handoff_for
+from .live import _check_provider, _global_provider, _session_id, settings_for
 from .outline import outline
 from .spans import trace_id_of, write_run
 
@@ -35,19 +36,15 @@ def export(
         tracer_provider if tracer_provider is not None else getattr(history, "tracer_provider", None)
     )
     content = capture_from_env() if capture_content is None else bool(capture_content)
+    handoff = handoff_for(provider)
     written: list[str] = []
     for agent, conversation, turns in _sources(history, session_id):
-        settings = SpanSettings(
-            content=content,
-            session_id=conversation,
-            tool_descriptions=_descriptions(agent) if agent is not None else None,
-        )
+        settings = settings_for(agent, content, conversation)
         for events in turns:
-            written.extend(_write(provider, events, settings))
-    flusher = flusher_for(provider)
-    flusher.request()
+            written.extend(_write(handoff, provider, events, settings))
+    handoff.submit()
     if flush_timeout is not None:
-        flusher.wait(flush_timeout)
+        handoff.wait(flush_timeout)
     return written
 
 
@@ -65,7 +62,7 @@ def _provider(given: Any) -> Any:
     return provider
 
 
-def _write(provider: Any, events: list[Event], settings: SpanSettings) -> list[str]:
+def _write(handoff: Any, provider: Any, events: list[Event], settings: Any) -> list[str]:
     """One turn's events (its own run and any delegated runs inside it) as spans."""
     by_run: dict[str, list[Event]] = {}
     for event in events:
@@ -77,12 +74,12 @@ def _write(provider: Any, events: list[Event], settings: SpanSettings) -> list[s
         if not isinstance(started, RunStarted) or len(run_events) < 2:
             continue
         parent = getattr(started, "parent_run_id", None)
-        nested = bool(parent) and parent in trace_of  # its parent is in this export too
-        trace_of[run_id] = trace_of[parent] if nested else trace_id_of(run_id)
+        nested = isinstance(parent, str) and parent in trace_of  # its parent is in this export too
+        trace_of[run_id] = trace_of[parent] if isinstance(parent, str) and nested else trace_id_of(run_id)
         run = outline(run_events)
         if run.outcome is None:
             continue  # a turn that never ended has no spans to give
-        write_run(provider, run, settings, trace_of[run_id], nested)
+        handoff.submit(functools.partial(write_run, provider, run, settings, trace_of[run_id], nested))
         if not nested:
             written.append(f"{trace_of[run_id]:032x}")
     return written
@@ -101,7 +98,8 @@ def _sources(history: Any, session_id: str | None) -> Iterable[tuple[Any, str | 
         yield None, session_id, _turn_events(history)
         return
     raise ConfigurationError(
-        f"export takes an agent, its history, a list of turn records or a session (a folder or SessionBase), got {type(history).__name__}"
+        "export takes an agent, its history, a list of turn records or a session (a folder or "
+        f"SessionBase), got {type(history).__name__}"
     )
 
 
@@ -140,7 +138,8 @@ def _from_session(
     if not _is_session(session):
         if not os.path.isdir(session):
             raise ConfigurationError(
-                f"no recorded session at {os.fspath(session)!r}: give a folder of JSON sessions (a notebook's .agentnb folder) or a SessionBase"
+                f"no recorded session at {os.fspath(session)!r}: give a folder of JSON sessions "
+                "(a notebook's .agentnb folder) or a SessionBase"
             )
         session = JSONSession(session)
     names = [session_id] if session_id else _stored_ids(session)

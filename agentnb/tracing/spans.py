@@ -9,6 +9,7 @@ later give the same spans with the same ids.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -23,6 +24,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from ..events import RunFailed
 from . import attributes as at
 from . import conventions as sc
+from .bounds import finish
+from .content import scrub
 from .outline import RunOutline, ToolRun, parent_of
 
 _LOCK = threading.Lock()  # ids are handed to the SDK's tracer through one generator at a time
@@ -79,10 +82,8 @@ def tracer_for(provider: Any) -> tuple[Any, DerivedIds | None]:
     if hasattr(tracer, "id_generator"):
         ids = DerivedIds()
         tracer.id_generator = ids
-    try:
+    with contextlib.suppress(TypeError):  # a provider that takes no weak reference: not kept
         _tracers[provider] = (tracer, ids)
-    except TypeError:
-        pass
     return tracer, ids
 
 
@@ -105,10 +106,14 @@ class SpanWriter:
         settings: at.SpanSettings,
         trace_id: int,
         nested: bool = False,
+        parent: Any = None,
     ) -> None:
         self.tracer, self.ids, self.run, self.settings, self.trace_id = tracer, ids, run, settings, trace_id
         self.nested = nested
         """Whether the run goes under its parent's delegate tool span (the parent is traced too)."""
+        self.parent = parent
+        """The span the run was started under (an application's, an evaluation case's), if any:
+        a run of its own goes under it."""
         assert run.started is not None
         self.run_id = run.started.run_id
         self.hidden = run.prompt.hidden_keys if run.prompt is not None else ()
@@ -130,7 +135,16 @@ class SpanWriter:
                 trace.TraceFlags(trace.TraceFlags.SAMPLED),
             )
             context = trace.set_span_in_context(trace.NonRecordingSpan(parent))
-        attrs = at.run_attributes(run, settings, parent_run_id, getattr(started, "path", None))
+        elif self.parent is not None:
+            context = trace.set_span_in_context(trace.NonRecordingSpan(self.parent))
+        else:  # a trace of its own, whatever span is current on the thread that writes it
+            context = trace.set_span_in_context(trace.INVALID_SPAN)
+        content = settings.content
+        attrs = {
+            **at.run_attributes(run, settings, parent_run_id, getattr(started, "path", None)),
+            **at.run_end_attributes(run, content),
+            **at.state_attributes(run.states, self.hidden, content),
+        }
         with _LOCK:
             root = self._start(
                 f"{sc.INVOKE_AGENT} {started.agent}", "run", context, SpanKind.INTERNAL, attrs, run.start
@@ -142,10 +156,8 @@ class SpanWriter:
                 self._chat(chat, inside, started.model)
             for tool in run.tools:
                 self._tool(tool, inside)
-            root.set_attributes(at.run_end_attributes(run, settings.content))
-            root.set_attributes(at.state_attributes(run.states, self.hidden, settings.content))
             if isinstance(run.outcome, RunFailed):
-                root.set_status(Status(StatusCode.ERROR, run.outcome.error))
+                root.set_status(Status(StatusCode.ERROR, self._text(at.run_error(run.outcome, content))))
             root.end(end_time=run.end)
 
     def _start(
@@ -153,7 +165,12 @@ class SpanWriter:
     ) -> Any:
         if self.ids is not None:
             self.ids.trace_id, self.ids.span_id = self.trace_id, span_id_of(self.run_id, key)
+        attrs = finish(attrs, self.settings.redactor)
         return self.tracer.start_span(name, context=context, kind=kind, attributes=attrs, start_time=start)
+
+    def _text(self, text: str) -> str:
+        """A status description as it leaves: without the model's credentials."""
+        return scrub(self.settings.redactor.text(text))
 
     def _retrieval(self, retrieval: Any, context: Any) -> None:
         event = retrieval.event
@@ -167,38 +184,47 @@ class SpanWriter:
         provider = at.provider_of(label)
         kind = SpanKind.CLIENT if provider in at.NETWORK_PROVIDERS else SpanKind.INTERNAL
         attrs = at.chat_attributes(chat, label, self.settings)
-        span = self._start(f"{sc.CHAT} {attrs[sc.REQUEST_MODEL]}", chat.key, context, kind, attrs, chat.start)
+        outcome = self.run.outcome
+        failed = outcome if chat.responded is None and isinstance(outcome, RunFailed) else None
         if chat.responded is not None:
-            span.set_attributes(at.chat_end_attributes(chat.responded, self.settings.content))
-        elif isinstance(self.run.outcome, RunFailed):  # the run failed during this call
-            span.set_attribute(sc.ERROR_TYPE, self.run.outcome.error_type)
-            span.set_status(Status(StatusCode.ERROR, self.run.outcome.error))
+            attrs.update(at.chat_end_attributes(chat.responded, self.settings.content))
+        elif failed is not None:  # the run failed during this call
+            attrs[sc.ERROR_TYPE] = failed.error_type
+        span = self._start(f"{sc.CHAT} {attrs[sc.REQUEST_MODEL]}", chat.key, context, kind, attrs, chat.start)
+        if failed is not None:
+            span.set_status(Status(StatusCode.ERROR, self._text(at.run_error(failed, self.settings.content))))
         span.end(end_time=chat.end)
 
     def _tool(self, tool: ToolRun, context: Any) -> None:
         started = tool.started
         assert started is not None
-        attrs = at.tool_attributes(tool, self.settings)
+        content = self.settings.content
+        attrs = {
+            **at.tool_attributes(tool, self.settings),
+            **at.state_attributes(tool.states, self.hidden, content),
+        }
         span = self._start(
             f"{sc.EXECUTE_TOOL} {started.name}", tool.key, context, SpanKind.INTERNAL, attrs, tool.start
         )
-        span.set_attributes(at.state_attributes(tool.states, self.hidden, self.settings.content))
-        finished = tool.finished
-        if finished is not None and finished.error is not None:
-            span.set_status(Status(StatusCode.ERROR, finished.error))
-        elif finished is None and isinstance(self.run.outcome, RunFailed):
-            span.set_status(Status(StatusCode.ERROR, self.run.outcome.error))
+        error = at.tool_error(tool, content)
+        if error is not None:
+            span.set_status(Status(StatusCode.ERROR, self._text(error)))
+        elif tool.finished is None and isinstance(self.run.outcome, RunFailed):
+            span.set_status(Status(StatusCode.ERROR, self._text(at.run_error(self.run.outcome, content))))
         inner = trace.set_span_in_context(span)
         hook_spans = []
         for hook in tool.hooks:  # each hook calls the next link: nested, outermost first
             assert hook.step is not None
-            attrs = at.hook_attributes(hook, self.settings.content)
+            attrs = {
+                **at.hook_attributes(hook, content),
+                **at.state_attributes(hook.states, self.hidden, content),
+            }
             hook_span = self._start(
                 f"agentnb.hook {hook.step.name}", hook.key, inner, SpanKind.INTERNAL, attrs, hook.start
             )
-            hook_span.set_attributes(at.state_attributes(hook.states, self.hidden, self.settings.content))
-            if hook.step.outcome == "raised":
-                hook_span.set_status(Status(StatusCode.ERROR, hook.step.error or "the hook raised"))
+            raised = at.hook_error(hook, content)
+            if raised is not None:
+                hook_span.set_status(Status(StatusCode.ERROR, self._text(raised)))
             hook_spans.append((hook_span, hook.end))
             inner = trace.set_span_in_context(hook_span)
         for retrieval in tool.retrievals:
@@ -208,14 +234,46 @@ class SpanWriter:
         span.end(end_time=tool.end)
 
 
+def start_root(
+    provider: Any,
+    key: str,
+    name: str,
+    attrs: Mapping[str, Any],
+    start: int,
+    links: Any = (),
+    settings: Any = None,
+) -> Any:
+    """Start a span of a trace of its own that is not a run's (an evaluation case's), its ids
+    derived from ``key``; its attributes redacted and bounded."""
+    tracer, ids = tracer_for(provider)
+    redactor = settings.redactor if settings is not None else None
+    context = trace.set_span_in_context(trace.INVALID_SPAN)
+    with _LOCK:
+        if ids is not None:
+            ids.trace_id, ids.span_id = trace_id_of(key), span_id_of(key, "root")
+        return tracer.start_span(
+            name,
+            context=context,
+            kind=SpanKind.INTERNAL,
+            attributes=finish(attrs, redactor),
+            start_time=start,
+            links=links,
+        )
+
+
 def write_run(
-    provider: Any, run: RunOutline, settings: at.SpanSettings, trace_id: int, nested: bool = False
+    provider: Any,
+    run: RunOutline,
+    settings: at.SpanSettings,
+    trace_id: int,
+    nested: bool = False,
+    parent: Any = None,
 ) -> None:
     """Write one run's spans through ``provider``'s tracer; ``nested``: a delegated run whose
-    parent is traced, in ``trace_id`` under the parent's delegate tool span (else a trace of
-    its own)."""
+    parent is traced, in ``trace_id`` under the parent's delegate tool span; else under
+    ``parent`` (a span context) when given, else a trace of its own."""
     tracer, ids = tracer_for(provider)
-    SpanWriter(tracer, ids, run, settings, trace_id, nested).write()
+    SpanWriter(tracer, ids, run, settings, trace_id, nested, parent).write()
 
 
-__all__ = ["DerivedIds", "SpanWriter", "span_id_of", "trace_id_of", "tracer_for", "write_run"]
+__all__ = ["DerivedIds", "SpanWriter", "span_id_of", "start_root", "trace_id_of", "tracer_for", "write_run"]

@@ -20,7 +20,9 @@ import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
+# Where the tests' screenshots land: test-artifacts/, or the folder AGENTNB_SCREENSHOTS names
+# (relative to the repository; `make screenshots` points it at docs/img for the documentation).
+ARTIFACTS = ROOT / os.environ.get("AGENTNB_SCREENSHOTS", "test-artifacts")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

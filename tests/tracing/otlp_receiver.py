@@ -44,12 +44,17 @@ class Received:
 
 
 class OTLPReceiver:
-    """``with OTLPReceiver() as r: ... r.endpoint ... r.spans``."""
+    """``with OTLPReceiver() as r: ... r.endpoint ... r.spans``; ``hold``: an event each request
+    waits for (up to ``hold_s`` seconds) before it is read and answered (a slow collector)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hold: threading.Event | None = None, hold_s: float = 10.0) -> None:
         self.spans: list[Received] = []
         self.requests = 0
         self.content_types: list[str] = []
+        self.sizes: list[int] = []
+        """Each request's body size in bytes."""
+        self.arrived = threading.Event()
+        """Set when the first request comes in (before it is held)."""
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -58,6 +63,9 @@ class OTLPReceiver:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.arrived.set()
+                if hold is not None:
+                    hold.wait(hold_s)
                 receiver._take(self.path, self.headers.get("Content-Type", ""), body)
                 out = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
@@ -79,6 +87,7 @@ class OTLPReceiver:
         with self._lock:
             self.requests += 1
             self.content_types.append(content_type)
+            self.sizes.append(len(body))
             for rs in request.resource_spans:
                 resource = {kv.key: plain(kv.value) for kv in rs.resource.attributes}
                 for ss in rs.scope_spans:

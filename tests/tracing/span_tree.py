@@ -8,6 +8,8 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agentnb import tracing
+
 
 class Spans:
     """The spans a provider exported, by name and as a tree."""
@@ -17,6 +19,8 @@ class Spans:
 
     @property
     def all(self) -> list[ReadableSpan]:
+        """Every span exported once the turns so far are handed over (turns never wait for it)."""
+        assert tracing.flush(timeout=60), "the spans were not handed to the exporter within 60 s"
         return list(self.exporter.get_finished_spans())
 
     def named(self, name: str) -> list[ReadableSpan]:
@@ -50,4 +54,5 @@ class Spans:
         )
 
     def clear(self) -> None:
+        assert tracing.flush(timeout=60)
         self.exporter.clear()

@@ -30,7 +30,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from agentnb import Agent, DocumentContext, OpenAIChat, tracing
+from agentnb import Agent, DocumentContext, OpenAIChat, ScriptedModel, Team, tool_call, tracing
+from agentnb.evals import Case, check
 from agentnb.tracing.spans import span_id_of, trace_id_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -132,6 +133,45 @@ def _turn(provider: TracerProvider) -> tuple[Agent, str]:
     return agent, agent.history[-1].run_id
 
 
+EVALUATION = "backends-eval"
+
+
+def _team_and_evaluation(provider: TracerProvider, folder: Path) -> tuple[Team, Any]:
+    """A team's turn (two members, one with a tool) and a two-case evaluation, traced."""
+    researcher = Agent(
+        "researcher",
+        model=ScriptedModel([tool_call("lookup", city="Oslo"), "notes on Oslo"]),
+        tools=[lookup],
+        session_state={"last_city": None},
+    )
+    writer = Agent("writer", model=ScriptedModel(["a draft"]))
+    lead = ScriptedModel(
+        [
+            tool_call("delegate_task_to_member", member_id="researcher", task="research Oslo"),
+            tool_call("delegate_task_to_member", member_id="writer", task="write it"),
+            "Done.",
+        ]
+    )
+    team = Team("team", members=[researcher, writer], model=lead, mode="coordinate", tracer_provider=provider)
+    team.run("write about Oslo")
+    forecaster = Agent(
+        "forecaster",
+        ScriptedModel([tool_call("lookup", city="Oslo"), "Sunny in Oslo."]),
+        tools=[lookup],
+        session_state={"last_city": None},
+        tracer_provider=provider,
+    )
+    run = forecaster.evaluate(
+        [Case("Weather in Oslo?", id="oslo"), Case("Weather in Bergen?", id="bergen")],
+        [check.answer_contains("Bergen", name="says_bergen")],
+        name=EVALUATION,
+        folder=folder,
+        display=False,
+    )
+    assert tracing.flush(timeout=60)
+    return team, run
+
+
 def _provider(endpoint: str, headers: dict[str, str] | None = None) -> TracerProvider:
     provider = TracerProvider(
         resource=Resource.create({"service.name": "agentnb", "openinference.project.name": PROJECT})
@@ -158,7 +198,7 @@ def phoenix(tmp_path: Path) -> Iterator[str]:
     }
     for _ in _server([executable, "serve"], env, tmp_path / "phoenix.log"):
         url = f"http://127.0.0.1:{port}"
-        _wait("Phoenix", lambda: urllib.request.urlopen(f"{url}/healthz", timeout=5).status == 200)
+        _wait("Phoenix", lambda url=url: urllib.request.urlopen(f"{url}/healthz", timeout=5).status == 200)
         yield url
 
 
@@ -228,6 +268,47 @@ def test_phoenix_shows_kinds_inputs_tokens_and_the_tree(phoenix):
     assert "sk-test-backends" not in json.dumps(spans)
 
 
+def test_phoenix_files_a_team_in_its_session_and_each_evaluation_case_as_a_trace(phoenix, tmp_path):
+    provider = _provider(f"{phoenix}/v1/traces")
+    team, run = _team_and_evaluation(provider, tmp_path)
+    provider.shutdown()
+
+    def arrived() -> list[dict] | None:
+        spans = _get(f"{phoenix}/v1/projects/{PROJECT}/spans?limit=500")["data"]
+        names = [s["name"] for s in spans]
+        return (
+            spans if names.count(f"evaluate {EVALUATION}") == 2 and "invoke_agent writer" in names else None
+        )
+
+    spans = _wait("the team's and the evaluation's spans in Phoenix", arrived)
+    attributes = lambda s: _flat(s["attributes"])  # noqa: E731
+    (team_trace,) = {s["context"]["trace_id"] for s in spans if s["name"] == "invoke_agent team"}
+    in_team = [
+        s
+        for s in spans
+        if s["context"]["trace_id"] == team_trace and s["name"].startswith(("invoke_agent", "chat"))
+    ]
+    assert {s["name"] for s in in_team} >= {"invoke_agent researcher", "invoke_agent writer"}
+    # one trace, one session: the team's, members' spans included
+    assert {attributes(s).get("session.id") for s in in_team} == {team.session_id}
+    cases = [s for s in spans if s["name"] == f"evaluate {EVALUATION}"]
+    assert sorted(attributes(c)["agentnb.eval.case_id"] for c in cases) == ["bergen", "oslo"]
+    assert len({attributes(c)["session.id"] for c in cases}) == 1  # one evaluate() call, one session
+    for case in cases:
+        a = attributes(case)
+        row = run.case(a["agentnb.eval.case_id"])
+        assert case["span_kind"] == "CHAIN" and case["parent_id"] is None
+        assert a["agentnb.eval.name"] == EVALUATION and a["agentnb.eval.repeat"] == 0
+        assert json.loads(a["agentnb.eval.verdicts"]) == [
+            {"check": "says_bergen", "status": row.verdicts[0].status}
+        ]
+        children = [s for s in spans if s["parent_id"] == case["context"]["span_id"]]
+        assert [c["name"] for c in children] == ["invoke_agent forecaster"]
+        assert attributes(children[0])["session.id"] == a["session.id"]
+        events = [e["name"] for e in case.get("events") or ()]
+        assert events == ["gen_ai.evaluation.result"]
+
+
 def _flat(attributes: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Phoenix returns attributes nested by their dots (or flat, by version): flat keys either way."""
     if isinstance(attributes, list):  # [{"key": ..., "value": {...}}] (OTLP-shaped)
@@ -267,7 +348,7 @@ def mlflow(tmp_path: Path) -> Iterator[tuple[str, str]]:
     env = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
     for _ in _server(command, env, tmp_path / "mlflow.log"):
         url = f"http://127.0.0.1:{port}"
-        _wait("MLflow", lambda: urllib.request.urlopen(f"{url}/health", timeout=5).status == 200)
+        _wait("MLflow", lambda url=url: urllib.request.urlopen(f"{url}/health", timeout=5).status == 200)
         yield url, str(Path(executable).parent / "python")
 
 
@@ -280,8 +361,9 @@ for t in mlflow.search_traces(locations=[sys.argv[2]], return_type="list"):
     out.append({
         "trace_id": t.info.trace_id,
         "token_usage": t.info.token_usage,
+        "metadata": dict(t.info.trace_metadata or {}),
         "spans": [{"name": s.name, "span_type": s.span_type, "span_id": s.span_id, "parent_id": s.parent_id,
-                   "inputs": s.inputs, "outputs": s.outputs} for s in t.data.spans],
+                   "inputs": s.inputs, "outputs": s.outputs, "attributes": s.attributes} for s in t.data.spans],
     })
 print(json.dumps(out, default=str))
 """
@@ -297,11 +379,7 @@ def test_mlflow_shows_types_inputs_tokens_and_the_tree(mlflow):
     provider.shutdown()
 
     def read() -> list[dict] | None:
-        done = subprocess.run(
-            [python, "-c", READ_TRACES, url, experiment], capture_output=True, text=True, timeout=120
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        traces = json.loads(done.stdout.strip().splitlines()[-1])
+        traces = _mlflow_traces(python, url, experiment)
         return traces if traces and len(traces[0]["spans"]) >= 6 else None
 
     (trace,) = _wait("the trace in MLflow", read)
@@ -323,3 +401,48 @@ def test_mlflow_shows_types_inputs_tokens_and_the_tree(mlflow):
     # the trace's tokens are the two chat calls' (30+44 in, 5+4 out): the root's totals are not added again
     usage = trace["token_usage"]
     assert (usage["input_tokens"], usage["output_tokens"]) == (74, 9)
+
+
+def _mlflow_traces(python: str, url: str, experiment: str) -> list[dict]:
+    done = subprocess.run(
+        [python, "-c", READ_TRACES, url, experiment], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_mlflow_files_a_team_in_its_session_and_each_evaluation_case_as_a_trace(mlflow, tmp_path):
+    url, python = mlflow
+    experiment = _post(f"{url}/api/2.0/mlflow/experiments/create", {"name": "agentnb-sessions"})[
+        "experiment_id"
+    ]
+    provider = _provider(f"{url}/v1/traces", {"x-mlflow-experiment-id": experiment})
+    team, run = _team_and_evaluation(provider, tmp_path)
+    provider.shutdown()
+
+    def roots(trace: dict) -> list[str]:
+        return [s["name"] for s in trace["spans"] if s["parent_id"] is None]
+
+    def read() -> list[dict] | None:
+        traces = _mlflow_traces(python, url, experiment)
+        names = [name for t in traces for name in roots(t)]
+        complete = names.count(f"evaluate {EVALUATION}") == 2 and "invoke_agent team" in names
+        return traces if complete and any(len(t["spans"]) >= 10 for t in traces) else None
+
+    traces = _wait("the team's and the evaluation's traces in MLflow", read)
+    (team_trace,) = [t for t in traces if roots(t) == ["invoke_agent team"]]
+    assert {"invoke_agent researcher", "invoke_agent writer"} <= {s["name"] for s in team_trace["spans"]}
+    assert team_trace["metadata"].get("mlflow.trace.session") == team.session_id  # the team's, not a member's
+    cases = [t for t in traces if roots(t) == [f"evaluate {EVALUATION}"]]
+    assert len(cases) == 2
+    assert len({t["metadata"].get("mlflow.trace.session") for t in cases}) == 1
+    for trace in cases:
+        root = next(s for s in trace["spans"] if s["parent_id"] is None)
+        a = root["attributes"]
+        assert a["agentnb.eval.name"] == EVALUATION and a["agentnb.eval.case_id"] in ("oslo", "bergen")
+        row = run.case(a["agentnb.eval.case_id"])
+        assert json.loads(a["agentnb.eval.verdicts"]) == [
+            {"check": "says_bergen", "status": row.verdicts[0].status}
+        ]
+        agent = next(s for s in trace["spans"] if s["name"] == "invoke_agent forecaster")
+        assert agent["parent_id"] == root["span_id"]

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from otlp_receiver import OTLPReceiver
 
 from agentnb import Agent, ScriptedModel, tool_call, tracing
-from agentnb.tracing import live
+from agentnb.tracing import handoff
 from agentnb.tracing.spans import span_id_of, trace_id_of
 
 
@@ -71,10 +71,11 @@ def test_a_turn_reaches_a_real_otlp_receiver_as_protobuf_when_it_ends():
             and root.attributes["openinference.span.kind"] == "AGENT"
         )
         chats = sorted((s for s in receiver.spans if s.name == "chat scripted"), key=lambda s: s.start)
-        assert [c.attributes["gen_ai.response.finish_reasons"] for c in chats] == [("tool_calls",), ("stop",)]
+        assert [c.attributes["gen_ai.response.finish_reasons"] for c in chats] == [("tool_call",), ("stop",)]
         assert [c.span_id for c in chats] == [span_id_of(run_id, "chat:0"), span_id_of(run_id, "chat:1")]
+        # content is off: the state's values are not on the span, only what they are
         assert json.loads(tool.attributes["agentnb.state.patch"]) == [
-            {"op": "add", "path": "/last_city", "value": "Oslo"}
+            {"op": "add", "path": "/last_city", "type": "string", "size": 4}
         ]
         assert tool.attributes["agentnb.state.cause.kind"] == "tool"
         assert root.start <= tool.start <= tool.end <= root.end
@@ -86,7 +87,7 @@ def test_an_unreachable_collector_costs_turns_nothing_and_is_reported_once(monke
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    monkeypatch.setattr(live, "SLOW_FLUSH_S", 0.5)
+    monkeypatch.setattr(handoff, "SLOW_S", 0.5)
     provider = _provider(f"http://127.0.0.1:{port}/v1/traces", timeout=2)
     agent = Agent("offline", ScriptedModel(["one", "two", "three"]), tracer_provider=provider)
     with warnings.catch_warnings(record=True) as caught:

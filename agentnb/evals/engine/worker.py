@@ -77,6 +77,7 @@ def case_model(model: Model) -> Model:
             model._function if model._function is not None else list(model.steps),
             name=model.name,
             stream=model.streaming,
+            native_output=model.native,
         )
     if isinstance(model, ReplayModel):
         clone = copy.copy(model)
