@@ -33,11 +33,15 @@ def static_html(text: str) -> str:
     """The static stand-in of one inspector, from its text (escaped: nothing in it is markup)."""
     head, _, rest = text.partition("\n")
     body = (
-        f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>'
+        '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'
+        f"{html.escape(rest, quote=True)}</pre>"
         if rest
         else ""
     )
-    return f'<div class="{STATIC_CLASS} tex2jax_ignore mathjax_ignore"><div>{html.escape(head, quote=True)}</div>{body}</div>'
+    return (
+        f'<div class="{STATIC_CLASS} tex2jax_ignore mathjax_ignore">'
+        f"<div>{html.escape(head, quote=True)}</div>{body}</div>"
+    )
 
 
 def _saved_models(notebook: Mapping[str, Any]) -> set[str]:
@@ -67,7 +71,9 @@ def fix_inspectors(notebook: dict[str, Any]) -> int:
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
             data = output.get("data") if isinstance(output, dict) else None
-            view = data.get(WIDGET_VIEW) if isinstance(data, dict) else None
+            if not isinstance(data, dict):
+                continue
+            view = data.get(WIDGET_VIEW)
             model_id = view.get("model_id") if isinstance(view, Mapping) else None
             if not isinstance(model_id, str) or not _is_inspector(data, texts, model_id):
                 continue

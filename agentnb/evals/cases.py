@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalCaseError
+from ..util.extras import install_line
 
 Message = "str | Mapping[str, Any]"
 
@@ -342,9 +343,10 @@ def load_cases(path: str | Path) -> list[Case]:
             if line.strip():
                 try:
                     records.append(json.loads(line))
-                except json.JSONDecodeError as exc:
+                except ValueError as exc:  # a JSONDecodeError, or an integer too long to convert
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else exc
                     raise EvalCaseError(
-                        f"{file.name} line {number} is not JSON ({exc.msg}); each line must be one case object"
+                        f"{file.name} line {number} is not JSON ({why}); each line must be one case object"
                     ) from None
     elif suffix == ".json":
         records = _parsed(lambda: json.loads(text), file)
@@ -352,7 +354,7 @@ def load_cases(path: str | Path) -> list[Case]:
         try:
             import yaml
         except ImportError:
-            raise EvalCaseError("reading YAML cases needs PyYAML: pip install 'agentnb[evals]'") from None
+            raise EvalCaseError(f"reading YAML cases needs PyYAML: {install_line('evals')}") from None
         records = _parsed(lambda: yaml.safe_load(text), file)
     else:
         records = [

@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import slots
 from ..errors import EvalCheckError
+from ..util.extras import install_line
 
 
 def inspect_case(target: Any, case_id: str, repeat: int) -> Any:
@@ -15,7 +16,7 @@ def inspect_case(target: Any, case_id: str, repeat: int) -> Any:
     inspect = slots.case_inspector.get()
     if inspect is None:
         raise EvalCheckError(
-            "showing a case needs the notebook: %load_ext agentnb (pip install 'agentnb[notebook]')"
+            f"showing a case needs the notebook: %load_ext agentnb ({install_line('notebook')})"
         )
     return inspect(target, str(case_id), repeat)
 

@@ -164,7 +164,8 @@ class Inspector(Requests, anywidget.AnyWidget):
 
     def _widget_data(self) -> dict[str, Any]:
         bundle = super()._repr_mimebundle_()
-        return bundle[0] if isinstance(bundle, tuple) else bundle  # type: ignore[no-any-return]
+        assert bundle is not None  # None only for a widget without a view
+        return bundle[0] if isinstance(bundle, tuple) else bundle
 
     def close(self) -> None:
         """Stop following the agent and close the widget."""
@@ -278,17 +279,17 @@ class Inspector(Requests, anywidget.AnyWidget):
                 run = self._follow(event)
                 if run is None:
                     return
-            kind = type(event)
-            if kind is TextDelta:
+            if type(event) is TextDelta:  # final classes: identity is the cheapest test
                 run.text.append(event.text)
                 outbox.add_text(run.turn, run, event.call, event.text)
                 return
             add(event)
+            kind = type(event)
             if kind is RunFinished or kind is RunFailed:
                 self._stale = True
                 outbox.ended()
-            elif kind is ToolCallStarted or kind is RunStarted:
-                self._progress.own(event)  # type: ignore[arg-type]
+            elif type(event) is ToolCallStarted or type(event) is RunStarted:
+                self._progress.own(event)
 
         return on_event
 

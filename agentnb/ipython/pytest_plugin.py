@@ -18,13 +18,16 @@ are compared in their ``%%chat`` records. Nothing changes for tests that are not
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ..sessions.recording import REPLAY_ENV
+
+if TYPE_CHECKING:
+    from pluggy import Result
 
 DRIFTED = pytest.StashKey[dict[Path, str]]()
 """Per session: the notebooks whose turn differed from the recording, and the failed cell's name."""
@@ -47,7 +50,7 @@ def _notebook_of(item: pytest.Item) -> Path | None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[Any]:
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Result[None], None]:
     """Around the setup that starts a notebook's kernel: the notebook's name and strict replay."""
     notebook = _notebook_of(item)
     if notebook is None:
@@ -76,7 +79,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[Any]:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     """Note a notebook whose cell failed on a turn that differs from the recording."""
     outcome = yield
     report = outcome.get_result()

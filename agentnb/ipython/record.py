@@ -133,11 +133,15 @@ def static_view(agent: Any) -> str:
     stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``)."""
     head, _, rest = static_text(agent).partition("\n")
     body = (
-        f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>'
+        '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'
+        f"{html.escape(rest, quote=True)}</pre>"
         if rest
         else ""
     )
-    return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore"><div>{html.escape(head, quote=True)}</div>{body}</div>'
+    return (
+        f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">'
+        f"<div>{html.escape(head, quote=True)}</div>{body}</div>"
+    )
 
 
 __all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "LiveTurn", "TurnView", "static_text", "static_view"]

@@ -155,21 +155,20 @@ def ledger(parent: TurnRecord, child: TurnRecord, call: ToolCallFinished | None)
 def _lanes(run: TurnRecord, starts: dict[str, float]) -> list[dict[str, Any]]:
     """The delegations of one response that ran side by side: one lane per member with its model
     and tool calls as bars (ms from the first start), and the order their changes were applied."""
-    by_call: dict[int, list[TurnRecord]] = {}
+    by_call: dict[int, list[tuple[TurnRecord, ToolCallFinished]]] = {}
     calls = {c.tool_call_id: c for c in run.tool_calls}
     for child in run.children:
         started = child.started
         finished = calls.get(started.parent_tool_call_id or "") if started is not None else None
         if finished is not None:
-            by_call.setdefault(finished.call, []).append(child)
+            by_call.setdefault(finished.call, []).append((child, finished))
     out = []
     for call, children in sorted(by_call.items()):
         if len(children) < 2:
             continue
-        origin = min(c.started_at for c in children)
+        origin = min(c.started_at for c, _ in children)
         lanes = []
-        for order, child in enumerate(children, 1):
-            finished = calls[child.started.parent_tool_call_id]  # type: ignore[union-attr, index]
+        for order, (child, finished) in enumerate(children, 1):
             lanes.append(
                 {
                     "run_id": child.run_id,
@@ -334,17 +333,17 @@ class Progress:
                 "status": "running",
             }
         if isinstance(event, (RunFinished, RunFailed)):
-            live = self.live.get(event.run_id)
-            if live is None or live.status != "running":
+            ended = self.live.get(event.run_id)
+            if ended is None or ended.status != "running":
                 return None
-            live.status = "ok" if isinstance(event, RunFinished) else "failed"
-            live.duration_ms = round(event.duration_ms, 3)
+            ended.status = "ok" if isinstance(event, RunFinished) else "failed"
+            ended.duration_ms = round(event.duration_ms, 3)
             return {
                 wire.KIND: RUN_PROGRESS,
-                wire.TURN_INDEX: live.turn,
+                wire.TURN_INDEX: ended.turn,
                 RUN_ID: event.run_id,
-                "status": live.status,
-                "duration_ms": live.duration_ms,
+                "status": ended.status,
+                "duration_ms": ended.duration_ms,
             }
         return None
 

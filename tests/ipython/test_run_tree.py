@@ -328,7 +328,7 @@ def test_members_streaming_side_by_side_cost_one_item_each_per_batch(monkeypatch
     assert all(
         len(ids) == len(set(ids)) for ids in by_batch.values()
     )  # joined per run, however they interleaved
-    for name, child in children.items():
+    for child in children.values():
         assert (
             "".join(
                 i[wire.EVENT_BODY]["text"]

@@ -117,15 +117,7 @@ class EvalRun:
         """Raise ``EvalAssertionError`` (an AssertionError) when the pass rate is below ``min_rate``."""
         rate = self.rate(check)
         if rate + 1e-12 < min_rate:
-            failing = [
-                r
-                for r in self.rows
-                if (
-                    r.passed is not True
-                    if check is None
-                    else ((verdict := r.verdict(check)) is None or verdict.status != "pass")
-                )
-            ]
+            failing = [r for r in self.rows if not _passed(r, check)]
             detail = "; ".join(f"{r.case.id}: {_why(r, check)}" for r in failing[:5])
             raise EvalAssertionError(
                 f"{self.name}: {rate:.0%} of {len(self.rows)} run(s) passed {check or 'every check'}, "
@@ -292,6 +284,14 @@ class EvalRun:
             f"EvalRun({self.name!r}, {len(self.rows)} run(s), {self.rate():.0%} passed, "
             f"{len(self.errors)} error(s){missing})"
         )
+
+
+def _passed(row: CaseRow, check: str | None) -> bool:
+    """Whether ``row`` passed every check (``check`` None) or that one."""
+    if check is None:
+        return row.passed is True
+    verdict = row.verdict(check)
+    return verdict is not None and verdict.status == "pass"
 
 
 def _why(row: CaseRow, check: str | None) -> str:
