@@ -12,7 +12,10 @@ how to re-record. Nothing changes for tests that are not notebook cells.
 An inspector's output is compared as "an inspector" (``INSPECTOR_PATTERNS``, added to nbval's
 sanitize patterns): saved from JupyterLab or Notebook 7 it shows the agent's latest turn
 (``agentnb.serverext``), which a re-run shows only once the turns have run; the turns themselves
-are compared in their ``%%chat`` records. Nothing changes for tests that are not notebook cells.
+are compared in their ``%%chat`` records. An evaluation's display is compared as "an evaluation"
+(its static record comes with a display update at the run's end, which nbval does not apply); the
+run's own record, where a cell shows it, is compared whole. Nothing changes for tests that are not
+notebook cells.
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ INSPECTOR_PATTERNS: dict[str, str] = {
     # its text: the widget's repr, or the latest turn a save in Jupyter put there
     r"^Inspector\(agent=[^\n]*, turns=\d+\)$": "<agentnb inspector>",
     r"^[^\n]* · inspector · model [^\n]* turn\(s\) · a static view[\s\S]*$": "<agentnb inspector>",
+    # an evaluation display's static record (before and after its run ended)
+    r'^<div class="agentnb-static-eval[\s\S]*$': "<agentnb evaluation>",
 }
-"""nbval sanitize patterns (regex -> replacement) for an inspector's outputs."""
+"""nbval sanitize patterns (regex -> replacement) for the outputs of an inspector and of an evaluation display."""
 
 
 def _notebook_of(item: pytest.Item) -> Path | None:

@@ -6,8 +6,9 @@ Everything here is computed from the turn records and their events (lineage on `
 browser only renders it:
 
 - ``run_tree(turn)``: one node per run (path, status, duration, own / total tokens, the
-  delegation that started it with its task, the ledger of what crossed the boundary) nested in
-  call order; ``lanes`` for the delegations of one response that ran side by side.
+  delegation that started it with its task and the duration of the call that ran it, the ledger
+  of what crossed the boundary) nested in call order; ``lanes`` for the delegations of one
+  response that ran side by side; ``routed_to`` on a turn the agent in charge answered.
 - ``run_message(turn, run_id)``: the ``run`` reply to ``need_run``: one run of the tree in the
   shape of a ``turn`` reply (events, state, change summary), so every tab can be re-scoped to
   it, plus its breadcrumb and its prompt's sections labelled by what produced them (its own
@@ -38,7 +39,7 @@ from ..events import (
 )
 from ..history.render import change_text, value_text
 from . import wire
-from .compact import compact_changes, compact_event, turn_state
+from .compact import compact_changes, compact_event, routed_run, turn_state
 from .lazy import lazy_form
 
 if TYPE_CHECKING:
@@ -54,7 +55,9 @@ RUN = "run"
 RUN_ID = "run_id"
 """The run a ``need_run`` / ``run`` message is about."""
 IN_CHARGE = "in_charge"
-"""The agent a handoff left answering this agent's turns (header), when it is another."""
+"""The synced trait naming the agent a handoff left answering this agent's turns (header), ""
+when it answers them itself. A trait, not a part of the snapshot: a view that took every event
+live keeps the snapshot it has, and would never hear of a handoff."""
 
 RUN_PROGRESS = "run_progress"
 """Kernel -> browser, while a turn runs: a run below it started or ended (``Progress``)."""
@@ -120,8 +123,14 @@ def _node(run: TurnRecord, parent: TurnRecord | None, call: ToolCallFinished | N
             "tool_call_id": call.tool_call_id if call is not None else None,
             "task": run.message,
             "answer": run.content,
+            # The parent's tool call that ran it: hooks, the run, and, for delegations of one
+            # response run side by side, the wait until its result was taken in call order.
+            "call_ms": round(call.duration_ms, 3) if call is not None else None,
         }
         node["ledger"] = ledger(parent, run, call)
+    routed = routed_run(run)
+    if routed is not None:  # the agent in charge answered: no model call of this run's
+        node["routed_to"] = routed.run_id
     lanes = _lanes(run, starts)
     if lanes:
         node["lanes"] = lanes

@@ -377,15 +377,20 @@ def _record_html(run: EvalRun) -> str:
         parts.append("</table>")
     failing = _failing(run)
     if failing:
-        parts.append(
-            f"<p>not passed ({len(failing)}):</p>"
-            "<table><tr><th>case</th><th>check</th><th>verdict</th><th>reason</th></tr>"
-        )
-        for case, check, status, reason in failing[:FAILING_SHOWN]:
-            parts.append(
-                f"<tr><td>{escape(case)}</td><td>{escape(check)}</td><td>{escape(status)}</td><td>{escape(reason)}</td></tr>"
-            )
+        # Left-aligned: notebooks right-align table cells, which scatters sentences; the case,
+        # check and verdict on one line each.
+        left = ' style="text-align:left"'
+        whole = ' style="text-align:left;white-space:nowrap"'
+        head = "".join(f"<th{left}>{h}</th>" for h in ("case", "check", "verdict", "reason"))
+        parts.append(f"<p>not passed ({len(failing)}):</p><table><tr>{head}</tr>")
+        for row in failing[:FAILING_SHOWN]:
+            cells = [f"<td{whole}>{escape(cell)}</td>" for cell in row[:3]] + [
+                f"<td{left}>{escape(row[3])}</td>"
+            ]
+            parts.append("<tr>" + "".join(cells) + "</tr>")
         parts.append("</table>")
+        if len(failing) > FAILING_SHOWN:
+            parts.append(f"<p>… {len(failing) - FAILING_SHOWN} more (run.checks())</p>")
     errors = _errors(run)
     if errors:
         parts.append(
