@@ -25,6 +25,7 @@ from ..run.runs import RunInput
 from ..run.setup import Delegated, Lineage
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
+from .depth import check_depth
 from .merge import ChildRun
 from .modes import MODES
 
@@ -165,6 +166,7 @@ class DelegationSite:
                 f"{member.name!r} is already running in this turn ({' ▸ '.join(self.parent.path)}); "
                 "an agent cannot delegate to itself or to the agent that delegated to it"
             )
+        limit = check_depth(self.parent, self.ctx.agent, member)
         with member._running():
             kept_history = member.add_history_to_context
             if self.delegation.memory is not None:
@@ -183,7 +185,7 @@ class DelegationSite:
                     self.mode.leave(entered, run, assignment, tracker, self)
 
             try:
-                run.record = self._turn(member, assignment, leave)
+                run.record = self._turn(member, assignment, leave, limit)
             finally:
                 leave(None)
             if run.done.status == "ok":
@@ -191,10 +193,10 @@ class DelegationSite:
         return run
 
     def _turn(
-        self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None]
+        self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None], limit: int
     ) -> TurnRecord:
         delegated = Delegated(
-            lineage=Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name)),
+            lineage=Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name), limit),
             outward=self.parent.emit_child,
             before_end=before_end,
             user_sections=assignment.sections,

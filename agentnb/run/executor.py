@@ -38,6 +38,8 @@ class ParentRun:
     """Agent names from the top-level run down to the parent."""
     emit_child: Callable[[Any], None] = lambda event: None
     """Where a child run's events go live (the parent agent's ``children=True`` subscribers)."""
+    depth_limit: int | None = None
+    """The deepest a run below may be, as set above the parent (None: the parent is at the top)."""
 
 
 class Site(Protocol):

@@ -87,7 +87,24 @@ class Turn:
 
     def events(self) -> Iterator[Event]:
         """The run, event by event: start (the inputs into the state), Observe (the prompt),
-        then Think and Act until a final answer, then the end."""
+        then Think and Act until a final answer, then the end. Whatever stops it — an error of
+        the run's own machinery (a tool's error is the model's to read, never this), an
+        interrupt, its events no longer read — ends it failed, with RunFailed: no run is left
+        running."""
+        try:
+            yield from self._phases()
+        except Exception as exc:
+            if self.record.status != "running":
+                raise
+            yield from self._fail(exc)
+        except BaseException as exc:  # nothing more may be yielded: ended, then passed on
+            if self.record.status == "running":
+                stop = AgentRunError(f"agent {self.record.agent!r} stopped mid-run ({type(exc).__name__})")
+                for _ in self._fail(stop):
+                    pass
+            raise
+
+    def _phases(self) -> Iterator[Event]:
         self._start = time.perf_counter()
         yield self._emit(self._run_started())
         self.record.state_start = self.tracker.snapshot
@@ -170,7 +187,8 @@ class Turn:
         replay = setup.replay
         recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
         path = setup.lineage.path if setup.lineage is not None else (record.agent,)
-        parent = ParentRun(run_id, path, setup.emit_child)
+        limit = setup.lineage.depth_limit if setup.lineage is not None else None
+        parent = ParentRun(run_id, path, setup.emit_child, limit)
         tools = {t.name: t for t in prepared.tools}
         return ToolExecutor(tools, setup.hooks, self.ctx, self.tracker, recorded, parent)
 

@@ -106,6 +106,8 @@ class Lineage:
     """That tool call's id."""
     path: tuple[str, ...]
     """Agent names from the top-level run down to this one."""
+    depth_limit: int | None = None
+    """The deepest a run below this one may be (the smallest ``max_delegation_depth`` above)."""
 
 
 __all__ = ["Delegated", "Lineage", "Replay", "TurnSetup"]

@@ -8,7 +8,7 @@ import re
 import pytest
 from openai_server import OpenAIServer, Reply
 
-from agentnb import Agent, ScriptedModel, handoff
+from agentnb import Agent, ScriptedModel, Team, handoff, tool_call
 from agentnb.errors import ConfigurationError
 from agentnb.models import OpenAIChat
 
@@ -80,3 +80,108 @@ def test_an_explicit_tool_name_the_api_would_refuse_is_refused_at_definition():
     with pytest.raises(ConfigurationError, match=r"the tool name 'to billing' \(handoff"):
         handoff(agent, tool_name_override="to billing")
     assert handoff(agent, tool_name_override="t" * 64).tool_name == "t" * 64
+
+
+# -- deep chains ----------------------------------------------------------------------------------
+
+
+def chain(length: int, **options) -> list[Agent]:
+    """a0 -> a1 -> ... each asking the next (as a tool) once, then answering."""
+    agents: list[Agent] = []
+    below = None
+    for i in reversed(range(length)):
+        script = ([tool_call(f"a{i + 1}", task="go on")] if below else []) + [f"answer {i}"]
+        below = Agent(
+            f"a{i}", model=ScriptedModel(script), tools=[below.as_tool()] if below else [], **options
+        )
+        agents.insert(0, below)
+    return agents
+
+
+def statuses(agents: list[Agent]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for agent in agents:
+        for turn in agent.history:
+            out[turn.status] = out.get(turn.status, 0) + 1
+    return out
+
+
+def test_a_chain_deeper_than_the_limit_stops_at_it_with_a_clear_error():
+    agents = chain(80)
+    assert agents[0].run("start").content == "answer 0"
+    # runs at depths 0 to 16 ran; the delegation to depth 17 was refused, as a tool error
+    assert statuses(agents) == {"ok": 17}
+    (call,) = agents[16].history[-1].tool_calls
+    assert call.error_kind == "tool_error" and call.error.startswith(
+        "delegating to 'a17' would start a run 17 delegations deep (a0 ▸ a1 ▸ … ▸ a16 ▸ a17), past "
+        "max_delegation_depth=16 (the smallest set on the agents of this chain); answer without delegating "
+        "further, or raise max_delegation_depth on the agents of the chain"
+    )
+    assert [len(a.history) for a in agents[16:19]] == [1, 0, 0]
+
+
+def test_a_limit_set_above_bounds_the_whole_tree_below():
+    agents = chain(10)
+    agents[0].max_delegation_depth = 3  # the others keep the default 16
+    agents[0].run("start")
+    assert [len(a.history) for a in agents[:5]] == [1, 1, 1, 1, 0]
+    assert "max_delegation_depth=3" in agents[3].history[-1].tool_calls[0].error
+    # a smaller limit set lower down wins below it
+    agents = chain(10)
+    agents[2].max_delegation_depth = 4
+    agents[0].run("start")
+    assert [len(a.history) for a in agents[:7]] == [1, 1, 1, 1, 1, 0, 0]
+    with pytest.raises(ConfigurationError, match="max_delegation_depth must be a whole number >= 0"):
+        Agent("x", max_delegation_depth=-1)
+
+
+def test_teams_take_the_limit_too():
+    def nest(depth: int) -> Agent:
+        if depth == 0:
+            return Agent("leaf", model=ScriptedModel(["leaf answer"]))
+        member = nest(depth - 1)
+        script = [
+            tool_call("delegate_task_to_member", member_id=member.name, task="go"),
+            f"team {depth} answer",
+        ]
+        return Team(f"team{depth}", members=[member], model=ScriptedModel(script))
+
+    top = nest(4)
+    top.max_delegation_depth = 2
+    assert top.run("go").content == "team 4 answer"
+    assert [t.path for t in top.history[-1].walk()] == [
+        ("team4",),
+        ("team4", "team3"),
+        ("team4", "team3", "team2"),
+    ]
+    assert "max_delegation_depth=2" in top.history[-1].walk()[-1].tool_calls[0].error
+
+
+def test_past_the_stack_no_run_is_left_running_and_every_turn_reaches_the_session(tmp_path):
+    from agentnb.sessions import JSONSession
+
+    agents = chain(120, max_delegation_depth=1_000)
+    session = JSONSession(tmp_path)
+    assert agents[0].run("start").content == "answer 0"
+    found = statuses(agents)
+    assert "running" not in found and found.get("failed", 0) >= 1
+    failed = [a for a in agents if len(a.history) and a.history[-1].status == "failed"]
+    assert all("recursion" in a.history[-1].error for a in failed)
+    # the failed member's turn is finished: it saves, and the member runs again
+    deepest = failed[-1]
+    assert deepest.history.finished_count() == len(deepest.history) == 1
+    session.save_session_state_sync("deep", agent=deepest)
+    restored = Agent(deepest.name)
+    session.load_session_state_sync("deep", agent=restored)
+    assert [t.status for t in restored.history] == ["failed"]
+
+
+def test_a_run_whose_events_stop_being_read_ends_failed_not_running():
+    agent = Agent("a", model=ScriptedModel(["one", "two"]))
+    stream = iter(agent.iter_run("first"))
+    next(stream)  # RunStarted, then the reader goes away
+    stream.close()
+    assert agent.history[-1].status == "failed"
+    assert agent.history[-1].error == "agent 'a' stopped mid-run (GeneratorExit)"
+    assert [e.kind for e in agent.history[-1].events][-1] == "run_failed"
+    assert agent.run("again").content == "one" and agent.history.finished_count() == 2
