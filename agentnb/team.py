@@ -428,27 +428,18 @@ class Team(Agent):
         for member in self.modules().values():
             if member is not self and member.recording is not None:
                 Agent.resume(member)
-        self.relink()
         return count
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
-        super().load_state_dict(state_dict, strict)
-        self.relink()
+    def attach_session(
+        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
+    ) -> bool:
+        """Save the whole tree to ``session`` after every team turn — the team and each member as
+        a module of one session (``<module>/<member>``, as ``modules()``) — restoring what it
+        holds first (unless ``fresh=True``). What ``db=`` and ``session=`` do."""
+        from .sessions.autosave import attach
 
-    def relink(self) -> None:
-        """Rebuild each run's ``children`` from the lineage its members' runs carry (after a load)."""
-        agents = list(self.modules().values())
-        runs = {t.run_id: t for a in agents for t in a.history}
-        for turn in runs.values():
-            turn.children.clear()
-        for agent in agents:
-            for turn in agent.history:
-                parent = runs.get(turn.parent_run_id or "")
-                if parent is not None:
-                    parent.children.append(turn)
-        order = {run_id: i for turn in runs.values() for i, run_id in enumerate(_child_ids(turn))}
-        for turn in runs.values():
-            turn.children.sort(key=lambda child: order.get(child.run_id, 0))
+        self.detach_session()
+        return attach(self, session, session_id, fresh=fresh, module=module, modules=self.modules(module))
 
     def reset(self) -> None:
         """The team and every member back to their definitions: no turns, no conversation."""
@@ -477,7 +468,6 @@ class Team(Agent):
         forked._parent = weakref.ref(self)
         forked.restore(self.snapshot() if turn is None else self.snapshot_at(turn))
         forked.forked_at = len(forked.history)
-        forked.relink()
         return forked
 
     def __repr__(self) -> str:
@@ -539,14 +529,6 @@ def _fresh(member: Agent) -> Agent:
     fresh = member.fork(member.name)
     fresh.reset()
     return fresh
-
-
-def _child_ids(turn: Any) -> list[str]:
-    """The runs a turn's delegations started, in call order."""
-    ids: list[str] = []
-    for call in turn.tool_calls:
-        ids.extend(call.child_run_ids or ([call.child_run_id] if call.child_run_id else []))
-    return ids
 
 
 def _interactions_block(interactions: Iterable[tuple[str, str, str]]) -> str:

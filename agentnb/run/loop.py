@@ -406,7 +406,7 @@ class Turn:
         """A call's end: the child runs it started become this run's, then the context it
         retrieved, its state changes, its result."""
         for child in outcome.children:
-            self.record.children.append(child)
+            self.record.adopt(child)
             self.children_usage = self.children_usage + child.usage_total
         if outcome.answer is not None:  # a member answered for this run (route mode, a handoff)
             self._direct = outcome.answer

@@ -522,3 +522,64 @@ def test_two_flags_that_name_two_modes_are_refused_and_agreeing_ones_pass() -> N
         Team(name="test", members=[], respond_directly=True, delegate_to_all_members=True)
     agreed = Team(name="test", members=[], mode="route", respond_directly=True, delegate_to_all_members=False)
     assert agreed.mode == "route"
+
+
+# -- a team saved with db= (its members' runs with it) ---------------------------------------------
+
+
+def shopping_team(db=None, **options) -> tuple[Team, Agent]:
+    shopper = Agent(
+        name="Shopper",
+        tools=[add_item],
+        model=ScriptedModel([tool_call("add_item", item="tea"), "Added tea."] * 2),
+    )
+    team = Team(
+        name="Shop",
+        members=[shopper],
+        db=db,
+        session_state={"shopping_list": []},
+        model=ScriptedModel([delegate("shopper", "add tea"), "Tea is on the list."] * 2),
+        **options,
+    )
+    return team, shopper
+
+
+# test_event_streaming.py::test_tool_parent_run_id: the member's run is stored in the team's
+# session with parent_run_id = the team's run, which the delegate call belongs to (read back here
+# by a team built again on the same db, where Agno reads team.get_session().get_run(...)).
+def test_tool_parent_run_id() -> None:
+    from agentnb.sessions import InMemoryDb
+
+    db = InMemoryDb()
+    team, _ = shopping_team(db, session_id="test_session")
+    team.run("What is the meaning of life?")
+    again, shopper = shopping_team(db, session_id="test_session")
+    team_run = again.history[-1]
+    (member_run,) = team_run.children
+    assert member_run is shopper.history[-1]
+    assert member_run.parent_run_id == team_run.run_id
+    (call,) = team_run.tool_calls
+    assert call.name == "delegate_task_to_member" and call.run_id == member_run.parent_run_id
+    assert call.child_run_id == member_run.run_id
+
+
+@pytest.mark.parametrize("db", ["SqliteDb", "JsonDb"])
+def test_a_team_saved_with_db_reloads_with_its_whole_tree(tmp_path, db) -> None:
+    from agentnb.sessions import JsonDb, SqliteDb
+
+    def make() -> object:
+        return SqliteDb(db_file=tmp_path / "agents.db") if db == "SqliteDb" else JsonDb(db_path=tmp_path)
+
+    team, shopper = shopping_team(make(), session_id="s1")
+    team.run("tea please")
+    team.run("more tea")
+    again, shopper_again = shopping_team(make(), session_id="s1")
+    assert [len(t.children) for t in again.history] == [1, 1]
+    assert again.history.runs()["path"].tolist() == ["Shop", "Shop/Shopper", "Shop", "Shop/Shopper"]
+    assert [t.run_id for t in shopper_again.history] == [t.run_id for t in shopper.history]
+    assert again.session_state == {"shopping_list": ["tea", "tea"]}
+    # the reloaded tree goes on, and is saved whole again
+    again.run("and more")
+    third, _ = shopping_team(make(), session_id="s1")
+    assert [len(t.children) for t in third.history] == [1, 1, 1]
+    assert third.session_state == {"shopping_list": ["tea", "tea", "tea"]}
