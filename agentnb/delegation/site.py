@@ -47,8 +47,11 @@ class Assignment:
     """That message's parts and the options that produced them."""
     earlier: tuple[Message, ...] = ()
     """Messages sent before it (a handoff's filtered history)."""
+    following: tuple[Message, ...] = ()
+    """Messages sent after it (a handoff's run so far)."""
     earlier_sections: tuple[PromptSection, ...] = ()
-    """Those messages as the member's prompt labels them (one section each, with what put it there)."""
+    """The earlier and following messages as the member's prompt labels them (one section each,
+    with what put it there)."""
     label: str = ""
     """The task as the leader wrote it (for interaction blocks and records)."""
     state_values: Mapping[str, Any] = field(default_factory=dict)
@@ -203,7 +206,12 @@ class DelegationSite:
             earlier_sections=assignment.earlier_sections,
         )
         turn = member._new_turn(
-            RunInput(assignment.task, earlier=assignment.earlier, state_values=dict(assignment.state_values)),
+            RunInput(
+                assignment.task,
+                earlier=assignment.earlier,
+                following=assignment.following,
+                state_values=dict(assignment.state_values),
+            ),
             delegated,
         )
         for _ in turn.events():

@@ -15,6 +15,7 @@ from ..messages import Message
 from ..run.prompt import PLACEHOLDER
 from ..tools import Tool
 from ..tools.tool import DELEGATION
+from .handover import handoff_assignment
 from .site import Assignment, Delegation, DelegationSite, site_of
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -235,23 +236,8 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
             target.in_charge = None
             target._handed_back = True  # the handoff that is running must not take over again
             return f"Control goes back to {target.name} from the next message."
-        message, earlier = _conversation(site.ctx.messages)
-        if spec.input_filter is not None:
-            earlier = [m for m in spec.input_filter(list(earlier))]
-            if not all(isinstance(m, Message) for m in earlier):
-                raise DelegationError(f"input_filter of the handoff to {target.name!r} must return messages")
-        sections = (
-            PromptSection(source=f"handoff ({spec.tool_name})", text=message, start=0, end=len(message)),
-        )
-        cause = f"handoff ({spec.tool_name}) history" + (
-            ", after input_filter" if spec.input_filter is not None else ""
-        )
-        labelled = tuple(
-            PromptSection(source=f"{cause}: {m.role}", text=m.text, start=0, end=len(m.text)) for m in earlier
-        )
-        (record,) = site.run_members(
-            [Assignment(target, message, sections, tuple(earlier), label=message, earlier_sections=labelled)]
-        )
+        assignment = handoff_assignment(site, target, spec.tool_name, spec.input_filter)
+        (record,) = site.run_members([assignment])
         check_failed(record)
         return record.content or ""
 
@@ -275,14 +261,6 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
         ),
         member=target,
     )
-
-
-def _conversation(messages: Sequence[Message]) -> tuple[str, list[Message]]:
-    """(the user's message of this run, the conversation before it without system prompts)."""
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].role == "user":
-            return messages[i].content or "", [m for m in messages[:i] if m.role != "system"]
-    raise DelegationError("a handoff needs the user's message; this run has none")
 
 
 __all__ = [

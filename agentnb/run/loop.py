@@ -41,7 +41,7 @@ from .answers import Answered, Attempts
 from .executor import CallOutcome, ParentRun, ToolExecutor
 from .observe import Prepared
 from .parallel import Running
-from .setup import TurnSetup
+from .setup import TurnSetup, continuation_id
 
 
 class Turn:
@@ -209,7 +209,9 @@ class Turn:
         while True:
             if continuing is not None:  # the agent in charge answers: no model call of this one's
                 response: ModelResponse | None = ModelResponse(
-                    tool_calls=(ToolCall(id=f"handoff_{self.ctx.run_id}", name=continuing, arguments="{}"),)
+                    tool_calls=(
+                        ToolCall(id=continuation_id(self.ctx.run_id), name=continuing, arguments="{}"),
+                    )
                 )
                 continuing = None
             else:

@@ -96,6 +96,12 @@ class Delegated:
     """The earlier messages it was given, labelled (a handoff's history)."""
 
 
+def continuation_id(run_id: str) -> str:
+    """The id of the call that gives run ``run_id`` to the agent an earlier handoff left in
+    charge (no model made it)."""
+    return f"handoff_{run_id}"
+
+
 @dataclass(frozen=True)
 class Lineage:
     """A delegated run's place in the run tree."""
@@ -110,4 +116,4 @@ class Lineage:
     """The deepest a run below this one may be (the smallest ``max_delegation_depth`` above)."""
 
 
-__all__ = ["Delegated", "Lineage", "Replay", "TurnSetup"]
+__all__ = ["Delegated", "Lineage", "Replay", "TurnSetup", "continuation_id"]

@@ -9,6 +9,8 @@ descriptions, collisions, overrides) and test_agent_runner.py (``test_handoffs``
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentnb import Agent, ScriptedModel, handoff, tool_call
@@ -136,6 +138,77 @@ def test_handoffs() -> None:
         "assistant",
     ]
     assert agent_3.in_charge is agent_1, "should have handed off to agent_1"
+    # the new agent takes over the conversation: the original input, the tool call and its
+    # result, the handoff and its output (the SDK's input_history + pre_handoff_items + new_items)
+    sent = agent_1.model.requests[-1].messages
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert sent[0]["content"] == "user_message"
+    assert sent[1]["tool_calls"][0]["function"] == {"name": "some_function", "arguments": '{"a": "b"}'}
+    assert sent[2]["content"] == "result"
+    assert sent[3]["tool_calls"][0]["function"]["name"] == "transfer_to_test_1"
+    assert json.loads(sent[4]["content"]) == {"assistant": "test_1"}
+    assert sent[4]["tool_call_id"] == sent[3]["tool_calls"][0]["id"]
+
+
+# docs/handoffs.md (the triage flow): an account looked up in the same response as the handoff is
+# what the agent handed to starts from; the handoff runs after the response's other calls.
+def test_the_agent_handed_to_sees_the_calls_of_the_handoffs_response() -> None:
+    def lookup_account(email: str) -> str:
+        """Find the customer's account."""
+        return f"account 4417 for {email}, plan pro"
+
+    billing = Agent(name="billing", model=ScriptedModel(["Your pro plan renews on the 3rd."]))
+    triage = Agent(
+        name="triage",
+        handoffs=[billing],
+        tools=[lookup_account],
+        model=ScriptedModel(
+            [[tool_call("transfer_to_billing"), tool_call("lookup_account", email="ana@x.io")]]
+        ),
+    )
+    result = triage.run("when does my plan renew? I am ana@x.io")
+    assert result.content == "Your pro plan renews on the 3rd."
+    assert [c.name for c in triage.history[-1].tool_calls] == ["lookup_account", "transfer_to_billing"]
+    sent = billing.model.requests[-1].messages
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "tool"]
+    assert [c["function"]["name"] for c in sent[1]["tool_calls"]] == ["transfer_to_billing", "lookup_account"]
+    answers = {m["tool_call_id"]: m["content"] for m in sent[2:]}
+    by_name = {c["function"]["name"]: answers[c["id"]] for c in sent[1]["tool_calls"]}
+    assert by_name == {
+        "lookup_account": "account 4417 for ana@x.io, plan pro",
+        "transfer_to_billing": '{"assistant": "billing"}',
+    }
+    # its record labels that history, message by message
+    prompt = triage.history[-1].children[0].prompt
+    assert [s.source for s in prompt.earlier_sections] == [
+        "handoff (transfer_to_billing) history: assistant",
+        "handoff (transfer_to_billing) history: tool",
+        "handoff (transfer_to_billing) history: tool",
+    ]
+
+
+# handoff_filters.py::remove_all_tools (its test, test_extension_filters.py): a filter that drops
+# the tool calls and their results; the agent handed to gets the conversation alone.
+def test_a_filter_that_removes_the_tools() -> None:
+    def remove_all_tools(history):
+        return [m for m in history if m.role != "tool" and not m.tool_calls]
+
+    agent_1 = Agent(name="test_1", model=ScriptedModel(["done"]))
+    agent_2 = Agent(
+        name="test_2",
+        tools=[some_function],
+        handoffs=[handoff(agent_1, input_filter=remove_all_tools)],
+        model=ScriptedModel(["hi", tool_call("some_function", a="b"), tool_call("transfer_to_test_1")]),
+        add_history_to_context=True,
+    )
+    agent_2.run("hello")
+    agent_2.run("user_message")
+    sent = agent_1.model.requests[-1].messages
+    assert [(m["role"], m["content"]) for m in sent] == [
+        ("user", "hello"),
+        ("assistant", "hi"),
+        ("user", "user_message"),
+    ]
 
 
 # test_agent_runner.py::test_handoff_filters (remove_new_items: the new agent gets the original input)

@@ -1,0 +1,106 @@
+"""What the agent a handoff goes to receives, as OpenAI's Agents SDK gives it: the whole run so
+far — the conversation before the user's message, the message, and this run's tool calls and
+results up to the handoff, which is answered with a transfer note — then the handoff's
+``input_filter``, if it has one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import DelegationError
+from ..events import PromptSection
+from ..messages import Message
+from ..run.setup import continuation_id
+from .site import Assignment
+
+Filter = Callable[[list[Message]], Sequence[Message]]
+
+
+def handoff_assignment(site: Any, target: Any, tool_name: str, input_filter: Filter | None) -> Assignment:
+    """The target's run: the user's message, with the run so far around it (after the filter),
+    each message labelled as the handoff's history."""
+    earlier, message, following = run_so_far(
+        site.ctx.messages, site.tool_call_id, target.name, site.parent.run_id
+    )
+    if input_filter is not None:
+        earlier, message, following = _filtered(input_filter, tool_name, target, earlier, message, following)
+    text = message.content or ""
+    cause = f"handoff ({tool_name}) history" + (", after input_filter" if input_filter is not None else "")
+    labelled = tuple(_section(f"{cause}: {m.role}", m) for m in (*earlier, *following))
+    sections = (PromptSection(source=f"handoff ({tool_name})", text=text, start=0, end=len(text)),)
+    return Assignment(
+        target,
+        text,
+        sections,
+        tuple(earlier),
+        tuple(following),
+        earlier_sections=labelled,
+        label=text,
+    )
+
+
+def run_so_far(
+    messages: Sequence[Message], call_id: str, target: str, run_id: str
+) -> tuple[list[Message], Message, list[Message]]:
+    """(the conversation before the user's message of this run, that message, this run's
+    messages after it). The response holding the handoff keeps the calls answered so far and
+    the handoff itself, answered with the transfer note. A run given to the agent in charge (no model made its handoff call) has nothing after
+    the message."""
+    held = next(
+        (i for i in range(len(messages) - 1, -1, -1) if any(c.id == call_id for c in messages[i].tool_calls)),
+        len(messages),
+    )
+    user = next((i for i in range(min(held, len(messages)) - 1, -1, -1) if messages[i].role == "user"), None)
+    if user is None:
+        raise DelegationError("a handoff needs the user's message; this run has none")
+    earlier = [m for m in messages[:user] if m.role != "system"]
+    if call_id == continuation_id(run_id) or held == len(messages):
+        return earlier, messages[user], []
+    response = messages[held]
+    results = {m.tool_call_id: m for m in messages[held + 1 :] if m.role == "tool"}
+    transfer = json.dumps({"assistant": target})
+    calls, answers = [], []
+    for call in response.tool_calls:
+        if call.id == call_id:
+            answer = Message.tool(call, transfer)
+        elif call.id in results:
+            answer = results[call.id]
+        else:  # not run yet: left out, with its call (a request may not hold a call without its result)
+            continue
+        calls.append(call)
+        answers.append(answer)
+    kept = Message.assistant(response.content, tuple(calls))
+    return earlier, messages[user], [*messages[user + 1 : held], kept, *answers]
+
+
+def _filtered(
+    input_filter: Filter,
+    tool_name: str,
+    target: Any,
+    earlier: list[Message],
+    message: Message,
+    following: list[Message],
+) -> tuple[list[Message], Message, list[Message]]:
+    """The filter's messages, split again around their last user message (the one the target
+    answers); when it kept no user message, the user's message comes after them."""
+    out = list(input_filter([*earlier, message, *following]))
+    if not all(isinstance(m, Message) for m in out):
+        raise DelegationError(f"input_filter of the handoff to {target.name!r} must return messages")
+    kept = out
+    last = next((i for i in range(len(kept) - 1, -1, -1) if kept[i].role == "user"), None)
+    if last is None:
+        return kept, message, []
+    return kept[:last], kept[last], kept[last + 1 :]
+
+
+def _section(source: str, message: Message) -> PromptSection:
+    """A message as a labelled part of the prompt: its text, and the calls it makes."""
+    calls = [f"{c.name}({c.arguments})" for c in message.tool_calls]
+    text = "\n".join([message.text, *calls] if message.text else calls)
+    return PromptSection(source=source, text=text, start=0, end=len(text))
+
+
+__all__ = ["handoff_assignment", "run_so_far"]
