@@ -1,13 +1,14 @@
 """What the agent a handoff goes to receives, as OpenAI's Agents SDK gives it: the whole run so
 far — the conversation before the user's message, the message, and this run's tool calls and
 results up to the handoff, which is answered with a transfer note — then the handoff's
-``input_filter``, if it has one.
+``input_filter``, if it has one. And the SDK's rule for several handoffs in one response: the
+first is taken, the others are answered ``IGNORED`` and do nothing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..errors import DelegationError
@@ -16,14 +17,28 @@ from ..messages import Message
 from ..run.setup import continuation_id
 from .site import Assignment
 
+IGNORED = "Multiple handoffs detected, ignoring this one."
+"""The result of every handoff call of a response after its first (OpenAI's text)."""
+
 Filter = Callable[[list[Message]], Sequence[Message]]
 
 
-def handoff_assignment(site: Any, target: Any, tool_name: str, input_filter: Filter | None) -> Assignment:
+def is_first_handoff(messages: Sequence[Message], call_id: str, handoffs: Collection[str]) -> bool:
+    """Whether call ``call_id`` is the first call to one of ``handoffs`` in its response."""
+    for message in reversed(messages):
+        if message.role == "assistant" and any(c.id == call_id for c in message.tool_calls):
+            first = next((c for c in message.tool_calls if c.name in handoffs), None)
+            return first is None or first.id == call_id
+    return True
+
+
+def handoff_assignment(
+    site: Any, target: Any, tool_name: str, input_filter: Filter | None, handoffs: Collection[str]
+) -> Assignment:
     """The target's run: the user's message, with the run so far around it (after the filter),
     each message labelled as the handoff's history."""
     earlier, message, following = run_so_far(
-        site.ctx.messages, site.tool_call_id, target.name, site.parent.run_id
+        site.ctx.messages, site.tool_call_id, target.name, handoffs, site.parent.run_id
     )
     if input_filter is not None:
         earlier, message, following = _filtered(input_filter, tool_name, target, earlier, message, following)
@@ -43,11 +58,12 @@ def handoff_assignment(site: Any, target: Any, tool_name: str, input_filter: Fil
 
 
 def run_so_far(
-    messages: Sequence[Message], call_id: str, target: str, run_id: str
+    messages: Sequence[Message], call_id: str, target: str, handoffs: Collection[str], run_id: str
 ) -> tuple[list[Message], Message, list[Message]]:
     """(the conversation before the user's message of this run, that message, this run's
-    messages after it). The response holding the handoff keeps the calls answered so far and
-    the handoff itself, answered with the transfer note. A run given to the agent in charge (no model made its handoff call) has nothing after
+    messages after it). The response holding the handoff keeps the calls answered so far, the
+    other handoffs (answered ``IGNORED``) and the handoff itself, answered with the transfer
+    note. A run given to the agent in charge (no model made its handoff call) has nothing after
     the message."""
     held = next(
         (i for i in range(len(messages) - 1, -1, -1) if any(c.id == call_id for c in messages[i].tool_calls)),
@@ -68,6 +84,8 @@ def run_so_far(
             answer = Message.tool(call, transfer)
         elif call.id in results:
             answer = results[call.id]
+        elif call.name in handoffs:
+            answer = Message.tool(call, IGNORED)
         else:  # not run yet: left out, with its call (a request may not hold a call without its result)
             continue
         calls.append(call)
@@ -103,4 +121,4 @@ def _section(source: str, message: Message) -> PromptSection:
     return PromptSection(source=source, text=text, start=0, end=len(text))
 
 
-__all__ = ["handoff_assignment", "run_so_far"]
+__all__ = ["IGNORED", "handoff_assignment", "is_first_handoff", "run_so_far"]

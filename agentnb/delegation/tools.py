@@ -15,7 +15,7 @@ from ..messages import Message
 from ..run.prompt import PLACEHOLDER
 from ..tools import Tool
 from ..tools.tool import DELEGATION
-from .handover import handoff_assignment
+from .handover import IGNORED, handoff_assignment, is_first_handoff
 from .site import Assignment, Delegation, DelegationSite, site_of
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -232,11 +232,14 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
 
     def transfer(_site: DelegationSite | None = None) -> str:
         site = site_of(_site, f"the handoff {spec.tool_name!r}")
+        handoffs = {h.tool_name for h in owner.handoffs}
+        if not is_first_handoff(site.ctx.messages, site.tool_call_id, handoffs):
+            return IGNORED  # OpenAI's rule: the first handoff of a response is taken, alone
         if target.name in site.parent.path:  # handing back to an agent that is running
             target.in_charge = None
             target._handed_back = True  # the handoff that is running must not take over again
             return f"Control goes back to {target.name} from the next message."
-        assignment = handoff_assignment(site, target, spec.tool_name, spec.input_filter)
+        assignment = handoff_assignment(site, target, spec.tool_name, spec.input_filter, handoffs)
         (record,) = site.run_members([assignment])
         check_failed(record)
         return record.content or ""

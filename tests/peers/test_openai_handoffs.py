@@ -211,6 +211,33 @@ def test_a_filter_that_removes_the_tools() -> None:
     ]
 
 
+# test_agent_runner.py (the SDK's runner: execute_handoffs) with test_multiple_handoffs_doesnt_error:
+# two handoffs in one response; the first is taken, the other answered and not run.
+def test_multiple_handoffs_take_the_first_and_answer_the_others() -> None:
+    agent_1 = Agent(name="test_1", model=ScriptedModel(["one answers"]), session_state={"seen": 0})
+    agent_2 = Agent(name="test_2", model=ScriptedModel(["two answers"]))
+    agent_3 = Agent(
+        name="test_3",
+        handoffs=[agent_1, agent_2],
+        session_state={"visits": []},
+        model=ScriptedModel([[tool_call("transfer_to_test_2"), tool_call("transfer_to_test_1")]]),
+    )
+    result = agent_3.run("user_message")
+    assert result.content == "two answers"
+    assert agent_3.in_charge is agent_2
+    calls = {c.name: c for c in agent_3.history[-1].tool_calls}
+    assert calls["transfer_to_test_1"].result == "Multiple handoffs detected, ignoring this one."
+    assert calls["transfer_to_test_1"].error is None and calls["transfer_to_test_1"].child_run_id is None
+    # no side effect of the one ignored: test_1 never ran, asked its model nothing, changed nothing
+    assert len(agent_1.history) == 0 and agent_1.model.requests == []
+    assert [c.agent for c in agent_3.history[-1].children] == ["test_2"]
+    assert agent_3.session_state == {"visits": []}
+    # the agent taken sees the other handoff answered as ignored
+    sent = agent_2.model.requests[-1].messages
+    assert json.loads(sent[2]["content"]) == {"assistant": "test_2"}
+    assert sent[3]["content"] == "Multiple handoffs detected, ignoring this one."
+
+
 # test_agent_runner.py::test_handoff_filters (remove_new_items: the new agent gets the original input)
 def test_handoff_filters() -> None:
     agent_1 = Agent(name="test_1", model=ScriptedModel(["last"]))
