@@ -3,15 +3,20 @@ far — the conversation before the user's message, the message, and this run's 
 results up to the handoff, which is answered with a transfer note — then the handoff's
 ``input_filter``, if it has one. And the SDK's rule for several handoffs in one response: the
 first is taken, the others are answered ``IGNORED`` and do nothing.
+
+A filter is the developer's code: one that raises, or returns anything but a list of messages,
+ends the run with a ``HandoffFilterError`` raised to the developer (never a tool error the model
+reads).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from ..errors import DelegationError
+from ..errors import DelegationError, HandoffFilterError
 from ..events import PromptSection
 from ..messages import Message
 from ..run.setup import continuation_id
@@ -104,10 +109,25 @@ def _filtered(
 ) -> tuple[list[Message], Message, list[Message]]:
     """The filter's messages, split again around their last user message (the one the target
     answers); when it kept no user message, the user's message comes after them."""
-    out = list(input_filter([*earlier, message, *following]))
-    if not all(isinstance(m, Message) for m in out):
-        raise DelegationError(f"input_filter of the handoff to {target.name!r} must return messages")
-    kept = out
+    name = getattr(input_filter, "__qualname__", None) or repr(input_filter)
+    where = f"the input_filter {name} of the handoff {tool_name} (to {target.name!r})"
+    try:
+        out = input_filter([*earlier, message, *following])
+    except Exception as exc:
+        raise HandoffFilterError(f"{where} raised {type(exc).__name__}: {exc}") from exc
+    if isinstance(out, (str, bytes)) or not isinstance(out, Sequence):
+        if inspect.iscoroutine(out):  # an async filter: not awaited, so closed (no warning later)
+            out.close()
+        raise HandoffFilterError(
+            f"{where} returned {_shown(out)}; it must return a list of messages (agentnb.Message)"
+        )
+    wrong = next((m for m in out if not isinstance(m, Message)), None)
+    if wrong is not None:
+        raise HandoffFilterError(
+            f"{where} returned a list holding {_shown(wrong)}; it must return a list of messages "
+            "(agentnb.Message)"
+        )
+    kept = list(out)
     last = next((i for i in range(len(kept) - 1, -1, -1) if kept[i].role == "user"), None)
     if last is None:
         return kept, message, []
@@ -119,6 +139,11 @@ def _section(source: str, message: Message) -> PromptSection:
     calls = [f"{c.name}({c.arguments})" for c in message.tool_calls]
     text = "\n".join([message.text, *calls] if message.text else calls)
     return PromptSection(source=source, text=text, start=0, end=len(text))
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"a {type(value).__name__} ({text[:80]}{'…' if len(text) > 80 else ''})"
 
 
 __all__ = ["IGNORED", "handoff_assignment", "is_first_handoff", "run_so_far"]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import ConfigurationError, DelegationError
+from ..errors import ConfigurationError, DelegationError, RunAbortError
 from ..events import PromptSection, StateCause
 from ..history.records import TurnRecord
 from ..messages import Message
@@ -216,6 +216,8 @@ class DelegationSite:
         )
         for _ in turn.events():
             pass
+        if isinstance(turn.error, RunAbortError):  # the developer's bug ends the runs above it too
+            raise turn.error
         return turn.record
 
     # -- settling (the parent's thread, call order) -----------------------------------------------

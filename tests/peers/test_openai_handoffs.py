@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from agentnb import Agent, ScriptedModel, handoff, tool_call
-from agentnb.errors import TeamDefinitionError
+from agentnb import Agent, ScriptedModel, Team, handoff, tool_call
+from agentnb.errors import ConfigurationError, HandoffFilterError, TeamDefinitionError
 
 
 def tools_of(agent: Agent) -> dict[str, str]:
@@ -236,6 +236,73 @@ def test_multiple_handoffs_take_the_first_and_answer_the_others() -> None:
     sent = agent_2.model.requests[-1].messages
     assert json.loads(sent[2]["content"]) == {"assistant": "test_2"}
     assert sent[3]["content"] == "Multiple handoffs detected, ignoring this one."
+
+
+# test_agent_runner.py::test_invalid_input_filter_fails (a filter returning a string) and
+# ::test_async_input_filter_fails (a coroutine function as the filter): the developer's filter
+# failing is raised to the developer (the SDK's UserError), never sent to the model.
+@pytest.mark.parametrize("kind", ["a string", "a coroutine", "raises", "a list of strings"])
+def test_an_input_filter_that_fails_is_raised_to_the_developer(kind: str) -> None:
+    def returns_a_string(history):
+        return "foo"
+
+    async def asynchronous(history):
+        return history
+
+    def raises(history):
+        raise KeyError("role")
+
+    def strings(history):
+        return [m.text for m in history]
+
+    input_filter = {"a string": returns_a_string, "a coroutine": asynchronous, "raises": raises}.get(
+        kind, strings
+    )
+    agent_1 = Agent(name="test_1", model=ScriptedModel(["last"]))
+    agent_2 = Agent(
+        name="test_2",
+        handoffs=[handoff(agent_1, input_filter=input_filter)],
+        model=ScriptedModel([tool_call("transfer_to_test_1"), "the model read an error and answered"]),
+    )
+    with pytest.raises(HandoffFilterError) as info:
+        agent_2.run("user_message")
+    name = input_filter.__qualname__
+    where = f"the input_filter {name} of the handoff transfer_to_test_1 (to 'test_1')"
+    expected = {
+        "a string": f"{where} returned a str ('foo'); it must return a list of messages (agentnb.Message)",
+        "a coroutine": f"{where} returned a coroutine (",
+        "raises": f"{where} raised KeyError: 'role'",
+        "a list of strings": f"{where} returned a list holding a str ('user_message'); it must return a list",
+    }[kind]
+    assert str(info.value).startswith(expected)
+    # the run failed with it (nothing left running), and the agent handed to never ran
+    turn = agent_2.history[-1]
+    assert turn.status == "failed" and turn.error.startswith(where)
+    assert info.value.result.turn is turn
+    assert len(agent_1.history) == 0 and len(agent_2.model.requests) == 1
+
+
+# test_agent_runner.py::test_non_callable_input_filter_causes_error: refused at definition here
+def test_non_callable_input_filter_causes_error() -> None:
+    with pytest.raises(ConfigurationError, match="input_filter must be a function"):
+        handoff(Agent(name="test_1"), input_filter="foo")
+
+
+def test_a_failing_filter_in_a_member_is_raised_from_the_team() -> None:
+    agent_1 = Agent(name="test_1", model=ScriptedModel(["last"]))
+    member = Agent(
+        name="member",
+        handoffs=[handoff(agent_1, input_filter=lambda history: None)],
+        model=ScriptedModel([tool_call("transfer_to_test_1")]),
+    )
+    team = Team(
+        name="team",
+        members=[member],
+        model=ScriptedModel([tool_call("delegate_task_to_member", member_id="member", task="go"), "done"]),
+    )
+    with pytest.raises(HandoffFilterError, match="returned a NoneType"):
+        team.run("go")
+    assert [team.history[-1].status, member.history[-1].status] == ["failed", "failed"]
 
 
 # test_agent_runner.py::test_handoff_filters (remove_new_items: the new agent gets the original input)
