@@ -338,6 +338,26 @@ def test_a_team_module_whose_history_is_of_the_wrong_shape_is_a_clear_error(tmp_
     NAMED.check(None, damage)
 
 
+def test_a_team_session_whose_member_history_is_an_object_is_a_clear_error(tmp_path):
+    """The same through Team(session=...), which saves and restores the whole tree."""
+
+    def team_in(session: JSONSession) -> Team:
+        shopper = Agent("shopper", ScriptedModel([tool_call("bump", key="tea"), "added"]), tools=[bump])
+        script = [tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"]
+        return Team("team", members=[shopper], model=ScriptedModel(script), session=session)
+
+    team_in(JSONSession(tmp_path)).run("tea please")
+    JSONSession(tmp_path).compact("team")
+    snapshot = tmp_path / "team.json"
+    _edit_snapshot(snapshot, lambda d: d["agent/shopper"].update(history={"runs": []}))
+    before = snapshot.read_bytes()
+    with pytest.raises(SessionFormatError) as info:
+        team_in(JSONSession(tmp_path))
+    assert f"{snapshot} (module 'agent/shopper')" in str(info.value)
+    assert "has no 'turns' (keys: 'runs')" in str(info.value)
+    assert snapshot.read_bytes() == before
+
+
 def test_a_module_saved_without_a_history_loads_with_no_turns(tmp_path):
     """AgentScope's shape: a module's state without a history is not damage."""
     agent = Agent("s", ScriptedModel(["hi"]))
