@@ -86,13 +86,13 @@ def test_traces_with_content_carry_a_hostile_call_as_written(arguments):
     tracing.export(agent, provider, capture_content=True)
     spans = exporter.get_finished_spans()
     provider.shutdown()
-    outputs = [
-        json.loads(s.attributes["gen_ai.output.messages"])
+    (answer,) = [
+        s.attributes["gen_ai.output.messages"]
         for s in spans
-        if "gen_ai.output.messages" in (s.attributes or {})
+        if "tool_call" in str((s.attributes or {}).get("gen_ai.output.messages", ""))
     ]
-    calls = [p for out in outputs for m in out for p in m["parts"] if p["type"] == "tool_call"]
-    assert [c["arguments"] for c in calls] == [arguments]
+    # the arguments as the model wrote them, a string inside the JSON (cut there when too long)
+    assert f'"arguments":{json.dumps(arguments)[:200]}' in answer
 
 
 def test_the_chat_magics_record_shows_a_hostile_call(shell):
