@@ -24,7 +24,6 @@ from ..events import (
     PromptRendered,
     RunFailed,
     RunFinished,
-    RunStarted,
     StateCause,
     TextDelta,
     ToolCallFinished,
@@ -41,7 +40,7 @@ from .answers import Answered, Attempts
 from .executor import CallOutcome, ParentRun, ToolExecutor
 from .observe import Prepared
 from .parallel import Running
-from .setup import TurnSetup, continuation_id
+from .setup import TurnSetup, continuation_id, run_started
 
 
 class Turn:
@@ -106,7 +105,10 @@ class Turn:
 
     def _phases(self) -> Iterator[Event]:
         self._start = time.perf_counter()
-        yield self._emit(self._run_started())
+        lineage = self.setup.lineage
+        if lineage is not None:
+            self.tracker.via = lineage.path
+        yield self._emit(run_started(self.record, self.ctx.run_id, lineage))
         self.record.state_start = self.tracker.snapshot
         self.tracker.checkpoint(StateCause(kind="user"))
         try:
@@ -131,32 +133,6 @@ class Turn:
         finished = yield from self._think_and_act(prepared, context)
         if finished:
             yield from self._finish()
-
-    def _run_started(self) -> RunStarted:
-        record, lineage = self.record, self.setup.lineage
-        if lineage is None:
-            return RunStarted(
-                run_id=self.ctx.run_id,
-                agent=record.agent,
-                turn=record.index,
-                message=record.message,
-                model=record.model,
-                at=record.started_at,
-                path=(record.agent,),
-            )
-        self.tracker.via = lineage.path
-        return RunStarted(
-            run_id=self.ctx.run_id,
-            agent=record.agent,
-            turn=record.index,
-            message=record.message,
-            model=record.model,
-            at=record.started_at,
-            parent_run_id=lineage.parent_run_id,
-            parent_tool_call_id=lineage.parent_tool_call_id,
-            path=lineage.path,
-            depth=len(lineage.path) - 1,
-        )
 
     def _observed(self, prepared: Prepared) -> Iterator[Event]:
         """What Observe found and the prompt it rendered; the run's messages start there."""
