@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import ConfigurationError, DelegationError
+from ..errors import ConfigurationError, DelegationError, RunAbortError
 from ..events import PromptSection, StateCause
 from ..history.records import TurnRecord
 from ..messages import Message
@@ -25,6 +25,7 @@ from ..run.runs import RunInput
 from ..run.setup import Delegated, Lineage
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
+from .depth import check_depth
 from .merge import ChildRun
 from .modes import MODES
 
@@ -46,8 +47,11 @@ class Assignment:
     """That message's parts and the options that produced them."""
     earlier: tuple[Message, ...] = ()
     """Messages sent before it (a handoff's filtered history)."""
+    following: tuple[Message, ...] = ()
+    """Messages sent after it (a handoff's run so far)."""
     earlier_sections: tuple[PromptSection, ...] = ()
-    """Those messages as the member's prompt labels them (one section each, with what put it there)."""
+    """The earlier and following messages as the member's prompt labels them (one section each,
+    with what put it there)."""
     label: str = ""
     """The task as the leader wrote it (for interaction blocks and records)."""
     state_values: Mapping[str, Any] = field(default_factory=dict)
@@ -165,6 +169,7 @@ class DelegationSite:
                 f"{member.name!r} is already running in this turn ({' ▸ '.join(self.parent.path)}); "
                 "an agent cannot delegate to itself or to the agent that delegated to it"
             )
+        limit = check_depth(self.parent, self.ctx.agent, member)
         with member._running():
             kept_history = member.add_history_to_context
             if self.delegation.memory is not None:
@@ -183,7 +188,7 @@ class DelegationSite:
                     self.mode.leave(entered, run, assignment, tracker, self)
 
             try:
-                run.record = self._turn(member, assignment, leave)
+                run.record = self._turn(member, assignment, leave, limit)
             finally:
                 leave(None)
             if run.done.status == "ok":
@@ -191,21 +196,28 @@ class DelegationSite:
         return run
 
     def _turn(
-        self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None]
+        self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None], limit: int
     ) -> TurnRecord:
         delegated = Delegated(
-            lineage=Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name)),
+            lineage=Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name), limit),
             outward=self.parent.emit_child,
             before_end=before_end,
             user_sections=assignment.sections,
             earlier_sections=assignment.earlier_sections,
         )
         turn = member._new_turn(
-            RunInput(assignment.task, earlier=assignment.earlier, state_values=dict(assignment.state_values)),
+            RunInput(
+                assignment.task,
+                earlier=assignment.earlier,
+                following=assignment.following,
+                state_values=dict(assignment.state_values),
+            ),
             delegated,
         )
         for _ in turn.events():
             pass
+        if isinstance(turn.error, RunAbortError):  # the developer's bug ends the runs above it too
+            raise turn.error
         return turn.record
 
     # -- settling (the parent's thread, call order) -----------------------------------------------

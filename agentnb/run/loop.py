@@ -24,7 +24,6 @@ from ..events import (
     PromptRendered,
     RunFailed,
     RunFinished,
-    RunStarted,
     StateCause,
     TextDelta,
     ToolCallFinished,
@@ -41,7 +40,7 @@ from .answers import Answered, Attempts
 from .executor import CallOutcome, ParentRun, ToolExecutor
 from .observe import Prepared
 from .parallel import Running
-from .setup import TurnSetup
+from .setup import TurnSetup, continuation_id, run_started
 
 
 class Turn:
@@ -87,9 +86,29 @@ class Turn:
 
     def events(self) -> Iterator[Event]:
         """The run, event by event: start (the inputs into the state), Observe (the prompt),
-        then Think and Act until a final answer, then the end."""
+        then Think and Act until a final answer, then the end. Whatever stops it — an error of
+        the run's own machinery (a tool's error is the model's to read, never this), an
+        interrupt, its events no longer read — ends it failed, with RunFailed: no run is left
+        running."""
+        try:
+            yield from self._phases()
+        except Exception as exc:
+            if self.record.status != "running":
+                raise
+            yield from self._fail(exc)
+        except BaseException as exc:  # nothing more may be yielded: ended, then passed on
+            if self.record.status == "running":
+                stop = AgentRunError(f"agent {self.record.agent!r} stopped mid-run ({type(exc).__name__})")
+                for _ in self._fail(stop):
+                    pass
+            raise
+
+    def _phases(self) -> Iterator[Event]:
         self._start = time.perf_counter()
-        yield self._emit(self._run_started())
+        lineage = self.setup.lineage
+        if lineage is not None:
+            self.tracker.via = lineage.path
+        yield self._emit(run_started(self.record, self.ctx.run_id, lineage))
         self.record.state_start = self.tracker.snapshot
         self.tracker.checkpoint(StateCause(kind="user"))
         try:
@@ -114,32 +133,6 @@ class Turn:
         finished = yield from self._think_and_act(prepared, context)
         if finished:
             yield from self._finish()
-
-    def _run_started(self) -> RunStarted:
-        record, lineage = self.record, self.setup.lineage
-        if lineage is None:
-            return RunStarted(
-                run_id=self.ctx.run_id,
-                agent=record.agent,
-                turn=record.index,
-                message=record.message,
-                model=record.model,
-                at=record.started_at,
-                path=(record.agent,),
-            )
-        self.tracker.via = lineage.path
-        return RunStarted(
-            run_id=self.ctx.run_id,
-            agent=record.agent,
-            turn=record.index,
-            message=record.message,
-            model=record.model,
-            at=record.started_at,
-            parent_run_id=lineage.parent_run_id,
-            parent_tool_call_id=lineage.parent_tool_call_id,
-            path=lineage.path,
-            depth=len(lineage.path) - 1,
-        )
 
     def _observed(self, prepared: Prepared) -> Iterator[Event]:
         """What Observe found and the prompt it rendered; the run's messages start there."""
@@ -170,7 +163,8 @@ class Turn:
         replay = setup.replay
         recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
         path = setup.lineage.path if setup.lineage is not None else (record.agent,)
-        parent = ParentRun(run_id, path, setup.emit_child)
+        limit = setup.lineage.depth_limit if setup.lineage is not None else None
+        parent = ParentRun(run_id, path, setup.emit_child, limit)
         tools = {t.name: t for t in prepared.tools}
         return ToolExecutor(tools, setup.hooks, self.ctx, self.tracker, recorded, parent)
 
@@ -191,7 +185,9 @@ class Turn:
         while True:
             if continuing is not None:  # the agent in charge answers: no model call of this one's
                 response: ModelResponse | None = ModelResponse(
-                    tool_calls=(ToolCall(id=f"handoff_{self.ctx.run_id}", name=continuing, arguments="{}"),)
+                    tool_calls=(
+                        ToolCall(id=continuation_id(self.ctx.run_id), name=continuing, arguments="{}"),
+                    )
                 )
                 continuing = None
             else:
@@ -388,7 +384,7 @@ class Turn:
         """A call's end: the child runs it started become this run's, then the context it
         retrieved, its state changes, its result."""
         for child in outcome.children:
-            self.record.children.append(child)
+            self.record.adopt(child)
             self.children_usage = self.children_usage + child.usage_total
         if outcome.answer is not None:  # a member answered for this run (route mode, a handoff)
             self._direct = outcome.answer

@@ -132,7 +132,9 @@ class TurnMaking:
         by what produced them (the team's blocks, a handoff's history) and counted like the rest."""
 
         def prepared(run_ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
-            return prepare(self, inputs.message, run_ctx, on_context, inputs.earlier, trailing)
+            return prepare(
+                self, inputs.message, run_ctx, on_context, inputs.earlier, trailing, inputs.following
+            )
 
         if delegated is None or not (delegated.user_sections or delegated.earlier_sections):
             return prepared
