@@ -19,6 +19,7 @@ from typing import Any, Literal
 from . import slots
 from .context import ContextProviders
 from .definition import AgentDefinition
+from .delegation.depth import DEFAULT_MAX_DELEGATION_DEPTH
 from .delegation.tools import Handoff, agent_tool, as_handoff, check_handoffs, handoff_tool
 from .errors import ConfigurationError
 from .events import Event
@@ -107,6 +108,7 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         tools: Iterable[Any] | None = None,
         tool_hooks: Iterable[Callable[..., Any]] | None = None,
         max_tool_iterations: int = 10,
+        max_delegation_depth: int = DEFAULT_MAX_DELEGATION_DEPTH,
         dependencies: Mapping[str, Any] | None = None,
         add_dependencies_to_context: bool = False,
         add_history_to_context: bool = False,
@@ -160,6 +162,7 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         self._set_run_options(
             tool_hooks,
             max_tool_iterations,
+            max_delegation_depth,
             dependencies,
             add_dependencies_to_context,
             add_history_to_context,
@@ -235,6 +238,7 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         self,
         tool_hooks: Iterable[Callable[..., Any]] | None,
         max_tool_iterations: int,
+        max_delegation_depth: int,
         dependencies: Mapping[str, Any] | None,
         add_dependencies_to_context: bool,
         add_history_to_context: bool,
@@ -245,6 +249,8 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         for hook in self.tool_hooks:
             check_hook(hook)
         self.max_tool_iterations = _whole_number("max_tool_iterations", max_tool_iterations)
+        self.max_delegation_depth = _whole_number("max_delegation_depth", max_delegation_depth)
+        """How many delegations deep the runs below this agent's may go (the smallest on a chain wins)."""
         self.dependencies: dict[str, Any] = dict(dependencies or {})
         """Values for ``{name}`` placeholders and tools (a callable is called at each run's start)."""
         self.add_dependencies_to_context = bool(add_dependencies_to_context)

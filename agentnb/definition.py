@@ -17,6 +17,7 @@ from .tools import collect_tools
 CONFIGURED = (
     "tool_hooks",
     "max_tool_iterations",
+    "max_delegation_depth",
     "dependencies",
     "add_dependencies_to_context",
     "add_history_to_context",

@@ -195,6 +195,16 @@ class TeamDefinitionError(ConfigurationError):
     to an agent that is not defined."""
 
 
+class RunAbortError(AgentnbError):
+    """A bug in the developer's code found during a run, inside a tool call (a handoff's
+    ``input_filter`` that raised or returned the wrong thing). Unlike a tool's error, which the
+    model reads, it ends the run — and every run above it — and is raised to the developer."""
+
+
+class HandoffFilterError(RunAbortError, TypeError):
+    """A handoff's ``input_filter`` raised, or returned something that is not a list of messages."""
+
+
 class EvalError(AgentnbError):
     """Base class: an evaluation could not be set up, run or read."""
 

@@ -128,8 +128,9 @@ class PromptTokens:
     """Tokens of each labelled part of the user message (a delegated run's task and the blocks
     its team added), in order; parts of ``user``, not added to it."""
     earlier_sections: tuple[int, ...] = ()
-    """Tokens of each message given before the user message and labelled (a handoff's
-    conversation after its ``input_filter``), in order."""
+    """Tokens of each message sent with the user message and labelled (a handoff's history,
+    after its ``input_filter``: the conversation before the user message and the run so far
+    after it), in order."""
 
     @property
     def total(self) -> int:
@@ -249,8 +250,9 @@ class PromptRendered:
     run's task and the blocks its team added (``<member_interaction_context>``,
     ``<team_history_context>``), each with the option that produced it."""
     earlier_sections: tuple[PromptSection, ...] = ()
-    """Messages sent before the user message, one section each, labelled by what put them there
-    (a handoff's conversation after its ``input_filter``)."""
+    """Messages sent with the user message that it did not write, one section each, labelled by
+    what put them there (a handoff's history, after its ``input_filter``: the conversation before
+    the user message, then the run so far after it)."""
     notes: tuple[str, ...] = ()
     """Options that were set but had no effect on the prompt, and why."""
     hidden_keys: tuple[str, ...] = ()

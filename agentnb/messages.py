@@ -33,6 +33,25 @@ def _too_deep(value: Any) -> bool:
     return False
 
 
+def parse_arguments(text: str) -> Any:
+    """A tool call's argument text decoded from JSON (``{}`` when blank); raises ``ValueError``
+    (``json.JSONDecodeError`` included) if it is malformed, holds an integer too long to read, or
+    nests deeper than ``MAX_ARGUMENT_DEPTH`` levels.
+
+    The one parser for recorded argument text: the executor runs a call only when it parses, and
+    every reader of a record (renderers, diffs, traces) uses it too, so what the executor
+    survived never breaks a reader."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_ARGUMENT_DEPTH} levels") from None
+    if _too_deep(value):
+        raise ValueError(f"nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+    return value
+
+
 @fast_init
 @dataclass(frozen=True)
 class ToolCall:
@@ -60,18 +79,8 @@ class ToolCall:
                 object.__setattr__(self, field_name, json.dumps(value, ensure_ascii=False, default=repr))
 
     def parsed_arguments(self) -> Any:
-        """The arguments decoded from JSON; raises ``ValueError`` (``json.JSONDecodeError``
-        included) if they are malformed, hold an integer too long to read, or nest deeper than
-        ``MAX_ARGUMENT_DEPTH`` levels."""
-        if not self.arguments.strip():
-            return {}
-        try:
-            value = json.loads(self.arguments)
-        except RecursionError:
-            raise ValueError(f"nested deeper than {MAX_ARGUMENT_DEPTH} levels") from None
-        if _too_deep(value):
-            raise ValueError(f"nested deeper than {MAX_ARGUMENT_DEPTH} levels")
-        return value
+        """The arguments decoded from JSON (see ``parse_arguments``)."""
+        return parse_arguments(self.arguments)
 
     def to_openai(self) -> dict[str, Any]:
         return {

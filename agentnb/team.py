@@ -54,7 +54,7 @@ class Team(Agent):
         name: str | None = None,
         members: Sequence[Any] | None = None,
         model: Any = None,
-        mode: str = "coordinate",
+        mode: str | None = None,
         respond_directly: bool | None = None,
         delegate_to_all_members: bool | None = None,
         share_member_interactions: bool = False,
@@ -77,18 +77,9 @@ class Team(Agent):
                 raise TeamDefinitionError(
                     f"Team() got {value!r} twice or in the wrong place: Team(name, members=[...], model=...)"
                 )
-        if mode not in MODES:
-            hint = " (Agno's tasks mode is not supported)" if mode == "tasks" else ""
-            raise TeamDefinitionError(f"mode must be one of {', '.join(MODES)}; got {mode!r}{hint}")
         self.members: list[Agent] = list(members or [])
         _check_members(name or "team", self.members)
-        self.mode = mode
-        self.respond_directly = mode == "route" if respond_directly is None else bool(respond_directly)
-        """The member's answer is the team's (Agno: route mode sets it)."""
-        self.delegate_to_all_members = (
-            mode == "broadcast" if delegate_to_all_members is None else bool(delegate_to_all_members)
-        )
-        """Every member gets each task at once (Agno: broadcast mode sets it)."""
+        self._mode = team_mode(name or "team", mode, respond_directly, delegate_to_all_members)
         self.share_member_interactions = bool(share_member_interactions)
         """Members see the earlier delegations of this run (``<member_interaction_context>``)."""
         self.add_team_history_to_members = bool(add_team_history_to_members)
@@ -118,6 +109,34 @@ class Team(Agent):
         self._made.options.update(agent_options)
 
     # -- members ------------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        """coordinate, route or broadcast: as given, or as Agno's flags say (``respond_directly``:
+        route, ``delegate_to_all_members``: broadcast); the flags read and write it."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        self._mode = team_mode(self.name, value, None, None)
+
+    @property
+    def respond_directly(self) -> bool:
+        """The member's answer is the team's (route mode)."""
+        return self.mode == "route"
+
+    @respond_directly.setter
+    def respond_directly(self, value: bool) -> None:
+        self.mode = "route" if value else "coordinate" if self.mode == "route" else self.mode
+
+    @property
+    def delegate_to_all_members(self) -> bool:
+        """Every member gets each task at once (broadcast mode)."""
+        return self.mode == "broadcast"
+
+    @delegate_to_all_members.setter
+    def delegate_to_all_members(self, value: bool) -> None:
+        self.mode = "broadcast" if value else "coordinate" if self.mode == "broadcast" else self.mode
 
     def member(self, key: str) -> Agent:
         """The member with this id or name (``team.member("researcher")``)."""
@@ -197,14 +216,9 @@ class Team(Agent):
 
     def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]:
         """The ``<team_members>`` block and how to respond in this mode."""
-        mode = (
-            "broadcast"
-            if self.delegate_to_all_members
-            else ("route" if self.respond_directly else "coordinate")
-        )
         return [
             ("team_members", f"<team_members>\n{self._members_block(0)}</team_members>\n\n"),
-            ("team_mode", f"<how_to_respond>\n{_HOW_TO_RESPOND[mode]}\n</how_to_respond>\n\n"),
+            ("team_mode", f"<how_to_respond>\n{_HOW_TO_RESPOND[self.mode]}\n</how_to_respond>\n\n"),
         ]
 
     def _members_block(self, indent: int) -> str:
@@ -414,27 +428,18 @@ class Team(Agent):
         for member in self.modules().values():
             if member is not self and member.recording is not None:
                 Agent.resume(member)
-        self.relink()
         return count
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
-        super().load_state_dict(state_dict, strict)
-        self.relink()
+    def attach_session(
+        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
+    ) -> bool:
+        """Save the whole tree to ``session`` after every team turn — the team and each member as
+        a module of one session (``<module>/<member>``, as ``modules()``) — restoring what it
+        holds first (unless ``fresh=True``). What ``db=`` and ``session=`` do."""
+        from .sessions.autosave import attach
 
-    def relink(self) -> None:
-        """Rebuild each run's ``children`` from the lineage its members' runs carry (after a load)."""
-        agents = list(self.modules().values())
-        runs = {t.run_id: t for a in agents for t in a.history}
-        for turn in runs.values():
-            turn.children.clear()
-        for agent in agents:
-            for turn in agent.history:
-                parent = runs.get(turn.parent_run_id or "")
-                if parent is not None:
-                    parent.children.append(turn)
-        order = {run_id: i for turn in runs.values() for i, run_id in enumerate(_child_ids(turn))}
-        for turn in runs.values():
-            turn.children.sort(key=lambda child: order.get(child.run_id, 0))
+        self.detach_session()
+        return attach(self, session, session_id, fresh=fresh, module=module, modules=self.modules(module))
 
     def reset(self) -> None:
         """The team and every member back to their definitions: no turns, no conversation."""
@@ -463,7 +468,6 @@ class Team(Agent):
         forked._parent = weakref.ref(self)
         forked.restore(self.snapshot() if turn is None else self.snapshot_at(turn))
         forked.forked_at = len(forked.history)
-        forked.relink()
         return forked
 
     def __repr__(self) -> str:
@@ -472,6 +476,42 @@ class Team(Agent):
             f"Team({self.name!r}, mode={self.mode}, members=[{members}], model={self.model.label}, "
             f"turns={len(self.history)})"
         )
+
+
+_FLAGS = {"route": "respond_directly", "broadcast": "delegate_to_all_members"}
+"""The Agno flag that means each mode."""
+
+
+def team_mode(
+    name: str, mode: str | None, respond_directly: bool | None, delegate_to_all_members: bool | None
+) -> str:
+    """The team's mode: ``mode`` when given (Agno: an explicit mode wins), else the one Agno's
+    flags name; a flag that says otherwise than the mode given, or two flags that each name a
+    mode, are refused rather than one silently losing."""
+    flags = {"respond_directly": respond_directly, "delegate_to_all_members": delegate_to_all_members}
+    named = [_MODE_OF[flag] for flag, value in flags.items() if value]
+    if mode is None:
+        if len(named) > 1:
+            raise TeamDefinitionError(
+                f"team {name!r}: respond_directly=True (route mode: one member answers) and "
+                "delegate_to_all_members=True (broadcast mode: every member answers) contradict each "
+                "other; give one, or mode='route' / mode='broadcast'"
+            )
+        return named[0] if named else "coordinate"
+    if mode not in MODES:
+        hint = " (Agno's tasks mode is not supported)" if mode == "tasks" else ""
+        raise TeamDefinitionError(f"mode must be one of {', '.join(MODES)}; got {mode!r}{hint}")
+    for flag, value in flags.items():
+        if value is not None and bool(value) != (_FLAGS.get(mode) == flag):
+            why = f"which means mode={_MODE_OF[flag]!r}" if value else f"mode={mode!r} sets it to True"
+            raise TeamDefinitionError(
+                f"team {name!r}: mode={mode!r} contradicts {flag}={bool(value)} ({why}); give the mode "
+                "alone, which sets respond_directly and delegate_to_all_members"
+            )
+    return mode
+
+
+_MODE_OF = {flag: mode for mode, flag in _FLAGS.items()}
 
 
 def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -489,14 +529,6 @@ def _fresh(member: Agent) -> Agent:
     fresh = member.fork(member.name)
     fresh.reset()
     return fresh
-
-
-def _child_ids(turn: Any) -> list[str]:
-    """The runs a turn's delegations started, in call order."""
-    ids: list[str] = []
-    for call in turn.tool_calls:
-        ids.extend(call.child_run_ids or ([call.child_run_id] if call.child_run_id else []))
-    return ids
 
 
 def _interactions_block(interactions: Iterable[tuple[str, str, str]]) -> str:

@@ -10,6 +10,7 @@ fails the test that sent it.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -19,6 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 CHAT_ROLES = {"system", "developer", "user", "assistant", "tool"}
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""What the API accepts as a tool's name."""
 
 
 @dataclass
@@ -301,6 +304,8 @@ def check_chat_request(body: Any, headers: dict[str, str]) -> list[str]:
             or not isinstance(fn.get("parameters", {}), dict)
         ):
             problems.append(f"malformed chat tool: {t!r}")
+        elif not TOOL_NAME.fullmatch(fn["name"]):
+            problems.append(_bad_tool_name(fn["name"]))
     if "stream_options" in body and not body.get("stream"):
         problems.append("stream_options is only allowed with stream=true")
     return problems
@@ -347,9 +352,15 @@ def check_responses_request(
     for t in body.get("tools") or ():
         if not isinstance(t, dict) or t.get("type") != "function" or not t.get("name") or "function" in t:
             problems.append(f"malformed Responses tool (must be flat: type, name, parameters): {t!r}")
+        elif not TOOL_NAME.fullmatch(t["name"]):
+            problems.append(_bad_tool_name(t["name"]))
     if "stream_options" in body:
         problems.append("stream_options is a Chat Completions field")
     return problems
+
+
+def _bad_tool_name(name: Any) -> str:
+    return f"Invalid tool name {str(name)[:80]!r} ({len(str(name))} characters): expected a string matching ^[a-zA-Z0-9_-]{{1,64}}$"
 
 
 def _check_reasoning(body: dict[str, Any], items: list[Any], i: int, given: dict[str, str]) -> list[str]:

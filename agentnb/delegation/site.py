@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import ConfigurationError, DelegationError
+from ..errors import ConfigurationError, DelegationError, RunAbortError
 from ..events import PromptSection, StateCause
 from ..history.records import TurnRecord
 from ..messages import Message
@@ -26,6 +26,7 @@ from ..run.setup import Delegated, Lineage
 from ..state.frozen import thaw
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
+from .depth import check_depth
 from .merge import ChildRun
 from .modes import MODES, Entered
 
@@ -47,8 +48,11 @@ class Assignment:
     """That message's parts and the options that produced them."""
     earlier: tuple[Message, ...] = ()
     """Messages sent before it (a handoff's filtered history)."""
+    following: tuple[Message, ...] = ()
+    """Messages sent after it (a handoff's run so far)."""
     earlier_sections: tuple[PromptSection, ...] = ()
-    """Those messages as the member's prompt labels them (one section each, with what put it there)."""
+    """The earlier and following messages as the member's prompt labels them (one section each,
+    with what put it there)."""
     label: str = ""
     """The task as the leader wrote it (for interaction blocks and records)."""
     state_values: Mapping[str, Any] = field(default_factory=dict)
@@ -171,6 +175,7 @@ class DelegationSite:
         )
         if earlier is not None and earlier.status != "paused":
             return self._ran_before(member, earlier)
+        limit = check_depth(self.parent, self.ctx.agent, member)
         with member._running():
             kept_history = member.add_history_to_context
             if self.delegation.memory is not None:
@@ -191,7 +196,7 @@ class DelegationSite:
                     self.mode.leave(entered, run, assignment, tracker, self)
 
             try:
-                run.record = self._turn(member, assignment, leave, earlier)
+                run.record = self._turn(member, assignment, leave, limit, earlier)
             finally:
                 leave(None)
             if run.done.status == "ok":
@@ -212,10 +217,11 @@ class DelegationSite:
         member: Any,
         assignment: Assignment,
         before_end: Callable[[StateTracker], None],
+        limit: int,
         paused: TurnRecord | None = None,
     ) -> TurnRecord:
         delegated = Delegated(
-            lineage=Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name)),
+            lineage=Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name), limit),
             outward=self.parent.emit_child,
             before_end=before_end,
             user_sections=assignment.sections,
@@ -226,13 +232,18 @@ class DelegationSite:
             if paused is not None
             else member._new_turn(
                 RunInput(
-                    assignment.task, earlier=assignment.earlier, state_values=dict(assignment.state_values)
+                    assignment.task,
+                    earlier=assignment.earlier,
+                    following=assignment.following,
+                    state_values=dict(assignment.state_values),
                 ),
                 delegated,
             )
         )
         for _ in turn.events():
             pass
+        if isinstance(turn.error, RunAbortError):  # the developer's bug ends the runs above it too
+            raise turn.error
         return turn.record
 
     # -- settling (the parent's thread, call order) -----------------------------------------------

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,13 +15,44 @@ from ..messages import Message
 from ..run.prompt import PLACEHOLDER
 from ..tools import Tool
 from ..tools.tool import DELEGATION
+from .handover import IGNORED, handoff_assignment, is_first_handoff
 from .site import Assignment, Delegation, DelegationSite, site_of
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+MAX_TOOL_NAME = 64
+"""The longest tool name the OpenAI API accepts (``^[a-zA-Z0-9_-]{1,64}$``)."""
+_DIGEST = 8
 
 
 def tool_name(name: str) -> str:
-    """A name the model can call (letters, digits, ``_`` and ``-``)."""
+    """A name the model can call (letters, digits, ``_`` and ``-``, at most ``MAX_TOOL_NAME``)."""
+    return fit_name(_callable(name))
+
+
+def fit_name(name: str) -> str:
+    """``name`` when it fits in ``MAX_TOOL_NAME`` characters; else its start and 8 hex digits of
+    its SHA-256: the same name always gives the same tool name, and two long names that begin
+    alike still differ."""
+    if len(name) <= MAX_TOOL_NAME:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:_DIGEST]
+    return f"{name[: MAX_TOOL_NAME - _DIGEST - 1]}_{digest}"
+
+
+def check_tool_name(name: str, option: str) -> str:
+    """A tool name given explicitly (``option`` says where), refused when the API would refuse it."""
+    if isinstance(name, str) and name and not _UNSAFE.search(name) and len(name) <= MAX_TOOL_NAME:
+        return name
+    shown = (
+        f"{name[:60]!r}… ({len(name)} characters)" if isinstance(name, str) and len(name) > 60 else repr(name)
+    )
+    raise ConfigurationError(
+        f"the tool name {shown} ({option}) cannot be used: a tool name is 1 to {MAX_TOOL_NAME} letters, "
+        "digits, underscores and hyphens (the OpenAI API refuses anything else); give a shorter name"
+    )
+
+
+def _callable(name: str) -> str:
     return _UNSAFE.sub("_", name).strip("_") or "agent"
 
 
@@ -68,7 +100,9 @@ def agent_tool(
     member's answer as the result (see ``Agent.as_tool``)."""
     if not (hasattr(member, "_new_turn") and hasattr(member, "prompt")):
         raise ConfigurationError(f"as_tool needs an agent to wrap; got {type(member).__name__}: {member!r}")
-    name = tool_name(name or member.name)
+    name = (
+        check_tool_name(_callable(name), "as_tool(name=...)") if name is not None else tool_name(member.name)
+    )
     delegation = Delegation(
         kind="as_tool",
         state=state,  # type: ignore[arg-type]  # a str, checked by Delegation
@@ -149,7 +183,7 @@ class Handoff:
     @property
     def tool_name(self) -> str:
         """What the model calls to hand off."""
-        return self.tool_name_override or f"transfer_to_{tool_name(self.agent.name).lower()}"
+        return self.tool_name_override or fit_name(f"transfer_to_{_callable(self.agent.name).lower()}")
 
 
 def handoff(
@@ -164,6 +198,8 @@ def handoff(
         raise ConfigurationError(
             f"input_filter must be a function (messages) -> messages; got {input_filter!r}"
         )
+    if tool_name_override is not None:
+        check_tool_name(tool_name_override, "handoff(tool_name_override=...)")
     return Handoff(agent, input_filter, tool_name_override, tool_description_override)
 
 
@@ -198,27 +234,15 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
 
     def transfer(_site: DelegationSite | None = None) -> str:
         site = site_of(_site, f"the handoff {spec.tool_name!r}")
+        handoffs = {h.tool_name for h in owner.handoffs}
+        if not is_first_handoff(site.ctx.messages, site.tool_call_id, handoffs):
+            return IGNORED  # OpenAI's rule: the first handoff of a response is taken, alone
         if target.name in site.parent.path:  # handing back to an agent that is running
             target.in_charge = None
             target._handed_back = True  # the handoff that is running must not take over again
             return f"Control goes back to {target.name} from the next message."
-        message, earlier = _conversation(site.ctx.messages)
-        if spec.input_filter is not None:
-            earlier = [m for m in spec.input_filter(list(earlier))]
-            if not all(isinstance(m, Message) for m in earlier):
-                raise DelegationError(f"input_filter of the handoff to {target.name!r} must return messages")
-        sections = (
-            PromptSection(source=f"handoff ({spec.tool_name})", text=message, start=0, end=len(message)),
-        )
-        cause = f"handoff ({spec.tool_name}) history" + (
-            ", after input_filter" if spec.input_filter is not None else ""
-        )
-        labelled = tuple(
-            PromptSection(source=f"{cause}: {m.role}", text=m.text, start=0, end=len(m.text)) for m in earlier
-        )
-        (record,) = site.run_members(
-            [Assignment(target, message, sections, tuple(earlier), label=message, earlier_sections=labelled)]
-        )
+        assignment = handoff_assignment(site, target, spec.tool_name, spec.input_filter, handoffs)
+        (record,) = site.run_members([assignment])
         check_failed(record)
         return record.content or ""
 
@@ -244,15 +268,8 @@ def handoff_tool(owner: Any, spec: Handoff) -> Tool:
     )
 
 
-def _conversation(messages: Sequence[Message]) -> tuple[str, list[Message]]:
-    """(the user's message of this run, the conversation before it without system prompts)."""
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].role == "user":
-            return messages[i].content or "", [m for m in messages[:i] if m.role != "system"]
-    raise DelegationError("a handoff needs the user's message; this run has none")
-
-
 __all__ = [
+    "MAX_TOOL_NAME",
     "Handoff",
     "agent_tool",
     "as_handoff",
@@ -262,5 +279,6 @@ __all__ = [
     "handoff_tool",
     "member_id",
     "task_sections",
+    "fit_name",
     "tool_name",
 ]

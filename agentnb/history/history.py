@@ -189,6 +189,14 @@ class History(Sequence[TurnRecord]):
         """A history from ``state_dict()`` (and the turns a session stored apart, if any)."""
         if not isinstance(state_dict, Mapping):
             raise SessionFormatError(f"a history must be an object, got {type(state_dict).__name__}")
+        kind = state_dict.get("kind", KIND)
+        if kind != KIND or "turns" not in state_dict:
+            found = (
+                f"its kind is {kind!r}" if kind != KIND else f"it has no 'turns' (keys: {_keys(state_dict)})"
+            )
+            raise SessionFormatError(
+                f"the history is not a saved history ({{'kind': {KIND!r}, 'turns': [...]}}): {found}"
+            )
         earlier = state_dict.get(EARLIER)
         if earlier is not None and not isinstance(earlier, EarlierTurns):
             raise SessionFormatError(f"{EARLIER!r} is not something a history stores")
@@ -296,6 +304,11 @@ def turns_from_entries(entries: Sequence[Mapping[str, Any]], start: int = 0) -> 
         turns.append(turn)
         prev = turn.frozen_after
     return turns
+
+
+def _keys(data: Mapping[str, Any]) -> str:
+    names = [repr(k)[:40] for k in list(data)[:5]]
+    return ", ".join(names) + (", …" if len(data) > 5 else "") if names else "none"
 
 
 PROMPT_USED_KEYS = "prompt_used_keys"

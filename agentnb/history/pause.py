@@ -37,6 +37,9 @@ class Pause:
     and delegations waiting on a member's pending item."""
     reasoning: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     """Reasoning items (Responses API) by the index in ``messages`` of the answer they came with."""
+    delegated: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The runs each waiting delegation started before the pause, by its tool call id (a member's
+    run that waits goes on; one that ended is not run again)."""
     direct: str | None = None
     """A member's answer for the whole run, given before the pause (route mode, a handoff)."""
     duration_ms: float = 0.0
@@ -58,6 +61,7 @@ class Pause:
             "context": list(self.context),
             "waiting": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.waiting],
             "reasoning": [[index, items] for index, items in self.reasoning.items()],
+            "delegated": {key: list(runs) for key, runs in self.delegated.items()},
             "direct": self.direct,
             "duration_ms": self.duration_ms,
             "decisions": [dataclasses.asdict(d) for d in self.decisions.values()],
@@ -80,6 +84,7 @@ class Pause:
                     ToolCall(c["id"], c["name"], c["arguments"]) for c in data.get("waiting") or ()
                 ),
                 reasoning={int(index): list(found) for index, found in data.get("reasoning") or ()},
+                delegated={str(k): tuple(map(str, v)) for k, v in (data.get("delegated") or {}).items()},
                 direct=data.get("direct"),
                 duration_ms=float(data.get("duration_ms", 0.0)),
                 decisions={d.id: d for d in decisions},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -36,6 +37,10 @@ from ..state.views import view
 from .pause import Pause
 
 T = TypeVar("T")
+
+_RUNS: weakref.WeakValueDictionary[str, TurnRecord] = weakref.WeakValueDictionary()
+"""Every run record in memory by its run id (unique): where a run finds the runs its delegations
+started, so a tree needs no links rebuilt when its agents' histories are loaded one by one."""
 
 
 @dataclass(frozen=True)
@@ -165,11 +170,50 @@ class TurnRecord:
     """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
     replayed: bool = False
     """Whether its model calls were answered from the notebook's recording (not saved)."""
-    children: list[TurnRecord] = field(default_factory=list, compare=False, repr=False)
-    """The runs its delegations started, in call order (each a turn of the member's own
-    history; linked again by ``parent_run_id`` when a session is loaded)."""
+    _children: list[TurnRecord] = field(default_factory=list, init=False, compare=False, repr=False)
+    """The child runs found so far (and, while it runs, those adopted before their call ended)."""
+    _linked: bool = field(default=False, init=False, compare=False, repr=False)
+    """Whether ``_children`` holds every run its delegate calls name (then they are not looked up again)."""
     pause: Pause | None = field(default=None, compare=False, repr=False)
-    """Where the run stopped and what it needs to go on, while it is paused (None otherwise)."""
+    """Where the run stopped and what it needs to go on: set when it pauses for a person, kept
+    while it goes on (its waiting delegations' runs are named there), cleared when it ends."""
+
+    def __post_init__(self) -> None:
+        _RUNS[self.run_id] = self
+
+    @property
+    def children(self) -> list[TurnRecord]:
+        """The runs its delegations started, in call order, each a turn of the member's own
+        history. Derived from the lineage: the runs its delegate calls name (``child_run_id`` /
+        ``child_run_ids``), found among the run records in memory — whichever agent's history
+        holds them and however it was loaded (a team's session, one module at a time by hand,
+        in any order). While it runs, a child adopted before its call ended comes last."""
+        if self._linked:
+            return self._children
+        ids = self.child_run_ids()
+        adopted = {child.run_id: child for child in self._children}
+        found = [child for child in (adopted.get(i) or _RUNS.get(i) for i in ids) if child is not None]
+        named = set(ids)
+        pending = [child for child in self._children if child.run_id not in named]
+        self._children = found + pending
+        self._linked = self.status != "running" and len(found) == len(ids) and not pending
+        return self._children
+
+    def adopt(self, child: TurnRecord) -> None:
+        """A child run that ended, before the delegate call naming it ends (the run's own loop)."""
+        self._children.append(child)
+        self._linked = False
+
+    def child_run_ids(self) -> list[str]:
+        """The runs its delegate calls started, in call order (its side of the lineage); while
+        it is paused or going on, then those of the delegations that wait (kept on ``pause``)."""
+        ids: list[str] = []
+        for call in self.tool_calls:
+            ids.extend(call.child_run_ids or ([call.child_run_id] if call.child_run_id else []))
+        if self.pause is not None:
+            named = set(ids)
+            ids.extend(i for started in self.pause.delegated.values() for i in started if i not in named)
+        return ids
 
     @property
     def started(self) -> RunStarted | None:
@@ -299,9 +343,13 @@ class TurnRecord:
             self,
             events=list(self.events),
             messages=list(self.messages),
-            children=[child.own_copy() if child.status == "paused" else child for child in self.children],
             pause=dataclasses.replace(pause, decisions=dict(pause.decisions)) if pause is not None else None,
         )
+        _RUNS[self.run_id] = self  # the run's id still names this record; the copy finds its own children
+        copied._children = [
+            child.own_copy() if child.status == "paused" else child for child in self.children
+        ]
+        copied._linked = False
         for name in ("_frozen_state_start", "_frozen_state_before", "_frozen_state_after"):
             if name in self.__dict__:  # the frozen states are shared, never mutated
                 copied.__dict__[name] = self.__dict__[name]

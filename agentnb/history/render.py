@@ -12,6 +12,7 @@ import html
 import json
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..messages import parse_arguments
 from ..state.diff import tokens as pointer_tokens
 from ..util.text import shorten
 
@@ -43,9 +44,11 @@ def _fallback(value: Any) -> str:
 
 
 def _arguments_text(arguments: str) -> str:
+    """A call's arguments as short text: parsed as the executor parses them, or (what it could
+    not parse: malformed, too deep, an integer too long) the raw text, cut."""
     try:
-        return value_text(json.loads(arguments)) if arguments.strip() else "{}"
-    except json.JSONDecodeError:
+        return value_text(parse_arguments(arguments))
+    except ValueError:
         return value_text(arguments)
 
 
@@ -279,8 +282,8 @@ def _td(content: str, style: str = "") -> str:
 def _arguments_html(arguments: str) -> str:
     """A call's arguments, one ``name: value`` line each (a long value wraps inside its line)."""
     try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError:
+        parsed = parse_arguments(arguments)
+    except ValueError:
         parsed = None
     if not isinstance(parsed, dict) or not parsed:
         return f'<code style="{_BLOCK}">{_e(_arguments_text(arguments))}</code>'

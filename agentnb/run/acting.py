@@ -41,13 +41,11 @@ class Acting:
         path = setup.lineage.path if setup.lineage is not None else (record.agent,)
         went_before: dict[str, tuple[TurnRecord, ...]] = {}
         if pause is not None:  # the delegations that wait: the runs they started before the pause
-            waiting = {c.id for c in pause.waiting}
-            for child in record.children:
-                started = child.started
-                key = started.parent_tool_call_id if started is not None else None
-                if key in waiting:
-                    went_before[key] = (*went_before.get(key, ()), child)
-        parent = ParentRun(run_id, path, setup.emit_child, went_before)
+            by_id = {child.run_id: child for child in record.children}
+            for key, started in pause.delegated.items():
+                went_before[key] = tuple(by_id[i] for i in started if i in by_id)
+        limit = setup.lineage.depth_limit if setup.lineage is not None else None
+        parent = ParentRun(run_id, path, setup.emit_child, limit, went_before)
         by_name = {t.name: t for t in tools}
         return ToolExecutor(by_name, setup.hooks, self.ctx, self.tracker, recorded, parent, setup.gate)
 
@@ -146,10 +144,10 @@ class Acting:
         """A call's end: the child runs it started become this run's, then the context it
         retrieved, its state changes, its result. Returns True when it has no result yet: a
         member it delegated to waits for a person."""
-        children = self.record.children
+        known = self.record.children
         for child in outcome.children:
-            if not any(known is child for known in children):  # a delegation that went on after a pause
-                children.append(child)
+            if not any(run is child for run in known):  # (a delegation going on after a pause: known)
+                self.record.adopt(child)
         if outcome.answer is not None:  # a member answered for this run (route mode, a handoff)
             self._direct = outcome.answer
         for retrieved in context:

@@ -40,6 +40,8 @@ class ParentRun:
     """Agent names from the top-level run down to the parent."""
     emit_child: Callable[[Any], None] = lambda event: None
     """Where a child run's events go live (the parent agent's ``children=True`` subscribers)."""
+    depth_limit: int | None = None
+    """The deepest a run below may be, as set above the parent (None: the parent is at the top)."""
     went_before: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     """For a paused run going on: the child runs each waiting delegation started before the
     pause, by its tool call id (one that waits goes on; one that ended is not run again)."""
@@ -157,7 +159,8 @@ class ToolExecutor:
     def schedule(self, calls: Sequence[ToolCall]) -> list[ToolCall]:
         """The order a batch of calls runs in: the model's, except that a call reading a state
         key (``inputs_from_state``, or a ``State`` parameter) runs after the calls of the batch
-        that write it (Haystack's read-after-write rule; a cycle runs in the model's order)."""
+        that write it (Haystack's read-after-write rule; a cycle runs in the model's order), and
+        handoffs run after the other calls."""
         if len(calls) < 2:
             return list(calls)
         io = [self._state_io(c) for c in calls]
@@ -168,7 +171,12 @@ class ToolExecutor:
             for j in ready or pending[:1]:
                 pending.remove(j)
                 order.append(j)
-        return [calls[j] for j in order]
+        # Handoffs last (OpenAI): the agent handed to sees what the response's other calls did.
+        return sorted((calls[j] for j in order), key=self._is_handoff)
+
+    def _is_handoff(self, tool_call: ToolCall) -> bool:
+        tool = self.tools.get(tool_call.name)
+        return tool is not None and tool.delegation is not None and tool.delegation.kind == "handoff"
 
     def _state_io(self, tool_call: ToolCall) -> tuple[set[str] | None, set[str] | None]:
         """(keys read, keys written) by a call; None: every key."""

@@ -29,7 +29,6 @@ from ..events import (
     PromptRendered,
     RunFailed,
     RunFinished,
-    RunStarted,
     StateCause,
     TextDelta,
     ToolCallFinished,
@@ -48,7 +47,7 @@ from .answers import Answered, Attempts
 from .executor import ToolExecutor
 from .observe import Prepared
 from .pausing import Pausing
-from .setup import TurnSetup
+from .setup import TurnSetup, continuation_id, run_started
 
 
 class Turn(Acting, Pausing):
@@ -102,13 +101,30 @@ class Turn(Acting, Pausing):
 
     def events(self) -> Iterator[Event]:
         """The run, event by event: start (the inputs into the state), Observe (the prompt),
-        then Think and Act until a final answer, then the end."""
-        pause = self.record.pause
-        if pause is not None:  # a paused run goes on where it stopped
-            yield from self._resumed(pause)
-            return
+        then Think and Act until a final answer, then the end — or, for a paused run going on,
+        from where it stopped. Whatever stops it — an error of the run's own machinery (a tool's
+        error is the model's to read, never this), an interrupt, its events no longer read — ends
+        it failed, with RunFailed: no run is left running."""
+        try:
+            pause = self.record.pause
+            yield from (self._resumed(pause) if pause is not None else self._phases())
+        except Exception as exc:
+            if self.record.status != "running":
+                raise
+            yield from self._fail(exc)
+        except BaseException as exc:  # nothing more may be yielded: ended, then passed on
+            if self.record.status == "running":
+                stop = AgentRunError(f"agent {self.record.agent!r} stopped mid-run ({type(exc).__name__})")
+                for _ in self._fail(stop):
+                    pass
+            raise
+
+    def _phases(self) -> Iterator[Event]:
         self._start = time.perf_counter()
-        yield self._emit(self._run_started())
+        lineage = self.setup.lineage
+        if lineage is not None:
+            self.tracker.via = lineage.path
+        yield self._emit(run_started(self.record, self.ctx.run_id, lineage))
         self.record.state_start = self.tracker.snapshot
         self.tracker.checkpoint(StateCause(kind="user"))
         try:
@@ -133,32 +149,6 @@ class Turn(Acting, Pausing):
         finished = yield from self._think_and_act(prepared.tools, context)
         if finished:
             yield from self._finish()
-
-    def _run_started(self) -> RunStarted:
-        record, lineage = self.record, self.setup.lineage
-        if lineage is None:
-            return RunStarted(
-                run_id=self.ctx.run_id,
-                agent=record.agent,
-                turn=record.index,
-                message=record.message,
-                model=record.model,
-                at=record.started_at,
-                path=(record.agent,),
-            )
-        self.tracker.via = lineage.path
-        return RunStarted(
-            run_id=self.ctx.run_id,
-            agent=record.agent,
-            turn=record.index,
-            message=record.message,
-            model=record.model,
-            at=record.started_at,
-            parent_run_id=lineage.parent_run_id,
-            parent_tool_call_id=lineage.parent_tool_call_id,
-            path=lineage.path,
-            depth=len(lineage.path) - 1,
-        )
 
     def _observed(self, prepared: Prepared) -> Iterator[Event]:
         """What Observe found and the prompt it rendered; the run's messages start there."""
@@ -209,7 +199,7 @@ class Turn(Acting, Pausing):
                 if continuing is not None:  # the agent in charge answers: no model call of this one's
                     response: ModelResponse | None = ModelResponse(
                         tool_calls=(
-                            ToolCall(id=f"handoff_{self.ctx.run_id}", name=continuing, arguments="{}"),
+                            ToolCall(id=continuation_id(self.ctx.run_id), name=continuing, arguments="{}"),
                         )
                     )
                     continuing = None
@@ -434,8 +424,10 @@ class Turn(Acting, Pausing):
         self.record.duration_ms = (time.perf_counter() - self._start) * 1000
         self.record.state_after = state_after
         self._recount()
-        if ended and self.setup.replay is not None:
-            self.setup.replay.finish(self.record)
+        if ended:
+            self.record.pause = None
+            if self.setup.replay is not None:
+                self.setup.replay.finish(self.record)
 
     def _recount(self) -> None:
         """Estimated counts are counted again once the model's tokenizer is there (the local

@@ -76,7 +76,8 @@ class Prepared:
     user_sections: tuple[PromptSection, ...] = ()
     """The user message's parts and the options that produced them (a delegated run's task)."""
     earlier_sections: tuple[PromptSection, ...] = ()
-    """Messages before the user message, labelled by what put them there (a handoff's history)."""
+    """Messages sent with the user message that it did not write, labelled by what put them
+    there (a handoff's history: the conversation before it and the run so far after it)."""
 
 
 class Observation(tuple):
@@ -222,9 +223,11 @@ def prepare(
     on_context: Callable[[ContextRetrieved], None] | None = None,
     preceding: Sequence[Message] = (),
     trailing: Sequence[tuple[str, str]] = (),
+    following: Sequence[Message] = (),
 ) -> Prepared:
     """Everything the model receives for ``message`` now (see the module docstring);
-    ``preceding`` messages (a run's ``messages=[...]``) go just before it."""
+    ``preceding`` messages (a run's ``messages=[...]``) go just before it, ``following`` ones (a
+    handoff's run so far) just after it."""
     tools = agent.all_tools()
     rendered = render_prompt(agent, ctx, tools, trailing)
     user_prompt, query, context, used = _user_prompt(agent, message, ctx)
@@ -242,6 +245,7 @@ def prepare(
     history = len(messages) - (1 if rendered.text else 0)
     messages.extend(preceding)
     messages.append(Message.user(user_prompt))
+    messages.extend(following)
     prepared = Prepared(
         system_prompt=rendered.text,
         sections=rendered.sections,

@@ -88,6 +88,13 @@ class Pausing:
         for change in tracker.drain():
             yield self._emit(change)
         context = self._context_messages
+        waiting_ids = {c.id for c in waiting}
+        delegated: dict[str, tuple[str, ...]] = {}
+        for child in record.children:  # the runs the waiting delegations started, kept by name
+            started = child.started
+            key = started.parent_tool_call_id if started is not None else None
+            if key in waiting_ids:
+                delegated[key] = (*delegated.get(key, ()), child.run_id)
         record.status = "paused"
         record.pause = Pause(
             items=items,
@@ -97,6 +104,7 @@ class Pausing:
             context=(context.start, context.stop),
             waiting=waiting,
             reasoning={i: m[REASONING_KEY] for i, m in enumerate(wire) if REASONING_KEY in m},
+            delegated=delegated,
             direct=self._direct,
             duration_ms=(time.perf_counter() - self._start) * 1000,
         )
@@ -118,7 +126,9 @@ class Pausing:
         meanwhile, then Think and Act from where it stopped; the same record all along."""
         record, events = self.record, self.record.events
         self._start = time.perf_counter() - pause.duration_ms / 1000
-        record.status, record.pause = "running", None
+        record.status = "running"  # its pause stays until it ends: it names the runs that wait
+        if self.setup.lineage is not None:
+            self.tracker.via = self.setup.lineage.path
         self._usage = record.usage
         self._model_calls = sum(1 for e in events if type(e) is ModelResponded)
         self._tool_calls = sum(1 for e in events if type(e) is ToolCallFinished)

@@ -40,6 +40,9 @@ class RunInput:
     """The user's message (or a dict of input fields)."""
     earlier: tuple[Message, ...] = ()
     """Messages given before it (``messages=[...]``), sent ahead of it in this run only."""
+    following: tuple[Message, ...] = ()
+    """Messages sent after it in this run only (a handoff's run so far: the calls and results
+    the run handing over made before it did)."""
     state_values: Mapping[str, Any] = field(default_factory=dict)
     """Keywords put into the state (Haystack)."""
     dependencies: Mapping[str, Any] | None = None
@@ -82,7 +85,7 @@ class RunInput:
             raise ConfigurationError(
                 f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
             )
-        return cls(message, earlier, dict(state_values), dependencies, session_state, output_type)
+        return cls(message, earlier, (), dict(state_values), dependencies, session_state, output_type)
 
 
 def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:

@@ -1,6 +1,6 @@
 """What one run is given when its turn is made: the agent's side (``TurnSetup``), a delegated
-run's place in the tree (``Delegated``, ``Lineage``), and what stands in for the model where a
-recording holds the answer (``Replay``)."""
+run's place in the tree (``Delegated``, ``Lineage``, and the ``RunStarted`` that names it), and
+what stands in for the model where a recording holds the answer (``Replay``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..events import ContextRetrieved, Decision, Event, PromptSection, PromptTokens, ToolCallFinished
+from ..events import (
+    ContextRetrieved,
+    Decision,
+    Event,
+    PromptSection,
+    PromptTokens,
+    RunStarted,
+    ToolCallFinished,
+)
 from ..history.records import TurnRecord
 from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
@@ -107,6 +115,33 @@ class Delegated:
     """The earlier messages it was given, labelled (a handoff's history)."""
 
 
+def run_started(record: TurnRecord, run_id: str, lineage: Lineage | None) -> RunStarted:
+    """A run's first event, naming its place in the run tree (a top-level run's path is itself)."""
+    place: dict[str, Any] = {"path": (record.agent,)}
+    if lineage is not None:
+        place = {
+            "parent_run_id": lineage.parent_run_id,
+            "parent_tool_call_id": lineage.parent_tool_call_id,
+            "path": lineage.path,
+            "depth": len(lineage.path) - 1,
+        }
+    return RunStarted(
+        run_id=run_id,
+        agent=record.agent,
+        turn=record.index,
+        message=record.message,
+        model=record.model,
+        at=record.started_at,
+        **place,
+    )
+
+
+def continuation_id(run_id: str) -> str:
+    """The id of the call that gives run ``run_id`` to the agent an earlier handoff left in
+    charge (no model made it)."""
+    return f"handoff_{run_id}"
+
+
 @dataclass(frozen=True)
 class Lineage:
     """A delegated run's place in the run tree."""
@@ -117,6 +152,8 @@ class Lineage:
     """That tool call's id."""
     path: tuple[str, ...]
     """Agent names from the top-level run down to this one."""
+    depth_limit: int | None = None
+    """The deepest a run below this one may be (the smallest ``max_delegation_depth`` above)."""
 
 
-__all__ = ["Delegated", "Lineage", "Replay", "TurnSetup"]
+__all__ = ["Delegated", "Lineage", "Replay", "TurnSetup", "continuation_id", "run_started"]

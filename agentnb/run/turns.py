@@ -133,7 +133,7 @@ class TurnMaking:
         path = delegated.lineage.path if delegated is not None else (self.name,)
         return TurnSetup(
             model=self.model,
-            prepare=self._preparer(inputs or RunInput(message), delegated, list(how.trailing)),
+            prepare=self._preparer(inputs or RunInput(message), delegated, how.trailing),
             emit=emit,
             hooks=self.tool_hooks,
             max_tool_iterations=self.max_tool_iterations,
@@ -190,13 +190,15 @@ class TurnMaking:
         return emit, emit_child
 
     def _preparer(
-        self, inputs: RunInput, delegated: Delegated | None, trailing: list[tuple[str, str]]
+        self, inputs: RunInput, delegated: Delegated | None, trailing: tuple[tuple[str, str], ...]
     ) -> Callable[..., Prepared]:
         """The turn's Observe step; a delegated run's message parts and earlier messages labelled
         by what produced them (the team's blocks, a handoff's history) and counted like the rest."""
 
         def prepared(run_ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
-            return prepare(self, inputs.message, run_ctx, on_context, inputs.earlier, trailing)
+            return prepare(
+                self, inputs.message, run_ctx, on_context, inputs.earlier, trailing, inputs.following
+            )
 
         if delegated is None or not (delegated.user_sections or delegated.earlier_sections):
             return prepared

@@ -47,7 +47,9 @@ def state_dict(agent: Any) -> dict[str, Any]:
 
 def load_state_dict(agent: Any, data: Mapping[str, Any], strict: bool = True) -> None:
     """Restore what ``state_dict`` saved into an agent built by the same code."""
-    history = History.from_state_dict(data.get("history") or {})
+    # A module saved without a history (a plain state module's shape) has no turns; one saved
+    # with a history of the wrong shape is an error, never an empty history.
+    history = History.from_state_dict(data["history"]) if "history" in data else History()
     messages = [Message.from_dict(m) for m in data.get("messages") or []]
     # A state saved as the last turn left it shares that turn's frozen copy (compared, not trusted).
     last = history[-1].frozen_after if len(history) and history[-1].status != "running" else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,18 @@ class Autosave:
     """Stops the autosave."""
 
 
-def attach(agent: Any, session: Any, session_id: str | None, *, fresh: bool, module: str) -> bool:
+def attach(
+    agent: Any,
+    session: Any,
+    session_id: str | None,
+    *,
+    fresh: bool,
+    module: str,
+    modules: Mapping[str, Any] | None = None,
+) -> bool:
+    """Restore ``agent`` from ``session`` (unless ``fresh``) and save it after each of its turns;
+    ``modules`` (a team's tree: ``{module: agent, "<module>/<member>": member, ...}``) are
+    restored and saved together, all of them in one session."""
     if isinstance(session, (str, os.PathLike)):
         session = JSONSession(session)
     if not isinstance(session, SessionBase):
@@ -40,17 +51,22 @@ def attach(agent: Any, session: Any, session_id: str | None, *, fresh: bool, mod
     previous: Autosave | None = getattr(agent, "_autosave", None)
     if previous is not None:
         previous.unsubscribe()
+    saved = dict(modules) if modules is not None else {module: agent}
     restored = False
     if not fresh:
-        restored = session.load_session_state_sync(session_id, **{module: agent})
+        restored = session.load_session_state_sync(session_id, **saved)
         if not restored:
-            session.start_empty(session_id, module)
+            for name in saved:
+                session.start_empty(session_id, name)
+    # After its own turn an agent's state changed only through that turn's recorded changes; a
+    # member's also by what its team's delegations put in and took back, so it is compared whole.
+    after_turn = len(saved) == 1
 
     def save_after_turn(event: Any) -> None:
         if not isinstance(event, (RunFinished, RunFailed, RunPaused)):
             return
         try:
-            session.append_session_state_sync(session_id, _after_turn=True, **{module: agent})
+            session.append_session_state_sync(session_id, _after_turn=after_turn, **saved)
         except (SessionError, OSError) as exc:
             # A failed save must not fail the turn; the next turn's save retries everything.
             warnings.warn(f"agentnb: could not save session {session_id!r}: {exc}", stacklevel=2)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..errors import RunAbortError
 from ..events import HookStep
 from ..util.text import shorten
 from .hooks import HOOK_PARAM_NAMES, HOOK_RESULT_LIMIT, hook_name
@@ -47,6 +48,8 @@ def run_chain(
     outcome = chain.outcome
     try:
         outcome.result = chain.link(0, dict(arguments))
+    except RunAbortError:  # the developer's bug, not the model's to read: it ends the run
+        raise
     except Exception as exc:  # a tool or hook failing is reported to the model, not raised
         outcome.error = exc
         outcome.error_source = chain.raised_at[0] if chain.raised_at else "tool"

@@ -48,6 +48,11 @@ class Delegating(Protocol):
     """What a delegating tool declares (``agentnb.delegation.Delegation`` is the one kind): which
     member a call goes to, and the site of one call, which runs the member."""
 
+    @property
+    def kind(self) -> str:
+        """Which configuration made it: as_tool, team or handoff (a handoff runs after its
+        response's other calls)."""
+
     def member_key(self, tool_call: Any) -> str | None:
         """The member a call goes to (None: not known before the call)."""
 

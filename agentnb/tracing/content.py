@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..messages import parse_arguments
 from . import conventions as sc
 
 SECRET_KEYS = frozenset(
@@ -160,11 +161,11 @@ def genai_output(
 
 
 def _arguments(arguments: Any) -> Any:
-    if isinstance(arguments, str):
+    if isinstance(arguments, str) and arguments.strip():
         try:
-            return json.loads(arguments)
+            return parse_arguments(arguments)
         except ValueError:
-            return arguments  # malformed arguments stay as the model wrote them
+            return arguments  # arguments the executor could not read stay as the model wrote them
     return arguments
 
 

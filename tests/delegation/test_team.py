@@ -286,7 +286,8 @@ def test_handoff_input_filter_and_hand_back():
     refunds.handoffs = [handoff(triage)]
     triage.run("hi")
     triage.run("refund please")
-    assert seen == [["user", "assistant"]]
+    # the run so far: the earlier turn, the message, the handoff call answered with the transfer
+    assert seen == [["user", "assistant", "user", "assistant", "tool"]]
     child = triage.history[-1].children[0]
     assert [m.role for m in child.messages][:2] == ["user", "user"]  # the filtered history, then the message
     assert child.tool_calls[0].result == "Control goes back to triage from the next message."
@@ -558,5 +559,7 @@ def test_a_members_record_and_preview_break_its_message_down_by_what_the_team_ad
     triage.run("my order is late")
     triage.run("refund please")
     handed = triage.history[-1].children[0]
-    assert handed.prompt.tokens.earlier_sections == (4, 2)  # "my order is late", "hello there"
-    assert "handoff history 6 · user message 2)" in turn_text(handed)
+    # "my order is late", "hello there", then the run so far: "transfer_to_refunds({})" and the
+    # transfer note '{"assistant": "refunds"}'
+    assert handed.prompt.tokens.earlier_sections == (4, 2, 1, 2)
+    assert "handoff history 9 · user message 2)" in turn_text(handed)

@@ -170,12 +170,14 @@ TEAM = textwrap.dedent(
             return "done: " + last(request) if request.messages[-1]["role"] == "tool" else first
         return reply
 
-    def build(where):
+    def build(where, saved=False):
         billing = Agent("billing", ScriptedModel(answer(tool_call("refund", order="A1", id="r1"))), tools=[refund])
-        team = Team("support", members=[billing], session_state={"refunded": []}, model=ScriptedModel(
-            answer(tool_call("delegate_task_to_member", member_id="billing", task="refund A1", id="d1"))))
         session = SQLiteSession(where) if where.endswith(".db") else JSONSession(where)
-        team.attach_recording(session, "nb", mode="auto")
+        team = Team("support", members=[billing], session_state={"refunded": []}, model=ScriptedModel(
+            answer(tool_call("delegate_task_to_member", member_id="billing", task="refund A1", id="d1"))),
+            session=session if saved else None)
+        if not saved:
+            team.attach_recording(session, "nb", mode="auto")
         return team
     """
 )
@@ -232,3 +234,31 @@ def test_a_team_paused_on_a_member_goes_on_in_a_new_process(tmp_path, where):
         """,
     )
     assert third == {"team": "ok", "children": ["ok"], "content": "done: done: refunded A1", "paused": False}
+
+
+@pytest.mark.parametrize("where", ["saved", "saved.db"])
+def test_a_team_saved_with_session_goes_on_in_a_new_process(tmp_path, where):
+    first = in_new_process(
+        tmp_path,
+        f"""
+        team = build({where!r}, saved=True)
+        result = team.run("refund A1")
+        print(json.dumps({{"status": result.status, "items": [[i.id, list(i.path)] for i in result.pending]}}))
+        """,
+    )
+    assert first["status"] == "paused"
+    second = in_new_process(
+        tmp_path,
+        f"""
+        team = build({where!r}, saved=True)  # restores the team and its member from the session
+        items = [[i.id, list(i.path)] for i in team.pending]
+        team.pending[0].approve()
+        result = team.continue_run()
+        print(json.dumps({{"items": items, "content": result.content, "state": team.session_state}}))
+        """,
+    )
+    assert second == {
+        "items": first["items"],
+        "content": "done: done: refunded A1",
+        "state": {"refunded": ["A1"]},
+    }

@@ -11,6 +11,7 @@ side by side; AgentScope has no unit test of its own for them.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 from pathlib import Path
@@ -255,3 +256,61 @@ def test_a_found_session_logs_nothing_at_info(tmp_path: Path, caplog: pytest.Log
     with caplog.at_level(logging.INFO, logger="agentnb.sessions"):
         _load(session, "here", allow_not_exist=True, agent=MyAgent())
     assert [r for r in caplog.records if r.name == "agentnb.sessions"] == []
+
+
+# session_test.py's shape for several agents (``save_session_state(sid, **modules)`` under names of
+# the caller's choosing), with a team: loaded by hand in either order, the team's runs find their
+# members' runs (no relink); a team built with session= saves and restores the whole tree.
+@pytest.mark.parametrize("order", ["team first", "member first"])
+def test_a_team_and_its_member_loaded_by_hand_have_the_whole_tree(tmp_path: Path, order: str) -> None:
+    from agentnb import Team, tool_call
+
+    def build() -> tuple[Team, Agent]:
+        shopper = Agent(name="shopper", model=ScriptedModel(["added"]))
+        team = Team(
+            name="team",
+            members=[shopper],
+            model=ScriptedModel(
+                [tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"]
+            ),
+        )
+        return team, shopper
+
+    team, shopper = build()
+    team.run("tea please")
+    session = JSONSession(save_dir=str(tmp_path))
+    _save(session, "sid", team=team, shopper=shopper)
+    del team, shopper
+    gc.collect()  # nothing of the first tree is left in memory to be found
+    again, shopper_again = build()
+    modules = {"team": again, "shopper": shopper_again}
+    _load(session, "sid", **(modules if order == "team first" else dict(reversed(modules.items()))))
+    (child,) = again.history[-1].children
+    assert child is shopper_again.history[-1] and child.parent_run_id == again.history[-1].run_id
+    assert again.history.runs()["path"].tolist() == ["team", "team/shopper"]
+
+
+def test_a_team_with_session_saves_and_restores_the_whole_tree(tmp_path: Path) -> None:
+    from agentnb import Team, tool_call
+
+    def build() -> tuple[Team, Agent]:
+        shopper = Agent(name="shopper", model=ScriptedModel(["added"]))
+        team = Team(
+            name="team",
+            members=[shopper],
+            model=ScriptedModel(
+                [tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"]
+            ),
+            session=JSONSession(save_dir=str(tmp_path)),
+        )
+        return team, shopper
+
+    team, _ = build()
+    team.run("tea please")
+    assert sorted(JSONSession(save_dir=str(tmp_path)).read_modules("team").modules) == [
+        "agent",
+        "agent/shopper",
+    ]
+    again, shopper_again = build()
+    assert len(shopper_again.history) == 1
+    assert again.history[-1].children == [shopper_again.history[-1]]

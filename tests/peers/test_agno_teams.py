@@ -16,6 +16,7 @@ import asyncio
 import pytest
 
 from agentnb import Agent, RunContext, ScriptedModel, Team, tool_call
+from agentnb.errors import TeamDefinitionError
 
 
 def delegate(member_id: str, task: str):
@@ -445,3 +446,140 @@ def test_member_default_keys_stay_private() -> None:
     )
     team.run("go")
     assert team.session_state == {"shared": 0} and member.session_state == {"worker_default": 1}
+
+
+# -- unit/team/test_team_mode.py (TestTeamModeBackwardsCompat) -------------------------------------
+
+
+# test_team_mode.py::test_default_mode_is_coordinate / test_mode_coordinate_explicit
+@pytest.mark.parametrize("options", [{}, {"mode": "coordinate"}])
+def test_default_mode_is_coordinate(options: dict) -> None:
+    team = Team(name="test", members=[], **options)
+    assert team.mode == "coordinate"
+    assert not team.respond_directly and not team.delegate_to_all_members
+
+
+# test_team_mode.py::test_mode_route_sets_respond_directly / test_mode_broadcast_sets_delegate_to_all
+def test_mode_sets_the_flags() -> None:
+    route, broadcast = Team(name="r", members=[], mode="route"), Team(name="b", members=[], mode="broadcast")
+    assert route.respond_directly is True and route.delegate_to_all_members is False
+    assert broadcast.delegate_to_all_members is True and broadcast.respond_directly is False
+
+
+# test_team_mode.py::test_respond_directly_infers_route / test_delegate_to_all_infers_broadcast
+def test_the_flags_infer_the_mode() -> None:
+    assert Team(name="test", members=[], respond_directly=True).mode == "route"
+    assert Team(name="test", members=[], delegate_to_all_members=True).mode == "broadcast"
+
+
+# The mode is what a run does: a team built with respond_directly=True, without a mode, routes
+# (its prompt says so) and says so in its repr.
+def test_a_team_with_respond_directly_runs_and_reads_as_route() -> None:
+    member = Agent(name="Worker", model=ScriptedModel(["the member's answer"]))
+    team = Team(
+        name="t", members=[member], respond_directly=True, model=ScriptedModel([delegate("worker", "x")])
+    )
+    assert team.run("go").content == "the member's answer"
+    assert "route mode" in team.history[-1].prompt.system_prompt
+    assert "mode=route" in repr(team)
+
+
+# test_team_mode.py::test_mode_route_overrides_conflicting_delegate_to_all and its three siblings
+CONFLICTS = [
+    {"mode": "route", "delegate_to_all_members": True},
+    {"mode": "broadcast", "respond_directly": True},
+    {"mode": "coordinate", "respond_directly": True, "delegate_to_all_members": True},
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate: an explicit mode and a flag that says otherwise are an error at definition, not a flag silently dropped",
+)
+@pytest.mark.parametrize("options", CONFLICTS)
+def test_mode_overrides_conflicting_flags(options: dict) -> None:
+    team = Team(name="test", members=[], **options)
+    assert team.mode == options["mode"]
+    assert team.respond_directly is (options["mode"] == "route")
+    assert team.delegate_to_all_members is (options["mode"] == "broadcast")
+
+
+@pytest.mark.parametrize("options", CONFLICTS)
+def test_a_mode_and_a_flag_that_contradict_it_are_refused(options: dict) -> None:
+    flag = next(k for k in options if k != "mode")
+    with pytest.raises(TeamDefinitionError) as info:
+        Team(name="test", members=[], **options)
+    assert str(info.value).startswith(f"team 'test': mode={options['mode']!r} contradicts {flag}=True")
+    assert str(info.value).endswith(
+        "give the mode alone, which sets respond_directly and delegate_to_all_members"
+    )
+
+
+def test_two_flags_that_name_two_modes_are_refused_and_agreeing_ones_pass() -> None:
+    with pytest.raises(
+        TeamDefinitionError, match=r"respond_directly=True \(route mode.*delegate_to_all_members=True"
+    ):
+        Team(name="test", members=[], respond_directly=True, delegate_to_all_members=True)
+    agreed = Team(name="test", members=[], mode="route", respond_directly=True, delegate_to_all_members=False)
+    assert agreed.mode == "route"
+
+
+# -- a team saved with db= (its members' runs with it) ---------------------------------------------
+
+
+def shopping_team(db=None, **options) -> tuple[Team, Agent]:
+    shopper = Agent(
+        name="Shopper",
+        tools=[add_item],
+        model=ScriptedModel([tool_call("add_item", item="tea"), "Added tea."] * 2),
+    )
+    team = Team(
+        name="Shop",
+        members=[shopper],
+        db=db,
+        session_state={"shopping_list": []},
+        model=ScriptedModel([delegate("shopper", "add tea"), "Tea is on the list."] * 2),
+        **options,
+    )
+    return team, shopper
+
+
+# test_event_streaming.py::test_tool_parent_run_id: the member's run is stored in the team's
+# session with parent_run_id = the team's run, which the delegate call belongs to (read back here
+# by a team built again on the same db, where Agno reads team.get_session().get_run(...)).
+def test_tool_parent_run_id() -> None:
+    from agentnb.sessions import InMemoryDb
+
+    db = InMemoryDb()
+    team, _ = shopping_team(db, session_id="test_session")
+    team.run("What is the meaning of life?")
+    again, shopper = shopping_team(db, session_id="test_session")
+    team_run = again.history[-1]
+    (member_run,) = team_run.children
+    assert member_run is shopper.history[-1]
+    assert member_run.parent_run_id == team_run.run_id
+    (call,) = team_run.tool_calls
+    assert call.name == "delegate_task_to_member" and call.run_id == member_run.parent_run_id
+    assert call.child_run_id == member_run.run_id
+
+
+@pytest.mark.parametrize("db", ["SqliteDb", "JsonDb"])
+def test_a_team_saved_with_db_reloads_with_its_whole_tree(tmp_path, db) -> None:
+    from agentnb.sessions import JsonDb, SqliteDb
+
+    def make() -> object:
+        return SqliteDb(db_file=tmp_path / "agents.db") if db == "SqliteDb" else JsonDb(db_path=tmp_path)
+
+    team, shopper = shopping_team(make(), session_id="s1")
+    team.run("tea please")
+    team.run("more tea")
+    again, shopper_again = shopping_team(make(), session_id="s1")
+    assert [len(t.children) for t in again.history] == [1, 1]
+    assert again.history.runs()["path"].tolist() == ["Shop", "Shop/Shopper", "Shop", "Shop/Shopper"]
+    assert [t.run_id for t in shopper_again.history] == [t.run_id for t in shopper.history]
+    assert again.session_state == {"shopping_list": ["tea", "tea"]}
+    # the reloaded tree goes on, and is saved whole again
+    again.run("and more")
+    third, _ = shopping_team(make(), session_id="s1")
+    assert [len(t.children) for t in third.history] == [1, 1, 1]
+    assert third.session_state == {"shopping_list": ["tea", "tea", "tea"]}

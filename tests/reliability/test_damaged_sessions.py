@@ -27,7 +27,7 @@ from campaign import Scale, Tally
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentnb import Agent, ScriptedModel, tool_call
+from agentnb import Agent, ScriptedModel, Team, tool_call
 from agentnb.errors import SessionFormatError
 from agentnb.sessions import JSONSession, SQLiteSession
 from agentnb.sessions import format as fmt
@@ -286,6 +286,9 @@ AGENT_DAMAGE: dict[str, Callable[[dict[str, Any]], None]] = {
     "an event of an unknown kind": lambda d: d["agent"]["history"]["turns"][0]["events"].append(
         {"kind": "nope"}
     ),
+    "history an object without turns": lambda d: d["agent"].update(history={"runs": []}),
+    "history an empty list": lambda d: d["agent"].update(history=[]),
+    "history of another kind": lambda d: d["agent"]["history"].update(kind="agentnb.Agent"),
 }
 
 
@@ -297,6 +300,73 @@ def test_an_agent_module_of_the_wrong_shape_is_a_clear_error(tmp_path, damage):
     problem, where = judge(lambda: JSONSession(tmp_path), files[:1], must_fail=True)
     NAMED.check(problem, damage)
     assert problem is None, f"{problem} ({where})"
+
+
+def shop_team() -> Team:
+    shopper = Agent("shopper", ScriptedModel([tool_call("bump", key="tea"), "added"]), tools=[bump])
+    return Team(
+        "team",
+        members=[shopper],
+        model=ScriptedModel([tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"]),
+    )
+
+
+TEAM_DAMAGE: dict[str, tuple[str, Any]] = {
+    "the team's history an object": ("team", {"runs": []}),
+    "a member's history an object": ("team/shopper", {"runs": []}),
+    "a member's history a number": ("team/shopper", 0),
+}
+
+
+@pytest.mark.parametrize("damage", list(TEAM_DAMAGE))
+def test_a_team_module_whose_history_is_of_the_wrong_shape_is_a_clear_error(tmp_path, damage):
+    team = shop_team()
+    team.run("tea please")
+    JSONSession(tmp_path).save_session_state_sync("team", **team.modules())
+    module, value = TEAM_DAMAGE[damage]
+    snapshot = tmp_path / "team.json"
+    _edit_snapshot(snapshot, lambda d: d[module].update(history=value))
+    before = snapshot.read_bytes()
+    with pytest.raises(SessionFormatError) as info:
+        JSONSession(tmp_path).load_session_state_sync("team", **shop_team().modules())
+    text = str(info.value)
+    assert f"{snapshot} (module {module!r})" in text
+    assert (
+        "has no 'turns' (keys: 'runs')" if isinstance(value, dict) else "a history must be an object"
+    ) in text
+    assert snapshot.read_bytes() == before
+    NAMED.check(None, damage)
+
+
+def test_a_team_session_whose_member_history_is_an_object_is_a_clear_error(tmp_path):
+    """The same through Team(session=...), which saves and restores the whole tree."""
+
+    def team_in(session: JSONSession) -> Team:
+        shopper = Agent("shopper", ScriptedModel([tool_call("bump", key="tea"), "added"]), tools=[bump])
+        script = [tool_call("delegate_task_to_member", member_id="shopper", task="tea"), "done"]
+        return Team("team", members=[shopper], model=ScriptedModel(script), session=session)
+
+    team_in(JSONSession(tmp_path)).run("tea please")
+    JSONSession(tmp_path).compact("team")
+    snapshot = tmp_path / "team.json"
+    _edit_snapshot(snapshot, lambda d: d["agent/shopper"].update(history={"runs": []}))
+    before = snapshot.read_bytes()
+    with pytest.raises(SessionFormatError) as info:
+        team_in(JSONSession(tmp_path))
+    assert f"{snapshot} (module 'agent/shopper')" in str(info.value)
+    assert "has no 'turns' (keys: 'runs')" in str(info.value)
+    assert snapshot.read_bytes() == before
+
+
+def test_a_module_saved_without_a_history_loads_with_no_turns(tmp_path):
+    """AgentScope's shape: a module's state without a history is not damage."""
+    agent = Agent("s", ScriptedModel(["hi"]))
+    agent.run("hello")
+    state = agent.state_dict()
+    del state["history"]
+    fresh = Agent("s", ScriptedModel([]))
+    fresh.load_state_dict(state)
+    assert len(fresh.history) == 0 and fresh.state.messages == agent.state.messages
 
 
 def test_a_zero_byte_database_is_a_damaged_session_never_written_into(tmp_path):
