@@ -20,6 +20,7 @@ from ..events import (
     Event,
     ModelRequested,
     ModelResponded,
+    OutputChecked,
     PromptRendered,
     RunFailed,
     RunFinished,
@@ -146,7 +147,8 @@ class TurnRecord:
     messages: list[Message] = LazyField()  # type: ignore[assignment]
     """The run's messages: system, user, assistant and tool."""
     output: Any = None
-    """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
+    """The typed output (``output_type``: the validated value), or the answer parsed by the
+    agent's output formatter (a ParsedOutput), if it has one."""
     replayed: bool = False
     """Whether its model calls were answered from the notebook's recording (not saved)."""
     children: list[TurnRecord] = field(default_factory=list, compare=False, repr=False)
@@ -251,6 +253,21 @@ class TurnRecord:
     def tool_calls(self) -> list[ToolCallFinished]:
         """Every finished tool call, in order."""
         return [e for e in self.events if isinstance(e, ToolCallFinished)]
+
+    @property
+    def attempts(self) -> list[OutputChecked]:
+        """Every answer checked against the run's ``output_type``, in order (the last one is
+        the output when it is ok); empty for a run without an output type."""
+        return [e for e in self.events if isinstance(e, OutputChecked)]
+
+    @property
+    def output_data(self) -> Any:
+        """The accepted typed output as JSON data (what sessions and DataFrames keep); None
+        when the run has no output type or no answer matched it."""
+        for event in reversed(self.events):
+            if isinstance(event, OutputChecked) and event.ok:
+                return event.output
+        return None
 
     @property
     def state_changes(self) -> list[StateChanged]:
