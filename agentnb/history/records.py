@@ -6,6 +6,7 @@ messages may be kept as stored and decoded when first read (``Stored`` / ``LazyF
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import typing
 from collections.abc import Callable, Mapping
@@ -148,7 +149,10 @@ class TurnRecord:
     """The run's messages: system, user, assistant and tool."""
     output: Any = None
     """The typed output (``output_type``: the validated value), or the answer parsed by the
-    agent's output formatter (a ParsedOutput), if it has one."""
+    agent's output formatter (a ParsedOutput), if it has one. A turn loaded from a session holds
+    the typed output as JSON data (what ``OutputChecked`` recorded): the typed object cannot be
+    rebuilt without its type ``T``; ``T.model_validate(record.output)`` (or a pydantic
+    ``TypeAdapter(T)``) makes it again."""
     replayed: bool = False
     """Whether its model calls were answered from the notebook's recording (not saved)."""
     children: list[TurnRecord] = field(default_factory=list, compare=False, repr=False)
@@ -337,6 +341,7 @@ class TurnRecord:
             state_after=data.get("state_after", {}),
             events=Stored(partial(_events, events)) if lazy else _events(events),
             messages=Stored(partial(_messages, messages)) if lazy else _messages(messages),
+            output=_stored_output(events),
         )
 
     def __repr__(self) -> str:
@@ -372,6 +377,15 @@ def _check_entry(entry: Any, number: int) -> None:
             raise SessionFormatError(
                 f"turn {number} has a message of unknown role {message.get('role')!r:.40} (a message is one of {', '.join(ROLES)})"
             )
+
+
+def _stored_output(events: list[Any]) -> Any:
+    """The accepted typed output among a stored turn's events, as JSON data (read from the raw
+    events: a lazily loaded turn does not decode them for it)."""
+    for event in reversed(events):
+        if isinstance(event, dict) and event.get("kind") == "output_checked" and event.get("ok"):
+            return copy.deepcopy(event.get("output"))  # the event keeps its own copy
+    return None
 
 
 def _events(stored: list[Any]) -> list[Event]:
