@@ -37,6 +37,8 @@ class Attempts:
 
     def __init__(self, spec: OutputSpec, mode: str, run_id: str, ctx: Any) -> None:
         self.spec, self.mode, self.run_id, self.ctx = spec, mode, run_id, ctx
+        self.signature = spec.signature(mode)
+        """What the answers are checked against (recorded with each attempt)."""
         self.tools = spec.tools() if mode == "tool" else []
         self.tool_names = {t.name for t in self.tools}
         self.checks: list[Any] = []
@@ -113,6 +115,9 @@ class Attempts:
             output=checked.data if checked.ok else None,
             text=text[:TEXT_LIMIT],
             tool_call_id=tool_call_id,
+            output_type=self.signature.output_type,
+            fingerprint=self.signature.fingerprint,
+            validators=self.signature.validators,
         )
         self.checks.append(event)
         if checked.ok:

@@ -21,6 +21,7 @@ from ..events import (
     Event,
     ModelRequested,
     ModelResponded,
+    OutputChecked,
     PromptRendered,
     RunFailed,
     RunFinished,
@@ -181,6 +182,14 @@ class Turn:
         wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
         executor = self._executor(prepared)
         attempts = self.attempts
+        if setup.replay is not None:
+            try:
+                setup.replay.output_asked(
+                    self.record, attempts.signature if attempts is not None else None, setup.model
+                )
+            except Exception as exc:  # the recording asked for another output (strict replay)
+                yield from self._fail(exc)
+                return False
         schemas = [t.schema() for t in prepared.tools]
         if attempts is not None:
             schemas += [t.schema() for t in attempts.tools]
@@ -233,10 +242,17 @@ class Turn:
     def _answered(self, answered: Answered, wire: list[dict[str, Any]]) -> Iterator[Event]:
         """An answer checked against the output type: True (the run ends with it), False (the
         run failed: no attempts left) or None (the model is asked again)."""
+        replay = self.setup.replay
         for event in answered.events:
             if type(event) is ToolCallFinished:
                 self._tool_calls += 1
             yield self._emit(event)
+            if replay is not None and type(event) is OutputChecked:
+                try:
+                    replay.checked(self.record, event, self.setup.model)
+                except Exception as exc:  # the recording's verdict differs (strict replay)
+                    yield from self._fail(exc)
+                    return False
         for message in answered.messages:
             self.ctx.messages.append(message)
             wire.append(message.to_openai())

@@ -52,7 +52,8 @@ class Checked:
     data: Any = None
     """The output as JSON data, when ok (what sessions and the state keep)."""
     errors: tuple[dict[str, str], ...] = ()
-    """What is wrong: ``{"path": "/items/0/price", "message": "..."}`` each."""
+    """What is wrong: ``{"path": "/items/0/price", "message": "..."}`` each (an output
+    validator's ``ModelRetry`` has no path and names the ``validator``)."""
 
     def retry_text(self, how: str) -> str:
         """What the model is told to try again."""
@@ -187,8 +188,16 @@ class OutputSpec:
             self.name,
             json.dumps(self._one_schema(), sort_keys=True, default=str) if not self.text else "",
         ]
-        parts += [getattr(v, "__qualname__", repr(v)) for v in self.validators]
+        parts += self.validator_names()
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+    def validator_names(self) -> list[str]:
+        """The output validators by name (a callable object by its class: never an address)."""
+        return [getattr(v, "__qualname__", None) or type(v).__qualname__ for v in self.validators]
+
+    def signature(self, mode: str) -> OutputSignature:
+        """What a run asks its answer to be with ``mode``, as a recording keeps and compares it."""
+        return OutputSignature(self.name, mode, self.fingerprint(), tuple(self.validator_names()))
 
     # -- checking -----------------------------------------------------------------------------
 
@@ -251,12 +260,43 @@ class OutputSpec:
             return Checked(False, errors=tuple(exc.errors))
         except RecursionError:
             return Checked(False, errors=({"path": "", "message": "the answer is nested too deeply"},))
-        for validator in self.validators:
+        for validator, name in zip(self.validators, self.validator_names()):
             try:
                 value = _call_validator(validator, value, ctx)
             except ModelRetry as retry:
-                return Checked(False, errors=({"path": "", "message": str(retry)},))
+                return Checked(False, errors=({"path": "", "message": str(retry), "validator": name},))
         return Checked(True, value, member.to_data(value))
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputSignature:
+    """What a run asked its answer to be: recorded with each attempt, compared on replay so that
+    a changed output type, mode or set of validators is named as drift."""
+
+    output_type: str
+    """The type's name."""
+    mode: str
+    """native, tool or prompted."""
+    fingerprint: str
+    """``OutputSpec.fingerprint()``: the name, the schema and the validators, hashed."""
+    validators: tuple[str, ...] = ()
+    """The output validators' names, in order."""
+
+    def change_from(self, recorded: OutputSignature) -> str | None:
+        """What differs from ``recorded``, in words (None: nothing)."""
+        changes = []
+        if recorded.output_type != self.output_type:
+            changes.append(f"output_type {recorded.output_type} → {self.output_type}")
+        if recorded.mode != self.mode:
+            changes.append(f"output_mode {recorded.mode} → {self.mode}")
+        if recorded.validators != self.validators:
+            changes.append(
+                f"output validators {', '.join(recorded.validators) or 'none'} → "
+                f"{', '.join(self.validators) or 'none'}"
+            )
+        if not changes and recorded.fingerprint != self.fingerprint:
+            changes.append(f"the schema of output_type {self.output_type} changed")
+        return "; ".join(changes) or None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -436,6 +476,7 @@ __all__ = [
     "Checked",
     "Member",
     "OutputMode",
+    "OutputSignature",
     "OutputSpec",
     "strict_schema",
 ]
