@@ -46,18 +46,27 @@ class Attempts:
 
     def from_text(self, content: str | None, call: int) -> Answered:
         """A final answer in text (native, prompted; tool mode when the model wrote instead)."""
-        checked = self.spec.check_text(content, self.ctx)
-        how = (
-            f"Call {self.spec.tool_name} with your answer."
-            if self.mode == "tool"
-            else "Answer again with only the JSON that matches the schema."
-        )
+        try:
+            checked = self.spec.check_text(content, self.ctx)
+        except Exception as exc:  # an output validator that raised (not ModelRetry): the run fails
+            return Answered("failed", error=exc)
+        if self.spec.text:
+            how = "Answer again."
+        elif self.spec.text_allowed:
+            how = f"Answer again, in text or by calling {self.spec.tool_name}."
+        elif self.mode == "tool":
+            how = f"Call {self.spec.tool_name} with your answer."
+        else:
+            how = "Answer again with only the JSON that matches the schema."
         return self._answered(checked, content or "", call, None, (), how)
 
     def from_calls(self, calls: Sequence[Any], call: int) -> Answered:
         """Calls of the output tools: the first is the answer, any others are not taken."""
         first = calls[0]
-        checked = self.spec.check_call(first.name, first.arguments, self.ctx)
+        try:
+            checked = self.spec.check_call(first.name, first.arguments, self.ctx)
+        except Exception as exc:  # an output validator that raised (not ModelRetry): the run fails
+            return Answered("failed", error=exc)
         events: list[Any] = []
         messages: list[Any] = []
         for n, tool_call in enumerate(calls):

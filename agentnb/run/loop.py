@@ -70,7 +70,7 @@ class Turn:
         """The accepted answer to the run's output type."""
         self.attempts: Attempts | None = (
             Attempts(setup.output, setup.output_mode, ctx.run_id, ctx)
-            if setup.output is not None and setup.output_mode != "text"
+            if setup.output is not None and setup.output.checks_answers()
             else None
         )
         """The answers checked against the run's output type (None: a run without one)."""

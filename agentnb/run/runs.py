@@ -76,11 +76,32 @@ class RunInput:
         else:
             earlier = ()
         check_message(message)
+        output_type, state_values = _output_aliases(output_type, state_values)
         if session_state is not None and not isinstance(session_state, Mapping):
             raise ConfigurationError(
                 f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
             )
         return cls(message, earlier, dict(state_values), dependencies, session_state, output_type)  # type: ignore[arg-type]
+
+
+OUTPUT_ALIASES = ("output_schema", "structured_model")
+"""A run's ``output_type`` as Agno (``run(output_schema=T)``) and AgentScope name it: never
+state keywords."""
+
+
+def _output_aliases(output_type: Any, state_values: Mapping[str, Any]) -> tuple[Any, Mapping[str, Any]]:
+    """The run's output type, whichever of its names was given, and the keywords left for the state."""
+    aliases = {k: state_values[k] for k in OUTPUT_ALIASES if k in state_values}
+    if not aliases:
+        return output_type, state_values
+    given = [n for n, v in (("output_type", output_type), *aliases.items()) if v is not None]
+    if len(given) > 1:
+        raise ConfigurationError(
+            f"give the run's output type once: {' and '.join(given)} are the same option "
+            "(output_schema is Agno's name, structured_model AgentScope's)"
+        )
+    chosen = next((v for v in (output_type, *aliases.values()) if v is not None), None)
+    return chosen, {k: v for k, v in state_values.items() if k not in aliases}
 
 
 def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
