@@ -205,6 +205,18 @@ class Runs:
         replay from the store. Works inside a running event loop."""
         return _evaluator()(self, cases, checks, **options)
 
+    def map(self, items: Any, *, output_type: Any = None, **options: Any) -> Any:
+        """Run this agent's definition once per item — a list, a pandas Series, or a DataFrame
+        with ``input=`` a column or a template (``"{title}: {body}"``) — each on a fresh agent,
+        and return a DataFrame aligned with the items' index: one column per field of the output
+        (``output_type`` over the agent's), then ``status``, ``error``, ``attempts``, ``tokens``.
+        Built on ``evaluate``: ``name`` (the store beside the notebook; re-running resumes),
+        ``concurrency=8``, ``executor``, ``max_cost`` with ``prices``, ``retry_errors``."""
+        mapper = slots.map_items.get()
+        if mapper is None:
+            raise ConfigurationError("agent.map is not available: agentnb.evals did not load")
+        return mapper(self, items, output_type=output_type, **options)
+
     async def aevaluate(self, cases: Any, checks: Any = (), **options: Any) -> Any:
         """``evaluate`` for async code."""
         import asyncio
