@@ -120,6 +120,8 @@ class OutputSpec:
         answered_by = rest[0] if len(rest) == 1 else typing.Union[tuple(rest)] if rest else output_type  # noqa: UP007
         self.members: tuple[Member, ...] = () if self.text else members(answered_by)
         self.name = "text" if self.text else type_name(output_type)
+        self._tools: tuple[Tool, ...] | None = None
+        self._fingerprint: str | None = None
         if not self.text:
             self.strict_schema, self.strict_problems = strict_schema(self._one_schema())
 
@@ -170,21 +172,24 @@ class OutputSpec:
 
     def tools(self) -> list[Tool]:
         """``tool`` mode: the tools the model answers with (one per member of a union), each
-        described by its type's own description (a docstring) where it has one."""
-        return [
-            Tool(
-                name=self.tool_name_of(member),
-                description=f"Give your final answer ({member.name}) by calling this tool with it."
-                + (
-                    f" {member.schema['description']}"
-                    if isinstance(member.schema.get("description"), str)
-                    else ""
-                ),
-                parameters=member.schema,
-                function=_never_called,
+        described by its type's own description (a docstring) where it has one. Made once: a
+        tool compiles its schema's validator, which costs more than a turn."""
+        if self._tools is None:
+            self._tools = tuple(
+                Tool(
+                    name=self.tool_name_of(member),
+                    description=f"Give your final answer ({member.name}) by calling this tool with it."
+                    + (
+                        f" {member.schema['description']}"
+                        if isinstance(member.schema.get("description"), str)
+                        else ""
+                    ),
+                    parameters=member.schema,
+                    function=_never_called,
+                )
+                for member in self.members
             )
-            for member in self.members
-        ]
+        return list(self._tools)
 
     def tool_name_of(self, member: Member) -> str:
         if len(self.members) == 1:
@@ -201,13 +206,16 @@ class OutputSpec:
         return f"output_type ({self.name})", text
 
     def fingerprint(self) -> str:
-        """What the output asks for, as a short hash (a recording names a change as drift)."""
-        parts = [
-            self.name,
-            json.dumps(self._one_schema(), sort_keys=True, default=str) if not self.text else "",
-        ]
-        parts += self.validator_names()
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        """What the output asks for, as a short hash (a recording names a change as drift);
+        hashed once: a spec's type and validators never change."""
+        if self._fingerprint is None:
+            parts = [
+                self.name,
+                json.dumps(self._one_schema(), sort_keys=True, default=str) if not self.text else "",
+            ]
+            parts += self.validator_names()
+            self._fingerprint = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        return self._fingerprint
 
     def validator_names(self) -> list[str]:
         """The output validators by name (a callable object by its class: never an address)."""
