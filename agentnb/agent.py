@@ -319,7 +319,8 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
     def tracer_provider(self, provider: Any) -> None:
         if provider is not None and not callable(getattr(provider, "get_tracer", None)):
             raise ConfigurationError(
-                f"tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), got {type(provider).__name__}"
+                "tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), "
+                f"got {type(provider).__name__}"
             )
         self._tracer_provider = provider
         if provider is not None:

@@ -8,6 +8,9 @@ from typing import Any
 class AgentnbError(Exception):
     """Base class for all agentnb errors."""
 
+    result: Any = None
+    """The RunResult of the run this error ended, when a run raised it (what it did so far)."""
+
 
 class ConfigurationError(AgentnbError, ValueError):
     """An agent, tool or state was configured with an invalid value."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .messages import ToolCall
 from .util.fastinit import fast_init
@@ -498,20 +498,20 @@ class ContextRetrieved:
     """Time the provider took."""
 
 
-Event = Union[
-    RunStarted,
-    PromptRendered,
-    ContextRetrieved,
-    ModelRequested,
-    TextDelta,
-    ModelResponded,
-    ToolCallStarted,
-    ToolCallFinished,
-    StateChanged,
-    OutputChecked,
-    RunFinished,
-    RunFailed,
-]
+Event: TypeAlias = (
+    RunStarted
+    | PromptRendered
+    | ContextRetrieved
+    | ModelRequested
+    | TextDelta
+    | ModelResponded
+    | ToolCallStarted
+    | ToolCallFinished
+    | StateChanged
+    | OutputChecked
+    | RunFinished
+    | RunFailed
+)
 """Any event (the ``kind`` field tells which)."""
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -265,7 +265,7 @@ class FormatSettings:
         formatter: Any,
         output_formatter: Any,
         formatters: Any,
-        output_fields: Mapping[str, str] | Sequence[str] | None,
+        output_fields: Mapping[str, str] | Iterable[str] | None,
         hide_unused_fields: bool,
     ) -> FormatSettings:
         if isinstance(prompt_template, (list, tuple)):
@@ -287,6 +287,7 @@ class FormatSettings:
                 )
             formatter, output_formatter = pair[0], pair[-1]
         input_fmt = resolve_formatter(formatter, "formatter")
+        output_fmt: MessageFormatter | None
         if output_formatter is False:
             output_fmt = None
         elif output_formatter is None:
@@ -310,7 +311,7 @@ class FormatSettings:
         )
 
 
-def _output_fields(value: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:
+def _output_fields(value: Mapping[str, str] | Iterable[str] | None) -> dict[str, str]:
     if value is None:
         return {}
     if isinstance(value, str):

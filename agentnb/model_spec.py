@@ -103,7 +103,7 @@ def resolve_model(spec: Any) -> Model:
     else:
         model = offline_model()
         origin = "offline fallback"
-    model.origin = origin  # type: ignore[attr-defined]
+    model.origin = origin
     return model
 
 

@@ -1,13 +1,17 @@
-"""A Jupyter server extension: saved notebooks show each inspector's latest turn where the widget
-cannot be drawn.
+"""A Jupyter server extension: saved notebooks show each inspector's latest turn, and each
+evaluation's record, where the widget cannot be drawn.
 
 JupyterLab and Notebook 7 do not save widget state by default, so a reopened notebook would show
-"Error displaying widget: model not found" in the inspector's place. At each save the inspector's
-front end puts its agent's latest turn, as text, into the notebook's metadata
+"Error displaying widget: model not found" in the place of agentnb's widgets (and a notebook saved
+from one front end would make the other log "widget model not found"). At each save the
+inspector's front end puts its agent's latest turn, as text, into the notebook's metadata
 (``agentnb.inspectors``, keyed by the widget's model id; js/saved.js). This extension's pre-save
 hook moves that text, escaped, into the inspector's output in the saved file, and drops the
-widget view from outputs whose widget state is not saved with the notebook: reopened, the output
-shows the static view. The open notebook and its live views are not touched (only the file is).
+widget view from agentnb's outputs whose widget state is not saved with the notebook (an
+inspector, an evaluation's grid, a comparison's grid: each carries its static record as
+``text/html`` already, see ``agentnb.ipython.eval_view``): reopened, in either front end, the
+output shows the static view. The open notebook and its live views are not touched (only the
+file is).
 
 It also serves the inspector's front end (``ipython/static/``), which each inspector widget loads
 instead of carrying it in its state (``static/loader.js``).
@@ -27,17 +31,25 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 METADATA_KEY = "agentnb"
 STATIC_CLASS = "agentnb-static-inspector"
 """The class of the inspector's static stand-in (``agentnb.ipython.record.STATIC_CSS_CLASS``)."""
+STATIC_CLASSES = (STATIC_CLASS, "agentnb-static-eval", "agentnb-eval-compare")
+"""The classes of the static records agentnb's widget outputs carry: an inspector's, an
+evaluation display's (``agentnb.ipython.eval_view.STATIC_EVAL_CLASS``) and a comparison's
+(``agentnb.evals.record.comparison_html``)."""
 
 
 def static_html(text: str) -> str:
     """The static stand-in of one inspector, from its text (escaped: nothing in it is markup)."""
     head, _, rest = text.partition("\n")
     body = (
-        f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>'
+        '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'
+        f"{html.escape(rest, quote=True)}</pre>"
         if rest
         else ""
     )
-    return f'<div class="{STATIC_CLASS} tex2jax_ignore mathjax_ignore"><div>{html.escape(head, quote=True)}</div>{body}</div>'
+    return (
+        f'<div class="{STATIC_CLASS} tex2jax_ignore mathjax_ignore">'
+        f"<div>{html.escape(head, quote=True)}</div>{body}</div>"
+    )
 
 
 def _saved_models(notebook: Mapping[str, Any]) -> set[str]:
@@ -47,14 +59,15 @@ def _saved_models(notebook: Mapping[str, Any]) -> set[str]:
     return set(models) if isinstance(models, Mapping) else set()
 
 
-def _is_inspector(data: Mapping[str, Any], texts: Mapping[str, Any], model_id: str) -> bool:
-    return model_id in texts or STATIC_CLASS in str(data.get("text/html", ""))
+def _is_ours(data: Mapping[str, Any], texts: Mapping[str, Any], model_id: str) -> bool:
+    html_text = str(data.get("text/html", ""))
+    return model_id in texts or any(f'class="{name}' in html_text for name in STATIC_CLASSES)
 
 
 def fix_inspectors(notebook: dict[str, Any]) -> int:
     """Rewrite ``notebook`` (nbformat 4, as a dict) as it is saved: each inspector output gets its
-    latest static text, and loses its widget view when the widget's state is not saved. Returns
-    the number of inspector outputs changed."""
+    latest static text, and each of agentnb's widget outputs loses its widget view when the
+    widget's state is not saved. Returns the number of outputs changed."""
     metadata = notebook.get("metadata")
     if not isinstance(metadata, dict):
         return 0
@@ -67,9 +80,11 @@ def fix_inspectors(notebook: dict[str, Any]) -> int:
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
             data = output.get("data") if isinstance(output, dict) else None
-            view = data.get(WIDGET_VIEW) if isinstance(data, dict) else None
+            if not isinstance(data, dict):
+                continue
+            view = data.get(WIDGET_VIEW)
             model_id = view.get("model_id") if isinstance(view, Mapping) else None
-            if not isinstance(model_id, str) or not _is_inspector(data, texts, model_id):
+            if not isinstance(model_id, str) or not _is_ours(data, texts, model_id):
                 continue
             entry = texts.get(model_id)
             text = entry.get("text") if isinstance(entry, Mapping) else None

@@ -48,10 +48,10 @@ class EvalDisplay(Protocol):
 
 
 class CaseInspector(Protocol):
-    """Shows one case of an evaluation in an inspector (``run.inspect(case_id)``); ``tab`` is the
-    tab it opens on."""
+    """Shows one case of an evaluation (a run, or a comparison of two) in an inspector
+    (``run.inspect(case_id)``)."""
 
-    def __call__(self, target: Any, case_id: str, repeat: int, /, **options: Any) -> Any: ...
+    def __call__(self, target: Any, case_id: str, repeat: int, /) -> Any: ...
 
 
 class AgentObserver(Protocol):

@@ -125,7 +125,8 @@ class Team(Agent):
             if key in (member.name, member_id(member.name)):
                 return member
         raise DelegationError(
-            f"team {self.name!r} has no member {key!r}; members: {', '.join(member_id(m.name) for m in self.members) or '(none)'}"
+            f"team {self.name!r} has no member {key!r}; "
+            f"members: {', '.join(member_id(m.name) for m in self.members) or '(none)'}"
         )
 
     def find(self, path: str | Sequence[str]) -> Agent:
@@ -231,8 +232,8 @@ class Team(Agent):
     def _delegation(self, kind_of_key: Any) -> Delegation:
         return Delegation(
             kind="team",
-            state=self.member_state,  # type: ignore[arg-type]
-            memory=None,  # type: ignore[arg-type]
+            state=self.member_state,  # type: ignore[arg-type]  # a str, checked by Delegation
+            memory=None,
             respond_directly=self.respond_directly,
             member_key=kind_of_key,
             on_answer=self._remember,
@@ -248,13 +249,19 @@ class Team(Agent):
 
         tool = Tool(
             name="delegate_task_to_member",
-            description="Use this function to delegate a task to the selected team member. You must provide a clear and concise description of the task the member should achieve AND the expected output.",
+            description=(
+                "Use this function to delegate a task to the selected team member. You must provide a clear "
+                "and concise description of the task the member should achieve AND the expected output."
+            ),
             parameters={
                 "type": "object",
                 "properties": {
                     "member_id": {
                         "type": "string",
-                        "description": "The ID of the member to delegate the task to. Use only the ID of the member, for example `web-researcher`.",
+                        "description": (
+                            "The ID of the member to delegate the task to. "
+                            "Use only the ID of the member, for example `web-researcher`."
+                        ),
                     },
                     "task": {
                         "type": "string",
@@ -461,7 +468,10 @@ class Team(Agent):
 
     def __repr__(self) -> str:
         members = ", ".join(m.name for m in self.members)
-        return f"Team({self.name!r}, mode={self.mode}, members=[{members}], model={self.model.label}, turns={len(self.history)})"
+        return (
+            f"Team({self.name!r}, mode={self.mode}, members=[{members}], model={self.model.label}, "
+            f"turns={len(self.history)})"
+        )
 
 
 def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:

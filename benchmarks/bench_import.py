@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> dict:
             f"(-X importtime {row['importtime_ms']:6.1f} ms, {modules} modules)",
             flush=True,
         )
-    probe = "import sys, agentnb; print([m for m in %r if m in sys.modules])" % (HEAVY,)
+    probe = f"import sys, agentnb; print([m for m in {HEAVY!r} if m in sys.modules])"
     heavy = subprocess.run(
         [PY, "-c", probe], check=True, cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()

@@ -16,6 +16,7 @@ import json
 import os
 import statistics
 import sys
+from pathlib import Path
 from typing import Any
 
 FAST_ROWS = (
@@ -175,9 +176,10 @@ class Report:
                 if not r:
                     return "–"
                 return "; ".join(
-                    f"{l['turns']:,} turns {l['wall_ms']['median']:.0f} ms [{l['wall_ms']['min']:.0f}–{l['wall_ms']['max']:.0f}] "
-                    f"(CPU {l['cpu_ms']['median']:.0f})"
-                    for l in r["loads"]
+                    f"{load['turns']:,} turns {load['wall_ms']['median']:.0f} ms "
+                    f"[{load['wall_ms']['min']:.0f}–{load['wall_ms']['max']:.0f}] "
+                    f"(CPU {load['cpu_ms']['median']:.0f})"
+                    for load in r["loads"]
                 )
 
             mine_text = "; ".join(f"{k.upper()}: {loads(v)}" for k, v in by.items())
@@ -424,7 +426,7 @@ class Report:
             f"| agentnb: %load_ext agentnb (in a running IPython shell) | {data['load_ext_median_ms']:.0f} | {data['load_ext_min_ms']:.0f} | – | – |"
         )
         for path in sorted(glob.glob(os.path.join(self.anchors, "import_times*.json"))):
-            for case in json.load(open(path))["cases"]:
+            for case in json.loads(Path(path).read_text())["cases"]:
                 lines.append(
                     f"| anchors venv: {case['label']} | {case['median_s'] * 1000:.0f} | {min(case['wall_s']) * 1000:.0f} "
                     f"| {case['importtime_s'] * 1000:.0f} | {case['modules_imported']} |"

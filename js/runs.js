@@ -77,6 +77,13 @@ export function liveLanes(runs) {
   return lanes;
 }
 
+/** Where the time axis of one response's lanes ends (ms from the first member's start): with the
+ * last run or bar (a bar's start is a wall-clock time, a run's end its measured duration: the two
+ * clocks can differ by a hair, and no bar may overrun its track). */
+export function axisEnd(batch) {
+  return Math.max(1, ...batch.lanes.flatMap((l) => [l.end_ms, ...l.bars.map((b) => b.end_ms)]));
+}
+
 /** The key a scoped run's requests are kept under in ``store.requests`` (with ":" and the call). */
 export function runKey(runId) {
   return "run:" + runId;
@@ -96,6 +103,22 @@ export function scopedTurn(msg, requests) {
   turn.sections = msg.sections || [];
   for (const [call, request] of Object.entries(msg.requests || {})) requests.set(runKey(runId) + ":" + call, request);
   return turn;
+}
+
+/** The agent a handoff left answering the inspected agent's turns (a synced trait), or "". */
+export function inCharge(model) {
+  return (model && typeof model.get === "function" && model.get(TREE_WIRE.IN_CHARGE)) || "";
+}
+
+/** The run a turn was routed to — an earlier handoff left another agent in charge, which
+ * answered without a model call of the turn's own agent — as {agent, run_id, usage,
+ * duration_ms} (usage null when only the tree says so), or null. */
+export function routedOf(turn) {
+  if (!turn) return null;
+  if (turn.routed) return turn.routed;
+  const tree = turn.runTree;
+  const node = tree && tree.routed_to ? (tree.children || []).find((c) => c.run_id === tree.routed_to) : null;
+  return node ? { agent: node.agent, run_id: node.run_id, usage: null, duration_ms: node.duration_ms } : null;
 }
 
 /** Every node of a tree, depth first (the order the Runs tab lists them). */

@@ -9,10 +9,11 @@
 // live views, alone. The text is made here, at the save, so the kernel spends nothing on it.
 
 import { decodeTrait } from "./message.js";
+import { inCharge } from "./runs.js";
 import { WIRE } from "./wire.js";
 
 /** What the static view says of itself. */
-export const STATIC_NOTE = "a static view: the live inspector needs a running kernel (run the notebook to get it back)";
+export const STATIC_NOTE = "a static view: re-run this cell for the live inspector";
 
 const CUT = 300; // characters of a message, answer, argument list or tool result kept
 
@@ -29,11 +30,14 @@ export function staticText(model) {
   const info = model.get(WIRE.TRAIT_MODEL) || {};
   const rows = snap[WIRE.SUMMARIES] || [];
   const count = (snap[WIRE.TURNS_FROM] || 0) + rows.length;
-  const head = model.get(WIRE.TRAIT_AGENT) + " · inspector · model " + (info.label ?? "?") + " · " + count + " turn(s) · " + STATIC_NOTE;
+  const lines = [model.get(WIRE.TRAIT_AGENT) + " · inspector · model " + (info.label ?? "?") + " · " + count + " turn(s) · " + STATIC_NOTE];
+  if (inCharge(model)) lines.push("in charge: " + inCharge(model) + " (a handoff left it answering)");
   const last = rows[rows.length - 1];
-  if (!last || last.status === "running") return head;
-  const lines = [head, "turn " + (last.turn + 1) + " · " + last.status + " · " + Math.round(last.duration_ms || 0) + " ms", "user: " + cut(last.message)];
-  const calls = (snap[WIRE.EVENTS] || []).filter((e) => e.kind === "tool_call_finished");
+  if (!last || last.status === "running") return lines.join("\n");
+  const routed = last.routed ? " · routed to " + last.routed.agent : "";
+  lines.push("turn " + (last.turn + 1) + " · " + last.status + routed + " · " + Math.round(last.duration_ms || 0) + " ms", "user: " + cut(last.message));
+  // A routed turn's one call is the handoff made for it, not a call of the model's.
+  const calls = last.routed ? [] : (snap[WIRE.EVENTS] || []).filter((e) => e.kind === "tool_call_finished");
   calls.forEach((c, i) => lines.push("  " + (i + 1) + ". " + c.name + "(" + cut(c.arguments) + ") -> " + (c.error !== null && c.error !== undefined ? "error: " + cut(c.error) : cut(c.result))));
   lines.push(last.status === "failed" ? "error: " + cut(last.error) : "answer: " + cut(last.content ?? ""));
   return lines.join("\n");

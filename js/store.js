@@ -42,7 +42,6 @@ export class Store {
     this.baseState = undefined; // the state before the first turn
     this.requests = new Map(); // "turn:call" -> request payload
     this.scoped = null; // the run of a turn's tree last asked for (js/runs.js), as a turn
-    this.inCharge = null; // the agent a handoff left answering this one's turns
     this.asked = new Set(); // requests sent and not answered yet
     this.preview = null;
     this.previewPending = false;
@@ -354,7 +353,6 @@ export class Store {
       if (turn.status === "running") turn.receivedAt = turn.at ? turn.at * 1000 : this.now();
     }
     this.takeLive(snap);
-    this.inCharge = snap[TREE_WIRE.IN_CHARGE] || null;
     this.seq = snap[WIRE.SEQ];
     this.synced = true;
     this.applied.snapshots += 1;

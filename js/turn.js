@@ -23,6 +23,7 @@ export function blankTurn(index) {
     usage: { input: 0, output: 0, estimated: false },
     durationMs: null,
     replayed: false, // answered from the notebook's recording
+    routed: null, // {agent, run_id, usage, duration_ms}: the agent in charge answered it (js/runs.js routedOf)
     at: null,
     receivedAt: null, // when a live run started, by the browser's clock (for the elapsed time)
     toolCount: 0,
@@ -65,6 +66,7 @@ export function turnFromSummary(s) {
   turn.toolCount = s.tool_calls;
   turn.failedTools = s.failed_tool_calls || 0;
   turn.replayed = Boolean(s.replayed);
+  turn.routed = s.routed || null;
   turn.contextCount = s.context || 0;
   turn.contextBlocks = s.context_blocks || 0;
   turn.promptTokens = s.prompt_tokens ?? null;
@@ -109,8 +111,8 @@ function endRun(turn, e, status) {
 // One handler per event kind: (turn, event, options) -> nothing; each bumps the parts it changes.
 const HANDLERS = {
   run_started(turn, e, { live, previousState, now }) {
-    const { v, replayed } = turn;
-    Object.assign(turn, blankTurn(turn.index), { loaded: true, v, replayed });
+    const { v, replayed, routed } = turn;
+    Object.assign(turn, blankTurn(turn.index), { loaded: true, v, replayed, routed });
     turn.message = e.message;
     turn.model = e.model;
     turn.at = e.at;
@@ -195,9 +197,9 @@ export function applyEvent(turn, e, { live = false, previousState, now = Date.no
 
 /** Rebuild ``turn`` from its recorded events, change summary and state (a snapshot or a turn reply). */
 export function loadTurn(turn, events, changes, state) {
-  // The version counters run on; whether it was replayed is known from its summary.
-  const { v, replayed } = turn;
-  Object.assign(turn, blankTurn(turn.index), { v, replayed });
+  // The version counters run on; whether it was replayed or routed is known from its summary.
+  const { v, replayed, routed } = turn;
+  Object.assign(turn, blankTurn(turn.index), { v, replayed, routed });
   for (const e of events) applyEvent(turn, e);
   turn.loaded = true;
   turn.changes = changes || NO_CHANGES;

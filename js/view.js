@@ -8,8 +8,9 @@ import { append, attr, clear, empty, h } from "./dom.js";
 import { CUT_MARK, argsText, firstLine, ms, short, tokensText, usageTitle } from "./format.js";
 import { watchConnection } from "./connection.js";
 import { ANSWER_MS, NO_ANSWER, createStore } from "./store.js";
-import { RECONNECT } from "./tabs/parts.js";
+import { whatToDo } from "./tabs/parts.js";
 import { TABS } from "./tabs/index.js";
+import { TREE_WIRE, inCharge, routedOf } from "./runs.js";
 import { WIRE } from "./wire.js";
 
 const DRAW_DELAY_MS = 30; // store changes within this time are drawn together
@@ -53,10 +54,12 @@ function buildHeader(actions) {
     status: h("span", { class: "anb-status" }),
     tokens: h("span", { class: "anb-tokens" }),
     scope: h("span", { class: "anb-scope", title: "the run the tabs show (pick another in Runs)" }),
+    routed: h("span", { class: "anb-routed", hidden: true }),
+    charge: h("span", { class: "anb-in-charge", hidden: true }),
     prev: h("button", { type: "button", class: "anb-prev", "aria-label": "previous turn", title: "previous turn", "data-fkey": "prev", onclick: actions.prev }, "◀"),
     next: h("button", { type: "button", class: "anb-next", "aria-label": "next turn", title: "next turn", "data-fkey": "next", onclick: actions.next }, "▶"),
   };
-  parts.node = h("div", { class: "anb-header" }, parts.name, parts.model, parts.pos, parts.status, parts.tokens, parts.scope, h("span", { class: "anb-stepper" }, parts.prev, parts.next));
+  parts.node = h("div", { class: "anb-header" }, parts.name, parts.model, parts.pos, parts.status, parts.tokens, parts.routed, parts.scope, parts.charge, h("span", { class: "anb-stepper" }, parts.prev, parts.next));
   return parts;
 }
 
@@ -100,15 +103,22 @@ function buildTabs(onPick) {
   return { node, buttons };
 }
 
+/** The tab a view opens on: the one its widget names (an evaluation case: Checks, or Compare for a
+ * flipped case), else Prompt. */
+export function openingTab(model) {
+  const wanted = typeof model.get === "function" ? model.get(WIRE.TRAIT_TAB) : null;
+  return TABS.some((t) => t.id === wanted) ? wanted : "prompt";
+}
+
 class InspectorView {
   constructor(model, el, backlog) {
     this.model = model;
     this.store = createStore(model, { backlog });
     this.view = {
-      tab: "prompt",
+      tab: openingTab(model),
       selected: null, // null: follow the newest turn
       call: null, // model call picked in Prompt / Request (null: the last)
-      open: new Set(), // keys of <details> the user opened (tree pointers, "tool:<id>", …)
+      open: new Set(), // keys of <details> the user opened (tree pointers, tools.js toolKey, …)
       closed: new Set(), // … and closed
       shown: new Map(), // tree pointer -> number of children shown
       full: new Set(), // long texts and lists shown in full
@@ -186,13 +196,22 @@ class InspectorView {
       this.view.scope = runId;
       this.view.call = null;
     };
-    return { store: this.store, view: this.view, turn: this.scoped(turn), team: turn, update: (change) => this.update(change), select: (index) => this.select(index), scope };
+    const shown = this.shownRun(turn);
+    return { store: this.store, view: this.view, turn: this.scoped(turn, shown), team: turn, shown, update: (change) => this.update(change), select: (index) => this.select(index), scope };
   }
 
-  /** The run the tabs show: the turn, or the run of its tree picked in Runs (asked for once). */
-  scoped(turn) {
-    const runId = this.view.scope;
-    if (!turn || !runId) return turn;
+  /** The id of the run of ``turn``'s tree the tabs show: the one picked in Runs, else the run a
+   * routed turn went to (the agent in charge answered it), else null (the turn itself). */
+  shownRun(turn) {
+    if (!turn) return null;
+    if (this.view.scope) return this.view.scope;
+    const routed = routedOf(turn);
+    return routed ? routed.run_id : null;
+  }
+
+  /** The run the tabs show: the turn, or the run ``runId`` of its tree (asked for once). */
+  scoped(turn, runId) {
+    if (!turn || !runId || (turn.runTree && turn.runTree.run_id === runId)) return turn;
     const held = this.store.scoped;
     if (held && held.runId === runId && held.parentTurn === turn.index) return held;
     this.store.needRun(turn.index, runId);
@@ -210,25 +229,31 @@ class InspectorView {
     root.setAttribute("data-turn", turn ? turn.index : "");
     root.setAttribute("data-status", turn ? turn.status : "idle");
     for (const [name, count] of Object.entries(store.applied)) root.setAttribute("data-applied-" + name, count);
-    this.drawHeader(turn);
+    this.drawHeader(turn, ctx.turn);
     this.drawScope(ctx);
-    this.drawAnswer(turn);
+    this.drawAnswer(ctx.turn);
     this.drawTabs(ctx);
     this.drawPanel(ctx);
     root.setAttribute("data-panel-builds", this.drawn.builds);
-    this.errorLine.textContent = store.offline ? "Not live: " + store.offline + ", so this shows what the inspector last received. " + RECONNECT : store.error ? "inspector: " + store.error : "";
+    this.errorLine.textContent = store.offline ? "Not live: " + store.offline + ", so this shows what the inspector last received. " + whatToDo(store.offline) : store.error ? "inspector: " + store.error : "";
     this.errorLine.className = "anb-error-line" + (store.offline ? " anb-offline" : "");
     root.setAttribute("data-connected", store.offline ? "false" : "true");
     // A rebuilt panel dropped the focused element: focus its counterpart in the new panel.
     if (focusKey && !root.contains(document.activeElement)) root.querySelector('[data-fkey="' + CSS.escape(focusKey) + '"]')?.focus();
   }
 
-  drawHeader(turn) {
+  /** The header: the agent, its model, the turn's place, and the status, time and tokens of the
+   * run the tabs show (``shown``: the turn, or a member run picked in Runs, or the run a routed
+   * turn went to). */
+  drawHeader(turn, shown) {
     const { header, model, store } = this;
     const info = model.get(WIRE.TRAIT_MODEL) || {};
     const index = this.turnIndex();
     const total = store.turns.length;
-    const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, store.offline, turn && [turn.status, turn.error, turn.durationMs, turn.usage, turn.replayed]]);
+    const routed = routedOf(turn);
+    const run = shown || turn;
+    const charge = inCharge(model);
+    const key = JSON.stringify([model.get(WIRE.TRAIT_AGENT), info, index, total, store.offline, charge, routed, run && [run.runId, run.status, run.error, run.durationMs, run.usage, run.replayed, run.loaded]]);
     if (key === this.drawn.header) return;
     this.drawn.header = key;
     header.name.textContent = model.get(WIRE.TRAIT_AGENT);
@@ -236,21 +261,29 @@ class InspectorView {
     header.model.title = "model kind: " + (info.kind || "?") + (info.origin ? ", chosen: " + info.origin : "");
     header.model.textContent = modelText(info);
     header.pos.textContent = total ? "turn " + (index + 1) + " of " + total : "no turns";
-    this.drawClock(turn);
+    this.drawClock(run);
+    // A routed turn's own record holds no model call: until the run it went to is loaded, its
+    // summary says what that run used.
+    const waiting = routed && run === turn;
+    const usage = waiting && routed.usage ? routed.usage : run ? run.usage : null;
     // No count before the first model response: "0 tok" would read as a measurement.
-    const counted = turn && (turn.status !== "running" || turn.usage.input + turn.usage.output > 0);
-    const calls = turn ? turn.calls.filter(Boolean).length || (turn.loaded ? 0 : null) : 0;
-    header.tokens.textContent = counted ? tokensText(turn.usage) + " used" + (calls > 1 ? " · " + calls + " calls" : "") : "";
-    header.tokens.title = turn ? usageTitle(turn.usage, calls) : "";
+    const counted = run && !(waiting && !routed.usage) && (run.status !== "running" || usage.input + usage.output > 0);
+    const calls = run && !waiting ? run.calls.filter(Boolean).length || (run.loaded ? 0 : null) : null;
+    header.tokens.textContent = counted ? tokensText(usage) + " used" + (calls > 1 ? " · " + calls + " calls" : "") : "";
+    header.tokens.title = counted ? usageTitle(usage, calls) + (run && run.runId ? " (of the run shown: " + run.breadcrumb + ")" : "") : "";
+    header.routed.hidden = !routed;
+    header.routed.textContent = routed ? "→ routed to " + routed.agent : "";
+    attr(header.routed, "title", routed ? routed.agent + " was in charge (an earlier handoff left it answering): this turn went straight to it, with no model call of " + model.get(WIRE.TRAIT_AGENT) + "'s; the tabs show " + routed.agent + "'s run" : null);
+    header.charge.hidden = !charge;
+    header.charge.textContent = charge ? "in charge: " + charge : "";
+    attr(header.charge, "title", charge ? "a handoff left " + charge + " in charge: " + model.get(WIRE.TRAIT_AGENT) + "'s next message goes to it" : null);
     header.prev.disabled = !total || index === 0;
     header.next.disabled = !total || index === total - 1;
   }
 
-  /** The breadcrumb of the run the tabs show, and who answers after a handoff. */
+  /** The breadcrumb of the run the tabs show. */
   drawScope(ctx) {
-    const shown = ctx.turn && ctx.turn.runId ? "▸ " + ctx.turn.breadcrumb : "";
-    const charge = this.store.inCharge ? " · in charge: " + this.store.inCharge : "";
-    const text = shown + charge;
+    const text = ctx.turn && ctx.turn.runId ? "▸ " + ctx.turn.breadcrumb : "";
     if (this.header.scope.textContent !== text) this.header.scope.textContent = text;
   }
 
@@ -262,9 +295,10 @@ class InspectorView {
     attr(this.header.status, "title", offline ? offline + ": this is what the inspector last received" : turn && turn.replayed ? "answered from the recording beside the notebook" : null);
   }
 
+  /** The message and answer line of the run the tabs show (a member run's task and answer). */
   drawAnswer(turn) {
     const answer = this.answer;
-    const key = turn ? [turn.index, turn.status, turn.v.text, turn.v.summary, turn.v.tools, this.store.version.epoch].join("|") : "";
+    const key = turn ? [turn.index, turn.runId || "", turn.status, turn.v.text, turn.v.summary, turn.v.tools, this.store.version.epoch].join("|") : "";
     if (key === this.drawn.answer) return;
     this.drawn.answer = key;
     clear(answer.box);
@@ -280,6 +314,7 @@ class InspectorView {
       [label, text] = [turn.errorType || "error", turn.error || ""];
     }
     answer.message.textContent = "» " + short(turn.message, 120);
+    attr(answer.message, "title", turn.runId ? "the task " + turn.breadcrumb + " was given" : "user message");
     answer.label.textContent = label;
     answer.text.textContent = text;
     append(answer.box, [answer.message, answer.label, answer.text]);
@@ -369,6 +404,7 @@ class InspectorView {
     if (resized) resized.observe(this.answer.box);
     this.model.on("change:" + WIRE.TRAIT_AGENT, schedule);
     this.model.on("change:" + WIRE.TRAIT_MODEL, schedule);
+    this.model.on("change:" + TREE_WIRE.IN_CHARGE, schedule);
     this.draw();
     return () => {
       clearInterval(clock);
@@ -378,6 +414,7 @@ class InspectorView {
       unsubscribe();
       this.model.off("change:" + WIRE.TRAIT_AGENT, schedule);
       this.model.off("change:" + WIRE.TRAIT_MODEL, schedule);
+      this.model.off("change:" + TREE_WIRE.IN_CHARGE, schedule);
       this.store.dispose();
     };
   }

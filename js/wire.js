@@ -56,5 +56,6 @@ export const WIRE = {
   "TRAIT_ID": "widget_id",
   "FRONT_END": "front_end",
   "VIEWING": "viewing",
-  "TRAIT_CHECKS": "case_checks"
+  "TRAIT_CHECKS": "case_checks",
+  "TRAIT_TAB": "open_tab"
 };

@@ -12,12 +12,11 @@ _real_connect_ex = socket.socket.connect_ex
 
 
 def _is_loopback(address: object) -> bool:
-    if isinstance(address, (tuple, list)) and address:
-        host = address[0]
-    elif isinstance(address, (str, bytes)):
+    if isinstance(address, (str, bytes)):
         return True  # AF_UNIX paths
-    else:
+    if not isinstance(address, (tuple, list)) or not address:
         return False
+    host = address[0]
     if host in ("localhost", "localhost.localdomain"):
         return True
     try:

@@ -13,6 +13,7 @@ import json
 import threading
 import time
 from collections import deque
+from contextlib import suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -181,10 +182,8 @@ class OpenAIServer:
             time.sleep(reply.delay)
         if reply.status != 200:
             kind = "rate_limit_error" if reply.status == 429 else "invalid_request_error"
-            try:
+            with suppress(OSError):  # the client gave up (timeout)
                 h._json(reply.status, _error(reply.error, kind, reply.code), reply.headers)
-            except OSError:  # the client gave up (timeout)
-                pass
             return
         n = self._counter
         try:

@@ -28,9 +28,9 @@ import inspect
 import json
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import ConfigurationError, ContextProviderError
 from ..events import ContextBlock, ContextRetrieved
@@ -63,7 +63,7 @@ class ContextQuery(str):
     def query_text(self) -> str:
         return str.__str__(self)
 
-    def replace(self, query_text: str) -> ContextQuery:
+    def replace(self, query_text: str) -> ContextQuery:  # type: ignore[override]  # new text, not str.replace
         return ContextQuery(query_text, inputs=self.inputs, agent=self.agent)
 
     def __repr__(self) -> str:
@@ -201,7 +201,7 @@ class ContextProviders:
         if self._agent is not None and callable(attach):
             attach(self._agent)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._providers)
 
     def __len__(self) -> int:
@@ -342,7 +342,7 @@ class ContextProviders:
 
 
 def _lookup(
-    provider: Any, label: str, query: ContextQuery, top_k: int, run_id: str, via: str
+    provider: Any, label: str, query: ContextQuery, top_k: int, run_id: str, via: Literal["passive", "tool"]
 ) -> ContextRetrieved:
     """Ask one provider for blocks; the answer as the event the turn record and inspector keep."""
     started = time.perf_counter()
@@ -355,7 +355,7 @@ def _lookup(
         top_k=top_k,
         blocks=blocks,
         rendered=render_context([(label, blocks)]),
-        via=via,  # type: ignore[arg-type]
+        via=via,
         duration_ms=(time.perf_counter() - started) * 1000,
     )
 

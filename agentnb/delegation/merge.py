@@ -63,7 +63,7 @@ def merge(
         for chain, ops in _groups(
             [(op, author) for op, author in run.ops if top_level_key(op["path"]) not in combined]
         ):
-            current = {
+            current: dict[Any, Any] = {
                 k: thaw(tracker.snapshot.get(k))
                 for k in dict.fromkeys(top_level_key(op["path"]) for op in ops)
                 if k in state.data

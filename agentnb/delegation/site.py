@@ -87,7 +87,8 @@ class Delegation:
         for key, spec in self.outputs_to_state.items():
             if not isinstance(spec, Mapping) or set(spec) - {"source", "handler"}:
                 raise ConfigurationError(
-                    f"outputs_to_state[{key!r}] must be {{'source': member key or 'answer', 'handler': fn?}}; got {spec!r}"
+                    f"outputs_to_state[{key!r}] must be "
+                    f"{{'source': member key or 'answer', 'handler': fn?}}; got {spec!r}"
                 )
             if spec.get("handler") is not None and not callable(spec["handler"]):
                 raise ConfigurationError(
@@ -213,7 +214,7 @@ class DelegationSite:
         """Apply what each child run brings up: refused at the first conflict."""
         for assignment, run in zip(self._assignments, self.runs):
             if self.delegation.on_answer is not None:
-                self.delegation.on_answer(self.ctx, assignment, run.record)
+                self.delegation.on_answer(self.ctx, assignment, run.done)
         ok = [run for run in self.runs if run.done.status == "ok"]
         answer = (ok[-1].done.content or "") if self.delegation.respond_directly and ok else None
         for run in self.runs:

@@ -70,15 +70,16 @@ def agent_tool(
     name = tool_name(name or member.name)
     delegation = Delegation(
         kind="as_tool",
-        state=state,  # type: ignore[arg-type]
+        state=state,  # type: ignore[arg-type]  # a str, checked by Delegation
         inputs_from_state=dict(inputs_from_state or {}),
         outputs_to_state={k: dict(v) for k, v in (outputs_to_state or {}).items()},
-        memory=memory,  # type: ignore[arg-type]
+        memory=memory,  # type: ignore[arg-type]  # a str, checked by Delegation
         member_key=lambda tool_call: f"agent:{id(member)}",  # one agent runs one call at a time
     )
     if state != "none" and (inputs_from_state or outputs_to_state):
         raise ConfigurationError(
-            f"{name}: inputs_from_state / outputs_to_state map keys only with state='none' (state={state!r} passes the whole state)"
+            f"{name}: inputs_from_state / outputs_to_state map keys only with state='none' "
+            f"(state={state!r} passes the whole state)"
         )
 
     variables = prompt_variables(member, delegation.inputs_from_state.values() if state == "none" else ())

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalCaseError
+from ..util.extras import install_line
 
 Message = "str | Mapping[str, Any]"
 
@@ -56,12 +57,14 @@ class Case:
     def __post_init__(self) -> None:
         if (self.input is None) == (self.messages is None):
             raise EvalCaseError(
-                f"case {self.id or '?'}: give input='...' (one turn) or messages=[...] (one turn each), exactly one of them"
+                f"case {self.id or '?'}: give input='...' (one turn) or messages=[...] (one turn each), "
+                "exactly one of them"
             )
         if self.messages is not None:
             if isinstance(self.messages, (str, bytes)) or not isinstance(self.messages, Sequence):
                 raise EvalCaseError(
-                    f"case {self.id or '?'}: messages must be a list of user messages, got {type(self.messages).__name__}"
+                    f"case {self.id or '?'}: messages must be a list of user messages, "
+                    f"got {type(self.messages).__name__}"
                 )
             object.__setattr__(self, "messages", tuple(self.messages))
             if not self.messages:
@@ -69,7 +72,8 @@ class Case:
         for message in self.turns:
             if not isinstance(message, (str, Mapping)):
                 raise EvalCaseError(
-                    f"case {self.id or '?'}: a message must be a str or a dict of input fields, got {type(message).__name__}"
+                    f"case {self.id or '?'}: a message must be a str or a dict of input fields, "
+                    f"got {type(message).__name__}"
                 )
         if self.state is not None and not isinstance(self.state, Mapping):
             raise EvalCaseError(
@@ -123,7 +127,8 @@ class Case:
         unknown = sorted(set(data) - {"id", "input", "messages", "expected", "state", "start", "metadata"})
         if unknown:
             raise EvalCaseError(
-                f"{where}unknown case field(s) {', '.join(map(repr, unknown))}; a case has id, input or messages, expected, state, metadata"
+                f"{where}unknown case field(s) {', '.join(map(repr, unknown))}; "
+                "a case has id, input or messages, expected, state, metadata"
             )
         start = data.get("start")
         return cls(
@@ -210,7 +215,8 @@ def as_cases(cases: Any) -> list[Case]:
     elif hasattr(cases, "columns") and hasattr(cases, "to_dict"):
         if "input" not in cases.columns and "messages" not in cases.columns:
             raise EvalCaseError(
-                f"the DataFrame has no 'input' column (it has {', '.join(map(str, cases.columns))}); use cases_from_frame(df, input='<column>')"
+                f"the DataFrame has no 'input' column (it has {', '.join(map(str, cases.columns))}); "
+                "use cases_from_frame(df, input='<column>')"
             )
         columns = {name: name for name in ("id", "expected", "state") if name in cases.columns}
         out = cases_from_frame(cases, input="input" if "input" in cases.columns else "messages", **columns)
@@ -231,7 +237,8 @@ def as_cases(cases: Any) -> list[Case]:
                 )
     else:
         raise EvalCaseError(
-            f"cases must be a list of Case, a pandas DataFrame or a .jsonl/.csv/.yaml file path, got {type(cases).__name__}"
+            "cases must be a list of Case, a pandas DataFrame or a .jsonl/.csv/.yaml file path, "
+            f"got {type(cases).__name__}"
         )
     if not out:
         raise EvalCaseError("there are no cases to evaluate; give at least one")
@@ -239,7 +246,8 @@ def as_cases(cases: Any) -> list[Case]:
     for number, case in enumerate(out, 1):
         if case.id in seen:
             raise EvalCaseError(
-                f"cases {seen[case.id]} and {number} have the same id {case.id!r}; ids must be unique (they pair runs and resume them)"
+                f"cases {seen[case.id]} and {number} have the same id {case.id!r}; "
+                "ids must be unique (they pair runs and resume them)"
             )
         seen[case.id] = number
     return out
@@ -267,7 +275,8 @@ def cases_from_frame(
     ):
         if column is not None and column not in columns:
             raise EvalCaseError(
-                f"cases_from_frame: {option}={column!r} is not a column of the DataFrame (it has {', '.join(map(str, columns))})"
+                f"cases_from_frame: {option}={column!r} is not a column of the DataFrame "
+                f"(it has {', '.join(map(str, columns))})"
             )
     out = []
     for position, row in enumerate(frame.to_dict("records")):
@@ -322,15 +331,17 @@ def load_cases(path: str | Path) -> list[Case]:
         )
     suffix = file.suffix.lower()
     text = file.read_text(encoding="utf-8")
+    records: Any
     if suffix == ".jsonl":
         records = []
         for number, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
                     records.append(json.loads(line))
-                except ValueError as exc:
+                except ValueError as exc:  # a JSONDecodeError, or an integer too long to convert
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else exc
                     raise EvalCaseError(
-                        f"{file.name} line {number} is not JSON ({exc.msg}); each line must be one case object"
+                        f"{file.name} line {number} is not JSON ({why}); each line must be one case object"
                     ) from None
     elif suffix == ".json":
         records = _parsed(lambda: json.loads(text), file)
@@ -338,7 +349,7 @@ def load_cases(path: str | Path) -> list[Case]:
         try:
             import yaml
         except ImportError:
-            raise EvalCaseError("reading YAML cases needs PyYAML: pip install 'agentnb[evals]'") from None
+            raise EvalCaseError(f"reading YAML cases needs PyYAML: {install_line('evals')}") from None
         records = _parsed(lambda: yaml.safe_load(text), file)
     elif suffix == ".csv":
         records = [
@@ -347,7 +358,8 @@ def load_cases(path: str | Path) -> list[Case]:
         ]
     else:
         raise EvalCaseError(
-            f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, not {suffix or 'a file without a suffix'}"
+            f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, "
+            f"not {suffix or 'a file without a suffix'}"
         )
     if isinstance(records, Mapping) and "cases" in records:
         records = records["cases"]

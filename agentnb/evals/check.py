@@ -181,7 +181,8 @@ class _Called(Check):
             return Verdict(
                 self.name,
                 "pass",
-                f"{self.tool}({_short(arguments_of(first), 60)}) executed in turn {view.turn_of(first)}, answered by {first.answered_by}",
+                f"{self.tool}({_short(arguments_of(first), 60)}) executed in turn {view.turn_of(first)}, "
+                f"answered by {first.answered_by}",
                 call_evidence(view, first),
             )
         if calls:
@@ -204,7 +205,8 @@ class _Called(Check):
             return Verdict(
                 self.name,
                 "fail",
-                f"{self.tool} was called but did not execute ({refused[0].error_kind}: {_short(refused[0].error or '', 60)})",
+                f"{self.tool} was called but did not execute ({refused[0].error_kind}: "
+                f"{_short(refused[0].error or '', 60)})",
                 call_evidence(view, refused[0]),
             )
         return Verdict(

@@ -192,7 +192,8 @@ class FunctionCheck(Check):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return Verdict(self.name, "pass" if value > 0 else "fail", f"score {value:g}", score=float(value))
         raise EvalCheckError(
-            f"check {self.name} returned {type(value).__name__}; return None/True/False, (passed, reason), a number, or assert"
+            f"check {self.name} returned {type(value).__name__}; return None/True/False, (passed, reason), "
+            "a number, or assert"
         )
 
 
@@ -238,7 +239,8 @@ def as_checks(checks: Any) -> list[Check]:
     for item in items:
         if item.name in RESERVED:
             raise EvalCheckError(
-                f"a check cannot be named {item.name!r}: run.frame() has a column of that name; give it another (name='...')"
+                f"a check cannot be named {item.name!r}: run.frame() has a column of that name; "
+                "give it another (name='...')"
             )
         if item.name in seen:
             raise EvalCheckError(f"two checks are named {item.name!r}; give one another name (name='...')")
@@ -270,7 +272,8 @@ def resolve(value: Any, view: CaseView, check: str, what: str) -> Any:
     if value is EXPECTED:
         if view.case.expected is None:
             raise EvalCheckError(
-                f"{check} compares with the case's expected value and case {view.case.id!r} has none; give expected= on the case or {what} to the check"
+                f"{check} compares with the case's expected value and case {view.case.id!r} has none; "
+                f"give expected= on the case or {what} to the check"
             )
         return view.case.expected
     if isinstance(value, Mapping):

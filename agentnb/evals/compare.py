@@ -146,7 +146,8 @@ class EvalComparison:
         return compare_turns(a.turns[index], b.turns[index])
 
     def inspect(self, case_id: str, repeat: int = 0) -> Any:
-        """The inspector on the candidate's case, its Compare tab on the baseline's same case (a cell ending with it shows it)."""
+        """The inspector on the candidate's case, its Compare tab on the baseline's same case (a cell
+        ending with it shows it)."""
         from .results import _inspect
 
         return _inspect(self, case_id, repeat)

@@ -61,7 +61,8 @@ class JudgeCalls:
                 return call.get("content") or "", True
         if self.mode == "strict" and model.external:
             raise EvalCheckError(
-                f"judge {check}: its request is not in the recording and strict replay (AGENTNB_REPLAY=strict) does not call {model.label}"
+                f"judge {check}: its request is not in the recording and strict replay "
+                f"(AGENTNB_REPLAY=strict) does not call {model.label}"
             )
         limiter = self.limiter_for(model) if self.limiter_for is not None else None
         response = GuardedModel(case_model(model), limiter, self.stats).complete(request)

@@ -127,11 +127,13 @@ def gate(plan: Plan, max_cost: float | None) -> None:
         return
     if plan.cost is None:
         raise EvalBudgetError(
-            f"{plan.text()}; its cost is unknown: give prices={{'{plan.model}': (input, output)}} in dollars per million tokens, or drop max_cost"
+            f"{plan.text()}; its cost is unknown: give prices={{'{plan.model}': (input, output)}} "
+            "in dollars per million tokens, or drop max_cost"
         )
     if plan.cost > max_cost:
         raise EvalBudgetError(
-            f"{plan.text()}; that is above max_cost=${max_cost:g}: nothing was called. Raise max_cost, or evaluate fewer cases"
+            f"{plan.text()}; that is above max_cost=${max_cost:g}: nothing was called. "
+            "Raise max_cost, or evaluate fewer cases"
         )
 
 

@@ -2,7 +2,7 @@
 
 Ray has no executor of its own; every ``ObjectRef.future()`` is a ``concurrent.futures.Future``,
 so ``submit`` is one remote call. Cancelling such a future does not stop the task: ``shutdown``
-cancels what is still running with ``ray.cancel``. Needs ``pip install 'agentnb[ray]'``.
+cancels what is still running with ``ray.cancel``. Needs ``pip install "jupyter-agentnb[ray]"``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ConfigurationError
+from ..util.extras import install_line
 
 
 class RayExecutor(concurrent.futures.Executor):
@@ -24,7 +25,7 @@ class RayExecutor(concurrent.futures.Executor):
         try:
             import ray
         except ImportError:
-            raise ConfigurationError("RayExecutor needs Ray: pip install 'agentnb[ray]'") from None
+            raise ConfigurationError(f"RayExecutor needs Ray: {install_line('ray')}") from None
         if not ray.is_initialized():
             ray.init(**(init or {}))
         self._ray = ray

@@ -24,7 +24,10 @@ def _head(run: EvalRun) -> str:
     passed = sum(r.passed is True for r in run.rows)
     given = sum(r.tokens[0] for r in run.rows)
     taken = sum(r.tokens[1] for r in run.rows)
-    text = f"evaluation {run.name} · {len(run.rows)} run(s) of {cases} case(s) · {passed} passed ({run.rate():.0%}) · {len(run.errors)} error(s) · {given + taken:,} tokens"
+    text = (
+        f"evaluation {run.name} · {len(run.rows)} run(s) of {cases} case(s) · "
+        f"{passed} passed ({run.rate():.0%}) · {len(run.errors)} error(s) · {given + taken:,} tokens"
+    )
     if run.stopped:
         text += f" · {run.stopped}"
     return text
@@ -85,14 +88,20 @@ def run_html(run: EvalRun) -> str:
         parts.append("</table>")
     failing = _failing(run)
     if failing:
-        parts.append(
-            f"<p>not passed ({len(failing)}):</p><table><tr><th>case</th><th>check</th><th>verdict</th><th>reason</th></tr>"
-        )
-        for case, check, status, reason in failing[:FAILING_SHOWN]:
-            parts.append(
-                f"<tr><td>{escape(case)}</td><td>{escape(check)}</td><td>{escape(status)}</td><td>{escape(reason)}</td></tr>"
-            )
+        # Left-aligned: notebooks right-align table cells, which scatters sentences; the case,
+        # check and verdict on one line each.
+        left = ' style="text-align:left"'
+        whole = ' style="text-align:left;white-space:nowrap"'
+        head = "".join(f"<th{left}>{h}</th>" for h in ("case", "check", "verdict", "reason"))
+        parts.append(f"<p>not passed ({len(failing)}):</p><table><tr>{head}</tr>")
+        for row in failing[:FAILING_SHOWN]:
+            cells = [f"<td{whole}>{escape(cell)}</td>" for cell in row[:3]] + [
+                f"<td{left}>{escape(row[3])}</td>"
+            ]
+            parts.append("<tr>" + "".join(cells) + "</tr>")
         parts.append("</table>")
+        if len(failing) > FAILING_SHOWN:
+            parts.append(f"<p>… {len(failing) - FAILING_SHOWN} more (run.checks())</p>")
     errors = _errors(run)
     if errors:
         parts.append(
@@ -106,11 +115,13 @@ def _comparison_lines(cmp: EvalComparison) -> list[str]:
     lines = [f"{cmp.candidate.name} vs {cmp.baseline.name} · {len(cmp.pairs)} paired run(s)"]
     if cmp.only_baseline or cmp.only_candidate:
         lines.append(
-            f"unpaired: {len(cmp.only_baseline)} only in {cmp.baseline.name}, {len(cmp.only_candidate)} only in {cmp.candidate.name}"
+            f"unpaired: {len(cmp.only_baseline)} only in {cmp.baseline.name}, "
+            f"{len(cmp.only_candidate)} only in {cmp.candidate.name}"
         )
     for s in cmp.summaries:
         lines.append(
-            f"  {s.check}: {s.baseline_rate:.0%} → {s.candidate_rate:.0%} · {s.pass_to_fail} pass→fail, {s.fail_to_pass} fail→pass · "
+            f"  {s.check}: {s.baseline_rate:.0%} → {s.candidate_rate:.0%} · "
+            f"{s.pass_to_fail} pass→fail, {s.fail_to_pass} fail→pass · "
             f"McNemar exact p={s.p_value:.3g} · diff 95% CI [{s.interval[0]:+.2f}, {s.interval[1]:+.2f}]"
         )
     flips = [f for check in (cmp.check_names or ["all checks"]) for f in cmp.flips(check)]

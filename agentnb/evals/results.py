@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import slots
 from ..errors import EvalAssertionError, EvalCheckError, EvalStoreError
 from ..history.history import TurnRecord
+from ..util.extras import install_line
 from .cases import Case
 from .checks import CaseView, Check, Verdict, as_checks, run_checks
 from .judge import JudgeCalls
@@ -223,24 +224,18 @@ class EvalRun:
         """Raise ``EvalAssertionError`` (an AssertionError) when the pass rate is below ``min_rate``."""
         rate = self.rate(check)
         if rate + 1e-12 < min_rate:
-            failing = [
-                r
-                for r in self.rows
-                if (
-                    r.passed is not True
-                    if check is None
-                    else (r.verdict(check) is None or r.verdict(check).status != "pass")
-                )
-            ]  # type: ignore[union-attr]
+            failing = [r for r in self.rows if not _passed(r, check)]
             detail = "; ".join(f"{r.case.id}: {_why(r, check)}" for r in failing[:5])
             raise EvalAssertionError(
-                f"{self.name}: {rate:.0%} of {len(self.rows)} run(s) passed {check or 'every check'}, below {min_rate:.0%} — {detail}"
+                f"{self.name}: {rate:.0%} of {len(self.rows)} run(s) passed {check or 'every check'}, "
+                f"below {min_rate:.0%} — {detail}"
             )
 
     # -- frames ---------------------------------------------------------------------------------
 
     def frame(self) -> pandas.DataFrame:
-        """One row per (case, repeat): id, input, answer, status, passed, a column per check, tokens, cost, duration, replayed, retries."""
+        """One row per (case, repeat): id, input, answer, status, passed, a column per check, tokens,
+        cost, duration, replayed, retries."""
         import pandas as pd
 
         price = self.price
@@ -381,7 +376,8 @@ class EvalRun:
     # -- display -------------------------------------------------------------------------------
 
     def inspect(self, case_id: str, repeat: int = 0) -> Any:
-        """The inspector on case ``case_id``: its turns, and its verdicts in the Checks tab (a cell ending with it shows it)."""
+        """The inspector on case ``case_id``: its turns, and its verdicts in the Checks tab (a cell
+        ending with it shows it)."""
         return _inspect(self, case_id, repeat)
 
     def text(self) -> str:
@@ -403,6 +399,14 @@ class EvalRun:
         return f"EvalRun({self.name!r}, {len(self.rows)} run(s), {self.rate():.0%} passed, {len(self.errors)} error(s))"
 
 
+def _passed(row: CaseRow, check: str | None) -> bool:
+    """Whether ``row`` passed every check (``check`` None) or that one."""
+    if check is None:
+        return row.passed is True
+    verdict = row.verdict(check)
+    return verdict is not None and verdict.status == "pass"
+
+
 def _why(row: CaseRow, check: str | None) -> str:
     if row.status != "ok":
         return f"error: {row.error}"
@@ -416,7 +420,7 @@ def _inspect(target: Any, case_id: str, repeat: int) -> Any:
     inspect = slots.case_inspector.get()
     if inspect is None:
         raise EvalCheckError(
-            "showing a case needs the notebook: %load_ext agentnb (pip install 'agentnb[notebook]')"
+            f"showing a case needs the notebook: %load_ext agentnb ({install_line('notebook')})"
         )
     return inspect(target, str(case_id), repeat)
 

@@ -113,7 +113,8 @@ class Evaluation:
         self.max_errors = max_errors
         if executor is not None and not isinstance(executor, concurrent.futures.Executor):
             raise ConfigurationError(
-                f"executor must be a concurrent.futures.Executor (Dask: client.get_executor(); Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}"
+                "executor must be a concurrent.futures.Executor (Dask: client.get_executor(); "
+                f"Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}"
             )
         self.executor = executor
         self.max_cost, self.prices = max_cost, prices
@@ -210,6 +211,7 @@ class Evaluation:
         finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
         try:
             futures = [pool.submit(one, i, t) for i, t in enumerate(tasks)]
+            future: concurrent.futures.Future[None] | None
             for future in futures:
                 future.add_done_callback(finished.put)
             left, shown = len(futures), time.monotonic()

@@ -117,7 +117,7 @@ class EvalStore:
             with self._lock:
                 if self._file is None:
                     self.folder.mkdir(parents=True, exist_ok=True)
-                    self._file = open(self.lines_path, "ab")
+                    self._file = open(self.lines_path, "ab")  # noqa: SIM115  (open across appends until close())
                     if self._file.tell() and not _ends_with_newline(self.lines_path):
                         self._file.write(b"\n")  # a line cut short by a crash stays apart
                 self._file.write(line)

@@ -178,7 +178,8 @@ def comparison_text(c: Comparison) -> str:
     for section in c.sections:
         where = f" ({_SIDES[section.how]})" if section.how in _SIDES else ""
         lines.append(
-            f"  {_MARK[section.how]} {section.source}{where}: {_pair_text(c.tokens, section.left_tokens, section.right_tokens)}"
+            f"  {_MARK[section.how]} {section.source}{where}: "
+            f"{_pair_text(c.tokens, section.left_tokens, section.right_tokens)}"
         )
         if section.how == "changed":
             lines.extend(_changed_lines(section.rows, "      "))
@@ -212,7 +213,8 @@ def comparison_text(c: Comparison) -> str:
             lines.append(f"  ~ {key.key}: {key.left} → {key.right}{below}{hidden}")
         else:
             lines.append(
-                f"  {_MARK[key.how]} {key.key}: {key.left if key.how == 'removed' else key.right} ({_SIDES[key.how]}){hidden}"
+                f"  {_MARK[key.how]} {key.key}: {key.left if key.how == 'removed' else key.right} "
+                f"({_SIDES[key.how]}){hidden}"
             )
     lines.append(f"answer left: {c.answers[0] or ''}")
     lines.append(f"answer right: {c.answers[1] or ''}")
@@ -274,11 +276,13 @@ def comparison_html(c: Comparison) -> str:
     parts.append(f'<div class="agentnb-compare-why"><b>why:</b><ul>{"".join(why)}</ul></div>')
     if c.effects:
         parts.append(
-            f'<div class="agentnb-compare-effects"><b>what came of it:</b><ul>{"".join(f"<li>{_e(x)}</li>" for x in c.effects)}</ul></div>'
+            '<div class="agentnb-compare-effects"><b>what came of it:</b>'
+            f"<ul>{''.join(f'<li>{_e(x)}</li>' for x in c.effects)}</ul></div>"
         )
     parts.append(f'<table class="agentnb-compare-table" style="border-collapse:collapse">{head}')
     parts.append(
-        f"<tr><td{_LABEL_TD}><b>prompt tokens</b></td><td{_TD}>{_e(_counter_text(c.tokens[0]))}</td><td{_TD}>{_e(_counter_text(c.tokens[1]))}</td></tr>"
+        f"<tr><td{_LABEL_TD}><b>prompt tokens</b></td>"
+        f"<td{_TD}>{_e(_counter_text(c.tokens[0]))}</td><td{_TD}>{_e(_counter_text(c.tokens[1]))}</td></tr>"
     )
     for section in c.sections:
         a, b = c.tokens
@@ -299,12 +303,14 @@ def comparison_html(c: Comparison) -> str:
             else {"same": "the same"}.get(request.how, _SIDES.get(request.how, ""))
         )
         parts.append(
-            f'<tr data-how="{request.how}"><td{_LABEL_TD}>{_mark(request.how)} request {request.call}</td><td colspan="2"{_TD}>{_e(what)}</td></tr>'
+            f'<tr data-how="{request.how}"><td{_LABEL_TD}>{_mark(request.how)} request {request.call}</td>'
+            f'<td colspan="2"{_TD}>{_e(what)}</td></tr>'
         )
     for call in c.tool_calls:
         parts.append(
             f'<tr data-how="{call.how}"><td{_LABEL_TD}>{_mark(call.how)} tool call {call.number}</td>'
-            f'<td{_TD}><code style="{_BLOCK}">{_e(call.left or "-")}</code></td><td{_TD}><code style="{_BLOCK}">{_e(call.right or "-")}</code></td></tr>'
+            f'<td{_TD}><code style="{_BLOCK}">{_e(call.left or "-")}</code></td>'
+            f'<td{_TD}><code style="{_BLOCK}">{_e(call.right or "-")}</code></td></tr>'
         )
     for key in c.state:
         hidden = " <i>(hidden from the model)</i>" if key.hidden else ""
@@ -316,7 +322,8 @@ def comparison_html(c: Comparison) -> str:
     if c.delegations:
         how = "changed" if any(r.how != "same" for r in c.delegations) else "same"
         parts.append(
-            f'<tr data-how="{how}"><td{_LABEL_TD}>{_mark(how)} delegations</td><td colspan="2"{_TD}>{"the same" if how == "same" else ""}</td></tr>'
+            f'<tr data-how="{how}"><td{_LABEL_TD}>{_mark(how)} delegations</td>'
+            f'<td colspan="2"{_TD}>{"the same" if how == "same" else ""}</td></tr>'
         )
         if how != "same":
             parts.append(_rows_html(c.delegations))

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
+from types import ModuleType
 from typing import TYPE_CHECKING
+
+from ..util.extras import install_line
 
 if TYPE_CHECKING:
     import pandas
@@ -81,12 +84,12 @@ CHANGE_COLUMNS = ("turn", "path", "op", "pointer", "value", "author", "chain")
 """Columns of ``History.changes()``: one row per state operation of every run of the tree."""
 
 
-def _pandas():  # type: ignore[no-untyped-def]
+def _pandas() -> ModuleType:
     try:
         import pandas
     except ImportError:
         raise ImportError(
-            "the history's DataFrame views need pandas: pip install pandas (or agentnb[notebook])"
+            f"the history's DataFrame views need pandas: pip install pandas (or {install_line('notebook')})"
         ) from None
     return pandas
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from .. import events as events_module
 from ..errors import SessionFormatError
@@ -42,7 +43,8 @@ EARLIER = "earlier"
 apart (an ``EarlierTurns``); never written."""
 
 
-class Segment(NamedTuple):
+@dataclass(frozen=True)
+class Segment:
     """Consecutive turns a session stored apart."""
 
     first: int
@@ -61,7 +63,8 @@ class EarlierTurns:
         for segment in segments:
             if segment.first != expected or segment.count < 1:
                 raise SessionFormatError(
-                    f"the history's stored segments do not follow each other (turn {expected + 1} expected, found {segment.first + 1})"
+                    f"the history's stored segments do not follow each other (turn {expected + 1} expected, "
+                    f"found {segment.first + 1})"
                 )
             expected += segment.count
         self.segments = list(segments)
@@ -83,7 +86,8 @@ class EarlierTurns:
             turns = turns_from_entries(segment.read(), start=segment.first)
             if len(turns) != segment.count:
                 raise SessionFormatError(
-                    f"the stored segment of turns {segment.first + 1}-{segment.first + segment.count} holds {len(turns)} turn(s)"
+                    f"the stored segment of turns {segment.first + 1}-{segment.first + segment.count} holds "
+                    f"{len(turns)} turn(s)"
                 )
             self._loaded[number] = turns
         return turns[index - self.segments[number].first]
@@ -284,16 +288,16 @@ def turns_from_entries(entries: Sequence[Mapping[str, Any]], start: int = 0) -> 
     for i, stored in enumerate(entries, start=start):
         _check_entry(stored, i + 1)
         entry = dict(stored)
-        start = _apply(prev, entry.pop("state_start_patch", {}))
-        before = _apply(start, entry.pop("state_before_patch", {}))
+        at_start = _apply(prev, entry.pop("state_start_patch", {}))
+        before = _apply(at_start, entry.pop("state_before_patch", {}))
         after = _apply(before, entry.pop("state_after_patch", {}))
-        entry.setdefault("state_start", start)
+        entry.setdefault("state_start", at_start)
         entry.setdefault("state_before", before)
         entry.setdefault("state_after", after)
         used = entry.pop(PROMPT_USED_KEYS, None)
         turn = TurnRecord.from_dict(entry, lazy=True)
         if isinstance(used, list):
-            turn.events = Stored(partial(_with_unused_keys, entry.get("events") or [], before, used))  # type: ignore[assignment]
+            turn.events = Stored(partial(_with_unused_keys, entry.get("events") or [], before, used))
         turn.index = i
         turns.append(turn)
         prev = turn.frozen_after

@@ -12,7 +12,7 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from .. import events as events_module
 from ..errors import SessionFormatError
@@ -36,6 +36,8 @@ from ..state.diff import top_level_key
 from ..state.frozen import EMPTY, FrozenMap, frozen_map
 from ..state.views import view
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class TurnChanges:
@@ -55,7 +57,13 @@ class StateField:
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_frozen_{name}"
 
-    def __get__(self, record: Any, owner: type | None = None) -> Any:
+    @overload
+    def __get__(self, record: None, owner: type | None = None) -> None: ...
+
+    @overload
+    def __get__(self, record: object, owner: type | None = None) -> dict[str, Any]: ...
+
+    def __get__(self, record: Any, owner: type | None = None) -> dict[str, Any] | None:
         if record is None:
             return None  # the dataclass default: an empty state
         return view(record.__dict__.get(self.slot, EMPTY))
@@ -78,14 +86,20 @@ class Stored:
         self.decode = decode
 
 
-class LazyField:
+class LazyField(Generic[T]):
     """A list field of a TurnRecord that may hold a ``Stored`` value: a long history loads
     without decoding every turn's events and messages (only those read)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_{name}"
 
-    def __get__(self, record: Any, owner: type | None = None) -> Any:
+    @overload
+    def __get__(self, record: None, owner: type | None = None) -> None: ...
+
+    @overload
+    def __get__(self, record: object, owner: type | None = None) -> list[T]: ...
+
+    def __get__(self, record: Any, owner: type | None = None) -> list[T] | None:
         if record is None:
             return None  # the dataclass default: an empty list
         value = record.__dict__[self.slot]
@@ -93,7 +107,7 @@ class LazyField:
             value = record.__dict__[self.slot] = value.decode()
         return value
 
-    def __set__(self, record: Any, value: Any) -> None:
+    def __set__(self, record: Any, value: list[T] | Stored | None) -> None:
         record.__dict__[self.slot] = [] if value is None else value
 
 
@@ -135,17 +149,17 @@ class TurnRecord:
     """How long the turn took."""
     usage: Usage = field(default_factory=Usage)
     """Token counts of all its model calls."""
-    state_start: dict[str, Any] = StateField()  # type: ignore[assignment]
+    state_start: StateField = StateField()
     """The state when the turn began, before the user's edits since the last turn and the run
     keywords were applied: what ``changes()`` compares with. (Read-only: see ``StateField``;
     ``frozen_start`` is the stored one.)"""
-    state_before: dict[str, Any] = StateField()  # type: ignore[assignment]
+    state_before: StateField = StateField()
     """The state the prompt was rendered from (after the user's edits and the run keywords)."""
-    state_after: dict[str, Any] = StateField()  # type: ignore[assignment]
+    state_after: StateField = StateField()
     """The state when the run ended."""
-    events: list[Event] = LazyField()  # type: ignore[assignment]
+    events: LazyField[Event] = LazyField()
     """Every event but text deltas, in order."""
-    messages: list[Message] = LazyField()  # type: ignore[assignment]
+    messages: LazyField[Message] = LazyField()
     """The run's messages: system, user, assistant and tool."""
     output: Any = None
     """The typed output (``output_type``: the validated value), or the answer parsed by the
@@ -375,7 +389,8 @@ def _check_entry(entry: Any, number: int) -> None:
     for message in entry.get("messages", []):
         if message.get("role") not in ROLES:
             raise SessionFormatError(
-                f"turn {number} has a message of unknown role {message.get('role')!r:.40} (a message is one of {', '.join(ROLES)})"
+                f"turn {number} has a message of unknown role {message.get('role')!r:.40} "
+                f"(a message is one of {', '.join(ROLES)})"
             )
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import html
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..state.diff import tokens as pointer_tokens
 from ..util.text import shorten
 
 if TYPE_CHECKING:
-    from ..events import OutputChecked, PromptRendered, PromptTokens
+    from ..events import OutputChecked, PromptSection, PromptTokens
     from ..state.diff import Change
     from .records import TurnRecord
 
@@ -97,7 +97,17 @@ def count_text(tokens: PromptTokens, count: int | None) -> str:
     return "?" if count is None else f"{'' if tokens.exact else '≈'}{count}"
 
 
-def tokens_text(prompt: PromptRendered | None) -> str | None:
+class CountedPrompt(Protocol):
+    """A prompt with its token counts: a turn's PromptRendered, or an agent's Observation."""
+
+    @property
+    def sections(self) -> tuple[PromptSection, ...]: ...
+
+    @property
+    def tokens(self) -> PromptTokens | None: ...
+
+
+def tokens_text(prompt: CountedPrompt | None) -> str | None:
     """What a turn's prompt cost, by section: ``52 (instructions 9 · session_state 31 · user
     message 3) · o200k_base``, with ``≈`` and the reason when estimated; None when not counted."""
     tokens = prompt.tokens if prompt is not None else None
@@ -264,7 +274,10 @@ def _e(value: Any) -> str:
 _COLOUR = {
     "added": "var(--jp-success-color0,var(--vscode-gitDecoration-addedResourceForeground,#1b5e20))",
     "removed": "var(--jp-error-color1,var(--vscode-gitDecoration-deletedResourceForeground,#b71c1c))",
-    "changed": "var(--jp-mirror-editor-variable-2-color,var(--vscode-gitDecoration-modifiedResourceForeground,#00366d))",
+    "changed": (
+        "var(--jp-mirror-editor-variable-2-color,"
+        "var(--vscode-gitDecoration-modifiedResourceForeground,#00366d))"
+    ),
     "error": "var(--jp-error-color1,var(--vscode-errorForeground,#b71c1c))",
 }
 _CELL = "text-align:left;vertical-align:top;padding:2px 8px 2px 0"
@@ -306,12 +319,16 @@ def _calls_html(turn: TurnRecord) -> str:
                 f'<span class="agentnb-error" style="color:{_COLOUR["error"]};{_WRAP}"><b>✗ error</b> '
                 f"[{_e(call.error_kind)}]: {_e(call.error)}</span>"
             )
-            mark = f' class="agentnb-record-call-error" data-error="{_e(call.error_kind)}" style="box-shadow:inset 3px 0 {_COLOUR["error"]}"'
+            mark = (
+                f' class="agentnb-record-call-error" data-error="{_e(call.error_kind)}" '
+                f'style="box-shadow:inset 3px 0 {_COLOUR["error"]}"'
+            )
         else:
             result = f'<code style="{_BLOCK}">{_e(value_text(call.result))}</code>'
             mark = ""
         rows.append(
-            f"<tr{mark}>{_td(str(number), 'padding-left:6px')}{_td(f'<code>{_e(call.name)}</code>{source}', 'white-space:nowrap')}"
+            f"<tr{mark}>{_td(str(number), 'padding-left:6px')}"
+            f"{_td(f'<code>{_e(call.name)}</code>{source}', 'white-space:nowrap')}"
             f"{_td(_arguments_html(call.arguments))}{_td(result)}"
             f"{_td(_e(_hooks_text(call)) or '-')}{_td(_e(call.answered_by or '-'))}"
             f"{_td(_e(', '.join(call.changed_keys)) or '-')}</tr>"

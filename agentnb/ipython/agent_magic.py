@@ -18,6 +18,7 @@ from ..run.output import OUTPUT_MODES
 from ..sessions.recording import replay_mode
 from ..team import Team
 from ..tools import Toolkit
+from ..util.extras import install_line
 from ..util.text import one_line
 from . import mcp_support
 from .output_option import output_options
@@ -46,7 +47,10 @@ class AgentMagics(WorkspaceMagics):
     @argument(
         "--hide-keys",
         metavar="KEYS",
-        help="comma-separated state keys or glob patterns (secret_*) kept out of the prompt: no <session_state> entry, no {placeholder}; tools and hooks still see them",
+        help=(
+            "comma-separated state keys or glob patterns (secret_*) kept out of the prompt: "
+            "no <session_state> entry, no {placeholder}; tools and hooks still see them"
+        ),
     )
     @argument(
         "--tools", help="comma-separated names of functions, Tools, Toolkits or lists (or tools from %%tool)"
@@ -66,7 +70,10 @@ class AgentMagics(WorkspaceMagics):
     )
     @argument(
         "--session",
-        help="where the agent's recording lives: a folder, or a variable holding a JSONSession/SQLiteSession; default: NOTEBOOK.agentnb/ beside the notebook",
+        help=(
+            "where the agent's recording lives: a folder, or a variable holding a JSONSession/SQLiteSession; "
+            "default: NOTEBOOK.agentnb/ beside the notebook"
+        ),
     )
     @argument("--no-session", action="store_true", help="no recording: nothing replayed, nothing saved")
     @argument(
@@ -189,7 +196,8 @@ class AgentMagics(WorkspaceMagics):
                 print(notice, file=sys.stderr)
             # The same line whether or not a recording exists yet, so a re-run shows the same output.
             print(
-                f"{name}: recorded in {where} (unchanged turns replay from it; %agentnb resume {name} takes it over without re-running)"
+                f"{name}: recorded in {where} (unchanged turns replay from it; "
+                f"%agentnb resume {name} takes it over without re-running)"
             )
         previous = self.workspace.agents.get(name)
         if previous is not None and previous is not agent:
@@ -215,7 +223,8 @@ class AgentMagics(WorkspaceMagics):
                 known = ", ".join(sorted(self.workspace.agent_names())) or "none yet"
                 what = f"is a {type(value).__name__}" if value is not None else "is not defined"
                 raise UsageError(
-                    f"%%agent {name}: {option} names {item!r}, which {what}; define it with %%agent {item} above (agents: {known})"
+                    f"%%agent {name}: {option} names {item!r}, which {what}; "
+                    f"define it with %%agent {item} above (agents: {known})"
                 )
             out.append(value)
         return out
@@ -268,7 +277,8 @@ class AgentMagics(WorkspaceMagics):
             if isinstance(value, (Model, str)):
                 return value
             raise UsageError(
-                f"%%agent: --model {spec} is a {type(value).__name__}, not a model; pass a model string or a variable holding a Model"
+                f"%%agent: --model {spec} is a {type(value).__name__}, not a model; "
+                "pass a model string or a variable holding a Model"
             )
         from ..model_spec import resolve_model
 
@@ -326,7 +336,8 @@ class AgentMagics(WorkspaceMagics):
                 value = value.as_tool()
             elif not (callable(value) or isinstance(value, (Toolkit, list, tuple))):
                 raise UsageError(
-                    f"%%agent: --tools {name} is a {type(value).__name__}; pass functions, Tools, Toolkits or lists of them"
+                    f"%%agent: --tools {name} is a {type(value).__name__}; "
+                    "pass functions, Tools, Toolkits or lists of them"
                 )
             out.append(value)
         return out
@@ -337,7 +348,8 @@ class AgentMagics(WorkspaceMagics):
             found, value = self._lookup(name)
             if not found:
                 raise UsageError(
-                    f"%%agent: --hooks names {name!r}, but there is no variable with that name; define the hook function above"
+                    f"%%agent: --hooks names {name!r}, but there is no variable with that name; "
+                    "define the hook function above"
                 )
             items = list(value) if isinstance(value, (list, tuple)) else [value]
             for item in items:
@@ -354,7 +366,8 @@ class AgentMagics(WorkspaceMagics):
             found, value = self._lookup(name)
             if not found:
                 raise UsageError(
-                    f"%%agent: --context names {name!r}, but there is no variable with that name; create the provider above"
+                    f"%%agent: --context names {name!r}, but there is no variable with that name; "
+                    "create the provider above"
                 )
             items = list(value) if isinstance(value, (list, tuple)) else [value]
             for item in items:
@@ -364,7 +377,8 @@ class AgentMagics(WorkspaceMagics):
                     )
                     raise UsageError(
                         f"%%agent: --context {name} {what}, not a context provider (no get_blocks method); "
-                        f"pass a DocumentContext, DataFrameContext, ConversationMemory or an object with get_blocks(query, top_k)"
+                        "pass a DocumentContext, DataFrameContext, ConversationMemory or an object with "
+                        "get_blocks(query, top_k)"
                     )
             providers.extend(items)
         return {"context_providers": providers}
@@ -406,7 +420,7 @@ def show_inspector(agent: Agent, *, required: bool) -> None:
     except Exception as exc:
         message = f"the inspector is not available ({type(exc).__name__}: {one_line(exc)})"
         if required:
-            raise UsageError(f"%agentnb show: {message}; install agentnb[notebook]") from None
+            raise UsageError(f"%agentnb show: {message}; {install_line('notebook')}") from None
         print(f"note: {message}", file=sys.stderr)
         return
     widget.show()

@@ -18,6 +18,7 @@ from ..models import Model
 from ..models.tokens import TokenCounter, counter_for
 from ..state.edits import edit_text
 from ..team import Team
+from ..util.extras import install_line
 from ..util.text import one_line
 from . import mcp_support
 from .agent_magic import described, show_inspector
@@ -166,7 +167,10 @@ class AgentnbMagics(WorkspaceMagics):
                 f"%agentnb preview {name}: {root!r} is an agent, not a team; TEAM/MEMBER previews a member of a team"
             )
         try:
-            observation = agent.observe_member(member, message) if member else agent.observe(message)
+            if member and isinstance(agent, Team):  # (an agent that is not a team was refused above)
+                observation = agent.observe_member(member, message)
+            else:
+                observation = agent.observe(message)
         except AgentnbError as exc:
             raise UsageError(f"%agentnb preview {name}: {one_line(exc)}") from None
         if member:
@@ -196,7 +200,8 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb resume {name}: {one_line(exc)}") from None
         print(
-            f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording"
+            f"resumed {name} from {described(agent.recording.session, agent.recording.session_id)}: "
+            f"state keys {list(agent.session_state)}, {turns} turn(s); new turns continue the recording"
         )
 
     def _trace(self, args: Any) -> None:
@@ -212,7 +217,7 @@ class AgentnbMagics(WorkspaceMagics):
             traces = tracing.export(agent, capture_content=True if args.content else None)
         except ImportError:
             raise UsageError(
-                "%agentnb trace: OpenTelemetry is not installed; pip install 'agentnb[tracing]'"
+                f"%agentnb trace: OpenTelemetry is not installed; {install_line('tracing')}"
             ) from None
         except AgentnbError as exc:
             raise UsageError(f"%agentnb trace {name}: {one_line(exc)}") from None
@@ -238,7 +243,8 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError) as exc:
             raise UsageError(f"%agentnb save {name}: {one_line(exc)}") from None
         print(
-            f"saved {name} to {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)"
+            f"saved {name} to {described(session, name)}: state keys {list(agent.session_state)}, "
+            f"{len(agent.history)} turn(s)"
         )
 
     def _load(self, args: Any) -> None:
@@ -250,7 +256,8 @@ class AgentnbMagics(WorkspaceMagics):
         except (AgentnbError, OSError, ValueError) as exc:
             raise UsageError(f"%agentnb load {name}: {one_line(exc)}") from None
         print(
-            f"loaded {name} from {described(session, name)}: state keys {list(agent.session_state)}, {len(agent.history)} turn(s)"
+            f"loaded {name} from {described(session, name)}: state keys {list(agent.session_state)}, "
+            f"{len(agent.history)} turn(s)"
         )
 
     def _reset(self, args: Any) -> None:
@@ -276,7 +283,8 @@ class AgentnbMagics(WorkspaceMagics):
         self.workspace.ns[new_name] = forked
         at = f" at turn {args.turn} of {len(agent.history)}" if args.turn is not None else ""
         print(
-            f"forked {name} into {new_name}{at}: copied state keys {list(forked.session_state)}, {len(forked.history)} turn(s)"
+            f"forked {name} into {new_name}{at}: copied state keys {list(forked.session_state)}, "
+            f"{len(forked.history)} turn(s)"
         )
 
     def _diff(self, args: Any) -> None:
@@ -366,7 +374,8 @@ def json_value(text: str, magic: str) -> Any:
         except json.JSONDecodeError:
             continue
     raise UsageError(
-        f'{magic}: {text.strip() or "(nothing)"} is not a JSON value; write e.g. 20, "text" (double quotes), [1, 2] or {{"a": 1}}'
+        f"{magic}: {text.strip() or '(nothing)'} is not a JSON value; "
+        'write e.g. 20, "text" (double quotes), [1, 2] or {"a": 1}'
     )
 
 

@@ -1,5 +1,7 @@
 """An evaluation case in the inspector: its turns in the usual tabs, its verdicts in the Checks tab,
-and — for a case that flipped between two runs — the Compare tab on the two runs' turns.
+and — for a case that flipped between two runs — the Compare tab on the two runs' turns. It opens
+on the tab that answers the question asked: Checks for a case of a run (why did it fail?),
+Compare for a case of a comparison (why did it flip?).
 
 A case is shown through an agent built from the evaluation's definition whose history is the
 case's stored turns (nothing runs); the inspector is the usual one plus one synced trait holding
@@ -29,6 +31,8 @@ class CaseInspector(Inspector):
 
     case_checks = traitlets.Unicode("").tag(sync=True)  # named wire.TRAIT_CHECKS
     """The case's verdicts as JSON ``{case, repeat, status, error, verdicts}``."""
+    open_tab = traitlets.Unicode("checks").tag(sync=True)  # named wire.TRAIT_TAB
+    """The tab a view opens on (checks, or compare for a case of a comparison)."""
 
 
 def case_agent(run: EvalRun, row: CaseRow) -> Agent:
@@ -69,7 +73,7 @@ def case_inspector(
         parent = case_agent(baseline, baseline.case(case_id, repeat))
         agent._parent = weakref.ref(parent)
         agent.forked_at = 0
-    inspector = CaseInspector(agent)
+    inspector = CaseInspector(agent, open_tab="checks" if baseline is None else "compare")
     inspector.case_checks = checks_json(row)
     return inspector
 

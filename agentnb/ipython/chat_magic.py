@@ -56,8 +56,8 @@ class ChatMagics(WorkspaceMagics):
         except AgentnbError as exc:
             # A failed run carries its result (AgentRunError, or agentnb's own error with
             # .result attached): leave its record, then say in one line what went wrong.
-            result = getattr(exc, "result", None)
-            turn = getattr(result, "turn", None)
+            failed = getattr(exc, "result", None)
+            turn = getattr(failed, "turn", None)
             if turn is None:
                 raise UsageError(f"%%chat {args.name}: {one_line(exc)}") from None
             live.finish(turn, show_error=False)  # the error box below says why, once

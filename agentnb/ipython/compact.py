@@ -68,22 +68,25 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
     """One row of the History tab."""
     # One pass over the events (a loop of quick turns sends a row for nearly every turn).
     tool_calls = failed = context = blocks = 0
-    prompt = None
+    prompt: PromptRendered | None = None
     finish = None
+    asked = False
     for event in record.events:
-        kind = type(event)  # event classes are final: compared by identity, the cheapest test
-        if kind is ToolCallFinished:
+        # Event classes are final: compared by identity, the cheapest test (and one mypy narrows).
+        if type(event) is ToolCallFinished:
             tool_calls += 1
             failed += event.error is not None
-        elif kind is ModelResponded:
+        elif type(event) is ModelRequested:
+            asked = True
+        elif type(event) is ModelResponded:
             finish = event.finish_reason
-        elif kind is ContextRetrieved:
+        elif type(event) is ContextRetrieved:
             context += 1
             blocks += len(event.blocks)
-        elif kind is PromptRendered and prompt is None:
+        elif type(event) is PromptRendered and prompt is None:
             prompt = event
     content = record.content
-    return {
+    row = {
         "turn": record.index,
         "message": record.message[:SUMMARY_TEXT],
         "status": record.status,
@@ -100,6 +103,31 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         "context_blocks": blocks,
         "finish_reason": finish,  # "length": the answer was cut at the token limit
         **prompt_tokens(prompt),
+    }
+    routed = None if asked or not tool_calls else routed_run(record)
+    if routed is not None:
+        row["routed"] = routed_summary(routed)
+    return row
+
+
+def routed_run(record: TurnRecord) -> TurnRecord | None:
+    """The run that answered a turn routed to the agent in charge: an earlier handoff left another
+    agent answering, so the turn went to it without a model call of its own (its one tool call,
+    the handoff, was made for it). None for any other turn."""
+    if record.model_calls or len(record.tool_calls) != 1:
+        return None
+    child_id = record.tool_calls[0].child_run_id
+    return next((c for c in record.children if c.run_id == child_id), None) if child_id else None
+
+
+def routed_summary(run: TurnRecord) -> dict[str, Any]:
+    """What the header shows of the run a turn was routed to, before it is loaded: its agent, its
+    run id (the tabs show it), its tokens and its time."""
+    return {
+        "agent": run.agent,
+        "run_id": run.run_id,
+        "usage": compact_usage(run.usage_total),
+        "duration_ms": run.duration_ms,
     }
 
 
@@ -401,7 +429,7 @@ def _tool_call_started(e: ToolCallStarted) -> dict[str, Any]:
 
 
 def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
-    return {
+    out = {
         "call": e.call,
         "id": e.tool_call_id,
         "name": e.name,
@@ -417,6 +445,9 @@ def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
         "duration_ms": e.duration_ms,
         "kind": e.kind,
     }
+    if e.child_run_id is not None:  # a delegation: the run it started (its time is within the call's)
+        out["child_run_id"] = e.child_run_id
+    return out
 
 
 def _state_changed(e: StateChanged) -> dict[str, Any]:
@@ -475,7 +506,7 @@ def compact_event(event: Event) -> dict[str, Any]:
         make = next((f for cls, f in _COMPACT.items() if isinstance(event, cls)), None)
         if make is None:
             return {"kind": event.kind}
-    return make(event)  # type: ignore[no-any-return]
+    return make(event)
 
 
 __all__ = [

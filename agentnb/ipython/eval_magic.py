@@ -30,7 +30,8 @@ def run_eval(workspace: Any, args: Any) -> Any:
     if args.checks:
         if args.checks not in ns:
             raise UsageError(
-                f"%agentnb eval {name}: --checks {args.checks}: there is no variable {args.checks!r}; assign a list of checks to it first"
+                f"%agentnb eval {name}: --checks {args.checks}: there is no variable {args.checks!r}; "
+                "assign a list of checks to it first"
             )
         checks = ns[args.checks]
     options: dict[str, Any] = {"name": args.name or name, "folder": workspace.session_folder()[0]}

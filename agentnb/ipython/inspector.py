@@ -84,6 +84,8 @@ class Inspector(Requests, anywidget.AnyWidget):
     """The latest snapshot (see ``snapshot``) as UTF-8 JSON, for views created from now on."""
     widget_id = traitlets.Unicode("").tag(sync=True)
     """This widget's model id: the front end checks its model's connection to the kernel."""
+    in_charge = traitlets.Unicode("").tag(sync=True)  # named run_tree.IN_CHARGE
+    """The agent a handoff left answering this agent's turns ("" when it answers them itself)."""
 
     _by_agent: ClassVar[weakref.WeakKeyDictionary[Any, Inspector]] = weakref.WeakKeyDictionary()
 
@@ -93,6 +95,7 @@ class Inspector(Requests, anywidget.AnyWidget):
         self.agent_name = agent.name
         self.model_info = model_info(agent)
         self.widget_id = self.model_id
+        self._charge()
         self._runs: dict[str, Run] = {}
         """The runs followed, by run id (until a batch has sent their end)."""
         self._batcher = Batcher(agent, self._runs)
@@ -164,7 +167,8 @@ class Inspector(Requests, anywidget.AnyWidget):
 
     def _widget_data(self) -> dict[str, Any]:
         bundle = super()._repr_mimebundle_()
-        return bundle[0] if isinstance(bundle, tuple) else bundle  # type: ignore[no-any-return]
+        assert bundle is not None  # None only for a widget without a view
+        return bundle[0] if isinstance(bundle, tuple) else bundle
 
     def close(self) -> None:
         """Stop following the agent and close the widget."""
@@ -228,12 +232,19 @@ class Inspector(Requests, anywidget.AnyWidget):
         In a kernel whose cells no notebook front end runs (``jupyter nbconvert --execute``,
         papermill, nbclient) it is refreshed at once: those keep only the messages of the cell
         running, and save the trait as they got it in the notebook's widget state."""
+        self._charge()  # a reset, or a handoff made outside a turn the inspector followed
         if self._stale:
             if getattr(self._outputs.shell, "kernel", None) is not None and not self._outputs.rendered():
                 self._refresh_due()
             else:
                 self._pace.cell_ended()
         self._outputs.refresh(self.agent, self._widget_data)
+
+    def _charge(self) -> None:
+        """Say who answers the agent's turns now (a handoff may have left another in charge)."""
+        name = self.agent.agent_in_charge().name if getattr(self.agent, "in_charge", None) is not None else ""
+        if name != self.in_charge:
+            self.in_charge = name
 
     def _refresh_due(self) -> None:
         if self._stale:
@@ -278,15 +289,16 @@ class Inspector(Requests, anywidget.AnyWidget):
                 run = self._follow(event)
                 if run is None:
                     return
-            kind = type(event)
-            if kind is TextDelta:
+            if type(event) is TextDelta:  # final classes: identity is the cheapest test
                 run.text.append(event.text)
                 outbox.add_text(run.turn, run, event.call, event.text)
                 return
             add(event)
+            kind = type(event)
             if kind is RunFinished or kind is RunFailed:
                 self._stale = True
                 outbox.ended()
+                self._charge()
             elif kind is ToolCallStarted or kind is RunStarted:
                 self._progress.own(event)  # type: ignore[arg-type]
 
@@ -342,8 +354,6 @@ class Inspector(Requests, anywidget.AnyWidget):
             message[wire.STUBS] = stubs
         if self.agent.state_edits:
             message.update(self._live())
-        if getattr(self.agent, "in_charge", None) is not None:
-            message[run_tree.IN_CHARGE] = self.agent.agent_in_charge().name
         # Only the last turns' rows, as they were encoded once (a finished turn's does not
         # change): the snapshot stays the same size however long the history grows.
         rows = self._rows_kept.snapshot_rows(history, first)

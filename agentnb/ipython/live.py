@@ -92,7 +92,8 @@ class Batcher:
                 continue
             run = runs[event.run_id]
             if run in rows:  # only its end is left
-                out.append({wire.TURN_INDEX: run.turn, wire.ROW: turn_summary(run.record)})  # type: ignore[arg-type]
+                assert run.record is not None  # (_fold takes only runs with a record)
+                out.append({wire.TURN_INDEX: run.turn, wire.ROW: turn_summary(run.record)})
                 del runs[event.run_id]
                 continue
             kind = type(event)

@@ -30,7 +30,7 @@ def show_markdown(text: str) -> None:
 def register_magics(shell: Any) -> Workspace:
     """Register the magics on ``shell`` with a fresh workspace; returns the workspace."""
     slots.markdown_display.fill(show_markdown)
-    eval_view.install()
+    eval_view.install(shell)
     workspace = Workspace(shell)
     for cls in (ToolMagics, AgentMagics, ChatMagics, AgentnbMagics):
         shell.register_magics(cls(shell, workspace))

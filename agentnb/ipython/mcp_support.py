@@ -10,6 +10,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..errors import AgentnbError
+from ..util.extras import install_line
 from ..util.text import one_line
 
 
@@ -40,7 +41,7 @@ def toolkits(specs: list[str], listings: dict[str, list[dict[str, Any]]]) -> lis
         from ..mcp import MCPTools
     except ImportError as exc:
         raise UsageError(
-            f"%%agent: --mcp needs the MCP SDK: pip install 'agentnb[mcp]' ({one_line(exc)})"
+            f"%%agent: --mcp needs the MCP SDK: {install_line('mcp')} ({one_line(exc)})"
         ) from None
     out = []
     for spec in specs:
@@ -71,7 +72,7 @@ def servers_text() -> str:
     try:
         from ..mcp import servers
     except ImportError:
-        return "no MCP servers (the MCP SDK is not installed: pip install 'agentnb[mcp]')"
+        return f"no MCP servers (the MCP SDK is not installed: {install_line('mcp')})"
     found = servers()
     if not found:
         return "no MCP servers yet; give an agent one with %%agent NAME --mcp COMMAND_OR_URL"

@@ -59,7 +59,8 @@ def _closest(given: str, candidates: list[str]) -> str | None:
     (two letters swapped is the commonest slip: ``--modle`` is ``--model``, not ``--mode``)."""
     matches = difflib.get_close_matches(given, candidates, n=3, cutoff=0.7)
     swapped = [m for m in matches if sorted(m) == sorted(given)]
-    return (swapped or matches or [None])[0]
+    found = swapped or matches
+    return found[0] if found else None
 
 
 def unquote(text: str) -> str:

@@ -12,19 +12,25 @@ how to re-record. Nothing changes for tests that are not notebook cells.
 An inspector's output is compared as "an inspector" (``INSPECTOR_PATTERNS``, added to nbval's
 sanitize patterns): saved from JupyterLab or Notebook 7 it shows the agent's latest turn
 (``agentnb.serverext``), which a re-run shows only once the turns have run; the turns themselves
-are compared in their ``%%chat`` records. Nothing changes for tests that are not notebook cells.
+are compared in their ``%%chat`` records. An evaluation's display is compared as "an evaluation"
+(its static record comes with a display update at the run's end, which nbval does not apply); the
+run's own record, where a cell shows it, is compared whole. Nothing changes for tests that are not
+notebook cells.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ..sessions.recording import REPLAY_ENV
+
+if TYPE_CHECKING:
+    from pluggy import Result
 
 DRIFTED = pytest.StashKey[dict[Path, str]]()
 """Per session: the notebooks whose turn differed from the recording, and the failed cell's name."""
@@ -34,8 +40,10 @@ INSPECTOR_PATTERNS: dict[str, str] = {
     # its text: the widget's repr, or the latest turn a save in Jupyter put there
     r"^Inspector\(agent=[^\n]*, turns=\d+\)$": "<agentnb inspector>",
     r"^[^\n]* · inspector · model [^\n]* turn\(s\) · a static view[\s\S]*$": "<agentnb inspector>",
+    # an evaluation display's static record (before and after its run ended)
+    r'^<div class="agentnb-static-eval[\s\S]*$': "<agentnb evaluation>",
 }
-"""nbval sanitize patterns (regex -> replacement) for an inspector's outputs."""
+"""nbval sanitize patterns (regex -> replacement) for the outputs of an inspector and of an evaluation display."""
 
 
 def _notebook_of(item: pytest.Item) -> Path | None:
@@ -47,7 +55,7 @@ def _notebook_of(item: pytest.Item) -> Path | None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[Any]:
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Result[None], None]:
     """Around the setup that starts a notebook's kernel: the notebook's name and strict replay."""
     notebook = _notebook_of(item)
     if notebook is None:
@@ -76,7 +84,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[Any]:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     """Note a notebook whose cell failed on a turn that differs from the recording."""
     outcome = yield
     report = outcome.get_result()

@@ -16,6 +16,7 @@ from IPython.display import DisplayHandle, display
 
 from ..events import Event, ModelRequested, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
 from ..history.render import turn_html, turn_text
+from .compact import routed_run
 
 if TYPE_CHECKING:
     from ..history.history import TurnRecord
@@ -98,7 +99,7 @@ STATIC_CSS_CLASS = "agentnb-static-inspector"
 """The class of the inspector's static stand-in (shown where the live widget cannot render)."""
 
 
-STATIC_NOTE = "a static view: the live inspector needs a running kernel (run the notebook to get it back)"
+STATIC_NOTE = "a static view: re-run this cell for the live inspector"
 """What the static view says of itself (as js/saved.js says it)."""
 
 STATIC_CUT = 300
@@ -112,16 +113,22 @@ def _cut(text: str | None) -> str:
 
 def static_text(agent: Any) -> str:
     """The agent's latest turn as text, in the form the front end writes at a save in JupyterLab
-    (js/saved.js): a header (agent, model, turns), then the last turn's message, tool calls and
-    answer or error. Deterministic (no times): the full record is the ``%%chat`` cell's."""
+    (js/saved.js): a header (agent, model, turns), who is in charge after a handoff, then the
+    last turn's message (and where it was routed), tool calls and answer or error. Deterministic
+    (no times): the full record is the ``%%chat`` cell's."""
     history = agent.history
     turns = len(history)
-    head = f"{agent.name} · inspector · model {agent.model.label} · {turns} turn(s) · {STATIC_NOTE}"
+    lines = [f"{agent.name} · inspector · model {agent.model.label} · {turns} turn(s) · {STATIC_NOTE}"]
+    if getattr(agent, "in_charge", None) is not None:
+        lines.append(f"in charge: {agent.agent_in_charge().name} (a handoff left it answering)")
     if not turns or history[-1].status == "running":
-        return head
+        return "\n".join(lines)
     last = history[-1]
-    lines = [head, f"turn {last.index + 1} · {last.status}", f"user: {_cut(last.message)}"]
-    for number, call in enumerate(last.tool_calls, 1):
+    routed = routed_run(last)
+    status = f"turn {last.index + 1} · {last.status}" + (f" · routed to {routed.agent}" if routed else "")
+    lines += [status, f"user: {_cut(last.message)}"]
+    # A routed turn's one call is the handoff made for it, not a call of the model's.
+    for number, call in enumerate([] if routed else last.tool_calls, 1):
         outcome = f"error: {_cut(call.error)}" if call.error is not None else _cut(call.result)
         lines.append(f"  {number}. {call.name}({_cut(call.arguments)}) -> {outcome}")
     lines.append(f"error: {_cut(last.error)}" if last.status == "failed" else f"answer: {_cut(last.content)}")
@@ -133,11 +140,15 @@ def static_view(agent: Any) -> str:
     stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``)."""
     head, _, rest = static_text(agent).partition("\n")
     body = (
-        f'<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">{html.escape(rest, quote=True)}</pre>'
+        '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'
+        f"{html.escape(rest, quote=True)}</pre>"
         if rest
         else ""
     )
-    return f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore"><div>{html.escape(head, quote=True)}</div>{body}</div>'
+    return (
+        f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">'
+        f"<div>{html.escape(head, quote=True)}</div>{body}</div>"
+    )
 
 
 __all__ = ["LIVE_CSS_CLASS", "STATIC_CSS_CLASS", "LiveTurn", "TurnView", "static_text", "static_view"]

@@ -6,8 +6,9 @@ Everything here is computed from the turn records and their events (lineage on `
 browser only renders it:
 
 - ``run_tree(turn)``: one node per run (path, status, duration, own / total tokens, the
-  delegation that started it with its task, the ledger of what crossed the boundary) nested in
-  call order; ``lanes`` for the delegations of one response that ran side by side.
+  delegation that started it with its task and the duration of the call that ran it, the ledger
+  of what crossed the boundary) nested in call order; ``lanes`` for the delegations of one
+  response that ran side by side; ``routed_to`` on a turn the agent in charge answered.
 - ``run_message(turn, run_id)``: the ``run`` reply to ``need_run``: one run of the tree in the
   shape of a ``turn`` reply (events, state, change summary), so every tab can be re-scoped to
   it, plus its breadcrumb and its prompt's sections labelled by what produced them (its own
@@ -38,7 +39,7 @@ from ..events import (
 )
 from ..history.render import change_text, value_text
 from . import wire
-from .compact import compact_changes, compact_event, turn_state
+from .compact import compact_changes, compact_event, routed_run, turn_state
 from .lazy import lazy_form
 
 if TYPE_CHECKING:
@@ -54,7 +55,9 @@ RUN = "run"
 RUN_ID = "run_id"
 """The run a ``need_run`` / ``run`` message is about."""
 IN_CHARGE = "in_charge"
-"""The agent a handoff left answering this agent's turns (header), when it is another."""
+"""The synced trait naming the agent a handoff left answering this agent's turns (header), ""
+when it answers them itself. A trait, not a part of the snapshot: a view that took every event
+live keeps the snapshot it has, and would never hear of a handoff."""
 
 RUN_PROGRESS = "run_progress"
 """Kernel -> browser, while a turn runs: a run below it started or ended (``Progress``)."""
@@ -120,8 +123,14 @@ def _node(run: TurnRecord, parent: TurnRecord | None, call: ToolCallFinished | N
             "tool_call_id": call.tool_call_id if call is not None else None,
             "task": run.message,
             "answer": run.content,
+            # The parent's tool call that ran it: hooks, the run, and, for delegations of one
+            # response run side by side, the wait until its result was taken in call order.
+            "call_ms": round(call.duration_ms, 3) if call is not None else None,
         }
         node["ledger"] = ledger(parent, run, call)
+    routed = routed_run(run)
+    if routed is not None:  # the agent in charge answered: no model call of this run's
+        node["routed_to"] = routed.run_id
     lanes = _lanes(run, starts)
     if lanes:
         node["lanes"] = lanes
@@ -155,21 +164,20 @@ def ledger(parent: TurnRecord, child: TurnRecord, call: ToolCallFinished | None)
 def _lanes(run: TurnRecord, starts: dict[str, float]) -> list[dict[str, Any]]:
     """The delegations of one response that ran side by side: one lane per member with its model
     and tool calls as bars (ms from the first start), and the order their changes were applied."""
-    by_call: dict[int, list[TurnRecord]] = {}
+    by_call: dict[int, list[tuple[TurnRecord, ToolCallFinished]]] = {}
     calls = {c.tool_call_id: c for c in run.tool_calls}
     for child in run.children:
         started = child.started
         finished = calls.get(started.parent_tool_call_id or "") if started is not None else None
         if finished is not None:
-            by_call.setdefault(finished.call, []).append(child)
+            by_call.setdefault(finished.call, []).append((child, finished))
     out = []
     for call, children in sorted(by_call.items()):
         if len(children) < 2:
             continue
-        origin = min(c.started_at for c in children)
+        origin = min(c.started_at for c, _ in children)
         lanes = []
-        for order, child in enumerate(children, 1):
-            finished = calls[child.started.parent_tool_call_id]  # type: ignore[union-attr, index]
+        for order, (child, finished) in enumerate(children, 1):
             lanes.append(
                 {
                     "run_id": child.run_id,
@@ -334,17 +342,17 @@ class Progress:
                 "status": "running",
             }
         if isinstance(event, (RunFinished, RunFailed)):
-            live = self.live.get(event.run_id)
-            if live is None or live.status != "running":
+            ended = self.live.get(event.run_id)
+            if ended is None or ended.status != "running":
                 return None
-            live.status = "ok" if isinstance(event, RunFinished) else "failed"
-            live.duration_ms = round(event.duration_ms, 3)
+            ended.status = "ok" if isinstance(event, RunFinished) else "failed"
+            ended.duration_ms = round(event.duration_ms, 3)
             return {
                 wire.KIND: RUN_PROGRESS,
-                wire.TURN_INDEX: live.turn,
+                wire.TURN_INDEX: ended.turn,
                 RUN_ID: event.run_id,
-                "status": live.status,
-                "duration_ms": live.duration_ms,
+                "status": ended.status,
+                "duration_ms": ended.duration_ms,
             }
         return None
 

@@ -75,7 +75,8 @@ class ToolMagics(WorkspaceMagics):
             )
         if (inputs or outputs or args.name) and not functions:
             raise UsageError(
-                "%%tool: --inputs-from-state/--outputs-to-state/--name apply to functions; the cell only defines a Toolkit"
+                "%%tool: --inputs-from-state/--outputs-to-state/--name apply to functions; "
+                "the cell only defines a Toolkit"
             )
         if (outputs or args.name) and len(functions) > 1:
             raise UsageError(
@@ -101,7 +102,8 @@ class ToolMagics(WorkspaceMagics):
         }
         if unused:
             raise UsageError(
-                f"%%tool: --inputs-from-state names {sorted(unused)}, which no function of the cell takes as a parameter"
+                f"%%tool: --inputs-from-state names {sorted(unused)}, which no function of the cell takes as "
+                "a parameter"
             )
         print("\n".join(self._register(made, kit_instances)))
 
@@ -110,6 +112,7 @@ class ToolMagics(WorkspaceMagics):
         later) names it ``Cell In[n]`` with the cell's line numbers, the ``%%tool`` line being
         line 1. Shows the traceback and returns the error, if any."""
         shell = self.shell
+        assert shell is not None  # a magic runs in a shell
         # The shell counts the running cell before it runs, so it is the count less one.
         number = max(shell.execution_count - 1, 0)
         source = "\n" + shell.transform_cell(cell)

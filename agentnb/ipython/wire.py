@@ -175,6 +175,9 @@ TRAIT_ID = "widget_id"
 """The widget's own model id (the front end finds its model's comm with it)."""
 TRAIT_CHECKS = "case_checks"
 """The synced trait of an evaluation case's inspector: its verdicts as JSON (the Checks tab)."""
+TRAIT_TAB = "open_tab"
+"""The synced trait naming the tab a view opens on (an evaluation case's inspector: checks or
+compare); the Prompt tab when absent."""
 
 WIRE: dict[str, str] = {
     "KIND": KIND,
@@ -234,5 +237,6 @@ WIRE: dict[str, str] = {
     "FRONT_END": FRONT_END,
     "VIEWING": VIEWING,
     "TRAIT_CHECKS": TRAIT_CHECKS,
+    "TRAIT_TAB": TRAIT_TAB,
 }
 """Every name above, as the browser's ``WIRE`` object spells it (checked by a test)."""

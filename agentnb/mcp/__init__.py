@@ -7,19 +7,19 @@
 - ``servers()``: every server this process used, its state and tools; ``close_all()`` stops
   them (done by itself at interpreter exit).
 
-Needs the optional dependency: ``pip install "agentnb[mcp]"``.
+Needs the optional dependency: ``pip install "jupyter-agentnb[mcp]"``.
 """
 
 from __future__ import annotations
 
+from ..errors import MCPDisconnectedError, MCPServerError, MCPStartError, MCPTimeoutError, MCPToolError
 from ..util.extras import require
 
-require("mcp", "agentnb.mcp (MCP servers as tools and context)")
+require("mcp", "agentnb.mcp (MCP servers as tools and context)")  # before the modules that import mcp
 
-from ..errors import MCPDisconnectedError, MCPServerError, MCPStartError, MCPTimeoutError, MCPToolError
-from .connection import ServerStatus, close_all, servers
-from .context import MCPContext
-from .tools import MCPTool, MCPTools
+from .connection import ServerStatus, close_all, servers  # noqa: E402
+from .context import MCPContext  # noqa: E402
+from .tools import MCPTool, MCPTools  # noqa: E402
 
 __all__ = [
     "MCPContext",

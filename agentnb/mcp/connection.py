@@ -170,7 +170,10 @@ class Connection:
             try:
                 ready.result(connect_timeout + _GRACE)
             except concurrent.futures.TimeoutError:
-                self._error = f"MCP server {self.name!r} ({self.spec.target}) did not start within {connect_timeout:g} s"
+                self._error = (
+                    f"MCP server {self.name!r} ({self.spec.target}) "
+                    f"did not start within {connect_timeout:g} s"
+                )
             except MCPStartError as exc:
                 self._error = str(exc)
             if self._error is not None or run.session is None:
@@ -248,7 +251,8 @@ class Connection:
         if self.spec.url:
             return streamable_http_client(self.spec.url)
         assert run.stderr_path is not None
-        errlog = stack.enter_context(open(run.stderr_path, "a", encoding="utf-8", errors="replace"))
+        # The exit stack closes it when the server stops (ruff does not see enter_context).
+        errlog = stack.enter_context(open(run.stderr_path, "a", encoding="utf-8", errors="replace"))  # noqa: SIM115
         params = StdioServerParameters(
             command=self.spec.argv[0],
             args=list(self.spec.argv[1:]),

@@ -62,7 +62,7 @@ class MCPContext:
             raise ConfigurationError(f"top_k must be a whole number >= 0 (0 = all), got {top_k!r}")
         self.resources: list[str] | Literal["all"] | None = (
             resources if resources in (None, "all") else list(resources)
-        )  # type: ignore[arg-type]
+        )
         self.search_tool = search_tool
         self.context_label = label or f"mcp:{self.toolkit.name}"
         if not isinstance(self.context_label, str) or not self.context_label.strip():
@@ -71,7 +71,8 @@ class MCPContext:
         self.active = bool(active)
         if not self.passive and not self.active:
             raise ConfigurationError(
-                f"context provider {self.context_label!r} is neither passive nor active; set passive=True or active=True"
+                f"context provider {self.context_label!r} is neither passive nor active; "
+                "set passive=True or active=True"
             )
         self.top_k = top_k
         self.rank = bool(rank)
@@ -117,12 +118,7 @@ class MCPContext:
                 )
         blocks = []
         for uri in uris:
-            read: types.ReadResourceResult = conn.request(
-                f"reading resource {uri!r}",
-                lambda session, uri=uri: session.read_resource(uri),
-                timeout=self.toolkit.timeout,
-                connect_timeout=self.toolkit.connect_timeout,
-            )
+            read = self._read_resource(uri)
             text = "\n\n".join(resource_contents_text(c) for c in read.contents)
             meta = by_uri[uri]
             metadata = {"server": self.server, "name": meta.name}
@@ -130,6 +126,14 @@ class MCPContext:
                 metadata["mime_type"] = meta.mime_type
             blocks.append(ContextBlock(text=text, source=uri, metadata=metadata))
         return blocks
+
+    def _read_resource(self, uri: str) -> types.ReadResourceResult:
+        return self.toolkit.connection.request(
+            f"reading resource {uri!r}",
+            lambda session: session.read_resource(uri),
+            timeout=self.toolkit.timeout,
+            connect_timeout=self.toolkit.connect_timeout,
+        )
 
     def _resource_blocks(self, query: str, top_k: int) -> list[ContextBlock]:
         blocks = self.resource_blocks()
@@ -155,14 +159,15 @@ class MCPContext:
         tool = remote.get(self.search_tool)
         if tool is None:
             raise MCPServerError(
-                f"MCP server {self.server!r} has no tool {self.search_tool!r} for search_tool=; its tools are {sorted(remote)}"
+                f"MCP server {self.server!r} has no tool {self.search_tool!r} for search_tool=; "
+                f"its tools are {sorted(remote)}"
             )
-        arguments = {_query_parameter(tool): query}
+        arguments: dict[str, Any] = {_query_parameter(tool): query}
         if "top_k" in (tool.input_schema or {}).get("properties", {}) and top_k:
             arguments["top_k"] = top_k
         result = self.toolkit.connection.request(
             f"the call to tool {self.search_tool!r}",
-            lambda session: session.call_tool(self.search_tool, arguments),
+            lambda session: session.call_tool(tool.name, arguments),
             timeout=self.toolkit.timeout,
             connect_timeout=self.toolkit.connect_timeout,
         )

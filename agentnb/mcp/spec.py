@@ -54,6 +54,7 @@ class ServerSpec:
             if env or cwd:
                 raise ConfigurationError("env= and cwd= apply to a command (stdio server), not to a url")
             return cls(url=url)
+        assert command is not None  # exactly one of command and url, checked above
         argv = _argv(command)
         if env is not None and not (
             isinstance(env, Mapping)

@@ -12,7 +12,7 @@ import copy
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ConfigurationError
 from ..events import Usage
@@ -120,6 +120,9 @@ class ModelResponse:
         return reasoning_items(self.raw)
 
 
+M = TypeVar("M", bound="Model")
+
+
 class Model(abc.ABC):
     """A chat model. ``stream`` yields text deltas (``str``) and ends with a ``ModelResponse``."""
 
@@ -128,6 +131,9 @@ class Model(abc.ABC):
     external: bool = False
     """Whether answers come from outside this process (a server, the local model): then a
     notebook's recording can stand in for them. Offline models are Python and always answer."""
+    origin: str | None = None
+    """How the agent's model was chosen (``resolve_model``: explicit, default, environment or
+    offline fallback); None for a model no agent resolved."""
 
     @property
     @abc.abstractmethod
@@ -161,7 +167,7 @@ class Model(abc.ABC):
             raise RuntimeError(f"model {self.label} ended its stream without a response")
         return response
 
-    def copy(self, **settings: Any) -> Model:
+    def copy(self: M, **settings: Any) -> M:
         """A copy of this model with ``settings`` changed (public attributes such as
         ``max_retries``), sharing no client or connection with this one."""
         unknown = [name for name in settings if name.startswith("_") or not hasattr(self, name)]
@@ -186,7 +192,7 @@ class Model(abc.ABC):
         (where it runs, its own environment gives one). A model that holds none returns itself."""
         return self
 
-    def _forget_connections(self) -> None:
+    def _forget_connections(self) -> None:  # noqa: B027  (optional hook: nothing to drop by default)
         """Drop clients and connections (a copy makes its own on first use)."""
 
     def __repr__(self) -> str:

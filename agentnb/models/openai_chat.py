@@ -384,10 +384,13 @@ def _http_response_class() -> type:
     """The HTTP library's response class the ``openai`` client returns as it is (``httpx2`` in
     recent releases, ``httpx`` before)."""
     try:
-        import httpx2 as http
+        import httpx2
+
+        return httpx2.Response
     except ImportError:
-        import httpx as http
-    return http.Response
+        import httpx
+
+        return httpx.Response
 
 
 def _whole(response: ModelResponse) -> Iterator[str | ModelResponse]:
@@ -556,7 +559,10 @@ def _tool_call(call: Any, position: int) -> ToolCall:
         what = (
             "no function" if function is None else f"a function that is {kind(function)} ({show(function)})"
         )
-        problem = f"the server sent a tool call with {what}; a tool call holds its name and arguments in a function object"
+        problem = (
+            f"the server sent a tool call with {what}; a tool call holds its name and arguments in a "
+            "function object"
+        )
         return tool_call_from(call.get("id"), None, None, position, problem)
     name = function.get("bad_name", function.get("name"))
     arguments = function.get("arguments")

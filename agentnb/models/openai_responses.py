@@ -183,7 +183,7 @@ def responses_response(raw: Any, request: ModelRequest | None = None) -> ModelRe
     content = "".join(texts) or None
     if raw.get("status") == "incomplete":
         details = raw.get("incomplete_details")
-        reason = details.get("reason") if isinstance(details, dict) else None
+        reason = details.get("reason", "") if isinstance(details, dict) else ""
         finish = {"max_output_tokens": "length", "content_filter": "content_filter"}.get(reason, "incomplete")
     else:
         finish = "tool_calls" if calls else "stop"

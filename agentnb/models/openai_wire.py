@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from typing import Any
 
 from ..errors import ModelResponseError
@@ -195,10 +195,8 @@ def _shut_down(response: Any) -> None:
     stream = getattr(response, "extensions", {}).get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None
     if isinstance(sock, socket.socket):
-        try:
+        with suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 # -- decoding -----------------------------------------------------------------------------------
@@ -328,7 +326,8 @@ def sse_data(chunks: Iterator[bytes]) -> Iterator[tuple[str, str]]:
     """(event name, data) of each server-sent event until ``[DONE]`` or the end of the stream;
     a stream that ends inside an event was cut, which is an error."""
     buffer = b""
-    name, data = "", []
+    name = ""
+    data: list[str] = []
     for chunk in chunks:
         buffer += chunk
         *lines, buffer = buffer.split(b"\n")

@@ -2,8 +2,9 @@
 
 Every turn record keeps each model call's request (``ModelRequested.request``, the payload as
 sent) and answer (``ModelResponded``). ``ReplayModel.from_history(agent.history)`` (or
-``from_history(agentnb.sessions.load_history(path))``) plays those answers back in order, so a notebook recorded against a real
-model re-runs offline with the same content, tool calls and token counts.
+``from_history(agentnb.sessions.load_history(path))``) plays those answers back in order, so a
+notebook recorded against a real model re-runs offline with the same content, tool calls and
+token counts.
 
 Each new request is rebuilt in the recorded wire format (Chat Completions or Responses, with the
 recording model's own settings) and compared with the recorded one. In strict mode (the default)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypeAlias
 
 from ..errors import ConfigurationError, ScriptedModelExhaustedError
 from ..events import Usage
@@ -47,7 +47,7 @@ def tool_call(
     return ToolCallSpec(name=name, arguments=arguments, raw_arguments=raw_arguments, id=id)
 
 
-Step = Union[str, ToolCallSpec, list, tuple, Callable[[ModelRequest], Any]]
+Step: TypeAlias = str | ToolCallSpec | list | tuple | Callable[[ModelRequest], Any]
 
 
 class ScriptedModel(Model):

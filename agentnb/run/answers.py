@@ -4,13 +4,16 @@ run when the attempts are spent (``output``)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ..errors import OutputValidationError
-from ..events import OutputChecked, ToolCallFinished, ToolCallStarted
+from ..events import OutputChecked, StateCause, ToolCallFinished, ToolCallStarted
 from ..messages import Message
+from ..state.state import State
+from ..state.tracking import StateTracker
 from .output import TEXT_LIMIT, Checked, OutputSpec
 
 
@@ -35,8 +38,17 @@ class Answered:
 class Attempts:
     """A run's answers to its output type, one after another."""
 
-    def __init__(self, spec: OutputSpec, mode: str, run_id: str, ctx: Any) -> None:
+    def __init__(
+        self,
+        spec: OutputSpec,
+        mode: str,
+        run_id: str,
+        ctx: Any,
+        on_check: Callable[[OutputChecked], None] | None = None,
+    ) -> None:
         self.spec, self.mode, self.run_id, self.ctx = spec, mode, run_id, ctx
+        self.on_check = on_check
+        """Called with each check (a recording compares its verdict): raising fails the run."""
         self.signature = spec.signature(mode)
         """What the answers are checked against (recorded with each attempt)."""
         self.tools = spec.tools() if mode == "tool" else []
@@ -129,6 +141,11 @@ class Attempts:
             validators=self.signature.validators,
         )
         self.checks.append(event)
+        if self.on_check is not None:
+            try:
+                self.on_check(event)
+            except Exception as exc:  # the recording's verdict on this answer differs (strict replay)
+                return Answered("failed", (*extra, event), error=exc)
         if checked.ok:
             return Answered("accepted", (*extra, event), checked=checked, text=text)
         failed = sum(1 for c in self.checks if not c.ok)
@@ -147,6 +164,15 @@ class Attempts:
             return Answered("failed", (*extra, event), error=error)
         retry = () if tool_call_id is not None else (Message.user(checked.retry_text(how)),)
         return Answered("retry", (*extra, event), retry)
+
+    def to_state(self, answered: Answered, state: State, tracker: StateTracker) -> None:
+        """``output_to_state``: the accepted output into the state as JSON data, recorded as a
+        change whose cause is the output."""
+        key = self.spec.to_state
+        if key is None or answered.checked is None:
+            return
+        state.set(key, copy.deepcopy(answered.checked.data))
+        tracker.checkpoint(StateCause(kind="output", name=f"output_type:{self.spec.name}"))
 
 
 __all__ = ["Answered", "Attempts"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import StateKeyError, StateTypeError, ToolArgumentsError
-from ..events import StateCause, ToolCallFinished
+from ..events import CauseKind, StateCause, ToolCallFinished
 from ..messages import ToolCall
 from ..state.tracking import Authors, StateTracker
 from ..tools import AGENTIC_TOOL, Tool, result_text, run_chain
@@ -257,6 +257,7 @@ class ToolExecutor:
         if outcome.error is not None:
             self.tracker.rollback(start)
             if isinstance(outcome.error, _Recorded):
+                assert recorded is not None  # only the recorded stand-in raises _Recorded
                 return done.ok(recorded.result, steps, error=recorded.error, error_kind=recorded.error_kind)
             return done.failed(
                 *_blame(tool, outcome.error, outcome.error_source), hooks=steps, answered_by=None
@@ -297,7 +298,8 @@ class ToolExecutor:
             )
             return done.failed(
                 "malformed_arguments",
-                f"the arguments for {tool.name!r} are not valid JSON ({why}). Send a JSON object matching the tool's parameters.",
+                f"the arguments for {tool.name!r} are not valid JSON ({why}). "
+                "Send a JSON object matching the tool's parameters.",
             )
         try:
             return tool, tool.validate_arguments(raw, self.ctx.state)
@@ -310,7 +312,7 @@ class ToolExecutor:
     @staticmethod
     def _cause(tool: Tool, tool_call_id: str, link: str) -> StateCause:
         if link == "tool":
-            kind = "agentic" if tool.name == AGENTIC_TOOL else "tool"
+            kind: CauseKind = "agentic" if tool.name == AGENTIC_TOOL else "tool"
             return StateCause(kind=kind, name=tool.name, tool_call_id=tool_call_id)
         return StateCause(kind="hook", name=link, tool_call_id=tool_call_id)
 

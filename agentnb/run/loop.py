@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +21,6 @@ from ..events import (
     Event,
     ModelRequested,
     ModelResponded,
-    OutputChecked,
     PromptRendered,
     RunFailed,
     RunFinished,
@@ -68,8 +67,15 @@ class Turn:
         self._direct: str | None = None
         self._answer: Answered | None = None
         """The accepted answer to the run's output type."""
+        replay = setup.replay
         self.attempts: Attempts | None = (
-            Attempts(setup.output, setup.output_mode, ctx.run_id, ctx)
+            Attempts(
+                setup.output,
+                setup.output_mode,
+                ctx.run_id,
+                ctx,
+                (lambda check: replay.checked(record, check, setup.model)) if replay is not None else None,
+            )
             if setup.output is not None and setup.output.checks_answers()
             else None
         )
@@ -175,21 +181,15 @@ class Turn:
         tools = {t.name: t for t in prepared.tools}
         return ToolExecutor(tools, setup.hooks, self.ctx, self.tracker, recorded, parent)
 
-    def _think_and_act(self, prepared: Prepared, context: list[ContextRetrieved]) -> Iterator[Event]:
+    def _think_and_act(
+        self, prepared: Prepared, context: list[ContextRetrieved]
+    ) -> Generator[Event, None, bool]:
         """Ask the model, run the tool calls it asks for, again, until it answers (returns True)
         or the run fails (False)."""
         setup, messages = self.setup, self.ctx.messages
         wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
         executor = self._executor(prepared)
         attempts = self.attempts
-        if setup.replay is not None:
-            try:
-                setup.replay.output_asked(
-                    self.record, attempts.signature if attempts is not None else None, setup.model
-                )
-            except Exception as exc:  # the recording asked for another output (strict replay)
-                yield from self._fail(exc)
-                return False
         schemas = [t.schema() for t in prepared.tools]
         if attempts is not None:
             schemas += [t.schema() for t in attempts.tools]
@@ -210,7 +210,8 @@ class Turn:
             if response.tool_calls and response.reasoning:  # sent back within the turn (Responses API)
                 wire[-1] = {**wire[-1], REASONING_KEY: response.reasoning}
             calls = response.tool_calls
-            finals = [c for c in calls if c.name in attempts.tool_names] if attempts is not None else []
+            final_names = attempts.tool_names if attempts is not None else set()
+            finals = [c for c in calls if c.name in final_names]
             if not calls or (finals and len(finals) == len(calls)):
                 if attempts is None:
                     return True
@@ -227,7 +228,7 @@ class Turn:
             if call >= setup.max_tool_iterations:
                 yield from self._fail(self._too_many_rounds())
                 return False
-            others = tuple(c for c in calls if c.name not in attempts.tool_names) if finals else calls
+            others = tuple(c for c in calls if c.name not in final_names) if finals else calls
             yield from self._act(executor, others, call, context, messages, wire)
             if finals and attempts is not None and self._direct is None:
                 # The other calls of the answer ran first (the model asked for them), then the answer.
@@ -239,20 +240,15 @@ class Turn:
                 messages.append(Message.assistant(self._direct))
                 return True
 
-    def _answered(self, answered: Answered, wire: list[dict[str, Any]]) -> Iterator[Event]:
+    def _answered(
+        self, answered: Answered, wire: list[dict[str, Any]]
+    ) -> Generator[Event, None, bool | None]:
         """An answer checked against the output type: True (the run ends with it), False (the
         run failed: no attempts left) or None (the model is asked again)."""
-        replay = self.setup.replay
         for event in answered.events:
             if type(event) is ToolCallFinished:
                 self._tool_calls += 1
             yield self._emit(event)
-            if replay is not None and type(event) is OutputChecked:
-                try:
-                    replay.checked(self.record, event, self.setup.model)
-                except Exception as exc:  # the recording's verdict differs (strict replay)
-                    yield from self._fail(exc)
-                    return False
         for message in answered.messages:
             self.ctx.messages.append(message)
             wire.append(message.to_openai())
@@ -267,7 +263,7 @@ class Turn:
 
     def _request(
         self, wire: list[dict[str, Any]], schemas: list[dict[str, Any]], call: int
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, ModelResponse | None]:
         """One model call (Think): its request and response events; the response, or None when
         it failed (the run has failed then)."""
         setup, run_id = self.setup, self.ctx.run_id
@@ -308,15 +304,8 @@ class Turn:
         """The final answer: the run's own messages into the state, the record closed, the end."""
         record, tracker, setup = self.record, self.tracker, self.setup
         answer = self._answer
-        spec = setup.output
-        if (
-            answer is not None
-            and answer.checked is not None
-            and spec is not None
-            and spec.to_state is not None
-        ):
-            self.ctx.state.set(spec.to_state, copy.deepcopy(answer.checked.data))
-            tracker.checkpoint(StateCause(kind="output", name=f"output_type:{spec.name}"))
+        if answer is not None and self.attempts is not None:
+            self.attempts.to_state(answer, self.ctx.state, tracker)
         self.ctx.state.set("messages", self._own_messages())
         tracker.checkpoint(StateCause(kind="user"))
         for change in tracker.drain():
@@ -428,12 +417,18 @@ class Turn:
             state.set(key, value)
             tracker.checkpoint(StateCause(kind="run_kwarg", name=key))
 
-    def _think(self, request: ModelRequest, call: int, payload: dict[str, Any]) -> Iterator[Event]:
+    def _think(
+        self, request: ModelRequest, call: int, payload: dict[str, Any]
+    ) -> Generator[Event, None, ModelResponse]:
         """Ask the model (or the recording), streaming its text as TextDelta events; returns the
         response."""
         model, replay = self.setup.model, self.setup.replay
+        if replay is not None and call == 0:  # first, whether the recording asked for this output
+            replay.output_asked(self.record, self.attempts.signature if self.attempts else None, model)
         recorded = replay.answer(self.record, call, payload, model) if replay is not None else None
-        stream = model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
+        stream: Iterable[str | ModelResponse] = (
+            model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
+        )
         response: ModelResponse | None = None
         for item in stream:
             if isinstance(item, ModelResponse):
@@ -451,7 +446,7 @@ class Turn:
         messages, context = self.ctx.messages, self._context_messages
         return messages[: context.start] + messages[context.stop :]
 
-    def _close(self, state_after: dict[str, Any]) -> None:
+    def _close(self, state_after: Mapping[str, Any]) -> None:
         self.record.messages = self._own_messages()
         self.record.usage = self._usage
         self.record.duration_ms = (time.perf_counter() - self._start) * 1000

@@ -94,6 +94,7 @@ class Observation(tuple):
     hidden_keys: tuple[str, ...]
     unused_keys: tuple[str, ...]
     tokens: PromptTokens | None
+    user_sections: tuple[PromptSection, ...]
 
     def __new__(cls, prepared: Prepared, request: dict[str, Any]) -> Observation:
         messages = [m.to_openai() for m in prepared.messages]
@@ -109,6 +110,7 @@ class Observation(tuple):
         self.hidden_keys = prepared.hidden_keys
         self.unused_keys = prepared.unused_keys
         self.tokens = prepared.tokens
+        self.user_sections = prepared.user_sections
         return self
 
     @property
@@ -306,7 +308,7 @@ def _user_prompt(
         # The plain chat path: the user's message goes out as it is.
         return text, ContextQuery(text, inputs={"message": text}, agent=agent.name), [], used
 
-    inputs = {"message": text} if text is not None else dict(message)
+    inputs = {"message": text} if isinstance(message, str) else dict(message)
 
     def resolve(template: str, values: Mapping[str, Any]) -> tuple[str, set[str]]:
         out, found = resolve_template(template, [("input", values), *variables])

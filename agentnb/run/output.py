@@ -354,10 +354,14 @@ class Asked:
     """System-prompt sections (prompted mode)."""
 
 
+NOTHING_ASKED = Asked("text")
+"""A run without an output type (one object: most turns have none, and this is their hot path)."""
+
+
 def asked(spec: OutputSpec | None, model: Any) -> Asked:
     """How ``model`` is asked for ``spec``'s output (nothing for no spec, or plain text)."""
     if spec is None:
-        return Asked("text")
+        return NOTHING_ASKED
     mode = spec.resolve(model)
     if mode == "native":
         return Asked(mode, spec.native_options(model) or {})

@@ -18,6 +18,7 @@ import concurrent.futures
 import contextvars
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from ..events import StateCause, ToolCallFinished
@@ -67,13 +68,13 @@ class Running:
             if checked is None:
                 self.failed[i] = (done, None, rest)
                 continue
-            work = (
+            work: Callable[..., Any] = (
                 executor.delegate
                 if self.baton is None
                 else self._taking_turns(started.index(i), self.ends + i)
             )
             self.futures[i] = self.pool.submit(
-                contextvars.copy_context().run, work, done, *checked, rest, snapshot
+                partial(contextvars.copy_context().run, work, done, *checked, rest, snapshot)
             )
 
     def _taking_turns(self, before: int, end: int) -> Callable[..., Any]:
@@ -122,7 +123,7 @@ class Running:
         if future is None:
             self._take(self.ends + i)
             return self.executor.settle_delegation(*self.failed[i], self.batch)
-        opened = future.result()
+        opened: tuple[Finish, Any, None] = future.result()
         self.held = self.ends + i if self.baton is not None else None  # taken by its thread
         return self.executor.settle_delegation(*opened, self.batch)
 

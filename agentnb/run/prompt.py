@@ -105,7 +105,8 @@ def key_patterns(value: Any) -> tuple[str, ...]:
     for pattern in patterns:
         if not isinstance(pattern, str) or not pattern.strip():
             raise ConfigurationError(
-                f"hide_state_keys holds {pattern!r}; each entry is a state key name or a glob pattern such as 'secret_*'"
+                f"hide_state_keys holds {pattern!r}; each entry is a state key name or a glob pattern such "
+                "as 'secret_*'"
             )
     return tuple(p.strip() for p in patterns)
 
@@ -269,9 +270,9 @@ def render_system_prompt(
         for option, value in (("instructions", instructions), ("description", description)):
             if value:
                 notes.append(f"{option}: not used, system_message overrides")
-        pieces = [_Piece("system_message", system_message, resolve_in_context)]
-        pieces += [_Piece(source, text, False) for source, text in trailing]
-        return _assemble(pieces, variables, strip=False, notes=tuple(notes))
+        only = [_Piece("system_message", system_message, resolve_in_context)]
+        only += [_Piece(source, text, False) for source, text in trailing]
+        return _assemble(only, variables, strip=False, notes=tuple(notes))
 
     pieces: list[_Piece] = [_Piece(source, text, False) for source, text in leading]
     if description is not None:

@@ -30,12 +30,12 @@ class RunResult:
     """The final answer."""
     messages: list[Message]
     """The run's messages (system, user, assistant, tool)."""
-    tool_calls: list[ToolCallFinished] = LazyField()  # type: ignore[assignment]
+    tool_calls: LazyField[ToolCallFinished] = LazyField()
     """Every tool call of the run, with results, errors and hooks (picked from the events when
     first read)."""
     events: list[Event] = field(default_factory=list)
     """Every event of the run (text deltas excluded)."""
-    state: dict[str, Any] = StateField()  # type: ignore[assignment]
+    state: StateField = StateField()
     """The state after the run, as the turn record keeps it (read-only: ``copy.deepcopy`` it
     to change a copy); ``agent.session_state`` is the live one."""
     usage: Usage = field(default_factory=Usage)
@@ -54,7 +54,7 @@ class RunResult:
         return cls(
             content=record.content,
             messages=list(record.messages),
-            tool_calls=Stored(partial(getattr, record, "tool_calls")),  # type: ignore[arg-type]
+            tool_calls=Stored(partial(getattr, record, "tool_calls")),
             events=list(record.events),
             state=record.frozen_after,
             usage=record.usage,
@@ -74,7 +74,7 @@ class RunResult:
 
     def get(self, key: str, default: Any = None) -> Any:
         """The state value under ``key``, or ``default``."""
-        return self[key] if key in self else default
+        return self[key] if key in self else default  # noqa: SIM401  (this is get itself)
 
     def __str__(self) -> str:
         return self.content or ""
@@ -134,7 +134,7 @@ def as_run_error(err: BaseException, result: RunResult) -> BaseException:
     """agentnb's own errors are raised as they are (with ``.result`` attached); anything else
     is wrapped in AgentRunError."""
     if isinstance(err, AgentnbError):
-        err.result = result  # type: ignore[attr-defined]
+        err.result = result
         return err
     return AgentRunError(f"{type(err).__name__}: {err}", result)
 

@@ -10,8 +10,7 @@ and any other keyword is put into the state (Haystack).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,10 @@ from ..util.fastinit import fast_init
 from .run_result import RunResult, RunStream
 
 if TYPE_CHECKING:
+    from contextlib import _GeneratorContextManager
+
     from .loop import Turn
+    from .setup import Delegated
 
 Subscriber = Callable[[Event], Any]
 Messages = Sequence["Message | Mapping[str, Any]"]
@@ -75,13 +77,13 @@ class RunInput:
             message, earlier = _split_messages(messages)
         else:
             earlier = ()
-        check_message(message)
+        message = check_message(message)
         output_type, state_values = _output_aliases(output_type, state_values)
         if session_state is not None and not isinstance(session_state, Mapping):
             raise ConfigurationError(
                 f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
             )
-        return cls(message, earlier, dict(state_values), dependencies, session_state, output_type)  # type: ignore[arg-type]
+        return cls(message, earlier, dict(state_values), dependencies, session_state, output_type)
 
 
 OUTPUT_ALIASES = ("output_schema", "structured_model")
@@ -119,12 +121,13 @@ def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
     return parsed[-1].content, tuple(parsed[:-1])
 
 
-def check_message(message: Any) -> None:
-    """A message is a str, or a dict of input fields (str keys) for a ``prompt_template``."""
+def check_message(message: Any) -> str | Mapping[str, Any]:
+    """``message``, when it is a str or a dict of input fields (str keys) for a
+    ``prompt_template``; a ConfigurationError otherwise."""
     if isinstance(message, str):
-        return
+        return message
     if isinstance(message, Mapping) and all(isinstance(k, str) for k in message):
-        return
+        return message
     raise ConfigurationError(
         "the message must be a str, a dict of input fields for a prompt_template, or a list of chat "
         f"messages; got {type(message).__name__}"
@@ -136,9 +139,11 @@ class Runs:
 
     if TYPE_CHECKING:
 
-        def _new_turn(self, inputs: RunInput) -> Turn: ...
+        def _new_turn(self, inputs: RunInput, delegated: Delegated | None = None) -> Turn: ...
 
-        def _running(self) -> AbstractContextManager[None]: ...
+        def _running(self) -> _GeneratorContextManager[None]: ...  # TurnMaking's @contextmanager
+
+        markdown: bool
 
     def iter_run(
         self,
@@ -246,7 +251,7 @@ class Runs:
             content = self.run(message, **kwargs).content or ""
         else:
             pieces: list[str] = []
-            printed: Iterator[Event] = self.iter_run(message, **kwargs)
+            printed: Iterable[Event] = self.iter_run(message, **kwargs)
             for event in printed:
                 if isinstance(event, TextDelta):
                     pieces.append(event.text)

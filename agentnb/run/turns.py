@@ -9,7 +9,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ..events import Event
@@ -21,6 +21,11 @@ from .observe import Prepared, count_added, count_tokens, prepare
 from .output import OutputSpec, asked
 from .runs import RunInput
 from .setup import Delegated, TurnSetup
+
+if TYPE_CHECKING:
+    from ..context import ContextProviders
+    from ..tools import Tool
+    from .prompt import PromptOptions
 
 
 class TurnMaking:
@@ -42,7 +47,20 @@ class TurnMaking:
     _lock: threading.Lock
     _notify: Callable[[Event], None]
     _notify_children: Callable[[Event], None]
-    _output_spec: Callable[[Any], OutputSpec | None]
+    # What the Observe step reads (observe.AgentSetup), given by the agent too.
+    prompt: PromptOptions
+    add_history_to_context: bool
+    num_history_runs: int | None
+    add_dependencies_to_context: bool
+    context_providers: ContextProviders
+
+    if TYPE_CHECKING:
+
+        def all_tools(self) -> list[Tool]: ...
+
+        def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]: ...
+
+        def _output_spec(self, output_type: Any = None) -> OutputSpec | None: ...  # TypedOutput's
 
     def _new_turn(self, inputs: RunInput, delegated: Delegated | None = None) -> Turn:
         """A turn of this agent, complete: a top-level one, or (``delegated``) a child run that
@@ -71,7 +89,7 @@ class TurnMaking:
         how = asked(spec, self.model)
         setup = TurnSetup(
             model=self.model,
-            prepare=self._preparer(inputs, delegated, list(how.trailing)),
+            prepare=self._preparer(inputs, delegated, how.trailing),
             emit=emit,
             hooks=self.tool_hooks,
             max_tool_iterations=self.max_tool_iterations,
@@ -108,7 +126,7 @@ class TurnMaking:
         return emit, emit_child
 
     def _preparer(
-        self, inputs: RunInput, delegated: Delegated | None, trailing: list[tuple[str, str]]
+        self, inputs: RunInput, delegated: Delegated | None, trailing: tuple[tuple[str, str], ...]
     ) -> Callable[..., Prepared]:
         """The turn's Observe step; a delegated run's message parts and earlier messages labelled
         by what produced them (the team's blocks, a handoff's history) and counted like the rest."""

@@ -32,13 +32,15 @@ def read_history(session: SessionBase, session_id: str, module: str = "agent") -
         return History()
     if not isinstance(found.modules[module], dict):
         raise SessionFormatError(
-            f"{session.describe(session_id)}: module {module!r} is not a saved state (a {type(found.modules[module]).__name__})"
+            f"{session.describe(session_id)}: module {module!r} is not a saved state "
+            f"(a {type(found.modules[module]).__name__})"
         )
     state = session._module_state(session_id, found, module)
     history_state = state.get("history", state)
     if not isinstance(history_state, dict):
         raise SessionFormatError(
-            f"{session.describe(session_id)}: the history of module {module!r} is a {type(history_state).__name__}, not an object"
+            f"{session.describe(session_id)}: the history of module {module!r} is a "
+            f"{type(history_state).__name__}, not an object"
         )
     try:
         return History.from_state_dict(history_state)

@@ -17,7 +17,7 @@ import os
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from typing import Any, NamedTuple
@@ -137,7 +137,7 @@ class SessionBase(abc.ABC):
         seq: int,
         *,
         log_from: int | None = None,
-        segments: list[tuple[str, str]] = (),
+        segments: Sequence[tuple[str, str]] = (),
     ) -> None:
         """Atomically replace the snapshot with ``text`` (or what ``_prepare_snapshot`` made of
         it); log entries up to ``seq`` become obsolete. With ``log_from``, the log's bytes after
@@ -149,7 +149,7 @@ class SessionBase(abc.ABC):
         a temporary file); ``_write_snapshot`` finishes it, ``_discard_prepared`` drops it."""
         return text
 
-    def _discard_prepared(self, prepared: Any) -> None:
+    def _discard_prepared(self, prepared: Any) -> None:  # noqa: B027  (optional hook)
         """Drop a prepared snapshot that will not be written."""
 
     @abc.abstractmethod
@@ -171,7 +171,7 @@ class SessionBase(abc.ABC):
         """The keys of the segments stored for ``session_id``."""
         return set()
 
-    def _delete_segments(self, session_id: str, keys: set[str]) -> None:
+    def _delete_segments(self, session_id: str, keys: set[str]) -> None:  # noqa: B027  (optional hook)
         """Delete segments (called with the lock held, once no snapshot names them)."""
 
     @abc.abstractmethod

@@ -3,8 +3,9 @@
 A value JSON cannot represent is an error at save time that names the key path and the type,
 never a silent ``str()``; NaN and the infinities are stored tagged. Types that need it get an
 encoder: ``register_encoder(type, name, encode, decode)``; the stored form is
-``{"$agentnb": name, "value": encode(obj)}`` and loading calls ``decode`` for that name. Decoders are looked up by name in this process's registry, so
-loading never imports or executes anything named by the file.
+``{"$agentnb": name, "value": encode(obj)}`` and loading calls ``decode`` for that name. Decoders
+are looked up by name in this process's registry, so loading never imports or executes anything
+named by the file.
 """
 
 from __future__ import annotations
@@ -132,8 +133,10 @@ def encode(value: Any, path: str) -> Any:
     if encoder is None:
         if isinstance(value, (str, int, float, dict, list, tuple)):
             # subclasses (IntEnum, OrderedDict, NamedTuple...) store as their JSON base type
-            base = next(b for b in (bool, int, float, str, dict, list, tuple) if isinstance(value, b))
-            return encode(base(value) if base is not tuple else list(value), path)
+            if isinstance(value, tuple):  # a tuple is stored as a list
+                return encode(list(value), path)
+            base: type[Any] = next(b for b in (bool, int, float, str, dict, list) if isinstance(value, b))
+            return encode(base(value), path)
         raise SessionEncodeError(
             f"cannot save {path}: a {type(value).__module__}.{type(value).__qualname__} is not JSON. "
             f"Store plain data (dict, list, str, int, float, bool, None), or register an encoder: "

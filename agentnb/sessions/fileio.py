@@ -9,7 +9,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from filelock import FileLock
@@ -178,10 +178,8 @@ def commit_prepared(tmp: Path, path: Path) -> None:
 
 
 def discard_prepared(tmp: Path) -> None:
-    try:
+    with suppress(FileNotFoundError):
         os.unlink(tmp)
-    except FileNotFoundError:
-        pass
 
 
 def append_durably(path: Path, data: bytes, *, expected_size: int | None = None) -> int:
@@ -208,10 +206,8 @@ def append_durably(path: Path, data: bytes, *, expected_size: int | None = None)
         except OSError:
             # Not durable: take the lines back, so the save that retries them does not append
             # them twice (best effort: on a full disk the truncation frees the space it needs).
-            try:
+            with suppress(OSError):
                 f.truncate(size)
-            except OSError:
-                pass
             raise
         size += len(data)
     if created:

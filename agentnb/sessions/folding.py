@@ -111,20 +111,27 @@ def _apply_read_line(modules: dict[str, Any], line: dict[str, Any], where: str) 
     long log replays without copying a module's dicts and lists line after line; anything
     else goes through ``format.apply_line``, which copies and names what is wrong."""
     if line.get("op") == "delta":
-        target, ops = modules.get(line.get("module")), line.get("ops")  # type: ignore[arg-type]
-        places = _places(target, ops) if isinstance(target, dict) and isinstance(ops, list) else None
-        if places is not None:
-            for op, place in zip(ops, places):  # type: ignore[arg-type]
-                if op["op"] == "merge":
-                    place.update(op.get("set") or {})
-                    for key in op.get("unset") or ():
-                        place.pop(key, None)
-                else:
-                    if op.get("keep") is not None:
-                        del place[op["keep"] :]
-                    place.extend(op.get("append") or ())
-            return
+        module, ops = line.get("module"), line.get("ops")
+        target = modules.get(module) if isinstance(module, str) else None
+        if isinstance(target, dict) and isinstance(ops, list):
+            places = _places(target, ops)
+            if places is not None:
+                _apply_in_place(ops, places)
+                return
     fmt.apply_line(modules, line, where)
+
+
+def _apply_in_place(ops: list[dict[str, Any]], places: list[Any]) -> None:
+    """Apply merges and splices that ``_places`` found well formed to their containers."""
+    for op, place in zip(ops, places):
+        if op["op"] == "merge":
+            place.update(op.get("set") or {})
+            for key in op.get("unset") or ():
+                place.pop(key, None)
+        else:
+            if op.get("keep") is not None:
+                del place[op["keep"] :]
+            place.extend(op.get("append") or ())
 
 
 def _places(target: dict[str, Any], ops: list[Any]) -> list[Any] | None:

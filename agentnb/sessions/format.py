@@ -146,7 +146,8 @@ def check_readable(version: Any, where: str) -> None:
     if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
         raise SessionFormatError(
             f"{where} was written by a newer agentnb (session format version {version}; this agentnb reads "
-            f"{readable}): upgrade agentnb to a release that writes format {version} to read it; the file was left as it is"
+            f"{readable}): upgrade agentnb to a release that writes format {version} to read it; "
+            "the file was left as it is"
         )
     raise SessionFormatError(
         f"{where} has session format version {version!r}, which no agentnb writes ({readable}); the file is damaged"

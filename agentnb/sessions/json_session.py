@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from pathlib import Path
@@ -198,7 +198,7 @@ class JSONSession(SessionBase):
         seq: int,
         *,
         log_from: int | None = None,
-        segments: list[tuple[str, str]] = (),
+        segments: Sequence[tuple[str, str]] = (),
     ) -> None:
         snap, log = self._get_save_path(session_id), self.log_path(session_id)
         self._clean(session_id, force=True)

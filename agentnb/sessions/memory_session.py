@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -64,7 +64,7 @@ class MemorySession(SessionBase):
         seq: int,
         *,
         log_from: int | None = None,
-        segments: list[tuple[str, str]] = (),
+        segments: Sequence[tuple[str, str]] = (),
     ) -> None:
         self._snapshots[session_id] = (seq, text)
         self._logs[session_id] = [(s, line) for s, line in self._logs.get(session_id, []) if s > seq]

@@ -360,7 +360,7 @@ def _timed(event: Event, recorded: Event | None) -> Event:
         changes["hooks"] = tuple(
             dataclasses.replace(h, duration_ms=r.duration_ms) for h, r in zip(event.hooks, recorded.hooks)
         )
-    return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(event, **changes)
 
 
 __all__ = ["MODES", "REPLAY_ENV", "RERECORD", "Recording", "adopt_timing", "replay_mode"]

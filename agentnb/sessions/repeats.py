@@ -49,7 +49,8 @@ def _with_none_at(data: dict[str, Any], paths: list[Path]) -> dict[str, Any]:
     root = dict(data)
     copies: dict[tuple[str | int, ...], Any] = {(): root}
     for path in paths:
-        node, prefix = root, ()
+        node: dict[Any, Any] = root
+        prefix: tuple[str | int, ...] = ()
         for key in path[:-1]:
             prefix = (*prefix, key)
             child = copies.get(prefix)

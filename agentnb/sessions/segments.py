@@ -90,7 +90,7 @@ def _turn_lists(modules: dict[str, Any]) -> Iterator[tuple[str, list[str], dict[
             yield name, path, parent
 
 
-def stored_apart(segments: list[dict[str, Any]], module: str, path: list[str]) -> int:
+def stored_apart(segments: list[dict[str, Any]], module: str | None, path: list[str]) -> int:
     """How many turns of ``module``'s list at ``path`` the segments hold."""
     return sum(s["count"] for s in segments if s["module"] == module and s["path"] == path)
 
@@ -185,7 +185,8 @@ def expand_bases(modules: dict[str, Any], where: str) -> None:
             or not isinstance(unset, list)
         ):
             raise SessionFormatError(
-                f"{where}: module {name!r}: the first stored turn's start state refers to {patch[BASE]!r:.60}, which it cannot be built from"
+                f"{where}: module {name!r}: the first stored turn's start state refers to "
+                f"{patch[BASE]!r:.60}, which it cannot be built from"
             )
         start = dict(state)
         start.update(changes)
@@ -211,7 +212,8 @@ def parse(text: str, info: dict[str, Any], where: str) -> list[Any]:
     for key in ("module", "path", "first", "count", "key"):
         if document.get(key) != info[key]:
             raise SessionFormatError(
-                f"{where} is not the segment the snapshot names ({key} {document.get(key)!r:.40}, expected {info[key]!r}); {fix}"
+                f"{where} is not the segment the snapshot names ({key} {document.get(key)!r:.40}, "
+                f"expected {info[key]!r}); {fix}"
             )
     if fmt.REPEATS in document:
         restore_repeats(document, document.pop(fmt.REPEATS), where)
@@ -253,7 +255,8 @@ def adjust_line(line: dict[str, Any], segments: list[dict[str, Any]], where: str
                 apart = stored_apart(segments, name, list(target))
                 if op["keep"] < apart:
                     raise SessionFormatError(
-                        f"{where} cuts the history at turn {op['keep']}, inside the turns stored apart (the first {apart})"
+                        f"{where} cuts the history at turn {op['keep']}, inside the turns stored apart "
+                        f"(the first {apart})"
                     )
                 op = {**op, "keep": op["keep"] - apart}
         out.append(op)

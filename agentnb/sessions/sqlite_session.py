@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,8 @@ SIZE_CHECK_EVERY = 32
 """Appends between two checks of whether the log should be folded into the snapshot."""
 
 _TABLES = {"snapshots", "log"}
-_SEGMENTS_TABLE = """CREATE TABLE IF NOT EXISTS segments (session_id TEXT NOT NULL, key TEXT NOT NULL, data TEXT NOT NULL,
-                                     PRIMARY KEY (session_id, key));"""
+_SEGMENTS_TABLE = """CREATE TABLE IF NOT EXISTS segments (session_id TEXT NOT NULL, key TEXT NOT NULL,
+                                     data TEXT NOT NULL, PRIMARY KEY (session_id, key));"""
 """(Version 2 files have no such table: the first segment written creates it.)"""
 _SCHEMA = (
     """
@@ -110,10 +110,8 @@ class SQLiteSession(SessionBase):
                 conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={fmt.VERSION}; COMMIT;")
             finally:
                 conn.close()
-            try:
+            with suppress(FileExistsError):
                 os.link(tmp, self.path)
-            except FileExistsError:
-                pass
             fsync_dir(self.path.parent)
         except (OSError, sqlite3.Error) as exc:
             raise SessionWriteError(
@@ -266,7 +264,7 @@ class SQLiteSession(SessionBase):
         seq: int,
         *,
         log_from: int | None = None,
-        segments: list[tuple[str, str]] = (),
+        segments: Sequence[tuple[str, str]] = (),
     ) -> None:
         with self._tx() as db:  # (the rows after seq stay: log_from is the JSON backend's)
             if segments:
@@ -359,10 +357,8 @@ def _transient(exc: sqlite3.Error, writing: bool = False) -> bool:
 
 def _rollback(db: sqlite3.Connection) -> None:
     if db.in_transaction:
-        try:
+        with suppress(sqlite3.Error):  # SQLite may have rolled back itself (a full disk): nothing to undo
             db.execute("ROLLBACK")
-        except sqlite3.Error:  # SQLite may have rolled back itself (a full disk): nothing to undo
-            pass
 
 
 def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:

@@ -26,6 +26,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -75,7 +76,7 @@ class Worker:
             warnings.warn(message, category, stacklevel=2)
         if not ok:
             raise value
-        return value  # type: ignore[no-any-return]
+        return value
 
     def pid(self) -> int | None:
         """The running child's process id, or None."""
@@ -92,9 +93,10 @@ class Worker:
         # sending it again is safe.
         for attempt in range(2):
             proc = self._running()
+            assert proc.stdin is not None and proc.stdout is not None  # started with both as pipes
             try:
-                _write_frame(proc.stdin, payload)  # type: ignore[arg-type]
-                return _read_frame(proc.stdout)  # type: ignore[arg-type]
+                _write_frame(proc.stdin, payload)
+                return _read_frame(proc.stdout)
             except (OSError, EOFError) as exc:
                 self._drop(wait=False)
                 if attempt:
@@ -114,10 +116,11 @@ class Worker:
         proc = self._start()
         # A child that does not say it is ready (an interpreter that is not Python, an agentnb
         # that does not import there) is not tried again: the caller does the work itself.
+        assert proc.stdout is not None  # started with stdout=PIPE
         try:
             ready = (
                 _wait_readable(proc.stdout, START_SECONDS) and _read_exact(proc.stdout, len(_HELLO)) == _HELLO
-            )  # type: ignore[arg-type]
+            )
         except (OSError, EOFError):
             ready = False
         if not ready:
@@ -151,10 +154,9 @@ class Worker:
         if proc is None:
             return
         for pipe in (proc.stdin, proc.stdout):
-            try:
-                pipe.close()  # type: ignore[union-attr]
-            except OSError:
-                pass
+            if pipe is not None:
+                with suppress(OSError):
+                    pipe.close()
         try:
             proc.wait(timeout=2 if wait else 0)
         except subprocess.TimeoutExpired:

@@ -90,7 +90,7 @@ def json_equal(a: Any, b: Any) -> bool:
         return True
     kind = type(a)
     if kind is type(b) and kind in PLAIN_LEAVES:  # the usual leaves: equal as JSON when equal
-        return a == b  # type: ignore[no-any-return]
+        return a == b
     if kind is list and type(b) is list:  # the usual lists, without the ABC checks below
         return len(a) == len(b) and all(map(json_equal, a, b))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
@@ -315,8 +315,9 @@ class ChangeLog:
     """A turn's state changes as they happen: which paths were written, and by whom.
 
     ``before`` may be frozen (``agentnb.state.frozen``); the changes' old and new values are read-only
-    views of its frozen values (``agentnb.state.views``; live ones are the live values). Feed it every patch with its author (``add``); ``keys(after)`` and ``paths(after)`` give the
-    net changes against ``before`` by the rule of this module. Adding costs the size of the patch;
+    views of its frozen values (``agentnb.state.views``; live ones are the live values). Feed it
+    every patch with its author (``add``); ``keys(after)`` and ``paths(after)`` give the net changes
+    against ``before`` by the rule of this module. Adding costs the size of the patch;
     a summary costs the number of paths written (times their depth), not the size of the state.
     """
 
@@ -351,6 +352,7 @@ class ChangeLog:
         out = []
         for path, authors in self._keys.items():
             key = top_level_key(path)
+            assert key is not None  # add() keeps no empty path
             old, new = self.before.get(key, MISSING), after.get(key, MISSING)
             change = _net(path, authors, old, new, key in changed_under)
             if change is not None:

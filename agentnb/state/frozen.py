@@ -106,14 +106,14 @@ class FrozenMap(Mapping[Any, Any]):
             return iter(small)
         return (key for _, key, _ in self._ordered())
 
-    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]
+    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]  # a list, not a view (see below)
         """(key, value) pairs in order (a list: a large map sorts its entries once)."""
         small = self._small
         if small is not None:
             return list(small.items())
         return [(key, value) for _, key, value in self._ordered()]
 
-    def values(self) -> list[Any]:  # type: ignore[override]
+    def values(self) -> list[Any]:  # type: ignore[override]  # a list, as items()
         return [value for _, value in self.items()]
 
     def _leaf(self, key: Any) -> dict[Any, tuple[int, Any]]:
@@ -136,7 +136,7 @@ class FrozenMap(Mapping[Any, Any]):
 
     def order(self, keys: list[Any]) -> list[Any]:
         """``keys`` (which must be in this map) in this map's order."""
-        if len(keys) < 2:  # type: ignore[arg-type]
+        if len(keys) < 2:
             return list(keys)
         small = self._small
         if small is not None:
@@ -216,7 +216,7 @@ class FrozenMap(Mapping[Any, Any]):
             return NotImplemented
         return len(self) == len(other) and all(k in other and other[k] == v for k, v in self.items())
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as the dict it stands for
 
     def __repr__(self) -> str:
         return f"FrozenMap({dict(self.items())!r})"
@@ -231,7 +231,7 @@ class FrozenMap(Mapping[Any, Any]):
         return (FrozenMap, (self.items(),))
 
 
-class FrozenList(tuple):  # type: ignore[type-arg]
+class FrozenList(tuple):
     """An immutable list (its items frozen); equal to a list with equal items."""
 
     __slots__ = ()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol, TypeGuard
 
 _REGISTRY_ATTR = "_agentnb_registered_state"
 
@@ -89,7 +89,15 @@ def load_registered(obj: Any, data: dict[str, Any], strict: bool = True) -> None
             setattr(obj, name, value)
 
 
-def is_state_module(value: Any) -> bool:
+class Stateful(Protocol):
+    """What a session saves and loads an attribute through (a StateModule, or anything shaped so)."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any], /) -> Any: ...
+
+
+def is_state_module(value: Any) -> TypeGuard[Stateful]:
     """Whether ``value`` has ``state_dict()`` and ``load_state_dict()``."""
     return callable(getattr(value, "state_dict", None)) and callable(getattr(value, "load_state_dict", None))
 

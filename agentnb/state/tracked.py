@@ -93,7 +93,7 @@ class Journal:
         """What was written since the last checkpoint; ``consume`` starts a new interval."""
         trie: Trie = {}
         whole = False
-        inserted = []
+        inserted: list[tuple[tuple[Any, ...], list[Any]]] = []
         root = self.root
         for container in self.dirty:
             writes = container._writes
@@ -136,17 +136,15 @@ class Journal:
         places = []
         if self.loose:
             for spot, (ref, key) in list(self.loose.items()):
-                container = ref()
-                if container is None or (
-                    type(container) is TrackedDict and not _loose_value(container, key, self)
-                ):
+                holder = ref()
+                if holder is None or (type(holder) is TrackedDict and not _loose_value(holder, key, self)):
                     del self.loose[spot]
                     continue
-                located = _ROOT if container is root else _locate(container, root, [])
+                located = _ROOT if holder is root else _locate(holder, root, [])
                 if located:
-                    places.append((container, key))
+                    places.append((holder, key))
                 for path, exact in located:
-                    whole |= mark(trie, path if type(container) is TrackedList or not exact else (*path, key))
+                    whole |= mark(trie, path if type(holder) is TrackedList or not exact else (*path, key))
         if whole:
             return Written(WHOLE, places, [])
         return Written(trie or None, places, inserted)
@@ -326,9 +324,9 @@ def track(value: Any, journal: Journal, *, owned: bool) -> Any:
     plain container is converted; otherwise only those their container alone holds."""
     kind = type(value)
     if not value and (kind is list or kind is dict):  # an empty one (``state["items"] = []``)
-        out = TrackedList() if kind is list else TrackedDict()
-        out._journal = journal
-        return out
+        empty = TrackedList() if kind is list else TrackedDict()
+        empty._journal = journal
+        return empty
     if kind is dict:
         out: Any = TrackedDict()
         out._journal = journal
@@ -381,7 +379,7 @@ def tracked_copy(value: Any, journal: Journal) -> Any:
     return copy.deepcopy(value)
 
 
-class TrackedDict(dict):  # type: ignore[type-arg]
+class TrackedDict(dict):
     """A dict of a tracked state: a plain dict to its users; writes are noted in the journal."""
 
     __slots__ = ("_journal", "_parent", "_key", "_more", "_writes", "__weakref__")
@@ -473,7 +471,7 @@ class TrackedDict(dict):  # type: ignore[type-arg]
         for key, value in kwargs.items():
             self[key] = value
 
-    def __ior__(self, other: Any) -> TrackedDict:  # type: ignore[override,misc]
+    def __ior__(self, other: Any) -> TrackedDict:  # type: ignore[misc]  # takes any mapping, as dict's does
         self.update(other)
         return self
 
@@ -484,7 +482,7 @@ class TrackedDict(dict):  # type: ignore[type-arg]
         self._wrote_all()
 
     @classmethod
-    def fromkeys(cls, iterable: Iterable[Any], value: Any = None) -> dict[Any, Any]:  # type: ignore[override]
+    def fromkeys(cls, iterable: Iterable[Any], value: Any = None) -> dict[Any, Any]:
         return dict.fromkeys(iterable, value)
 
     def __copy__(self) -> dict[Any, Any]:
@@ -501,7 +499,7 @@ class TrackedDict(dict):  # type: ignore[type-arg]
         return (dict, (), None, None, iter(dict.items(self)))
 
 
-class TrackedList(list):  # type: ignore[type-arg]
+class TrackedList(list):
     """A list of a tracked state: a plain list to its users; a write marks it as changed."""
 
     __slots__ = ("_journal", "_parent", "_key", "_more", "_writes", "__weakref__")
@@ -591,11 +589,11 @@ class TrackedList(list):  # type: ignore[type-arg]
         list.reverse(self)
         self._wrote()
 
-    def __iadd__(self, values: Iterable[Any]) -> TrackedList:  # type: ignore[override,misc]
+    def __iadd__(self, values: Iterable[Any]) -> TrackedList:  # type: ignore[misc]  # any iterable, as list's
         self.extend(values)
         return self
 
-    def __imul__(self, times: Any) -> TrackedList:  # type: ignore[override,misc]
+    def __imul__(self, times: Any) -> TrackedList:  # type: ignore[misc]  # returns the tracked list itself
         old = list(self)
         list.__imul__(self, times)
         if len(self) == 0:

@@ -273,12 +273,12 @@ def _merge(into: Trie, other: Trie) -> None:
 def _only_here(container: TrackedDict, parent: dict[str, Any], key: Any) -> bool:
     """Whether ``container`` is in the state at ``parent[key]`` and nowhere else (then it can be
     put back in place; one in two places is replaced by a copy at each)."""
-    return container._more is None and container._parent is parent and container._key == key  # type: ignore[attr-defined]
+    return container._more is None and container._parent is parent and container._key == key
 
 
 def _restore(live: dict[str, Any], frozen: FrozenMap, paths: Trie | Any) -> None:
     """Put the live state back as ``frozen`` at ``paths`` (writing through the tracked dicts)."""
-    journal = live._journal  # type: ignore[attr-defined]
+    journal = live._journal  # type: ignore[attr-defined]  # a state's data is a TrackedDict
     if paths is WHOLE:
         live.clear()
         live.update({k: track(thaw(v), journal, owned=True) for k, v in frozen.items()})

@@ -24,11 +24,11 @@ def _refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
     raise TypeError(READ_ONLY)
 
 
-class StateView(dict):  # type: ignore[type-arg]
+class StateView(dict):
     """A frozen dict as a read-only plain dict."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = __ior__ = pop = popitem = setdefault = update = clear = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __ior__ = pop = popitem = setdefault = update = clear = _refuse
 
     def __copy__(self) -> dict[Any, Any]:
         return dict(self)
@@ -40,13 +40,13 @@ class StateView(dict):  # type: ignore[type-arg]
         return (dict, (dict(self),))
 
 
-class ListView(list):  # type: ignore[type-arg]
+class ListView(list):
     """A frozen list as a read-only plain list."""
 
     __slots__ = ()
     __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = (
         sort
-    ) = reverse = _refuse  # type: ignore[assignment]
+    ) = reverse = _refuse
 
     def __copy__(self) -> list[Any]:
         return list(self)

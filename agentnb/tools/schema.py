@@ -19,6 +19,7 @@ import inspect
 import types
 import typing
 from collections.abc import Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolDefinitionError
@@ -50,10 +51,8 @@ def type_hints(function: Callable[..., Any], tool_name: str) -> dict[str, Any]:
     # resolve each one against the globals and the function's closure, and say which failed.
     target = inspect.unwrap(getattr(function, "__func__", function))
     namespace = dict(getattr(target, "__globals__", {}))
-    try:
+    with suppress(TypeError, ValueError):
         namespace.update(inspect.getclosurevars(target).nonlocals)
-    except (TypeError, ValueError):
-        pass
     hints = {}
     for pname, annotation in getattr(target, "__annotations__", {}).items():
         if isinstance(annotation, str):
@@ -147,7 +146,7 @@ def schema_for(
             annotation = Any
         fields[pname] = (annotation, Field(default, description=note or param_docs.get(pname)))
     try:
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{tool_name}_arguments",
             __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
             **fields,

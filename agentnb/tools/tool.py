@@ -168,7 +168,7 @@ class Tool:
         return self.function(*args, **kwargs)
 
     @property
-    def __name__(self) -> str:  # type: ignore[override]
+    def __name__(self) -> str:
         """The tool's name, so code that lists tools as functions (``t.__name__``) ports."""
         return self.name
 
@@ -290,8 +290,8 @@ def _from_function(
         description=description if description is not None else doc_description,
         parameters=parameters,
         function=function,
-        inputs_from_state=inputs_from_state,  # type: ignore[arg-type]  # checked in __post_init__
-        outputs_to_state=outputs_to_state,  # type: ignore[arg-type]
+        inputs_from_state=inputs_from_state,  # type: ignore[arg-type]  # a Mapping: __post_init__ checks it into a dict
+        outputs_to_state=outputs_to_state,  # type: ignore[arg-type]  # likewise
         args_model=args_model,
         injected=injected,
         instructions=instructions,

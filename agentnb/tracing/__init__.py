@@ -8,13 +8,19 @@ afterwards with their recorded times. Needs the ``tracing`` extra (``opentelemet
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .live import flush, is_instrumented, uninstrument
 from .switch import instrument
 
 __all__ = ["export", "flush", "instrument", "is_instrumented", "uninstrument"]
 
 
-def __getattr__(name: str) -> object:
+if TYPE_CHECKING:
+    from .recorded import export
+
+
+def __getattr__(name: str) -> Any:
     if name == "export":
         from .recorded import export
 

@@ -145,14 +145,14 @@ def outline(events: Sequence[Event], stamps: Sequence[int | None] | None = None)
             run.tools.append(tool)
             open_tools[event.tool_call_id] = tool
         elif isinstance(event, ToolCallFinished):
-            tool = open_tools.pop(event.tool_call_id, None)
-            if tool is not None:
-                tool.finished = event
+            finished = open_tools.pop(event.tool_call_id, None)
+            if finished is not None:
+                finished.finished = event
         elif isinstance(event, ContextRetrieved):
             _add_retrieval(run, event, open_tools)
         elif isinstance(event, StateChanged):
-            tool = open_tools.get(event.cause.tool_call_id or "")
-            (tool.states if tool is not None else run.states).append(event)
+            writer = open_tools.get(event.cause.tool_call_id or "")
+            (writer.states if writer is not None else run.states).append(event)
         elif isinstance(event, (RunFinished, RunFailed)):
             run.outcome = event
     _place(run, stamps)

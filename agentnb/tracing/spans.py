@@ -10,9 +10,7 @@ later give the same spans with the same ids.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
-import importlib.metadata
 import threading
 import weakref
 from collections.abc import Mapping
@@ -22,6 +20,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ..events import RunFailed
+from ..util.version import __version__
 from . import attributes as at
 from . import conventions as sc
 from .bounds import finish
@@ -77,7 +76,7 @@ def tracer_for(provider: Any) -> tuple[Any, DerivedIds | None]:
         found = None
     if found is not None:
         return found
-    tracer = provider.get_tracer("agentnb", _version(), schema_url=sc.SCHEMA_URL)
+    tracer = provider.get_tracer("agentnb", __version__, schema_url=sc.SCHEMA_URL)
     ids = None
     if hasattr(tracer, "id_generator"):
         ids = DerivedIds()
@@ -85,14 +84,6 @@ def tracer_for(provider: Any) -> tuple[Any, DerivedIds | None]:
     with contextlib.suppress(TypeError):  # a provider that takes no weak reference: not kept
         _tracers[provider] = (tracer, ids)
     return tracer, ids
-
-
-@functools.lru_cache(maxsize=1)
-def _version() -> str:
-    try:
-        return importlib.metadata.version("agentnb")
-    except importlib.metadata.PackageNotFoundError:
-        return "0"
 
 
 class SpanWriter:

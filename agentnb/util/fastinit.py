@@ -15,9 +15,12 @@ init-only variables) keeps the dataclass's own ``__init__``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 _FACTORY = object()
 """The default of a parameter whose field has a default factory: the factory is called."""
@@ -32,9 +35,9 @@ def fast_init(cls: type[T]) -> type[T]:
     params = getattr(cls, "__dataclass_params__", None)
     if params is None or not params.frozen:
         raise TypeError(f"fast_init takes a frozen dataclass; {cls.__qualname__} is not one")
-    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    fields = dataclasses.fields(cls)
     initvar = getattr(dataclasses, "_FIELD_INITVAR", None)
-    pseudo = [f for f in cls.__dataclass_fields__.values() if getattr(f, "_field_type", initvar) is initvar]  # type: ignore[attr-defined]
+    pseudo = [f for f in cls.__dataclass_fields__.values() if getattr(f, "_field_type", initvar) is initvar]
     if "__slots__" in cls.__dict__ or initvar is None or pseudo:
         return cls
     namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
@@ -70,9 +73,9 @@ def fast_init(cls: type[T]) -> type[T]:
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    init.__doc__ = cls.__init__.__doc__  # type: ignore[misc]
-    init.__wrapped_dataclass_init__ = cls.__init__  # type: ignore[misc]
-    cls.__init__ = init  # type: ignore[misc]
+    init.__doc__ = cls.__init__.__doc__
+    init.__wrapped_dataclass_init__ = cls.__init__
+    cls.__init__ = init  # type: ignore[method-assign]  # the fast __init__ replaces the dataclass's
     MADE_FAST.append(cls)
     if not hasattr(cls, "__post_init__") and all(f.init for f in fields):
         _PLAIN_COPY.add(cls)
@@ -86,8 +89,8 @@ def evolve(obj: T, **changes: Any) -> T:
     go through ``dataclasses.replace``."""
     cls = type(obj)
     if cls not in _PLAIN_COPY:
-        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
-    fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
+        return dataclasses.replace(obj, **changes)
+    fields = cls.__dataclass_fields__
     for name in changes:
         if name not in fields:
             raise TypeError(f"{cls.__qualname__}.__init__() got an unexpected keyword argument {name!r}")

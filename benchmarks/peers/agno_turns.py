@@ -30,7 +30,7 @@ import resource  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from importlib.metadata import version  # noqa: E402
-from typing import Any
+from typing import Any  # noqa: E402
 
 import measure  # noqa: E402
 import states  # noqa: E402

@@ -166,11 +166,12 @@ def main() -> None:
     for k, n, w in ((1, args.n1, args.warmup1), (10, args.n10, args.warmup10)):
         agent = make_agent(k, instrument)
 
-        def turn() -> Any:
+        # Each closure binds this iteration's agent and k (run_series calls them before the next).
+        def turn(agent: Any = agent) -> Any:
             deps = Deps()
             return agent.run_sync("please add some items", deps=deps), deps
 
-        def check(r: Any) -> None:
+        def check(r: Any, k: int = k) -> None:
             result, deps = r
             assert result.output == f"done after {k} tool calls", result.output
             assert deps.items == [f"item-{i}" for i in range(k)], deps.items

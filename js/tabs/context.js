@@ -4,6 +4,7 @@
 import { disclosure, empty, h } from "../dom.js";
 import { ms, short } from "../format.js";
 import { loading } from "./parts.js";
+import { toolKey } from "./tools.js";
 
 const BLOCK_CUT = 600; // characters of a context block shown before "show all"
 
@@ -63,7 +64,8 @@ function retrievalView(ctx, r, i) {
     if (r.via === "tool" && r.toolId) {
       const show = () =>
         ctx.update(() => {
-          view.open.add("tool:" + r.toolId);
+          const at = turn.tools.findIndex((t) => t.id === r.toolId);
+          if (at >= 0) view.open.add(toolKey(turn, turn.tools, at));
           view.tab = "tools";
         });
       body.appendChild(h("div", { class: "anb-ctx-call" }, "asked by the model through a tool call ", h("button", { type: "button", class: "anb-more", "data-fkey": "ctx-call-" + i, onclick: show }, "show call " + r.toolId)));

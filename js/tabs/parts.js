@@ -3,6 +3,7 @@
 
 import { disclosure, h } from "../dom.js";
 import { argsText, counterText, firstLine, inputItem, pretty, short, tokenCount, tokenParts } from "../format.js";
+import { NO_ANSWER } from "../store.js";
 
 export function jsonBlock(value) {
   return h("pre", { class: "anb-pre anb-json" }, typeof value === "string" ? value : pretty(value));
@@ -237,11 +238,17 @@ export function callPicker(ctx, forWhat) {
 /** A placeholder for something asked of the kernel: "Loading …", or why it will not come. */
 export function waiting(store, what) {
   if (!store.offline) return h("div", { class: "anb-empty anb-waiting" }, "Loading " + what + "…");
-  return h("div", { class: "anb-empty anb-waiting anb-offline-note" }, "Cannot load " + what + ": " + store.offline + ". " + RECONNECT);
+  return h("div", { class: "anb-empty anb-waiting anb-offline-note" }, "Cannot load " + what + ": " + store.offline + ". " + whatToDo(store.offline));
 }
 
 /** How to get a live inspector back. */
-export const RECONNECT = "Start the kernel and run the notebook (or the cell that shows the inspector) to get a live inspector back.";
+export const RECONNECT = "Re-run this cell for a live inspector.";
+
+/** What to do about ``offline`` (why the kernel cannot be reached): wait for a busy kernel,
+ * else re-run the cell (a kernel restarted or shut down has no live widget behind this view). */
+export function whatToDo(offline) {
+  return offline === NO_ANSWER ? "It catches up when the kernel is free; if it does not, re-run this cell." : RECONNECT;
+}
 
 /** Ask for a turn that is only known from its summary; the placeholder to show meanwhile. */
 export function loading(ctx) {

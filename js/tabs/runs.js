@@ -8,26 +8,52 @@
 
 import { empty, h } from "../dom.js";
 import { ms } from "../format.js";
-import { liveLanes, walk } from "../runs.js";
+import { axisEnd, liveLanes, walk } from "../runs.js";
+
+/** What a node's duration measures, and the call that ran it: a member run cannot take longer
+ * than that call, unless the two were timed in different runs (a replay keeps the recorded times
+ * of the turn it replays, while its members run now). */
+export function timing(node) {
+  const run = "run " + ms(node.duration_ms);
+  const call = node.delegation ? node.delegation.call_ms : null;
+  if (call === null || call === undefined) return { text: run, title: "the run, from its start to its answer" };
+  const mixed = node.duration_ms > call + 0.5;
+  return {
+    text: run + " · call " + ms(call) + (mixed ? " ⚠" : ""),
+    title:
+      "run: " + node.agent + "'s run, from its start to its answer. call: the " + (node.delegation.tool || "delegation") + " call that ran it, from the model's response to its result (its hooks, the run, and for delegations of one response run side by side, the wait for the results before it)" +
+      (mixed ? ". The run is longer than its call: they were timed in different runs (a replayed turn keeps its recorded times; its members ran now)" : ""),
+  };
+}
 
 function nodeButton(ctx, node, depth, tree) {
-  const scoped = ctx.view.scope || tree.run_id;
+  const scoped = ctx.shown || tree.run_id;
   const tokens = node.tokens_own === node.tokens_total ? node.tokens_own + " tok" : node.tokens_own + " own / " + node.tokens_total + " total tok";
-  const mark = node.status === "failed" ? "✕" : node.status === "running" ? "●" : "✓";
+  const refused = node.ledger && node.ledger.refused;
+  const [mark, kind] = node.status === "failed" ? ["✕", "failed"] : node.status === "running" ? ["●", "running"] : refused ? ["⚠", "refused"] : ["✓", "ok"];
   const task = node.delegation ? " · " + node.delegation.task : "";
+  const time = timing(node);
   return h(
     "button",
     {
       type: "button",
-      class: "anb-run-node" + (scoped === node.run_id ? " anb-run-selected" : ""),
+      class: "anb-run-node" + (scoped === node.run_id ? " anb-run-selected" : "") + (refused ? " anb-run-refused" : ""),
       "aria-pressed": scoped === node.run_id ? "true" : "false",
       style: "display:block;margin-left:" + depth * 16 + "px" + (scoped === node.run_id ? ";font-weight:bold" : ""),
       "data-run": node.run_id,
       "data-path": node.path.join("/"),
+      "data-status": refused ? "refused" : node.status,
       "data-fkey": "run-" + node.run_id,
-      onclick: () => ctx.update(() => ctx.scope(node.run_id === tree.run_id ? null : node.run_id)),
+      title: refused ? "merge refused: " + refused : null,
+      onclick: () => ctx.update(() => ctx.scope(node.run_id)),
     },
-    mark + " " + node.path.join(" ▸ ") + task + " · " + ms(node.duration_ms) + " · " + tokens,
+    h("span", { class: "anb-run-mark anb-run-mark-" + kind, "aria-label": kind }, mark),
+    " " + node.path.join(" ▸ ") + task,
+    refused ? h("span", { class: "anb-run-mark-refused" }, " · merge refused") : null,
+    node.routed_to ? h("span", { class: "anb-label" }, " · routed: no model call of its own") : null,
+    " · ",
+    h("span", { class: "anb-run-time", title: time.title }, time.text),
+    " · " + tokens,
   );
 }
 
@@ -59,34 +85,45 @@ function sectionsView(sections) {
   );
 }
 
-function lanesView(lanes) {
+function legend() {
+  return h(
+    "div",
+    { class: "anb-lanes-legend" },
+    h("span", {}, h("span", { class: "anb-swatch anb-swatch-model" }), "model call"),
+    h("span", {}, h("span", { class: "anb-swatch anb-swatch-tool" }), "tool call"),
+    h("span", {}, "one time axis for every lane: 0 is the first member's start"),
+  );
+}
+
+/** The delegations of one response side by side, on one time axis (a grid: every track starts at
+ * the same x), in the order they were merged; ``selected``: the member run picked in Runs. */
+function lanesView(lanes, selected) {
   return lanes.map((batch) => {
-    const end = Math.max(1, ...batch.lanes.map((l) => l.end_ms));
+    const end = axisEnd(batch);
     return h(
       "div",
       { class: "anb-lanes", "data-call": batch.call },
-      h("div", { class: "anb-label" }, "delegations of model call " + (batch.call + 1) + ", side by side (merged in this order)"),
+      h("div", { class: "anb-label" }, "delegations of model call " + (batch.call + 1) + ", side by side (merged in this order), over " + ms(end)),
       batch.lanes.map((lane) =>
         h(
           "div",
-          { class: "anb-lane" + (lane.conflict ? " anb-lane-conflict" : ""), "data-agent": lane.agent },
+          { class: "anb-lane" + (lane.conflict ? " anb-lane-conflict" : "") + (lane.run_id === selected ? " anb-lane-selected" : ""), "data-agent": lane.agent },
           h("span", { class: "anb-lane-name" }, lane.merge_order + ". " + lane.agent + (lane.conflict ? " ⚠ merge refused" : "")),
           h(
             "span",
-            // Inline geometry: the bars are placed by their times (colours follow the theme).
-            { class: "anb-lane-track", style: "position:relative;display:inline-block;width:60%;height:10px;margin-left:8px;background:var(--jp-layout-color2, #eee)" },
+            { class: "anb-lane-track", title: lane.agent + ": " + ms(lane.start_ms) + " to " + ms(lane.end_ms) },
             lane.bars.map((bar) =>
               h("span", {
                 class: "anb-bar anb-bar-" + bar.kind,
                 title: bar.label + " " + ms(bar.end_ms - bar.start_ms),
-                style:
-                  "position:absolute;top:0;height:10px;background:" + (bar.kind === "model" ? "var(--jp-brand-color1, #1976d2)" : "var(--jp-warn-color1, #f57c00)") +
-                  ";left:" + (100 * bar.start_ms) / end + "%;width:" + Math.max(0.5, (100 * (bar.end_ms - bar.start_ms)) / end) + "%",
+                // Inline geometry only: the bars are placed by their times (colours are the theme's).
+                style: "left:" + (100 * bar.start_ms) / end + "%;width:" + Math.max(0.5, (100 * (bar.end_ms - bar.start_ms)) / end) + "%",
               }),
             ),
           ),
         ),
       ),
+      legend(),
     );
   });
 }
@@ -137,18 +174,21 @@ export default {
     return team && team.liveRuns ? " (" + (team.liveRuns.length + 1) + ")" : "";
   },
   idle: (ctx) => (ctx.team && (ctx.team.runTree || ctx.team.liveRuns) ? null : "this turn delegated to no other agent"),
-  inputs: (ctx) => [ctx.team && ctx.team.runTree, ctx.team && ctx.team.liveRunsV, ctx.view.scope, ctx.turn && ctx.turn.runId],
+  inputs: (ctx) => [ctx.team && ctx.team.runTree, ctx.team && ctx.team.liveRunsV, ctx.shown, ctx.turn && ctx.turn.runId],
   panel(ctx) {
     const tree = ctx.team && ctx.team.runTree;
     if (!tree && ctx.team && ctx.team.liveRuns) return liveView(ctx.team.liveRuns);
     if (!tree) return empty("This turn delegated to no other agent.");
     const nodes = walk(tree);
-    const chosen = nodes.find((n) => n.node.run_id === ctx.view.scope)?.node || tree;
+    const chosen = nodes.find((n) => n.node.run_id === ctx.shown)?.node || tree;
     const out = h("div", { class: "anb-runs" }, h("div", { class: "anb-run-tree", role: "tree" }, nodes.map(({ node, depth }) => nodeButton(ctx, node, depth, tree))));
     if (chosen.ledger) out.append(h("div", { class: "anb-label" }, "state across the boundary"), ledgerView(chosen.ledger));
     const scoped = ctx.turn && ctx.turn.runId === chosen.run_id ? ctx.turn : null;
     if (scoped) out.appendChild(sectionsView(scoped.sections));
-    if (chosen.lanes) out.append(...lanesView(chosen.lanes));
+    // The lanes of the chosen run's delegations, or those its own run ran in (itself marked).
+    const parent = nodes.find((n) => (n.node.lanes || []).some((b) => b.lanes.some((l) => l.run_id === chosen.run_id)))?.node;
+    const lanes = chosen.lanes || (parent && parent.lanes.filter((b) => b.lanes.some((l) => l.run_id === chosen.run_id)));
+    if (lanes) out.append(...lanesView(lanes, chosen.run_id));
     return out;
   },
 };

@@ -91,9 +91,26 @@ function toolBody(turn, t) {
   return body;
 }
 
-function toolRow(ctx, t) {
+/** The key a call's expanded state is kept under: its run (a turn, or a member run picked in
+ * Runs) and its call id — the n-th call of one id within a run when a model reused it — so
+ * expanding one call opens that call only, in no other turn or run. */
+export function toolKey(turn, tools, at) {
+  const id = tools[at].id;
+  const repeats = tools.slice(0, at).filter((t) => t.id === id).length;
+  return "tool:" + (turn.runId || "turn " + turn.index) + ":" + id + (repeats ? "#" + repeats : "");
+}
+
+/** What a call's time measures (a delegation's includes the run it started). */
+export function callTimeTitle(t) {
+  if (!t.child_run_id) return "the call: its hooks and the tool";
+  return "the call: its hooks and the run it started (see Runs), and for delegations of one response run side by side, the wait for the results before it";
+}
+
+function toolRow(ctx, t, key) {
   const failed = t.done && t.error;
-  const status = !t.done ? "running…" : failed ? "error" : t.answered_by && t.answered_by !== "tool" ? "answered by " + t.answered_by : "ok";
+  const tree = ctx.turn.runTree;
+  const routed = Boolean(tree && tree.routed_to && t.child_run_id === tree.routed_to);
+  const status = !t.done ? "running…" : failed ? "error" : routed ? "routed" : t.answered_by && t.answered_by !== "tool" ? "answered by " + t.answered_by : "ok";
   const summary = h(
     "summary",
     { class: "anb-tool-summary" },
@@ -102,10 +119,14 @@ function toolRow(ctx, t) {
     h("span", { class: "anb-tool-args" }, short(argsText(t.arguments), 80)),
     h("span", { class: "anb-tool-arrow" }, "→"),
     h("span", { class: "anb-tool-result" + (failed ? " anb-bad" : "") }, t.done ? short(firstLine(failed ? t.error : t.result), 80) : "…"),
-    h("span", { class: "anb-tool-status anb-tool-" + (failed ? "error" : t.done ? "ok" : "running") }, status),
-    h("span", { class: "anb-tool-time" }, t.done ? ms(t.duration_ms) : ""),
+    h(
+      "span",
+      { class: "anb-tool-status anb-tool-" + (failed ? "error" : t.done ? "ok" : "running"), title: routed ? "made for this turn, not by its model: the agent in charge answered it" : null },
+      status,
+    ),
+    h("span", { class: "anb-tool-time", title: t.done ? callTimeTitle(t) : null }, t.done ? ms(t.duration_ms) : ""),
   );
-  return disclosure(ctx.view, "tool:" + t.id, { attrs: { class: "anb-tool", "data-tool": t.name }, summary, fill: () => toolBody(ctx.turn, t) });
+  return disclosure(ctx.view, key, { attrs: { class: "anb-tool", "data-tool": t.name }, summary, fill: () => toolBody(ctx.turn, t) });
 }
 
 export default {
@@ -125,7 +146,7 @@ export default {
     return h(
       "div",
       { class: "anb-tools" },
-      turn.tools.map((t) => toolRow(ctx, t)),
+      turn.tools.map((t, at) => toolRow(ctx, t, toolKey(turn, turn.tools, at))),
     );
   },
 };

@@ -19,15 +19,13 @@ const tree = {
 function teamStore() {
   const snap = snapshot({ seq: 3, turns: [summary(0)], turn: 0, events: [started("go"), finished("done")], state: { notes: [] } });
   snap[TREE_WIRE.RUN_TREE] = tree;
-  snap[TREE_WIRE.IN_CHARGE] = "billing";
   const model = new Model({ [WIRE.TRAIT_SNAPSHOT]: snap });
   return { model, store: createStore(model) };
 }
 
-test("a snapshot's run tree stays on its turn, and who is in charge after a handoff", () => {
+test("a snapshot's run tree stays on its turn", () => {
   const { store } = teamStore();
   assert.equal(store.turns[0].runTree.run_id, "top");
-  assert.equal(store.inCharge, "billing");
   assert.deepEqual(walk(store.turns[0].runTree).map(({ node, depth }) => [node.run_id, depth]), [["top", 0], ["r1", 1], ["d1", 1], ["a1", 2]]);
 });
 

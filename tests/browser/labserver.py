@@ -114,7 +114,9 @@ def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
             f"--port={port}", f"--ServerApp.root_dir={work}",
             f"--{app}.workspaces_dir={tmp_path / 'workspaces'}",
             f"--{app}.user_settings_dir={tmp_path / 'settings'}",
-            f"--{app}.expose_app_in_browser=True",
+            # Both front ends show window.jupyterapp: a notebook saved in one is opened in the other.
+            "--LabApp.expose_app_in_browser=True",
+            "--JupyterNotebookApp.expose_app_in_browser=True",
         ]  # fmt: skip
         if ui == "lab":
             command += [
@@ -167,3 +169,23 @@ def run_all_cells(
     outputs = page.locator(".jp-NotebookPanel .jp-OutputArea-output").all_inner_texts()
     assert not any("Traceback" in o or "Error" in o for o in outputs), outputs
     return outputs
+
+
+def open_notebook(page: Any, port: int, ui: str, name: str) -> None:
+    """Open NAME in JupyterLab (``ui="lab"``) or Notebook 7 (``"notebook"``) and wait until its
+    kernel can take a run."""
+    path = f"lab/tree/{name}" if ui == "lab" else f"notebooks/{name}"
+    page.goto(f"http://127.0.0.1:{port}/{path}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    page.evaluate(READY_JS, 60_000)
+
+
+def run_all(page: Any, port: int, ui: str, name: str, code_cells: int, timeout: int = 60_000) -> None:
+    """Open NAME in ``ui``, run every cell and wait for the last prompt."""
+    from playwright.sync_api import expect
+
+    open_notebook(page, port, ui, name)
+    # Not awaited: the command's promise settles only when the last cell has run.
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
+    expect(prompts.last).to_have_text(f"[{code_cells}]:", timeout=timeout)

@@ -316,7 +316,7 @@ def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path
     expect(inspector).to_have_attribute("data-connected", "false", timeout=20_000)
     expect(status).to_have_text("⚠ not connected")
     expect(inspector.locator(".anb-error-line")).to_contain_text("the kernel is not connected")
-    expect(inspector.locator(".anb-error-line")).to_contain_text("run the notebook")
+    expect(inspector.locator(".anb-error-line")).to_contain_text("Re-run this cell for a live inspector.")
     # Turn 1 reached the view either with its events (its requests held) or, when the turns came
     # within one 50 ms batch, as its History row only: then the Request tab says why it cannot
     # show one. Never "Loading…" with no kernel to answer.

@@ -70,6 +70,10 @@ def test_cases_from_files(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"input": "a"}\n{oops\n')
     with pytest.raises(EvalCaseError, match="bad.jsonl line 2 is not JSON"):
         load_cases(tmp_path / "bad.jsonl")
+    # json raises a plain ValueError (no .msg) for an integer too long to convert.
+    (tmp_path / "long.jsonl").write_text('{"input": "a", "expected": ' + "9" * 5000 + "}\n")
+    with pytest.raises(EvalCaseError, match="long.jsonl line 1 is not JSON .*integer"):
+        load_cases(tmp_path / "long.jsonl")
     (tmp_path / "odd.jsonl").write_text('{"inptu": "a"}\n')
     with pytest.raises(EvalCaseError, match="unknown case field"):
         load_cases(tmp_path / "odd.jsonl")

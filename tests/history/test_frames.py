@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from agentnb import Agent, ScriptedModel, tool_call
+from agentnb.errors import ScriptedModelExhaustedError
 from agentnb.history.frames import TOOL_CALL_COLUMNS, TURN_COLUMNS
 
 
@@ -51,10 +53,8 @@ def test_turns_frame_has_one_row_per_turn_with_fixed_columns():
 
 def test_failed_turn_shows_its_error():
     agent = Agent("a", ScriptedModel([]))
-    try:
+    with pytest.raises(ScriptedModelExhaustedError):
         agent.run("hi")
-    except Exception:
-        pass
     row = agent.history.turns().iloc[0]
     assert row["status"] == "failed"
     assert "no reply left" in row["error"]

@@ -40,20 +40,20 @@ def test_an_openai_model_without_the_openai_package_names_the_extra(monkeypatch)
         Agent("a", "openai:gpt-5-mini")
     assert str(info.value) == (
         "model 'openai:gpt-5-mini' needs the 'openai' extra (openai is not installed): "
-        'pip install "agentnb[openai]" and restart the kernel'
+        'pip install "jupyter-agentnb[openai]" and restart the kernel'
     )
     assert isinstance(info.value, ImportError) and isinstance(info.value, ConfigurationError)
     model = OpenAIChat("tiny", base_url="http://127.0.0.1:9/v1")  # made fine; running it says what is missing
     agent = Agent("b", model)
     with pytest.raises(Exception) as ran:
         agent.run("hi")
-    assert 'pip install "agentnb[openai]"' in str(ran.value)
+    assert 'pip install "jupyter-agentnb[openai]"' in str(ran.value)
 
 
 def test_the_openai_default_from_the_environment_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "openai", None)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with pytest.raises(MissingExtraError, match=r'pip install "agentnb\[openai\]"'):
+    with pytest.raises(MissingExtraError, match=r'pip install "jupyter-agentnb\[openai\]"'):
         Agent("a")
 
 
@@ -73,9 +73,9 @@ def test_mcp_and_the_notebook_layer_name_their_extras():
     ).stdout.splitlines()
     assert out == [
         "MissingExtraError agentnb.mcp (MCP servers as tools and context) needs the 'mcp' extra (mcp is not installed): "
-        'pip install "agentnb[mcp]" and restart the kernel',
+        'pip install "jupyter-agentnb[mcp]" and restart the kernel',
         "MissingExtraError %load_ext agentnb needs the 'notebook' extra (anywidget is not installed): "
-        'pip install "agentnb[notebook]" and restart the kernel',
+        'pip install "jupyter-agentnb[notebook]" and restart the kernel',
     ]
 
 

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("anywidget")
 
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
+from agentnb.errors import ScriptedModelExhaustedError  # noqa: E402
 from agentnb.events import ModelRequested  # noqa: E402
 from agentnb.ipython import (  # noqa: E402
     compact,  # noqa: E402
@@ -670,7 +671,7 @@ def test_failed_runs_and_odd_state_values_travel_as_json(monkeypatch) -> None:
     agent = make_agent([], session_state={"items": [], "tags": {"a"}, "score": float("nan")})
     inspector = Inspector.for_agent(agent)
     sent = Wire(inspector, monkeypatch)  # json.dumps(allow_nan=False) inside: NaN would raise
-    with pytest.raises(Exception):
+    with pytest.raises(ScriptedModelExhaustedError):
         agent.run("hi")
     failed = sent.events()[-1][wire.EVENT_BODY]
     assert failed["kind"] == "run_failed" and failed["error_type"] == "ScriptedModelExhaustedError"

@@ -229,6 +229,35 @@ def test_hostile_text_in_the_metadata_is_escaped_not_markup() -> None:
     assert "&lt;script&gt;alert(2)&lt;/script&gt;" in html
 
 
+def test_an_evaluations_and_a_comparisons_grid_keep_their_records_and_lose_their_views() -> None:
+    from agentnb.ipython.eval_view import static_record
+
+    def widget(model_id: str, html: str | list[str]) -> dict[str, Any]:
+        return {
+            "output_type": "display_data",
+            "metadata": {},
+            "data": {serverext.WIDGET_VIEW: {"model_id": model_id}, "text/plain": "x", "text/html": html},
+        }
+
+    record = static_record("big", None)
+    grids = [
+        widget("c" * 32, record),
+        # saved by a front end as a list of lines
+        widget("d" * 32, ['<div class="agentnb-eval-compare"><pre>strict vs base\n', "</pre></div>"]),
+        widget("e" * 32, "<p>a user's own widget with HTML</p>"),
+    ]
+    nb: dict[str, Any] = {
+        "cells": [{"cell_type": "code", "outputs": grids, "metadata": {}, "source": ""}],
+        "metadata": {},
+    }
+    assert serverext.fix_inspectors(nb) == 2
+    first, second, third = (o["data"] for o in nb["cells"][0]["outputs"])
+    # no live widget id left for the other front end to look for; the record stays as it was
+    assert serverext.WIDGET_VIEW not in first and first["text/html"] == record
+    assert serverext.WIDGET_VIEW not in second and "strict vs base" in "".join(second["text/html"])
+    assert third[serverext.WIDGET_VIEW]["model_id"] == "e" * 32  # not agentnb's: untouched
+
+
 def test_other_files_and_odd_notebooks_pass_untouched() -> None:
     model = {"type": "file", "content": "text"}
     serverext.pre_save_hook(model=model, path="a.txt")

@@ -186,9 +186,7 @@ def test_the_static_view_is_the_last_turn_as_escaped_text() -> None:
         ScriptedModel(["First.", tool_call("add", item="x<y"), "Done & <i>ok</i>." + "z" * 400]),
         tools=[add],
     )
-    assert static_text(agent).endswith(
-        "0 turn(s) · a static view: the live inspector needs a running kernel (run the notebook to get it back)"
-    )
+    assert static_text(agent).endswith("0 turn(s) · a static view: re-run this cell for the live inspector")
     agent.run("hello")
     agent.run("add <script>alert(1)</script>")
     lines = static_text(agent).split("\n")

@@ -273,7 +273,9 @@ def test_an_open_view_ends_with_the_same_turns_when_cell_ends_send_the_trait_for
         inspector, sent = followed(agent, monkeypatch, clock)
         if cells:
             inspector.observe(
-                lambda change: sent.messages.append({wire.KIND: "trait", "trait": decode(change["new"])}),
+                lambda change, sent=sent: sent.messages.append(
+                    {wire.KIND: "trait", "trait": decode(change["new"])}
+                ),
                 names="view_snapshot",
             )
         start = inspector.snapshot()

@@ -805,4 +805,4 @@ def test_a_model_string_whose_extra_is_missing_names_the_extra(shell, monkeypatc
     monkeypatch.setitem(__import__("sys").modules, module, None)  # as if not installed
     run(shell, "tool", "", ADD_ITEM)
     text = usage_error(shell, "agent", f"shop --model {spec}", "x")
-    assert f'pip install "agentnb[{extra}]"' in text and f"needs the {extra!r} extra" in text, text
+    assert f'pip install "jupyter-agentnb[{extra}]"' in text and f"needs the {extra!r} extra" in text, text

@@ -96,8 +96,8 @@ def test_a_bad_output_option_is_one_line(shell, line, expected):
 
 def test_the_chat_record_names_the_type_and_the_attempts_and_shows_the_output_escaped(shell):
     shell.run_cell(
-        "model = ScriptedModel([tool_call('final_result', vendor=%r, total='lots'), "
-        "tool_call('final_result', vendor=%r, total=12.5)])" % (IMG, IMG)
+        f"model = ScriptedModel([tool_call('final_result', vendor={IMG!r}, total='lots'), "
+        f"tool_call('final_result', vendor={IMG!r}, total=12.5)])"
     )
     run(shell, "agent", "inv --model model --output Invoice --no-session", "Read it.")
     out = run(shell, "chat", "inv", "the invoice")

@@ -78,12 +78,16 @@ def test_snapshot_carries_the_tree_with_ledgers_and_lanes(monkeypatch):
     desk = tree["children"][1]
     (analyst,) = desk["children"]
     assert analyst["path"] == ["team", "desk", "analyst"]
-    assert analyst["delegation"] == {
+    delegation = dict(analyst["delegation"])
+    call_ms = delegation.pop("call_ms")
+    assert delegation == {
         "tool": "delegate_task_to_member",
         "tool_call_id": desk["tool_calls"][0]["id"],
         "task": "note <b>it</b>",
         "answer": "noted",
     }
+    # the call that ran the analyst wraps its run (timed in this run, both)
+    assert call_ms >= analyst["duration_ms"] > 0
     assert analyst["tool_calls"][0]["hooks"] == [{"name": "audit", "outcome": "passed"}]
     assert tree["tokens_total"] == tree["tokens_own"] + sum(c["tokens_total"] for c in tree["children"])
     # the ledger of the desk's delegation, seen from the team
@@ -164,9 +168,55 @@ def test_header_says_which_agent_is_in_charge_after_a_handoff(monkeypatch):
     triage = Agent("triage", model=ScriptedModel([tool_call("transfer_to_billing")]), handoffs=[billing])
     inspector = Inspector.for_agent(triage)
     Wire(inspector, monkeypatch)
-    assert run_tree.IN_CHARGE not in decode(inspector.snapshot())
+    assert inspector.in_charge == "" and run_tree.IN_CHARGE in inspector.keys  # a synced trait
     triage.run("owe?")
-    assert decode(inspector.snapshot())[run_tree.IN_CHARGE] == "billing"
+    # set at the run's end: a view that took every event live (its snapshot no newer) hears of it
+    assert inspector.in_charge == "billing"
+    triage.reset()
+    inspector._after_cell()
+    assert inspector.in_charge == ""
+
+
+def test_a_turn_routed_to_the_agent_in_charge_says_so_with_that_runs_tokens(monkeypatch):
+    from agentnb.ipython.compact import turn_summary
+    from agentnb.ipython.record import static_text
+
+    billing = Agent("billing", model=ScriptedModel(["Your invoice is 12 EUR.", "Thanks, it is paid."]))
+    triage = Agent("triage", model=ScriptedModel([tool_call("transfer_to_billing")]), handoffs=[billing])
+    inspector = Inspector.for_agent(triage)
+    Wire(inspector, monkeypatch)
+    triage.run("How much do I owe?")
+    triage.run("I paid it.")
+    first, second = triage.history
+    # The handoff itself was the model's call: not routed.
+    assert "routed" not in turn_summary(first)
+    routed = turn_summary(second)["routed"]
+    billing_run = second.children[0]
+    assert routed["agent"] == "billing" and routed["run_id"] == billing_run.run_id
+    assert second.usage.total_tokens == 0 and routed["usage"]["input"] + routed["usage"]["output"] > 0
+    assert routed["usage"]["input"] == billing_run.usage_total.input_tokens
+    snapshot = decode(inspector.snapshot())
+    assert snapshot[run_tree.RUN_TREE]["routed_to"] == billing_run.run_id
+    assert snapshot[wire.SUMMARIES][1]["routed"]["agent"] == "billing"
+    assert "routed_to" not in run_tree.run_tree(first)
+    # The static view: who is in charge, where the turn went, and no handoff call the model never made.
+    lines = static_text(triage).split("\n")
+    assert lines[1] == "in charge: billing (a handoff left it answering)"
+    assert lines[2:] == ["turn 2 · ok · routed to billing", "user: I paid it.", "answer: Thanks, it is paid."]
+
+
+def test_a_member_runs_node_says_what_its_times_measure(monkeypatch):
+    team = nested_team()
+    inspector = Inspector.for_agent(team)
+    Wire(inspector, monkeypatch)
+    team.run("go")
+    tree = decode(inspector.snapshot())[run_tree.RUN_TREE]
+    for child in tree["children"]:
+        call = next(c for c in tree["tool_calls"] if c["id"] == child["delegation"]["tool_call_id"])
+        assert call["child_run_id"] == child["run_id"]
+        # the call that ran it wraps its run: timed in this run, a child never exceeds it
+        assert child["delegation"]["call_ms"] >= child["duration_ms"]
+    assert "delegation" not in tree and "routed_to" not in tree
 
 
 def test_a_turn_without_delegations_carries_no_tree(monkeypatch):
@@ -328,7 +378,7 @@ def test_members_streaming_side_by_side_cost_one_item_each_per_batch(monkeypatch
     assert all(
         len(ids) == len(set(ids)) for ids in by_batch.values()
     )  # joined per run, however they interleaved
-    for name, child in children.items():
+    for child in children.values():
         assert (
             "".join(
                 i[wire.EVENT_BODY]["text"]

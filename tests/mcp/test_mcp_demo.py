@@ -231,7 +231,7 @@ def test_a_command_that_does_not_start_says_why_with_its_stderr():
     )
     kit = MCPTools([sys.executable, "-c", script], name="broken")
     with pytest.raises(MCPStartError) as info:
-        kit.tools
+        kit.tools  # noqa: B018  (reading .tools starts the server)
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith("MCP server 'broken' (")
@@ -245,7 +245,7 @@ def test_a_command_that_does_not_start_says_why_with_its_stderr():
     with pytest.raises(
         MCPStartError, match=r"'nothing-here' \(agentnb-no-such-command\) did not start: command not found"
     ):
-        MCPTools("agentnb-no-such-command", name="nothing-here").tools
+        MCPTools("agentnb-no-such-command", name="nothing-here").tools  # noqa: B018  (reading .tools starts the server)
 
 
 def test_servers_are_stopped_at_interpreter_exit(tmp_path):

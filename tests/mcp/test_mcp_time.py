@@ -73,17 +73,17 @@ def test_include_exclude_and_prefix(time_kit):
 
 def test_an_unknown_tool_name_in_a_filter_names_the_server_tools():
     with pytest.raises(ToolDefinitionError) as info:
-        MCPTools(COMMAND, include_tools=["get_time"]).tools
+        MCPTools(COMMAND, include_tools=["get_time"]).tools  # noqa: B018  (reading .tools starts the server)
     assert str(info.value) == (
         "include_tools names ['get_time'], which MCP server 'time' does not have; "
         "its tools are ['convert_time', 'get_current_time']"
     )
     with pytest.raises(ToolDefinitionError, match=r"exclude_tools names \['nope'\]"):
-        MCPTools(COMMAND, exclude_tools=["nope"]).tools
+        MCPTools(COMMAND, exclude_tools=["nope"]).tools  # noqa: B018  (reading .tools starts the server)
 
 
 def test_servers_lists_the_running_server(time_kit):
-    time_kit.tools
+    time_kit.tools  # noqa: B018  (reading .tools starts the server)
     (status,) = [s for s in servers() if s.name == "time"]
     assert status.state == "running" and status.error is None
     assert status.transport == "stdio" and status.target.endswith("-m mcp_server_time")

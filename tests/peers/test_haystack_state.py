@@ -54,7 +54,7 @@ def test_is_list_type() -> None:
 
     for tp in (list, list[int], list[str]):
         assert handler(tp) is merge_lists
-    for tp in (dict, int, Union[list[int], None], list[int] | None):
+    for tp in (dict, int, Union[list[int], None], list[int] | None):  # noqa: UP007  (the typing spelling is under test)
         assert handler(tp) is replace_values
 
 
@@ -141,12 +141,12 @@ def test_values_are_not_valid_types() -> None:
 # test_state_class.py::TestIsValidType::test_union_and_optional_types
 def test_union_and_optional_types() -> None:
     for tp in (
-        Union[str, int],
-        Union[str, None],
-        Union[list[int], dict[str, str]],
-        Optional[str],
-        Optional[list[int]],
-        Optional[dict[str, list]],
+        Union[str, int],  # noqa: UP007  (the typing spelling is under test)
+        Union[str, None],  # noqa: UP007  (the typing spelling is under test)
+        Union[list[int], dict[str, str]],  # noqa: UP007  (the typing spelling is under test)
+        Optional[str],  # noqa: UP045  (the typing spelling is under test)
+        Optional[list[int]],  # noqa: UP045  (the typing spelling is under test)
+        Optional[dict[str, list]],  # noqa: UP045  (the typing spelling is under test)
         str | int,
         str | None,
         list[int] | dict[str, str],

@@ -165,7 +165,7 @@ print(state.get("numbers"))  # Output: [1, 2, 3, 4]
 
 def concatenate_strings(current, new):
     return f"{current}-{new}" if current else new
-    
+
 schema = {"user_name": {"type": str}}
 state = State(schema=schema)
 

@@ -257,18 +257,13 @@ def _frame(data: Any) -> str:
 
 def chat_stream() -> list[Case]:
     head = chunk({"role": "assistant", "content": "Hel"})
-    tool = lambda **f: chunk(
-        {
-            "tool_calls": [
-                {
-                    "index": 0,
-                    "id": "c1",
-                    "type": "function",
-                    "function": {"name": "add", "arguments": '{"a": 1, "b": 2}', **f},
-                }
-            ]
-        }
-    )  # noqa: E731
+
+    def tool(**f: Any) -> dict[str, Any]:
+        call = {"index": 0, "id": "c1", "type": "function"}
+        return chunk(
+            {"tool_calls": [{**call, "function": {"name": "add", "arguments": '{"a": 1, "b": 2}', **f}}]}
+        )
+
     end = chunk({}, "stop")
     return [
         C("well-formed stream", text_reply(), "ok"),
@@ -441,17 +436,15 @@ def chat_stream() -> list[Case]:
 
 
 def responses_cases() -> list[Case]:
-    message = lambda content: {"type": "message", "role": "assistant", "content": content}  # noqa: E731
-    fc = lambda **f: {
-        "type": "function_call",
-        "call_id": "c1",
-        "name": "add",
-        "arguments": '{"a": 1, "b": 2}',
-        **f,
-    }  # noqa: E731
-    R = lambda name, answer, expect, match="", stream=False: C(
-        name, answer, expect, match, api="responses", stream=stream
-    )  # noqa: E731
+    def message(content: Any) -> dict[str, Any]:
+        return {"type": "message", "role": "assistant", "content": content}
+
+    def fc(**f: Any) -> dict[str, Any]:
+        return {"type": "function_call", "call_id": "c1", "name": "add", "arguments": '{"a": 1, "b": 2}', **f}
+
+    def R(name: str, answer: Any, expect: str, match: str = "", stream: bool = False) -> Case:
+        return C(name, answer, expect, match, api="responses", stream=stream)
+
     delta = {"type": "response.output_text.delta", "delta": "Hel"}
     return [
         R("well-formed answer", text_reply(), "ok"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentnb import Agent, ScriptedModel, tool_call
-from agentnb.errors import ConfigurationError
+from agentnb.errors import ConfigurationError, ScriptedModelExhaustedError
 
 
 def add_item(item: str, session_state) -> str:
@@ -73,7 +73,7 @@ def test_a_fork_from_turn_1_owns_its_state() -> None:
 def test_a_failed_turn_adds_nothing_to_the_conversation_of_a_fork() -> None:
     agent = Agent("shop", ScriptedModel(["one"]), add_history_to_context=True)
     agent.run("first")
-    with pytest.raises(Exception):
+    with pytest.raises(ScriptedModelExhaustedError):
         agent.run("second")  # the script is exhausted: the turn fails
     fork = agent.fork("after", turn=2)
     assert [m.content for m in fork.state.messages if m.role == "user"] == ["first"]

@@ -89,7 +89,7 @@ def test_a_whole_save_during_a_compaction_is_not_overwritten(tmp_path, kind, mon
     session = _backend(kind, tmp_path)
     gate = Gate(session, monkeypatch)
     agent = _agent(session)
-    turn = _run_until_a_fold_waits(agent, gate)
+    _run_until_a_fold_waits(agent, gate)
     other = _agent(None, name="other")
     other.run("from the other agent")
     _backend(kind, tmp_path).save_session_state_sync("shop", agent=other)  # replaces the agent module

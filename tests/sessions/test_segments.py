@@ -173,7 +173,7 @@ def test_a_whole_save_writes_every_turn_inline_and_deletes_the_segments(tmp_path
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_a_history_rewritten_after_loading_drops_its_segments(tmp_path, kind):
-    agent = _compacted(kind, tmp_path)
+    _compacted(kind, tmp_path)
     session = _backend(kind, tmp_path)
     loaded = _agent(session)
     loaded.reset()
@@ -204,7 +204,7 @@ def test_load_history_and_fork_read_the_stored_turns(tmp_path):
 
 
 def test_a_missing_segment_is_an_error_naming_it_when_an_old_turn_is_read(tmp_path):
-    agent = _compacted("json", tmp_path)
+    _compacted("json", tmp_path)
     [path] = (tmp_path / "s").glob("long.turns-*.json")
     path.unlink()
     loaded = _agent(_backend("json", tmp_path))  # the recent part loads
@@ -222,7 +222,7 @@ def test_a_missing_segment_is_an_error_naming_it_when_an_old_turn_is_read(tmp_pa
     ],
 )
 def test_a_damaged_segment_is_a_format_error(tmp_path, damage, message):
-    agent = _compacted("json", tmp_path)
+    _compacted("json", tmp_path)
     [path] = (tmp_path / "s").glob("long.turns-*.json")
     doc = json.loads(path.read_text())
     damage(doc)
@@ -263,7 +263,7 @@ def test_a_damaged_segment_is_a_format_error(tmp_path, damage, message):
     ],
 )
 def test_damaged_segment_metadata_is_a_format_error_at_load(tmp_path, segments, message):
-    agent = _compacted("json", tmp_path)
+    _compacted("json", tmp_path)
     path = tmp_path / "s" / "long.json"
     snapshot = json.loads(path.read_text())
     snapshot["__agentnb__"]["segments"] = segments
@@ -313,7 +313,7 @@ def test_a_first_kept_turn_whose_start_state_differs_in_order_is_stored_whole(tm
 
 
 def test_a_first_kept_turn_based_on_something_else_is_a_format_error(tmp_path):
-    agent = _compacted("json", tmp_path)
+    _compacted("json", tmp_path)
     path = tmp_path / "s" / "long.json"
     snapshot = json.loads(path.read_text())
     snapshot["agent"]["history"]["turns"][0]["state_start_patch"]["base"] = ["messages"]

@@ -81,4 +81,4 @@ def test_an_event_damaged_inside_is_a_format_error_when_its_turn_is_read(tmp_pat
     again = _agent(JSONSession(tmp_path))  # loads: events are decoded when first read
     assert [t.message for t in again.history] == ["one"]
     with pytest.raises(SessionFormatError, match="stored turn's events do not load"):
-        again.history[0].events
+        again.history[0].events  # noqa: B018  (reading the property decodes the events)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import signal
@@ -57,7 +58,7 @@ def test_sigkill_at_random_moments_never_loses_a_complete_turn(tmp_path, kind, i
     for i in range(iterations):
         session_id = f"run-{i // 15}"  # a new session now and then keeps each load small
         read_fd, write_fd = os.pipe()
-        pid = _child(lambda: writer(kind, tmp_path, session_id, write_fd))
+        pid = _child(functools.partial(writer, kind, tmp_path, session_id, write_fd))
         os.close(write_fd)
         # Let the writer finish a random number of turns, then kill it at a random moment
         # (often in the middle of writing the next one).

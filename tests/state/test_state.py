@@ -96,8 +96,8 @@ class Custom:
         (bool, False, 0),
         (dict, {"a": 1}, [1]),
         (list[str], ["a"], ["a", 1]),
-        (Union[str, int], 3, 1.5),
-        (Optional[str], None, 2),
+        (Union[str, int], 3, 1.5),  # noqa: UP007  (the typing spelling is under test)
+        (Optional[str], None, 2),  # noqa: UP045  (the typing spelling is under test)
         (Doc, Doc("t"), {"title": "t"}),
         (list[Doc], [Doc("t")], [Doc("t"), "t"]),
         (Custom, Custom(), object()),
@@ -154,8 +154,8 @@ def test_to_dict_and_from_dict_round_trip_types_and_handlers():
     for tp in (
         int,
         dict[str, list[int]],
-        Optional[int],
-        Union[str, int],
+        Optional[int],  # noqa: UP045  (the typing spelling is under test)
+        Union[str, int],  # noqa: UP007  (the typing spelling is under test)
         list[str],
         int | None,
         list[Message],
