@@ -34,7 +34,7 @@ STATIC_CLASS = "agentnb-static-inspector"
 STATIC_CLASSES = (STATIC_CLASS, "agentnb-static-eval", "agentnb-eval-compare")
 """The classes of the static records agentnb's widget outputs carry: an inspector's, an
 evaluation display's (``agentnb.ipython.eval_view.STATIC_EVAL_CLASS``) and a comparison's
-(``agentnb.evals.record.comparison_html``)."""
+(``agentnb.evals.EvalComparison.html``)."""
 
 
 def static_html(text: str) -> str:

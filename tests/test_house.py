@@ -3,9 +3,10 @@ no module over 500 lines, no function over 80.
 
 Every import counts as a dependency: at module level, inside a function, or under
 ``TYPE_CHECKING`` (a data type that names its renderer only for the checker still leans on it).
-Today's exceptions are listed below. The first test of each pair is expected to fail until the
-list is empty (``xfail(strict=True)``: it turns red the day it passes, so the marker is removed);
-the second fails as soon as something outside the list breaks the rule, so the lists only shrink.
+There is no cycle left; today's exceptions to the sizes are listed below. The first test of each
+pair of size tests is expected to fail until its list is empty (``xfail(strict=True)``: it turns
+red the day it passes, so the marker is removed); the second fails as soon as something outside
+the list breaks the rule, so the lists only shrink.
 """
 
 from __future__ import annotations
@@ -22,12 +23,6 @@ PACKAGE = "agentnb"
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
 
-KNOWN_CYCLES = [
-    {"agentnb.evals.compare", "agentnb.evals.record", "agentnb.evals.results"},
-    {"agentnb.evals.checks", "agentnb.evals.judge"},
-]
-"""The import cycles found when this test was written (each a strongly connected component)."""
-
 LONG_MODULES = {
     "agentnb/events.py",
     "agentnb/models/openai_chat.py",
@@ -41,7 +36,6 @@ LONG_MODULES = {
 
 LONG_FUNCTIONS = {
     "agentnb/agent.py::Agent.__init__",
-    "agentnb/evals/runner.py::Evaluation.run",
     "agentnb/ipython/agent_magic.py::AgentMagics.agent",
 }
 """Functions over MAX_FUNCTION_LINES when this test was written."""
@@ -190,14 +184,9 @@ def _named(items: Iterable[set[str] | str]) -> str:
 # -- agentnb ------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=f"import cycles today: {_named(KNOWN_CYCLES)}")
 def test_no_import_cycle() -> None:
-    assert cycles(import_graph(ROOT, PACKAGE)) == []
-
-
-def test_no_import_cycle_beyond_the_known_ones() -> None:
-    new = [c for c in cycles(import_graph(ROOT, PACKAGE)) if not any(c <= known for known in KNOWN_CYCLES)]
-    assert new == [], f"new import cycle(s): {_named(new)}; make one side stop importing the other"
+    found = cycles(import_graph(ROOT, PACKAGE))
+    assert found == [], f"import cycle(s): {_named(found)}; make one side stop importing the other"
 
 
 @pytest.mark.xfail(strict=True, reason=f"modules over {MAX_MODULE_LINES} lines today: {_named(LONG_MODULES)}")

@@ -8,15 +8,17 @@ compare case by case. See docs/guides/evaluation.md.
 
 from __future__ import annotations
 
-from . import check
 from .cases import Case, Start, cases_from_frame, load_cases
-from .checks import EXPECTED, CaseView, Check, Verdict
-from .compare import EvalComparison
-from .limiter import Limiter
-from .plan import Plan
-from .progress import Progress
-from .results import CaseRow, EvalRun, load_run
-from .runner import aevaluate, evaluate
+from .checks import builtin as check
+from .checks.base import EXPECTED, CaseView, Check, Verdict
+from .engine.limiter import Limiter
+from .engine.plan import Plan
+from .engine.progress import Progress
+from .evaluation import aevaluate, evaluate
+from .report.case_row import CaseRow
+from .report.eval_comparison import EvalComparison
+from .report.eval_run import EvalRun
+from .report.load import load_run
 
 __all__ = [
     "EXPECTED",

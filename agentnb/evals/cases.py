@@ -100,21 +100,21 @@ class Case:
     def to_dict(self) -> dict[str, Any]:
         """The case as plain data (what the store's manifest and lines keep)."""
         out: dict[str, Any] = {"id": self.id}
-        out["messages" if self.messages is not None else "input"] = _plain(
+        out["messages" if self.messages is not None else "input"] = plain(
             list(self.turns) if self.messages is not None else self.input
         )
         if self.expected is not None:
-            out["expected"] = _plain(self.expected)
+            out["expected"] = plain(self.expected)
         if self.state is not None:
-            out["state"] = _plain(dict(self.state))
+            out["state"] = plain(dict(self.state))
         if self.start is not None:
             out["start"] = {
-                "state": _plain(self.start.state),
+                "state": plain(self.start.state),
                 "messages": list(self.start.messages),
                 "origin": self.start.origin,
             }
         if self.metadata:
-            out["metadata"] = _plain(dict(self.metadata))
+            out["metadata"] = plain(dict(self.metadata))
         return out
 
     @classmethod
@@ -183,9 +183,9 @@ def content_id(case: Case) -> str:
     """A stable id from what the case sends and starts from (never from its position)."""
     text = json.dumps(
         {
-            "turns": _plain(list(case.turns)),
-            "state": _plain(case.state),
-            "start": _plain(case.start.state) if case.start else None,
+            "turns": plain(list(case.turns)),
+            "state": plain(case.state),
+            "start": plain(case.start.state) if case.start else None,
         },
         sort_keys=True,
         default=str,
@@ -193,7 +193,7 @@ def content_id(case: Case) -> str:
     return "c-" + hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """``value`` as JSON-able data (a DataFrame cell's numpy scalars and arrays included)."""
     return json.loads(json.dumps(value, ensure_ascii=False, default=_default))
 
@@ -283,7 +283,7 @@ def cases_from_frame(
         where = f"row {position + 1}: "
         message = row[input]
         turns = (
-            _plain(message)
+            plain(message)
             if not isinstance(message, (str, Mapping)) and hasattr(message, "__len__")
             else None
         )
@@ -293,9 +293,9 @@ def cases_from_frame(
                 input=None if turns is not None else message,
                 messages=turns,
                 id="" if id is None else str(row[id]),
-                expected=None if expected is None or _missing(row[expected]) else _plain(row[expected]),
+                expected=None if expected is None or _missing(row[expected]) else plain(row[expected]),
                 state=start_state,
-                metadata={m: _plain(row[m]) for m in metadata},
+                metadata={m: plain(row[m]) for m in metadata},
             )
         )
     return out
@@ -317,7 +317,7 @@ def _state_cell(value: Any, where: str) -> dict[str, Any] | None:
         raise EvalCaseError(
             f"{where}the state cell must be a dict (or its JSON text), got {type(value).__name__}"
         )
-    return _plain(dict(value))
+    return plain(dict(value))
 
 
 def load_cases(path: str | Path) -> list[Case]:
@@ -330,7 +330,12 @@ def load_cases(path: str | Path) -> list[Case]:
             f"no case file at {str(file)!r}; give the path of a .jsonl, .json, .csv or .yaml file"
         )
     suffix = file.suffix.lower()
-    text = file.read_text(encoding="utf-8")
+    if suffix not in (".jsonl", ".json", ".csv", ".yaml", ".yml"):
+        raise EvalCaseError(
+            f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, "
+            f"not {suffix or 'a file without a suffix'}"
+        )
+    text = _text_of(file)
     records: Any
     if suffix == ".jsonl":
         records = []
@@ -351,16 +356,11 @@ def load_cases(path: str | Path) -> list[Case]:
         except ImportError:
             raise EvalCaseError(f"reading YAML cases needs PyYAML: {install_line('evals')}") from None
         records = _parsed(lambda: yaml.safe_load(text), file)
-    elif suffix == ".csv":
+    else:
         records = [
             _csv_record(row, f"{file.name} row {n}: ")
             for n, row in enumerate(csv.DictReader(text.splitlines()), 1)
         ]
-    else:
-        raise EvalCaseError(
-            f"{file.name}: cases are read from .jsonl, .json, .csv or .yaml files, "
-            f"not {suffix or 'a file without a suffix'}"
-        )
     if isinstance(records, Mapping) and "cases" in records:
         records = records["cases"]
     if not isinstance(records, list):
@@ -368,6 +368,23 @@ def load_cases(path: str | Path) -> list[Case]:
             f"{file.name} must hold a list of cases (or cases: [...]), got {type(records).__name__}"
         )
     return [Case.from_dict(r, where=f"{file.name} case {n}: ") for n, r in enumerate(records, 1)]
+
+
+def _text_of(file: Path) -> str:
+    """The file's text, read as UTF-8 (a byte order mark, as Excel writes, is dropped)."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise EvalCaseError(f"cannot read {file.name}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise EvalCaseError(
+            f"{file.name} is not UTF-8 text: byte 0x{data[exc.start]:02x} at byte {exc.start} (line {line}) "
+            "does not decode; save it as UTF-8 (in Excel: CSV UTF-8; in a shell: "
+            f"iconv -f <its encoding> -t utf-8 {file.name})"
+        ) from None
 
 
 def _parsed(parse: Any, file: Path) -> Any:
@@ -389,4 +406,4 @@ def _csv_record(row: Mapping[str, Any], where: str) -> dict[str, Any]:
     return record
 
 
-__all__ = ["Case", "Start", "as_cases", "cases_from_frame", "content_id", "load_cases"]
+__all__ = ["Case", "Start", "as_cases", "cases_from_frame", "content_id", "load_cases", "plain"]

@@ -19,8 +19,9 @@ from ..definition import AgentDefinition
 from ..errors import ConfigurationError
 from ..run.output import OutputSpec
 from .cases import Case
-from .results import CaseRow, EvalRun
-from .runner import evaluate
+from .evaluation import evaluate
+from .report.case_row import CaseRow
+from .report.eval_run import EvalRun
 
 if TYPE_CHECKING:
     import pandas

@@ -17,9 +17,8 @@ import weakref
 import traitlets
 
 from ..agent import Agent
-from ..evals import EvalComparison, EvalRun
-from ..evals.results import CaseRow
-from ..evals.worker import case_agent as fresh_case_agent
+from ..evals import CaseRow, EvalComparison, EvalRun
+from ..evals.engine.worker import case_agent as fresh_case_agent
 from .inspector import Inspector
 
 _KEPT: dict[str, Agent] = {}

@@ -31,7 +31,6 @@ from ..state.diff import MISSING, Change
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..history.compare import Comparison, LineRow
     from ..history.history import TurnChanges, TurnRecord
     from ..state.edits import StateEdit
 
@@ -255,80 +254,6 @@ def compact_edit(edit: StateEdit) -> dict[str, Any]:
     }
 
 
-FOLD_KEEP = 2
-"""Equal lines kept on each side of a folded run in a comparison."""
-
-MAX_ROWS = 400
-"""Rows of one side-by-side text sent; the rest are counted."""
-
-
-def compact_rows(rows: Sequence[LineRow]) -> list[dict[str, Any]]:
-    """Side-by-side rows with long runs of equal lines folded into one ``fold`` row."""
-    out: list[dict[str, Any]] = []
-    i = 0
-    while i < len(rows):
-        j = i
-        while j < len(rows) and rows[j].how == "same":
-            j += 1
-        run = j - i
-        if run > 2 * FOLD_KEEP + 1:
-            keep_start = 0 if i == 0 else FOLD_KEEP
-            keep_end = 0 if j == len(rows) else FOLD_KEEP
-            out.extend({"how": "same", "left": r.left, "right": r.right} for r in rows[i : i + keep_start])
-            out.append({"how": "fold", "count": run - keep_start - keep_end})
-            out.extend({"how": "same", "left": r.left, "right": r.right} for r in rows[j - keep_end : j])
-        else:
-            out.extend({"how": "same", "left": r.left, "right": r.right} for r in rows[i:j])
-        if j < len(rows):
-            out.append({"how": rows[j].how, "left": rows[j].left, "right": rows[j].right})
-            j += 1
-        i = j
-    if len(out) > MAX_ROWS:
-        out = out[:MAX_ROWS] + [{"how": "fold", "count": len(out) - MAX_ROWS, "cut": True}]
-    return out
-
-
-def compact_comparison(c: Comparison) -> dict[str, Any]:
-    """Two turns side by side for the Compare tab (``agentnb.history.compare``)."""
-    return {
-        "left": c.left,
-        "right": c.right,
-        "causes": list(c.causes),
-        "effects": list(c.effects),
-        "same": c.same,
-        "tokens": [compact_tokens(t) for t in c.tokens],
-        "sections": [
-            {
-                "source": s.source,
-                "how": s.how,
-                "rows": compact_rows(s.rows),
-                "left_tokens": s.left_tokens,
-                "right_tokens": s.right_tokens,
-            }
-            for s in c.sections
-        ],
-        "requests": [
-            {"call": r.call, "how": r.how, "parts": list(r.parts), "rows": compact_rows(r.rows)}
-            for r in c.requests
-        ],
-        "tool_calls": [
-            {"number": t.number, "how": t.how, "left": t.left, "right": t.right} for t in c.tool_calls
-        ],
-        "state": [
-            {
-                "key": k.key,
-                "how": k.how,
-                "left": k.left,
-                "right": k.right,
-                "hidden": k.hidden,
-                "paths": list(k.paths),
-            }
-            for k in c.state
-        ],
-        "answers": list(c.answers),
-    }
-
-
 def compact_section(section: PromptSection) -> dict[str, Any]:
     return {
         "source": section.source,
@@ -512,10 +437,8 @@ def compact_event(event: Event) -> dict[str, Any]:
 __all__ = [
     "compact_changes",
     "summarize_changes",
-    "compact_comparison",
     "compact_edit",
     "compact_prompt",
-    "compact_rows",
     "compact_tokens",
     "compact_event",
     "model_info",

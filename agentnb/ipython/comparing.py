@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..history.compare import compare_turns
 from . import wire
-from .compact import compact_comparison
+from .compact_compare import compact_comparison
 
 if TYPE_CHECKING:
     from ..agent import Agent

@@ -15,8 +15,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..evals import EvalComparison, EvalRun
-    from ..evals.results import CaseRow
+    from ..evals import CaseRow, EvalComparison, EvalRun
 
 FILTERS = ("all", "failed", "errored", "flaky")
 """The results grid's filters."""
@@ -105,7 +104,9 @@ def grid_html(run: EvalRun, show: str = "all") -> str:
     keep = run_filter(run, show)
     rows = []
     for row in (r for r in run.rows if keep(r)):
-        status = escape(row.status) if row.status == "ok" else _reason_html(f"error: {row.error or ''}")
+        status = (
+            escape(row.status) if row.status == "ok" else _reason_html(f"{row.status}: {row.error or ''}")
+        )
         cells = [escape(row.case.id), str(row.repeat + 1), status]
         for check in run.check_names:
             verdict = row.verdict(check)
@@ -142,7 +143,7 @@ def _passed(row: CaseRow, check: str) -> bool:
 
 def _reason(row: CaseRow, check: str) -> str:
     if row.status != "ok":
-        return f"error: {row.error or ''}"
+        return f"{row.status}: {row.error or ''}"
     if check == ALL:
         bad = [v for v in row.verdicts if v.status != "pass"]
         return "; ".join(f"{v.check}: {v.reason}" for v in bad) or "every check passed"

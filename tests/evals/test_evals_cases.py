@@ -188,9 +188,9 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
     prompt that changes with the message, is measured."""
     import json
 
-    from agentnb.evals import runner
-    from agentnb.evals.runner import RequestChars
-    from agentnb.evals.worker import case_agent, evaluated
+    from agentnb.evals.engine import plan
+    from agentnb.evals.engine.plan import RequestChars
+    from agentnb.evals.engine.worker import case_agent, evaluated
 
     agent = shop()
     blueprint = evaluated(agent)
@@ -214,7 +214,7 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
     expected = [exact(c) for c in cases]
     builds = []
     monkeypatch.setattr(
-        runner,
+        plan,
         "case_agent",
         lambda definition, model, case: builds.append(case.id) or case_agent(definition, model, case),
     )

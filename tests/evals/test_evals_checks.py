@@ -8,7 +8,7 @@ from evals_helpers import shop
 from agentnb import ScriptedModel, tool_call
 from agentnb.errors import EvalCheckError
 from agentnb.evals import Case, check
-from agentnb.evals.checks import as_checks
+from agentnb.evals.checks.base import as_checks
 
 
 def _run(tmp_path, cases, checks, **options):

@@ -96,7 +96,7 @@ def test_ray_gives_the_same_rows_as_in_process(tmp_path, request):
 def test_copies_of_a_server_model_share_one_instance_per_process():
     import pickle
 
-    from agentnb.evals.worker import case_model
+    from agentnb.evals.engine.worker import case_model
     from agentnb.models import OpenAIChat
 
     model = OpenAIChat("gpt-x", base_url="http://127.0.0.1:9/v1", max_retries=0)

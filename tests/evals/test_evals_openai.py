@@ -260,7 +260,7 @@ def test_a_line_cut_short_by_a_crash_is_ignored_and_that_case_runs_again(tmp_pat
         before = len(server.requests)
         run = agent.evaluate(_cases(3), [check.answer_contains()], name="torn", folder=tmp_path)
         assert len(server.requests) - before == 1 and [r.replayed for r in run.rows] == [True, True, False]
-    from agentnb.evals.store import EvalStore
+    from agentnb.evals.engine.store import EvalStore
 
     store = EvalStore(tmp_path / "evals" / "torn")
     assert len(store.rows()) == 3 and store.torn == 1
@@ -271,7 +271,7 @@ def test_cases_finishing_together_share_an_fsync_and_each_line_is_synced_before_
 ):
     import threading
 
-    from agentnb.evals import store as store_module
+    from agentnb.evals.engine import store as store_module
 
     synced_sizes, lock = [], threading.Lock()
     real = os.fsync
@@ -287,7 +287,7 @@ def test_cases_finishing_together_share_an_fsync_and_each_line_is_synced_before_
     unsynced = []
 
     def append(i):
-        store.append({"case": {"id": f"c{i}"}, "repeat": 0, "pad": "x" * 100})
+        store.append({"case": {"id": f"c{i}", "input": "x"}, "repeat": 0, "status": "ok", "pad": "x" * 100})
         # Returned: an fsync has covered this line (the rows read back from what was synced hold it).
         with lock:
             synced = (tmp_path / "cases.jsonl").read_bytes()[: max(synced_sizes)]

@@ -10,7 +10,7 @@ from evals_helpers import shop
 from agentnb import ScriptedModel, tool_call
 from agentnb.errors import EvalAssertionError
 from agentnb.evals import Case, check, load_run
-from agentnb.evals.compare import bootstrap_interval, mcnemar_exact
+from agentnb.evals.report.eval_comparison import bootstrap_interval, mcnemar_exact
 
 
 def test_mcnemar_exact_is_the_two_sided_binomial_on_discordant_pairs():

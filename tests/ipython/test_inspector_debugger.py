@@ -16,7 +16,7 @@ from test_inspector import Wire, make_agent  # noqa: E402
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
 from agentnb.history.compare import LineRow  # noqa: E402
 from agentnb.ipython import wire  # noqa: E402
-from agentnb.ipython.compact import compact_rows  # noqa: E402
+from agentnb.ipython.compact_compare import compact_rows  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 from agentnb.state.diff import apply_patch  # noqa: E402
 

@@ -18,17 +18,15 @@ import json
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from ..errors import EvalCheckError
-from ..events import ToolCallFinished
-from ..history.history import TurnRecord
-from ..state.diff import Change
-from ..util.text import one_line
-from .cases import Case, _plain
-
-if TYPE_CHECKING:
-    from .judge import JudgeCalls
+from ...errors import EvalCheckError
+from ...events import ToolCallFinished
+from ...history.history import TurnRecord
+from ...state.diff import Change
+from ...util.text import one_line
+from ..cases import Case, plain
+from ..engine.judge_calls import JudgeCalls
 
 Status = Literal["pass", "fail", "error"]
 
@@ -59,7 +57,7 @@ class Verdict:
             "check": self.check,
             "status": self.status,
             "reason": self.reason,
-            "evidence": _plain(self.evidence),
+            "evidence": plain(self.evidence),
             "score": self.score,
         }
 
@@ -82,7 +80,7 @@ class CaseView:
     turns: list[TurnRecord]
     """Its turns, in order."""
     status: str = "ok"
-    """ok, or error when a turn did not finish."""
+    """ok, error when a turn did not finish, or missing when the store has no readable line for it."""
     error: str | None = None
     """Why it did not finish."""
     judge_calls: JudgeCalls | None = field(default=None, repr=False)
@@ -251,7 +249,8 @@ def as_checks(checks: Any) -> list[Check]:
 def run_checks(checks: list[Check], view: CaseView) -> list[Verdict]:
     """Every check's verdict on ``view`` (a case that did not finish: an error for each)."""
     if view.status != "ok":
-        return [Verdict(c.name, "error", f"the case did not finish: {view.error}") for c in checks]
+        why = "is missing from the store" if view.status == "missing" else "did not finish"
+        return [Verdict(c.name, "error", f"the case {why}: {view.error}") for c in checks]
     return [check(view) for check in checks]
 
 

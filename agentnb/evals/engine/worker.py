@@ -17,18 +17,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent import Agent
-from ..definition import AgentDefinition
-from ..errors import AgentRunError, ReplayDriftError
-from ..history.history import TurnRecord
-from ..messages import Message
-from ..models import ScriptedModel
-from ..models.base import Model
-from ..models.replay import ReplayModel, drift_report
-from ..sessions.recording import REPLAY_ENV, TurnReplay
-from ..state.state import deep_merge
-from ..util.text import one_line
-from .cases import Case
+from ...agent import Agent
+from ...definition import AgentDefinition
+from ...errors import AgentRunError, ReplayDriftError
+from ...history.history import TurnRecord
+from ...messages import Message
+from ...models import ScriptedModel
+from ...models.base import Model
+from ...models.replay import ReplayModel, drift_report
+from ...sessions.recording import REPLAY_ENV, TurnReplay
+from ...state.state import deep_merge
+from ...util.text import one_line
+from ..cases import Case
 from .limiter import CallStats, GuardedModel, Limiter
 
 
@@ -198,7 +198,7 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
 
 
 def _failed_type(history: Any, error: BaseException) -> str:
-    from ..events import RunFailed
+    from ...events import RunFailed
 
     for turn in history:
         for event in turn.events:

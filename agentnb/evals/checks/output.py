@@ -9,14 +9,14 @@ import enum
 import json
 from typing import Any
 
-from ..errors import EvalCheckError
-from ..state.diff import MISSING, json_equal, lookup
-from .cases import _plain
-from .checks import EXPECTED, CaseView, Check, Verdict, resolve
+from ...errors import EvalCheckError
+from ...state.diff import MISSING, json_equal, lookup
+from ..cases import plain
+from .base import EXPECTED, CaseView, Check, Verdict, resolve
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = json.dumps(_plain(value), ensure_ascii=False)
+    text = json.dumps(plain(value), ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -33,7 +33,7 @@ def as_data(value: Any) -> Any:
         return {k: as_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [as_data(v) for v in value]
-    return _plain(value)
+    return plain(value)
 
 
 class _Output(Check):

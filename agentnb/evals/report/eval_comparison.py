@@ -3,26 +3,41 @@
 For pass/fail the paired test is the exact McNemar test (a two-sided binomial test on the
 discordant pairs); for scores a seeded bootstrap interval of the mean paired difference. A case
 that flipped is explained by the existing turn comparison (``agentnb.history.compare.compare_turns``):
-which prompt section, request, tool call or state key made the difference.
+which prompt section, request, tool call or state key made the difference. Its record (text and
+escaped HTML) is deterministic, as a run's is.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from html import escape
 from math import comb
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from ..errors import EvalAssertionError, EvalCheckError
-from ..history.compare import Comparison, compare_turns
+from ...errors import EvalAssertionError, EvalCheckError
+from ...history.compare import Comparison, compare_turns
+from ..viewers import inspect_case
+from .case_row import CaseRow
 
 if TYPE_CHECKING:
     import pandas
 
-    from .results import CaseRow, EvalRun
-
 ALL = "all checks"
 """The name the comparison gives to "every check passed"."""
+FLIPS_SHOWN = 10
+"""Flips listed in a comparison's record (``flips()`` has them all)."""
+
+
+class Scored(Protocol):
+    """What a comparison reads of a run (an ``EvalRun``)."""
+
+    name: str
+    rows: list[CaseRow]
+    check_names: list[str]
+
+
+RunT = TypeVar("RunT", bound=Scored)
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -80,13 +95,14 @@ class CheckSummary:
     paired: int
 
 
-class EvalComparison:
+class EvalComparison(Generic[RunT]):
     """A candidate run against a baseline run (``run.compare(baseline)``)."""
 
-    def __init__(self, baseline: EvalRun, candidate: EvalRun, *, seed: int = 0) -> None:
+    def __init__(self, baseline: RunT, candidate: RunT, *, seed: int = 0) -> None:
         self.baseline, self.candidate, self.seed = baseline, candidate, seed
-        left = {(r.case.id, r.repeat): r for r in baseline.rows}
-        right = {(r.case.id, r.repeat): r for r in candidate.rows}
+        # A row missing from its store (load_run) has nothing to compare: it is unpaired.
+        left = {(r.case.id, r.repeat): r for r in baseline.rows if r.status != "missing"}
+        right = {(r.case.id, r.repeat): r for r in candidate.rows if r.status != "missing"}
         self.pairs: list[tuple[CaseRow, CaseRow]] = [(left[k], right[k]) for k in left if k in right]
         self.only_baseline: list[tuple[str, int]] = [k for k in left if k not in right]
         """(case id, repeat) runs only the baseline has."""
@@ -148,9 +164,7 @@ class EvalComparison:
     def inspect(self, case_id: str, repeat: int = 0) -> Any:
         """The inspector on the candidate's case, its Compare tab on the baseline's same case (a cell
         ending with it shows it)."""
-        from .results import _inspect
-
-        return _inspect(self, case_id, repeat)
+        return inspect_case(self, case_id, repeat)
 
     def summary(self) -> pandas.DataFrame:
         """One row per check: rates, flips each way, p-value (exact McNemar), bootstrap interval, paired count."""
@@ -184,15 +198,15 @@ class EvalComparison:
 
     def text(self) -> str:
         """The comparison as deterministic plain text."""
-        from .record import comparison_text
-
-        return comparison_text(self)
+        return "\n".join(_record_lines(self))
 
     def html(self) -> str:
         """The comparison as deterministic, escaped HTML."""
-        from .record import comparison_html
-
-        return comparison_html(self)
+        return (
+            '<div class="agentnb-eval-compare"><pre>'
+            + escape("\n".join(_record_lines(self)))
+            + "</pre></div>"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self.html()}
@@ -211,17 +225,46 @@ def _reason(row: CaseRow, check: str) -> str:
     return verdict.reason if verdict is not None else "not scored"
 
 
-def compare_runs(baseline: EvalRun, candidate: EvalRun, *, seed: int = 0) -> EvalComparison:
-    """``candidate`` against ``baseline``, paired by case id and repeat."""
-    return EvalComparison(baseline, candidate, seed=seed)
+def _record_lines(cmp: EvalComparison[Any]) -> list[str]:
+    lines = [f"{cmp.candidate.name} vs {cmp.baseline.name} · {len(cmp.pairs)} paired run(s)"]
+    if cmp.only_baseline or cmp.only_candidate:
+        lines.append(
+            f"unpaired: {len(cmp.only_baseline)} only in {cmp.baseline.name}, "
+            f"{len(cmp.only_candidate)} only in {cmp.candidate.name}"
+        )
+    for s in cmp.summaries:
+        lines.append(
+            f"  {s.check}: {s.baseline_rate:.0%} → {s.candidate_rate:.0%} · "
+            f"{s.pass_to_fail} pass→fail, {s.fail_to_pass} fail→pass · "
+            f"McNemar exact p={s.p_value:.3g} · diff 95% CI [{s.interval[0]:+.2f}, {s.interval[1]:+.2f}]"
+        )
+    flips = [f for check in (cmp.check_names or [ALL]) for f in cmp.flips(check)]
+    if flips:
+        lines.append("flips:")
+        explained: set[tuple[str, int]] = set()
+        for f in flips[:FLIPS_SHOWN]:
+            arrow = "pass→fail" if f.before else "fail→pass"
+            why = f.reason_after if f.before else f.reason_before
+            lines.append(f"  {f.case_id}{f' #{f.repeat + 1}' if f.repeat else ''} · {f.check} {arrow}: {why}")
+            if (f.case_id, f.repeat) in explained:
+                continue
+            explained.add((f.case_id, f.repeat))
+            try:
+                causes = cmp.explain(f.case_id, f.repeat).causes
+            except Exception:
+                causes = ()
+            if causes:
+                lines.append(f"    why: {causes[0]}")
+    return lines
 
 
 __all__ = [
     "ALL",
+    "FLIPS_SHOWN",
     "CheckSummary",
     "EvalComparison",
     "Flip",
+    "Scored",
     "bootstrap_interval",
-    "compare_runs",
     "mcnemar_exact",
 ]

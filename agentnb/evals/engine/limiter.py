@@ -6,19 +6,24 @@ pause) and pauses new calls for the server's ``Retry-After``; the call is then t
 5xx answer or a timeout is tried again after a short wait without cutting anything. The limit
 grows back by one after as many clean calls as it allows. The ``openai`` client's own retries
 are switched off for the evaluation's copy of the model, so every 429 reaches the limiter.
+
+A ``Retry-After`` that says no time to wait — not a number or an HTTP date, negative, NaN — is
+treated as absent (the pause or backoff of a call without one); a huge one is cut to the
+longest pause.
 """
 
 from __future__ import annotations
 
 import email.utils
+import math
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ModelConnectionError, ModelError, ModelRateLimitError
-from ..models.base import Model, ModelRequest, ModelResponse
+from ...errors import ModelConnectionError, ModelError, ModelRateLimitError
+from ...models.base import Model, ModelRequest, ModelResponse
 
 RATE_LIMIT_TRIES = 12
 """Times one call is tried while the server keeps answering 429."""
@@ -27,7 +32,10 @@ TRANSIENT_TRIES = 4
 DEFAULT_PAUSE = 1.0
 """Seconds to pause after a 429 that carries no Retry-After."""
 MAX_PAUSE = 120.0
-"""The longest Retry-After honoured (a larger one is cut to this)."""
+"""The longest Retry-After honoured after a 429 (a larger one is cut to this)."""
+TRANSIENT_MAX_PAUSE = 10.0
+"""The longest wait before a 5xx or a timeout is tried again: unlike a 429's pause, which every
+call to the model shares, each call waits on its own, so a larger Retry-After is cut to this."""
 
 
 class Limiter:
@@ -76,7 +84,7 @@ class Limiter:
 
     def cut(self, pause: float) -> None:
         """A 429: halve the limit (once per burst) and pause new calls for ``pause`` seconds."""
-        pause = min(max(pause, 0.0), MAX_PAUSE)
+        pause = min(pause, MAX_PAUSE) if pause >= 0 else DEFAULT_PAUSE  # NaN is not >= 0
         with self._cond:
             now = time.monotonic()
             if now >= self._resume_at:
@@ -120,23 +128,30 @@ def classify(exc: BaseException) -> tuple[str | None, float | None]:
 
 
 def retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), if given."""
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), cut to
+    ``MAX_PAUSE``; None when neither says a time to wait (see the module docstring)."""
     if not headers:
         return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        seconds = None if value is None else _seconds(value, scale)
+        if seconds is not None:
+            return min(seconds, MAX_PAUSE)
+    return None
+
+
+def _seconds(value: str, scale: float) -> float | None:
+    """A header's wait in seconds (a number of ``scale``-ths of a second, or an HTTP date), or None."""
     try:
-        value = headers.get("retry-after-ms")
-        if value is not None:
-            return float(value) / 1000
-        value = headers.get("retry-after")
-        if value is None:
+        seconds = float(value) / scale
+    except (TypeError, ValueError):
+        if scale != 1.0:
             return None
         try:
-            return float(value)
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, when.timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
+            seconds = max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError, OverflowError, IndexError):
+            return None
+    return None if math.isnan(seconds) or seconds < 0 else seconds
 
 
 class GuardedModel(Model):
@@ -198,7 +213,8 @@ class GuardedModel(Model):
                 else:
                     if tries >= TRANSIENT_TRIES:
                         raise
-                    time.sleep(min(after if after is not None else 0.25 * 2 ** (tries - 1), MAX_PAUSE))
+                    backoff = 0.25 * 2 ** (tries - 1)
+                    time.sleep(min(after, TRANSIENT_MAX_PAUSE) if after is not None else backoff)
                 self.stats.retries += 1
             finally:
                 if self.limiter is not None:

@@ -3,7 +3,7 @@
 On the answer: ``answer_contains``, ``answer_equals``, ``answer_matches`` (a regex),
 ``answer_json`` (a field of a JSON answer). On tool calls that executed: ``called``,
 ``not_called``, ``trajectory``. On the typed output: ``output`` (a JSON pointer into it) and
-``attempts`` (``agentnb.evals.output_checks``). On the final state: ``state`` (the value at a
+``attempts`` (``agentnb.evals.checks.output``). On the final state: ``state`` (the value at a
 JSON pointer) and ``changed_by`` (who changed it). ``that`` names a plain function; ``judge`` asks a model.
 Arguments left out compare with the case's ``expected`` value (``EXPECTED``).
 """
@@ -15,18 +15,18 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import EvalCheckError
-from ..state.diff import MISSING, json_equal, lookup
-from .cases import _plain
-from .checks import EXPECTED, CaseView, Check, FunctionCheck, Verdict, arguments_of, call_evidence, resolve
+from ...errors import EvalCheckError
+from ...state.diff import MISSING, json_equal, lookup
+from ..cases import plain
+from .base import EXPECTED, CaseView, Check, FunctionCheck, Verdict, arguments_of, call_evidence, resolve
 from .judge import judge
-from .output_checks import attempts, output
+from .output import attempts, output
 
 _UNSET: Any = object()
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = value if isinstance(value, str) else json.dumps(_plain(value), ensure_ascii=False)
+    text = value if isinstance(value, str) else json.dumps(plain(value), ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -280,7 +280,7 @@ class _State(Check):
             return Verdict(
                 self.name, "fail", f"the final state has nothing at {self.pointer}", {"path": self.pointer}
             )
-        found = _plain(found)
+        found = plain(found)
         if self.contains is not _UNSET:
             item = resolve(self.contains, view, self.name, "contains=")
             items = item if isinstance(item, list) else [item]
@@ -322,7 +322,7 @@ class _ChangedBy(Check):
     def evaluate(self, view: CaseView) -> Verdict:
         hits = [(turn, c) for turn, c in view.changes() if _covers(c.path, self.pointer)]
         evidence = [
-            {"turn": turn, "path": c.path, "how": c.how, "authors": list(c.authors), "new": _plain(c.new)}
+            {"turn": turn, "path": c.path, "how": c.how, "authors": list(c.authors), "new": plain(c.new)}
             for turn, c in hits
         ]
         if not hits:

@@ -4,7 +4,10 @@
 is replaced whole, atomically, at each run. ``cases.jsonl`` gets one line per finished (case,
 repeat) — its case, turn records, verdicts and judge calls — appended and fsynced before the case
 gives its slot to the next one. Lines are never rewritten: a reader keeps the last line of each
-(case, repeat), and a last line cut short by a crash is ignored (that case runs again).
+(case, repeat), and a line that does not parse — cut short by a crash, or damaged — is set aside
+with its number (that case runs again; ``load_run`` reports it missing). A manifest or a line
+that parses but is not what this store writes (``store_format``) is refused with an error naming
+the file and the line, before anything is written: the folder is left as it is.
 """
 
 from __future__ import annotations
@@ -13,16 +16,28 @@ import json
 import os
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from ..errors import EvalStoreError
+from ...errors import EvalStoreError
+from .store_format import FORMAT, line_problem, manifest_problem
 
 MANIFEST = "manifest.json"
 LINES = "cases.jsonl"
-FORMAT = 1
-"""The store's format version (in the manifest)."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
+_CASE_ID = re.compile(rb'^\{"case":\{"id":("(?:[^"\\]|\\.)*")')
+"""The case id at the start of a line as the store writes it (what a damaged line may still show)."""
+
+
+@dataclass(frozen=True)
+class DamagedLine:
+    """A line of ``cases.jsonl`` that does not parse: a write cut short, or the file damaged."""
+
+    number: int
+    """Its line number (1 = the first)."""
+    case_id: str | None
+    """The case it was written for, when its start still says so."""
 
 
 def check_name(name: Any) -> str:
@@ -45,7 +60,9 @@ class EvalStore:
         self._synced = 0
         self._file: Any = None
         self.torn = 0
-        """Lines that did not parse when read (a write cut short)."""
+        """Lines that did not parse when read (a write cut short, or damaged)."""
+        self.damaged: list[DamagedLine] = []
+        """Those lines, by number, as the last ``rows()`` found them."""
         self.superseded = 0
         """Lines a later line of the same (case, repeat) replaced."""
 
@@ -54,25 +71,38 @@ class EvalStore:
         """The append-only file of finished cases."""
         return self.folder / LINES
 
+    @property
+    def manifest_path(self) -> Path:
+        """The manifest: what was evaluated."""
+        return self.folder / MANIFEST
+
     def read_manifest(self) -> dict[str, Any] | None:
-        """The manifest, or None when the evaluation never ran."""
-        path = self.folder / MANIFEST
+        """The manifest, or None when the evaluation never ran; a file that is not a manifest of
+        this format is an ``EvalStoreError`` (and stays as it is)."""
+        path = self.manifest_path
         if not path.exists():
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_bytes().decode("utf-8"))
         except (OSError, ValueError) as exc:
-            raise EvalStoreError(
-                f"{path} does not read as JSON ({exc}); delete the folder to start this evaluation afresh"
-            ) from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise EvalStoreError(f"{path} is not an agentnb evaluation manifest of format {FORMAT}")
+            self._refuse(f"does not read as JSON ({exc})")
+        problem = manifest_problem(data)
+        if problem is not None:
+            self._refuse(f"is not an agentnb evaluation manifest of format {FORMAT}: {problem}")
         return data
 
+    def _refuse(self, problem: str) -> NoReturn:
+        raise EvalStoreError(
+            f"{self.manifest_path} {problem}; nothing was read or written there. Give this evaluation "
+            f"another name (name='...'), or move {self.folder} away to start it afresh"
+        ) from None
+
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        """Replace the manifest atomically (left alone when it already says the same)."""
-        path = self.folder / MANIFEST
+        """Replace the manifest atomically (left alone when it already says the same); one that is
+        not a manifest of this format is refused, never replaced."""
+        path = self.manifest_path
         text = json.dumps({"format": FORMAT, **manifest}, ensure_ascii=False, indent=1, default=str)
+        self.read_manifest()
         try:
             if path.exists() and path.read_text(encoding="utf-8") == text:
                 return
@@ -84,30 +114,53 @@ class EvalStore:
             raise EvalStoreError(f"cannot write {path}: {exc}") from None
 
     def rows(self) -> dict[tuple[str, int], dict[str, Any]]:
-        """The last stored line of each (case id, repeat)."""
+        """The last stored line of each (case id, repeat); lines that do not parse are counted in
+        ``damaged``, and a line of the wrong shape is an ``EvalStoreError`` naming it."""
         out: dict[tuple[str, int], dict[str, Any]] = {}
-        self.torn = self.superseded = 0
+        self.damaged, self.superseded = [], 0
         path = self.lines_path
         if not path.exists():
+            self.torn = 0
             return out
         try:
             with open(path, "rb") as file:
                 data = file.read()
         except OSError as exc:
             raise EvalStoreError(f"cannot read {path}: {exc}") from None
-        for line in data.split(b"\n"):
+        for number, line in enumerate(data.split(b"\n"), 1):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-                key = (str(row["case"]["id"]), int(row["repeat"]))
-            except (ValueError, KeyError, TypeError):
-                self.torn += 1
+                row = json.loads(line.decode("utf-8"))
+            except ValueError:  # not JSON, or not UTF-8
+                self.damaged.append(DamagedLine(number, _case_id(line)))
                 continue
+            problem = line_problem(row)
+            if problem is not None:
+                raise EvalStoreError(
+                    f"{path} line {number} is not a finished case as agent.evaluate writes it: {problem}. "
+                    "Nothing was changed: delete that line (its case runs again on the next "
+                    "agent.evaluate), or move the folder away to start afresh"
+                )
+            key = (row["case"]["id"], row["repeat"])
             if key in out:
                 self.superseded += 1
             out[key] = row
+        self.torn = len(self.damaged)
         return out
+
+    def missing_reason(self, case_id: str) -> str:
+        """Why ``case_id`` has no line, as the last ``rows()`` found the file."""
+        own = [d.number for d in self.damaged if d.case_id == case_id]
+        if own:
+            return f"{LINES} line {_numbers(own)} (case {case_id!r}) does not parse: a write cut short, or damaged"
+        unknown = [d.number for d in self.damaged if d.case_id is None]
+        if unknown:
+            return (
+                f"no readable line in {LINES} (line {_numbers(unknown)} does not parse: a write cut short, "
+                "or damaged; it may have been this case's)"
+            )
+        return f"not in {LINES}: the evaluation ended before this case finished"
 
     def append(self, row: dict[str, Any]) -> None:
         """Append one finished (case, repeat) and return once it is fsynced. Cases finishing
@@ -142,10 +195,25 @@ class EvalStore:
                 self._file = None
 
 
+def _case_id(line: bytes) -> str | None:
+    match = _CASE_ID.match(line)
+    if match is None:
+        return None
+    try:
+        found = json.loads(match.group(1).decode("utf-8"))
+    except ValueError:
+        return None
+    return found if isinstance(found, str) else None
+
+
+def _numbers(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:5])) + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
+
+
 def _ends_with_newline(path: Path) -> bool:
     with open(path, "rb") as file:
         file.seek(-1, os.SEEK_END)
         return file.read(1) == b"\n"
 
 
-__all__ = ["FORMAT", "LINES", "MANIFEST", "EvalStore", "check_name"]
+__all__ = ["LINES", "MANIFEST", "DamagedLine", "EvalStore", "check_name"]

@@ -1,148 +1,36 @@
-"""An evaluation's results: ``EvalRun`` (rows, frames, gates, re-scoring, comparison) and ``CaseRow``."""
+"""An evaluation's results: ``EvalRun`` — its rows, numbers, frames, gate, re-scoring, comparison —
+and its static record.
+
+The record holds what does not change when a finished evaluation replays — counts, rates per
+check, failing cases with their reasons, top errors — and never times or what replayed, so a
+notebook re-run offline leaves the same bytes for nbval to compare.
+"""
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections import Counter
+from collections.abc import Callable
+from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .. import slots
-from ..errors import EvalAssertionError, EvalCheckError, EvalStoreError
-from ..history.history import TurnRecord
-from ..util.extras import install_line
-from .cases import Case
-from .checks import CaseView, Check, Verdict, as_checks, run_checks
-from .judge import JudgeCalls
-from .store import EvalStore
+from ...errors import EvalAssertionError, EvalCheckError
+from ...history.frames import states_frame, tool_calls_frame
+from ...history.history import TurnRecord
+from ..checks.base import Check, as_checks, run_checks
+from ..engine.judge_calls import JudgeCalls
+from ..engine.plan import Plan
+from ..engine.progress import Progress
+from ..engine.store import EvalStore
+from ..viewers import inspect_case
+from .case_row import CaseRow
+from .eval_comparison import EvalComparison
 
 if TYPE_CHECKING:
     import pandas
 
-    from .compare import EvalComparison
-    from .plan import Plan
-    from .progress import Progress
-    from .worker import CaseOutcome
-
-
-@dataclass
-class CaseRow:
-    """One (case, repeat) of a run: its turns, verdicts and what it cost."""
-
-    case: Case
-    repeat: int
-    status: str
-    """ok, or error (a turn did not finish)."""
-    turns: list[TurnRecord]
-    """Its turn records (open one in the inspector, compare two)."""
-    verdicts: list[Verdict]
-    """One per check, in the checks' order."""
-    error: str | None = None
-    error_type: str | None = None
-    judge_calls: list[dict[str, Any]] = field(default_factory=list)
-    """The judge calls its verdicts rest on (request, model, answer)."""
-    replayed: bool = False
-    """Whether it was answered from the recording."""
-    retries: int = 0
-    """Model calls tried again and runs re-run (``retry_errors``)."""
-    earlier_errors: list[str] = field(default_factory=list)
-    """The errors of the runs ``retry_errors`` re-ran."""
-    wall_ms: float = 0.0
-    """Wall-clock time of this run of it (short when replayed)."""
-
-    @classmethod
-    def build(
-        cls,
-        case: Case,
-        repeat: int,
-        outcome: CaseOutcome,
-        turns: list[TurnRecord],
-        verdicts: list[Verdict],
-        judge_calls: list[dict[str, Any]],
-        earlier: list[str],
-    ) -> CaseRow:
-        """The row of a finished run."""
-        return cls(
-            case,
-            repeat,
-            outcome.status,
-            turns,
-            verdicts,
-            outcome.error,
-            outcome.error_type,
-            list(judge_calls),
-            outcome.replayed,
-            outcome.stats.retries + len(earlier),
-            list(earlier),
-            outcome.wall_ms,
-        )
-
-    @property
-    def passed(self) -> bool | None:
-        """Whether every check passed (None when the case errored or a check could not apply)."""
-        if self.status != "ok" or any(v.status == "error" for v in self.verdicts):
-            return None
-        return all(v.status == "pass" for v in self.verdicts)
-
-    @property
-    def answer(self) -> str | None:
-        """The last turn's answer."""
-        return self.turns[-1].content if self.turns else None
-
-    @property
-    def tokens(self) -> tuple[int, int]:
-        """(input, output) tokens of its turns."""
-        return sum(t.usage.input_tokens for t in self.turns), sum(t.usage.output_tokens for t in self.turns)
-
-    @property
-    def duration_ms(self) -> float:
-        """How long its turns took (as recorded, when replayed)."""
-        return sum(t.duration_ms for t in self.turns)
-
-    def verdict(self, check: str) -> Verdict | None:
-        """The verdict of ``check``, if it was run."""
-        return next((v for v in self.verdicts if v.check == check), None)
-
-    def to_dict(self, turns: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """The store's line for this row."""
-        return {
-            "case": self.case.to_dict(),
-            "repeat": self.repeat,
-            "status": self.status,
-            "error": self.error,
-            "error_type": self.error_type,
-            "turns": turns if turns is not None else [t.to_dict() for t in self.turns],
-            "verdicts": [v.to_dict() for v in self.verdicts],
-            "judge_calls": self.judge_calls,
-            "retries": self.retries,
-            "earlier_errors": self.earlier_errors,
-            "wall_ms": self.wall_ms,
-            "at": time.time(),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CaseRow:
-        """A row from the store's line."""
-        return cls(
-            Case.from_dict(data["case"]),
-            int(data["repeat"]),
-            data["status"],
-            [TurnRecord.from_dict(t, lazy=True) for t in data.get("turns") or []],
-            [Verdict.from_dict(v) for v in data.get("verdicts") or []],
-            data.get("error"),
-            data.get("error_type"),
-            list(data.get("judge_calls") or []),
-            True,
-            int(data.get("retries") or 0),
-            list(data.get("earlier_errors") or []),
-            float(data.get("wall_ms") or 0.0),
-        )
-
-    def view(self, judge_calls: JudgeCalls | None = None) -> CaseView:
-        """What a check sees of this row."""
-        return CaseView(self.case, self.repeat, self.turns, self.status, self.error, judge_calls)
+FAILING_SHOWN = 10
+"""Failing runs listed in a record (the frame has them all)."""
 
 
 class EvalRun:
@@ -218,7 +106,12 @@ class EvalRun:
     @property
     def errors(self) -> list[CaseRow]:
         """The rows whose case did not finish."""
-        return [r for r in self.rows if r.status != "ok"]
+        return [r for r in self.rows if r.status == "error"]
+
+    @property
+    def missing(self) -> list[CaseRow]:
+        """The rows the store had no readable line for (``load_run``): each ``error`` says why."""
+        return [r for r in self.rows if r.status == "missing"]
 
     def assert_passed(self, min_rate: float = 1.0, *, check: str | None = None) -> None:
         """Raise ``EvalAssertionError`` (an AssertionError) when the pass rate is below ``min_rate``."""
@@ -292,14 +185,10 @@ class EvalRun:
 
     def tool_calls(self) -> pandas.DataFrame:
         """Every tool call of every case (``History.tool_calls()``'s columns), case id and repeat in front."""
-        from ..history.frames import tool_calls_frame
-
         return self._concat(tool_calls_frame)
 
     def states(self) -> pandas.DataFrame:
         """The state after each turn of each case, case id and repeat in front."""
-        from ..history.frames import states_frame
-
         return self._concat(lambda turns: states_frame(turns).reset_index())
 
     def _concat(self, make: Callable[[list[TurnRecord]], Any]) -> pandas.DataFrame:
@@ -367,36 +256,34 @@ class EvalRun:
         run.definition = self.definition
         return run
 
-    def compare(self, baseline: EvalRun, *, seed: int = 0) -> EvalComparison:
-        """This run against ``baseline``, case by case (see ``agentnb.evals.compare``)."""
-        from .compare import compare_runs
-
-        return compare_runs(baseline, self, seed=seed)
+    def compare(self, baseline: EvalRun, *, seed: int = 0) -> EvalComparison[EvalRun]:
+        """This run against ``baseline``, case by case (see ``EvalComparison``)."""
+        return EvalComparison(baseline, self, seed=seed)
 
     # -- display -------------------------------------------------------------------------------
 
     def inspect(self, case_id: str, repeat: int = 0) -> Any:
         """The inspector on case ``case_id``: its turns, and its verdicts in the Checks tab (a cell
         ending with it shows it)."""
-        return _inspect(self, case_id, repeat)
+        return inspect_case(self, case_id, repeat)
 
     def text(self) -> str:
         """The static record as deterministic plain text."""
-        from .record import run_text
-
-        return run_text(self)
+        return _record_text(self)
 
     def html(self) -> str:
-        """The static record as deterministic, escaped HTML."""
-        from .record import run_html
-
-        return run_html(self)
+        """The static record as deterministic, escaped HTML (nothing from a model is markup)."""
+        return _record_html(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self.html()}
 
     def __repr__(self) -> str:
-        return f"EvalRun({self.name!r}, {len(self.rows)} run(s), {self.rate():.0%} passed, {len(self.errors)} error(s))"
+        missing = f", {len(self.missing)} missing" if self.missing else ""
+        return (
+            f"EvalRun({self.name!r}, {len(self.rows)} run(s), {self.rate():.0%} passed, "
+            f"{len(self.errors)} error(s){missing})"
+        )
 
 
 def _passed(row: CaseRow, check: str | None) -> bool:
@@ -409,38 +296,108 @@ def _passed(row: CaseRow, check: str | None) -> bool:
 
 def _why(row: CaseRow, check: str | None) -> str:
     if row.status != "ok":
-        return f"error: {row.error}"
+        return f"{row.status}: {row.error}"
     for verdict in row.verdicts:
         if (check is None or verdict.check == check) and verdict.status != "pass":
             return f"{verdict.check} {verdict.status}: {verdict.reason}"
     return "not scored"
 
 
-def _inspect(target: Any, case_id: str, repeat: int) -> Any:
-    inspect = slots.case_inspector.get()
-    if inspect is None:
-        raise EvalCheckError(
-            f"showing a case needs the notebook: %load_ext agentnb ({install_line('notebook')})"
+# -- the static record ----------------------------------------------------------------------------
+
+
+def _head(run: EvalRun) -> str:
+    cases = len({r.case.id for r in run.rows})
+    passed = sum(r.passed is True for r in run.rows)
+    given = sum(r.tokens[0] for r in run.rows)
+    taken = sum(r.tokens[1] for r in run.rows)
+    text = (
+        f"evaluation {run.name} · {len(run.rows)} run(s) of {cases} case(s) · "
+        f"{passed} passed ({run.rate():.0%}) · {len(run.errors)} error(s) · {given + taken:,} tokens"
+    )
+    if run.missing:
+        text += f" · {len(run.missing)} missing from the store"
+    if run.stopped:
+        text += f" · {run.stopped}"
+    return text
+
+
+def _failing(run: EvalRun) -> list[tuple[str, str, str, str]]:
+    out = []
+    for r in run.rows:
+        label = r.case.id + (f" #{r.repeat + 1}" if r.repeat else "")
+        if r.status != "ok":
+            out.append((label, "—", r.status, r.error or ""))
+            continue
+        for v in r.verdicts:
+            if v.status != "pass":
+                out.append((label, v.check, v.status, v.reason))
+    return out
+
+
+def _errors(run: EvalRun) -> list[tuple[int, str]]:
+    counts = Counter(f"{r.error_type}: {r.error}" for r in run.errors)
+    return sorted(((n, e) for e, n in counts.items()), key=lambda x: (-x[0], x[1]))[:5]
+
+
+def _record_text(run: EvalRun) -> str:
+    """The evaluation's record as plain text."""
+    lines = [_head(run)]
+    if run.check_names:
+        width = max(len(c) for c in run.check_names)
+        for check in run.check_names:
+            passed = sum((v := r.verdict(check)) is not None and v.status == "pass" for r in run.rows)
+            lines.append(f"  {check:<{width}}  {passed}/{len(run.rows)}  {run.rate(check):.0%}")
+    failing = _failing(run)
+    if failing:
+        lines.append(f"not passed ({len(failing)}):")
+        lines += [
+            f"  {case} · {check} · {status}: {reason}"
+            for case, check, status, reason in failing[:FAILING_SHOWN]
+        ]
+        if len(failing) > FAILING_SHOWN:
+            lines.append(f"  … {len(failing) - FAILING_SHOWN} more (run.checks())")
+    errors = _errors(run)
+    if errors:
+        lines.append("top errors:")
+        lines += [f"  {n}× {e}" for n, e in errors]
+    return "\n".join(lines)
+
+
+def _record_html(run: EvalRun) -> str:
+    """The evaluation's record as escaped HTML (nothing from a model is markup)."""
+    parts = [f'<div class="agentnb-eval"><p><b>{escape(_head(run))}</b></p>']
+    if run.check_names:
+        parts.append("<table><tr><th>check</th><th>passed</th><th>rate</th></tr>")
+        for check in run.check_names:
+            passed = sum((v := r.verdict(check)) is not None and v.status == "pass" for r in run.rows)
+            parts.append(
+                f"<tr><td>{escape(check)}</td><td>{passed}/{len(run.rows)}</td><td>{run.rate(check):.0%}</td></tr>"
+            )
+        parts.append("</table>")
+    failing = _failing(run)
+    if failing:
+        # Left-aligned: notebooks right-align table cells, which scatters sentences; the case,
+        # check and verdict on one line each.
+        left = ' style="text-align:left"'
+        whole = ' style="text-align:left;white-space:nowrap"'
+        head = "".join(f"<th{left}>{h}</th>" for h in ("case", "check", "verdict", "reason"))
+        parts.append(f"<p>not passed ({len(failing)}):</p><table><tr>{head}</tr>")
+        for row in failing[:FAILING_SHOWN]:
+            cells = [f"<td{whole}>{escape(cell)}</td>" for cell in row[:3]] + [
+                f"<td{left}>{escape(row[3])}</td>"
+            ]
+            parts.append("<tr>" + "".join(cells) + "</tr>")
+        parts.append("</table>")
+        if len(failing) > FAILING_SHOWN:
+            parts.append(f"<p>… {len(failing) - FAILING_SHOWN} more (run.checks())</p>")
+    errors = _errors(run)
+    if errors:
+        parts.append(
+            "<p>top errors:</p><ul>" + "".join(f"<li>{n}× {escape(e)}</li>" for n, e in errors) + "</ul>"
         )
-    return inspect(target, str(case_id), repeat)
+    parts.append("</div>")
+    return "".join(parts)
 
 
-def load_run(name: str, folder: str | Path | None = None, checks: Iterable[Any] | None = None) -> EvalRun:
-    """A stored evaluation read back (its last line of each (case, repeat)), without running anything."""
-    from ..sessions import find_notebook_path
-    from .store import check_name
-
-    root = Path(folder) if folder is not None else find_notebook_path(None).session_dir
-    store = EvalStore(root / "evals" / check_name(name))
-    manifest = store.read_manifest()
-    if manifest is None:
-        raise EvalStoreError(
-            f"no evaluation {name!r} in {store.folder.parent}; run agent.evaluate(..., name={name!r}) first"
-        )
-    rows = [CaseRow.from_dict(line) for line in store.rows().values()]
-    names = [c["name"] for c in manifest.get("checks") or []]
-    run = EvalRun(name, rows, names, store=store)
-    return run.rescore(checks) if checks is not None else run
-
-
-__all__ = ["CaseRow", "EvalRun", "load_run"]
+__all__ = ["FAILING_SHOWN", "EvalRun"]

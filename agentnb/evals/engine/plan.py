@@ -7,12 +7,17 @@ only). Cost is known where ``prices`` gives the model's price per million tokens
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import EvalBudgetError
-from ..models.tokens import CHARS_PER_TOKEN
+from ...definition import AgentDefinition
+from ...errors import EvalBudgetError
+from ...models.tokens import CHARS_PER_TOKEN
+from ..cases import Case
+from .worker import case_agent
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,8 @@ def price_of(prices: Mapping[str, Any] | None, label: str) -> tuple[float, float
     """(input, output) dollars per million tokens of ``label`` (``openai:gpt-5-mini`` or ``gpt-5-mini``)."""
     if not prices:
         return None
-    value = prices.get(label, prices.get(label.split(":", 1)[-1]))
+    key = label if label in prices else label.split(":", 1)[-1]
+    value = prices.get(key)
     if value is None:
         return None
     try:
@@ -65,9 +71,12 @@ def price_of(prices: Mapping[str, Any] | None, label: str) -> tuple[float, float
             else (float(value), float(value))
         )
     except (TypeError, ValueError, IndexError):
+        given = taken = math.nan
+    if not all(math.isfinite(x) and x >= 0 for x in (given, taken)):
         raise EvalBudgetError(
-            f"prices[{label!r}] must be (input, output) dollars per million tokens, got {value!r}"
-        ) from None
+            f"prices[{key!r}] must be (input, output) dollars per million tokens, two numbers >= 0, "
+            f"got {value!r}"
+        )
     return given, taken
 
 
@@ -137,4 +146,40 @@ def gate(plan: Plan, max_cost: float | None) -> None:
         )
 
 
-__all__ = ["Plan", "gate", "make_plan", "price_of", "usage_of"]
+class RequestChars:
+    """The length of a case's first request as JSON (what the plan estimates its tokens from).
+    Cases that differ only in their one message share the rest of it: once ``SAMPLE`` of them
+    gave the same rest, the others cost a length, not a fresh agent and a rendered prompt (a
+    prompt that depends on the message — retrieval — keeps every case measured)."""
+
+    SAMPLE = 3
+
+    def __init__(self, definition: AgentDefinition, model: Any) -> None:
+        self._definition, self._model = definition, model
+        self._rests: set[int] = set()
+        self._seen = 0
+
+    def __call__(self, case: Case) -> int:
+        message = case.turns[0]
+        plain = case.state is None and case.start is None and isinstance(message, str)
+        if plain and self._seen >= self.SAMPLE and len(self._rests) == 1:
+            return next(iter(self._rests)) + _json_chars(message)
+        size = len(json.dumps(self._request(case), ensure_ascii=False, default=str))
+        if plain:
+            self._rests.add(size - _json_chars(message))
+            self._seen += 1
+        return size
+
+    def _request(self, case: Case) -> Any:
+        try:
+            return case_agent(self._definition, self._model, case).observe(case.turns[0]).request
+        except Exception:
+            return case.to_dict()
+
+
+def _json_chars(text: str) -> int:
+    """Characters ``text`` takes inside a JSON document (quotes left out)."""
+    return len(json.dumps(text, ensure_ascii=False)) - 2
+
+
+__all__ = ["Plan", "RequestChars", "gate", "make_plan", "price_of", "usage_of"]

@@ -14,7 +14,8 @@ import asyncio
 import concurrent.futures
 import contextlib
 import copy
-import json
+import math
+import numbers
 import queue
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -22,59 +23,23 @@ from pathlib import Path
 from typing import Any
 
 from .. import slots
-from ..definition import AgentDefinition
 from ..errors import ConfigurationError
 from ..history.history import TurnRecord
 from ..sessions import find_notebook_path
 from ..sessions.recording import replay_mode
 from .cases import Case, as_cases
-from .checks import CaseView, Check, as_checks, run_checks
-from .judge import JudgeCalls
-from .limiter import RATE_LIMIT_TRIES, Limiter, quiet_copy
-from .plan import Plan, gate, make_plan, price_of
-from .progress import Progress, Sink, Tracker
-from .results import CaseRow, EvalRun
-from .store import EvalStore, check_name
-from .worker import CaseOutcome, CaseTask, case_agent, evaluated, run_case
+from .checks.base import CaseView, Check, as_checks, run_checks
+from .engine.judge_calls import JudgeCalls
+from .engine.limiter import RATE_LIMIT_TRIES, Limiter, quiet_copy
+from .engine.plan import Plan, RequestChars, gate, make_plan, price_of
+from .engine.progress import Progress, Sink, Tracker
+from .engine.store import EvalStore, check_name
+from .engine.worker import CaseOutcome, CaseTask, evaluated, run_case
+from .report.case_row import CaseRow
+from .report.eval_run import EvalRun
 
 SHOW_EVERY = 0.25
 """Seconds between two updates of the progress line while cases run."""
-
-
-class RequestChars:
-    """The length of a case's first request as JSON (what the plan estimates its tokens from).
-    Cases that differ only in their one message share the rest of it: once ``SAMPLE`` of them
-    gave the same rest, the others cost a length, not a fresh agent and a rendered prompt (a
-    prompt that depends on the message — retrieval — keeps every case measured)."""
-
-    SAMPLE = 3
-
-    def __init__(self, definition: AgentDefinition, model: Any) -> None:
-        self._definition, self._model = definition, model
-        self._rests: set[int] = set()
-        self._seen = 0
-
-    def __call__(self, case: Case) -> int:
-        message = case.turns[0]
-        plain = case.state is None and case.start is None and isinstance(message, str)
-        if plain and self._seen >= self.SAMPLE and len(self._rests) == 1:
-            return next(iter(self._rests)) + _json_chars(message)
-        size = len(json.dumps(self._request(case), ensure_ascii=False, default=str))
-        if plain:
-            self._rests.add(size - _json_chars(message))
-            self._seen += 1
-        return size
-
-    def _request(self, case: Case) -> Any:
-        try:
-            return case_agent(self._definition, self._model, case).observe(case.turns[0]).request
-        except Exception:
-            return case.to_dict()
-
-
-def _json_chars(text: str) -> int:
-    """Characters ``text`` takes inside a JSON document (quotes left out)."""
-    return len(json.dumps(text, ensure_ascii=False)) - 2
 
 
 class Evaluation:
@@ -104,13 +69,16 @@ class Evaluation:
         self.concurrency = _positive("concurrency", concurrency)
         self.repeat = _positive("repeat", repeat)
         self.retry_errors = _whole("retry_errors", retry_errors)
-        if max_errors is not None and (
-            isinstance(max_errors, bool) or not isinstance(max_errors, (int, float)) or max_errors < 0
-        ):
+        if max_errors is not None and not _finite(max_errors):
             raise ConfigurationError(
                 f"max_errors must be a count (>= 0) or a fraction of the runs (0.1), got {max_errors!r}"
             )
         self.max_errors = max_errors
+        if max_cost is not None and not _finite(max_cost):
+            raise ConfigurationError(
+                f"max_cost must be the most dollars the live calls may cost (a number >= 0, e.g. 0.50), "
+                f"or None for no limit; got {max_cost!r}"
+            )
         if executor is not None and not isinstance(executor, concurrent.futures.Executor):
             raise ConfigurationError(
                 "executor must be a concurrent.futures.Executor (Dask: client.get_executor(); "
@@ -175,6 +143,7 @@ class Evaluation:
         """Plan, gate, run every (case, repeat), and return the results."""
         if self.model.external:
             self.limiter_for(self.model)
+        self.store.read_manifest()  # a folder another tool (or format) wrote is refused, untouched
         rows = self.store.rows()
         tasks = self.tasks(rows)
         plan = self.plan(tasks, rows)
@@ -208,33 +177,14 @@ class Evaluation:
         pool = concurrent.futures.ThreadPoolExecutor(
             self.concurrency, thread_name_prefix=f"agentnb-eval-{self.name}"
         )
-        finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
+        futures: list[concurrent.futures.Future[None]] = []
         try:
-            futures = [pool.submit(one, i, t) for i, t in enumerate(tasks)]
-            future: concurrent.futures.Future[None] | None
-            for future in futures:
-                future.add_done_callback(finished.put)
-            left, shown = len(futures), time.monotonic()
-            while left:
-                try:
-                    future = finished.get(timeout=SHOW_EVERY)
-                except queue.Empty:
-                    future = None
-                while future is not None:  # every case finished since the last look
-                    left -= 1
-                    future.result()
-                    try:
-                        future = finished.get_nowait()
-                    except queue.Empty:
-                        future = None
-                if left and time.monotonic() - shown < SHOW_EVERY:
-                    continue  # the progress line at most every SHOW_EVERY seconds (and at the end)
-                shown = time.monotonic()
-                self._show(sink, tracker.snapshot())
+            futures.extend(pool.submit(one, i, t) for i, t in enumerate(tasks))
+            self._wait(futures, sink, tracker)
         except BaseException:
             stop[0] = True
-            for future in futures:
-                future.cancel()
+            for submitted in futures:
+                submitted.cancel()
             raise
         finally:
             pool.shutdown(wait=True)
@@ -263,6 +213,31 @@ class Evaluation:
         if sink is not None:
             sink.close(run)
         return run
+
+    def _wait(self, futures: list[concurrent.futures.Future[None]], sink: Any, tracker: Tracker) -> None:
+        """Wait for every case (raising what one raised), showing the progress line at most every
+        ``SHOW_EVERY`` seconds and once all are done."""
+        finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
+        for submitted in futures:
+            submitted.add_done_callback(finished.put)
+        left, shown = len(futures), time.monotonic()
+        future: concurrent.futures.Future[None] | None
+        while left:
+            try:
+                future = finished.get(timeout=SHOW_EVERY)
+            except queue.Empty:
+                future = None
+            while future is not None:  # every case finished since the last look
+                left -= 1
+                future.result()
+                try:
+                    future = finished.get_nowait()
+                except queue.Empty:
+                    future = None
+            if left and time.monotonic() - shown < SHOW_EVERY:
+                continue
+            shown = time.monotonic()
+            self._show(sink, tracker.snapshot())
 
     def run_one(self, task: CaseTask, stored: Mapping[str, Any] | None, tracker: Tracker) -> CaseRow:
         """Run, score and store one (case, repeat); returns its row."""
@@ -354,6 +329,14 @@ class Evaluation:
             "checks": [{"name": c.name, "fingerprint": c.fingerprint()} for c in self.checks],
             "cases": [c.to_dict() for c in self.cases],
         }
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``value`` is a finite real number >= 0 (not a bool, not NaN or infinity)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    number = float(value)
+    return math.isfinite(number) and number >= 0
 
 
 @contextlib.contextmanager
