@@ -8,14 +8,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..events import ContextRetrieved, Event, PromptSection, PromptTokens, RunStarted, ToolCallFinished
+from ..events import (
+    ContextRetrieved,
+    Event,
+    OutputChecked,
+    PromptSection,
+    PromptTokens,
+    RunStarted,
+    ToolCallFinished,
+)
 from ..history.records import TurnRecord
 from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from .observe import Prepared
-from .output import OutputSpec
+from .output import OutputSignature, OutputSpec
 
 
 class Replay(Protocol):
@@ -28,6 +36,14 @@ class Replay(Protocol):
 
     def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
         """What the model answered live."""
+
+    def output_asked(self, record: TurnRecord, asked: OutputSignature | None, model: Model) -> None:
+        """What the run asks its answer to be (None: no output type), before its first model
+        call (may raise on drift)."""
+
+    def checked(self, record: TurnRecord, attempt: OutputChecked, model: Model) -> None:
+        """An answer was checked against the output type (may raise when the recording's
+        verdict on the same attempt differs)."""
 
     def finish(self, record: TurnRecord) -> None:
         """The turn ended (before RunFinished / RunFailed)."""
