@@ -424,13 +424,20 @@ class OutputChecked:
     ok: bool
     """Whether the answer matched (and every output validator took it)."""
     errors: tuple[dict[str, str], ...] = ()
-    """What was wrong: ``{"path": ..., "message": ...}`` each (a validator's reason has no path)."""
+    """What was wrong: ``{"path": ..., "message": ...}`` each (a validator's reason has no path
+    and names the ``validator``)."""
     output: Any = None
     """The output as JSON data, when ok."""
     text: str = ""
     """The answer as checked (its text, or the output tool's arguments), cut to 2,000 characters."""
     tool_call_id: str | None = None
     """In tool mode, the call of the output tool that carried it."""
+    output_type: str = ""
+    """The output type's name."""
+    fingerprint: str = ""
+    """The output type's schema and validators, hashed (replay names a change as drift)."""
+    validators: tuple[str, ...] = ()
+    """The output validators that checked it, by name."""
 
 
 @fast_init

@@ -34,6 +34,12 @@ class Evaluate(Protocol):
     def __call__(self, agent: Any, cases: Any, checks: Any = (), /, **options: Any) -> Any: ...
 
 
+class MapItems(Protocol):
+    """Runs an agent once per item and returns a DataFrame of the outputs (``agent.map``)."""
+
+    def __call__(self, agent: Any, items: Any, /, **options: Any) -> Any: ...
+
+
 class EvalDisplay(Protocol):
     """Makes the live view of a running evaluation: ``(name, total) -> sink`` with
     ``update(progress)``, ``plan(text)`` and ``close(run)``."""
@@ -136,6 +142,11 @@ evaluate: Slot[Evaluate] = Slot(
     "What ``agent.evaluate`` / ``team.evaluate`` call: agentnb.evals' driver, imported on first use.",
     provider="agentnb.evals:evaluate",
 )
+map_items: Slot[MapItems] = Slot(
+    "map_items",
+    "What ``agent.map`` calls: agentnb.evals' mapping over items, imported on first use.",
+    provider="agentnb.evals.mapping:map_items",
+)
 eval_display: Slot[EvalDisplay] = Slot(
     "eval_display",
     "The live view of a running evaluation; filled by ``%load_ext agentnb`` (else progress is not shown).",
@@ -162,6 +173,7 @@ tracing_switch: Slot[Switch] = Slot(
 SLOTS = (
     markdown_display,
     evaluate,
+    map_items,
     eval_display,
     case_inspector,
     agent_observers,
@@ -177,6 +189,7 @@ __all__ = [
     "EvalDisplay",
     "EvaluationObserver",
     "Evaluate",
+    "MapItems",
     "MarkdownDisplay",
     "Observers",
     "Slot",
@@ -186,6 +199,7 @@ __all__ = [
     "eval_display",
     "evaluate",
     "evaluation_observers",
+    "map_items",
     "markdown_display",
     "tracing_switch",
 ]

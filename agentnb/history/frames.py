@@ -35,11 +35,15 @@ TURN_COLUMNS = (
     "prompt_tokens",
     "state_tokens",
     "tokens_counted_by",
+    "output",
+    "attempts",
 )
 """Columns of ``History.turns()``. ``prompt_tokens`` is what the prompt cost as counted before
 it was sent (system prompt, earlier turns, user message, chat template), ``state_tokens`` the
 ``<session_state>`` block's part of it (None without one); ``tokens_counted_by`` names the
-tokenizer (``o200k_base``, ``llama.cpp (...)``) or says ``estimate``."""
+tokenizer (``o200k_base``, ``llama.cpp (...)``) or says ``estimate``; ``output`` is the typed
+output as JSON data (None without an ``output_type`` or when no answer matched it),
+``attempts`` the answers checked against the output type (0 without one)."""
 
 TOOL_CALL_COLUMNS = (
     "turn",
@@ -106,6 +110,8 @@ def turns_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
             "duration_ms": t.duration_ms,
             "tool_calls": len(t.tool_calls),
             **_prompt_tokens(t),
+            "output": copy.deepcopy(t.output_data),
+            "attempts": len(t.attempts),
         }
         for t in turns
     ]
@@ -210,12 +216,47 @@ def states_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
     return pd.DataFrame(rows, columns=list(keys), index=index, dtype=object)
 
 
+OUTPUT_COLUMN = "output"
+"""The column of ``History.outputs()`` holding an output that is not an object (a list, a
+literal, an enum's value)."""
+
+
+def outputs_frame(turns: Iterable[TurnRecord]) -> pandas.DataFrame:
+    """The typed output of each turn that had an ``output_type``, indexed by turn: one column
+    per top-level field (in first-seen order; a union's members share the columns they share),
+    then ``attempts``, the answers checked. A turn whose answers all failed has its fields
+    missing (NaN). Read from the ``OutputChecked`` events, so a loaded session gives the same
+    frame. An output that is not an object is one ``output`` column; when the output has a
+    field named ``attempts``, the count is ``_attempts``."""
+    pd = _pandas()
+    rows: list[dict[str, object]] = []
+    numbers: list[int] = []
+    counts: list[int] = []
+    fields: dict[str, None] = {}
+    for t in turns:
+        attempts = t.attempts
+        if not attempts:
+            continue
+        data = copy.deepcopy(t.output_data)  # editing a cell must not edit the recorded history
+        row = data if isinstance(data, dict) else {} if data is None else {OUTPUT_COLUMN: data}
+        fields.update(dict.fromkeys(row))
+        rows.append(row)
+        numbers.append(t.number)
+        counts.append(len(attempts))
+    index = pd.Index(numbers, name="turn", dtype="int64")
+    frame = pd.DataFrame(rows, columns=list(fields), index=index)
+    frame["_attempts" if "attempts" in fields else "attempts"] = pd.Series(counts, index=index, dtype="int64")
+    return frame
+
+
 __all__ = [
     "CHANGE_COLUMNS",
     "RUN_COLUMNS",
     "TOOL_CALL_COLUMNS",
     "TURN_COLUMNS",
+    "OUTPUT_COLUMN",
     "changes_frame",
+    "outputs_frame",
     "runs_frame",
     "states_frame",
     "tool_calls_frame",

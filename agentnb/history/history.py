@@ -22,7 +22,7 @@ from ..state import diff
 from ..state.diff import top_level_key
 from ..state.frozen import EMPTY, FrozenMap, freeze, frozen_map
 from ..state.views import view
-from .frames import changes_frame, runs_frame, states_frame, tool_calls_frame, turns_frame
+from .frames import changes_frame, outputs_frame, runs_frame, states_frame, tool_calls_frame, turns_frame
 from .records import (
     ModelCall,
     StateField,
@@ -226,6 +226,12 @@ class History(Sequence[TurnRecord]):
         """One row per run of each turn's tree (the turn, its delegations at any depth): path,
         run_id, parent_run_id, own and total tokens, duration."""
         return runs_frame(list(self))
+
+    def outputs(self) -> pandas.DataFrame:
+        """The typed output of each turn that had an ``output_type``, indexed by turn: one
+        column per top-level field, then ``attempts`` (the answers checked); a turn whose
+        answers all failed has its fields missing. Works on a loaded session too."""
+        return outputs_frame(list(self))
 
     def changes(self) -> pandas.DataFrame:
         """One row per state operation of every run of each turn's tree, with its author and

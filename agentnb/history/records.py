@@ -6,6 +6,7 @@ messages may be kept as stored and decoded when first read (``Stored`` / ``LazyF
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import typing
 import weakref
@@ -21,6 +22,7 @@ from ..events import (
     Event,
     ModelRequested,
     ModelResponded,
+    OutputChecked,
     PromptRendered,
     RunFailed,
     RunFinished,
@@ -167,7 +169,11 @@ class TurnRecord:
     messages: LazyField[Message] = LazyField()
     """The run's messages: system, user, assistant and tool."""
     output: Any = None
-    """The answer parsed by the agent's output formatter (a ParsedOutput), if it has one."""
+    """The typed output (``output_type``: the validated value), or the answer parsed by the
+    agent's output formatter (a ParsedOutput), if it has one. A turn loaded from a session holds
+    the typed output as JSON data (what ``OutputChecked`` recorded): the typed object cannot be
+    rebuilt without its type ``T``; ``T.model_validate(record.output)`` (or a pydantic
+    ``TypeAdapter(T)``) makes it again."""
     replayed: bool = False
     """Whether its model calls were answered from the notebook's recording (not saved)."""
     _children: list[TurnRecord] = field(default_factory=list, init=False, compare=False, repr=False)
@@ -315,6 +321,21 @@ class TurnRecord:
         return [e for e in self.events if isinstance(e, ToolCallFinished)]
 
     @property
+    def attempts(self) -> list[OutputChecked]:
+        """Every answer checked against the run's ``output_type``, in order (the last one is
+        the output when it is ok); empty for a run without an output type."""
+        return [e for e in self.events if isinstance(e, OutputChecked)]
+
+    @property
+    def output_data(self) -> Any:
+        """The accepted typed output as JSON data (what sessions and DataFrames keep); None
+        when the run has no output type or no answer matched it."""
+        for event in reversed(self.events):
+            if isinstance(event, OutputChecked) and event.ok:
+                return event.output
+        return None
+
+    @property
     def state_changes(self) -> list[StateChanged]:
         """Every state change (patch and author), in order."""
         return [e for e in self.events if isinstance(e, StateChanged)]
@@ -407,6 +428,7 @@ class TurnRecord:
             state_after=data.get("state_after", {}),
             events=Stored(partial(_events, events)) if lazy else _events(events),
             messages=Stored(partial(_messages, messages)) if lazy else _messages(messages),
+            output=_stored_output(events),
             pause=Pause.from_dict(data["pause"]) if data.get("pause") is not None else None,
         )
 
@@ -444,6 +466,15 @@ def _check_entry(entry: Any, number: int) -> None:
                 f"turn {number} has a message of unknown role {message.get('role')!r:.40} "
                 f"(a message is one of {', '.join(ROLES)})"
             )
+
+
+def _stored_output(events: list[Any]) -> Any:
+    """The accepted typed output among a stored turn's events, as JSON data (read from the raw
+    events: a lazily loaded turn does not decode them for it)."""
+    for event in reversed(events):
+        if isinstance(event, dict) and event.get("kind") == "output_checked" and event.get("ok"):
+            return copy.deepcopy(event.get("output"))  # the event keeps its own copy
+    return None
 
 
 def _events(stored: list[Any]) -> list[Event]:

@@ -17,7 +17,7 @@ from ..state.diff import tokens as pointer_tokens
 from ..util.text import shorten
 
 if TYPE_CHECKING:
-    from ..events import PromptSection, PromptTokens
+    from ..events import OutputChecked, PromptSection, PromptTokens
     from ..state.diff import Change
     from .records import TurnRecord
 
@@ -142,6 +142,42 @@ def tokens_text(prompt: CountedPrompt | None) -> str | None:
     return f"{count_text(tokens, tokens.total)} ({' · '.join(parts)}) · {how}"
 
 
+ATTEMPT_ROWS = 10
+"""Attempts listed in a turn record before the rest are counted."""
+
+
+def output_head(turn: TurnRecord) -> str | None:
+    """A typed turn's output line: ``output: Invoice · tool · 2 attempts`` (None: no output type)."""
+    attempts = turn.attempts
+    if not attempts:
+        return None
+    last = attempts[-1]
+    count = f"{len(attempts)} attempt{'s' if len(attempts) != 1 else ''}"
+    return f"output: {last.output_type or 'output'} · {last.mode} · {count}"
+
+
+def attempt_text(attempt: OutputChecked) -> str:
+    """One attempt in one line: ``attempt 2 ✓ {...the output...}`` or ``attempt 1 ✗ /total: ...``."""
+    if attempt.ok:
+        return f"attempt {attempt.attempt} ✓ {value_text(attempt.output)}"
+    errors = "; ".join(
+        (f"{e.get('path')}: " if e.get("path") else "")
+        + (f"[{e['validator']}] " if e.get("validator") else "")
+        + str(e.get("message"))
+        for e in attempt.errors[:3]
+    )
+    more = f" (+{len(attempt.errors) - 3} more)" if len(attempt.errors) > 3 else ""
+    return f"attempt {attempt.attempt} ✗ {shorten(errors, VALUE_LIMIT)}{more}"
+
+
+def _attempt_lines(turn: TurnRecord) -> list[str]:
+    attempts = turn.attempts
+    lines = [attempt_text(a) for a in attempts[:ATTEMPT_ROWS]]
+    if len(attempts) > ATTEMPT_ROWS:
+        lines.append(f"… {len(attempts) - ATTEMPT_ROWS} more attempt(s)")
+    return lines
+
+
 CUT_MARK = "answer cut at the token limit"
 """How a record marks an answer the model stopped at ``max_tokens`` (``finish_reason: length``)."""
 
@@ -178,6 +214,10 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
             lines.append(f"  {path_change_text(change)}  (by {', '.join(change.authors)})")
         if more:
             lines.append(f"  … {more} more changed path(s)")
+    output_line = output_head(turn)
+    if output_line is not None:
+        lines.append(output_line)
+        lines.extend(f"  {line}" for line in _attempt_lines(turn))
     if turn.status == "failed" and show_error:
         lines.append(f"failed: {turn.error}")
     elif turn.status == "ok":
@@ -345,6 +385,26 @@ def _changes_html(turn: TurnRecord) -> str:
     return "".join(parts)
 
 
+def _output_html(turn: TurnRecord) -> str:
+    """The output line and each attempt (a failed one marked), escaped."""
+    head = output_head(turn)
+    if head is None:
+        return ""
+    items = []
+    for attempt, line in zip(turn.attempts, _attempt_lines(turn)):
+        colour = "" if attempt.ok else f";color:{_COLOUR['error']}"
+        items.append(
+            f'<li data-ok="{str(attempt.ok).lower()}" style="text-align:left">'
+            f'<code style="background:none;{_WRAP}{colour}">{_e(line)}</code></li>'
+        )
+    if len(turn.attempts) > ATTEMPT_ROWS:
+        items.append(f'<li style="{_MUTED}">{_e(_attempt_lines(turn)[-1])}</li>')
+    return (
+        f'<div class="agentnb-record-output"><b>{_e(head)}</b></div>'
+        f'<ul class="agentnb-record-attempts" style="margin:2px 0;padding-left:1.5em">{"".join(items)}</ul>'
+    )
+
+
 def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
     """The turn as deterministic HTML; every text from a model, tool or state is escaped."""
     parts = [
@@ -363,6 +423,7 @@ def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
     if turn.children:
         parts.append(f"<div><b>delegations ({len(turn.children)}):</b></div>{_delegations_html(turn)}")
     parts.append(_changes_html(turn))
+    parts.append(_output_html(turn))
     if turn.status == "failed" and show_error:
         parts.append(
             f'<div class="agentnb-error" style="color:{_COLOUR["error"]}"><b>failed:</b> {_e(turn.error)}</div>'
@@ -394,6 +455,8 @@ __all__ = [
     "MUTED_STYLE",
     "escape",
     "RECORD_CSS_CLASS",
+    "attempt_text",
+    "output_head",
     "change_text",
     "path_change_text",
     "path_label",

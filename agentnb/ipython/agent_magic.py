@@ -14,12 +14,14 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from ..agent import Agent
 from ..errors import AgentnbError
 from ..models import Model
+from ..run.output import OUTPUT_MODES
 from ..sessions.recording import replay_mode
 from ..team import Team
 from ..tools import Toolkit
 from ..util.extras import install_line
 from ..util.text import one_line
 from . import mcp_support
+from .output_option import output_options
 from .parsing import identifier, names, parse_options
 from .workspace import WorkspaceMagics
 
@@ -122,6 +124,13 @@ class AgentMagics(WorkspaceMagics):
         "--handoffs",
         help="comma-separated agents defined above this one may hand the conversation to (transfer_to_<name>)",
     )
+    @argument(
+        "--output", metavar="T", help="a type defined above (pydantic model, dataclass, ...): typed output"
+    )
+    @argument("--output-mode", choices=OUTPUT_MODES, help="with --output: how it is asked for (default auto)")
+    @argument(
+        "--output-retries", type=int, metavar="N", help="with --output: attempts after the first (default 1)"
+    )
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
         """Define an agent NAME; the cell body is its instructions (``{key}`` placeholders are
@@ -167,6 +176,7 @@ class AgentMagics(WorkspaceMagics):
             "add_history_to_context": not args.no_history,
             "num_history_runs": args.history,
         }
+        options.update(output_options(args, self.workspace.ns, name))
         if args.max_iterations is not None:
             options["max_tool_iterations"] = args.max_iterations
         if args.context:

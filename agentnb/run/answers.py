@@ -4,13 +4,16 @@ run when the attempts are spent (``output``)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ..errors import OutputValidationError
-from ..events import OutputChecked, ToolCallFinished, ToolCallStarted
+from ..events import OutputChecked, StateCause, ToolCallFinished, ToolCallStarted
 from ..messages import Message
+from ..state.state import State
+from ..state.tracking import StateTracker
 from .output import TEXT_LIMIT, Checked, OutputSpec
 
 
@@ -36,9 +39,19 @@ class Attempts:
     """A run's answers to its output type, one after another."""
 
     def __init__(
-        self, spec: OutputSpec, mode: str, run_id: str, ctx: Any, earlier: Sequence[OutputChecked] = ()
+        self,
+        spec: OutputSpec,
+        mode: str,
+        run_id: str,
+        ctx: Any,
+        on_check: Callable[[OutputChecked], None] | None = None,
+        earlier: Sequence[OutputChecked] = (),
     ) -> None:
         self.spec, self.mode, self.run_id, self.ctx = spec, mode, run_id, ctx
+        self.on_check = on_check
+        """Called with each check (a recording compares its verdict): raising fails the run."""
+        self.signature = spec.signature(mode)
+        """What the answers are checked against (recorded with each attempt)."""
         self.tools = spec.tools() if mode == "tool" else []
         self.tool_names = {t.name for t in self.tools}
         self.checks: list[Any] = list(earlier)
@@ -46,18 +59,27 @@ class Attempts:
 
     def from_text(self, content: str | None, call: int) -> Answered:
         """A final answer in text (native, prompted; tool mode when the model wrote instead)."""
-        checked = self.spec.check_text(content, self.ctx)
-        how = (
-            f"Call {self.spec.tool_name} with your answer."
-            if self.mode == "tool"
-            else "Answer again with only the JSON that matches the schema."
-        )
+        try:
+            checked = self.spec.check_text(content, self.ctx)
+        except Exception as exc:  # an output validator that raised (not ModelRetry): the run fails
+            return Answered("failed", error=exc)
+        if self.spec.text:
+            how = "Answer again."
+        elif self.spec.text_allowed:
+            how = f"Answer again, in text or by calling {self.spec.tool_name}."
+        elif self.mode == "tool":
+            how = f"Call {self.spec.tool_name} with your answer."
+        else:
+            how = "Answer again with only the JSON that matches the schema."
         return self._answered(checked, content or "", call, None, (), how)
 
     def from_calls(self, calls: Sequence[Any], call: int) -> Answered:
         """Calls of the output tools: the first is the answer, any others are not taken."""
         first = calls[0]
-        checked = self.spec.check_call(first.name, first.arguments, self.ctx)
+        try:
+            checked = self.spec.check_call(first.name, first.arguments, self.ctx)
+        except Exception as exc:  # an output validator that raised (not ModelRetry): the run fails
+            return Answered("failed", error=exc)
         events: list[Any] = []
         messages: list[Any] = []
         for n, tool_call in enumerate(calls):
@@ -115,8 +137,16 @@ class Attempts:
             output=checked.data if checked.ok else None,
             text=text[:TEXT_LIMIT],
             tool_call_id=tool_call_id,
+            output_type=self.signature.output_type,
+            fingerprint=self.signature.fingerprint,
+            validators=self.signature.validators,
         )
         self.checks.append(event)
+        if self.on_check is not None:
+            try:
+                self.on_check(event)
+            except Exception as exc:  # the recording's verdict on this answer differs (strict replay)
+                return Answered("failed", (*extra, event), error=exc)
         if checked.ok:
             return Answered("accepted", (*extra, event), checked=checked, text=text)
         failed = sum(1 for c in self.checks if not c.ok)
@@ -135,6 +165,15 @@ class Attempts:
             return Answered("failed", (*extra, event), error=error)
         retry = () if tool_call_id is not None else (Message.user(checked.retry_text(how)),)
         return Answered("retry", (*extra, event), retry)
+
+    def to_state(self, answered: Answered, state: State, tracker: StateTracker) -> None:
+        """``output_to_state``: the accepted output into the state as JSON data, recorded as a
+        change whose cause is the output."""
+        key = self.spec.to_state
+        if key is None or answered.checked is None:
+            return
+        state.set(key, copy.deepcopy(answered.checked.data))
+        tracker.checkpoint(StateCause(kind="output", name=f"output_type:{self.spec.name}"))
 
 
 __all__ = ["Answered", "Attempts"]

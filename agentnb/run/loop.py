@@ -73,15 +73,17 @@ class Turn(Acting, Pausing):
         self._direct: str | None = None
         self._answer: Answered | None = None
         """The accepted answer to the run's output type."""
+        replay = setup.replay
         self.attempts: Attempts | None = (
             Attempts(
                 setup.output,
                 setup.output_mode,
                 ctx.run_id,
                 ctx,
+                (lambda check: replay.checked(record, check, setup.model)) if replay is not None else None,
                 [e for e in record.events if type(e) is OutputChecked],  # before a pause
             )
-            if setup.output is not None and setup.output_mode != "text"
+            if setup.output is not None and setup.output.checks_answers()
             else None
         )
         """The answers checked against the run's output type (None: a run without one)."""
@@ -343,15 +345,8 @@ class Turn(Acting, Pausing):
         """The final answer: the run's own messages into the state, the record closed, the end."""
         record, tracker, setup = self.record, self.tracker, self.setup
         answer = self._answer
-        spec = setup.output
-        if (
-            answer is not None
-            and answer.checked is not None
-            and spec is not None
-            and spec.to_state is not None
-        ):
-            self.ctx.state.set(spec.to_state, copy.deepcopy(answer.checked.data))
-            tracker.checkpoint(StateCause(kind="output", name=f"output_type:{spec.name}"))
+        if answer is not None and self.attempts is not None:
+            self.attempts.to_state(answer, self.ctx.state, tracker)
         self.ctx.state.set("messages", self._own_messages())
         tracker.checkpoint(StateCause(kind="user"))
         for change in tracker.drain():
@@ -396,6 +391,8 @@ class Turn(Acting, Pausing):
         """Ask the model (or the recording), streaming its text as TextDelta events; returns the
         response."""
         model, replay = self.setup.model, self.setup.replay
+        if replay is not None and call == 0:  # first, whether the recording asked for this output
+            replay.output_asked(self.record, self.attempts.signature if self.attempts else None, model)
         recorded = replay.answer(self.record, call, payload, model) if replay is not None else None
         stream: Iterable[str | ModelResponse] = (
             model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]

@@ -24,13 +24,23 @@ import hashlib
 import inspect
 import json
 import re
-import types
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from ..errors import ConfigurationError, ModelRetry
+from ..errors import AgentRunError, ConfigurationError, ModelRetry
 from ..tools import Tool
+from .output_schema import (
+    NAME,
+    Invalid,
+    Member,
+    members,
+    strict_schema,
+    type_name,
+    unenveloped,
+    union_members,
+    unwrapped,
+)
 
 OutputMode = Literal["auto", "native", "tool", "prompted"]
 OUTPUT_MODES = ("auto", "native", "tool", "prompted")
@@ -38,7 +48,6 @@ DEFAULT_TOOL = "final_result"
 TEXT_LIMIT = 2000
 """Characters of a checked answer kept in its event (the rest is in the messages)."""
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
-_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,34 +61,13 @@ class Checked:
     data: Any = None
     """The output as JSON data, when ok (what sessions and the state keep)."""
     errors: tuple[dict[str, str], ...] = ()
-    """What is wrong: ``{"path": "/items/0/price", "message": "..."}`` each."""
+    """What is wrong: ``{"path": "/items/0/price", "message": "..."}`` each (an output
+    validator's ``ModelRetry`` has no path and names the ``validator``)."""
 
     def retry_text(self, how: str) -> str:
         """What the model is told to try again."""
         lines = [f"- {e['path'] or '(the answer)'}: {e['message']}" for e in self.errors]
         return "Your answer does not match the required output:\n" + "\n".join(lines) + f"\n{how}"
-
-
-@dataclasses.dataclass(frozen=True)
-class Member:
-    """One shape the answer may take (a union has one per member)."""
-
-    name: str
-    """The type's name (the schema's and the tool's)."""
-    schema: dict[str, Any]
-    """Its JSON schema (an object: a non-object type is wrapped as ``{"response": ...}``)."""
-    wrapped: bool
-    """Whether the schema wraps the type under ``response``."""
-    validate: Callable[[Any], Any]
-    """JSON data -> the typed value; raises ``_Invalid`` with the errors."""
-    to_data: Callable[[Any], Any]
-    """The typed value -> JSON data."""
-
-
-class _Invalid(Exception):
-    def __init__(self, errors: list[dict[str, str]]) -> None:
-        super().__init__(errors)
-        self.errors = errors
 
 
 class OutputSpec:
@@ -115,10 +103,25 @@ class OutputSpec:
         self.tool_name = tool_name
         self.validators = tuple(validators)
         self.to_state = to_state
+        if inspect.isroutine(output_type):
+            raise ConfigurationError(
+                f"output_type {getattr(output_type, '__name__', output_type)!r} is a function; give a type "
+                "(a pydantic model, a dataclass, ...) and call the function on result.output, or check the "
+                "output with an output validator"
+            )
         self.text = output_type is str
-        """Plain text: nothing to ask for or check."""
-        self.members: tuple[Member, ...] = () if self.text else _members(output_type)
-        self.name = "text" if self.text else _type_name(output_type)
+        """Plain text: nothing to ask for; only the output validators check it."""
+        output_type = unenveloped(output_type)
+        parts = union_members(output_type) or []
+        self.text_allowed = self.text or str in parts
+        """A text answer is the output (``str``, or a union with ``str``: the model answers in
+        text or calls an output tool, in tool mode only)."""
+        rest = [p for p in parts if p is not str]
+        answered_by = rest[0] if len(rest) == 1 else typing.Union[tuple(rest)] if rest else output_type  # noqa: UP007
+        self.members: tuple[Member, ...] = () if self.text else members(answered_by)
+        self.name = "text" if self.text else type_name(output_type)
+        self._tools: tuple[Tool, ...] | None = None
+        self._fingerprint: str | None = None
         if not self.text:
             self.strict_schema, self.strict_problems = strict_schema(self._one_schema())
 
@@ -130,7 +133,7 @@ class OutputSpec:
             return self.members[0].schema
         return {
             "type": "object",
-            "properties": {"response": {"anyOf": [_unwrapped(m) for m in self.members]}},
+            "properties": {"response": {"anyOf": [unwrapped(m) for m in self.members]}},
             "required": ["response"],
             "additionalProperties": False,
         }
@@ -139,6 +142,13 @@ class OutputSpec:
         """The mode used with ``model``: ``auto`` is native where the model supports it, else tool."""
         if self.text:
             return "text"
+        if self.text_allowed and not self.text:
+            if self.mode not in ("auto", "tool"):
+                raise ConfigurationError(
+                    f"output_type {self.name} allows plain text: the model writes text or calls an output "
+                    f"tool, which needs output_mode='tool' (or 'auto'), not {self.mode!r}"
+                )
+            return "tool"
         if self.mode == "auto":
             return "native" if self.native_options(model) is not None else "tool"
         if self.mode == "native" and self.native_options(model) is None:
@@ -155,22 +165,36 @@ class OutputSpec:
         ask = getattr(model, "native_output", None)
         return ask(self.name, schema, strict) if ask is not None else None
 
+    def checks_answers(self) -> bool:
+        """Whether answers are checked at all: a typed output always, plain text only by the
+        output validators, if there are any."""
+        return not self.text or bool(self.validators)
+
     def tools(self) -> list[Tool]:
-        """``tool`` mode: the tools the model answers with (one per member of a union)."""
-        return [
-            Tool(
-                name=self.tool_name_of(member),
-                description=f"Give your final answer ({member.name}) by calling this tool with it.",
-                parameters=member.schema,
-                function=_never_called,
+        """``tool`` mode: the tools the model answers with (one per member of a union), each
+        described by its type's own description (a docstring) where it has one. Made once: a
+        tool compiles its schema's validator, which costs more than a turn."""
+        if self._tools is None:
+            self._tools = tuple(
+                Tool(
+                    name=self.tool_name_of(member),
+                    description=f"Give your final answer ({member.name}) by calling this tool with it."
+                    + (
+                        f" {member.schema['description']}"
+                        if isinstance(member.schema.get("description"), str)
+                        else ""
+                    ),
+                    parameters=member.schema,
+                    function=_never_called,
+                )
+                for member in self.members
             )
-            for member in self.members
-        ]
+        return list(self._tools)
 
     def tool_name_of(self, member: Member) -> str:
         if len(self.members) == 1:
             return self.tool_name
-        return f"{self.tool_name}_{_NAME.sub('_', member.name)}"[:64]
+        return f"{self.tool_name}_{NAME.sub('_', member.name)}"[:64]
 
     def prompt_section(self) -> tuple[str, str]:
         """``prompted`` mode: the (source, text) section that asks for the schema."""
@@ -182,18 +206,32 @@ class OutputSpec:
         return f"output_type ({self.name})", text
 
     def fingerprint(self) -> str:
-        """What the output asks for, as a short hash (a recording names a change as drift)."""
-        parts = [
-            self.name,
-            json.dumps(self._one_schema(), sort_keys=True, default=str) if not self.text else "",
-        ]
-        parts += [getattr(v, "__qualname__", repr(v)) for v in self.validators]
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        """What the output asks for, as a short hash (a recording names a change as drift);
+        hashed once: a spec's type and validators never change."""
+        if self._fingerprint is None:
+            parts = [
+                self.name,
+                json.dumps(self._one_schema(), sort_keys=True, default=str) if not self.text else "",
+            ]
+            parts += self.validator_names()
+            self._fingerprint = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        return self._fingerprint
+
+    def validator_names(self) -> list[str]:
+        """The output validators by name (a callable object by its class: never an address)."""
+        return [getattr(v, "__qualname__", None) or type(v).__qualname__ for v in self.validators]
+
+    def signature(self, mode: str) -> OutputSignature:
+        """What a run asks its answer to be with ``mode``, as a recording keeps and compares it."""
+        return OutputSignature(self.name, mode, self.fingerprint(), tuple(self.validator_names()))
 
     # -- checking -----------------------------------------------------------------------------
 
     def check_text(self, text: str | None, ctx: Any) -> Checked:
-        """An answer given as text (native and prompted modes; a tool-mode model that wrote it)."""
+        """An answer given as text (native and prompted modes; a tool-mode model that wrote it;
+        the output itself when the type allows plain text)."""
+        if self.text_allowed:
+            return self._validated(text or "", _as_is, ctx)
         body = (text or "").strip()
         fenced = _FENCE.match(body)
         if fenced:
@@ -247,16 +285,59 @@ class OutputSpec:
             data = data["response"]
         try:
             value = member.validate(data)
-        except _Invalid as exc:
-            return Checked(False, errors=tuple(exc.errors))
+        except Invalid as exc:
+            # Paths as the model sees them: a wrapped type's value sits under "response".
+            prefix = "/response" if member.wrapped else ""
+            return Checked(False, errors=tuple({**e, "path": prefix + e["path"]} for e in exc.errors))
         except RecursionError:
             return Checked(False, errors=({"path": "", "message": "the answer is nested too deeply"},))
-        for validator in self.validators:
+        return self._validated(value, member.to_data, ctx)
+
+    def _validated(self, value: Any, to_data: Callable[[Any], Any], ctx: Any) -> Checked:
+        """``value`` through the output validators: accepted (as data: ``to_data(value)``) or
+        sent back with a validator's reason."""
+        for validator, name in zip(self.validators, self.validator_names()):
             try:
                 value = _call_validator(validator, value, ctx)
             except ModelRetry as retry:
-                return Checked(False, errors=({"path": "", "message": str(retry)},))
-        return Checked(True, value, member.to_data(value))
+                return Checked(False, errors=({"path": "", "message": str(retry), "validator": name},))
+            except Exception as exc:
+                raise AgentRunError(
+                    f"output validator {name} raised {type(exc).__name__}: {exc}; an output validator "
+                    "returns the output or raises ModelRetry('why') to ask the model again"
+                ) from exc
+        return Checked(True, value, to_data(value))
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputSignature:
+    """What a run asked its answer to be: recorded with each attempt, compared on replay so that
+    a changed output type, mode or set of validators is named as drift."""
+
+    output_type: str
+    """The type's name."""
+    mode: str
+    """native, tool or prompted."""
+    fingerprint: str
+    """``OutputSpec.fingerprint()``: the name, the schema and the validators, hashed."""
+    validators: tuple[str, ...] = ()
+    """The output validators' names, in order."""
+
+    def change_from(self, recorded: OutputSignature) -> str | None:
+        """What differs from ``recorded``, in words (None: nothing)."""
+        changes = []
+        if recorded.output_type != self.output_type:
+            changes.append(f"output_type {recorded.output_type} → {self.output_type}")
+        if recorded.mode != self.mode:
+            changes.append(f"output_mode {recorded.mode} → {self.mode}")
+        if recorded.validators != self.validators:
+            changes.append(
+                f"output validators {', '.join(recorded.validators) or 'none'} → "
+                f"{', '.join(self.validators) or 'none'}"
+            )
+        if not changes and recorded.fingerprint != self.fingerprint:
+            changes.append(f"the schema of output_type {self.output_type} changed")
+        return "; ".join(changes) or None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -291,145 +372,34 @@ def asked(spec: OutputSpec | None, model: Any) -> Asked:
     return Asked(mode)
 
 
+def _as_is(value: Any) -> Any:
+    return value
+
+
 def _never_called(**arguments: Any) -> str:
     raise ConfigurationError("an output tool is taken by the run, never called")  # pragma: no cover
 
 
 def _call_validator(validator: Callable[..., Any], value: Any, ctx: Any) -> Any:
-    """``fn(output)`` or ``fn(output, run_context)``; it returns the output, changed or not."""
+    """``fn(output)`` or ``fn(output, run_context)`` — or pydantic-ai's ``fn(ctx: RunContext,
+    output)``, told by its first parameter's annotation; it returns the output, changed or not."""
     params = list(inspect.signature(validator).parameters.values())
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    result = validator(value, ctx) if len(positional) >= 2 else validator(value)
+    if len(positional) < 2:
+        result = validator(value)
+    elif _is_run_context(positional[0].annotation):
+        result = validator(ctx, value)
+    else:
+        result = validator(value, ctx)
     return value if result is None else result
 
 
-def _type_name(tp: Any) -> str:
-    if isinstance(tp, dict):
-        return _NAME.sub("_", str(tp.get("title") or "output"))[:64]
-    name = getattr(tp, "__name__", None)
-    if isinstance(name, str) and typing.get_origin(tp) is None:
-        return _NAME.sub("_", name)[:64]
-    return _NAME.sub("_", _spelled(tp))[:64].strip("_") or "output"
-
-
-def _spelled(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin is None:
-        return getattr(tp, "__name__", repr(tp))
-    args = "_".join(_spelled(a) if not isinstance(a, str) else a for a in typing.get_args(tp))
-    return f"{getattr(origin, '__name__', 'output')}_{args}"
-
-
-def _union_members(tp: Any) -> list[Any] | None:
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return args if len(args) > 1 else None
-    return None
-
-
-def _members(tp: Any) -> tuple[Member, ...]:
-    if isinstance(tp, dict):
-        return (_schema_member(tp),)
-    parts = _union_members(tp)
-    if parts is not None and all(_is_object_type(p) for p in parts):
-        return tuple(_typed_member(p) for p in parts)
-    return (_typed_member(tp),)
-
-
-def _is_object_type(tp: Any) -> bool:
-    return dataclasses.is_dataclass(tp) or typing.is_typeddict(tp) or hasattr(tp, "model_json_schema")
-
-
-def _typed_member(tp: Any) -> Member:
-    from pydantic import TypeAdapter, ValidationError
-
-    try:
-        adapter: Any = TypeAdapter(tp)
-        schema = adapter.json_schema()
-    except Exception as exc:
-        raise ConfigurationError(
-            f"output_type {tp!r} has no JSON schema ({type(exc).__name__}: {exc}); give a pydantic model, a "
-            "dataclass, a TypedDict, list[...], Literal[...], an Enum, a union of those, a JSON-schema dict or str"
-        ) from None
-    wrapped = schema.get("type") != "object" or "properties" not in schema
-    if wrapped:
-        defs = schema.pop("$defs", None)
-        schema = {"type": "object", "properties": {"response": schema}, "required": ["response"]}
-        if defs:
-            schema["$defs"] = defs
-
-    def validate(data: Any) -> Any:
-        try:
-            return adapter.validate_python(data)
-        except ValidationError as exc:
-            raise _Invalid(
-                [{"path": "".join(f"/{p}" for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
-            ) from None
-
-    return Member(
-        _type_name(tp), schema, wrapped, validate, lambda value: adapter.dump_python(value, mode="json")
-    )
-
-
-def _schema_member(schema: dict[str, Any]) -> Member:
-    import fastjsonschema
-
-    try:
-        check = fastjsonschema.compile(schema)
-    except Exception as exc:  # fastjsonschema raises its own for a schema it cannot compile
-        raise ConfigurationError(f"output_type is a JSON schema that is not valid: {exc}") from None
-    wrapped = schema.get("type") != "object"
-    shown = (
-        {"type": "object", "properties": {"response": schema}, "required": ["response"]}
-        if wrapped
-        else schema
-    )
-
-    def validate(data: Any) -> Any:
-        try:
-            return check(data)
-        except fastjsonschema.JsonSchemaValueException as exc:
-            path = "".join(f"/{p}" for p in (exc.path or [])[1:])
-            raise _Invalid([{"path": path, "message": exc.message}]) from None
-
-    return Member(_type_name(schema), dict(shown), wrapped, validate, lambda value: value)
-
-
-def _unwrapped(member: Member) -> dict[str, Any]:
-    return member.schema["properties"]["response"] if member.wrapped else member.schema
-
-
-def strict_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """``schema`` as OpenAI's strict mode takes it (every field required, no other fields) and
-    what keeps it from being strict (free-form objects, fields that may be left out)."""
-    problems: list[str] = []
-
-    def walk(node: Any, path: str) -> Any:
-        if isinstance(node, list):
-            return [walk(item, path) for item in node]
-        if not isinstance(node, dict):
-            return node
-        out = {k: walk(v, f"{path}/{k}") for k, v in node.items()}
-        if out.get("type") == "object" or "properties" in out:
-            props = out.get("properties")
-            extra = out.get("additionalProperties")
-            if not props:
-                problems.append(
-                    f"{path or '/'} is an object with free keys (a dict): strict needs named fields"
-                )
-            elif isinstance(extra, dict) or extra is True:
-                problems.append(f"{path or '/'} allows other keys: strict needs additionalProperties false")
-            else:
-                missing = [k for k in props if k not in out.get("required", [])]
-                if missing:
-                    problems.append(
-                        f"{path or '/'}: {', '.join(missing)} may be left out (a default); "
-                        "strict needs every field required"
-                    )
-                out["additionalProperties"] = False
-        return out
-
-    return walk(schema, ""), tuple(problems)
+def _is_run_context(annotation: Any) -> bool:
+    """Whether a parameter is annotated as a run context (``RunContext``, ``RunContext[None]``,
+    as a name or a string)."""
+    if isinstance(annotation, str):
+        return re.match(r"(\w+\.)*RunContext\b", annotation.strip()) is not None
+    return getattr(typing.get_origin(annotation) or annotation, "__name__", None) == "RunContext"
 
 
 __all__ = [
@@ -440,6 +410,7 @@ __all__ = [
     "Checked",
     "Member",
     "OutputMode",
+    "OutputSignature",
     "OutputSpec",
     "strict_schema",
 ]

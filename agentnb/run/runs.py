@@ -81,11 +81,32 @@ class RunInput:
         else:
             earlier = ()
         message = check_message(message)
+        output_type, state_values = _output_aliases(output_type, state_values)
         if session_state is not None and not isinstance(session_state, Mapping):
             raise ConfigurationError(
                 f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
             )
         return cls(message, earlier, (), dict(state_values), dependencies, session_state, output_type)
+
+
+OUTPUT_ALIASES = ("output_schema", "structured_model")
+"""A run's ``output_type`` as Agno (``run(output_schema=T)``) and AgentScope name it: never
+state keywords."""
+
+
+def _output_aliases(output_type: Any, state_values: Mapping[str, Any]) -> tuple[Any, Mapping[str, Any]]:
+    """The run's output type, whichever of its names was given, and the keywords left for the state."""
+    aliases = {k: state_values[k] for k in OUTPUT_ALIASES if k in state_values}
+    if not aliases:
+        return output_type, state_values
+    given = [n for n, v in (("output_type", output_type), *aliases.items()) if v is not None]
+    if len(given) > 1:
+        raise ConfigurationError(
+            f"give the run's output type once: {' and '.join(given)} are the same option "
+            "(output_schema is Agno's name, structured_model AgentScope's)"
+        )
+    chosen = next((v for v in (output_type, *aliases.values()) if v is not None), None)
+    return chosen, {k: v for k, v in state_values.items() if k not in aliases}
 
 
 def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
@@ -191,6 +212,18 @@ class Runs:
         ``max_errors``, ``max_cost`` with ``prices``, ``folder``. Re-running resumes: finished cases
         replay from the store. Works inside a running event loop."""
         return _evaluator()(self, cases, checks, **options)
+
+    def map(self, items: Any, *, output_type: Any = None, **options: Any) -> Any:
+        """Run this agent's definition once per item — a list, a pandas Series, or a DataFrame
+        with ``input=`` a column or a template (``"{title}: {body}"``) — each on a fresh agent,
+        and return a DataFrame aligned with the items' index: one column per field of the output
+        (``output_type`` over the agent's), then ``status``, ``error``, ``attempts``, ``tokens``.
+        Built on ``evaluate``: ``name`` (the store beside the notebook; re-running resumes),
+        ``concurrency=8``, ``executor``, ``max_cost`` with ``prices``, ``retry_errors``."""
+        mapper = slots.map_items.get()
+        if mapper is None:
+            raise ConfigurationError("agent.map is not available: agentnb.evals did not load")
+        return mapper(self, items, output_type=output_type, **options)
 
     async def aevaluate(self, cases: Any, checks: Any = (), **options: Any) -> Any:
         """``evaluate`` for async code."""

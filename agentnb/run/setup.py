@@ -12,6 +12,7 @@ from ..events import (
     ContextRetrieved,
     Decision,
     Event,
+    OutputChecked,
     PromptSection,
     PromptTokens,
     RunStarted,
@@ -25,7 +26,7 @@ from ..tools import Tool
 from ..tools.run_context import RunContext
 from .gate import Gate
 from .observe import Prepared
-from .output import OutputSpec
+from .output import OutputSignature, OutputSpec
 
 
 class Replay(Protocol):
@@ -38,6 +39,14 @@ class Replay(Protocol):
 
     def answered(self, record: TurnRecord, call: int, response: ModelResponse) -> None:
         """What the model answered live."""
+
+    def output_asked(self, record: TurnRecord, asked: OutputSignature | None, model: Model) -> None:
+        """What the run asks its answer to be (None: no output type), before its first model
+        call (may raise on drift)."""
+
+    def checked(self, record: TurnRecord, attempt: OutputChecked, model: Model) -> None:
+        """An answer was checked against the output type (may raise when the recording's
+        verdict on the same attempt differs)."""
 
     def finish(self, record: TurnRecord) -> None:
         """The turn ended (before RunFinished / RunFailed)."""

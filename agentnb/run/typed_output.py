@@ -54,6 +54,11 @@ class TypedOutput:
         self._output_specs: dict[tuple[Any, ...], Any] = {}
         self._output_spec(None)  # a bad option fails here, not at the first run
 
+    @property
+    def output_schema(self) -> Any:
+        """Agno's name for ``output_type``."""
+        return self.output_type
+
     def output_validator(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Decorator: ``fn(output)`` or ``fn(output, run_context)`` checks every typed output after
         it validated; it returns the output (changed or not) or raises ``ModelRetry("why")``."""
@@ -63,6 +68,8 @@ class TypedOutput:
     def _output_spec(self, output_type: Any = None) -> OutputSpec | None:
         """The output this run asks for (its own type, else the agent's), built once per setting."""
         tp = output_type if output_type is not None else self.output_type
+        if tp is None and self.output_validators:
+            tp = str  # validators check a plain answer too (pydantic-ai's default output is text)
         if tp is None:
             return None
         key = (

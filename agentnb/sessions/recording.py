@@ -36,6 +36,7 @@ from ..errors import ConfigurationError, ReplayDriftError
 from ..events import (
     Decision,
     Event,
+    OutputChecked,
     PromptRendered,
     RunFailed,
     RunFinished,
@@ -47,6 +48,7 @@ from ..history.records import TurnRecord
 from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
 from ..models.replay import drift_report, response_from_event
+from ..run.output import OutputSignature
 from . import SessionBase, read_history
 
 REPLAY_ENV = "AGENTNB_REPLAY"
@@ -148,6 +150,57 @@ class TurnReplay:
         self, index: int, recorded: Sequence[Decision] | None, decisions: Sequence[Decision]
     ) -> None:
         """The decisions differ from the recorded ones: raise to refuse it, else the recording ends here."""
+        self.cut = index
+
+    def output_asked(self, record: TurnRecord, asked: OutputSignature | None, model: Model) -> None:
+        """What this run asks its answer to be against what the recorded turn asked: a changed
+        output type, mode or set of validators is a drift (the recording ends here)."""
+        recorded = self._recorded(record)
+        if recorded is None:
+            return
+        attempts = recorded.attempts
+        was = _signature(attempts[0]) if attempts else None
+        if was is None and attempts:
+            return  # recorded before attempts named their type: nothing to compare
+        change: str | None
+        if was is None:
+            if asked is None or recorded.status != "ok":
+                return  # no output either way, or the recorded turn ended before any answer
+            change = f"this run asks for output_type {asked.output_type}, the recorded turn for none"
+        elif asked is None:
+            change = f"the recorded turn asked for output_type {was.output_type}, this run for none"
+        else:
+            change = asked.change_from(was)
+        if change is not None:
+            self._output_drift(record.index, change, model)
+
+    def checked(self, record: TurnRecord, attempt: OutputChecked, model: Model) -> None:
+        """This run's verdict on an answer against the recorded turn's verdict on the same
+        attempt: a different verdict on the same answer (a validator that changed) is a drift."""
+        recorded = self._recorded(record)
+        if recorded is None:
+            return
+        attempts = recorded.attempts
+        was = attempts[attempt.attempt - 1] if attempt.attempt <= len(attempts) else None
+        if was is None or was.text != attempt.text:
+            return  # another answer: the model's answer already ended the recording here
+        if (was.ok, was.errors) != (attempt.ok, attempt.errors):
+            self._output_drift(
+                record.index,
+                f"attempt {attempt.attempt} was {_verdict(was)} when recorded, {_verdict(attempt)} now",
+                model,
+            )
+
+    def _recorded(self, record: TurnRecord) -> TurnRecord | None:
+        """The recorded turn this one still follows, if any."""
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
+            return None
+        return self.turns[index]
+
+    def _output_drift(self, index: int, change: str, model: Model) -> None:
+        """The run's output differs from the recorded turn's: raise to refuse it, else the
+        recording ends here."""
         self.cut = index
 
     def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
@@ -258,16 +311,30 @@ class Recording(TurnReplay):
                 f"{RERECORD}"
             )
 
+    def _output_drift(self, index: int, change: str, model: Model) -> None:
+        reason = self._refusal(model)
+        if reason is None:
+            self.cut = index
+            return
+        raise ReplayDriftError(
+            f"replay drift at turn {index + 1}: the output differs from the recording ({change}) "
+            f"in {self.where()}; {reason}"
+        )
+
+    def _refusal(self, model: Model) -> str | None:
+        """Why a drift may not call ``model`` here (None: it may, and the recording ends)."""
+        if self.strict:
+            return f"strict replay ({REPLAY_ENV}=strict) does not call {model.label}; {RERECORD}"
+        if model.external:
+            offline = model.offline_reason()
+            if offline:
+                return f"{model.label} cannot be called here ({offline})"
+        return None
+
     def _drift(
         self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model
     ) -> None:
-        reason = None
-        if self.strict:
-            reason = f"strict replay ({REPLAY_ENV}=strict) does not call {model.label}; {RERECORD}"
-        elif model.external:
-            offline = model.offline_reason()
-            if offline:
-                reason = f"{model.label} cannot be called here ({offline})"
+        reason = self._refusal(model)
         if reason is None:
             self.cut = index
             return
@@ -305,6 +372,19 @@ def _decision_text(decision: Decision) -> str:
         "answered": decision.value,
     }.get(decision.verdict)
     return decision.verdict if details is None else f"{decision.verdict} {details!r:.80}"
+
+
+def _signature(attempt: OutputChecked) -> OutputSignature | None:
+    if not attempt.fingerprint:
+        return None
+    return OutputSignature(attempt.output_type, attempt.mode, attempt.fingerprint, attempt.validators)
+
+
+def _verdict(attempt: OutputChecked) -> str:
+    if attempt.ok:
+        return "accepted"
+    reasons = ", ".join(f"{e.get('path') or '(answer)'}: {e.get('message')}" for e in attempt.errors[:2])
+    return f"rejected ({reasons[:160]})"
 
 
 def adopt_timing(record: TurnRecord, recorded: TurnRecord) -> None:

@@ -32,6 +32,7 @@ EXPECTED = [
     "07_teams.ipynb",
     "08_evaluate.ipynb",
     "09_tracing.ipynb",
+    "10_typed_output.ipynb",
     "11_approvals.ipynb",
     "quickstart.ipynb",
 ]

@@ -2,8 +2,9 @@
 
 On the answer: ``answer_contains``, ``answer_equals``, ``answer_matches`` (a regex),
 ``answer_json`` (a field of a JSON answer). On tool calls that executed: ``called``,
-``not_called``, ``trajectory``. On the final state: ``state`` (the value at a JSON pointer) and
-``changed_by`` (who changed it). ``that`` names a plain function; ``judge`` asks a model.
+``not_called``, ``trajectory``. On the typed output: ``output`` (a JSON pointer into it) and
+``attempts`` (``agentnb.evals.checks.output``). On the final state: ``state`` (the value at a
+JSON pointer) and ``changed_by`` (who changed it). ``that`` names a plain function; ``judge`` asks a model.
 Arguments left out compare with the case's ``expected`` value (``EXPECTED``).
 """
 
@@ -19,6 +20,7 @@ from ...state.diff import MISSING, json_equal, lookup
 from ..cases import plain
 from .base import EXPECTED, CaseView, Check, FunctionCheck, Verdict, arguments_of, call_evidence, resolve
 from .judge import judge
+from .output import attempts, output
 
 _UNSET: Any = object()
 
@@ -379,10 +381,12 @@ __all__ = [
     "answer_equals",
     "answer_json",
     "answer_matches",
+    "attempts",
     "called",
     "changed_by",
     "judge",
     "not_called",
+    "output",
     "state",
     "that",
     "trajectory",

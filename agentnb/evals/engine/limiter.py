@@ -180,6 +180,10 @@ class GuardedModel(Model):
     def token_counter(self) -> Any:
         return self.inner.token_counter()
 
+    def native_output(self, name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any] | None:
+        # Typed output asks the model underneath: an evaluated agent asks as the agent does.
+        return self.inner.native_output(name, schema, strict)
+
     def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
         tries = 0
         while True:
