@@ -18,7 +18,8 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .tracked import SCALARS, WHOLE, TrackedDict, TrackedList, Trie
+from .journal import Trie
+from .tracked import SCALARS, WHOLE, TrackedDict, TrackedList
 
 SMALL = 32
 """Maps of up to this many keys are stored as a plain dict; larger ones as a trie."""
