@@ -21,9 +21,10 @@ from typing import Any, Union
 from ..errors import StateKeyError, StateSchemaError, StateTypeError
 from ..messages import Message
 from ..util.text import shorten
-from .frozen import FrozenMap, freeze, reorder, same, update_along
+from .frozen import FrozenMap, freeze, same
 from .journal import Journal, track, tracked_copy
 from .modules import load_registered, register_state, registered_state
+from .refreeze import reorder, update_along
 from .serialization import (
     callable_to_str,
     import_dotted,

@@ -17,8 +17,9 @@ from typing import Any
 
 from ..events import StateCause, StateChanged
 from .diff import PLAIN_LEAVES, escape, make_patch, plain_equal, tokens, top_level_key
-from .frozen import FrozenList, FrozenMap, freeze, live_order, reorder, thaw, update_along
+from .frozen import FrozenList, FrozenMap, freeze, thaw
 from .journal import Trie, mark, track
+from .refreeze import live_order, reorder, update_along
 from .state import State
 from .tracked import WHOLE, TrackedDict, TrackedList
 
