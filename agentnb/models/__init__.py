@@ -19,10 +19,14 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     # The network and local families load on first use so `import agentnb` stays light.
-    if name in ("OpenAIChat", "OpenAIBase"):
-        from . import openai_chat
+    if name == "OpenAIChat":
+        from .openai_chat import OpenAIChat
 
-        return getattr(openai_chat, name)
+        return OpenAIChat
+    if name == "OpenAIBase":
+        from .openai_base import OpenAIBase
+
+        return OpenAIBase
     if name == "OpenAIResponses":
         from .openai_responses import OpenAIResponses
 

@@ -49,7 +49,8 @@ from typing import Any
 from ..errors import LocalModelError, ModelError
 from ..util.extras import install_line
 from .base import ModelRequest, ModelResponse
-from .openai_chat import PLACEHOLDER_KEY, OpenAIChat
+from .openai_base import PLACEHOLDER_KEY
+from .openai_chat import OpenAIChat
 from .replay import PREFILL_MESSAGE
 from .tokens import TokenCounter
 

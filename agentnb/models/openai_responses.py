@@ -14,8 +14,10 @@ from typing import Any
 from ..errors import ModelError, ModelResponseError
 from ..messages import ToolCall
 from .base import REASONING_KEY, ModelRequest, ModelResponse
-from .openai_chat import OpenAIBase, RawAnswer, merge_options
-from .openai_wire import event_error, kind, load_json, show, tool_call_from, usage_from
+from .bounded_json import kind, load_json, show
+from .openai_base import OpenAIBase, merge_options
+from .openai_transport import RawAnswer
+from .openai_wire import event_error, tool_call_from, usage_from
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 """What ``include`` asks for when responses are not stored (``store=False``): the reasoning

@@ -1,38 +1,34 @@
 """SessionBase: AgentScope's save/load by session id, plus per-turn appends.
 
 A backend stores, per session id, a snapshot ``{module: state_dict}`` and a log of changes
-(see ``format.py``). ``save_session_state`` writes a whole snapshot (AgentScope's layout);
-``append_session_state`` writes only what changed since this session object last saved or
-loaded each module, and folds the log into a new snapshot once the log outgrows it, so every
-byte is rewritten a bounded number of times (O(change) per turn, amortised).
+(``storage.py``, ``format.py``). ``save_session_state`` writes a whole snapshot (AgentScope's
+layout); ``append_session_state`` writes only what changed since this session object last saved
+or loaded each module; the log is folded into a new snapshot once it outgrows it
+(``compaction.py``).
 """
 
 from __future__ import annotations
 
-import abc
 import asyncio
 import gc
 import logging
-import os
 import re
-import threading
-import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
 from ..state.modules import is_state_module
-from . import folding
 from . import format as fmt
 from . import segments as seg
 from .codec import decode, encode
-from .folding import Folded, Modules, Read, apply_log, fold, snapshot_text
+from .compaction import LogCompaction
+from .folding import Modules, apply_log, snapshot_text
+from .redaction import env_secrets, redact
 from .repeats import drop_repeats
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 
 logger = logging.getLogger("agentnb.sessions")
 """Where sessions log what they skip (INFO: a session loaded with allow_not_exist that is not there)."""
@@ -55,128 +51,17 @@ def user_session_id(session_id: str, user_id: str = "") -> str:
     return check_session_id(f"{user_id}_{session_id}") if user_id else session_id
 
 
-def _secrets() -> list[str]:
-    """Values of credential-like environment variables, which must never reach a file."""
-    return [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8]
-
-
-def redact(text: str) -> str:
-    """Defence in depth: replace any credential from the environment by ``[redacted]``."""
-    return folding.redact(text, _secrets())
-
-
-class Fetched(NamedTuple):
-    """A session's stored text as read under the lock, parsed later (``parse``)."""
-
-    parse: Callable[[], Read]
-    """The snapshot and log entries parsed (SessionFormatError when they do not parse)."""
-    token: Any
-    """What ``_unchanged`` compares to tell that only appends happened since."""
-    log_size: int
-    """Bytes of log read (the JSON backend keeps what was appended after them)."""
-
-
-class SessionBase(abc.ABC):
+class SessionBase(LogCompaction):
     """Save and load state modules by session id (AgentScope semantics, plus appends).
 
-    Subclasses store bytes: ``_read``, ``_write_snapshot``, ``_append`` and ``_lock``.
+    Subclasses store text (``SessionStorage``: ``_fetch``, ``_write_snapshot``, ``_append``,
+    ``_lock``, ...); compaction is ``LogCompaction``'s.
     """
 
-    compact_min_bytes: int = 1 << 19
-    """The log is folded into the snapshot once it is larger than this and than half the
-    snapshot: each byte appended costs at most two of rewriting, and a load reads at most half
-    a snapshot's worth of log (a long history's older turns are not in the snapshot)."""
-    stores_segments: bool = False
-    """Whether this backend stores a long history's older turns apart (``segments.py``)."""
-    segments_with_snapshot: bool = False
-    """Whether new segments are written by ``_write_snapshot`` (in its transaction) rather
-    than by ``_put_segment`` ahead of it."""
-    compact_in_background: bool = True
-    """A compaction the log's growth calls for runs in a thread, off the turn's path: the lock
-    is held only to read the files and to write the new snapshot, and the parsing and encoding
-    in between wait for nobody (``flush()`` waits for it). ``compact()`` runs at once."""
-    compact_in_subprocess: bool = True
-    """A background compaction parses and encodes in a child process (``worker.py``), so
-    that the turns saved meanwhile do not wait for this interpreter; its ``parse`` must pickle.
-    Where no child process can start it runs in the thread."""
-
     def __init__(self) -> None:
+        super().__init__()
         self._cursors: dict[tuple[str, str], Any] = {}
-        self._compactions: dict[str, threading.Thread] = {}
-        self._compact_again: set[str] = set()
-        self._compacting = threading.Lock()
         self._started_empty: set[tuple[str, str]] = set()
-
-    # -- storage (subclasses) ---------------------------------------------------------------
-
-    @abc.abstractmethod
-    def _lock(self, session_id: str) -> AbstractContextManager[Any]:
-        """An inter-process lock for one session."""
-
-    @abc.abstractmethod
-    def _exists(self, session_id: str) -> bool: ...
-
-    @abc.abstractmethod
-    def _fetch(self, session_id: str) -> Fetched | None:
-        """The session's stored text, read (under the lock) but not yet parsed, or None."""
-
-    def _read(self, session_id: str) -> Read | None:
-        fetched = self._fetch(session_id)
-        return None if fetched is None else fetched.parse()
-
-    def _unchanged(self, session_id: str, token: Any) -> bool:
-        """Whether the snapshot (and the log it starts) are still the ones ``token`` was read
-        with: only appends since (called with the lock held)."""
-        return False
-
-    @abc.abstractmethod
-    def _write_snapshot(
-        self,
-        session_id: str,
-        text: Any,
-        seq: int,
-        *,
-        log_from: int | None = None,
-        segments: Sequence[tuple[str, str]] = (),
-    ) -> None:
-        """Atomically replace the snapshot with ``text`` (or what ``_prepare_snapshot`` made of
-        it); log entries up to ``seq`` become obsolete. With ``log_from``, the log's bytes after
-        that offset (appended since it was read) are kept. ``segments``: ``(key, text)`` of new
-        segments, for a backend that writes them with the snapshot."""
-
-    def _prepare_snapshot(self, session_id: str, text: str) -> Any:
-        """Do what writing a snapshot can do before taking the lock (a backend may write it to
-        a temporary file); ``_write_snapshot`` finishes it, ``_discard_prepared`` drops it."""
-        return text
-
-    def _discard_prepared(self, prepared: Any) -> None:  # noqa: B027  (optional hook)
-        """Drop a prepared snapshot that will not be written."""
-
-    @abc.abstractmethod
-    def _append(self, session_id: str, lines: list[str], first_seq: int) -> tuple[int, int]:
-        """Durably append entries; returns (log size, snapshot size) in bytes."""
-
-    @abc.abstractmethod
-    def _last_seq(self, session_id: str) -> int: ...
-
-    def _put_segment(self, session_id: str, key: str, text: str) -> None:
-        """Durably store a segment of turns under ``key`` (before any snapshot names it)."""
-        raise NotImplementedError
-
-    def _get_segment(self, session_id: str, key: str) -> tuple[str, str]:
-        """A segment's text and where it was read; SessionFormatError when it is gone."""
-        raise NotImplementedError
-
-    def _segment_keys(self, session_id: str) -> set[str]:
-        """The keys of the segments stored for ``session_id``."""
-        return set()
-
-    def _delete_segments(self, session_id: str, keys: set[str]) -> None:  # noqa: B027  (optional hook)
-        """Delete segments (called with the lock held, once no snapshot names them)."""
-
-    @abc.abstractmethod
-    def describe(self, session_id: str) -> str:
-        """Where the session is stored (for messages)."""
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -340,110 +225,6 @@ class SessionBase(abc.ABC):
     async def append_session_state(self, session_id: str, **state_modules: Any) -> None:
         await asyncio.to_thread(self.append_session_state_sync, session_id, **state_modules)
 
-    def compact(self, session_id: str) -> None:
-        """Fold the log into the snapshot now (it happens by itself as the log grows)."""
-        with self._lock(session_id):
-            self._compact(session_id)
-
-    def flush(self) -> None:
-        """Wait for the compactions running in the background to finish."""
-        for thread in list(self._compactions.values()):
-            thread.join()
-
-    def _compact_soon(self, session_id: str) -> None:
-        # One compaction per session at a time; the log's growth while it runs calls for
-        # another as soon as it ends (in its thread), so that none is lost and flush() leaves
-        # a log no longer than the rule allows.
-        with self._compacting:
-            if session_id in self._compactions:
-                self._compact_again.add(session_id)
-                return
-            thread = threading.Thread(
-                target=self._compactions_of, args=(session_id,), name=f"agentnb compaction of {session_id}"
-            )
-            self._compactions[session_id] = thread
-        thread.start()
-
-    def _compactions_of(self, session_id: str) -> None:
-        while True:
-            self._compact_off_path(session_id)
-            with self._compacting:
-                if session_id not in self._compact_again:
-                    del self._compactions[session_id]
-                    return
-                self._compact_again.discard(session_id)
-
-    def _compact_off_path(self, session_id: str) -> None:
-        """Fold the log into the snapshot holding the lock only to read the files and to rename
-        the new snapshot (written and synced before) into place. If the
-        files changed otherwise than by appends meanwhile (a whole save, another process's
-        compaction), nothing is written: the log's further growth calls for another."""
-        try:
-            with self._lock(session_id):
-                fetched = self._fetch(session_id)
-            if fetched is None:
-                return
-            folded = self._fold_elsewhere(fetched.parse)
-            made = self._put_segments(session_id, folded)
-            # The snapshot is written (and synced) before the lock is taken: the lock is held
-            # only for the renames, so the turns saved meanwhile do not wait for the disk.
-            prepared = self._prepare_snapshot(session_id, folded.text)
-            with self._lock(session_id):
-                if self._unchanged(session_id, fetched.token):
-                    self._write_snapshot(
-                        session_id, prepared, folded.seq, log_from=fetched.log_size, segments=made
-                    )
-                    self._drop_unnamed_segments(session_id, folded.segments)
-                    return
-                self._discard_prepared(prepared)
-                if made and not self.segments_with_snapshot:  # named by no snapshot: nobody reads them
-                    self._delete_segments(session_id, {key for key, _ in made})
-        except Exception as exc:  # a thread's error reaches nobody: say it, the log stays as it is
-            warnings.warn(
-                f"agentnb: could not compact {self.describe(session_id)} ({exc}); its log is kept and loads as it is",
-                stacklevel=1,
-            )
-
-    def _fold_elsewhere(self, parse: Callable[[], Read]) -> Folded:
-        """``folding.fold`` in the child process (``worker.py``) when the backend's ``parse``
-        can go there, else in this thread."""
-        if self.compact_in_subprocess:
-            from .worker import WorkerUnavailable, worker  # only where a fold runs: not at import
-
-            try:
-                return worker().call(fold, parse, self._layout(), _secrets())
-            except WorkerUnavailable:
-                pass  # no child process here: the fold runs in this thread, as it would
-        return fold(parse, self._layout(), _secrets())
-
-    def _layout(self) -> tuple[int, int] | None:
-        return (seg.SPLIT_AT, seg.RECENT) if self.stores_segments else None
-
-    def _compact(self, session_id: str) -> None:
-        fetched = self._fetch(session_id)
-        if fetched is None:
-            return
-        folded = fold(fetched.parse, self._layout(), _secrets())
-        made = self._put_segments(session_id, folded)
-        self._write_snapshot(session_id, folded.text, folded.seq, segments=made)
-        self._drop_unnamed_segments(session_id, folded.segments)
-
-    def _put_segments(self, session_id: str, folded: Folded) -> list[tuple[str, str]]:
-        """Write the segments a fold made, unless the snapshot's write writes them: ``(key,
-        text)`` of each, for that write."""
-        if not self.segments_with_snapshot:
-            for key, text in folded.made:
-                self._put_segment(session_id, key, text)
-        return folded.made
-
-    def _drop_unnamed_segments(self, session_id: str, named: list[dict[str, Any]]) -> None:
-        """Delete the segments the snapshot just written does not name (a module saved whole,
-        a compaction that was not written): called with the lock held."""
-        if self.stores_segments:
-            unnamed = self._segment_keys(session_id) - {s["key"] for s in named}
-            if unnamed:
-                self._delete_segments(session_id, unnamed)
-
     # -- helpers ----------------------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
@@ -452,7 +233,7 @@ class SessionBase(abc.ABC):
     def _snapshot_text(
         self, modules: dict[str, Any], seq: int, segments: list[dict[str, Any]] | None = None
     ) -> str:
-        return snapshot_text(modules, seq, segments, _secrets())
+        return snapshot_text(modules, seq, segments, env_secrets())
 
     def _encode_module(self, name: str, module: Any) -> Any:
         if name == fmt.META_KEY:

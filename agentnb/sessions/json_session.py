@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import SessionFormatError, SessionWriteError
 from . import format as fmt
 from . import segments as seg
-from .base import Fetched, Read, SessionBase, check_session_id
+from .base import SessionBase, check_session_id
 from .codec import TAG
 from .fileio import (
     _last_newline_end,
@@ -29,6 +29,8 @@ from .fileio import (
     read_file,
     remove_leftovers,
 )
+from .folding import Read
+from .storage import Fetched
 
 
 class JSONSession(SessionBase):

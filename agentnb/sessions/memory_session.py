@@ -9,8 +9,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import format as fmt
-from .base import Fetched, Read, SessionBase
+from .base import SessionBase
 from .codec import TAG
+from .folding import Read
+from .storage import Fetched
 
 
 class MemorySession(SessionBase):

@@ -25,9 +25,11 @@ from typing import Any
 from ..errors import SessionError, SessionFormatError, SessionWriteError
 from . import format as fmt
 from . import segments as seg
-from .base import Fetched, Read, SessionBase
+from .base import SessionBase
 from .codec import TAG
 from .fileio import file_lock, fsync_dir, is_file, remove_leftovers
+from .folding import Read
+from .storage import Fetched
 
 SIZE_CHECK_EVERY = 32
 """Appends between two checks of whether the log should be folded into the snapshot."""

@@ -18,13 +18,12 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .tracked import SCALARS, WHOLE, TrackedDict, TrackedList, Trie
+from .hash_trie import BITS, EMPTY_LEAF, MASK, WIDTH, assemble, diff_tries, leaves_of, put, remove
+from .tracked import SCALARS, TrackedDict, TrackedList
 
 SMALL = 32
-"""Maps of up to this many keys are stored as a plain dict; larger ones as a trie."""
-_BITS = 5
-_WIDTH = 1 << _BITS
-_MASK = _WIDTH - 1
+"""Maps of up to this many keys are stored as a plain dict; larger ones as a hash trie
+(``agentnb.state.hash_trie``)."""
 _LEAF = 16
 """Average keys per trie leaf the depth is chosen for (rebuilt deeper past four times that)."""
 
@@ -51,13 +50,13 @@ class FrozenMap(Mapping[Any, Any]):
 
     def _build(self, entries: Iterable[tuple[Any, tuple[int, Any]]], size: int, next_seq: int) -> None:
         depth = 1
-        while _WIDTH**depth * _LEAF < size:
+        while WIDTH**depth * _LEAF < size:
             depth += 1
         leaves: dict[int, dict[Any, tuple[int, Any]]] = {}
-        mask = (1 << (_BITS * depth)) - 1
+        mask = (1 << (BITS * depth)) - 1
         for key, entry in entries:
             leaves.setdefault(hash(key) & mask, {})[key] = entry
-        self._trie = _assemble(leaves, depth, 0)
+        self._trie = assemble(leaves, depth, 0)
         self._depth, self._len, self._next = depth, size, next_seq
 
     @classmethod
@@ -120,15 +119,15 @@ class FrozenMap(Mapping[Any, Any]):
         h = hash(key)
         node: Any = self._trie
         for level in range(self._depth):
-            node = node[(h >> (_BITS * level)) & _MASK]
+            node = node[(h >> (BITS * level)) & MASK]
             if node is None:
-                return _EMPTY_LEAF
+                return EMPTY_LEAF
         return node
 
     def _ordered(self) -> list[tuple[int, Any, Any]]:
         out = [
             (seq, key, value)
-            for leaf in _leaves(self._trie, self._depth)
+            for leaf in leaves_of(self._trie, self._depth)
             for key, (seq, value) in leaf.items()
         ]
         out.sort(key=_first)
@@ -160,7 +159,7 @@ class FrozenMap(Mapping[Any, Any]):
         if a is None and b is None and self._depth == other._depth:
             mine: list[Any] = []
             theirs: list[Any] = []
-            _diff_tries(self._trie, other._trie, self._depth, mine, theirs)
+            diff_tries(self._trie, other._trie, self._depth, mine, theirs)
             return self.order(mine) + other.order(theirs)
         changed = [k for k, v in self.items() if other.get(k, _ABSENT) is not v]
         return changed + [k for k in other if k not in self]
@@ -186,15 +185,15 @@ class FrozenMap(Mapping[Any, Any]):
             return out
         trie, depth, size, next_seq = self._trie, self._depth, self._len, self._next
         for key, value in changes.items():
-            trie, grew, next_seq = _put(trie, depth, key, value, next_seq)
+            trie, grew, next_seq = put(trie, depth, key, value, next_seq)
             size += grew
         for key in gone:
-            trie = _remove(trie, depth, key)
+            trie = remove(trie, depth, key)
             size -= 1
         if size <= SMALL // 2:
             return FrozenMap(FrozenMap._raw(None, trie, depth, size, next_seq).items())
         out = FrozenMap._raw(None, trie, depth, size, next_seq)
-        if size > _WIDTH**depth * _LEAF * 4:
+        if size > WIDTH**depth * _LEAF * 4:
             ordered = out._ordered()
             out._build(((k, (s, v)) for s, k, v in ordered), size, next_seq)
         out._base = weakref.ref(self)
@@ -268,7 +267,6 @@ EMPTY = FrozenMap()
 """The empty frozen map."""
 
 _ABSENT: Any = object()
-_EMPTY_LEAF: dict[Any, tuple[int, Any]] = {}
 _MAPS = (dict, TrackedDict)
 _LISTS = (list, TrackedList)
 
@@ -331,165 +329,8 @@ def frozen_map(value: Mapping[Any, Any]) -> FrozenMap:
     return value if type(value) is FrozenMap else FrozenMap({k: freeze(v) for k, v in value.items()})
 
 
-def update_along(frozen: FrozenMap, live: Any, paths: Trie | Any) -> FrozenMap:
-    """``frozen`` with the live values at ``paths`` (a trie of changed paths, or WHOLE) frozen
-    into it; everything else is shared with ``frozen``."""
-    if paths is WHOLE:
-        return frozen_map(live)
-    changes: dict[Any, Any] = {}
-    removed = []
-    added = []
-    for key, sub in paths.items():
-        value = live.get(key, _ABSENT)
-        if value is _ABSENT:
-            removed.append(key)
-            continue
-        old = frozen.get(key, _ABSENT)
-        if old is _ABSENT:
-            added.append(key)
-        elif sub is not WHOLE and type(old) is FrozenMap and isinstance(value, dict):
-            changes[key] = update_along(old, value, sub)
-        else:
-            changes[key] = freeze(value)
-    for key in live_order(live, added):  # new keys go last, in the live order
-        changes[key] = freeze(live[key])
-    return frozen.updated(changes, removed)
-
-
-def live_order(live: Any, keys: list[Any]) -> list[Any]:
-    """``keys``, added to the dict ``live`` since a snapshot, in its order. Keys added since a
-    snapshot sit after every key present all along, so a scan from the end finds them among
-    the keys written since."""
-    if len(keys) < 2:
-        return keys
-    wanted = set(keys)
-    found = []
-    for key in reversed(live):
-        if key in wanted:
-            found.append(key)
-            if len(found) == len(wanted):
-                break
-    return found[::-1]
-
-
-def reorder(
-    frozen: FrozenMap, before: FrozenMap, live: Any, inserted: list[tuple[tuple[Any, ...], list[Any]]]
-) -> FrozenMap:
-    """``frozen`` (the live state's copy, made from ``before``) with the keys of each dict in
-    ``inserted`` in the live order, where a key of ``before`` was deleted and put back (it moved
-    to the end: no patch says so)."""
-    for path, keys in inserted:
-        old: Any = before
-        for key in path:
-            old = old.get(key) if type(old) is FrozenMap else None
-        if type(old) is not FrozenMap or not any(k in old for k in keys):
-            continue
-        frozen = _reordered_at(frozen, live, path)
-    return frozen
-
-
-def _reordered_at(frozen: FrozenMap, live: Any, path: tuple[Any, ...]) -> FrozenMap:
-    if path:
-        key = path[0]
-        child, value = frozen.get(key), live.get(key) if isinstance(live, dict) else None
-        if type(child) is not FrozenMap or not isinstance(value, dict):
-            return frozen
-        return frozen.updated({key: _reordered_at(child, value, path[1:])})
-    if list(frozen) == list(live):
-        return frozen
-    return FrozenMap([(k, frozen[k]) for k in live])
-
-
-# -- the trie ---------------------------------------------------------------------------------
-
-
 def _first(entry: tuple[int, Any, Any]) -> int:
     return entry[0]
-
-
-def _assemble(leaves: dict[int, dict[Any, Any]], depth: int, level: int) -> tuple[Any, ...]:
-    """The trie node at ``level`` over ``leaves`` (keyed by their hash's low ``5 * depth`` bits)."""
-    slots: list[Any] = [None] * _WIDTH
-    shift = _BITS * level
-    if level == depth - 1:
-        for h, leaf in leaves.items():
-            slots[(h >> shift) & _MASK] = leaf
-        return tuple(slots)
-    groups: dict[int, dict[int, dict[Any, Any]]] = {}
-    for h, leaf in leaves.items():
-        groups.setdefault((h >> shift) & _MASK, {})[h] = leaf
-    for i, group in groups.items():
-        slots[i] = _assemble(group, depth, level + 1)
-    return tuple(slots)
-
-
-def _leaves(node: Any, depth: int) -> Iterator[dict[Any, tuple[int, Any]]]:
-    if node is None:
-        return
-    if depth == 1:
-        yield from (leaf for leaf in node if leaf)
-        return
-    for child in node:
-        yield from _leaves(child, depth - 1)
-
-
-def _put(
-    trie: tuple[Any, ...] | None, depth: int, key: Any, value: Any, next_seq: int
-) -> tuple[tuple[Any, ...], int, int]:
-    """The trie with ``key`` set; (trie, 1 if the key is new else 0, next seq)."""
-    h = hash(key)
-    path = []
-    node: Any = trie
-    for level in range(depth):
-        path.append(node)
-        node = None if node is None else node[(h >> (_BITS * level)) & _MASK]
-    leaf = dict(node) if node else {}
-    old = leaf.get(key)
-    if old is None:
-        leaf[key] = (next_seq, value)
-        grew, next_seq = 1, next_seq + 1
-    else:
-        leaf[key] = (old[0], value)
-        grew = 0
-    return _rebuild(path, h, leaf), grew, next_seq
-
-
-def _remove(trie: tuple[Any, ...] | None, depth: int, key: Any) -> tuple[Any, ...]:
-    h = hash(key)
-    path = []
-    node: Any = trie
-    for level in range(depth):
-        path.append(node)
-        node = node[(h >> (_BITS * level)) & _MASK]
-    leaf = dict(node)
-    del leaf[key]
-    return _rebuild(path, h, leaf or None)
-
-
-def _rebuild(path: list[Any], h: int, child: Any) -> tuple[Any, ...]:
-    """New nodes from the leaf up to the root along ``path`` (the old nodes, root first)."""
-    for level in range(len(path) - 1, -1, -1):
-        node = path[level]
-        items = list(node) if node is not None else [None] * _WIDTH
-        items[(h >> (_BITS * level)) & _MASK] = child
-        child = tuple(items)
-    return child
-
-
-def _diff_tries(a: Any, b: Any, depth: int, mine: list[Any], theirs: list[Any]) -> None:
-    if a is b:
-        return
-    if depth == 0:
-        a = a or _EMPTY_LEAF
-        b = b or _EMPTY_LEAF
-        for key, entry in a.items():
-            other = b.get(key)
-            if other is None or other[1] is not entry[1]:
-                mine.append(key)
-        theirs.extend(k for k in b if k not in a)
-        return
-    for i in range(_WIDTH):
-        _diff_tries(a[i] if a is not None else None, b[i] if b is not None else None, depth - 1, mine, theirs)
 
 
 __all__ = [
@@ -499,10 +340,7 @@ __all__ = [
     "SMALL",
     "freeze",
     "frozen_map",
-    "live_order",
     "plain",
-    "reorder",
     "same",
     "thaw",
-    "update_along",
 ]

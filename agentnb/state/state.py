@@ -21,8 +21,10 @@ from typing import Any, Union
 from ..errors import StateKeyError, StateSchemaError, StateTypeError
 from ..messages import Message
 from ..util.text import shorten
-from .frozen import FrozenMap, freeze, reorder, same, update_along
+from .frozen import FrozenMap, freeze, same
+from .journal import Journal, track, tracked_copy
 from .modules import load_registered, register_state, registered_state
+from .refreeze import reorder, update_along
 from .serialization import (
     callable_to_str,
     import_dotted,
@@ -31,7 +33,6 @@ from .serialization import (
     value_from_data,
     value_to_data,
 )
-from .tracked import Journal, track, tracked_copy
 
 Handler = Callable[[Any, Any], Any]
 
@@ -221,7 +222,7 @@ class State:
 
     @property
     def journal(self) -> Journal:
-        """What was written in ``data`` since the last checkpoint (see ``agentnb.state.tracked``)."""
+        """What was written in ``data`` since the last checkpoint (see ``agentnb.state.journal``)."""
         return self._journal
 
     def frozen(self, *, consume: bool = False) -> FrozenMap:

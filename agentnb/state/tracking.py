@@ -1,12 +1,12 @@
 """Who changed the state, and how: checkpoints, patches, authors and rollback for one turn.
 
 The state a tool mutates is the live dict (Agno's semantics); its dicts and lists are tracked
-(``agentnb.state.tracked``), so the state's journal knows which paths were written since the last
-checkpoint. A checkpoint compares only those paths with the last snapshot, emits a
-``StateChanged`` with the RFC 6902 patch and the author, and takes a new snapshot by copying
-only what the patch changed: snapshots are frozen (``agentnb.state.frozen``) and share everything else
-with the one before, so "which keys changed since snapshot S" is an identity test. A checkpoint
-costs what was written, not the size of the state.
+(``agentnb.state.tracked``), so the state's journal (``agentnb.state.journal``) knows which
+paths were written since the last checkpoint. A checkpoint compares only those paths with the
+last snapshot, emits a ``StateChanged`` with the RFC 6902 patch and the author, and takes a new
+snapshot by copying only what the patch changed: snapshots are frozen (``agentnb.state.frozen``)
+and share everything else with the one before, so "which keys changed since snapshot S" is an
+identity test. A checkpoint costs what was written, not the size of the state.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from typing import Any
 
 from ..events import StateCause, StateChanged
 from .diff import PLAIN_LEAVES, escape, make_patch, plain_equal, tokens, top_level_key
-from .frozen import FrozenList, FrozenMap, freeze, live_order, reorder, thaw, update_along
+from .frozen import FrozenList, FrozenMap, freeze, thaw
+from .journal import Trie, mark, track
+from .refreeze import live_order, reorder, update_along
 from .state import State
-from .tracked import WHOLE, TrackedDict, TrackedList, Trie, mark, track
+from .tracked import WHOLE, TrackedDict, TrackedList
 
 _ABSENT: Any = object()
 

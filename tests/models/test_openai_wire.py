@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from agentnb.errors import ModelResponseError
-from agentnb.models.openai_wire import DeadlineError, load_json, read_answer, sse_data
+from agentnb.models.bounded_json import load_json
+from agentnb.models.openai_transport import DeadlineError, read_answer
+from agentnb.models.sse import sse_data
 
 
 def events(*chunks: bytes) -> list[tuple[str, str]]:
