@@ -27,6 +27,8 @@ from .formatters import FormatSettings
 from .history.history import History
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
+from .run.continuing import Continuing
+from .run.gate import check_approval, check_breakpoints
 from .run.observe import Observation, prepare, render_prompt
 from .run.output import asked
 from .run.prompt import PromptOptions, RenderedPrompt
@@ -37,7 +39,7 @@ from .sessions.persistence import Persistence
 from .sessions.time_travel import AgentSnapshot, TimeTravel
 from .state.edits import StateEdit
 from .state.state import State, replace_values
-from .tools import AGENTIC_TOOL, Tool, check_hook, collect_tools, update_session_state_tool
+from .tools import AGENTIC_TOOL, Tool, builtin, check_hook, collect_tools, update_session_state_tool
 from .tools.run_context import RunContext
 
 Subscriber = Callable[[Event], Any]
@@ -56,7 +58,7 @@ class _PromptOption:
         setattr(agent.prompt, self.name, value)
 
 
-class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
+class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
 
     __agentnb_inject__ = "agent"
@@ -135,6 +137,9 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
         output_to_state: str | None = None,
         output_schema: Any = None,
         structured_model: Any = None,
+        approval: Callable[..., Any] | None = None,
+        break_before: Iterable[str] | str | None = None,
+        ask_user: bool = False,
     ) -> None:
         # What the agent was made from, so that it can be built again (``definition``).
         self._made = AgentDefinition.made(type(self), locals())
@@ -148,6 +153,12 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
         """How the system prompt is assembled (each option is also an attribute of the agent)."""
         self._set_state(session_state, state_schema, enable_agentic_state, overwrite_db_session_state)
         self.tools = tools or []
+        self.approval = check_approval(approval)
+        """``fn(tool_name, arguments, run_context)``: truthy (a str: the reason) pauses before the call."""
+        self.breakpoints = check_breakpoints(break_before)
+        """Where each run stops to be stepped through (``break_before``): model, tool, tool:NAME."""
+        self.ask_user = bool(ask_user)
+        """Offer the ``ask_user(question)`` tool: its call pauses the run for a person's answer."""
         self._set_run_options(
             tool_hooks,
             max_tool_iterations,
@@ -371,11 +382,13 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
 
     def all_tools(self) -> list[Tool]:
         """The tools the model is offered: the agent's, plus the built-in ones enabled
-        (``update_session_state``; ``list_context_sources`` / ``retrieve_context`` when a
-        context provider is active)."""
+        (``update_session_state``; ``ask_user``; ``list_context_sources`` / ``retrieve_context``
+        when a context provider is active)."""
         tools = list(self._tools)
         if self.enable_agentic_state and not any(t.name == AGENTIC_TOOL for t in tools):
             tools.append(update_session_state_tool())
+        if self.ask_user and not any(t.name == builtin.ASK_USER_TOOL for t in tools):
+            tools.append(builtin.ask_user_tool())
         tools.extend(self.context_providers.tools(taken=[t.name for t in tools]))
         for spec in self.handoffs:  # built once per handoff: a tool's schema is compiled when it is made
             made = self._handoff_tools.get(id(spec))
@@ -397,6 +410,7 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
         inputs_from_state: Mapping[str, str] | None = None,
         outputs_to_state: Mapping[str, Mapping[str, Any]] | None = None,
         memory: str = "per-call",
+        requires_approval: bool | Callable[..., Any] = False,
     ) -> Tool:
         """This agent as a tool of another: the caller keeps control and gets this agent's
         answer as the tool's result; the run is a child of the caller's. ``state``: ``"none"``
@@ -404,7 +418,9 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
         {parent key: {"source": my key or "answer", "handler": fn?}} come up), ``"copy"`` (a deep
         copy goes down, the paths I changed come up) or ``"live"`` (the caller's state itself).
         ``memory``: ``"per-call"`` (a fresh conversation each call) or ``"member"`` (my earlier
-        runs in context)."""
+        runs in context). ``requires_approval``: a person approves each call first (as a tool's;
+        ``needs_approval`` in the OpenAI SDK); a call of one of my own tools that needs one
+        pauses the caller's run too."""
         return agent_tool(
             self,
             name,
@@ -413,6 +429,7 @@ class Agent(Runs, TurnMaking, TypedOutput, TimeTravel, Persistence):
             inputs_from_state=inputs_from_state,
             outputs_to_state=outputs_to_state,
             memory=memory,
+            requires_approval=requires_approval,
         )
 
     def agent_in_charge(self) -> Agent:

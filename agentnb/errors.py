@@ -227,3 +227,13 @@ class EvalStoreError(EvalError):
 
 class EvalAssertionError(EvalError, AssertionError):
     """``run.assert_passed`` / ``comparison.assert_no_regressions`` found the run below the bar."""
+
+
+class DecisionError(AgentnbError, ValueError):
+    """A decision about a paused run's pending item cannot be taken: it was decided already, the
+    item's kind does not take it (an external call is answered, not approved), or the edited
+    arguments do not fit the tool's schema."""
+
+
+class ContinueRunError(AgentnbError):
+    """A run cannot be continued: the agent has no paused turn, or an item is still undecided."""

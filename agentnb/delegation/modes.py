@@ -104,6 +104,14 @@ class StateMode:
             )
         own.frozen(consume=True)
 
+    def resume(self, entered: Entered, paused: Any, assignment: Any) -> None:
+        """A member run that paused for a person goes on: the parent's keys, and the values given
+        for the run, as the member left them when it paused."""
+        own = entered.own_state
+        at_pause = thaw(paused.frozen_after)
+        passed = entered.given | set(assignment.state_values)
+        own.replace_data({**thaw(own.frozen()), **{k: at_pause[k] for k in passed if k in at_pause}})
+
     def collect(self, site: DelegationSite, run: ChildRun, entered: Entered) -> None:
         """Note what comes up from a run that ended well."""
 
@@ -130,6 +138,9 @@ class Live(StateMode):
         entered = Entered(member.state, kept_messages=list(site.ctx.state.messages))
         member.state = site.ctx.state
         return entered
+
+    def resume(self, entered: Entered, paused: Any, assignment: Any) -> None:
+        """The member's writes before it paused are in the parent's state already."""
 
     def leave(
         self,

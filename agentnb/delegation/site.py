@@ -23,11 +23,12 @@ from ..messages import Message
 from ..run.executor import ParentRun, Settled
 from ..run.runs import RunInput
 from ..run.setup import Delegated, Lineage
+from ..state.frozen import thaw
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from .depth import check_depth
 from .merge import ChildRun
-from .modes import MODES
+from .modes import MODES, Entered
 
 StateMode = Literal["none", "copy", "live"]
 MemoryMode = Literal["per-call", "member"]
@@ -169,6 +170,11 @@ class DelegationSite:
                 f"{member.name!r} is already running in this turn ({' ▸ '.join(self.parent.path)}); "
                 "an agent cannot delegate to itself or to the agent that delegated to it"
             )
+        earlier = next(
+            (r for r in self.parent.went_before.get(self.tool_call_id, ()) if r.agent == member.name), None
+        )
+        if earlier is not None and earlier.status != "paused":
+            return self._ran_before(member, earlier)
         limit = check_depth(self.parent, self.ctx.agent, member)
         with member._running():
             kept_history = member.add_history_to_context
@@ -176,6 +182,8 @@ class DelegationSite:
                 member.add_history_to_context = self.delegation.memory == "member"
             run = ChildRun(member.name)
             entered = self.mode.enter(self, member)
+            if earlier is not None:  # it paused for a person: it goes on where it stopped
+                self.mode.resume(entered, earlier, assignment)
             left = False
 
             def leave(tracker: StateTracker | None) -> None:
@@ -188,15 +196,29 @@ class DelegationSite:
                     self.mode.leave(entered, run, assignment, tracker, self)
 
             try:
-                run.record = self._turn(member, assignment, leave, limit)
+                run.record = self._turn(member, assignment, leave, limit, earlier)
             finally:
                 leave(None)
             if run.done.status == "ok":
                 self.mode.collect(self, run, entered)
         return run
 
+    def _ran_before(self, member: Any, record: TurnRecord) -> ChildRun:
+        """A member run this call started before its parent paused, which ended then: it is not
+        run again; what it brings up is taken from its record."""
+        run = ChildRun(member.name, record=record, after=thaw(record.frozen_after))
+        if record.status == "ok" and not self.live:
+            given = set(self.mode.down(self, member, thaw(self.snapshot)))
+            self.mode.collect(self, run, Entered(member.state, given=given))
+        return run
+
     def _turn(
-        self, member: Any, assignment: Assignment, before_end: Callable[[StateTracker], None], limit: int
+        self,
+        member: Any,
+        assignment: Assignment,
+        before_end: Callable[[StateTracker], None],
+        limit: int,
+        paused: TurnRecord | None = None,
     ) -> TurnRecord:
         delegated = Delegated(
             lineage=Lineage(self.parent.run_id, self.tool_call_id, (*self.parent.path, member.name), limit),
@@ -205,14 +227,18 @@ class DelegationSite:
             user_sections=assignment.sections,
             earlier_sections=assignment.earlier_sections,
         )
-        turn = member._new_turn(
-            RunInput(
-                assignment.task,
-                earlier=assignment.earlier,
-                following=assignment.following,
-                state_values=dict(assignment.state_values),
-            ),
-            delegated,
+        turn = (
+            member._continued_turn(delegated, paused)
+            if paused is not None
+            else member._new_turn(
+                RunInput(
+                    assignment.task,
+                    earlier=assignment.earlier,
+                    following=assignment.following,
+                    state_values=dict(assignment.state_values),
+                ),
+                delegated,
+            )
         )
         for _ in turn.events():
             pass

@@ -94,6 +94,7 @@ def agent_tool(
     inputs_from_state: Mapping[str, str] | None = None,
     outputs_to_state: Mapping[str, Mapping[str, Any]] | None = None,
     memory: str = "per-call",
+    requires_approval: bool | Callable[..., Any] = False,
 ) -> Tool:
     """``member`` as a tool with one parameter, ``task``: the parent keeps control and gets the
     member's answer as the result (see ``Agent.as_tool``)."""
@@ -144,6 +145,7 @@ def agent_tool(
         injected={"_site": DELEGATION},
         delegation=delegation,
         member=member,
+        requires_approval=requires_approval,
     )
     return tool
 

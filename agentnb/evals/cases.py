@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import EvalCaseError
 from ..util.extras import install_line
+from .decisions import check_decisions
 
 Message = "str | Mapping[str, Any]"
 
@@ -53,6 +54,10 @@ class Case:
     """Start from a recorded turn's state and conversation (``Case.from_turn``)."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Anything else carried along to the results (tags, a source row)."""
+    decisions: tuple[Any, ...] | None = None
+    """What a person decides when a turn pauses, one per pending item in order: ``"approve"``,
+    ``{"approve": {arguments}}``, ``{"reject": "why"}``, ``{"answer": value}``, ``{"edit":
+    {request}}``; a pause with none left ends the case with the status ``paused``."""
 
     def __post_init__(self) -> None:
         if (self.input is None) == (self.messages is None):
@@ -79,6 +84,8 @@ class Case:
             raise EvalCaseError(
                 f"case {self.id or '?'}: state must be a dict, got {type(self.state).__name__}"
             )
+        if self.decisions is not None:
+            object.__setattr__(self, "decisions", check_decisions(self.decisions, str(self.id)))
         if not isinstance(self.id, str):
             object.__setattr__(self, "id", str(self.id))
         if not self.id:
@@ -115,6 +122,8 @@ class Case:
             }
         if self.metadata:
             out["metadata"] = plain(dict(self.metadata))
+        if self.decisions is not None:
+            out["decisions"] = list(self.decisions)
         return out
 
     @classmethod
@@ -124,11 +133,12 @@ class Case:
             raise EvalCaseError(
                 f"{where}a case must be an object with 'input' (or 'messages'), got {type(data).__name__}"
             )
-        unknown = sorted(set(data) - {"id", "input", "messages", "expected", "state", "start", "metadata"})
+        fields = {"id", "input", "messages", "expected", "state", "start", "metadata", "decisions"}
+        unknown = sorted(set(data) - fields)
         if unknown:
             raise EvalCaseError(
                 f"{where}unknown case field(s) {', '.join(map(repr, unknown))}; "
-                "a case has id, input or messages, expected, state, metadata"
+                "a case has id, input or messages, expected, state, metadata, decisions"
             )
         start = data.get("start")
         return cls(
@@ -141,6 +151,7 @@ class Case:
             if start
             else None,
             metadata=dict(data.get("metadata") or {}),
+            decisions=data.get("decisions"),
         )
 
     @classmethod
@@ -181,12 +192,15 @@ class Case:
 
 def content_id(case: Case) -> str:
     """A stable id from what the case sends and starts from (never from its position)."""
+    content = {
+        "turns": plain(list(case.turns)),
+        "state": plain(case.state),
+        "start": plain(case.start.state) if case.start else None,
+    }
+    if case.decisions is not None:  # (only then: the ids of cases without stay as they were)
+        content["decisions"] = list(case.decisions)
     text = json.dumps(
-        {
-            "turns": plain(list(case.turns)),
-            "state": plain(case.state),
-            "start": plain(case.start.state) if case.start else None,
-        },
+        content,
         sort_keys=True,
         default=str,
     )

@@ -244,7 +244,7 @@ class Evaluation:
         earlier: list[str] = []
         while True:
             outcome = self._execute(task, tracker)
-            if outcome.status == "ok" or len(earlier) >= self.retry_errors:
+            if outcome.status != "error" or len(earlier) >= self.retry_errors:  # a pause is no error
                 break
             earlier.append(f"{outcome.error_type}: {outcome.error}")
             tracker.retried()

@@ -192,6 +192,12 @@ class ToolCallFinished:
     child_run_ids: tuple[str, ...] = ()
     """When one delegation started several runs (``delegate_task_to_members``): all of them,
     in member order (``child_run_id`` is the first)."""
+    decision: str | None = None
+    """What a person decided about the call while its run was paused: ``approved``, ``edited``
+    (approved with other arguments: ``arguments`` are theirs), ``rejected`` or ``answered`` (the
+    result is theirs); None when nothing paused it."""
+    model_arguments: str | None = None
+    """The arguments as the model sent them, when a person edited them (``decision == "edited"``)."""
 
 
 @fast_init
@@ -317,6 +323,102 @@ class ContextRetrieved:
     """Time the provider took."""
 
 
+PendingKind = Literal["approval", "question", "external", "breakpoint"]
+"""Why a paused run waits: a call that needs approval, the model's question to the person
+(``ask_user``), a call whose result the person supplies (``external=True``), or a breakpoint
+(``break_before``) before a tool call or a model call."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
+class PendingCall:
+    """One thing a paused run waits for a person to decide."""
+
+    id: str
+    """A short id, stable across restarts (``%agentnb approve NAME ID``)."""
+    kind: PendingKind
+    """approval, question, external or breakpoint."""
+    tool: str | None
+    """The tool called (None for a breakpoint before a model call)."""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    """The arguments as the model sent them, decoded."""
+    reason: str = ""
+    """Why the run stopped here: the rule that asked for a person, or the model's question."""
+    path: tuple[str, ...] = ()
+    """Agent names from the top-level run down to the run that paused (a team member's path)."""
+    run_id: str = ""
+    """The run that paused."""
+    call: int = 0
+    """Which model call of that run asked for the tool call (or is about to be made)."""
+    tool_call_id: str | None = None
+    """The model's id of the call (None for a breakpoint before a model call)."""
+    parameters: dict[str, Any] | None = None
+    """The tool's JSON schema: edited arguments are checked against it."""
+    request: dict[str, Any] | None = None
+    """For a breakpoint before a model call: the request about to go, as ``{"messages": [...],
+    "tools": [...], "options": {...}}`` (OpenAI Chat Completions messages)."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    """What a person decided about one pending item."""
+
+    id: str
+    """The pending item's id."""
+    verdict: Literal["approved", "edited", "rejected", "answered"]
+    """approved (as it was), edited (other arguments, or another model request), rejected,
+    answered (a question's answer, or an external call's result)."""
+    arguments: dict[str, Any] | None = None
+    """The arguments the call runs with, when edited."""
+    request: dict[str, Any] | None = None
+    """The model request sent instead, when a breakpoint's request was edited (only the keys
+    given: messages, tools, options)."""
+    reason: str | None = None
+    """Why it was rejected: the model reads it as the call's result."""
+    value: Any = None
+    """The answer (JSON data), when answered."""
+    by: str = "person"
+    """Who decided."""
+    at: float = 0.0
+    """Wall-clock time (epoch seconds)."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
+class RunPaused:
+    """A run stopped at a known point to wait for a person; ``continue_run()`` carries it on."""
+
+    kind: Literal["run_paused"] = "run_paused"
+    """Always ``"run_paused"``: what kind of event this is."""
+    run_id: str
+    """The run this event belongs to."""
+    items: tuple[PendingCall, ...] = ()
+    """What it waits for: its own items and those of the delegations it waits on, each with its
+    path."""
+    usage: Usage = field(default_factory=Usage)
+    """Token counts of this run's own model calls so far."""
+    duration_ms: float = 0.0
+    """Time the run has taken so far (the pauses not counted)."""
+    at: float = 0.0
+    """Wall-clock time (epoch seconds)."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
+class RunResumed:
+    """A paused run goes on with the person's decisions (the same run: the same ``run_id``)."""
+
+    kind: Literal["run_resumed"] = "run_resumed"
+    """Always ``"run_resumed"``: what kind of event this is."""
+    run_id: str
+    """The run this event belongs to."""
+    decisions: tuple[Decision, ...] = ()
+    """The decisions about this run's own pending items, in their order."""
+    at: float = 0.0
+    """Wall-clock time (epoch seconds)."""
+
+
 Event: TypeAlias = (
     RunStarted
     | PromptRendered
@@ -330,19 +432,26 @@ Event: TypeAlias = (
     | OutputChecked
     | RunFinished
     | RunFailed
+    | RunPaused
+    | RunResumed
 )
 """Any event (the ``kind`` field tells which)."""
 
 
 __all__ = [
     "ContextRetrieved",
+    "Decision",
     "Event",
     "ModelRequested",
     "ModelResponded",
     "OutputChecked",
+    "PendingCall",
+    "PendingKind",
     "PromptRendered",
     "RunFailed",
     "RunFinished",
+    "RunPaused",
+    "RunResumed",
     "RunStarted",
     "StateChanged",
     "TextDelta",

@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 from ..util.fastinit import fast_init
 
-CauseKind = Literal["tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output", "merge"]
+CauseKind = Literal[
+    "tool", "hook", "handler", "agentic", "run_kwarg", "user", "load", "output", "merge", "person"
+]
 
 
 @fast_init
@@ -165,7 +167,8 @@ class StateCause:
     """Who changed the state."""
 
     kind: CauseKind
-    """tool, hook, handler, agentic (update_session_state), run_kwarg, user, load, output."""
+    """tool, hook, handler, agentic (update_session_state), run_kwarg, user, load, output, merge,
+    person (a value a person supplied: the answer to a paused call, written by ``outputs_to_state``)."""
     name: str | None = None
     """The tool, hook, handler or key involved."""
     tool_call_id: str | None = None
@@ -176,12 +179,17 @@ class StateCause:
     """The delegation chain: the agent path from the root run down to the run where the change
     was made, then (for a ``merge``) the member-side author, e.g. ``("team", "researcher",
     "tool:add_item")``. Empty for a run that is no delegation's child and merges nothing."""
+    edited_by: str | None = None
+    """Who edited the arguments of the call that made the change, when not the model: "person"
+    for a paused call approved with other arguments (``item.approve(arguments=...)``)."""
 
     def label(self) -> str:
         if self.kind == "merge" and len(self.via) > 1:  # the chain below the run that merged
             text = f"merge:{' ▸ '.join(self.via[1:])}"
             return f"{text} ({self.handler})" if self.handler else text
         text = f"{self.kind}:{self.name}" if self.name else self.kind
+        if self.edited_by:
+            text = f"{text} [arguments by {self.edited_by}]"
         return f"{text} ({self.handler})" if self.handler else text
 
     def chain(self) -> str:

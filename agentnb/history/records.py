@@ -36,6 +36,7 @@ from ..state import diff
 from ..state.diff import top_level_key
 from ..state.frozen import EMPTY, FrozenMap, frozen_map
 from ..state.views import view
+from .pause import Pause
 
 T = TypeVar("T")
 
@@ -142,8 +143,9 @@ class TurnRecord:
     """The user's message."""
     model: str
     """The model's label."""
-    status: Literal["running", "ok", "failed"] = "running"
-    """running while the turn runs, then ok (an answer) or failed."""
+    status: Literal["running", "ok", "failed", "paused"] = "running"
+    """running while the turn runs, then ok (an answer) or failed; paused while it waits for a
+    person (``pause`` says where; ``continue_run()`` carries it on, in this same record)."""
     content: str | None = None
     """The final answer."""
     error: str | None = None
@@ -178,6 +180,9 @@ class TurnRecord:
     """The child runs found so far (and, while it runs, those adopted before their call ended)."""
     _linked: bool = field(default=False, init=False, compare=False, repr=False)
     """Whether ``_children`` holds every run its delegate calls name (then they are not looked up again)."""
+    pause: Pause | None = field(default=None, compare=False, repr=False)
+    """Where the run stopped and what it needs to go on: set when it pauses for a person, kept
+    while it goes on (its waiting delegations' runs are named there), cleared when it ends."""
 
     def __post_init__(self) -> None:
         _RUNS[self.run_id] = self
@@ -206,10 +211,14 @@ class TurnRecord:
         self._linked = False
 
     def child_run_ids(self) -> list[str]:
-        """The runs its delegate calls started, in call order (its side of the lineage)."""
+        """The runs its delegate calls started, in call order (its side of the lineage); while
+        it is paused or going on, then those of the delegations that wait (kept on ``pause``)."""
         ids: list[str] = []
         for call in self.tool_calls:
             ids.extend(call.child_run_ids or ([call.child_run_id] if call.child_run_id else []))
+        if self.pause is not None:
+            named = set(ids)
+            ids.extend(i for started in self.pause.delegated.values() for i in started if i not in named)
         return ids
 
     @property
@@ -347,6 +356,26 @@ class TurnRecord:
         after = self.frozen_after if state is None else state
         return TurnChanges(keys=log.keys(after), paths=log.paths(after))
 
+    def own_copy(self) -> TurnRecord:
+        """A copy that goes its own way: a paused turn is continued in place, so a snapshot or a
+        fork that keeps one holds its own (its events, messages and decisions apart)."""
+        pause = self.pause
+        copied = dataclasses.replace(
+            self,
+            events=list(self.events),
+            messages=list(self.messages),
+            pause=dataclasses.replace(pause, decisions=dict(pause.decisions)) if pause is not None else None,
+        )
+        _RUNS[self.run_id] = self  # the run's id still names this record; the copy finds its own children
+        copied._children = [
+            child.own_copy() if child.status == "paused" else child for child in self.children
+        ]
+        copied._linked = False
+        for name in ("_frozen_state_start", "_frozen_state_before", "_frozen_state_after"):
+            if name in self.__dict__:  # the frozen states are shared, never mutated
+                copied.__dict__[name] = self.__dict__[name]
+        return copied
+
     def to_dict(self) -> dict[str, Any]:
         """This turn as plain data (events through ``EVENTS_ADAPTER``; states as plain dicts)."""
         return {
@@ -359,6 +388,11 @@ class TurnRecord:
         }
 
     def _fields(self) -> dict[str, Any]:
+        if self.pause is not None:
+            return {**self._plain_fields(), "pause": self.pause.to_dict()}
+        return self._plain_fields()
+
+    def _plain_fields(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "run_id": self.run_id,
@@ -395,6 +429,7 @@ class TurnRecord:
             events=Stored(partial(_events, events)) if lazy else _events(events),
             messages=Stored(partial(_messages, messages)) if lazy else _messages(messages),
             output=_stored_output(events),
+            pause=Pause.from_dict(data["pause"]) if data.get("pause") is not None else None,
         )
 
     def __repr__(self) -> str:

@@ -224,7 +224,33 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
         lines.append(f"answer: {turn.content or ''}")
         if turn.truncated:
             lines.append(f"({CUT_MARK})")
+    elif turn.status == "paused":
+        lines.append(f"paused: {PAUSED_NOTE}")
+        lines.extend(f"  {line}" for line in pending_lines(turn))
     return "\n".join(lines)
+
+
+PAUSED_NOTE = "waits for a person — decide each item (approve / reject / answer), then continue_run()"
+"""What a paused turn's record says under it."""
+
+
+def pending_lines(turn: TurnRecord) -> list[str]:
+    """What a paused turn waits for, one line per item (the items of its members too): its id,
+    kind, the call, the member's path, why, and the decision taken so far."""
+    lines = []
+    for run in turn.walk():
+        pause = run.pause
+        if run.status != "paused" or pause is None:
+            continue
+        for item in pause.items:
+            what = (
+                f"{item.tool}({value_text(item.arguments)})" if item.tool else f"model call {item.call + 1}"
+            )
+            where = f" [{' ▸ '.join(item.path)}]" if len(item.path) > 1 else ""
+            decided = pause.decisions.get(item.id)
+            state = f" → {decided.verdict}" if decided is not None else ""
+            lines.append(f"[{item.id}] {item.kind}: {what}{where} — {item.reason}{state}")
+    return lines
 
 
 def delegation_line(child: TurnRecord) -> str:
@@ -409,6 +435,12 @@ def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
         )
         if turn.truncated:
             parts.append(f'<div class="agentnb-record-cut agentnb-error">({CUT_MARK})</div>')
+    elif turn.status == "paused":
+        items = "".join(f"<li><code>{_e(line)}</code></li>" for line in pending_lines(turn))
+        parts.append(
+            f'<div class="agentnb-record-pending"><b>paused:</b> {_e(PAUSED_NOTE)}'
+            f'<ul style="margin:2px 0">{items}</ul></div>'
+        )
     parts.append("</div>")
     return "".join(parts)
 
@@ -429,6 +461,7 @@ __all__ = [
     "path_change_text",
     "path_label",
     "count_text",
+    "pending_lines",
     "tokens_text",
     "turn_html",
     "turn_text",

@@ -40,6 +40,16 @@ class AgentMagics(WorkspaceMagics):
     @argument("--schema", help="a variable holding a state schema {key: {'type': T, 'handler': fn?}}")
     @argument("--agentic-state", action="store_true", help="give the model the update_session_state tool")
     @argument(
+        "--ask-user",
+        action="store_true",
+        help="give the model the ask_user tool: its question pauses the turn for your answer",
+    )
+    @argument(
+        "--break-before",
+        metavar="POINTS",
+        help="comma-separated points each turn stops at to be stepped through: model, tool, tool:NAME",
+    )
+    @argument(
         "--state-in-context",
         action="store_true",
         help="append the <session_state> block to the system prompt",
@@ -154,6 +164,10 @@ class AgentMagics(WorkspaceMagics):
             "session_state": self._state(args.state),
             "state_schema": self._schema(args.schema),
             "enable_agentic_state": args.agentic_state,
+            "ask_user": args.ask_user,
+            "break_before": names(args.break_before, "--break-before", "%%agent")
+            if args.break_before
+            else None,
             "add_session_state_to_context": args.state_in_context,
             "hide_state_keys": names(args.hide_keys, "--hide-keys", "%%agent") if args.hide_keys else None,
             "markdown": args.markdown,

@@ -20,7 +20,7 @@ from ..state.edits import edit_text
 from ..team import Team
 from ..util.extras import install_line
 from ..util.text import one_line
-from . import mcp_support
+from . import decide_magic, mcp_support
 from .agent_magic import described, show_inspector
 from .parsing import identifier, parse_options
 from .workspace import WorkspaceMagics
@@ -42,6 +42,9 @@ COMMANDS = (
     "mcp",
     "defaults",
     "eval",
+    "approve",
+    "reject",
+    "continue",
 )
 
 
@@ -66,6 +69,8 @@ class AgentnbMagics(WorkspaceMagics):
         action="store_true",
         help="trace: put prompts, messages, tool arguments and results on the spans",
     )
+    @argument("--all", action="store_true", help="approve: every undecided pending item")
+    @argument("--reason", nargs="+", metavar="WHY", help="reject: what the model reads as the call's result")
     @line_magic
     def agentnb(self, line: str) -> Any:
         """Manage the notebook's agents.
@@ -100,6 +105,11 @@ class AgentnbMagics(WorkspaceMagics):
                                              evaluate agent NAME over CASES (a variable holding
                                              cases or a DataFrame, or a .jsonl/.csv/.yaml file);
                                              finished cases replay from NOTEBOOK.agentnb/evals/N/
+            %agentnb approve NAME [ID] [--all]  approve a paused turn's pending call (the only one,
+                                             the one named, or every one)
+            %agentnb reject NAME [ID] --reason WHY  do not run it; the model reads WHY as its result
+            %agentnb continue NAME           carry the paused turn on with the decisions (not
+                                             resume, which takes over the recording)
         """
         args = parse_options(self.agentnb, line, "%agentnb")
         expected = {
@@ -119,6 +129,9 @@ class AgentnbMagics(WorkspaceMagics):
             "mcp": (0, 0, ""),
             "defaults": (0, 0, " [--model M] [--session-dir D]"),
             "eval": (2, 2, " NAME CASES [--checks VAR] [--name N] [--concurrency K] [--repeat R]"),
+            "approve": (1, 2, " NAME [ID] [--all]"),
+            "reject": (1, 2, " NAME [ID] --reason WHY"),
+            "continue": (1, 1, " NAME"),
         }
         low, high, usage = expected[args.command]
         if len(args.args) < low or (high is not None and len(args.args) > high):
@@ -133,9 +146,22 @@ class AgentnbMagics(WorkspaceMagics):
             args.checks or args.name or args.concurrency is not None or args.repeat is not None
         ):
             raise UsageError("%agentnb: --checks, --name, --concurrency and --repeat belong to %agentnb eval")
+        if (args.command != "approve" and args.all) or (args.command != "reject" and args.reason):
+            raise UsageError("%agentnb: --all belongs to %agentnb approve, --reason to %agentnb reject")
         if args.command == "edit":
             args.value = line.split(None, 3)[3] if len(line.split(None, 3)) == 4 else ""
         return getattr(self, f"_{args.command}")(args)
+
+    # -- deciding a paused turn (ipython/decide_magic.py) ---------------------------------------
+
+    def _approve(self, args: Any) -> None:
+        decide_magic.approve(self.workspace, args)
+
+    def _reject(self, args: Any) -> None:
+        decide_magic.reject(self.workspace, args)
+
+    def _continue(self, args: Any) -> Any:
+        return decide_magic.continue_run(self.workspace, args)
 
     def _eval(self, args: Any) -> Any:
         from .eval_magic import run_eval

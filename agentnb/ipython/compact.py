@@ -18,6 +18,8 @@ from ..events import (
     PromptTokens,
     RunFailed,
     RunFinished,
+    RunPaused,
+    RunResumed,
     RunStarted,
     StateCause,
     StateChanged,
@@ -406,6 +408,22 @@ def _run_failed(e: RunFailed) -> dict[str, Any]:
     }
 
 
+def _run_paused(e: RunPaused) -> dict[str, Any]:
+    """A run waiting for a person: its items as data (the inspector builds its cards from them)."""
+    items = [{k: getattr(i, k) for k in _PENDING_FIELDS} | {"path": list(i.path)} for i in e.items]
+    return {"items": items, "usage": compact_usage(e.usage), "duration_ms": e.duration_ms, "kind": e.kind}
+
+
+def _run_resumed(e: RunResumed) -> dict[str, Any]:
+    return {
+        "decisions": [{"id": d.id, "verdict": d.verdict, "by": d.by} for d in e.decisions],
+        "kind": e.kind,
+    }
+
+
+_PENDING_FIELDS = ("id", "kind", "tool", "arguments", "reason", "call")
+
+
 _COMPACT: dict[type, Any] = {
     RunStarted: _run_started,
     PromptRendered: _prompt_rendered,
@@ -418,6 +436,8 @@ _COMPACT: dict[type, Any] = {
     RunFinished: _run_finished,
     ContextRetrieved: _context_retrieved,
     RunFailed: _run_failed,
+    RunPaused: _run_paused,
+    RunResumed: _run_resumed,
 }
 """The compact form of each kind of event (looked up by the event's class: one dict lookup per
 event, not a chain of isinstance tests)."""

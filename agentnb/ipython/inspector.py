@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anywidget
 import traitlets
 
-from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta, ToolCallStarted
+from ..events import Event, RunFailed, RunFinished, RunPaused, RunStarted, TextDelta, ToolCallStarted
 from ..state.diff import make_patch
 from . import run_tree, wire
 from .compact import compact_edit, compact_event, model_info, turn_state, turn_summary
@@ -67,7 +67,7 @@ SNAPSHOT_TURNS = 20
 ROWS_PAGE = 100
 """Summary rows sent per ``need_rows`` request."""
 
-_ENDS = (RunFinished, RunFailed)
+_ENDS = (RunFinished, RunFailed, RunPaused)
 
 
 class Inspector(Requests, anywidget.AnyWidget):
@@ -295,7 +295,7 @@ class Inspector(Requests, anywidget.AnyWidget):
                 return
             add(event)
             kind = type(event)
-            if kind is RunFinished or kind is RunFailed:
+            if kind is RunFinished or kind is RunFailed or kind is RunPaused:
                 self._stale = True
                 outbox.ended()
                 self._charge()

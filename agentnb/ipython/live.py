@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..events import Event, PromptRendered, RunFailed, RunFinished, RunStarted, StateChanged
+from ..events import Event, PromptRendered, RunFailed, RunFinished, RunPaused, RunStarted, StateChanged
 from ..state.diff import ChangeLog
 from . import run_tree, wire
 from .compact import compact_changes, compact_event, compact_tokens, summarize_changes, turn_summary
@@ -112,6 +112,9 @@ class Batcher:
                 owed.pop(run, None)  # the end carries the final summary
                 self._end(run, body)
                 del runs[event.run_id]
+            elif kind is RunPaused:  # it may go on (RunResumed, the same run id): still followed
+                owed.pop(run, None)
+                self._end(run, body)
             elif kind is RunStarted and run.turn - 1 in row_turns and run.record is not None:
                 # The turn before went out as a row: the browser has no state to start from.
                 entry[wire.STATE], stubs = lazy_form(run.record.state_start)

@@ -32,6 +32,8 @@ from ..events import (
     PromptSection,
     RunFailed,
     RunFinished,
+    RunPaused,
+    RunResumed,
     RunStarted,
     TextDelta,
     ToolCallFinished,
@@ -341,11 +343,16 @@ class Progress:
                 "order": live.order,
                 "status": "running",
             }
-        if isinstance(event, (RunFinished, RunFailed)):
+        if isinstance(event, RunResumed):  # a member's paused run goes on
+            resumed = self.live.get(event.run_id)
+            if resumed is not None and resumed.status == "paused":
+                resumed.status = "running"
+            return None
+        if isinstance(event, (RunFinished, RunFailed, RunPaused)):
             ended = self.live.get(event.run_id)
             if ended is None or ended.status != "running":
                 return None
-            ended.status = "ok" if isinstance(event, RunFinished) else "failed"
+            ended.status = {RunFinished: "ok", RunFailed: "failed"}.get(type(event), "paused")
             ended.duration_ms = round(event.duration_ms, 3)
             return {
                 wire.KIND: RUN_PROGRESS,

@@ -35,7 +35,7 @@ class MCPTool(Tool):
     remote_name: str = ""
     """Its name on the server (``name`` may carry a prefix or have ``-`` made ``_``)."""
 
-    external: ClassVar[bool] = True
+    outside_process: ClassVar[bool] = True
     """Its answers come from outside this process: a notebook's recording can stand in for them."""
 
     @property

@@ -45,6 +45,7 @@ class Attempts:
         run_id: str,
         ctx: Any,
         on_check: Callable[[OutputChecked], None] | None = None,
+        earlier: Sequence[OutputChecked] = (),
     ) -> None:
         self.spec, self.mode, self.run_id, self.ctx = spec, mode, run_id, ctx
         self.on_check = on_check
@@ -53,8 +54,8 @@ class Attempts:
         """What the answers are checked against (recorded with each attempt)."""
         self.tools = spec.tools() if mode == "tool" else []
         self.tool_names = {t.name for t in self.tools}
-        self.checks: list[Any] = []
-        """Every ``OutputChecked`` so far."""
+        self.checks: list[Any] = list(earlier)
+        """Every ``OutputChecked`` so far (those before a pause: ``earlier``)."""
 
     def from_text(self, content: str | None, call: int) -> Answered:
         """A final answer in text (native, prompted; tool mode when the model wrote instead)."""

@@ -4,28 +4,30 @@ and a result or a clear error for the model.
 Nothing a tool call does can end the run: an unknown tool, malformed or invalid arguments, a
 tool or hook that raises, a state left invalid — each becomes that call's error result (the
 model reads it and may try again) and the call's state changes are rolled back.
+
+A call the run's gate stops (``run.gate``) does not run: ``pending`` names what it waits for,
+and once a person decided, ``run(..., decision=...)`` runs it (as asked, or with their
+arguments), or ends it with their rejection or answer.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import StateKeyError, StateTypeError, ToolArgumentsError
-from ..events import CauseKind, StateCause, ToolCallFinished
+from ..events import CauseKind, Decision, PendingCall, StateCause, ToolCallFinished
 from ..messages import ToolCall
 from ..state.tracking import Authors, StateTracker
 from ..tools import AGENTIC_TOOL, Tool, result_text, run_chain
 from ..tools.run_context import RunContext
 from ..tools.tool import DELEGATION
 from ..util.text import shorten
-
-ERROR_LIMIT = 4000
-"""Most characters of an error sent back to the model as a tool call's result."""
+from .finish import Finish
+from .gate import Gate
 
 
 @dataclass
@@ -40,6 +42,9 @@ class ParentRun:
     """Where a child run's events go live (the parent agent's ``children=True`` subscribers)."""
     depth_limit: int | None = None
     """The deepest a run below may be, as set above the parent (None: the parent is at the top)."""
+    went_before: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    """For a paused run going on: the child runs each waiting delegation started before the
+    pause, by its tool call id (one that waits goes on; one that ended is not run again)."""
 
 
 class Site(Protocol):
@@ -71,12 +76,15 @@ class Settled:
 class CallOutcome:
     """What one tool call hands back to its run."""
 
-    finished: ToolCallFinished
-    """Its end event: the result the model reads, or the error."""
+    finished: ToolCallFinished | None
+    """Its end event: the result the model reads, or the error (None: it waits, see ``waiting``)."""
     children: tuple[Any, ...] = ()
     """The records of the child runs a delegation started, in call order: the run adopts them."""
     answer: str | None = None
     """A delegation's answer for the whole run (route mode, a handoff): no more model calls."""
+    waiting: tuple[Any, ...] = ()
+    """A delegation's child runs that paused for a person: the call has no result yet, and its
+    run pauses too (their pending items are its own)."""
 
 
 @dataclass
@@ -98,6 +106,7 @@ class ToolExecutor:
         tracker: StateTracker,
         recorded: Callable[[ToolCall], ToolCallFinished | None] | None = None,
         parent: ParentRun | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.tools = tools
         self.hooks = hooks
@@ -107,6 +116,20 @@ class ToolExecutor:
         """Looks up a recorded outcome for tools outside the process (see ``run.setup.Replay``)."""
         self.parent = parent
         """The run these calls belong to, for the delegations among them."""
+        self.gate = gate
+        """What stops a call for a person (None: nothing does)."""
+
+    def pending(self, tool_call: ToolCall, call: int) -> PendingCall | None:
+        """What the call waits for before it may run, or None to run it now. A call that cannot
+        run (no such tool, arguments that do not fit) does not wait: its error goes to the model."""
+        tool = self.tools.get(tool_call.name)
+        if self.gate is None or tool is None or not self.gate.may_stop(tool):
+            return None
+        checked = self.check_call(tool_call, Finish(self.ctx.run_id, call, tool_call))
+        if isinstance(checked, ToolCallFinished):
+            return None
+        tool, arguments = checked
+        return self.gate.tool_item(tool, arguments, tool_call, call, self.ctx)
 
     def is_delegation(self, name: str) -> bool:
         """Whether the tool ``name`` starts a child run (agent as tool, team member, handoff)."""
@@ -170,19 +193,53 @@ class ToolExecutor:
         reads = {key for key, param in (tool.inputs_from_state or {}).items() if param not in sent}
         return reads, set(tool.outputs_to_state or {})
 
-    def run(self, tool_call: ToolCall, call: int, batch: Batch | None = None) -> CallOutcome:
-        """Run one call; its state changes wait in ``tracker.pending``."""
-        if self.is_delegation(tool_call.name) and self.parent is not None:
-            return self.settle_delegation(
-                *self._open(tool_call, call, self.tracker.snapshot), batch or Batch()
+    def run(
+        self, tool_call: ToolCall, call: int, batch: Batch | None = None, decision: Decision | None = None
+    ) -> CallOutcome:
+        """Run one call (after a person's ``decision``, when its run paused for one); its state
+        changes wait in ``tracker.pending``."""
+        if decision is not None and decision.verdict in ("rejected", "answered"):
+            return CallOutcome(self._decided(tool_call, call, decision))
+        asked = tool_call.arguments
+        if decision is not None and decision.verdict == "edited":
+            tool_call = ToolCall(
+                tool_call.id, tool_call.name, json.dumps(decision.arguments, ensure_ascii=False)
             )
-        return CallOutcome(self._run(tool_call, call))
+        if self.is_delegation(tool_call.name) and self.parent is not None:
+            done = Finish(self.ctx.run_id, call, tool_call, decision, asked)
+            return self.settle_delegation(
+                *self._open(done, tool_call, self.tracker.snapshot), batch or Batch()
+            )
+        return CallOutcome(self._run(Finish(self.ctx.run_id, call, tool_call, decision, asked), tool_call))
+
+    def _decided(self, tool_call: ToolCall, call: int, decision: Decision) -> ToolCallFinished:
+        """A call a person rejected (the model reads why), or answered (their answer is its
+        result, put into the state by the tool's ``outputs_to_state`` as theirs)."""
+        done = Finish(self.ctx.run_id, call, tool_call, decision)
+        if decision.verdict == "rejected":
+            return done.rejected(decision.reason or "")
+        value = decision.value
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        checked = self.check_call(tool_call, done)
+        if isinstance(checked, ToolCallFinished):
+            return checked
+        tool = checked[0]
+        start = self.tracker.snapshot
+        try:
+            self._apply_outputs(tool, value, tool_call.id, kind="person")
+            changed = self.tracker.changed_since(start)
+            if self.ctx.state.has_schema:
+                self.ctx.state.validate(changed)
+        except (StateKeyError, StateTypeError) as exc:
+            self.tracker.rollback(start)
+            message = f"the answer to {tool.name!r} left the state invalid: {exc}. The state was not changed."
+            return done.failed("state_error", message)
+        return done.ok(text, (), answered_by="person", changed_keys=tuple(changed))
 
     def _open(
-        self, tool_call: ToolCall, call: int, snapshot: Any
+        self, done: Finish, tool_call: ToolCall, snapshot: Any
     ) -> tuple[Any, Any, ToolCallFinished | None]:
         """A delegation up to its child run's end; nothing of the parent's state is touched."""
-        done = Finish(self.ctx.run_id, call, tool_call)
         checked = self.check_call(tool_call, done)
         if isinstance(checked, ToolCallFinished):
             return done, None, checked
@@ -219,6 +276,16 @@ class ToolExecutor:
         tool, site, outcome = opened
         steps = tuple(outcome.steps)
         children = tuple(site.children)
+        waiting = tuple(child for child in children if child.status == "paused")
+        if waiting:  # a member waits for a person: so does this call, with nothing settled
+            if site.live:  # what the members wrote on the way is theirs
+                for child in waiting:
+                    self.tracker.checkpoint(
+                        StateCause(
+                            kind="merge", name=child.agent, tool_call_id=site.tool_call_id, via=child.path
+                        )
+                    )
+            return CallOutcome(None, children, waiting=waiting)
         extra: dict[str, Any] = {"child_run_id": children[0].run_id if children else None}
         if len(children) > 1:
             extra["child_run_ids"] = tuple(c.run_id for c in children)
@@ -240,8 +307,8 @@ class ToolExecutor:
         )
         return CallOutcome(finished, children, settled.answer)
 
-    def _run(self, tool_call: ToolCall, call: int) -> ToolCallFinished:
-        done = Finish(self.ctx.run_id, call, tool_call)
+    def _run(self, done: Finish, tool_call: ToolCall) -> ToolCallFinished:
+        edited_by = done.edited_by
         checked = self.check_call(tool_call, done)
         if isinstance(checked, ToolCallFinished):
             return checked
@@ -249,7 +316,7 @@ class ToolExecutor:
         done.base["source"] = getattr(tool, "source", None)
         recorded = (
             self.recorded(tool_call)
-            if self.recorded is not None and getattr(tool, "external", False)
+            if self.recorded is not None and getattr(tool, "outside_process", False)
             else None
         )
         if recorded is not None:
@@ -257,7 +324,7 @@ class ToolExecutor:
             tool = _Recorded.stand_in(tool, recorded)
             done.base["replayed"] = True
         start = self.tracker.snapshot
-        authors = Authors(self.tracker, lambda link: self._cause(tool, tool_call.id, link))
+        authors = Authors(self.tracker, lambda link: self._cause(tool, tool_call.id, link, edited_by))
         # The agent's hooks replace a tool's own (``@tool(tool_hooks=...)``), as in Agno.
         hooks = self.hooks or tool.tool_hooks or []
         outcome = run_chain(tool, arguments, hooks, self.ctx, on_link=authors.on_link if hooks else None)
@@ -272,7 +339,7 @@ class ToolExecutor:
             )
         authors.close()
         try:
-            self._apply_outputs(tool, outcome.result, tool_call.id)
+            self._apply_outputs(tool, outcome.result, tool_call.id, edited_by=edited_by)
             changed = self.tracker.changed_since(start)
             if self.ctx.state.has_schema:
                 self.ctx.state.validate(changed)
@@ -318,13 +385,21 @@ class ToolExecutor:
             )
 
     @staticmethod
-    def _cause(tool: Tool, tool_call_id: str, link: str) -> StateCause:
+    def _cause(tool: Tool, tool_call_id: str, link: str, edited_by: str | None = None) -> StateCause:
         if link == "tool":
             kind: CauseKind = "agentic" if tool.name == AGENTIC_TOOL else "tool"
-            return StateCause(kind=kind, name=tool.name, tool_call_id=tool_call_id)
-        return StateCause(kind="hook", name=link, tool_call_id=tool_call_id)
+            return StateCause(kind=kind, name=tool.name, tool_call_id=tool_call_id, edited_by=edited_by)
+        return StateCause(kind="hook", name=link, tool_call_id=tool_call_id, edited_by=edited_by)
 
-    def _apply_outputs(self, tool: Tool, result: Any, tool_call_id: str) -> None:
+    def _apply_outputs(
+        self,
+        tool: Tool,
+        result: Any,
+        tool_call_id: str,
+        *,
+        kind: CauseKind = "output",
+        edited_by: str | None = None,
+    ) -> None:
         """Put the result into state by ``outputs_to_state``: an entry without ``source`` takes
         the whole result, whatever it is (SPEC 1.6; Haystack merges dict results only); one with
         a ``source`` takes that key of a dict result, and is skipped when there is none (Haystack)."""
@@ -338,44 +413,13 @@ class ToolExecutor:
             used = handler or (state.handler_for(key) if state.has_schema else None)
             self.tracker.checkpoint(
                 StateCause(
-                    kind="output",
+                    kind=kind,
                     name=tool.name,
                     tool_call_id=tool_call_id,
                     handler=getattr(used, "__name__", None) if used else None,
+                    edited_by=edited_by,
                 )
             )
-
-
-class Finish:
-    """Builds the ToolCallFinished of one call: its result, or its error bounded in size."""
-
-    def __init__(self, run_id: str, call: int, tool_call: ToolCall) -> None:
-        self.started = time.perf_counter()
-        self.base: dict[str, Any] = dict(
-            run_id=run_id,
-            call=call,
-            tool_call_id=tool_call.id,
-            name=tool_call.name,
-            arguments=tool_call.arguments,
-        )
-
-    def ok(self, result: str, hooks: tuple[Any, ...], **extra: Any) -> ToolCallFinished:
-        return ToolCallFinished(**self.base, result=result, hooks=hooks, duration_ms=self._ms(), **extra)
-
-    def failed(self, kind: str, error: str, **extra: Any) -> ToolCallFinished:
-        if len(error) > ERROR_LIMIT:  # what goes back to the model stays bounded
-            error = f"{error[: ERROR_LIMIT - 60]}… (the error is {len(error):,} characters; cut here)"
-        return ToolCallFinished(
-            **self.base,
-            result=f"Error: {error}",
-            error=error,
-            error_kind=kind,
-            duration_ms=self._ms(),
-            **extra,
-        )
-
-    def _ms(self) -> float:
-        return (time.perf_counter() - self.started) * 1000
 
 
 def _blame(tool: Tool, exc: BaseException, source: str | None) -> tuple[str, str]:
@@ -415,4 +459,4 @@ def _overlap(reads: set[str] | None, writes: set[str] | None) -> bool:
     return bool(reads & writes)
 
 
-__all__ = ["Batch", "CallOutcome", "Finish", "ParentRun", "Settled", "Site", "ToolExecutor"]
+__all__ = ["Batch", "CallOutcome", "ParentRun", "Settled", "Site", "ToolExecutor"]

@@ -5,13 +5,17 @@ Think: the model answers with text or tool calls. Act: each tool call runs throu
 chain (``executor.ToolExecutor``); its result, or a clear error, goes back to the model as a
 ``role=tool`` message. The loop ends on a final answer, or fails after ``max_tool_iterations``
 rounds of tool calls. Every state change is attributed to whoever made it (``tracking``).
+
+A run may also pause (``pausing``): before a call a person must decide (the response's other
+calls run first) or at a breakpoint; ``events()`` of a turn made for a paused record goes on from
+there, the same run in the same record.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -21,29 +25,32 @@ from ..events import (
     Event,
     ModelRequested,
     ModelResponded,
+    OutputChecked,
     PromptRendered,
     RunFailed,
     RunFinished,
     StateCause,
     TextDelta,
     ToolCallFinished,
-    ToolCallStarted,
     Usage,
 )
+from ..history.pause import Pause
 from ..history.records import TurnRecord
 from ..messages import Message, ToolCall
 from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunks
 from ..state.tracking import StateTracker
+from ..tools import Tool
 from ..tools.run_context import RunContext
 from ..util.text import one_line
+from .acting import Acting
 from .answers import Answered, Attempts
-from .executor import CallOutcome, ParentRun, ToolExecutor
+from .executor import ToolExecutor
 from .observe import Prepared
-from .parallel import Running
+from .pausing import Pausing
 from .setup import TurnSetup, continuation_id, run_started
 
 
-class Turn:
+class Turn(Acting, Pausing):
     """One run. Iterate ``events()``; afterwards ``.record`` holds everything and ``.error``
     says why it failed, if it did."""
 
@@ -74,16 +81,19 @@ class Turn:
                 ctx.run_id,
                 ctx,
                 (lambda check: replay.checked(record, check, setup.model)) if replay is not None else None,
+                [e for e in record.events if type(e) is OutputChecked],  # before a pause
             )
             if setup.output is not None and setup.output.checks_answers()
             else None
         )
         """The answers checked against the run's output type (None: a run without one)."""
-        self.children_usage = Usage()
-        """What the runs this one delegated to used in all (their ``usage_total``), added as
-        each delegation returns."""
         # ``_emit`` runs for every event: the record's event list (a lazy field) and the emit, read once.
         self._record_event, self._notify = record.events.append, setup.emit
+
+    @property
+    def children_usage(self) -> Usage:
+        """What the runs this one delegated to used in all (their ``usage_total``)."""
+        return sum((child.usage_total for child in self.record.children), Usage())
 
     def _emit(self, event: Event) -> Event:
         if type(event) is not TextDelta:
@@ -93,12 +103,13 @@ class Turn:
 
     def events(self) -> Iterator[Event]:
         """The run, event by event: start (the inputs into the state), Observe (the prompt),
-        then Think and Act until a final answer, then the end. Whatever stops it — an error of
-        the run's own machinery (a tool's error is the model's to read, never this), an
-        interrupt, its events no longer read — ends it failed, with RunFailed: no run is left
-        running."""
+        then Think and Act until a final answer, then the end — or, for a paused run going on,
+        from where it stopped. Whatever stops it — an error of the run's own machinery (a tool's
+        error is the model's to read, never this), an interrupt, its events no longer read — ends
+        it failed, with RunFailed: no run is left running."""
         try:
-            yield from self._phases()
+            pause = self.record.pause
+            yield from (self._resumed(pause) if pause is not None else self._phases())
         except Exception as exc:
             if self.record.status != "running":
                 raise
@@ -137,7 +148,7 @@ class Turn:
             yield from self._fail(exc)
             return
         yield from self._observed(prepared)
-        finished = yield from self._think_and_act(prepared, context)
+        finished = yield from self._think_and_act(prepared.tools, context)
         if finished:
             yield from self._finish()
 
@@ -165,76 +176,99 @@ class Turn:
         start = 1 if prepared.system_prompt else 0
         self._context_messages = slice(start, start + prepared.history)
 
-    def _executor(self, prepared: Prepared) -> ToolExecutor:
-        setup, record, run_id = self.setup, self.record, self.ctx.run_id
-        replay = setup.replay
-        recorded = (lambda tool_call: replay.tool_result(record, tool_call)) if replay is not None else None
-        path = setup.lineage.path if setup.lineage is not None else (record.agent,)
-        limit = setup.lineage.depth_limit if setup.lineage is not None else None
-        parent = ParentRun(run_id, path, setup.emit_child, limit)
-        tools = {t.name: t for t in prepared.tools}
-        return ToolExecutor(tools, setup.hooks, self.ctx, self.tracker, recorded, parent)
-
     def _think_and_act(
-        self, prepared: Prepared, context: list[ContextRetrieved]
+        self, tools: Sequence[Tool], context: list[ContextRetrieved], pause: Pause | None = None
     ) -> Generator[Event, None, bool]:
         """Ask the model, run the tool calls it asks for, again, until it answers (returns True)
-        or the run fails (False)."""
+        or the run fails or pauses for a person (False). A paused run (``pause``) goes on where
+        it stopped: the calls that waited, or the model call that waited."""
         setup, messages = self.setup, self.ctx.messages
-        wire = [m.to_openai() for m in messages]  # shared, never mutated: each request copies the list
-        executor = self._executor(prepared)
+        wire = self._wire(pause)  # shared, never mutated: each request copies the list
+        executor = self._executor(tools, pause)
         attempts = self.attempts
-        schemas = [t.schema() for t in prepared.tools]
+        schemas = [t.schema() for t in tools]
         if attempts is not None:
             schemas += [t.schema() for t in attempts.tools]
-        call = 0
-        continuing = setup.handoff_to
+        call = pause.call if pause is not None else 0
+        continuing = setup.handoff_to if pause is None else None
         while True:
-            if continuing is not None:  # the agent in charge answers: no model call of this one's
-                response: ModelResponse | None = ModelResponse(
-                    tool_calls=(
-                        ToolCall(id=continuation_id(self.ctx.run_id), name=continuing, arguments="{}"),
-                    )
-                )
-                continuing = None
+            if pause is not None and pause.stop == "tools":  # the calls that waited, decided
+                asked = next(m for m in reversed(messages) if m.role == "assistant").tool_calls
+                finals = [c for c in asked if c.name in attempts.tool_names] if attempts is not None else []
+                verdict = yield from self._acted(executor, pause.waiting, finals, call, context, wire, pause)
+                pause = None
             else:
-                response = yield from self._request(wire, schemas, call)
-            if response is None:
-                return False
-            messages.append(Message.assistant(response.content, response.tool_calls))
-            wire.append(messages[-1].to_openai())
-            if response.tool_calls and response.reasoning:  # sent back within the turn (Responses API)
-                wire[-1] = {**wire[-1], REASONING_KEY: response.reasoning}
-            calls = response.tool_calls
-            final_names = attempts.tool_names if attempts is not None else set()
-            finals = [c for c in calls if c.name in final_names]
-            if not calls or (finals and len(finals) == len(calls)):
-                if attempts is None:
-                    return True
-                answered = (
-                    attempts.from_calls(finals, call)
-                    if finals
-                    else attempts.from_text(response.content, call)
-                )
-                verdict = yield from self._answered(answered, wire)
-                if verdict is not None:
-                    return verdict
-                call += 1
-                continue
-            if call >= setup.max_tool_iterations:
-                yield from self._fail(self._too_many_rounds())
-                return False
-            others = tuple(c for c in calls if c.name not in final_names) if finals else calls
-            yield from self._act(executor, others, call, context, messages, wire)
-            if finals and attempts is not None and self._direct is None:
-                # The other calls of the answer ran first (the model asked for them), then the answer.
-                verdict = yield from self._answered(attempts.from_calls(finals, call), wire)
-                if verdict is not None:
-                    return verdict
+                if continuing is not None:  # the agent in charge answers: no model call of this one's
+                    response: ModelResponse | None = ModelResponse(
+                        tool_calls=(
+                            ToolCall(id=continuation_id(self.ctx.run_id), name=continuing, arguments="{}"),
+                        )
+                    )
+                    continuing = None
+                elif pause is not None:  # the model call that waited, as the person left it
+                    response = yield from self._request(wire, schemas, call, self._edited_request(pause))
+                    pause = None
+                elif setup.gate is not None and setup.gate.before_model:
+                    yield from self._stop_before_model(wire, schemas, call)
+                    return False
+                else:
+                    response = yield from self._request(wire, schemas, call)
+                if response is None:
+                    return False
+                messages.append(Message.assistant(response.content, response.tool_calls))
+                wire.append(messages[-1].to_openai())
+                if response.tool_calls and response.reasoning:  # sent back within the turn (Responses API)
+                    wire[-1] = {**wire[-1], REASONING_KEY: response.reasoning}
+                calls = response.tool_calls
+                final_names = attempts.tool_names if attempts is not None else set()
+                finals = [c for c in calls if c.name in final_names]
+                if not calls or (finals and len(finals) == len(calls)):
+                    if attempts is None:
+                        return True
+                    answered = (
+                        attempts.from_calls(finals, call)
+                        if finals
+                        else attempts.from_text(response.content, call)
+                    )
+                    verdict = yield from self._answered(answered, wire)
+                    if verdict is not None:
+                        return verdict
+                    call += 1
+                    continue
+                if call >= setup.max_tool_iterations:
+                    yield from self._fail(self._too_many_rounds())
+                    return False
+                others = tuple(c for c in calls if c not in finals)
+                verdict = yield from self._acted(executor, others, finals, call, context, wire, None)
+            if verdict is not None:
+                return verdict
             call += 1
             if self._direct is not None:  # a member answered for this run
                 messages.append(Message.assistant(self._direct))
                 return True
+
+    def _acted(
+        self,
+        executor: ToolExecutor,
+        calls: Sequence[ToolCall],
+        finals: Sequence[ToolCall],
+        call: int,
+        context: list[ContextRetrieved],
+        wire: list[dict[str, Any]],
+        pause: Pause | None,
+    ) -> Generator[Event, None, bool | None]:
+        """One response's tool calls, then the answer among them (output tool calls): None to
+        ask the model again, True when the run answered, False when it failed or paused (some
+        calls wait for a person; the other calls ran first)."""
+        waiting = yield from self._act(executor, calls, call, context, wire, pause)
+        if waiting:
+            yield from self._stop_before_tools(waiting, call, wire)
+            return False
+        attempts = self.attempts
+        if finals and attempts is not None and self._direct is None:
+            # The other calls of the answer ran first (the model asked for them), then the answer.
+            return (yield from self._answered(attempts.from_calls(list(finals), call), wire))
+        return None
 
     def _answered(
         self, answered: Answered, wire: list[dict[str, Any]]
@@ -258,12 +292,23 @@ class Turn:
         return None
 
     def _request(
-        self, wire: list[dict[str, Any]], schemas: list[dict[str, Any]], call: int
+        self,
+        wire: list[dict[str, Any]],
+        schemas: list[dict[str, Any]],
+        call: int,
+        edit: Mapping[str, Any] | None = None,
     ) -> Generator[Event, None, ModelResponse | None]:
         """One model call (Think): its request and response events; the response, or None when
-        it failed (the run has failed then)."""
+        it failed (the run has failed then). ``edit``: what a person changed at a breakpoint
+        before it (their messages carry on as the run's conversation)."""
         setup, run_id = self.setup, self.ctx.run_id
-        request = ModelRequest(messages=list(wire), tools=schemas, options=dict(setup.model_options))
+        tools, options = schemas, dict(setup.model_options)
+        if edit:
+            if "messages" in edit:
+                wire[:] = [dict(m) for m in edit["messages"]]
+                self.ctx.messages[:] = [Message.from_openai(m) for m in wire]
+            tools, options = list(edit.get("tools", tools)), dict(edit.get("options", options))
+        request = ModelRequest(messages=list(wire), tools=tools, options=options)
         try:
             payload = setup.model.payload(request)
             yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
@@ -326,79 +371,6 @@ class Turn:
             )
         )
 
-    def _act(
-        self,
-        executor: ToolExecutor,
-        calls: tuple[ToolCall, ...],
-        call: int,
-        context: list[ContextRetrieved],
-        messages: list[Message],
-        wire: list[dict[str, Any]],
-    ) -> Iterator[Event]:
-        """Run one response's tool calls: in the model's order (read-after-write first); its
-        ``copy`` / ``none`` delegations side by side on one snapshot while the other calls run in
-        order, every result applied in call order."""
-        batch = executor.schedule(calls)
-        together = executor.side_by_side(batch)
-        if not any(together):
-            for tool_call in batch:
-                yield self._emit(self._started(executor, tool_call, call))
-                outcome = executor.run(tool_call, call)
-                yield from self._after(tool_call, outcome, context, messages, wire)
-            return
-        for tool_call, now in zip(batch, together):  # these start now, side by side
-            if now:
-                yield self._emit(self._started(executor, tool_call, call))
-        running = Running(executor, batch, together, call)
-        try:
-            for tool_call, now in zip(batch, together):
-                if now:
-                    outcome = running.finish(tool_call)
-                else:  # an ordinary call (or a live delegation): in order, on this thread
-                    yield self._emit(self._started(executor, tool_call, call))
-                    outcome = running.run(tool_call)
-                yield from self._after(tool_call, outcome, context, messages, wire)
-        finally:
-            running.close()
-
-    def _started(self, executor: ToolExecutor, tool_call: ToolCall, call: int) -> ToolCallStarted:
-        source = executor.source_of(tool_call.name)
-        return ToolCallStarted(
-            run_id=self.ctx.run_id,
-            call=call,
-            tool_call_id=tool_call.id,
-            name=tool_call.name,
-            arguments=tool_call.arguments,
-            source=source,
-            at=time.time(),
-        )
-
-    def _after(
-        self,
-        tool_call: ToolCall,
-        outcome: CallOutcome,
-        context: list[ContextRetrieved],
-        messages: list[Message],
-        wire: list[dict[str, Any]],
-    ) -> Iterator[Event]:
-        """A call's end: the child runs it started become this run's, then the context it
-        retrieved, its state changes, its result."""
-        for child in outcome.children:
-            self.record.adopt(child)
-            self.children_usage = self.children_usage + child.usage_total
-        if outcome.answer is not None:  # a member answered for this run (route mode, a handoff)
-            self._direct = outcome.answer
-        finished = outcome.finished
-        for retrieved in context:
-            yield self._emit(retrieved)
-        context.clear()
-        for change in self.tracker.drain():
-            yield self._emit(change)
-        yield self._emit(finished)
-        self._tool_calls += 1
-        messages.append(Message.tool(tool_call, finished.result))
-        wire.append(messages[-1].to_openai())
-
     def _put_inputs(self) -> None:
         """The run's inputs into the state: ``session_state`` (deep-merged, Agno; or replacing
         the state with ``overwrite_db_session_state``), then the keyword arguments (Haystack)."""
@@ -442,14 +414,17 @@ class Turn:
         messages, context = self.ctx.messages, self._context_messages
         return messages[: context.start] + messages[context.stop :]
 
-    def _close(self, state_after: Mapping[str, Any]) -> None:
+    def _close(self, state_after: Mapping[str, Any], *, ended: bool = True) -> None:
+        """The record as the run leaves it: when it ended, or (``ended=False``) paused."""
         self.record.messages = self._own_messages()
         self.record.usage = self._usage
         self.record.duration_ms = (time.perf_counter() - self._start) * 1000
         self.record.state_after = state_after
         self._recount()
-        if self.setup.replay is not None:
-            self.setup.replay.finish(self.record)
+        if ended:
+            self.record.pause = None
+            if self.setup.replay is not None:
+                self.setup.replay.finish(self.record)
 
     def _recount(self) -> None:
         """Estimated counts are counted again once the model's tokenizer is there (the local

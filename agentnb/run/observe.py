@@ -261,6 +261,16 @@ def prepare(
     return evolve(prepared, tokens=count_tokens(agent, prepared))
 
 
+def tools_going_on(
+    agent: AgentSetup, ctx: RunContext, on_context: Callable[[ContextRetrieved], None], message: str
+) -> list[Tool]:
+    """The tools a paused run offers when it goes on: the agent's now, the retrieval tools tied
+    to the run again (the prompt is not rendered again: the run keeps the one it had)."""
+    if agent.context_providers:
+        agent.context_providers.bind(ctx.run_id, ContextQuery(message, agent=agent.name), on_context)
+    return agent.all_tools()
+
+
 def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = False) -> PromptTokens | None:
     """What ``prepared`` costs with the best counter the agent's model has now (with
     ``exact_only``, None unless that counter is the model's own tokenizer)."""

@@ -24,7 +24,8 @@ from typing import Any
 from ..events import StateCause, ToolCallFinished
 from ..messages import ToolCall
 from ..tools import Tool
-from .executor import Batch, CallOutcome, Finish, ToolExecutor
+from .executor import Batch, CallOutcome, ToolExecutor
+from .finish import Finish
 
 
 class Running:

@@ -17,6 +17,7 @@ from ..messages import Message
 from ..state.state import MESSAGES_KEY
 from ..state.views import view
 from .loop import Turn
+from .pending import PendingItem, pending_items
 
 if TYPE_CHECKING:
     from ..formatters import ParsedOutput
@@ -42,6 +43,26 @@ class RunResult:
     """Token counts of the run."""
     turn: TurnRecord | None = field(default=None, repr=False)
     """The turn's record (also ``agent.history[-1]``)."""
+
+    @property
+    def status(self) -> str:
+        """``ok`` (an answer), ``failed``, or ``paused``: the turn waits for a person
+        (``pending``; decide each item, then ``agent.continue_run()``)."""
+        return self.turn.status if self.turn is not None else "ok"
+
+    @property
+    def is_paused(self) -> bool:
+        """Whether the turn waits for a person (Agno's name)."""
+        return self.status == "paused"
+
+    @property
+    def pending(self) -> list[PendingItem]:
+        """What the paused turn waits for: each item (id, kind, tool, arguments, reason, and the
+        member's path in a team) with ``approve()`` / ``reject(why)`` / ``answer(value)`` /
+        ``edit(request=...)``; [] unless paused. The OpenAI SDK calls them ``interruptions``."""
+        return pending_items(self.turn) if self.turn is not None else []
+
+    interruptions = pending
 
     @property
     def member_responses(self) -> list[RunResult]:

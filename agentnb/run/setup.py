@@ -4,12 +4,13 @@ what stands in for the model where a recording holds the answer (``Replay``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..events import (
     ContextRetrieved,
+    Decision,
     Event,
     OutputChecked,
     PromptSection,
@@ -21,7 +22,9 @@ from ..history.records import TurnRecord
 from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
 from ..state.tracking import StateTracker
+from ..tools import Tool
 from ..tools.run_context import RunContext
+from .gate import Gate
 from .observe import Prepared
 from .output import OutputSignature, OutputSpec
 
@@ -47,6 +50,10 @@ class Replay(Protocol):
 
     def finish(self, record: TurnRecord) -> None:
         """The turn ended (before RunFinished / RunFailed)."""
+
+    def decided(self, record: TurnRecord, decisions: Sequence[Decision]) -> None:
+        """A paused turn goes on with these decisions (may raise when they differ from the
+        recorded ones: a drift)."""
 
     def tool_result(self, record: TurnRecord, tool_call: ToolCall) -> ToolCallFinished | None:
         """The recorded outcome of a call to a tool outside the process (an MCP server), or None
@@ -93,6 +100,11 @@ class TurnSetup:
     handoff_to: str | None = None
     """The handoff tool that answers this run without a model call: an earlier handoff left
     another agent in charge of the conversation."""
+    gate: Gate | None = None
+    """What stops the run for a person (approvals, questions, external calls, breakpoints)."""
+    tools: Callable[[RunContext, Callable[[ContextRetrieved], None]], Sequence[Tool]] | None = None
+    """The tools a paused run offers when it goes on (the Observe step's, the prompt not
+    rendered again; the retrieval tools' events go to the callback)."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """How an agent makes a turn, as a part of ``Agent``: the turn complete when made (a top-level
-run, or a child run a delegation starts), and one turn of an agent at a time."""
+run, a child run a delegation starts, or a paused run going on), and one turn of an agent at a
+time."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError
-from ..events import Event
+from ..errors import ConfigurationError, ContinueRunError
+from ..events import Event, RunFailed
 from ..history.records import TurnRecord
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
+from .gate import Gate
 from .loop import Turn
-from .observe import Prepared, count_added, count_tokens, prepare
+from .observe import Prepared, count_added, count_tokens, prepare, tools_going_on
 from .output import OutputSpec, asked
+from .pending import pending_items
 from .runs import RunInput
 from .setup import Delegated, TurnSetup
 
@@ -26,6 +29,9 @@ if TYPE_CHECKING:
     from ..context import ContextProviders
     from ..tools import Tool
     from .prompt import PromptOptions
+
+ABANDONED = "abandoned: a new turn started before this paused one was continued"
+"""The error of a paused turn left behind by a new one."""
 
 
 class TurnMaking:
@@ -40,6 +46,8 @@ class TurnMaking:
     in_charge: Any
     handoffs: list[Any]
     tool_hooks: list[Callable[..., Any]]
+    approval: Callable[..., Any] | None
+    breakpoints: frozenset[str]
     max_tool_iterations: int
     model_options: dict[str, Any]
     overwrite_db_session_state: bool
@@ -69,6 +77,8 @@ class TurnMaking:
         self._edits.clear()  # from here they are this turn's changes by "user", not undoable
         ctx = RunContext.for_agent(self, run_id, inputs.dependencies)
         last = self.history[-1] if len(self.history) else None
+        if last is not None and last.status == "paused" and delegated is None:
+            self._abandon(last)
         # A finished turn's state_after is a snapshot nothing mutates: the next one starts there;
         # a delegated run starts from the state its delegation just put in place.
         start = last.frozen_after if last and last.status != "running" and delegated is None else None
@@ -82,14 +92,48 @@ class TurnMaking:
             started_at=time.time(),
         )
         self.history.append(record)
+        setup = self._setup(inputs, delegated, record.message)
+        return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
+
+    def _continued_turn(self, delegated: Delegated | None = None, record: TurnRecord | None = None) -> Turn:
+        """The paused turn going on (the last one; for a delegated run, ``record``), once every
+        item it waits for is decided: the same record, run id and conversation."""
+        if record is None:
+            record = self.paused_turn()
+        undecided = [item for item in pending_items(record) if not item.decided]
+        if undecided:
+            names = ", ".join(repr(item) for item in undecided)
+            raise ContinueRunError(
+                f"agent {self.name!r}: turn {record.number} still waits for {len(undecided)} decision(s): "
+                f"{names}. Decide each (approve(), reject('why'), answer(value)), then continue_run()"
+            )
+        self._edits.clear()
+        ctx = RunContext.for_agent(self, record.run_id, turn=record.index)
+        tracker = StateTracker(self.state, record.run_id, record.frozen_after)
+        return Turn(self._setup(None, delegated, record.message), record, ctx, tracker, {})
+
+    def paused_turn(self) -> TurnRecord:
+        """The turn that waits for a person (the last one); ContinueRunError when there is none."""
+        last = self.history[-1] if len(self.history) else None
+        if last is None or last.status != "paused" or last.pause is None:
+            state = f"its last turn is {last.status}" if last is not None else "it has no turns"
+            raise ContinueRunError(
+                f"agent {self.name!r} has no paused turn to continue ({state}); a turn pauses when a call "
+                "needs a person (requires_approval, ask_user, external, break_before)"
+            )
+        return last
+
+    def _setup(self, inputs: RunInput | None, delegated: Delegated | None, message: str) -> TurnSetup:
+        """What a turn of this agent is given: a new one (``inputs``), or a paused one going on."""
         output = self.format.output_formatter
         fields = list(self.format.output_fields)
         emit, emit_child = self._emits(delegated)
-        spec = self._output_spec(inputs.output_type)
+        spec = self._output_spec(inputs.output_type if inputs is not None else None)
         how = asked(spec, self.model)
-        setup = TurnSetup(
+        path = delegated.lineage.path if delegated is not None else (self.name,)
+        return TurnSetup(
             model=self.model,
-            prepare=self._preparer(inputs, delegated, how.trailing),
+            prepare=self._preparer(inputs or RunInput(message), delegated, how.trailing),
             emit=emit,
             hooks=self.tool_hooks,
             max_tool_iterations=self.max_tool_iterations,
@@ -101,11 +145,31 @@ class TurnMaking:
             overwrite_state=self.overwrite_db_session_state,
             count_tokens=lambda prepared: count_tokens(self, prepared, exact_only=True),
             emit_child=emit_child,
-            handoff_to=self._continuing(),
+            handoff_to=self._continuing() if inputs is not None else None,
             lineage=delegated.lineage if delegated is not None else None,
             before_end=delegated.before_end if delegated is not None else None,
+            gate=Gate(self.approval, self.breakpoints, path),
+            tools=lambda run_ctx, on_context: tools_going_on(self, run_ctx, on_context, message),
         )
-        return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
+
+    def _abandon(self, record: TurnRecord) -> None:
+        """A new turn starts while ``record`` waits for a person: it ends there, failed (and the
+        runs below it that wait too)."""
+        for run in record.walk():
+            if run.status != "paused":
+                continue
+            run.status, run.pause, run.error = "failed", None, ABANDONED
+            run.events.append(
+                RunFailed(
+                    run_id=run.run_id,
+                    error=ABANDONED,
+                    error_type=ContinueRunError.__name__,
+                    usage=run.usage,
+                    usage_total=run.usage_total,
+                    duration_ms=run.duration_ms,
+                )
+            )
+        self._notify(record.events[-1])
 
     def _emits(self, delegated: Delegated | None) -> tuple[Callable[[Event], None], Callable[[Event], None]]:
         """Where a turn's events go, and those of the runs it delegates to: this agent's

@@ -76,6 +76,9 @@ class Cursor:
     """Finished turns stored."""
     last_turn: TurnRecord | None
     """The last stored turn (to notice a history that was replaced)."""
+    paused: int | None
+    """The first stored turn that was paused when stored (it is stored again once it goes on,
+    or is abandoned); None when none was."""
     state: FrozenMap
     """The state data as stored (frozen: shared with the turn records, not with the live state)."""
     messages: list[Message]
@@ -92,6 +95,7 @@ def cursor(agent: Any) -> Cursor:
         owner=weakref.ref(agent),
         turns=done,
         last_turn=history[done - 1] if done else None,
+        paused=_first_paused(history, max(0, done - 1), done),
         state=agent.state.frozen(),
         messages=list(agent.state.messages),
         top=top_fields(agent),
@@ -100,7 +104,15 @@ def cursor(agent: Any) -> Cursor:
 
 def empty_cursor(agent: Any) -> Cursor:
     """A cursor for nothing stored: the next delta writes every turn, key and message as new."""
-    return Cursor(owner=weakref.ref(agent), turns=0, last_turn=None, state=EMPTY, messages=[], top={})
+    return Cursor(
+        owner=weakref.ref(agent), turns=0, last_turn=None, paused=None, state=EMPTY, messages=[], top={}
+    )
+
+
+def _first_paused(history: History, start: int, stop: int) -> int | None:
+    """The first of turns ``start`` to ``stop`` that is paused (None: none is). Only the last
+    turn of a history can be paused: a new turn ends the paused one."""
+    return next((i for i in range(start, stop) if history[i].status == "paused"), None)
 
 
 def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dict[str, Any]], Cursor] | None:
@@ -116,11 +128,14 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     if len(history) < since.turns or (since.turns and history[since.turns - 1] is not since.last_turn):
         return None
     done = history.finished_count()
-    new_turns = history[since.turns : done]
+    # A turn stored while it was paused is stored again: it went on, or was abandoned.
+    first = since.turns if since.paused is None else min(since.paused, since.turns)
+    new_turns = history[first:done]
     ops: list[dict[str, Any]] = []
     if new_turns:
-        prev = history[since.turns - 1].frozen_after if since.turns else EMPTY
-        ops.append(splice(["history", "turns"], turn_entries(new_turns, prev, start=since.turns)))
+        prev = history[first - 1].frozen_after if first else EMPTY
+        entries = turn_entries(new_turns, prev, start=first)
+        ops.append(splice(["history", "turns"], entries, first if first < since.turns else None))
     live = agent.state.data
     keys = [k for turn in new_turns for k in turn.changed_keys()]
     whole = any(op["path"] == "" for turn in new_turns for c in turn.state_changes for op in c.patch)
@@ -161,6 +176,7 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
         owner=since.owner,
         turns=done,
         last_turn=history[done - 1] if done else None,
+        paused=_first_paused(history, first, done),
         state=stored_state,
         messages=list(messages),
         top=top,

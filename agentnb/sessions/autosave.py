@@ -1,4 +1,5 @@
-"""Autosave: an agent saves its session after every turn and restores it when re-created."""
+"""Autosave: an agent saves its session after every turn (and when a turn pauses for a person)
+and restores it when re-created."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SessionError
-from ..events import RunFailed, RunFinished
+from ..events import RunFailed, RunFinished, RunPaused
 from .base import SessionBase, check_session_id
 from .json_session import JSONSession
 
@@ -62,7 +63,7 @@ def attach(
     after_turn = len(saved) == 1
 
     def save_after_turn(event: Any) -> None:
-        if not isinstance(event, (RunFinished, RunFailed)):
+        if not isinstance(event, (RunFinished, RunFailed, RunPaused)):
             return
         try:
             session.append_session_state_sync(session_id, _after_turn=after_turn, **saved)

@@ -17,6 +17,10 @@ model call and shows exactly what it showed before. Three cases:
   with a short diff naming the turn and the model call.
 - **continued**: turns past the end of the recording run live and are appended to it.
 
+A turn that paused for a person is recorded as it paused, and again when it went on; the
+decisions are part of it (its ``RunResumed`` events). Replayed, the notebook's decision cells
+decide again: the same decisions replay; another one is a drift, named as the decision.
+
 Offline models (``ScriptedModel``) are Python, like tools: they always answer live, and a turn
 they answer exactly as recorded keeps its recorded timings all the same.
 """
@@ -25,11 +29,21 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigurationError, ReplayDriftError
-from ..events import Event, OutputChecked, PromptRendered, RunFailed, RunFinished, ToolCallFinished
+from ..events import (
+    Decision,
+    Event,
+    OutputChecked,
+    PromptRendered,
+    RunFailed,
+    RunFinished,
+    RunPaused,
+    RunResumed,
+    ToolCallFinished,
+)
 from ..history.records import TurnRecord
 from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
@@ -119,6 +133,24 @@ class TurnReplay:
             self.cut = index
             return
         adopt_timing(record, recorded)
+
+    def decided(self, record: TurnRecord, decisions: Sequence[Decision]) -> None:
+        """A paused turn goes on: its decisions are compared with the recorded ones (in order;
+        the items' ids differ from run to run only in their run)."""
+        index = record.index
+        if self.mode == "live" or (self.cut is not None and index >= self.cut) or index >= len(self.turns):
+            return
+        nth = sum(1 for e in record.events if isinstance(e, RunResumed)) - 1
+        recorded = [e for e in self.turns[index].events if isinstance(e, RunResumed)]
+        before = recorded[nth].decisions if 0 <= nth < len(recorded) else None
+        if before is None or [_decided(d) for d in before] != [_decided(d) for d in decisions]:
+            self._changed_decision(index, before, decisions)
+
+    def _changed_decision(
+        self, index: int, recorded: Sequence[Decision] | None, decisions: Sequence[Decision]
+    ) -> None:
+        """The decisions differ from the recorded ones: raise to refuse it, else the recording ends here."""
+        self.cut = index
 
     def output_asked(self, record: TurnRecord, asked: OutputSignature | None, model: Model) -> None:
         """What this run asks its answer to be against what the recorded turn asked: a changed
@@ -250,12 +282,13 @@ class Recording(TurnReplay):
         self._agent = self._unsubscribe = None
 
     def resume(self) -> None:
-        """The agent took over the whole recording (``%agentnb resume``): new turns continue it."""
-        self.cut = len(self.turns)
+        """The agent took over the whole recording (``%agentnb resume``): new turns continue it,
+        and a turn it holds paused is written again once it goes on."""
+        self.cut = next((i for i, t in enumerate(self.turns) if t.status == "paused"), len(self.turns))
         self._written = True
 
     def _on_event(self, event: Event) -> None:
-        if not isinstance(event, (RunFinished, RunFailed)) or self.strict or self._agent is None:
+        if not isinstance(event, (RunFinished, RunFailed, RunPaused)) or self.strict or self._agent is None:
             return
         agent = self._agent
         index = next((t.index for t in reversed(agent.history) if t.run_id == event.run_id), None)
@@ -308,6 +341,37 @@ class Recording(TurnReplay):
         report = drift_report(recorded, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
         head, _, diff = report.partition("\n")
         raise ReplayDriftError(f"{head} in {self.where()}; {reason}\n{diff}")
+
+    def _changed_decision(
+        self, index: int, recorded: Sequence[Decision] | None, decisions: Sequence[Decision]
+    ) -> None:
+        if not self.strict:
+            self.cut = index
+            return
+        now = "; ".join(_decision_text(d) for d in decisions) or "none"
+        before = (
+            "; ".join(_decision_text(d) for d in recorded) or "none"
+            if recorded is not None
+            else "the turn was still paused"
+        )
+        raise ReplayDriftError(
+            f"turn {index + 1} goes on with other decisions than the recording in {self.where()}: "
+            f"recorded {before}; now {now}. Strict replay ({REPLAY_ENV}=strict) stops here; {RERECORD}"
+        )
+
+
+def _decided(decision: Decision) -> tuple[Any, ...]:
+    """What a decision is, without its id and time (which differ from run to run)."""
+    return (decision.verdict, decision.arguments, decision.request, decision.reason, decision.value)
+
+
+def _decision_text(decision: Decision) -> str:
+    details = {
+        "edited": decision.arguments if decision.arguments is not None else decision.request,
+        "rejected": decision.reason,
+        "answered": decision.value,
+    }.get(decision.verdict)
+    return decision.verdict if details is None else f"{decision.verdict} {details!r:.80}"
 
 
 def _signature(attempt: OutputChecked) -> OutputSignature | None:

@@ -52,7 +52,7 @@ class TimeTravel:
 
     def snapshot(self) -> AgentSnapshot:
         """A copy of the state, the conversation and the turns, to ``restore`` later."""
-        return AgentSnapshot(copy.deepcopy(self.state.data), tuple(self.state.messages), tuple(self.history))
+        return AgentSnapshot(copy.deepcopy(self.state.data), tuple(self.state.messages), _kept(self.history))
 
     def restore(self, snapshot: AgentSnapshot) -> None:
         """Put the agent back as it was at ``snapshot`` (checked against the state schema)."""
@@ -75,7 +75,7 @@ class TimeTravel:
             raise ConfigurationError(
                 f"turn {number} of agent {self.name!r} is still running; fork from it once it has ended"
             )
-        turns = tuple(history[:number])
+        turns = _kept(history[:number])
         # The conversation grows by each successful turn's own messages (loop.Turn), in order.
         messages = tuple(m for t in turns if t.status == "ok" for m in t.messages)
         return AgentSnapshot(copy.deepcopy(record.state_after), messages, turns)
@@ -190,6 +190,11 @@ def _turn_number(turn: Any, count: int, whose: str) -> int:
         have = f"turns 1 to {count}" if count else "no turns yet"
         raise ConfigurationError(f"{whose} has no turn {turn}: it has {have} (turns are numbered from 1)")
     return turn
+
+
+def _kept(turns: Any) -> tuple[TurnRecord, ...]:
+    """Turns as a snapshot keeps them: shared, but for a paused one (continued in place), copied."""
+    return tuple(t.own_copy() if t.status == "paused" else t for t in turns)
 
 
 __all__ = ["AgentSnapshot", "TimeTravel"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .builtin import AGENTIC_TOOL, update_session_state_tool
+from .builtin import AGENTIC_TOOL, ASK_USER_TOOL, ask_user_tool, update_session_state_tool
 from .chain import ChainOutcome, run_chain
 from .hooks import HOOK_PARAM_NAMES, check_hook, hook_name
 from .result import result_text
@@ -12,12 +12,14 @@ from .toolkit import Toolkit, collect_tools
 
 __all__ = [
     "AGENTIC_TOOL",
+    "ASK_USER_TOOL",
     "HOOK_PARAM_NAMES",
     "INJECTED_PARAMS",
     "INJECT_MARKER",
     "ChainOutcome",
     "Tool",
     "Toolkit",
+    "ask_user_tool",
     "check_hook",
     "collect_tools",
     "create_tool_from_function",

@@ -1,4 +1,5 @@
-"""Built-in tools: Agno's ``update_session_state`` (``enable_agentic_state=True``)."""
+"""Built-in tools: Agno's ``update_session_state`` (``enable_agentic_state=True``) and
+``ask_user`` (``Agent(ask_user=True)``), the model's question to the person."""
 
 from __future__ import annotations
 
@@ -44,4 +45,41 @@ def update_session_state_tool() -> Tool:
     )
 
 
-__all__ = ["AGENTIC_TOOL", "UPDATE_SESSION_STATE_DESCRIPTION", "update_session_state_tool"]
+ASK_USER_TOOL = "ask_user"
+"""The question tool's name: a call of it pauses the run until a person answers."""
+
+ASK_USER_DESCRIPTION = (
+    "Ask the user a question when you need information or a choice only they can give. "
+    "Their answer comes back as this call's result."
+)
+
+
+@functools.cache
+def ask_user_tool() -> Tool:
+    """The built-in ``ask_user(question)`` tool (``Agent(ask_user=True)``): never run here; its
+    call pauses the run, and the person's answer (``item.answer(...)``) is its result."""
+
+    def ask_user(question: str) -> str:
+        raise RuntimeError("ask_user is answered by a person while the run is paused; it never runs")
+
+    return Tool(
+        name=ASK_USER_TOOL,
+        description=ASK_USER_DESCRIPTION,
+        parameters={
+            "type": "object",
+            "properties": {"question": {"type": "string", "description": "The question, in full."}},
+            "required": ["question"],
+        },
+        function=ask_user,
+        external=True,
+    )
+
+
+__all__ = [
+    "AGENTIC_TOOL",
+    "ASK_USER_DESCRIPTION",
+    "ASK_USER_TOOL",
+    "UPDATE_SESSION_STATE_DESCRIPTION",
+    "ask_user_tool",
+    "update_session_state_tool",
+]

@@ -48,8 +48,11 @@ class RunContext:
         }
 
     @classmethod
-    def for_agent(cls, agent: Any, run_id: str, dependencies: Mapping[str, Any] | None = None) -> RunContext:
-        """The context of a run of ``agent`` (its state, session, dependencies, turn number)."""
+    def for_agent(
+        cls, agent: Any, run_id: str, dependencies: Mapping[str, Any] | None = None, turn: int | None = None
+    ) -> RunContext:
+        """The context of a run of ``agent`` (its state, session, dependencies, turn number: the
+        next one, or ``turn`` for a paused run going on)."""
         return cls(
             run_id=run_id,
             session_state=agent.state.data,
@@ -57,7 +60,7 @@ class RunContext:
             agent=agent,
             dependencies={**agent.dependencies, **(dependencies or {})},
             session_id=agent.session_id,
-            turn=len(agent.history),
+            turn=len(agent.history) if turn is None else turn,
         )
 
 

@@ -97,6 +97,14 @@ class Tool:
     delegation site and hands it to the function as its ``delegation`` injected value."""
     member: Any = dataclasses.field(default=None, compare=False, repr=False)
     """The agent a delegating tool runs (``as_tool``, a handoff), if it is one agent."""
+    requires_approval: bool | Callable[..., Any] = False
+    """A person approves each call before it runs: True, or ``fn(arguments, run_context) ->
+    bool`` (code decides per call, never the model; a str it returns is the reason shown). The
+    run pauses before the call (``result.status == "paused"``); Agno's ``requires_confirmation``
+    and the OpenAI SDK's ``needs_approval`` mean the same."""
+    external: bool = False
+    """The call is never run here: the run pauses and a person supplies its result
+    (``item.answer(result)``); Agno's ``external_execution``."""
     _validator: Callable[[Any], Any] | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -127,6 +135,11 @@ class Tool:
             self.tool_hooks = list(self.tool_hooks)
             for hook in self.tool_hooks:
                 check_hook(hook)
+        if not isinstance(self.requires_approval, bool) and not callable(self.requires_approval):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: requires_approval must be True, False or a function "
+                f"(arguments, run_context) -> bool; got {self.requires_approval!r}"
+            )
 
     @classmethod
     def from_function(
@@ -139,10 +152,12 @@ class Tool:
         outputs_to_state: Mapping[str, Mapping[str, Any]] | None = None,
         instructions: str | None = None,
         tool_hooks: list[Callable[..., Any]] | None = None,
+        requires_approval: bool | Callable[..., Any] = False,
+        external: bool = False,
     ) -> Tool:
         """A tool whose schema is derived from ``function``'s signature and docstring (Agno's
         rules: an untyped parameter is a string, ``Optional[X]`` is shown as ``X``)."""
-        return _from_function(
+        made = _from_function(
             cls,
             function,
             name,
@@ -153,6 +168,9 @@ class Tool:
             tool_hooks,
             False,
         )
+        if requires_approval is False and not external:
+            return made
+        return dataclasses.replace(made, requires_approval=requires_approval, external=external)
 
     def __set_name__(self, owner: type, name: str) -> None:
         # A @tool on a method: remember the attribute, so each instance keeps one bound Tool.
@@ -321,11 +339,18 @@ def create_tool_from_function(
 _TOOL_OPTIONS = (
     "add_instructions",
     "description",
+    "external",
+    "external_execution",
     "inputs_from_state",
     "instructions",
     "name",
+    "needs_approval",
     "outputs_to_state",
+    "requires_approval",
+    "requires_confirmation",
+    "requires_user_input",
     "tool_hooks",
+    "user_input_fields",
 )
 
 
@@ -339,15 +364,25 @@ def tool(
     instructions: str | None = None,
     add_instructions: bool = True,
     tool_hooks: list[Callable[..., Any]] | None = None,
-    **unknown: Any,
+    requires_approval: bool | Callable[..., Any] = False,
+    external: bool = False,
+    **aliases: Any,
 ) -> Any:
     """Turn a function into a Tool: ``@tool`` or ``@tool(name=..., outputs_to_state=...)``.
 
     ``instructions`` go into the system prompt (unless ``add_instructions=False``);
-    ``tool_hooks`` wrap this tool's calls when the agent has no hooks of its own."""
-    if unknown:
+    ``tool_hooks`` wrap this tool's calls when the agent has no hooks of its own.
+    ``requires_approval`` (True, or ``fn(arguments, run_context) -> bool``) pauses the run before
+    each call for a person to approve, edit or reject it; ``external=True`` pauses it for a person
+    to supply the result. Agno's ``requires_confirmation`` / ``requires_user_input`` (with
+    ``user_input_fields``) / ``external_execution`` and the OpenAI SDK's ``needs_approval`` are
+    the same options by their names."""
+    requires_approval = _approval_alias(requires_approval, aliases)
+    if aliases.pop("external_execution", False):
+        external = True
+    if aliases:
         raise ToolDefinitionError(
-            f"Invalid tool configuration arguments: {set(unknown)}. Valid arguments are: {list(_TOOL_OPTIONS)}"
+            f"Invalid tool configuration arguments: {set(aliases)}. Valid arguments are: {list(_TOOL_OPTIONS)}"
         )
 
     def wrap(fn: Callable[..., Any]) -> Tool:
@@ -359,9 +394,34 @@ def tool(
             outputs_to_state=outputs_to_state,
             instructions=instructions if add_instructions else None,
             tool_hooks=tool_hooks,
+            requires_approval=requires_approval,
+            external=external,
         )
 
     return wrap(function) if function is not None else wrap
+
+
+def _approval_alias(requires_approval: Any, aliases: dict[str, Any]) -> Any:
+    """``requires_approval`` from the peers' names for it: the OpenAI SDK's ``needs_approval``
+    (True or a function), Agno's ``requires_confirmation`` and ``requires_user_input`` (a person
+    gives the arguments: ``item.approve(arguments=...)``; ``user_input_fields`` names them)."""
+    needs = aliases.pop("needs_approval", None)
+    confirm = aliases.pop("requires_confirmation", False)
+    user_input = aliases.pop("requires_user_input", False)
+    fields = aliases.pop("user_input_fields", None)
+    if needs is not None:
+        requires_approval = needs
+    if confirm:
+        requires_approval = True
+    if user_input or fields:
+        named = f": {', '.join(fields)}" if fields else ""
+        reason = f"a person gives the arguments{named} (item.approve(arguments={{...}}))"
+
+        def needs_input(arguments: Any, run_context: Any) -> str:
+            return reason
+
+        requires_approval = needs_input
+    return requires_approval
 
 
 __all__ = ["Tool", "create_tool_from_function", "tool"]

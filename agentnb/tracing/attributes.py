@@ -12,7 +12,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..events import ContextRetrieved, ModelResponded, PromptRendered, RunFailed, StateChanged, Usage
+from ..events import (
+    ContextRetrieved,
+    ModelResponded,
+    PromptRendered,
+    RunFailed,
+    RunPaused,
+    RunResumed,
+    StateChanged,
+    Usage,
+)
 from ..models.credentials import Redactor
 from . import conventions as sc
 from .content import (
@@ -353,6 +362,22 @@ def hook_error(hook: Hook, content: bool) -> str | None:
         return None
     error = step.error or "the hook raised"
     return error if content else error_summary(step.error, "hook_error")
+
+
+def pause_event(event: RunPaused | RunResumed) -> tuple[str, dict[str, Any]]:
+    """A pause (what it waits for) or a resume (the person's decisions) as a span event: ids,
+    kinds, tools and verdicts only — never the arguments, answers or reasons (content)."""
+    if isinstance(event, RunPaused):
+        return sc.RUN_PAUSED, {
+            sc.PENDING_IDS: [item.id for item in event.items],
+            sc.PENDING_KINDS: [item.kind for item in event.items],
+            sc.PENDING_TOOLS: [item.tool or "model" for item in event.items],
+        }
+    return sc.RUN_RESUMED, {
+        sc.DECISION_IDS: [d.id for d in event.decisions],
+        sc.DECISION_VERDICTS: [d.verdict for d in event.decisions],
+        sc.DECISION_BY: [d.by for d in event.decisions],
+    }
 
 
 def run_error(outcome: RunFailed, content: bool) -> str:

@@ -69,6 +69,21 @@ REQUEST_OPTIONS = {
 
 INVOKE_AGENT, CHAT, EXECUTE_TOOL, RETRIEVAL = "invoke_agent", "chat", "execute_tool", "retrieval"
 
+RUN_PAUSED = "agentnb.run.paused"
+"""The event on a run's span where it paused for a person (its items' ids, kinds and tools)."""
+RUN_RESUMED = "agentnb.run.resumed"
+"""The event on a run's span where it went on (the person's decisions: verdicts, by whom)."""
+PENDING_IDS, PENDING_KINDS, PENDING_TOOLS = (
+    "agentnb.pending.ids",
+    "agentnb.pending.kinds",
+    "agentnb.pending.tools",
+)
+DECISION_IDS, DECISION_VERDICTS, DECISION_BY = (
+    "agentnb.decision.ids",
+    "agentnb.decision.verdicts",
+    "agentnb.decision.by",
+)
+
 # -- OpenInference ---------------------------------------------------------------------------
 OI_KIND = "openinference.span.kind"
 OI_INPUT = "input.value"

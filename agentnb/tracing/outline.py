@@ -23,6 +23,8 @@ from ..events import (
     PromptRendered,
     RunFailed,
     RunFinished,
+    RunPaused,
+    RunResumed,
     RunStarted,
     StateChanged,
     ToolCallFinished,
@@ -112,6 +114,8 @@ class RunOutline(Timed):
     """Passive retrievals (while the user turn was assembled)."""
     states: list[StateChanged] = field(default_factory=list)
     """State changes not made by a tool or hook."""
+    pauses: list[RunPaused | RunResumed] = field(default_factory=list)
+    """Where it paused for a person and went on, in order."""
 
     def tool_key(self, tool_call_id: str) -> str | None:
         """The span key of the latest tool call with this id."""
@@ -155,6 +159,8 @@ def outline(events: Sequence[Event], stamps: Sequence[int | None] | None = None)
             (writer.states if writer is not None else run.states).append(event)
         elif isinstance(event, (RunFinished, RunFailed)):
             run.outcome = event
+        elif isinstance(event, (RunPaused, RunResumed)):
+            run.pauses.append(event)
     _place(run, stamps)
     return run
 

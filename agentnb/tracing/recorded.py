@@ -104,10 +104,11 @@ def _sources(history: Any, session_id: str | None) -> Iterable[tuple[Any, str | 
 
 
 def _turn_events(turns: Iterable[Any]) -> list[list[Event]]:
-    """Each finished turn's events, followed by those of the runs its delegations started."""
+    """Each finished turn's events, followed by those of the runs its delegations started (a turn
+    that runs, or waits for a person, is not finished: it is written once it is)."""
     out = []
     for turn in turns:
-        if not hasattr(turn, "events") or getattr(turn, "status", "ok") == "running":
+        if not hasattr(turn, "events") or getattr(turn, "status", "ok") in ("running", "paused"):
             continue
         out.append(_with_children(turn))
     return out

@@ -147,6 +147,8 @@ class SpanWriter:
                 self._chat(chat, inside, started.model)
             for tool in run.tools:
                 self._tool(tool, inside)
+            for pause in run.pauses:
+                root.add_event(*at.pause_event(pause), timestamp=max(run.start, int(pause.at * 1e9)))
             if isinstance(run.outcome, RunFailed):
                 root.set_status(Status(StatusCode.ERROR, self._text(at.run_error(run.outcome, content))))
             root.end(end_time=run.end)

@@ -33,6 +33,7 @@ EXPECTED = [
     "08_evaluate.ipynb",
     "09_tracing.ipynb",
     "10_typed_output.ipynb",
+    "11_approvals.ipynb",
     "quickstart.ipynb",
 ]
 MAGIC_CELLS = ("%%chat", "%%agent", "%%tool", "%agentnb preview", "%agentnb show")

@@ -74,6 +74,8 @@ def test_event_sequence_snapshot():
         "replayed": False,
         "child_run_id": None,
         "child_run_ids": (),
+        "decision": None,  # nothing paused it for a person
+        "model_arguments": None,
     }
     assert "".join(e.text for e in events if e.kind == "text_delta") == "The sum is 3."
     assert masked(events[-1]) == {

@@ -29,6 +29,7 @@ from ...sessions.recording import REPLAY_ENV, TurnReplay
 from ...state.state import deep_merge
 from ...util.text import one_line
 from ..cases import Case
+from ..decisions import decide
 from .limiter import CallStats, GuardedModel, Limiter
 
 
@@ -113,7 +114,8 @@ class CaseOutcome:
     turns: list[dict[str, Any]]
     """Its turn records (``TurnRecord.to_dict()``), in order."""
     status: str
-    """ok (every turn answered) or error."""
+    """ok (every turn answered), paused (a turn waits for a decision the case does not give) or
+    error."""
     error: str | None = None
     """Why it did not finish, in one line."""
     error_type: str | None = None
@@ -166,28 +168,28 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
     recorded = [TurnRecord.from_dict(t) for t in task.recorded] if task.recorded else []
     replay = CaseReplay(recorded, task.mode)
     agent: Agent | None = None
+    waiting: str | None = None
     try:
         agent = case_agent(task.definition, model, case)
         agent.recording = replay
-        for message in case.turns:
-            agent.run(message)
+        waiting = _run_turns(agent, case)
     except AgentRunError as exc:
         error = exc
     except Exception as exc:  # a definition that does not build, a message the agent refuses
         error = exc
     turns = [t.to_dict() for t in agent.history] if agent is not None else []
-    failed = next((t for t in turns if t["status"] != "ok"), None)
+    failed = next((t for t in turns if t["status"] not in ("ok", "paused")), None)
     if error is not None and failed is not None:
         message, kind = failed["error"], _failed_type(agent.history if agent is not None else [], error)
     elif error is not None:
         message, kind = one_line(error), type(error).__name__
     else:
-        message, kind = None, None
+        message, kind = waiting, None
     return CaseOutcome(
         case_id=case.id,
         repeat=task.repeat,
         turns=turns,
-        status="ok" if error is None else "error",
+        status="error" if error is not None else "paused" if waiting is not None else "ok",
         error=message,
         error_type=kind,
         replayed=bool(recorded) and replay.whole and len(turns) == len(recorded),
@@ -195,6 +197,23 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
         wall_ms=(time.perf_counter() - started) * 1000,
         records=list(agent.history) if keep_records and agent is not None else None,
     )
+
+
+def _run_turns(agent: Agent, case: Any) -> str | None:
+    """The case's turns, each pause decided by the case's next decisions; what a pause still
+    waits for when the case gives no decision for it (None: every turn answered)."""
+    left = list(case.decisions or ())
+    for message in case.turns:
+        result = agent.run(message)
+        while result.status == "paused":
+            waiting = [item for item in result.pending if not item.decided]
+            if len(waiting) > len(left):
+                listed = ", ".join(repr(item) for item in waiting[len(left) :])
+                return f"paused: no decision given for {listed}"
+            for item in waiting:
+                decide(item, left.pop(0))
+            result = agent.continue_run()
+    return None
 
 
 def _failed_type(history: Any, error: BaseException) -> str:

@@ -20,8 +20,8 @@ class CaseRow:
     case: Case
     repeat: int
     status: str
-    """ok, error (a turn did not finish), or missing (the store has no readable line for it:
-    ``error`` says why)."""
+    """ok; paused (a turn waits for a decision the case does not give); error (a turn did not
+    finish); or missing (the store has no readable line for it: ``error`` says why)."""
     turns: list[TurnRecord]
     """Its turn records (open one in the inspector, compare two)."""
     verdicts: list[Verdict]
