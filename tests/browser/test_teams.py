@@ -211,8 +211,8 @@ def _check_routed(page, triage, ui: str) -> None:
     expect(triage.locator(".anb-in-charge")).to_have_text("in charge: billing")
     expect(triage.locator(".anb-routed")).to_have_text("→ routed to billing")
     expect(triage.locator(".anb-scope")).to_have_text("▸ triage ▸ billing (its turn 2)", timeout=30_000)
-    expect(triage.locator(".anb-tokens")).to_have_text(re.compile(r"^≈\d+ tok used$"))
-    assert _tokens(triage.locator(".anb-tokens").inner_text()) > 0  # billing's, not triage's "0 tok"
+    # billing's tokens, not triage's "0 tok" (an expectation, which waits out the header's redraws)
+    expect(triage.locator(".anb-tokens")).to_have_text(re.compile(r"^≈[1-9][\d,]* tok used$"))
     panel = triage.locator(".anb-panel")
     expect(panel).to_contain_text("You handle invoices.")  # billing's prompt
     expect(panel).not_to_contain_text("Send invoice questions to billing.")
