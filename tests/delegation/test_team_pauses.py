@@ -3,18 +3,13 @@ member, then the leader — in this process, or in another from the saved record
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from fresh_process import run_fresh
 
 from agentnb import Agent, ScriptedModel, Team, tool, tool_call
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def last_tool_result(request) -> str:
@@ -184,17 +179,7 @@ TEAM = textwrap.dedent(
 
 
 def in_new_process(tmp_path: Path, code: str) -> dict:
-    (tmp_path / "team_module.py").write_text(TEAM)
-    out = subprocess.run(
-        [sys.executable, "-c", "from team_module import *\n" + textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"},
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_fresh(tmp_path, "team_module", TEAM, code)
 
 
 @pytest.mark.parametrize("where", ["rec", "rec.db"])

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from fresh_process import run_fresh
 
 from agentnb import Agent, ScriptedModel, tool, tool_call
 from agentnb.sessions import JSONSession, SQLiteSession
-
-ROOT = Path(__file__).resolve().parents[2]
 
 PAYMENTS = textwrap.dedent(
     '''
@@ -47,17 +42,7 @@ PAYMENTS = textwrap.dedent(
 
 def run_in_new_process(tmp_path: Path, code: str) -> dict:
     """``code`` in a fresh interpreter (a kernel restart), printing one JSON object."""
-    (tmp_path / "payments.py").write_text(PAYMENTS)
-    out = subprocess.run(
-        [sys.executable, "-c", "from payments import *\n" + textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"},
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_fresh(tmp_path, "payments", PAYMENTS, code)
 
 
 @pytest.mark.parametrize("where", ["sessions", "sessions.db"])
