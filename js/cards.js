@@ -16,6 +16,7 @@ import { jsonBlock, messageView, requestView } from "./tabs/parts.js";
 import { WIRE } from "./wire.js";
 
 const CHECK_DELAY_MS = 250; // arguments typed are checked this long after the last keystroke
+const LONG_CALL = 100; // a call longer than this in one line is shown indented too
 
 const KIND_TEXT = { approval: "approval", question: "question", external: "external result", breakpoint: "breakpoint" };
 
@@ -60,7 +61,7 @@ export class Cards {
       this.node.hidden = !items.length;
       if (items.length) {
         const open = items.filter((c) => !c.decision).length;
-        this.node.appendChild(h("div", { class: "anb-cards-head" }, "⏸ This turn waits for you: " + (open ? open + " of " + items.length + " item(s) to decide" : "every item is decided")));
+        this.node.appendChild(h("div", { class: "anb-cards-head" }, "‖ This turn waits for you: " + (open ? open + " of " + items.length + " item(s) to decide" : "every item is decided")));
         items.forEach((card, i) => this.node.appendChild(this.card(card, i, model.get(WIRE.TRAIT_AGENT))));
       }
     }
@@ -86,29 +87,40 @@ export class Cards {
     const { store, view } = this.inspector;
     const sent = store.pending.sent.get(card.id);
     const gone = store.offline === NOT_CONNECTED;
+    const call = callText(card);
     const head = h(
       "div",
       { class: "anb-card-head" },
       h("span", { class: "anb-badge anb-card-kind" }, KIND_TEXT[card.kind] || card.kind),
-      h("code", { class: "anb-card-call" }, callText(card)),
+      card.kind === "question" ? h("span", { class: "anb-label" }, "the model asks you") : h("code", { class: "anb-card-call" }, call),
       card.path && card.path.length > 1 ? h("span", { class: "anb-card-path", title: "the team member whose run waits" }, "member " + card.path.join(" ▸ ")) : null,
       h("span", { class: "anb-card-id", title: "its id: %agentnb approve " + agent + " " + card.id }, card.id),
     );
-    const reason = card.kind === "question" ? h("div", { class: "anb-card-question" }, card.reason) : h("div", { class: "anb-card-reason" }, h("span", { class: "anb-label" }, "why it waits "), card.reason);
-    const body = [head, reason];
-    if (card.tool && card.kind !== "question") body.push(h("div", { class: "anb-label" }, card.kind === "external" ? "the call (its result comes from you)" : "arguments"), jsonBlock(card.arguments ?? {}));
-    if (card.request) body.push(disclosure(view, "card-request:" + card.id, { attrs: { class: "anb-card-more" }, open: true, summary: h("summary", {}, "the request about to go"), fill: () => requestView(view, "card-request-view:" + card.id, card.request) }));
-    if (card.state !== undefined) body.push(disclosure(view, "card-state:" + card.id, { attrs: { class: "anb-card-more anb-card-state" }, summary: h("summary", {}, "the state it would act on"), fill: () => h("pre", { class: "anb-pre" }, stateText(card.state)) }));
-    if (card.prompt && card.prompt.length) {
-      const earlier = card.earlier ? " (" + card.earlier + " earlier message(s) not shown)" : "";
-      body.push(disclosure(view, "card-prompt:" + card.id, { attrs: { class: "anb-card-more anb-card-prompt" }, summary: h("summary", {}, "the prompt that led to it: " + card.prompt.length + " message(s)" + earlier), fill: () => card.prompt.map((m, i) => messageView(view, "card-prompt:" + card.id + ":" + i, m, i === card.prompt.length - 1)) }));
+    const attrs = { class: "anb-card anb-card-" + card.kind + (card.decision ? " anb-card-done" : ""), "data-item": card.id, "data-kind": card.kind };
+    if (card.decision) {
+      // Decided: one line, out of the way of the items still waiting.
+      const note = sent && sent.note ? " — " + sent.note : "";
+      const refused = sent && sent.error ? h("div", { class: "anb-card-error", role: "alert" }, sent.error) : null;
+      return h("div", attrs, head, h("div", { class: "anb-card-decided", role: "status" }, "✓ " + decisionText(card.decision) + note), refused);
     }
-    if (card.decision) body.push(h("div", { class: "anb-card-decided", role: "status" }, "✓ " + decisionText(card.decision) + (sent && sent.note ? " — " + sent.note : "")));
-    else if (gone) body.push(h("div", { class: "anb-card-gone", role: "alert" }, goneText(agent, card, index)));
-    if (!card.decision) body.push(this.actions(card, gone, sent));
+    const body = [head];
+    if (card.kind === "question") body.push(h("div", { class: "anb-card-asks" }, card.reason));
+    else body.push(h("div", { class: "anb-card-reason" }, h("span", { class: "anb-label" }, "why it waits "), card.reason));
+    // Long arguments read better indented than in the one line above.
+    if (card.tool && card.kind !== "question" && call.length > LONG_CALL) body.push(jsonBlock(card.arguments ?? {}));
+    const more = [];
+    if (card.request) more.push(disclosure(view, "card-request:" + card.id, { attrs: { class: "anb-card-more anb-card-request" }, open: true, summary: h("summary", {}, "the request about to go"), fill: () => requestView(view, "card-request-view:" + card.id, card.request) }));
+    if (card.state !== undefined) more.push(disclosure(view, "card-state:" + card.id, { attrs: { class: "anb-card-more anb-card-state" }, summary: h("summary", {}, "the state it would act on"), fill: () => h("pre", { class: "anb-pre" }, stateText(card.state)) }));
+    if (card.prompt && card.prompt.length) {
+      const earlier = card.earlier ? " (and " + card.earlier + " of earlier turns, not shown)" : "";
+      more.push(disclosure(view, "card-prompt:" + card.id, { attrs: { class: "anb-card-more anb-card-prompt" }, summary: h("summary", {}, "the prompt that led to it: " + card.prompt.length + " message(s)" + earlier), fill: () => card.prompt.map((m, i) => messageView(view, "card-prompt:" + card.id + ":" + i, m, i === card.prompt.length - 1)) }));
+    }
+    body.push(h("div", { class: "anb-card-context" }, more));
+    if (gone) body.push(h("div", { class: "anb-card-gone", role: "alert" }, goneText(agent, card, index)));
+    body.push(this.actions(card, gone, sent));
     if (sent && sent.sending) body.push(h("div", { class: "anb-card-note", role: "status" }, "sending the decision to the kernel…"));
     if (sent && sent.error) body.push(h("div", { class: "anb-card-error", role: "alert" }, sent.error));
-    return h("div", { class: "anb-card anb-card-" + card.kind + (card.decision ? " anb-card-done" : ""), "data-item": card.id, "data-kind": card.kind }, body);
+    return h("div", attrs, body);
   }
 
   /** The buttons, or the editor / reason / answer box the person opened. */
@@ -118,7 +130,11 @@ export class Cards {
     const busy = gone || Boolean(sent && sent.sending);
     const fkey = "card-" + card.id;
     const button = (cls, text, onclick, title) => h("button", { type: "button", class: cls, "data-fkey": fkey + "-" + cls, disabled: busy, title, onclick }, text);
-    const open = (mode, text = "") => this.redraw(() => Object.assign(local, { mode, text, error: null }));
+    const open = (mode, text = "") => {
+      this.redraw(() => Object.assign(local, { mode, text, error: null }));
+      // The box the person opened takes the focus (and comes into sight in a long list of cards).
+      this.node.querySelector('[data-fkey="' + CSS.escape(fkey + (mode === "edit" ? "-edit-text" : "-reason")) + '"]')?.focus();
+    };
     const cancel = () => this.redraw(() => Object.assign(local, { mode: null, error: null }));
     if (local.mode === "edit") {
       const isRequest = !card.tool;

@@ -24,7 +24,7 @@ function statusOf(turn, now, offline) {
   if (turn.status === "unknown") return ["idle", "loading turn " + (turn.index + 1) + "…"];
   if (turn.status === "running") return ["running", "● running " + ((now - (turn.receivedAt || now)) / 1000).toFixed(1) + " s"];
   if (turn.status === "failed") return ["failed", "✕ failed: " + firstLine(turn.error)];
-  if (turn.status === "paused") return ["paused", "⏸ paused: waits for a person" + (turn.waiting && turn.waiting.length ? " (" + turn.waiting.length + ")" : "")];
+  if (turn.status === "paused") return ["paused", "‖ paused: waits for a person" + (turn.waiting && turn.waiting.length ? " (" + turn.waiting.length + ")" : "")];
   return ["ok", "✓ done " + ms(turn.durationMs) + (turn.replayed ? " · replayed" : "")];
 }
 

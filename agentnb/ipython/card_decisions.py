@@ -78,6 +78,12 @@ def find_item(agent: Agent, content: Mapping[str, Any]) -> PendingItem:
 def decide(agent: Agent, content: Mapping[str, Any]) -> PendingItem:
     """Take the decision a card sent (see the module docstring); DecisionError says why not."""
     item = find_item(agent, content)
+    taken = item.decision
+    if taken is not None:  # said for a card: another view, or Python, decided it first
+        raise DecisionError(
+            f"pending item {item.id} ({item.kind}: {item.tool or 'model call'}) was already {taken.verdict} "
+            f"by {taken.by}, in another view or in Python: a decision is taken once"
+        )
     verdict = content.get(VERDICT)
     if verdict == "approve":
         return item.approve()

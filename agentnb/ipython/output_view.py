@@ -89,7 +89,9 @@ def _schemas(record: TurnRecord, mode: str, call: ModelCall | None) -> list[dict
             spec = tool.get("function", tool) if isinstance(tool, dict) else {}
             name, description = spec.get("name"), str(spec.get("description") or "")
             if name in used or description.startswith(OUTPUT_TOOL_DESCRIPTION):
-                found.append({"name": name, "schema": spec.get("parameters"), "from": f"tool {name}"})
+                found.append(
+                    {"name": name, "schema": spec.get("parameters"), "from": f"the parameters of tool {name}"}
+                )
         return found
     if mode == "prompted":
         prompt = record.prompt
@@ -97,7 +99,7 @@ def _schemas(record: TurnRecord, mode: str, call: ModelCall | None) -> list[dict
             if section.source.startswith(OUTPUT_SECTION):
                 schema = _json_in(section.text)
                 if schema is not None:
-                    return [{"name": section.source, "schema": schema, "from": "system prompt"}]
+                    return [{"name": section.source, "schema": schema, "from": "the system prompt"}]
     return []
 
 

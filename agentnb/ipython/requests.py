@@ -217,8 +217,7 @@ class Requests:
                 pending_cards.ITEM: item.id,
                 pending_cards.TICKET: ticket,
                 pending_cards.VERDICT: decision.verdict,
-                wire.TEXT: f"{item.id} {decision.verdict}; "
-                + (f"{left} other item(s) still wait for a decision" if left else "the turn goes on"),
+                wire.TEXT: f"{left} other item(s) still wait for a decision" if left else "the turn goes on",
             }
         )
         self._cards()

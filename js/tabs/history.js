@@ -19,7 +19,7 @@ export function toolsCell(t) {
 
 /** A turn that paused for a person: "paused" while it waits, "resumed" once it went on. */
 export function pauseBadge(t) {
-  if (t.status === "paused") return h("span", { class: "anb-badge anb-badge-paused", "data-pause": "paused", title: "this turn waits for a person: decide on the cards at the top" }, "⏸ paused");
+  if (t.status === "paused") return h("span", { class: "anb-badge anb-badge-paused", "data-pause": "paused", title: "this turn waits for a person: decide on the cards at the top" }, "‖ paused");
   if (!t.resumed) return null; // never paused, or left behind by a newer turn (its answer says so)
   const times = t.resumed > 1 ? " ×" + t.resumed : "";
   return h("span", { class: "anb-badge anb-badge-resumed", "data-pause": "resumed", title: "this turn paused for a person and went on with their decisions (" + t.resumed + " time(s))" }, "resumed" + times);

@@ -71,7 +71,7 @@ function attemptView(ctx, attempt, detail, spent) {
 export function schemaView(view, key, held) {
   if (!held) return h("div", { class: "anb-empty anb-waiting" }, "Loading the output schema…");
   if (!held.schemas.length) return h("div", { class: "anb-empty" }, "The schema asked for was not found in the request.");
-  return held.schemas.map((s, i) => disclosure(view, key + ":" + i, { attrs: { class: "anb-message-row anb-out-schema" }, summary: h("summary", {}, "output schema" + (s.name ? " " + s.name : "") + " · from " + s.from), fill: () => jsonBlock(s.schema) }));
+  return held.schemas.map((s, i) => disclosure(view, key + ":" + i, { attrs: { class: "anb-message-row anb-out-schema" }, summary: h("summary", {}, "output schema · from " + s.from), fill: () => jsonBlock(s.schema) }));
 }
 
 /** The Request tab's line about a typed turn: type, mode, and the schema asked for. */
