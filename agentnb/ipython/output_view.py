@@ -130,7 +130,11 @@ def _retry(attempt: OutputChecked, following: ModelCall | None) -> str | None:
         last = messages[-1]
         return _text(last.get("content")) if last.get("role") == "user" else None
     for item in reversed(payload.get("input") or ()):  # the Responses API's input items
-        if attempt.tool_call_id is not None and item.get("call_id") == attempt.tool_call_id:
+        if (
+            attempt.tool_call_id is not None
+            and item.get("type") == "function_call_output"
+            and item.get("call_id") == attempt.tool_call_id
+        ):
             return _text(item.get("output"))
         if attempt.tool_call_id is None and item.get("role") == "user":
             return _text(item.get("content"))
