@@ -17,6 +17,10 @@ turns and model request payloads are sent only when the browser asks for them (H
 travel, the Request tab), and a large state only as far as it is shown (``lazy.py``), so a long
 history or a large state costs little per update.
 
+A paused turn's pending items show as cards at the top of every view (``pending_cards.py``): the
+person decides there, the kernel decides through the core's own API and carries the turn on
+(``card_decisions.py``), and the views follow it live.
+
 The front end is built from the ES modules in ``js/`` (at the repository root) into
 ``static/inspector.js`` (``make js``); its styles are ``static/inspector.css``; the wire names
 both sides use are in ``wire.py``; the compact forms of events and summaries in ``compact.py``;

@@ -1,8 +1,10 @@
 """What the inspector answers when its views ask: the browser's requests, handled in the kernel.
 
 A view asks for what it does not hold (a whole turn, a run of the turn's tree, part of a large
-state, older History rows, a model request's payload), for a preview of the next prompt, for
-an edit of the state or its undo, and for two turns side by side. Each request is answered with
+state, older History rows, a model request's payload, a typed turn's schema and retries), for a
+preview of the next prompt, for an edit of the state or its undo, for two turns side by side, and
+— from a paused turn's cards — for a decision, or a check of arguments being typed
+(``card_decisions.py``). Each request is answered with
 one message; a request that fails is answered with an ``error`` message naming it, never left
 without an answer (the view would wait for it). ``Requests`` is the ``Inspector``'s part that
 does this (``inspector.py`` keeps the following of events, the batches and the snapshot).
