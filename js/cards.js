@@ -109,11 +109,14 @@ export class Cards {
     // Long arguments read better indented than in the one line above.
     if (card.tool && card.kind !== "question" && call.length > LONG_CALL) body.push(jsonBlock(card.arguments ?? {}));
     const more = [];
+    const led = store.pending.ledTo(card);
     if (card.request) more.push(disclosure(view, "card-request:" + card.id, { attrs: { class: "anb-card-more anb-card-request" }, open: true, summary: h("summary", {}, "the request about to go"), fill: () => requestView(view, "card-request-view:" + card.id, card.request) }));
-    if (card.state !== undefined) more.push(disclosure(view, "card-state:" + card.id, { attrs: { class: "anb-card-more anb-card-state" }, summary: h("summary", {}, "the state it would act on"), fill: () => h("pre", { class: "anb-pre" }, stateText(card.state)) }));
-    if (card.prompt && card.prompt.length) {
-      const earlier = card.earlier ? " (and " + card.earlier + " of earlier turns, not shown)" : "";
-      more.push(disclosure(view, "card-prompt:" + card.id, { attrs: { class: "anb-card-more anb-card-prompt" }, summary: h("summary", {}, "the prompt that led to it: " + card.prompt.length + " message(s)" + earlier), fill: () => card.prompt.map((m, i) => messageView(view, "card-prompt:" + card.id + ":" + i, m, i === card.prompt.length - 1)) }));
+    if (led.state !== undefined) more.push(disclosure(view, "card-state:" + card.id, { attrs: { class: "anb-card-more anb-card-state" }, summary: h("summary", {}, "the state it would act on"), fill: () => h("pre", { class: "anb-pre" }, stateText(led.state)) }));
+    // A breakpoint's request holds the prompt already.
+    if (!card.request && led.prompt && led.prompt.length) {
+      const prompt = led.prompt;
+      const earlier = led.earlier ? " (and " + led.earlier + " of earlier turns, not shown)" : "";
+      more.push(disclosure(view, "card-prompt:" + card.id, { attrs: { class: "anb-card-more anb-card-prompt" }, summary: h("summary", {}, "the prompt that led to it: " + prompt.length + " message(s)" + earlier), fill: () => prompt.map((m, i) => messageView(view, "card-prompt:" + card.id + ":" + i, m, i === prompt.length - 1)) }));
     }
     body.push(h("div", { class: "anb-card-context" }, more));
     if (gone) body.push(h("div", { class: "anb-card-gone", role: "alert" }, goneText(agent, card, index)));

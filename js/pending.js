@@ -22,6 +22,7 @@ export const CARD_WIRE = {
   "CHECK": "check_arguments",
   "CHECKED": "arguments_checked",
   "ITEMS": "items",
+  "RUNS": "runs",
   "PAUSES": "pauses",
   "ITEM": "item",
   "VERDICT": "verdict",
@@ -86,6 +87,13 @@ export class Pending {
 
   items() {
     return this.message ? this.message[CARD_WIRE.ITEMS] : [];
+  }
+
+  /** What led ``card``'s item to wait: its run's state as it paused and the prompt, as
+   * {state, prompt, earlier} (said once for the items of one response). */
+  ledTo(card) {
+    const runs = (this.message && this.message[CARD_WIRE.RUNS]) || {};
+    return Object.prototype.hasOwnProperty.call(runs, card.run_id) ? runs[card.run_id] : {};
   }
 
   /** The cards to show: those of the last turn while it is paused as the message says. */

@@ -2,9 +2,10 @@
 
 A card carries the item as the core names it (``agentnb.run.pending``: id, kind, tool,
 arguments, reason, the member's path, a breakpoint's request), the tool's schema (an edit of the
-arguments is checked against it as it is typed), the decision taken so far, and what led to the
-call: the state of the run that waits, as it was when it paused, and the messages the model had
-been sent (the earlier turns' left out). Everything is data: the browser shows it as text.
+arguments is checked against it as it is typed) and the decision taken so far; what led to the
+call is its run's, said once for the items of one response: the state of the run that waits, as
+it was when it paused, and the messages the model had been sent (the earlier turns' left out).
+Everything is data: the browser shows it as text.
 
 The cards travel as one ``pending`` message (``pending_message``): in the snapshot while the last
 turn is paused, after the ``run_paused`` item when a turn pauses, and again whenever a decision is
@@ -48,6 +49,9 @@ CHECKED = "arguments_checked"
 null when they do."""
 ITEMS = "items"
 """The cards of a ``pending`` message, in the order the items wait."""
+RUNS = "runs"
+"""What led each waiting run's items to wait (its state and prompt), by run id: said once for
+the several items of one response."""
 PAUSES = "pauses"
 """How many times the turn had paused when the message was made (1 the first time)."""
 ITEM = "item"
@@ -75,6 +79,7 @@ CARD_WIRE: dict[str, str] = {
     "CHECK": CHECK,
     "CHECKED": CHECKED,
     "ITEMS": ITEMS,
+    "RUNS": RUNS,
     "PAUSES": PAUSES,
     "ITEM": ITEM,
     "VERDICT": VERDICT,
@@ -101,12 +106,15 @@ def pending_message(agent: Agent) -> dict[str, Any]:
     record = history[-1] if len(history) else None
     if record is None or record.status != "paused":
         return {wire.KIND: PENDING, ITEMS: []}
+    items = pending_items(record)
+    waiting = {item.call.run_id for item in items}
     return {
         wire.KIND: PENDING,
         wire.TURN_INDEX: record.index,
         RUN_ID: record.run_id,
         PAUSES: pauses(record),
-        ITEMS: [card(item, record) for item in pending_items(record)],
+        ITEMS: [card(item) for item in items],
+        RUNS: {run.run_id: _led_to(run) for run in record.walk() if run.run_id in waiting},
     }
 
 
@@ -126,11 +134,10 @@ def decisions_key(agent: Agent) -> tuple[str, int, int] | None:
     return (record.run_id, pauses(record), decided)
 
 
-def card(item: PendingItem, record: TurnRecord) -> dict[str, Any]:
-    """One pending item as its card shows it."""
+def card(item: PendingItem) -> dict[str, Any]:
+    """One pending item as its card shows it (what led to it is its run's, in ``RUNS``)."""
     call = item.call
     decision = item.decision
-    run = _run_of(record, call.run_id)
     out: dict[str, Any] = {
         "id": call.id,
         "kind": call.kind,
@@ -153,24 +160,17 @@ def card(item: PendingItem, record: TurnRecord) -> dict[str, Any]:
             "value": decision.value,
             "by": decision.by,
         }
-    if run is not None:
-        out["state"] = preview_text(run.state_after, STATE_TEXT)
-        if call.request is None:  # a breakpoint's request holds its messages already
-            out["prompt"], out["earlier"] = _prompt(run)
     return out
 
 
-def _run_of(record: TurnRecord, run_id: str) -> TurnRecord | None:
-    """The run of ``record``'s tree that paused with the item (the turn itself, or a member's)."""
-    return next((run for run in record.walk() if run.run_id == run_id), None)
-
-
-def _prompt(run: TurnRecord) -> tuple[list[dict[str, Any]], int]:
-    """The messages that led to the call (chat format, each cut), without the earlier turns'
-    (sent as context), and how many of those were left out."""
+def _led_to(run: TurnRecord) -> dict[str, Any]:
+    """What led a paused run's items to wait, shown on their cards: the run's state as it paused
+    (compact JSON, cut), and the messages the model had been sent (chat format, each cut)
+    without the earlier turns' (sent as context), with how many of those were left out."""
+    out: dict[str, Any] = {"state": preview_text(run.state_after, STATE_TEXT), "prompt": [], "earlier": 0}
     pause = run.pause
     if pause is None:
-        return [], 0
+        return out
     start, stop = pause.context
     shown = [m for i, m in enumerate(pause.messages) if not start <= i < stop]
     messages = []
@@ -180,7 +180,8 @@ def _prompt(run: TurnRecord) -> tuple[list[dict[str, Any]], int]:
         if isinstance(content, str) and len(content) > MESSAGE_TEXT:
             data["content"] = content[: MESSAGE_TEXT - 1] + "…"
         messages.append(data)
-    return messages, stop - start
+    out["prompt"], out["earlier"] = messages, stop - start
+    return out
 
 
 __all__ = ["CARD_WIRE", "card", "decisions_key", "pauses", "pending_message"]

@@ -12,7 +12,8 @@ const T = WIRE.TRAIT_SNAPSHOT;
 
 const card = (id, customer, extra = {}) => ({ id, kind: "approval", tool: "charge", arguments: { customer, amount: 10 }, reason: "charge requires approval", path: ["pay"], run_id: "r1", call: 0, parameters: null, request: null, line: "[" + id + "] approval: charge(...)", decision: null, ...extra });
 const paused = (items = [card("a1", "bob"), card("b2", "ann")]) => ({ kind: "run_paused", items: items.map(({ id, kind, tool, arguments: args, reason, call, path }) => ({ id, kind, tool, arguments: args, reason, call, path })), usage: usage(3, 2), duration_ms: 4 });
-const pendingMessage = (items, pauses = 1) => ({ [WIRE.KIND]: CARD_WIRE.PENDING, [WIRE.TURN_INDEX]: 0, [CARD_WIRE.RUN_ID]: "r1", [CARD_WIRE.PAUSES]: pauses, [CARD_WIRE.ITEMS]: items });
+const led = { state: '{"charged": []}', prompt: [{ role: "user", content: "bob ann" }], earlier: 2 };
+const pendingMessage = (items, pauses = 1) => ({ [WIRE.KIND]: CARD_WIRE.PENDING, [WIRE.TURN_INDEX]: 0, [CARD_WIRE.RUN_ID]: "r1", [CARD_WIRE.PAUSES]: pauses, [CARD_WIRE.ITEMS]: items, [CARD_WIRE.RUNS]: { r1: led } });
 
 /** A view whose snapshot holds turn 1 paused on two charges, with their cards. */
 function pausedView() {
@@ -33,6 +34,9 @@ test("a snapshot of a paused turn brings its cards; the turn is paused with what
   assert.equal(turn.pauses, 1);
   assert.deepEqual(turn.waiting.map((i) => i.id), ["a1", "b2"]);
   assert.deepEqual(store.pending.shown(store.turns).map((c) => c.id), ["a1", "b2"]);
+  // What led to both is their run's, held once.
+  assert.deepEqual(store.pending.ledTo(store.pending.shown(store.turns)[1]), led);
+  assert.deepEqual(store.pending.ledTo({ run_id: "elsewhere" }), {});
 });
 
 test("the turn going on hides the cards at once; a new pause shows only its own", () => {

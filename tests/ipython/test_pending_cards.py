@@ -99,8 +99,13 @@ def test_a_pause_sends_its_cards_after_the_pause_and_the_snapshot_carries_them(m
         "approval", "charge", {"customer": "bob", "amount": 250}, ["pay"],
     )  # fmt: skip
     assert bob["parameters"]["properties"]["amount"] == {"type": "integer"}
-    assert bob["state"] == '{"charged": []}' and bob["decision"] is None and bob["request"] is None
-    assert [m["role"] for m in bob["prompt"]] == ["user", "assistant"] and bob["earlier"] == 0
+    assert bob["decision"] is None and bob["request"] is None
+    # What led to both is their run's, said once.
+    assert bob["run_id"] == ann["run_id"] == agent.history[0].run_id
+    (led,) = message[pending_cards.RUNS].values()
+    assert led["state"] == '{"charged": []}' and led["earlier"] == 0
+    assert [m["role"] for m in led["prompt"]] == ["user", "assistant"]
+    assert [c["function"]["name"] for c in led["prompt"][1]["tool_calls"]] == ["charge", "charge"]
     assert (
         bob["line"]
         == f'[{bob["id"]}] approval: charge({{"customer": "bob", "amount": 250}}) — charge requires approval'
@@ -295,7 +300,7 @@ def test_a_breakpoint_card_shows_the_request_and_its_edit_is_what_the_model_gets
     sent = Wire(Inspector.for_agent(agent), monkeypatch, Clock(step=0.0))
     agent.run("hello")
     (card,) = cards(sent)[pending_cards.ITEMS]
-    assert card["kind"] == "breakpoint" and card["tool"] is None and "prompt" not in card
+    assert card["kind"] == "breakpoint" and card["tool"] is None
     assert card["request"]["messages"][-1] == {"role": "user", "content": "hello"}
     check = sent.ask(
         **{
@@ -335,6 +340,11 @@ def test_a_members_card_names_its_path_and_going_on_resumes_the_member_then_the_
     assert card["path"] == ["desk", "billing"] and card["tool"] == "charge"
     assert card["line"].endswith("[desk ▸ billing] — charge requires approval")
     assert card["run_id"] != team.history[0].run_id  # the member's run waits
+    led = cards(sent)[pending_cards.RUNS][card["run_id"]]
+    assert (
+        led["prompt"][-1]["tool_calls"][0]["function"]["name"] == "charge"
+        and led["state"] == '{"charged": []}'
+    )
     decide(sent, card["id"], "approve")
     assert team.history[0].status == "ok" and team.history[0].content == "All done."
 
