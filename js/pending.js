@@ -54,7 +54,11 @@ export class Pending {
 
   /** Take the cards of a "pending" message (or a snapshot's part: null when nothing waits). */
   take(msg) {
-    this.message = msg && Array.isArray(msg[CARD_WIRE.ITEMS]) && msg[CARD_WIRE.ITEMS].length ? msg : null;
+    const next = msg && Array.isArray(msg[CARD_WIRE.ITEMS]) && msg[CARD_WIRE.ITEMS].length ? msg : null;
+    // A snapshot after each cell brings the same cards again: nothing to redraw (an editor open
+    // in a card keeps its caret).
+    if (JSON.stringify(next) === JSON.stringify(this.message)) return;
+    this.message = next;
     const ids = new Set(this.items().map((c) => c.id));
     for (const id of [...this.sent.keys()]) if (!ids.has(id)) this.sent.delete(id);
     this.store.version.cards += 1;

@@ -39,6 +39,15 @@ test("a snapshot of a paused turn brings its cards; the turn is paused with what
   assert.deepEqual(store.pending.ledTo({ run_id: "elsewhere" }), {});
 });
 
+test("the same cards again (a snapshot after each cell) redraw nothing", () => {
+  const { model, store } = pausedView();
+  const version = store.version.cards;
+  model.receive(pendingMessage([card("a1", "bob"), card("b2", "ann")]));
+  assert.equal(store.version.cards, version);
+  model.receive(pendingMessage([card("a1", "bob", { decision: { verdict: "approved", by: "person" } }), card("b2", "ann")]));
+  assert.equal(store.version.cards, version + 1);
+});
+
 test("the turn going on hides the cards at once; a new pause shows only its own", () => {
   const { model, store } = pausedView();
   model.receive(event(5, 0, { kind: "run_resumed", decisions: [{ id: "a1", verdict: "approved", by: "person" }] }));
