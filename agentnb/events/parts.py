@@ -199,6 +199,11 @@ class StateCause:
         return " ▸ ".join((*self.via, self.label()))
 
 
+USER_CAUSE = StateCause(kind="user")
+"""A change by the user (made between turns, or a run's own messages put in the state as it
+ends): one frozen cause that every such change shares."""
+
+
 __all__ = [
     "CauseKind",
     "ContextBlock",
@@ -207,5 +212,6 @@ __all__ = [
     "PromptSection",
     "PromptTokens",
     "StateCause",
+    "USER_CAUSE",
     "Usage",
 ]

@@ -34,6 +34,7 @@ from ..events import (
     ToolCallFinished,
     Usage,
 )
+from ..events.parts import USER_CAUSE
 from ..history.pause import Pause
 from ..history.records import TurnRecord
 from ..messages import Message, ToolCall
@@ -134,7 +135,7 @@ class Turn(Acting, Pausing):
             self.tracker.via = lineage.path
         yield self._emit(run_started(self.record, self.ctx.run_id, lineage))
         self.record.state_start = self.tracker.snapshot
-        self.tracker.checkpoint(StateCause(kind="user"))
+        self.tracker.checkpoint(USER_CAUSE)
         try:
             self._put_inputs()
         except (StateKeyError, StateTypeError) as exc:
@@ -354,7 +355,7 @@ class Turn(Acting, Pausing):
         if answer is not None and self.attempts is not None:
             self.attempts.to_state(answer, self.ctx.state, tracker)
         self.ctx.state.set("messages", self._own_messages())
-        tracker.checkpoint(StateCause(kind="user"))
+        tracker.checkpoint(USER_CAUSE)
         for change in tracker.drain():
             yield self._emit(change)
         record.status, record.content = "ok", self.ctx.messages[-1].content
@@ -456,7 +457,7 @@ class Turn(Acting, Pausing):
     def _fail(self, exc: BaseException) -> Iterator[Event]:
         self.error = exc
         self.record.status, self.record.error = "failed", one_line(exc)
-        self.tracker.checkpoint(StateCause(kind="user"))
+        self.tracker.checkpoint(USER_CAUSE)
         for change in self.tracker.drain():
             yield self._emit(change)
         self._close(self.tracker.snapshot)
