@@ -56,12 +56,21 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
+        # A run's usage starts at NO_USAGE: its first model call's usage is the sum, not a copy.
+        if other is NO_USAGE:
+            return self
+        if self is NO_USAGE:
+            return other
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             estimated=self.estimated or other.estimated,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
+
+
+NO_USAGE = Usage()
+"""No tokens: the usage a run or record starts with (frozen, so one serves them all)."""
 
 
 @fast_init
@@ -208,6 +217,7 @@ __all__ = [
     "CauseKind",
     "ContextBlock",
     "HookStep",
+    "NO_USAGE",
     "Placeholder",
     "PromptSection",
     "PromptTokens",

@@ -31,6 +31,7 @@ from ..events import (
     ToolCallFinished,
     Usage,
 )
+from ..events.parts import NO_USAGE
 from ..messages import ROLES, Message
 from ..state import diff
 from ..state.diff import top_level_key
@@ -154,7 +155,7 @@ class TurnRecord:
     """Wall-clock start (epoch seconds)."""
     duration_ms: float = 0.0
     """How long the turn took."""
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     """Token counts of all its model calls."""
     state_start: StateField = StateField()
     """The state when the turn began, before the user's edits since the last turn and the run
@@ -245,7 +246,7 @@ class TurnRecord:
         for event in reversed(self.events):
             if isinstance(event, (RunFinished, RunFailed)):
                 return event.usage_total if event.usage_total is not None else event.usage
-        return self.usage + sum((c.usage_total for c in self.children), Usage())
+        return self.usage + sum((c.usage_total for c in self.children), NO_USAGE)
 
     def walk(self) -> list[TurnRecord]:
         """This run and its descendants, depth first in call order."""

@@ -34,7 +34,7 @@ from ..events import (
     ToolCallFinished,
     Usage,
 )
-from ..events.parts import USER_CAUSE
+from ..events.parts import NO_USAGE, USER_CAUSE
 from ..history.pause import Pause
 from ..history.records import TurnRecord
 from ..messages import Message, ToolCall
@@ -68,7 +68,7 @@ class Turn(Acting, Pausing):
         self.state_values = state_values
         self.session_state = session_state
         self.error: BaseException | None = None
-        self._usage, self._model_calls, self._tool_calls, self._start = Usage(), 0, 0, 0.0
+        self._usage, self._model_calls, self._tool_calls, self._start = NO_USAGE, 0, 0, 0.0
         self._context_messages = slice(0, 0)
         self._prepared: Prepared | None = None
         self._direct: str | None = None
