@@ -42,8 +42,16 @@ from .pause import Pause
 T = TypeVar("T")
 
 _RUNS: weakref.WeakValueDictionary[str, TurnRecord] = weakref.WeakValueDictionary()
-"""Every run record in memory by its run id (unique): where a run finds the runs its delegations
-started, so a tree needs no links rebuilt when its agents' histories are loaded one by one."""
+"""The run records in memory that a run may name as its children, by run id (unique): every
+run a delegation started and every record loaded (``findable``). Where a run finds the runs its
+delegations started, so a tree needs no links rebuilt when its agents' histories are loaded one
+by one. A top-level run made in this process is no run's child: it is not entered."""
+
+
+def findable(record: TurnRecord) -> TurnRecord:
+    """``record``, entered where a run naming it as its child finds it (``children``)."""
+    _RUNS[record.run_id] = record
+    return record
 
 
 @dataclass(frozen=True)
@@ -184,9 +192,6 @@ class TurnRecord:
     pause: Pause | None = field(default=None, compare=False, repr=False)
     """Where the run stopped and what it needs to go on: set when it pauses for a person, kept
     while it goes on (its waiting delegations' runs are named there), cleared when it ends."""
-
-    def __post_init__(self) -> None:
-        _RUNS[self.run_id] = self
 
     @property
     def children(self) -> list[TurnRecord]:
@@ -367,7 +372,7 @@ class TurnRecord:
             messages=list(self.messages),
             pause=dataclasses.replace(pause, decisions=dict(pause.decisions)) if pause is not None else None,
         )
-        _RUNS[self.run_id] = self  # the run's id still names this record; the copy finds its own children
+        findable(self)  # the run's id still names this record; the copy finds its own children
         copied._children = [
             child.own_copy() if child.status == "paused" else child for child in self.children
         ]
@@ -412,7 +417,7 @@ class TurnRecord:
     def from_dict(cls, data: Mapping[str, Any], *, lazy: bool = False) -> TurnRecord:
         """The inverse of ``to_dict`` (``lazy``: events and messages decoded when first read)."""
         events, messages = data.get("events", []), data.get("messages", [])
-        return cls(
+        record = cls(
             index=data["index"],
             run_id=data["run_id"],
             agent=data["agent"],
@@ -432,6 +437,7 @@ class TurnRecord:
             output=_stored_output(events),
             pause=Pause.from_dict(data["pause"]) if data.get("pause") is not None else None,
         )
+        return findable(record)  # (a loaded run may be some loaded run's child)
 
     def __repr__(self) -> str:
         return (
@@ -496,4 +502,4 @@ def _first_line(exc: BaseException) -> str:
     return " ".join(str(exc).split("\n")[:3])[:300]
 
 
-__all__ = ["LazyField", "ModelCall", "StateField", "Stored", "TurnChanges", "TurnRecord"]
+__all__ = ["LazyField", "ModelCall", "StateField", "Stored", "TurnChanges", "TurnRecord", "findable"]
