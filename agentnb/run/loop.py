@@ -351,7 +351,8 @@ class Turn(Acting, Pausing):
         tracker.checkpoint(StateCause(kind="user"))
         for change in tracker.drain():
             yield self._emit(change)
-        record.status, record.content = "ok", self.ctx.messages[-1].content
+        last = self.ctx.messages[-1]
+        record.status, record.content = "ok", None if last.content is None else last.text
         if answer is not None and answer.checked is not None:
             record.content, record.output = answer.text, answer.checked.value
         elif setup.parse_output is not None:

@@ -121,7 +121,7 @@ def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
         raise ConfigurationError(
             "messages=[...] must end with the user's message (ChatMessage.from_user('...'))"
         )
-    return parsed[-1].content, tuple(parsed[:-1])
+    return parsed[-1].text, tuple(parsed[:-1])
 
 
 def check_message(message: Any) -> str | Mapping[str, Any]:
