@@ -13,7 +13,7 @@ from typing import Any
 from .agent import Agent
 from .delegation.tools import handoff
 from .errors import ModelRetry
-from .messages import ChatMessage, Message, ToolCall
+from .messages import ChatMessage, File, Image, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
 from .run.run_result import RunResult
@@ -59,6 +59,8 @@ __all__ = [
     "ChatMessage",
     "ContextBlock",
     "DocumentContext",
+    "File",
+    "Image",
     "JSONSession",
     "LocalModel",
     "Message",

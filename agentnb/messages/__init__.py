@@ -5,6 +5,7 @@ images or files (``parts``), where their bytes are kept (``blobs``), their size 
 from __future__ import annotations
 
 from .blobs import PROCESS_BLOBS, BlobStore, MemoryBlobs, sha256_of
+from .convert import File, Image, to_parts
 from .limits import (
     MAX_FILE_BYTES_PER_REQUEST,
     MAX_IMAGE_BYTES,
@@ -34,7 +35,9 @@ __all__ = [
     "BlobStore",
     "ChatMessage",
     "Detail",
+    "File",
     "FilePart",
+    "Image",
     "ImagePart",
     "MemoryBlobs",
     "Message",
@@ -46,4 +49,5 @@ __all__ = [
     "parse_arguments",
     "part_from_dict",
     "sha256_of",
+    "to_parts",
 ]

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from ..errors import PartError
 from ..util.fastinit import fast_init
 from .blobs import BlobStore
+from .convert import to_parts
 from .limits import check_message_size
 from .parts import PART_TYPES, BinaryPart, Part, TextPart, part_from_dict
 from .wire import content_items, parts_from_items
@@ -271,8 +272,9 @@ class Message:
 
     @classmethod
     def user(cls, content: str | Sequence[Any]) -> Message:
-        """A user message: text, or a list of parts (a str in it is a TextPart)."""
-        return cls(role="user", content=content if isinstance(content, str) else tuple(content))  # type: ignore[arg-type]  # __post_init__ checks each part
+        """A user message: text, or a list of what ``to_parts`` converts (text, figures,
+        images, arrays, bytes, paths, frames, ``Image(...)`` / ``File(...)``)."""
+        return cls(role="user", content=content if isinstance(content, str) else to_parts(content))
 
     @classmethod
     def assistant(cls, text: str | tuple[Part, ...] | None, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
