@@ -19,7 +19,7 @@ from .models import ScriptedModel, tool_call
 from .run.run_result import RunResult
 from .state import State, merge_lists, replace_values
 from .state.modules import StateModule
-from .tools import Tool, Toolkit, tool
+from .tools import Tool, Toolkit, ToolResult, tool
 from .tools.run_context import RunContext
 from .util.version import __version__ as __version__
 
@@ -77,6 +77,7 @@ __all__ = [
     "Team",
     "Tool",
     "ToolCall",
+    "ToolResult",
     "Toolkit",
     "load_ipython_extension",
     "merge_lists",

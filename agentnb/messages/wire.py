@@ -2,7 +2,8 @@
 
 A request (``ModelRequest``) holds each image's or file's bytes as a reference,
 ``agentnb-blob:<sha256>``, with the part's description (hash, media type, size, name, pixel size)
-under ``"part"`` beside it; the bytes travel in ``ModelRequest.parts``. So a request stays small
+under ``"part"`` beside it; the bytes travel in ``ModelRequest.parts``. An image given by URL is
+its URL, with no description. So a request stays small
 and comparable (a recording matches a replayed request by hash), and what a scripted model or
 the inspector sees names each part by its hash and size. Only the OpenAI models, when they send
 a request, write the bytes in as ``data:`` URLs and drop the descriptions (``inline``).
@@ -44,10 +45,11 @@ def content_item(part: Part) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     if isinstance(part, ImagePart):
-        url = part.url if part.data is None else reference(part)
+        if part.data is None:  # by URL: sent as it is, nothing to describe or write in
+            return {"type": "image_url", "image_url": {"url": part.url, "detail": part.detail}}
         return {
             "type": "image_url",
-            "image_url": {"url": url, "detail": part.detail},
+            "image_url": {"url": reference(part), "detail": part.detail},
             PART_KEY: describe(part),
         }
     return {
@@ -137,6 +139,20 @@ def inline(value: Any, parts: Mapping[str, BinaryPart]) -> Any:
     return value
 
 
+def parts_by_hash(messages: Iterable[Any]) -> dict[str, BinaryPart]:
+    """The images and files (given as bytes) of ``messages``, by hash: what a request's
+    references name."""
+    found: dict[str, BinaryPart] = {}
+    for message in messages:
+        content = message.content
+        if content is None or content.__class__ is str:
+            continue
+        for part in content:
+            if isinstance(part, FilePart) or (isinstance(part, ImagePart) and part.data is not None):
+                found[part.sha256 or ""] = part
+    return found
+
+
 def text_of(content: Any) -> str | None:
     """The text of a wire message's content: the str itself, or its text items joined by
     newlines (None for no content)."""
@@ -157,6 +173,7 @@ __all__ = [
     "data_url",
     "inline",
     "part_from_item",
+    "parts_by_hash",
     "parts_from_items",
     "reference",
     "text_of",

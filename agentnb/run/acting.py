@@ -160,7 +160,7 @@ class Acting:
             return True
         yield self._emit(finished)
         self._tool_calls += 1
-        self.ctx.messages.append(Message.tool(tool_call, finished.result))
+        self.ctx.messages.append(Message.tool(tool_call, outcome.parts or finished.result))
         wire.append(self.ctx.messages[-1].to_openai())
         return False
 

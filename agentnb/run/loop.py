@@ -37,6 +37,7 @@ from ..events import (
 from ..history.pause import Pause
 from ..history.records import TurnRecord
 from ..messages import Message, ToolCall
+from ..messages.wire import parts_by_hash
 from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunks
 from ..state.tracking import StateTracker
 from ..tools import Tool
@@ -306,9 +307,12 @@ class Turn(Acting, Pausing):
         if edit:
             if "messages" in edit:
                 wire[:] = [dict(m) for m in edit["messages"]]
-                self.ctx.messages[:] = [Message.from_openai(m) for m in wire]
+                known = parts_by_hash(self.ctx.messages)
+                self.ctx.messages[:] = [Message.from_openai(m, known) for m in wire]
             tools, options = list(edit.get("tools", tools)), dict(edit.get("options", options))
-        request = ModelRequest(messages=list(wire), tools=tools, options=options)
+        request = ModelRequest(
+            messages=list(wire), tools=tools, options=options, parts=parts_by_hash(self.ctx.messages)
+        )
         try:
             payload = setup.model.payload(request)
             yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
+from agentnb import Agent, ScriptedModel, ToolResult, tool_call  # noqa: E402
 from agentnb.errors import ConfigurationError  # noqa: E402
 from agentnb.events import ToolCallFinished  # noqa: E402
 from agentnb.mcp import (  # noqa: E402
@@ -138,8 +138,12 @@ def test_the_server_instructions_go_into_the_system_prompt_once(demo_url):
     )
 
 
-def test_images_are_summarised_beside_the_text(demo):
-    assert demo.call("picture") == "a red dot\n\n[image image/png, 8 bytes]"
+def test_an_image_result_is_its_text_and_the_image_itself(demo):
+    result = demo.call("picture")
+    assert isinstance(result, ToolResult)
+    caption, image = result.content
+    assert caption == "a red dot"
+    assert (image.data, image.media_type) == (b"\x89PNG\r\n\x1a\n", "image/png")
 
 
 def test_a_call_past_its_timeout_is_cancelled_and_the_server_keeps_serving(demo_url, demo):

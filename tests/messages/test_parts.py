@@ -208,16 +208,7 @@ def test_the_wire_form_refers_to_bytes_by_hash_and_describes_the_part() -> None:
                 "name": "report.pdf",
             },
         },
-        {
-            "type": "image_url",
-            "image_url": {"url": "https://e.com/a.png", "detail": "auto"},
-            "part": {
-                "type": "image",
-                "url": "https://e.com/a.png",
-                "name": "https://e.com/a.png",
-                "detail": "auto",
-            },
-        },
+        {"type": "image_url", "image_url": {"url": "https://e.com/a.png", "detail": "auto"}},
     ]
     sent = inline(wire, {sha: image, file.sha256: file})
     assert sent["content"][1] == {
