@@ -521,7 +521,7 @@ def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _user_message(messages: Sequence[Any]) -> str:
     """The user's message of the run delegating."""
-    return next((m.content or "" for m in reversed(messages) if m.role == "user"), "")
+    return next((m.text for m in reversed(messages) if m.role == "user"), "")
 
 
 def _fresh(member: Agent) -> Agent:

@@ -20,6 +20,7 @@ from .. import slots
 from ..errors import ConfigurationError
 from ..events import Event, TextDelta
 from ..messages import Message, Part, TextPart, to_parts
+from ..messages.limits import check_message_size
 from ..util.fastinit import fast_init
 from .run_result import RunResult, RunStream
 
@@ -124,7 +125,9 @@ def _chat_messages(items: Sequence[Any]) -> bool:
 
 
 def _with_parts(parts: tuple[Part, ...]) -> tuple[str, tuple[Part, ...]]:
-    """(the text, the parts) of a message given as parts; no parts when it is all text."""
+    """(the text, the parts) of a message given as parts; no parts when it is all text. Parts
+    larger than a request may carry fail here, before the run starts."""
+    check_message_size(parts)
     text = "\n".join(p.text for p in parts if isinstance(p, TextPart))
     return text, (parts if any(not isinstance(p, TextPart) for p in parts) else ())
 
