@@ -110,7 +110,9 @@ def Image(obj: Any, *, detail: Detail = "auto", name: str | None = None) -> Imag
         raise PartError(f"an image's detail is one of {', '.join(DETAILS)}; got {detail!r}")
     if isinstance(obj, ImagePart):
         return ImagePart(obj.data, obj.url, obj.media_type, detail, name or obj.name, obj.width, obj.height)
-    if isinstance(obj, str) and obj.startswith(("http://", "https://", "data:")):
+    if isinstance(obj, str) and (
+        obj.startswith("data:") or "://" in obj
+    ):  # a URL (ImagePart checks its scheme)
         return ImagePart(url=obj, detail=detail, name=name)
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return ImagePart(bytes(obj), detail=detail, name=name)

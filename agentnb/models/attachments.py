@@ -7,6 +7,9 @@ the references.
 - **User messages**: Chat Completions takes a content list of ``text``, ``image_url`` and
   ``file`` items; the Responses API the same as ``input_text``, ``input_image`` and
   ``input_file`` items.
+- **Text files**: the Responses API reads any file of ``input_file``; Chat Completions' ``file``
+  input takes PDFs, so a text file (``text/*``, JSON, XML, YAML) goes to it as a text part
+  holding the file's text between a header and a footer naming it (as pydantic-ai does).
 - **Tool results**: the Responses API takes images and files in a ``function_call_output``'s
   output list. Chat Completions takes only text in a tool message, so there the tool message
   says ``[image NAME attached below]`` and the images and files follow, after the last tool
@@ -32,7 +35,7 @@ def _label(item: dict[str, Any]) -> str:
         return str(described["name"])
     if _item_kind(item) == "file":
         return str((item.get("file") or {}).get("filename") or "file")
-    return "image"
+    return str((item.get("image_url") or {}).get("url") or "image")  # an image by URL: its URL
 
 
 def _is_parts(message: Mapping[str, Any]) -> bool:
@@ -106,10 +109,50 @@ def responses_content(content: Any, role: str) -> Any:
     return [responses_item(item, role) for item in content]
 
 
-def outgoing(body: dict[str, Any], parts: Mapping[str, Any]) -> dict[str, Any]:
+TEXT_TYPES = frozenset(
+    {"application/json", "application/xml", "application/yaml", "application/x-yaml", "application/toml"}
+)
+"""Media types besides ``text/*`` whose files are text."""
+
+
+def is_text(media_type: str | None) -> bool:
+    """Whether a file of ``media_type`` is text (sent to Chat Completions as a text part)."""
+    return bool(media_type) and (str(media_type).startswith("text/") or media_type in TEXT_TYPES)
+
+
+def _text_file(item: Any, parts: Mapping[str, Any]) -> Any:
+    """A Chat Completions ``file`` item of a text file as a text item holding its text."""
+    if _item_kind(item) != "file":
+        return item
+    described = item.get(PART_KEY) or {}
+    part = parts.get(described.get("sha256", ""))
+    if part is None or not is_text(part.media_type):
+        return item
+    text = part.data.decode("utf-8", errors="replace")
+    name = _label(item)
+    return {
+        "type": "text",
+        "text": f"--- file {name} ({part.media_type}) ---\n{text}\n--- end of file {name} ---",
+    }
+
+
+def outgoing(body: dict[str, Any], parts: Mapping[str, Any], *, chat: bool = False) -> dict[str, Any]:
     """The body a server receives: its references' bytes written in as ``data:`` URLs and the
-    parts' descriptions dropped (the body itself when the request has no image or file)."""
-    return inline(body, parts) if parts else body
+    parts' descriptions dropped (the body itself when the request has no image or file); for
+    Chat Completions (``chat``), text files as text parts."""
+    if not parts:
+        return body
+    if chat:
+        body = {
+            **body,
+            "messages": [
+                {**m, "content": [_text_file(item, parts) for item in m["content"]]}
+                if m.get("content").__class__ is list
+                else m
+                for m in body.get("messages") or ()
+            ],
+        }
+    return inline(body, parts)
 
 
-__all__ = ["chat_tool_results", "outgoing", "responses_content", "responses_item"]
+__all__ = ["TEXT_TYPES", "chat_tool_results", "is_text", "outgoing", "responses_content", "responses_item"]

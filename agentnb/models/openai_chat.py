@@ -51,7 +51,7 @@ class OpenAIChat(OpenAIBase):
         return body
 
     def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
-        body = outgoing(self.wire_body(request), request.parts)
+        body = outgoing(self.wire_body(request), request.parts, chat=True)
         client = self.client()
         opener = lambda: RawAnswer(client, "/chat/completions", body)  # noqa: E731
         yield from self._answer(opener, request, chat_stream, chat_response)

@@ -117,8 +117,11 @@ def test_every_input_type_reaches_chat_completions(server, inputs, stream) -> No
             "file_data": "data:application/pdf;base64," + base64.b64encode(PDF).decode(),
         },
     }
-    assert sent[8]["file"]["filename"] == "notes.txt"
-    assert data_of(sent[8]["file"]["file_data"]) == ("text/plain", b"sales rose in March\n")
+    # Chat Completions' file input takes PDFs: a text file goes as its text
+    assert sent[8] == {
+        "type": "text",
+        "text": "--- file notes.txt (text/plain) ---\nsales rose in March\n\n--- end of file notes.txt ---",
+    }
     assert sent[9]["type"] == "text" and sent[9]["text"].startswith("DataFrame: 3 rows x 2 columns")
     assert (parts[1].width, parts[1].height) == (80, 40)  # the figure at its dpi
     assert_recorded_by_reference(agent, parts)
