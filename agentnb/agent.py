@@ -13,7 +13,7 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from . import slots
@@ -25,6 +25,8 @@ from .errors import ConfigurationError
 from .events import Event
 from .formatters import FormatSettings
 from .history.history import History
+from .messages import Part
+from .messages.wire import parts_by_hash
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
 from .run.continuing import Continuing
@@ -32,7 +34,7 @@ from .run.gate import check_approval, check_breakpoints
 from .run.observe import Observation, prepare, render_prompt
 from .run.output import asked
 from .run.prompt import PromptOptions, RenderedPrompt
-from .run.runs import Runs, check_message
+from .run.runs import Runs, check_message, message_parts
 from .run.turns import TurnMaking
 from .run.typed_output import TypedOutput
 from .sessions.persistence import Persistence
@@ -447,19 +449,27 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         return render_prompt(self, ctx, self.all_tools() if tools is None else tools)
 
     def observe(
-        self, message: str | Mapping[str, Any], *, dependencies: Mapping[str, Any] | None = None
+        self,
+        message: str | Mapping[str, Any] | Sequence[Any],
+        *,
+        dependencies: Mapping[str, Any] | None = None,
     ) -> Observation:
         """What the model would receive for ``message`` — without calling it. ``message`` may
-        be a dict of input fields (MASFactory) for a ``prompt_template``. Passive context
-        providers are queried; ``.context`` holds what each returned."""
-        check_message(message)
+        be a dict of input fields (MASFactory) for a ``prompt_template``, or a list of text,
+        images and files as ``run`` takes (the request names each image and file by its hash).
+        Passive context providers are queried; ``.context`` holds what each returned."""
+        parts: tuple[Part, ...] = ()
+        if isinstance(message, (list, tuple)):
+            message, parts = message_parts(message)
+        message = check_message(message)
         how = asked(self._output_spec(), self.model)
         ctx = RunContext.for_agent(self, "observe", dependencies)
-        prepared = prepare(self, message, ctx, trailing=how.trailing)
+        prepared = prepare(self, message, ctx, trailing=how.trailing, parts=parts)
         request = ModelRequest(
             messages=[m.to_openai() for m in prepared.messages],
             tools=[t.schema() for t in (*prepared.tools, *how.tools)],
             options={**self.model_options, **how.options},
+            parts=parts_by_hash(prepared.messages),
         )
         return Observation(prepared, self.model.payload(request))
 

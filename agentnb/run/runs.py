@@ -80,7 +80,7 @@ class RunInput:
         if not isinstance(message, (list, tuple)):
             pass
         elif not _chat_messages(message):  # the parts of one message: text, images, files
-            message, parts = _with_parts(to_parts(message))
+            message, parts = message_parts(message)
         else:  # Haystack's run(messages), positionally
             if messages is not None:
                 raise ConfigurationError("give the messages once: run([...]) or run(messages=[...])")
@@ -126,6 +126,12 @@ def _chat_messages(items: Sequence[Any]) -> bool:
     """Whether a list given as the message is chat messages (Haystack's ``run(messages)``),
     not the parts of one message."""
     return not items or all(isinstance(m, Message) or (isinstance(m, Mapping) and "role" in m) for m in items)
+
+
+def message_parts(message: Sequence[Any]) -> tuple[str, tuple[Part, ...]]:
+    """(the text, the parts) of one message given as a list of text, images and files (no parts
+    when it is all text); a short error for what is not one, or too large."""
+    return _with_parts(to_parts(message))
 
 
 def _with_parts(parts: tuple[Part, ...]) -> tuple[str, tuple[Part, ...]]:
@@ -313,4 +319,4 @@ def _evaluator() -> slots.Evaluate:
     return evaluate
 
 
-__all__ = ["RunInput", "Runs", "check_message"]
+__all__ = ["RunInput", "Runs", "check_message", "message_parts"]

@@ -244,3 +244,20 @@ def test_a_turn_with_an_image_replays_by_hash_and_drifts_on_another_image() -> N
     again = Agent("a", model=ReplayModel.from_history(agent.history))
     with pytest.raises(ReplayDriftError, match=hashlib.sha256(other).hexdigest()[:16]):
         again.run(["What is this?", other])
+
+
+def test_observe_shows_a_message_of_parts_as_a_run_sends_it_without_calling_the_model() -> None:
+    model = ScriptedModel(["A small image."])
+    agent = Agent("a", model=model, instructions="Describe images.")
+    observation = agent.observe(["What is this?", PNG])
+    assert model.requests == []  # nothing was asked
+    agent.run(["What is this?", PNG])
+    sent = model.requests[0].messages[-1]["content"]
+    assert observation.request["messages"][-1]["content"] == sent
+    assert sent[1]["part"]["sha256"] == hashlib.sha256(PNG).hexdigest()
+    assert "base64" not in str(observation.request)  # a preview names the image, never inlines it
+
+
+def test_observe_refuses_what_a_run_refuses() -> None:
+    with pytest.raises(PartError):
+        Agent("a", model=ScriptedModel(["x"])).observe(["What is this?", object()])
