@@ -15,18 +15,19 @@ to, never the reverse). Loading reads every blob the session refers to before an
 loaded: a missing one is a ``MissingBlobError`` naming the hash, where it was expected and what
 to do, and nothing has been changed.
 
-The references are found in the stored text itself (``referenced``), as written by
-``format.dumps`` (an image's or file's ``type``, then ``sha256``, then ``media_type``), so a
-session without parts costs one substring test per text and stays byte for byte as before.
+The parts are found in the stored text itself (``referenced``: the content lists of its
+messages), so a session without parts costs one substring test per text and stays byte for byte
+as before.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import MissingBlobError
 from ..messages import PROCESS_BLOBS, MemoryBlobs, sha256_of
@@ -36,12 +37,10 @@ from .fileio import commit_prepared, prepare_write
 FOLDER = "blobs"
 """The folder, inside a JSON session's folder, holding its blobs."""
 
-_PATTERN = (
-    r'"type"\s*:\s*"(?:image|file)"\s*,\s*"sha256"\s*:\s*"([0-9a-f]{64})"\s*,'
-    r'\s*"media_type"\s*:\s*"([^"\\]{1,200})"'
-)
-_REFERENCE = re.compile(_PATTERN)
-_REFERENCE_BYTES = re.compile(_PATTERN.encode())
+_CONTENT = re.compile(r'"content"\s*:\s*\[')
+"""Where a stored message's content list starts (a key in a JSON string is escaped: never this)."""
+_DECODER = json.JSONDecoder()
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 FIX = (
     "Restore the blobs from where the session came from (a notebook's NOTEBOOK.agentnb/blobs/ "
@@ -52,18 +51,41 @@ FIX = (
 
 
 def referenced(texts: Iterable[str | bytes]) -> dict[str, str]:
-    """The blobs stored ``texts`` (text or UTF-8 bytes) refer to: ``{sha256: media type}``, in
-    order of first mention."""
+    """The blobs stored ``texts`` (text or UTF-8 bytes) need: ``{sha256: media type}`` of every
+    image or file part of a message's content, in order of first mention.
+
+    Only message parts count: a description of a part elsewhere (a tool call's ``attachments``,
+    the ``part`` beside a request's content item) names a hash without needing its bytes, and
+    may name a part that was refused (over the size limits) and never stored."""
     found: dict[str, str] = {}
-    for text in texts:
-        if isinstance(text, bytes):
-            if b'"sha256"' in text:
-                for raw in _REFERENCE_BYTES.finditer(text):
-                    found.setdefault(raw.group(1).decode(), raw.group(2).decode("utf-8", "replace"))
-        elif '"sha256"' in text:
-            for match in _REFERENCE.finditer(text):
-                found.setdefault(match.group(1), match.group(2))
+    for raw in texts:
+        if isinstance(raw, bytes):
+            if b'"sha256"' not in raw:
+                continue
+            text = raw.decode("utf-8", "replace")
+        elif '"sha256"' in raw:
+            text = raw
+        else:
+            continue
+        for match in _CONTENT.finditer(text):
+            try:
+                items, _ = _DECODER.raw_decode(text, match.end() - 1)
+            except ValueError:  # not JSON here: the session's own parsing says what is wrong
+                continue
+            for item in items:
+                if _is_stored_part(item):
+                    found.setdefault(item["sha256"], item["media_type"])
     return found
+
+
+def _is_stored_part(item: Any) -> bool:
+    return (
+        isinstance(item, dict)
+        and item.get("type") in ("image", "file")
+        and isinstance(item.get("sha256"), str)
+        and _SHA256.fullmatch(item["sha256"]) is not None
+        and isinstance(item.get("media_type"), str)
+    )
 
 
 class SessionBlobs(Protocol):
@@ -132,7 +154,7 @@ class DirectoryBlobs:
 
     def get(self, sha256: str) -> bytes:
         """The bytes of blob ``sha256`` whatever its extension (``messages.BlobStore``)."""
-        found = sorted(self.folder.glob(f"{sha256}.*")) if re.fullmatch(r"[0-9a-f]{64}", sha256) else []
+        found = sorted(self.folder.glob(f"{sha256}.*")) if _SHA256.fullmatch(sha256) else []
         if not found:
             raise MissingBlobError(f"blob {sha256} is missing: no file {sha256}.* in {self.folder}")
         return _checked(found[0].read_bytes(), sha256, str(found[0]))

@@ -15,8 +15,8 @@ from fresh_process import run_fresh
 from matplotlib.figure import Figure
 
 from agentnb import Agent, ScriptedModel
-from agentnb.errors import MissingBlobError
-from agentnb.messages import FilePart, ImagePart, TextPart
+from agentnb.errors import MissingBlobError, PartSizeError
+from agentnb.messages import FilePart, ImagePart, TextPart, describe
 from agentnb.messages.png import encode_png
 from agentnb.sessions import JSONSession, MemorySession, SQLiteSession, load_history
 from agentnb.sessions import segments as seg
@@ -121,7 +121,7 @@ def test_a_blob_whose_bytes_were_changed_is_refused(tmp_path):
         """
         import json
         from agentnb import Agent, ScriptedModel
-        from agentnb.errors import MissingBlobError
+        from agentnb.errors import MissingBlobError, PartSizeError
         from agentnb.sessions import JSONSession
         try:
             JSONSession(".").load_session_state_sync("shop", agent=Agent("shop", ScriptedModel(["ok"])))
@@ -232,14 +232,39 @@ def test_a_session_without_parts_writes_no_blobs_and_the_same_text(tmp_path):
     assert "blobs" not in tables
 
 
-def test_the_references_are_found_in_the_stored_text_and_nowhere_else():
+def test_the_blobs_needed_are_the_message_parts_of_the_stored_text():
     image = ImagePart(encode_png(bytes(12), 2, 2, 3))
-    stored = json.dumps({"content": [TextPart("hi").to_dict(), image.to_dict()]}, separators=(",", ":"))
+    message = {"role": "user", "content": [TextPart("hi").to_dict(), image.to_dict()]}
+    stored = json.dumps({"messages": [message]}, separators=(",", ":"))
     assert referenced([stored]) == {image.sha256: "image/png"}
     pretty = json.dumps(json.loads(stored), indent=2)  # a file put through jq reads the same
     assert referenced([pretty.encode()]) == {image.sha256: "image/png"}
-    user_data = json.dumps({"sha256": image.sha256, "media_type": "image/png"})  # no part
-    assert referenced([user_data]) == {}
+    described = json.dumps({"attachments": [describe(image)], "part": describe(image)})
+    quoted = json.dumps({"role": "user", "content": [TextPart(json.dumps(message)).to_dict()]})
+    not_hex = json.dumps({"content": [{**image.to_dict(), "sha256": "../../etc/passwd"}]})
+    assert referenced([described, quoted, not_hex]) == {}  # descriptions, text, no hash: no blob
+
+
+def test_a_part_refused_for_its_size_is_never_stored_and_its_failed_turn_is(tmp_path):
+    big = b"\x89PNG\r\n\x1a\n" + bytes(18 * 1024 * 1024)
+
+    def plots() -> list[ImagePart]:
+        """Three large charts (54 MB together: over the 50 MB a request takes)."""
+        return [ImagePart(big + bytes([n])) for n in range(3)]
+
+    from agentnb import tool_call
+
+    model = ScriptedModel([tool_call("plots"), "done"])
+    agent = Agent("shop", model, tools=[plots], session=JSONSession(tmp_path))
+    with pytest.raises(PartSizeError):
+        agent.run("Plot them.")
+    with pytest.raises(PartSizeError):
+        agent.run(["And these:", big + b"1", big + b"2", big + b"3"])
+    assert not (tmp_path / "blobs").exists()
+    again = Agent("shop", ScriptedModel(["ok"]), tools=[plots], session=JSONSession(tmp_path))
+    (turn,) = again.history
+    assert turn.status == "failed" and "50.0 MB" in (turn.error or "")
+    assert [a["size"] for a in turn.tool_calls[0].attachments] == [len(big) + 1] * 3  # described, not kept
 
 
 def test_concurrent_writers_of_one_blob_leave_one_whole_file(tmp_path):
