@@ -59,6 +59,7 @@ def handoff_assignment(
         tuple(following),
         earlier_sections=labelled,
         label=text,
+        attachments=message.attachments,
     )
 
 

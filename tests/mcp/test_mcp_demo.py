@@ -159,6 +159,17 @@ def test_a_call_past_its_timeout_is_cancelled_and_the_server_keeps_serving(demo_
     assert demo.status().state == "running"
 
 
+def test_an_image_result_reaches_the_model_as_an_image(demo):
+    model = ScriptedModel([tool_call("picture"), "A red dot."])
+    result = Agent(model=model, tools=[demo]).run("Show me.")
+    (finished,) = [e for e in result.events if isinstance(e, ToolCallFinished)]
+    assert finished.result == "a red dot"
+    assert finished.attachments[0]["media_type"] == "image/png" and finished.attachments[0]["size"] == 8
+    tool_message = model.requests[1].messages[-1]
+    assert [item["type"] for item in tool_message["content"]] == ["text", "image_url"]
+    assert model.requests[1].parts[finished.attachments[0]["sha256"]].data == b"\x89PNG\r\n\x1a\n"
+
+
 def test_an_error_result_reaches_the_model_and_the_run_goes_on(demo):
     model = ScriptedModel([tool_call("fail", reason="the disk is full"), "Sorry."])
     result = Agent(model=model, tools=[demo]).run("Save it.")

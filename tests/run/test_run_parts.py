@@ -204,3 +204,29 @@ def test_a_tool_result_that_cannot_be_sent_is_the_call_s_error() -> None:
     finished = next(e for e in agent.history[-1].events if e.kind == "tool_call_finished")
     assert finished.error_kind == "tool_error"
     assert "returned what cannot be sent to the model: cannot send a builtins.object" in finished.result
+
+
+def test_a_team_member_receives_the_user_s_images_after_its_task() -> None:
+    from agentnb import Team
+
+    member = Agent("reader", model=ScriptedModel(["a bar chart"]))
+    leader = ScriptedModel(
+        [
+            tool_call("delegate_task_to_member", member_id="reader", task="Describe the chart."),
+            "It is a bar chart.",
+        ]
+    )
+    team = Team("team", members=[member], model=leader)
+    assert team.run(["What is this?", PNG]).content == "It is a bar chart."
+    text, image = member.model.requests[0].last_user_parts
+    assert text.text.endswith("Describe the chart.") and image.data == PNG
+
+
+def test_a_handoff_target_receives_the_user_s_images() -> None:
+    billing = Agent("billing", model=ScriptedModel(["Refund approved."]))
+    triage = Agent("triage", model=ScriptedModel([tool_call("transfer_to_billing")]), handoffs=[billing])
+    assert triage.run(["Refund this receipt", PNG]).content == "Refund approved."
+    request = billing.model.requests[0]
+    (user,) = [m for m in request.messages if m["role"] == "user"]
+    assert [i["type"] for i in user["content"]] == ["text", "image_url"]
+    assert request.parts[hashlib.sha256(PNG).hexdigest()].data == PNG
