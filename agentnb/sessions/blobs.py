@@ -32,13 +32,16 @@ from typing import Any, Protocol
 from ..errors import MissingBlobError
 from ..messages import PROCESS_BLOBS, MemoryBlobs, sha256_of
 from ..messages.media import extension
+from ..messages.wire import PART_KEY
 from .fileio import commit_prepared, prepare_write
 
 FOLDER = "blobs"
 """The folder, inside a JSON session's folder, holding its blobs."""
 
-_CONTENT = re.compile(r'"content"\s*:\s*\[')
+_CONTENT = re.compile(r'"(content)"\s*:\s*\[')
 """Where a stored message's content list starts (a key in a JSON string is escaped: never this)."""
+_CASE_LISTS = re.compile(r'"(content|input|messages)"\s*:\s*\[')
+"""Where a content list, or a stored case's message or messages, start."""
 _DECODER = json.JSONDecoder()
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -50,14 +53,18 @@ FIX = (
 """What to do about a missing blob (said by every MissingBlobError of a session)."""
 
 
-def referenced(texts: Iterable[str | bytes]) -> dict[str, str]:
+def referenced(texts: Iterable[str | bytes], *, evaluation: bool = False) -> dict[str, str]:
     """The blobs stored ``texts`` (text or UTF-8 bytes) need: ``{sha256: media type}`` of every
-    image or file part of a message's content, in order of first mention.
+    image or file part of a message's content, in order of first mention. With ``evaluation``
+    (an evaluation's store), also those of its cases' messages (``input``, and each turn of a
+    multi-turn case's ``messages``) and those its recorded conversations refer to in the wire
+    form (``agentnb-blob:`` references with their description beside them).
 
-    Only message parts count: a description of a part elsewhere (a tool call's ``attachments``,
-    the ``part`` beside a request's content item) names a hash without needing its bytes, and
-    may name a part that was refused (over the size limits) and never stored."""
+    Only parts count: a description of a part elsewhere (a tool call's ``attachments``) names a
+    hash without needing its bytes, and may name a part that was refused (over the size limits)
+    and never stored."""
     found: dict[str, str] = {}
+    lists = _CASE_LISTS if evaluation else _CONTENT
     for raw in texts:
         if isinstance(raw, bytes):
             if b'"sha256"' not in raw:
@@ -67,25 +74,35 @@ def referenced(texts: Iterable[str | bytes]) -> dict[str, str]:
             text = raw
         else:
             continue
-        for match in _CONTENT.finditer(text):
+        for match in lists.finditer(text):
             try:
                 items, _ = _DECODER.raw_decode(text, match.end() - 1)
             except ValueError:  # not JSON here: the session's own parsing says what is wrong
                 continue
+            if match.group(1) == "messages":  # a multi-turn case: a turn that is a list is its parts
+                items = [item for turn in items if isinstance(turn, list) for item in turn]
             for item in items:
-                if _is_stored_part(item):
-                    found.setdefault(item["sha256"], item["media_type"])
+                part = _stored_part(item, evaluation)
+                if part is not None:
+                    found.setdefault(part["sha256"], part["media_type"])
     return found
 
 
-def _is_stored_part(item: Any) -> bool:
-    return (
-        isinstance(item, dict)
-        and item.get("type") in ("image", "file")
-        and isinstance(item.get("sha256"), str)
-        and _SHA256.fullmatch(item["sha256"]) is not None
-        and isinstance(item.get("media_type"), str)
-    )
+_WIRE_ITEMS = frozenset({"image_url", "input_image", "file", "input_file"})
+
+
+def _stored_part(item: Any, wire: bool) -> dict[str, Any] | None:
+    """The stored part (or, with ``wire``, a wire item's description) ``item`` is, if any."""
+    if not isinstance(item, dict):
+        return None
+    if wire and item.get("type") in _WIRE_ITEMS and isinstance(item.get(PART_KEY), dict):
+        item = item[PART_KEY]
+    elif item.get("type") not in ("image", "file"):
+        return None
+    sha, media_type = item.get("sha256"), item.get("media_type")
+    if isinstance(sha, str) and _SHA256.fullmatch(sha) and isinstance(media_type, str):
+        return item
+    return None
 
 
 class SessionBlobs(Protocol):
@@ -212,7 +229,7 @@ def keep(store: SessionBlobs, refs: Mapping[str, str], what: str) -> None:
         store.put(PROCESS_BLOBS.get(sha), media_type, sha)
 
 
-def fetch(store: SessionBlobs, refs: Mapping[str, str], what: str) -> None:
+def fetch(store: SessionBlobs, refs: Mapping[str, str], what: str, fix: str = FIX) -> None:
     """Make every blob of ``refs`` readable in this process (``Message.from_dict`` reads a part's
     bytes from its memory): each is read from ``store``, checked against its hash, unless this
     process holds it already. Every missing blob is checked for before any is read, and named
@@ -222,14 +239,14 @@ def fetch(store: SessionBlobs, refs: Mapping[str, str], what: str) -> None:
         named = "; ".join(f"blob {sha} ({mt}), expected at {store.where(sha, mt)}" for sha, mt in missing[:3])
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         raise MissingBlobError(
-            f"{what} refers to {len(missing)} image(s) or file(s) whose bytes are missing: {named}{more}. {FIX}"
+            f"{what} refers to {len(missing)} image(s) or file(s) whose bytes are missing: {named}{more}. {fix}"
         )
     for sha, media_type in refs.items():
         if sha not in PROCESS_BLOBS:
             try:
                 data = store.read(sha, media_type)
             except MissingBlobError as exc:
-                raise MissingBlobError(f"{what}: {exc}. {FIX}") from None
+                raise MissingBlobError(f"{what}: {exc}. {fix}") from None
             PROCESS_BLOBS.put(data, media_type, sha)
 
 
