@@ -152,3 +152,20 @@ def test_part_changes_name_added_removed_and_changed_parts_by_kind():
     ]
     assert part_changes(request(("file", a)), request()) == [f"file 1 removed: sha256 {'a' * 12}… (file.bin)"]
     assert json.dumps(part_changes({}, {})) == "[]"
+
+
+def test_a_figure_renders_the_same_bytes_in_every_process_so_its_recording_replays(tmp_path):
+    code = """
+        import hashlib, json
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from agentnb import Image
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
+        ax.plot([3, 4, 9], marker="o")
+        ax.set_title("Sales")
+        data = Image(fig).data
+        print(json.dumps([hashlib.sha256(data).hexdigest(), b"tEXt" in data]))
+        """
+    first, second = (run_fresh(tmp_path, "probe", "", code) for _ in range(2))
+    assert first == second and first[1] is False  # no "Software: Matplotlib version" text chunk
