@@ -36,7 +36,7 @@ from ..events import (
 )
 from ..history.pause import Pause
 from ..history.records import TurnRecord
-from ..messages import Message, ToolCall
+from ..messages import BinaryPart, Message, ToolCall
 from ..messages.wire import parts_by_hash
 from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunks
 from ..state.tracking import StateTracker
@@ -72,8 +72,13 @@ class Turn(Acting, Pausing):
         self._context_messages = slice(0, 0)
         self._prepared: Prepared | None = None
         self._direct: str | None = None
+        self._delegated = record.pause is not None
+        """Whether this run has child runs (a delegation ended in it, or it goes on after a pause
+        that may hold some): until then its children's usage is nothing, read for free."""
         self._answer: Answered | None = None
         """The accepted answer to the run's output type."""
+        self._parts: dict[str, BinaryPart] = {}
+        """The images and files of the run's messages, by hash (what its requests refer to)."""
         replay = setup.replay
         self.attempts: Attempts | None = (
             Attempts(
@@ -92,9 +97,12 @@ class Turn(Acting, Pausing):
         self._record_event, self._notify = record.events.append, setup.emit
 
     @property
-    def children_usage(self) -> Usage:
-        """What the runs this one delegated to used in all (their ``usage_total``)."""
-        return sum((child.usage_total for child in self.record.children), Usage())
+    def usage_total(self) -> Usage:
+        """What this run used with the runs it delegated to (their ``usage_total``)."""
+        usage = self.record.usage
+        if not self._delegated:  # (a Usage is frozen: the same one serves as both)
+            return usage
+        return sum((child.usage_total for child in self.record.children), usage)
 
     def _emit(self, event: Event) -> Event:
         if type(event) is not TextDelta:
@@ -185,6 +193,7 @@ class Turn(Acting, Pausing):
         it stopped: the calls that waited, or the model call that waited."""
         setup, messages = self.setup, self.ctx.messages
         wire = self._wire(pause)  # shared, never mutated: each request copies the list
+        self._parts = parts_by_hash(messages)  # once: the tool results that add parts add them here
         executor = self._executor(tools, pause)
         attempts = self.attempts
         schemas = [t.schema() for t in tools]
@@ -307,12 +316,10 @@ class Turn(Acting, Pausing):
         if edit:
             if "messages" in edit:
                 wire[:] = [dict(m) for m in edit["messages"]]
-                known = parts_by_hash(self.ctx.messages)
-                self.ctx.messages[:] = [Message.from_openai(m, known) for m in wire]
+                self.ctx.messages[:] = [Message.from_openai(m, self._parts) for m in wire]
+                self._parts = parts_by_hash(self.ctx.messages)
             tools, options = list(edit.get("tools", tools)), dict(edit.get("options", options))
-        request = ModelRequest(
-            messages=list(wire), tools=tools, options=options, parts=parts_by_hash(self.ctx.messages)
-        )
+        request = ModelRequest(messages=list(wire), tools=tools, options=options, parts=self._parts)
         try:
             payload = setup.model.payload(request)
             yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
@@ -356,7 +363,9 @@ class Turn(Acting, Pausing):
         for change in tracker.drain():
             yield self._emit(change)
         last = self.ctx.messages[-1]
-        record.status, record.content = "ok", None if last.content is None else last.text
+        content = last.content
+        # A message of parts (a tuple) is recorded as its text.
+        record.status, record.content = "ok", content if content.__class__ is not tuple else last.text  # type: ignore[assignment]  # not a tuple: a str or None
         if answer is not None and answer.checked is not None:
             record.content, record.output = answer.text, answer.checked.value
         elif setup.parse_output is not None:
@@ -369,7 +378,7 @@ class Turn(Acting, Pausing):
                 run_id=self.ctx.run_id,
                 content=record.content,
                 usage=record.usage,
-                usage_total=record.usage + self.children_usage,
+                usage_total=self.usage_total,
                 duration_ms=record.duration_ms,
                 model_calls=self._model_calls,
                 tool_calls=self._tool_calls,
@@ -467,7 +476,7 @@ class Turn(Acting, Pausing):
                 error=self.record.error,
                 error_type=type(exc).__name__,
                 usage=self.record.usage,
-                usage_total=self.record.usage + self.children_usage,
+                usage_total=self.usage_total,
                 duration_ms=self.record.duration_ms,
             )
         )

@@ -77,9 +77,11 @@ class RunInput:
     ) -> RunInput:
         """Check what a run was given; a short error says what is wrong."""
         parts: tuple[Part, ...] = ()
-        if isinstance(message, (list, tuple)) and not _chat_messages(message):
+        if not isinstance(message, (list, tuple)):
+            pass
+        elif not _chat_messages(message):  # the parts of one message: text, images, files
             message, parts = _with_parts(to_parts(message))
-        elif isinstance(message, (list, tuple)):  # Haystack's run(messages), positionally
+        else:  # Haystack's run(messages), positionally
             if messages is not None:
                 raise ConfigurationError("give the messages once: run([...]) or run(messages=[...])")
             message, messages = None, message
@@ -105,6 +107,8 @@ state keywords."""
 
 def _output_aliases(output_type: Any, state_values: Mapping[str, Any]) -> tuple[Any, Mapping[str, Any]]:
     """The run's output type, whichever of its names was given, and the keywords left for the state."""
+    if not state_values:  # (most runs: nothing to look for)
+        return output_type, state_values
     aliases = {k: state_values[k] for k in OUTPUT_ALIASES if k in state_values}
     if not aliases:
         return output_type, state_values
