@@ -22,7 +22,9 @@ def held(documents: Iterable[Any]) -> dict[str, bytes]:
     """The bytes of every image and file ``documents`` (plain data: turn records, cases) refer
     to, as far as this process holds them, by hash."""
     text = json.dumps(list(documents), ensure_ascii=False, default=str)
-    return {sha: PROCESS_BLOBS.get(sha) for sha in referenced([text], evaluation=True) if sha in PROCESS_BLOBS}
+    return {
+        sha: PROCESS_BLOBS.get(sha) for sha in referenced([text], evaluation=True) if sha in PROCESS_BLOBS
+    }
 
 
 def receive(blobs: Mapping[str, bytes]) -> None:
