@@ -208,3 +208,14 @@ def test_a_stored_case_keeps_its_parts_by_hash_and_its_id_by_their_content():
         Case(3.5)
     with pytest.raises(EvalCaseError, match="case x: "):
         Case(["What?", object()], id="x")
+
+
+def test_the_plan_counts_a_case_s_images_by_the_tile_rule(tmp_path):
+    from agentnb.models.tokens import image_tokens
+
+    big = encode_png(bytes(1024 * 1024 * 3), 1024, 1024, 3)  # 765 tokens at high detail
+    text = analyst().evaluate([Case("What is it?", id="c")], name="text", folder=tmp_path)
+    image = analyst().evaluate([Case(["What is it?", big], id="c")], name="image", folder=tmp_path)
+    added = image.plan.input_tokens - text.plan.input_tokens
+    assert image_tokens(1024, 1024, "auto") == 765
+    assert 765 <= added < 765 + 200  # the image's tiles, and the few characters naming it
