@@ -175,7 +175,8 @@ class RequestChars:
         try:
             message = case.turns[0]
             sent = list(message) if isinstance(message, tuple) else message  # a message of parts
-            return case_agent(self._definition, self._model, case).observe(sent).request
+            agent = case_agent(self._definition, self._model, case)
+            return agent.observe(sent).request  # type: ignore[arg-type]  # (its hint names no list of parts; it takes one)
         except Exception:
             return case.to_dict()
 
