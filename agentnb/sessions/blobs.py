@@ -22,9 +22,11 @@ as before.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -117,6 +119,10 @@ class SessionBlobs(Protocol):
         """Whether the blob is stored."""
         ...
 
+    def mark_used(self, sha256: str, media_type: str) -> None:
+        """Note that a save is about to refer to this stored blob (so nothing drops it now)."""
+        ...
+
     def read(self, sha256: str, media_type: str) -> bytes:
         """The blob's bytes, checked against its hash; MissingBlobError naming ``where`` when
         it is not stored (or holds other bytes)."""
@@ -150,6 +156,7 @@ class DirectoryBlobs:
         path = self.path(digest, media_type)
         try:
             if path.stat().st_size == len(data):
+                self.mark_used(digest, media_type)
                 return digest
         except FileNotFoundError:
             pass
@@ -160,6 +167,14 @@ class DirectoryBlobs:
 
     def has(self, sha256: str, media_type: str) -> bool:
         return self._find(sha256, media_type) is not None
+
+    def mark_used(self, sha256: str, media_type: str) -> None:
+        """Touch the blob's file: ``drop_unused`` leaves young files alone, and a save is about
+        to refer to this one (a read-only checkout is left as it is)."""
+        path = self._find(sha256, media_type)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                os.utime(path)
 
     def read(self, sha256: str, media_type: str) -> bytes:
         path = self._find(sha256, media_type)
@@ -175,6 +190,22 @@ class DirectoryBlobs:
         if not found:
             raise MissingBlobError(f"blob {sha256} is missing: no file {sha256}.* in {self.folder}")
         return _checked(found[0].read_bytes(), sha256, str(found[0]))
+
+    def drop_unused(self, used: set[str], older_than: float) -> list[Path]:
+        """Delete the blobs not in ``used`` (hashes) last written more than ``older_than``
+        seconds ago (a younger one may belong to a save whose text is still being written);
+        returns the files deleted."""
+        dropped = []
+        now = time.time()
+        for path in sorted(self.folder.glob("*.*")) if self.folder.is_dir() else ():
+            sha = path.name.split(".", 1)[0]
+            try:
+                if _SHA256.fullmatch(sha) and sha not in used and now - path.stat().st_mtime > older_than:
+                    path.unlink()
+                    dropped.append(path)
+            except OSError:  # gone meanwhile, or not ours to delete: it only takes room
+                continue
+        return dropped
 
     def _find(self, sha256: str, media_type: str) -> Path | None:
         path = self.path(sha256, media_type)
@@ -196,6 +227,9 @@ class HeldBlobs:
 
     def has(self, sha256: str, media_type: str) -> bool:
         return sha256 in self.memory
+
+    def mark_used(self, sha256: str, media_type: str) -> None:
+        """Nothing drops a blob from memory."""
 
     def read(self, sha256: str, media_type: str) -> bytes:
         return self.memory.get(sha256)
@@ -219,6 +253,7 @@ def keep(store: SessionBlobs, refs: Mapping[str, str], what: str) -> None:
     bytes no one has."""
     for sha, media_type in refs.items():
         if store.has(sha, media_type):
+            store.mark_used(sha, media_type)
             continue
         if sha not in PROCESS_BLOBS:
             raise MissingBlobError(

@@ -44,7 +44,7 @@ class JSONSession(SessionBase):
     ) -> None:
         super().__init__()
         self.save_dir = Path(save_dir)
-        self.blobs = DirectoryBlobs(self.save_dir / FOLDER)
+        self.blobs: DirectoryBlobs = DirectoryBlobs(self.save_dir / FOLDER)
         """The images and files of every session here: ``<save_dir>/blobs/<sha256>.<ext>``."""
         if compact_min_bytes is not None:
             self.compact_min_bytes = compact_min_bytes
@@ -90,6 +90,21 @@ class JSONSession(SessionBase):
                 f.write(head + sep + "".join(r + "\n" for r in missing))
         except OSError:
             pass
+
+    def drop_unused_blobs(self, older_than: float = 600.0) -> list[Path]:
+        """Delete the blobs no session of this folder refers to any more (a figure replaced when
+        a recording was made again), once they are ``older_than`` seconds old: a younger one may
+        be a save's whose text is not written yet. Returns the files deleted."""
+        try:
+            names = sorted(os.listdir(self.save_dir))
+            texts = [
+                (self.save_dir / name).read_bytes()
+                for name in names
+                if name.endswith((".json", ".jsonl")) and not name.startswith(".")
+            ]
+        except OSError:  # a session that cannot be read may need any blob: none is dropped
+            return []
+        return self.blobs.drop_unused(set(referenced(texts)), older_than)
 
     def _lock(self, session_id: str) -> AbstractContextManager[None]:
         return file_lock(self.save_dir / f"{session_id}.lock")

@@ -299,6 +299,9 @@ class Recording(TurnReplay):
             # The first turn the recording does not hold: replace it with what this run did.
             self.session.save_session_state_sync(self.session_id, **{self.module: agent})
             self._written = True
+            drop = getattr(self.session, "drop_unused_blobs", None)
+            if drop is not None and self.cut is not None and self.cut < len(self.turns):
+                drop()  # the turns replaced may have held the only reference to a figure
         else:
             self.session.append_session_state_sync(self.session_id, _after_turn=True, **{self.module: agent})
 

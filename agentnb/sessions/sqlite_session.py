@@ -386,6 +386,9 @@ class SQLiteBlobs:
     def has(self, sha256: str, media_type: str) -> bool:
         return self._row(sha256, "1") is not None
 
+    def mark_used(self, sha256: str, media_type: str) -> None:
+        """Nothing drops a row of the table."""
+
     def read(self, sha256: str, media_type: str) -> bytes:
         row = self._row(sha256, "data")
         if row is None:

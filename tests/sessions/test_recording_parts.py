@@ -21,6 +21,7 @@ from agentnb.sessions.recording import REPLAY_ENV, RERECORD
 PNG = encode_png(bytes(range(48)), 4, 4, 3)
 OTHER = encode_png(bytes(range(1, 49)), 4, 4, 3)
 PDF = b"%PDF-1.4\n%%EOF\n"
+PDF_PART = FilePart(PDF, name="r.pdf")
 MODELS = {"chat": OpenAIChat, "responses": OpenAIResponses}
 
 
@@ -169,3 +170,40 @@ def test_a_figure_renders_the_same_bytes_in_every_process_so_its_recording_repla
         """
     first, second = (run_fresh(tmp_path, "probe", "", code) for _ in range(2))
     assert first == second and first[1] is False  # no "Software: Matplotlib version" text chunk
+
+
+def test_re_recording_with_another_figure_drops_the_blob_nothing_refers_to(tmp_path, monkeypatch):
+    import os
+    import time
+
+    monkeypatch.delenv(REPLAY_ENV, raising=False)
+    folder = tmp_path / "report.agentnb"
+    with OpenAIServer() as server:
+        server.add(Reply(text="Sales rose."), Reply(text="Kept."), Reply(text="Sales fell."))
+        first = analyst(server.url)
+        first.attach_recording(folder)
+        first.run(["What changed?", PNG])
+        other = Agent("keeper", OpenAIChat("tiny", base_url=server.url))
+        other.attach_recording(folder)
+        other.run(["Keep this one:", PDF_PART])  # another session of the notebook, its own blob
+        hour_ago = time.time() - 3600
+        for blob in (folder / "blobs").iterdir():
+            os.utime(blob, (hour_ago, hour_ago))
+        again = analyst(server.url)
+        again.attach_recording(folder)
+        assert again.run(["What changed?", OTHER]).content == "Sales fell."  # a drift: re-recorded
+    assert sorted(p.name for p in (folder / "blobs").iterdir()) == sorted(
+        [f"{sha(OTHER)}.png", f"{sha(PDF)}.pdf"]
+    )
+    reloaded = Agent("keeper", OpenAIChat("tiny", base_url="http://127.0.0.1:9/v1"))
+    kept = reloaded.attach_recording(folder)  # the other session still loads: its blob was kept
+    assert [m.content[1].data for m in kept.turns[0].messages if m.role == "user"] == [PDF]
+
+
+def test_a_blob_younger_than_the_grace_period_is_kept_whatever_refers_to_it(tmp_path):
+    from agentnb.sessions import JSONSession
+
+    session = JSONSession(tmp_path)
+    session.blobs.put(PNG, "image/png")  # written by a save whose text is not there yet
+    assert session.drop_unused_blobs() == []
+    assert [p.name for p in session.drop_unused_blobs(older_than=-1)] == [f"{sha(PNG)}.png"]
