@@ -64,7 +64,9 @@ def _is_array(obj: Any) -> bool:
 
 def _figure_png(figure: Any) -> bytes:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=figure.dpi)
+    # No "Software: Matplotlib version ..." text: the same pixels are the same bytes (so the
+    # same hash, and a recording replays) whichever matplotlib drew them.
+    figure.savefig(buffer, format="png", dpi=figure.dpi, metadata={"Software": None})
     return buffer.getvalue()
 
 
