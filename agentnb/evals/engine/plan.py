@@ -176,7 +176,7 @@ class RequestChars:
             message = case.turns[0]
             sent = list(message) if isinstance(message, tuple) else message  # a message of parts
             agent = case_agent(self._definition, self._model, case)
-            return agent.observe(sent).request  # type: ignore[arg-type]  # (its hint names no list of parts; it takes one)
+            return agent.observe(sent).request
         except Exception:
             return case.to_dict()
 
