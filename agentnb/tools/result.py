@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..messages import FilePart, ImagePart, Part, TextPart, to_parts
+from ..messages.limits import check_message_size
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ def result_parts(value: Any) -> tuple[str, tuple[Part, ...]]:
         return result_text(value), ()
     if not any(not isinstance(p, TextPart) for p in parts):
         return "\n".join(p.text for p in parts if isinstance(p, TextPart)), ()
+    check_message_size(parts)  # (too much for one message: the call's error, for the model to read)
     text = "\n".join(p.text for p in parts if isinstance(p, TextPart))
     named = "\n".join(f"[{p.kind} {p.label}]" for p in parts if not isinstance(p, TextPart))
     return text or named, parts

@@ -261,3 +261,17 @@ def test_observe_shows_a_message_of_parts_as_a_run_sends_it_without_calling_the_
 def test_observe_refuses_what_a_run_refuses() -> None:
     with pytest.raises(PartError):
         Agent("a", model=ScriptedModel(["x"])).observe(["What is this?", object()])
+
+
+def test_a_tool_returning_more_images_than_a_message_takes_fails_as_its_call_not_the_run() -> None:
+    def charts() -> list[ImagePart]:
+        """Every chart there is."""
+        return [ImagePart(PNG, name=f"c{i}") for i in range(501)]
+
+    model = ScriptedModel([tool_call("charts"), "Too many charts; I will ask for fewer."])
+    result = Agent("a", model=model, tools=[charts]).run("Show me the charts.")
+    assert result.content == "Too many charts; I will ask for fewer."  # the run went on
+    (finished,) = result.turn.tool_calls
+    assert finished.error_kind == "tool_error" and "at most 500 per request" in finished.error
+    sent = model.requests[1].messages[-1]
+    assert sent["role"] == "tool" and "cannot be sent to the model" in sent["content"]
