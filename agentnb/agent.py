@@ -33,7 +33,7 @@ from .run.continuing import Continuing
 from .run.gate import check_approval, check_breakpoints
 from .run.observe import Observation, prepare, render_prompt
 from .run.output import asked
-from .run.prompt import PromptOptions, RenderedPrompt
+from .run.prompt import PromptOption, PromptOptions, RenderedPrompt
 from .run.runs import Runs, check_message, message_parts
 from .run.turns import TurnMaking
 from .run.typed_output import TypedOutput
@@ -47,40 +47,27 @@ from .tools.run_context import RunContext
 Subscriber = Callable[[Event], Any]
 
 
-class _PromptOption:
-    """``agent.<name>`` reads and writes ``agent.prompt.<name>`` (Agno's attribute names)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, agent: Any, owner: type | None = None) -> Any:
-        return self if agent is None else getattr(agent.prompt, self.name)
-
-    def __set__(self, agent: Any, value: Any) -> None:
-        setattr(agent.prompt, self.name, value)
-
-
 class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
 
     __agentnb_inject__ = "agent"
     """A tool parameter annotated ``Agent`` receives the agent (tools.schema.INJECT_MARKER)."""
 
-    system_message = _PromptOption()
-    description = _PromptOption()
-    role = _PromptOption()
-    instructions = _PromptOption()
-    markdown = _PromptOption()
-    add_name_to_context = _PromptOption()
-    add_datetime_to_context = _PromptOption()
-    datetime_format = _PromptOption()
-    expected_output = _PromptOption()
-    additional_context = _PromptOption()
-    use_instruction_tags = _PromptOption()
-    add_session_state_to_context = _PromptOption()
-    session_state_format = _PromptOption()
-    resolve_in_context = _PromptOption()
-    hide_state_keys = _PromptOption()
+    system_message = PromptOption()
+    description = PromptOption()
+    role = PromptOption()
+    instructions = PromptOption()
+    markdown = PromptOption()
+    add_name_to_context = PromptOption()
+    add_datetime_to_context = PromptOption()
+    datetime_format = PromptOption()
+    expected_output = PromptOption()
+    additional_context = PromptOption()
+    use_instruction_tags = PromptOption()
+    add_session_state_to_context = PromptOption()
+    session_state_format = PromptOption()
+    resolve_in_context = PromptOption()
+    hide_state_keys = PromptOption()
 
     def __init__(
         self,

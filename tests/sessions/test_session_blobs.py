@@ -245,7 +245,7 @@ def test_the_blobs_needed_are_the_message_parts_of_the_stored_text():
     assert referenced([described, quoted, not_hex]) == {}  # descriptions, text, no hash: no blob
 
 
-def test_a_part_refused_for_its_size_is_never_stored_and_its_failed_turn_is(tmp_path):
+def test_parts_refused_for_their_size_are_never_stored_and_the_turn_is(tmp_path):
     big = b"\x89PNG\r\n\x1a\n" + bytes(18 * 1024 * 1024)
 
     def plots() -> list[ImagePart]:
@@ -254,17 +254,16 @@ def test_a_part_refused_for_its_size_is_never_stored_and_its_failed_turn_is(tmp_
 
     from agentnb import tool_call
 
-    model = ScriptedModel([tool_call("plots"), "done"])
+    model = ScriptedModel([tool_call("plots"), "They were too large to send."])
     agent = Agent("shop", model, tools=[plots], session=JSONSession(tmp_path))
-    with pytest.raises(PartSizeError):
-        agent.run("Plot them.")
-    with pytest.raises(PartSizeError):
+    assert agent.run("Plot them.").content == "They were too large to send."  # the call failed, not the run
+    with pytest.raises(PartSizeError):  # the user's own message: refused before any turn
         agent.run(["And these:", big + b"1", big + b"2", big + b"3"])
     assert not (tmp_path / "blobs").exists()
     again = Agent("shop", ScriptedModel(["ok"]), tools=[plots], session=JSONSession(tmp_path))
     (turn,) = again.history
-    assert turn.status == "failed" and "50.0 MB" in (turn.error or "")
-    assert [a["size"] for a in turn.tool_calls[0].attachments] == [len(big) + 1] * 3  # described, not kept
+    (call,) = turn.tool_calls
+    assert turn.status == "ok" and call.error_kind == "tool_error" and "50.0 MB" in (call.error or "")
 
 
 def test_concurrent_writers_of_one_blob_leave_one_whole_file(tmp_path):
