@@ -170,11 +170,16 @@ class ToolCallFinished:
     arguments: str
     """Arguments exactly as the model sent them."""
     result: str
-    """The text returned to the model (the error message when the call failed)."""
+    """The text returned to the model (the error message when the call failed); for a result
+    with images or files, its text, or a line naming each when it has none."""
     error: str | None = None
     """Why the call failed, if it did."""
     error_kind: str | None = None
     """unknown_tool, malformed_call, malformed_arguments, invalid_arguments, hook_error, tool_error, state_error."""
+    attachments: tuple[dict[str, Any], ...] = ()
+    """The images and files the result holds, described (type, sha256, media_type, size, name,
+    detail, width, height: ``agentnb.messages.describe``); never their bytes, which the tool
+    message of the turn's messages holds."""
     hooks: tuple[HookStep, ...] = ()
     """The hooks the call went through, outermost first."""
     answered_by: str | None = None

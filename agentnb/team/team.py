@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..agent import Agent
-from ..delegation.site import Assignment, Delegation, DelegationSite
+from ..delegation.site import Assignment, Delegation, DelegationSite, user_attachments
 from ..delegation.tools import member_id, task_sections
 from ..errors import DelegationError, TeamDefinitionError
 from ..models.tokens import count_sections, counter_for
@@ -261,7 +261,7 @@ class Team(Agent):
             )
             blocks.append(("add_team_history_to_members", history))
         text, sections = task_sections(task, blocks, source)
-        return Assignment(member, text, sections, label=task)
+        return Assignment(member, text, sections, label=task, attachments=user_attachments(site.ctx.messages))
 
     def _remember(self, ctx: RunContext, assignment: Assignment, record: Any) -> None:
         answer = record.content if record.status == "ok" else f"(failed: {record.error})"
