@@ -67,7 +67,11 @@ class TurnChanges:
 class StateField:
     """A turn's state as a field: kept frozen (sharing what did not change with the turns
     around it), read as a read-only plain dict (``agentnb.state.views``; ``copy.deepcopy`` it to get
-    a copy to change)."""
+    a copy to change).
+
+    It and ``LazyField`` keep their values as attributes of the record (``_frozen_<name>``,
+    ``_<name>``), never through its ``__dict__``: once that dict is made, CPython 3.11 no longer
+    keeps the record's fields inline, and every read of them is slower."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_frozen_{name}"
@@ -81,15 +85,20 @@ class StateField:
     def __get__(self, record: Any, owner: type | None = None) -> dict[str, Any] | None:
         if record is None:
             return None  # the dataclass default: an empty state
-        return view(record.__dict__.get(self.slot, EMPTY))
+        return view(getattr(record, self.slot, EMPTY))
 
     def __set__(self, record: Any, value: Mapping[str, Any] | None) -> None:
-        if type(value) is FrozenMap:
-            record.__dict__[self.slot] = value
-        elif value is None:
-            record.__dict__.pop(self.slot, None)
-        else:
-            record.__dict__[self.slot] = frozen_map(value)
+        if type(value) is not FrozenMap:
+            value = EMPTY if value is None else frozen_map(value)
+        setattr(record, self.slot, value)
+
+
+_FROZEN_START, _FROZEN_BEFORE, _FROZEN_AFTER = (
+    "_frozen_state_start",
+    "_frozen_state_before",
+    "_frozen_state_after",
+)
+"""Where a record's three ``StateField`` keep their frozen states."""
 
 
 class Stored:
@@ -117,13 +126,14 @@ class LazyField(Generic[T]):
     def __get__(self, record: Any, owner: type | None = None) -> list[T] | None:
         if record is None:
             return None  # the dataclass default: an empty list
-        value = record.__dict__[self.slot]
+        value = getattr(record, self.slot)
         if type(value) is Stored:
-            value = record.__dict__[self.slot] = value.decode()
+            value = value.decode()
+            setattr(record, self.slot, value)
         return value
 
     def __set__(self, record: Any, value: list[T] | Stored | None) -> None:
-        record.__dict__[self.slot] = [] if value is None else value
+        setattr(record, self.slot, [] if value is None else value)
 
 
 @dataclass(frozen=True)
@@ -263,17 +273,17 @@ class TurnRecord:
     @property
     def frozen_start(self) -> FrozenMap:
         """``state_start`` as stored: frozen, shared with the other turns (read it, no copy)."""
-        return self.__dict__.get("_frozen_state_start", EMPTY)
+        return getattr(self, _FROZEN_START, EMPTY)  # (StateField's attribute)
 
     @property
     def frozen_before(self) -> FrozenMap:
         """``state_before`` as stored."""
-        return self.__dict__.get("_frozen_state_before", EMPTY)
+        return getattr(self, _FROZEN_BEFORE, EMPTY)  # (StateField's attribute)
 
     @property
     def frozen_after(self) -> FrozenMap:
         """``state_after`` as stored."""
-        return self.__dict__.get("_frozen_state_after", EMPTY)
+        return getattr(self, _FROZEN_AFTER, EMPTY)  # (StateField's attribute)
 
     @property
     def number(self) -> int:
@@ -377,9 +387,8 @@ class TurnRecord:
             child.own_copy() if child.status == "paused" else child for child in self.children
         ]
         copied._linked = False
-        for name in ("_frozen_state_start", "_frozen_state_before", "_frozen_state_after"):
-            if name in self.__dict__:  # the frozen states are shared, never mutated
-                copied.__dict__[name] = self.__dict__[name]
+        for name in (_FROZEN_START, _FROZEN_BEFORE, _FROZEN_AFTER):  # shared, never mutated
+            setattr(copied, name, getattr(self, name, EMPTY))
         return copied
 
     def to_dict(self) -> dict[str, Any]:
