@@ -42,10 +42,8 @@ from .pause import Pause
 T = TypeVar("T")
 
 _RUNS: weakref.WeakValueDictionary[str, TurnRecord] = weakref.WeakValueDictionary()
-"""The run records in memory that a run may name as its children, by run id (unique): every
-run a delegation started and every record loaded (``findable``). Where a run finds the runs its
-delegations started, so a tree needs no links rebuilt when its agents' histories are loaded one
-by one. A top-level run made in this process is no run's child: it is not entered."""
+"""The runs in memory a run may name as its children (a delegation's, a loaded one: ``findable``) by
+run id, where it finds them: a tree needs no links rebuilt when its histories load one by one."""
 
 
 def findable(record: TurnRecord) -> TurnRecord:
@@ -67,11 +65,8 @@ class TurnChanges:
 class StateField:
     """A turn's state as a field: kept frozen (sharing what did not change with the turns
     around it), read as a read-only plain dict (``agentnb.state.views``; ``copy.deepcopy`` it to get
-    a copy to change).
-
-    It and ``LazyField`` keep their values as attributes of the record (``_frozen_<name>``,
-    ``_<name>``), never through its ``__dict__``: once that dict is made, CPython 3.11 no longer
-    keeps the record's fields inline, and every read of them is slower."""
+    a copy to change). It and ``LazyField`` keep their values as attributes of the record, never
+    through its ``__dict__``: once CPython 3.11 made that dict, every read of a field is slower."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_frozen_{name}"
@@ -91,14 +86,6 @@ class StateField:
         if type(value) is not FrozenMap:
             value = EMPTY if value is None else frozen_map(value)
         setattr(record, self.slot, value)
-
-
-_FROZEN_START, _FROZEN_BEFORE, _FROZEN_AFTER = (
-    "_frozen_state_start",
-    "_frozen_state_before",
-    "_frozen_state_after",
-)
-"""Where a record's three ``StateField`` keep their frozen states."""
 
 
 class Stored:
@@ -128,8 +115,7 @@ class LazyField(Generic[T]):
             return None  # the dataclass default: an empty list
         value = getattr(record, self.slot)
         if type(value) is Stored:
-            value = value.decode()
-            setattr(record, self.slot, value)
+            setattr(record, self.slot, value := value.decode())
         return value
 
     def __set__(self, record: Any, value: list[T] | Stored | None) -> None:
@@ -273,17 +259,17 @@ class TurnRecord:
     @property
     def frozen_start(self) -> FrozenMap:
         """``state_start`` as stored: frozen, shared with the other turns (read it, no copy)."""
-        return getattr(self, _FROZEN_START, EMPTY)  # (StateField's attribute)
+        return getattr(self, "_frozen_state_start", EMPTY)  # (StateField's attribute)
 
     @property
     def frozen_before(self) -> FrozenMap:
         """``state_before`` as stored."""
-        return getattr(self, _FROZEN_BEFORE, EMPTY)  # (StateField's attribute)
+        return getattr(self, "_frozen_state_before", EMPTY)  # (StateField's attribute)
 
     @property
     def frozen_after(self) -> FrozenMap:
         """``state_after`` as stored."""
-        return getattr(self, _FROZEN_AFTER, EMPTY)  # (StateField's attribute)
+        return getattr(self, "_frozen_state_after", EMPTY)  # (StateField's attribute)
 
     @property
     def number(self) -> int:
@@ -387,7 +373,7 @@ class TurnRecord:
             child.own_copy() if child.status == "paused" else child for child in self.children
         ]
         copied._linked = False
-        for name in (_FROZEN_START, _FROZEN_BEFORE, _FROZEN_AFTER):  # shared, never mutated
+        for name in ("_frozen_state_start", "_frozen_state_before", "_frozen_state_after"):  # shared
             setattr(copied, name, getattr(self, name, EMPTY))
         return copied
 

@@ -67,15 +67,8 @@ def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
 
 
 _ROW_KINDS = frozenset(
-    {
-        ModelRequested,
-        ModelResponded,
-        ToolCallFinished,
-        ContextRetrieved,
-        PromptRendered,
-        RunPaused,
-        RunResumed,
-    }
+    (ModelRequested, ModelResponded, ToolCallFinished, ContextRetrieved, PromptRendered)
+    + (RunPaused, RunResumed)
 )
 """The events a History row counts or reads."""
 
