@@ -251,6 +251,40 @@ class OutputChecked:
 
 @fast_init
 @dataclass(frozen=True, kw_only=True)
+class OutputDelta:
+    """The typed output so far, while the answer streams in (native mode: the JSON text; tool
+    mode: the output tool's arguments). Only runs with a structured ``output_type`` have them;
+    like ``TextDelta`` they go to subscribers and ``iter_run`` and are not kept in the record."""
+
+    kind: Literal["output_delta"] = "output_delta"
+    """Always ``"output_delta"``: what kind of event this is."""
+    run_id: str
+    """The run this event belongs to."""
+    call: int
+    """Index of the model call within the run (0-based): each answer streams from nothing."""
+    mode: str
+    """How the output is asked for: native or tool."""
+    output_type: str
+    """The output type's name."""
+    data: Any
+    """The answer so far as JSON data, parsed leniently: what has arrived of each string, list
+    and object, without a number or a word (``true``) that may not be whole yet. Each delta of
+    an answer extends the one before."""
+    output: Any
+    """The answer so far as the output type where it validates partially (pydantic's
+    ``experimental_allow_partial``: a list's last item left out while it is not valid yet; an
+    object once its required fields are all there), else the raw ``data``; ``validated`` says
+    which."""
+    validated: bool = False
+    """Whether ``output`` passed partial validation (else it is the raw ``data``)."""
+    complete: bool = False
+    """Whether the whole answer has arrived (the last delta of this model call)."""
+    tool: str | None = None
+    """In tool mode, the output tool being called."""
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True)
 class RunFinished:
     """A run ended with a final answer."""
 
@@ -430,6 +464,7 @@ Event: TypeAlias = (
     | ToolCallFinished
     | StateChanged
     | OutputChecked
+    | OutputDelta
     | RunFinished
     | RunFailed
     | RunPaused
@@ -445,6 +480,7 @@ __all__ = [
     "ModelRequested",
     "ModelResponded",
     "OutputChecked",
+    "OutputDelta",
     "PendingCall",
     "PendingKind",
     "PromptRendered",

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ModelResponseError
 from ..messages import ToolCall
-from .base import ModelRequest, ModelResponse, chat_messages
+from .base import ArgumentsDelta, ModelRequest, ModelResponse, chat_messages
 from .bounded_json import kind, load_json, show
 from .openai_base import OpenAIBase, merge_options
 from .openai_transport import RawAnswer
@@ -49,7 +49,7 @@ class OpenAIChat(OpenAIBase):
             body["stream_options"] = {"include_usage": True}
         return body
 
-    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
+    def stream(self, request: ModelRequest) -> Iterator[str | ArgumentsDelta | ModelResponse]:
         body = self.wire_body(request)
         client = self.client()
         opener = lambda: RawAnswer(client, "/chat/completions", body)  # noqa: E731
@@ -59,14 +59,18 @@ class OpenAIChat(OpenAIBase):
 # -- reading Chat Completions answers ------------------------------------------------------------
 
 
-def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Iterator[str | ModelResponse]:
-    """Text deltas as they come, then the whole completion assembled from the stream's chunks.
+def chat_stream(
+    events: Iterator[tuple[str, str]], request: ModelRequest
+) -> Iterator[str | ArgumentsDelta | ModelResponse]:
+    """Text deltas as they come (and the arguments of the calls of ``request.stream_arguments``'
+    tools as they grow), then the whole completion assembled from the stream's chunks.
     An empty stream, or one that ends before a ``finish_reason``, is an error, not an answer."""
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     finish: str | None = None
     usage: dict[str, Any] | None = None
     head: dict[str, Any] = {}
+    watched = request.stream_arguments
     for event, data in events:
         chunk = load_json(data, "a stream event")
         error = event_error(event, chunk)
@@ -97,7 +101,10 @@ def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Ite
                 text.append(content)
                 yield content
             for position, part in enumerate(as_list(delta.get("tool_calls"), "tool_calls")):
-                add_call_delta(calls, position, part)
+                call = add_call_delta(calls, position, part)
+                if watched and "problem" not in call and call["function"]["name"] in watched:
+                    function = call["function"]
+                    yield ArgumentsDelta(part.get("index", position), function["name"], function["arguments"])
             finish = _finish_reason(choice.get("finish_reason")) or finish
     if finish is None:
         if not text and not calls:

@@ -37,7 +37,7 @@ from ..events import (
 from ..history.pause import Pause
 from ..history.records import TurnRecord
 from ..messages import Message, ToolCall
-from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunks
+from ..models.base import REASONING_KEY, ArgumentsDelta, ModelRequest, ModelResponse, text_chunks
 from ..state.tracking import StateTracker
 from ..tools import Tool
 from ..tools.run_context import RunContext
@@ -46,6 +46,7 @@ from .acting import Acting
 from .answers import Answered, Attempts
 from .executor import ToolExecutor
 from .observe import Prepared
+from .partial import PartialOutput
 from .pausing import Pausing
 from .setup import TurnSetup, continuation_id, run_started
 
@@ -87,6 +88,15 @@ class Turn(Acting, Pausing):
             else None
         )
         """The answers checked against the run's output type (None: a run without one)."""
+        spec, attempts = setup.output, self.attempts
+        self._partial = (
+            PartialOutput(spec, setup.output_mode, ctx.run_id)
+            if spec is not None and attempts is not None and setup.output_mode in ("native", "tool")
+            else None
+        )
+        """The typed output while it streams (``OutputDelta``): native and tool modes only."""
+        self._watched = frozenset(attempts.tool_names) if attempts is not None else frozenset()
+        """The output tools (tool mode), whose arguments the model streams to ``_partial``."""
         # ``_emit`` runs for every event: the record's event list (a lazy field) and the emit, read once.
         self._record_event, self._notify = record.events.append, setup.emit
 
@@ -308,7 +318,9 @@ class Turn(Acting, Pausing):
                 wire[:] = [dict(m) for m in edit["messages"]]
                 self.ctx.messages[:] = [Message.from_openai(m) for m in wire]
             tools, options = list(edit.get("tools", tools)), dict(edit.get("options", options))
-        request = ModelRequest(messages=list(wire), tools=tools, options=options)
+        request = ModelRequest(
+            messages=list(wire), tools=tools, options=options, stream_arguments=self._watched
+        )
         try:
             payload = setup.model.payload(request)
             yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
@@ -394,17 +406,31 @@ class Turn(Acting, Pausing):
         if replay is not None and call == 0:  # first, whether the recording asked for this output
             replay.output_asked(self.record, self.attempts.signature if self.attempts else None, model)
         recorded = replay.answer(self.record, call, payload, model) if replay is not None else None
-        stream: Iterable[str | ModelResponse] = (
+        stream: Iterable[str | ArgumentsDelta | ModelResponse] = (
             model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
         )
         response: ModelResponse | None = None
+        partial = self._partial
+        if partial is not None:
+            partial.reset()
         for item in stream:
             if isinstance(item, ModelResponse):
                 response = item
-            elif item:
-                yield self._emit(TextDelta(run_id=self.ctx.run_id, call=call, text=item))
+            elif partial is not None:  # a typed run: its output so far, besides the text
+                if type(item) is str and item:
+                    yield self._emit(TextDelta(run_id=self.ctx.run_id, call=call, text=item))
+                delta = partial.feed(item, call)
+                if delta is not None:
+                    self._notify(delta)  # like TextDelta, not kept in the record
+                    yield delta
+            elif item:  # text: a run without a typed output asks for no arguments
+                yield self._emit(TextDelta(run_id=self.ctx.run_id, call=call, text=item))  # type: ignore[arg-type]
         if response is None:
             raise AgentRunError(f"model {model.label} returned no response")
+        delta = partial.end(response, call) if partial is not None else None
+        if delta is not None:
+            self._notify(delta)
+            yield delta
         if replay is not None and recorded is None:
             replay.answered(self.record, call, response)
         return response
