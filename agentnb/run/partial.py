@@ -13,8 +13,10 @@ are there and valid. Where that fails, and always for a JSON-schema dict (which 
 validation), the delta carries the raw partial data instead (``validated=False``). The delta of
 the whole answer (``complete=True``) is validated fully, as the check will validate it.
 
-A long answer is parsed again each time it has grown by an eighth (at most every 256 characters),
-not at every piece, so that the work stays linear in its length; the whole answer always is.
+Each piece is read when the next one comes (the whole answer at the end), so an answer that
+arrives in one piece (a model that does not stream) gives no delta and costs nothing more. A
+long answer is read again each time it has grown by an eighth (at most 256 characters), not at
+every piece, so that the work stays linear in its length.
 """
 
 from __future__ import annotations
@@ -50,17 +52,20 @@ class PartialOutput:
         """A new answer begins (a new model call)."""
         self._pieces: list[str] = []
         self._length = 0
+        self._fed = 0
         self._parsed = 0
         self._last: Any = _NOTHING
         self._call: int | None = None
         self._tool: str | None = None
 
     def feed(self, item: str | ArgumentsDelta, call: int) -> OutputDelta | None:
-        """A piece of the answer (text, or an output tool's arguments so far): the output so far
-        when it is due and changed, else None."""
+        """The next piece of the answer (text, or an output tool's arguments so far): the output
+        as of the piece before it, when that is due and changed, else None. One piece behind, so
+        that an answer that comes in one piece (not streamed) is only read once, whole."""
         if isinstance(item, str):
             if self.mode != "native":
                 return None
+            delta = self._due(call)
             self._pieces.append(item)
             self._length += len(item)
         else:
@@ -68,17 +73,16 @@ class PartialOutput:
                 self._call, self._tool = item.index, item.name
             elif item.index != self._call:
                 return None
+            delta = self._due(call)
             self._pieces[:] = [item.arguments]
             self._length = len(item.arguments)
-        if self._length < self._parsed + min(self._parsed // 8, STEP):
-            return None
-        self._parsed = self._length
-        return self._delta("".join(self._pieces), call, complete=False)
+        self._fed += 1
+        return delta
 
     def end(self, response: ModelResponse, call: int) -> OutputDelta | None:
         """The whole answer, once it streamed (nothing for one that came in one piece, or gave
         no output)."""
-        if not self._parsed:
+        if self._fed < 2:
             return None
         if self.mode == "native":
             return self._delta(response.content or "", call, complete=True)
@@ -87,6 +91,13 @@ class PartialOutput:
             return None
         self._tool = answer.name
         return self._delta(answer.arguments, call, complete=True)
+
+    def _due(self, call: int) -> OutputDelta | None:
+        """The output as of the pieces so far, if it has grown enough since it was last read."""
+        if not self._length or self._length < self._parsed + min(self._parsed // 8, STEP):
+            return None
+        self._parsed = self._length
+        return self._delta("".join(self._pieces), call, complete=False)
 
     def _delta(self, text: str, call: int, complete: bool) -> OutputDelta | None:
         data = _parsed(text, complete)
