@@ -102,8 +102,13 @@ def chat_stream(
                 yield content
             for position, part in enumerate(as_list(delta.get("tool_calls"), "tool_calls")):
                 call = add_call_delta(calls, position, part)
-                if watched and "problem" not in call and call["function"]["name"] in watched:
-                    function = call["function"]
+                function = call["function"]
+                if (
+                    watched
+                    and "problem" not in call
+                    and function["name"] in watched
+                    and (part.get("function") or {}).get("arguments")
+                ):
                     yield ArgumentsDelta(part.get("index", position), function["name"], function["arguments"])
             finish = _finish_reason(choice.get("finish_reason")) or finish
     if finish is None:

@@ -7,15 +7,21 @@ tool; none for a run without a structured output type."""
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from openai_server import OpenAIServer, Reply
 from pydantic import BaseModel
 
-from agentnb import Agent
-from agentnb.events import OutputDelta, TextDelta, ToolCallFinished
-from agentnb.models import OpenAIChat, OpenAIResponses
+sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
+from hostile_server import HostileServer, chunk, events, responses_object  # noqa: E402
+
+from agentnb import Agent  # noqa: E402
+from agentnb.events import OutputDelta, TextDelta, ToolCallFinished  # noqa: E402
+from agentnb.models import OpenAIChat, OpenAIResponses  # noqa: E402
+from agentnb.models.base import ArgumentsDelta, ModelRequest  # noqa: E402
 
 
 class Line(BaseModel):
@@ -179,3 +185,60 @@ def test_an_echoed_key_never_shows_in_the_streamed_arguments(server):
     assert len(deltas) >= 4
     assert not [d for d in deltas if "sk-test" in json.dumps(d.data)]  # not even the start of it
     assert deltas[-1].data["vendor"] == "ACME [redacted] GmbH"
+
+
+def streamed(model: Any, watched: frozenset[str]) -> list[Any]:
+    request = ModelRequest(
+        messages=[{"role": "user", "content": "go"}],
+        tools=[{"type": "function", "function": {"name": "final_result", "parameters": {"type": "object"}}}],
+        stream_arguments=watched,
+    )
+    return list(model.stream(request))
+
+
+def test_a_chat_stream_breaking_the_protocol_gives_deltas_only_for_the_calls_that_can_run():
+    answer = events(
+        chunk({"tool_calls": [{"index": "zero", "id": "c0", "function": {"name": "final_result"}}]}),
+        chunk({"tool_calls": [{"index": "zero", "function": {"arguments": '{"a": 1}'}}]}),
+        chunk({"tool_calls": [{"index": 1, "id": "c1", "function": {"name": ["final_result"]}}]}),
+        chunk({"tool_calls": [{"index": 1, "function": {"arguments": '{"b": 2}'}}]}),
+        chunk(
+            {"tool_calls": [{"index": 2, "id": "c2", "function": {"name": "final_result", "arguments": ""}}]}
+        ),
+        chunk({"tool_calls": [{"index": 2, "function": {"arguments": {"vendor": "ACME"}}}]}),  # an object
+        chunk({}, "tool_calls"),
+    )
+    with HostileServer(answer) as server:
+        model = OpenAIChat("m", base_url=server.url, api_key="k", max_retries=0)
+        items = streamed(model, frozenset({"final_result"}))
+        plain = streamed(model, frozenset())
+    deltas = [i for i in items if isinstance(i, ArgumentsDelta)]
+    assert deltas == [ArgumentsDelta(2, "final_result", '{"vendor": "ACME"}')]
+    assert len(items[-1].tool_calls) == 3  # the broken calls are kept, each with its problem
+    assert not [i for i in plain if isinstance(i, ArgumentsDelta)]  # not asked for: none
+
+
+def test_a_responses_stream_breaking_the_protocol_gives_deltas_only_for_the_calls_that_can_run():
+    done = responses_object(
+        [{"type": "function_call", "call_id": "c2", "name": "final_result", "arguments": '{"v": 1}'}]
+    )
+    added = "response.output_item.added"
+    delta = "response.function_call_arguments.delta"
+    answer = events(
+        {"type": added, "output_index": "0", "item": {"type": "function_call", "name": "final_result"}},
+        {"type": delta, "output_index": [0], "delta": '{"a"'},  # not a number: never a key
+        {"type": added, "output_index": 1, "item": {"type": "function_call", "name": {"n": 1}}},
+        {"type": delta, "output_index": 1, "delta": '{"b": 2}'},
+        {"type": added, "output_index": 2, "item": {"type": "function_call", "name": "final_result"}},
+        {"type": delta, "output_index": 2, "delta": 7},  # not text
+        {"type": delta, "output_index": 2, "delta": '{"v": 1}'},
+        {"type": "response.completed", "response": done},
+        done=False,
+    )
+    with HostileServer(answer) as server:
+        model = OpenAIResponses("m", base_url=server.url, api_key="k", max_retries=0)
+        items = streamed(model, frozenset({"final_result"}))
+    assert [i for i in items if isinstance(i, ArgumentsDelta)] == [
+        ArgumentsDelta(1, "final_result", '{"v": 1}')
+    ]
+    assert items[-1].tool_calls[0].arguments == '{"v": 1}'
