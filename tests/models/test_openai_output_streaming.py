@@ -205,6 +205,7 @@ def test_a_chat_stream_breaking_the_protocol_gives_deltas_only_for_the_calls_tha
         chunk(
             {"tool_calls": [{"index": 2, "id": "c2", "function": {"name": "final_result", "arguments": ""}}]}
         ),
+        chunk({"tool_calls": [{"index": 2, "function": None}]}),
         chunk({"tool_calls": [{"index": 2, "function": {"arguments": {"vendor": "ACME"}}}]}),  # an object
         chunk({}, "tool_calls"),
     )
