@@ -25,7 +25,7 @@ from ...messages import Message
 from ...models import ScriptedModel
 from ...models.base import Model
 from ...models.replay import ReplayModel, drift_report
-from ...sessions.recording import REPLAY_ENV, TurnReplay
+from ...sessions.recording import REPLAY_ENV, RERECORD, TurnReplay
 from ...state.state import deep_merge
 from ...util.text import one_line
 from ..cases import Case
@@ -147,8 +147,16 @@ class CaseReplay(TurnReplay):
         if self.mode == "strict" and model.external:
             report = drift_report(recorded, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
             head, _, diff = report.partition("\n")
+            raise ReplayDriftError(f"{head}; {_refused(model)}\n{diff}")
+        self.cut = index
+
+    def _output_drift(self, index: int, change: str, model: Model) -> None:
+        """The case's output type, mode or validators (or a validator's verdict) differ from the
+        recorded run's: under strict replay that is a drift, named; else the case runs live."""
+        if self.mode == "strict" and model.external:
             raise ReplayDriftError(
-                f"{head}; strict replay ({REPLAY_ENV}=strict) does not call {model.label}\n{diff}"
+                f"replay drift at turn {index + 1}: the output differs from the recorded run ({change}); "
+                f"{_refused(model)}"
             )
         self.cut = index
 
@@ -156,6 +164,10 @@ class CaseReplay(TurnReplay):
     def whole(self) -> bool:
         """Whether every turn went exactly as recorded."""
         return self.cut is None and self.mode != "live"
+
+
+def _refused(model: Model) -> str:
+    return f"strict replay ({REPLAY_ENV}=strict) does not call {model.label}; {RERECORD}"
 
 
 def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bool = False) -> CaseOutcome:
