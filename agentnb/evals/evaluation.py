@@ -34,6 +34,7 @@ from .engine.limiter import RATE_LIMIT_TRIES, Limiter, quiet_copy
 from .engine.plan import Plan, RequestChars, gate, make_plan, price_of
 from .engine.progress import Progress, Sink, Tracker
 from .engine.store import EvalStore, check_name
+from .engine.store_format import SCORED
 from .engine.worker import CaseOutcome, CaseTask, evaluated, run_case
 from .report.case_row import CaseRow
 from .report.eval_run import EvalRun
@@ -119,14 +120,15 @@ class Evaluation:
     # -- the run -------------------------------------------------------------------------------
 
     def tasks(self, rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[CaseTask]:
-        """One task per (case, repeat); a finished one carries its recorded turns."""
+        """One task per (case, repeat); a finished one (its output valid or not) carries its
+        recorded turns."""
         out = []
         for case in self.cases:
             for repeat in range(self.repeat):
                 row = rows.get((case.id, repeat))
                 recorded = (
                     row["turns"]
-                    if row is not None and row.get("status") == "ok" and self.mode != "live"
+                    if row is not None and row.get("status") in SCORED and self.mode != "live"
                     else None
                 )
                 out.append(CaseTask(self.definition, self.model, case, repeat, recorded, self.mode))

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...agent import Agent
 from ...definition import AgentDefinition
-from ...errors import AgentRunError, ReplayDriftError
+from ...errors import AgentRunError, OutputValidationError, ReplayDriftError
 from ...history.history import TurnRecord
 from ...messages import Message
 from ...models import ScriptedModel
@@ -114,8 +114,9 @@ class CaseOutcome:
     turns: list[dict[str, Any]]
     """Its turn records (``TurnRecord.to_dict()``), in order."""
     status: str
-    """ok (every turn answered), paused (a turn waits for a decision the case does not give) or
-    error."""
+    """ok (every turn answered), invalid (a turn's answers never matched its output type: it
+    failed with ``OutputValidationError``, every attempt in its record), paused (a turn waits for
+    a decision the case does not give) or error (a turn did not finish)."""
     error: str | None = None
     """Why it did not finish, in one line."""
     error_type: str | None = None
@@ -201,7 +202,7 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
         case_id=case.id,
         repeat=task.repeat,
         turns=turns,
-        status="error" if error is not None else "paused" if waiting is not None else "ok",
+        status=_status(error, waiting),
         error=message,
         error_type=kind,
         replayed=bool(recorded) and replay.whole and len(turns) == len(recorded),
@@ -209,6 +210,12 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
         wall_ms=(time.perf_counter() - started) * 1000,
         records=list(agent.history) if keep_records and agent is not None else None,
     )
+
+
+def _status(error: BaseException | None, waiting: str | None) -> str:
+    if isinstance(error, OutputValidationError):  # the case ran; its answers failed the type
+        return "invalid"
+    return "error" if error is not None else "paused" if waiting is not None else "ok"
 
 
 def _run_turns(agent: Agent, case: Any) -> str | None:
