@@ -4,7 +4,8 @@ The ``openai`` client sends the request (auth, retries, HTTP errors): ``RawAnswe
 body as it is and leaves the answer unread. The answer's bytes are read here, in a reader thread
 (kept for the next call), so that a server trickling one byte at a time or sending keep-alive
 pings forever cannot hold a run past its ``timeout``: the caller waits at most until the
-deadline, then shuts the connection down.
+deadline, then shuts the connection down. A stream's chunks are handed over as they come; a
+whole body (no stream) at once, when it has all arrived.
 """
 
 from __future__ import annotations
@@ -156,15 +157,31 @@ def read_answer(
                 responses.append(response.http_response)
                 if cancelled:
                     return
-                items.put(("head", response.http_response.headers.get("content-type", "")))
+                kind = response.http_response.headers.get("content-type", "")
+                streamed = "text/event-stream" in kind
+                if streamed:
+                    items.put(("head", kind))
+                body: list[bytes] = []
+                size = 0
                 try:
                     for chunk in response.iter_bytes():
                         if cancelled:
                             return
-                        items.put(("data", chunk))
+                        if streamed:
+                            items.put(("data", chunk))
+                            continue
+                        size += len(chunk)
+                        if size > MAX_ANSWER_BYTES:
+                            raise ModelResponseError(
+                                f"sent an answer longer than {MAX_ANSWER_BYTES >> 20} MB"
+                            )
+                        body.append(chunk)
+                except ModelResponseError:
+                    raise
                 except Exception as exc:  # the client wraps errors while sending, not while reading
                     raise CutError(one_line(exc)[:200]) from exc
-            items.put(("end", None))
+            # A whole body is handed over at once: one wake-up of the caller, not one per chunk.
+            items.put(("end", None) if streamed else ("whole", (kind, body)))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             items.put(("error", exc))
 
@@ -181,6 +198,9 @@ def read_answer(
         raise
     if what == "error":
         raise value
+    if what == "whole":
+        kind, body = value
+        return str(kind), iter(body)
     return str(value), _chunks(items, deadline, cancel)
 
 
