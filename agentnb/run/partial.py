@@ -63,7 +63,7 @@ class PartialOutput:
         as of the piece before it, when that is due and changed, else None. One piece behind, so
         that an answer that comes in one piece (not streamed) is only read once, whole."""
         if isinstance(item, str):
-            if self.mode != "native":
+            if self.mode != "native" or not item:
                 return None
             delta = self._due(call)
             self._pieces.append(item)
