@@ -201,7 +201,9 @@ class OpenAIBase(Model):
         """Read the answer under the deadline, parse it, and yield it with credentials redacted."""
         redactor = self.redactor(request)
         try:
-            content_type, chunks = read_answer(open_response, self.deadline())
+            content_type, chunks = read_answer(
+                open_response, self.deadline(), one_attempt=self._retries() == 0
+            )
             if "text/event-stream" in content_type:
                 items: Iterator[str | ArgumentsDelta | ModelResponse] = parse_stream(
                     sse_data(chunks), request
