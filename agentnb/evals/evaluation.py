@@ -16,8 +16,6 @@ import contextlib
 import copy
 import math
 import numbers
-import queue
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -217,28 +215,17 @@ class Evaluation:
         return run
 
     def _wait(self, futures: list[concurrent.futures.Future[None]], sink: Any, tracker: Tracker) -> None:
-        """Wait for every case (raising what one raised), showing the progress line at most every
-        ``SHOW_EVERY`` seconds and once all are done."""
-        finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
-        for submitted in futures:
-            submitted.add_done_callback(finished.put)
-        left, shown = len(futures), time.monotonic()
-        future: concurrent.futures.Future[None] | None
-        while left:
-            try:
-                future = finished.get(timeout=SHOW_EVERY)
-            except queue.Empty:
-                future = None
-            while future is not None:  # every case finished since the last look
-                left -= 1
+        """Wait for every case (raising what one raised), showing the progress line every
+        ``SHOW_EVERY`` seconds and once all are done. The kernel's thread sleeps in between: a
+        finished case does not wake it (a thousand wake-ups would each take the GIL from the
+        cases)."""
+        pending = set(futures)
+        while pending:
+            done, pending = concurrent.futures.wait(
+                pending, timeout=SHOW_EVERY, return_when=concurrent.futures.FIRST_EXCEPTION
+            )
+            for future in done:
                 future.result()
-                try:
-                    future = finished.get_nowait()
-                except queue.Empty:
-                    future = None
-            if left and time.monotonic() - shown < SHOW_EVERY:
-                continue
-            shown = time.monotonic()
             self._show(sink, tracker.snapshot())
 
     def run_one(self, task: CaseTask, stored: Mapping[str, Any] | None, tracker: Tracker) -> CaseRow:
