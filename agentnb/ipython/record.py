@@ -81,6 +81,7 @@ class LiveTurn:
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.pieces = [f"{event.agent} · turn {event.turn + 1} · running\n"]
+            self.partial = ""
         elif isinstance(event, TextDelta):
             self.pieces.append(event.text)
         elif isinstance(event, OutputDelta):
