@@ -74,4 +74,5 @@ docs: setup
 # JupyterLab (they write into docs/img instead of test-artifacts/).
 screenshots: setup browser-deps
 	AGENTNB_SCREENSHOTS=docs/img $(BIN)/python -m pytest -q -p no:randomly \
-	  tests/browser/test_lab.py tests/browser/test_debugger.py
+	  tests/browser/test_lab.py tests/browser/test_debugger.py \
+	  "tests/browser/test_cards.py::test_pending_cards_and_typed_output[lab]"

@@ -9,11 +9,15 @@
 // live views, alone. The text is made here, at the save, so the kernel spends nothing on it.
 
 import { decodeTrait } from "./message.js";
+import { CARD_WIRE } from "./pending.js";
 import { inCharge } from "./runs.js";
 import { WIRE } from "./wire.js";
 
 /** What the static view says of itself. */
 export const STATIC_NOTE = "a static view: re-run this cell for the live inspector";
+
+/** What a paused turn's static view says under it (agentnb.history.render.PAUSED_NOTE). */
+export const PAUSED_NOTE = "waits for a person — decide each item (approve / reject / answer), then continue_run()";
 
 const CUT = 300; // characters of a message, answer, argument list or tool result kept
 
@@ -39,7 +43,14 @@ export function staticText(model) {
   // A routed turn's one call is the handoff made for it, not a call of the model's.
   const calls = last.routed ? [] : (snap[WIRE.EVENTS] || []).filter((e) => e.kind === "tool_call_finished");
   calls.forEach((c, i) => lines.push("  " + (i + 1) + ". " + c.name + "(" + cut(c.arguments) + ") -> " + (c.error !== null && c.error !== undefined ? "error: " + cut(c.error) : cut(c.result))));
-  lines.push(last.status === "failed" ? "error: " + cut(last.error) : "answer: " + cut(last.content ?? ""));
+  if (last.status === "paused") {
+    // What it waits for, one line per item, as the kernel wrote each (agentnb.history.render.pending_line).
+    const pending = snap[CARD_WIRE.PENDING];
+    lines.push("paused: " + PAUSED_NOTE);
+    for (const item of (pending && pending[CARD_WIRE.ITEMS]) || []) lines.push("  " + item.line);
+  } else {
+    lines.push(last.status === "failed" ? "error: " + cut(last.error) : "answer: " + cut(last.content ?? ""));
+  }
   return lines.join("\n");
 }
 

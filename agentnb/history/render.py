@@ -17,7 +17,7 @@ from ..state.diff import tokens as pointer_tokens
 from ..util.text import shorten
 
 if TYPE_CHECKING:
-    from ..events import OutputChecked, PromptSection, PromptTokens
+    from ..events import Decision, OutputChecked, PendingCall, PromptSection, PromptTokens
     from ..state.diff import Change
     from .records import TurnRecord
 
@@ -237,20 +237,21 @@ PAUSED_NOTE = "waits for a person — decide each item (approve / reject / answe
 def pending_lines(turn: TurnRecord) -> list[str]:
     """What a paused turn waits for, one line per item (the items of its members too): its id,
     kind, the call, the member's path, why, and the decision taken so far."""
-    lines = []
+    lines: list[str] = []
     for run in turn.walk():
         pause = run.pause
         if run.status != "paused" or pause is None:
             continue
-        for item in pause.items:
-            what = (
-                f"{item.tool}({value_text(item.arguments)})" if item.tool else f"model call {item.call + 1}"
-            )
-            where = f" [{' ▸ '.join(item.path)}]" if len(item.path) > 1 else ""
-            decided = pause.decisions.get(item.id)
-            state = f" → {decided.verdict}" if decided is not None else ""
-            lines.append(f"[{item.id}] {item.kind}: {what}{where} — {item.reason}{state}")
+        lines.extend(pending_line(item, pause.decisions.get(item.id)) for item in pause.items)
     return lines
+
+
+def pending_line(item: PendingCall, decided: Decision | None = None) -> str:
+    """One pending item in one line: ``[id] kind: call [member path] — reason → verdict``."""
+    what = f"{item.tool}({value_text(item.arguments)})" if item.tool else f"model call {item.call + 1}"
+    where = f" [{' ▸ '.join(item.path)}]" if len(item.path) > 1 else ""
+    state = f" → {decided.verdict}" if decided is not None else ""
+    return f"[{item.id}] {item.kind}: {what}{where} — {item.reason}{state}"
 
 
 def delegation_line(child: TurnRecord) -> str:
@@ -461,6 +462,7 @@ __all__ = [
     "path_change_text",
     "path_label",
     "count_text",
+    "pending_line",
     "pending_lines",
     "tokens_text",
     "turn_html",

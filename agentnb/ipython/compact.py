@@ -13,6 +13,7 @@ from ..events import (
     HookStep,
     ModelRequested,
     ModelResponded,
+    OutputChecked,
     PromptRendered,
     PromptSection,
     PromptTokens,
@@ -68,7 +69,7 @@ def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
 def turn_summary(record: TurnRecord) -> dict[str, Any]:
     """One row of the History tab."""
     # One pass over the events (a loop of quick turns sends a row for nearly every turn).
-    tool_calls = failed = context = blocks = 0
+    tool_calls = failed = context = blocks = pauses = resumed = 0
     prompt: PromptRendered | None = None
     finish = None
     asked = False
@@ -86,6 +87,10 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
             blocks += len(event.blocks)
         elif type(event) is PromptRendered and prompt is None:
             prompt = event
+        elif type(event) is RunPaused:
+            pauses += 1
+        elif type(event) is RunResumed:
+            resumed += 1
     content = record.content
     row = {
         "turn": record.index,
@@ -105,6 +110,8 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         "finish_reason": finish,  # "length": the answer was cut at the token limit
         **prompt_tokens(prompt),
     }
+    if pauses:  # only a turn that paused says so (History marks it paused, then resumed)
+        row["pauses"], row["resumed"] = pauses, resumed
     routed = None if asked or not tool_calls else routed_run(record)
     if routed is not None:
         row["routed"] = routed_summary(routed)
@@ -414,6 +421,23 @@ def _run_paused(e: RunPaused) -> dict[str, Any]:
     return {"items": items, "usage": compact_usage(e.usage), "duration_ms": e.duration_ms, "kind": e.kind}
 
 
+def _output_checked(e: OutputChecked) -> dict[str, Any]:
+    """One answer checked against the output type (the Output tab lists them in order)."""
+    return {
+        "call": e.call,
+        "attempt": e.attempt,
+        "mode": e.mode,
+        "ok": e.ok,
+        "errors": [dict(error) for error in e.errors],
+        "output": e.output,
+        "text": e.text,
+        "tool_call_id": e.tool_call_id,
+        "output_type": e.output_type,
+        "validators": list(e.validators),
+        "kind": e.kind,
+    }
+
+
 def _run_resumed(e: RunResumed) -> dict[str, Any]:
     return {
         "decisions": [{"id": d.id, "verdict": d.verdict, "by": d.by} for d in e.decisions],
@@ -438,6 +462,7 @@ _COMPACT: dict[type, Any] = {
     RunFailed: _run_failed,
     RunPaused: _run_paused,
     RunResumed: _run_resumed,
+    OutputChecked: _output_checked,
 }
 """The compact form of each kind of event (looked up by the event's class: one dict lookup per
 event, not a chain of isinstance tests)."""

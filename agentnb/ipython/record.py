@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.display import DisplayHandle, display
 
 from ..events import Event, ModelRequested, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
-from ..history.render import turn_html, turn_text
+from ..history.render import PAUSED_NOTE, pending_lines, turn_html, turn_text
 from .compact import routed_run
 
 if TYPE_CHECKING:
@@ -114,7 +114,8 @@ def _cut(text: str | None) -> str:
 def static_text(agent: Any) -> str:
     """The agent's latest turn as text, in the form the front end writes at a save in JupyterLab
     (js/saved.js): a header (agent, model, turns), who is in charge after a handoff, then the
-    last turn's message (and where it was routed), tool calls and answer or error. Deterministic
+    last turn's message (and where it was routed), tool calls and answer or error (or, paused, what
+    it waits for). Deterministic
     (no times): the full record is the ``%%chat`` cell's."""
     history = agent.history
     turns = len(history)
@@ -131,7 +132,13 @@ def static_text(agent: Any) -> str:
     for number, call in enumerate([] if routed else last.tool_calls, 1):
         outcome = f"error: {_cut(call.error)}" if call.error is not None else _cut(call.result)
         lines.append(f"  {number}. {call.name}({_cut(call.arguments)}) -> {outcome}")
-    lines.append(f"error: {_cut(last.error)}" if last.status == "failed" else f"answer: {_cut(last.content)}")
+    if last.status == "paused":  # what it waits for, one line per item (a member's too)
+        lines.append(f"paused: {PAUSED_NOTE}")
+        lines.extend(f"  {line}" for line in pending_lines(last))
+    else:
+        lines.append(
+            f"error: {_cut(last.error)}" if last.status == "failed" else f"answer: {_cut(last.content)}"
+        )
     return "\n".join(lines)
 
 

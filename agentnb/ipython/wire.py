@@ -12,6 +12,11 @@ widget is displayed and after each cell that changed something: a new view rende
 once, without asking the kernel (which may be busy running queued cells), then applies the event
 items numbered after it.
 
+Two concepts keep their wire names beside their code, each checked against its front-end module
+the same way: a paused turn's pending cards (``pending_cards.CARD_WIRE``, ``js/pending.js``) and
+a typed turn's output (``output_view.OUTPUT_WIRE``, ``js/outputs.js``); the run tree's are in
+``run_tree.TREE_WIRE``.
+
 A large state travels lazily (``lazy.py``): where a snapshot, a turn or the edited state carries
 one, ``stubs`` lists its placeholders as ``{pointer: full size}``, and the browser asks for
 those parts (``need_subtree``) when it shows them.

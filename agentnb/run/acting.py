@@ -31,6 +31,7 @@ class Acting:
     ctx: RunContext
     tracker: StateTracker
     _direct: str | None
+    _delegated: bool
     _tool_calls: int
     _emit: Callable[[Event], Event]
 
@@ -71,7 +72,7 @@ class Acting:
             item = executor.pending(tool_call, call)
             if item is not None:
                 stopped[tool_call.id] = item
-        batch = executor.schedule([c for c in calls if c.id not in stopped])
+        batch = executor.schedule([c for c in calls if c.id not in stopped] if stopped else calls)
         together = executor.side_by_side(batch)
         waited: set[str] = set()
         if not any(together):
@@ -96,6 +97,8 @@ class Acting:
                         waited.add(tool_call.id)
             finally:
                 running.close()
+        if not stopped and not waited:
+            return []
         return [(c, stopped.get(c.id)) for c in calls if c.id in stopped or c.id in waited]
 
     def _act_decided(
@@ -144,10 +147,12 @@ class Acting:
         """A call's end: the child runs it started become this run's, then the context it
         retrieved, its state changes, its result. Returns True when it has no result yet: a
         member it delegated to waits for a person."""
-        known = self.record.children
-        for child in outcome.children:
-            if not any(run is child for run in known):  # (a delegation going on after a pause: known)
-                self.record.adopt(child)
+        if outcome.children:
+            self._delegated = True
+            known = self.record.children
+            for child in outcome.children:
+                if not any(run is child for run in known):  # (a delegation going on after a pause: known)
+                    self.record.adopt(child)
         if outcome.answer is not None:  # a member answered for this run (route mode, a handoff)
             self._direct = outcome.answer
         for retrieved in context:

@@ -25,13 +25,13 @@ class Finish:
         asked: str | None = None,
     ) -> None:
         self.started = time.perf_counter()
-        self.base: dict[str, Any] = dict(
-            run_id=run_id,
-            call=call,
-            tool_call_id=tool_call.id,
-            name=tool_call.name,
-            arguments=tool_call.arguments,
-        )
+        self.base: dict[str, Any] = {
+            "run_id": run_id,
+            "call": call,
+            "tool_call_id": tool_call.id,
+            "name": tool_call.name,
+            "arguments": tool_call.arguments,
+        }
         self.edited_by: str | None = None
         """Who gave the arguments the call runs with, when not the model (a person's edit)."""
         self.parts: tuple[Part, ...] = ()

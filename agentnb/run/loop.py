@@ -72,6 +72,9 @@ class Turn(Acting, Pausing):
         self._context_messages = slice(0, 0)
         self._prepared: Prepared | None = None
         self._direct: str | None = None
+        self._delegated = record.pause is not None
+        """Whether this run has child runs (a delegation ended in it, or it goes on after a pause
+        that may hold some): until then its children's usage is nothing, read for free."""
         self._answer: Answered | None = None
         """The accepted answer to the run's output type."""
         replay = setup.replay
@@ -92,9 +95,12 @@ class Turn(Acting, Pausing):
         self._record_event, self._notify = record.events.append, setup.emit
 
     @property
-    def children_usage(self) -> Usage:
-        """What the runs this one delegated to used in all (their ``usage_total``)."""
-        return sum((child.usage_total for child in self.record.children), Usage())
+    def usage_total(self) -> Usage:
+        """What this run used with the runs it delegated to (their ``usage_total``)."""
+        usage = self.record.usage
+        if not self._delegated:  # (a Usage is frozen: the same one serves as both)
+            return usage
+        return sum((child.usage_total for child in self.record.children), usage)
 
     def _emit(self, event: Event) -> Event:
         if type(event) is not TextDelta:
@@ -369,7 +375,7 @@ class Turn(Acting, Pausing):
                 run_id=self.ctx.run_id,
                 content=record.content,
                 usage=record.usage,
-                usage_total=record.usage + self.children_usage,
+                usage_total=self.usage_total,
                 duration_ms=record.duration_ms,
                 model_calls=self._model_calls,
                 tool_calls=self._tool_calls,
@@ -467,7 +473,7 @@ class Turn(Acting, Pausing):
                 error=self.record.error,
                 error_type=type(exc).__name__,
                 usage=self.record.usage,
-                usage_total=self.record.usage + self.children_usage,
+                usage_total=self.usage_total,
                 duration_ms=self.record.duration_ms,
             )
         )

@@ -105,6 +105,8 @@ state keywords."""
 
 def _output_aliases(output_type: Any, state_values: Mapping[str, Any]) -> tuple[Any, Mapping[str, Any]]:
     """The run's output type, whichever of its names was given, and the keywords left for the state."""
+    if not state_values:  # (most runs: nothing to look for)
+        return output_type, state_values
     aliases = {k: state_values[k] for k in OUTPUT_ALIASES if k in state_values}
     if not aliases:
         return output_type, state_values
