@@ -7,6 +7,7 @@
 import { append, attr, clear, empty, h } from "./dom.js";
 import { CUT_MARK, argsText, firstLine, ms, short, tokensText, usageTitle } from "./format.js";
 import { Cards } from "./cards.js";
+import { Images } from "./images.js";
 import { watchConnection } from "./connection.js";
 import { ANSWER_MS, NO_ANSWER, createStore } from "./store.js";
 import { whatToDo } from "./tabs/parts.js";
@@ -116,6 +117,7 @@ class InspectorView {
   constructor(model, el, backlog) {
     this.model = model;
     this.store = createStore(model, { backlog });
+    this.images = new Images(model, this.store);
     this.view = {
       tab: openingTab(model),
       selected: null, // null: follow the newest turn
@@ -139,6 +141,7 @@ class InspectorView {
       compareAsked: null,
       nonce: 0, // bumped by the user's actions on a panel, to rebuild it
       cards: new Map(), // pending card id -> what the person is editing or typing in it (cards.js)
+      images: this.images, // the pictures of the images shown, asked for when shown (images.js)
     };
     this.drawn = { header: null, answer: null, panel: null, panelView: null, builds: 0, scrollTop: 0 };
     this.header = buildHeader({ prev: () => this.select(this.turnIndex() - 1), next: () => this.select(this.turnIndex() + 1) });
@@ -420,6 +423,7 @@ class InspectorView {
       if (resized) resized.disconnect();
       if (scheduled !== null) clearTimeout(scheduled);
       unsubscribe();
+      this.images.dispose();
       this.model.off("change:" + WIRE.TRAIT_AGENT, schedule);
       this.model.off("change:" + WIRE.TRAIT_MODEL, schedule);
       this.model.off("change:" + TREE_WIRE.IN_CHARGE, schedule);
