@@ -45,7 +45,7 @@ export function partView(images, part, turn = null) {
   const line = partLine(part);
   const kind = part && part.type === "file" ? "file" : "image";
   if (!images || !drawable(part)) {
-    return h("div", { class: "anb-part anb-part-" + kind, "data-kind": kind, "data-sha256": part && part.sha256 ? part.sha256 : null }, h("span", { class: "anb-part-icon", "aria-hidden": "true" }, kind === "file" ? "📄" : "🖼"), h("span", { class: "anb-part-line" }, line));
+    return h("div", { class: "anb-part anb-part-" + kind + " anb-part-named", "data-kind": kind, "data-sha256": part && part.sha256 ? part.sha256 : null }, h("span", { class: "anb-part-line" }, line));
   }
   const box = h("span", { class: "anb-thumb-box" });
   const button = h("button", { type: "button", class: "anb-thumb", title: "open full size: " + line, "aria-label": "open full size: " + line, "data-fkey": "thumb-" + part.sha256 }, box);
@@ -113,12 +113,16 @@ export function itemPart(item) {
   return null;
 }
 
-/** A message's content as its first line reads: its text, then "[2 images or files]". */
+const counted = (n, what) => (n ? n + " " + what + (n === 1 ? "" : "s") : null);
+
+/** A message's content as its first line reads: its text, then "[1 image, 1 file]". */
 export function contentHead(content) {
   if (!Array.isArray(content)) return content;
   const text = content.filter((i) => i && TEXT_ITEMS.includes(i.type)).map((i) => String(i.text ?? "")).join(" ");
-  const parts = content.filter((i) => itemPart(i)).length;
-  return text + (parts ? " [" + parts + (parts === 1 ? " image or file]" : " images or files]") : "");
+  const parts = content.map(itemPart).filter(Boolean);
+  const files = parts.filter((p) => p.type === "file").length;
+  const named = [counted(parts.length - files, "image"), counted(files, "file")].filter(Boolean);
+  return text + (named.length ? " [" + named.join(", ") + "]" : "");
 }
 
 /** A message's content: text as text, its images and files in rows where they stand, anything

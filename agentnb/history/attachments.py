@@ -89,7 +89,7 @@ def static_picture(part: Mapping[str, Any], found: Mapping[str, bytes]) -> str |
 
 
 _FIGURE = (
-    "display:inline-block;vertical-align:top;margin:2px 8px 2px 0;max-width:16em;"
+    "display:inline-block;vertical-align:top;margin:2px 12px 2px 0;max-width:26em;"
     "font-size:12px;color:var(--jp-ui-font-color2,var(--vscode-descriptionForeground,#555))"
 )
 

@@ -128,8 +128,7 @@ export function sectionsView(prompt, { against = null, parts = null, images = nu
         "div",
         { class: "anb-section anb-section-user", "data-source": "user" },
         h("div", { class: "anb-section-label" }, "user message", count ? h("span", { class: "anb-section-tokens" }, count + " tok") : null),
-        h("div", { class: "anb-section-text" }, prompt.userPrompt),
-        partsRow(images, parts, turn),
+        h("div", { class: "anb-section-text" }, prompt.userPrompt, partsRow(images, parts, turn)),
       ),
     );
   }
