@@ -9,7 +9,7 @@
 // live views, alone. The text is made here, at the save, so the kernel spends nothing on it; the
 // last turn's images go with it as the small thumbnails the kernel's snapshot carries.
 
-import { partLine } from "./format.js";
+import { ms, partLine } from "./format.js";
 import { decodeTrait } from "./message.js";
 import { CARD_WIRE } from "./pending.js";
 import { inCharge } from "./runs.js";
@@ -41,7 +41,7 @@ export function staticText(model) {
   const last = rows[rows.length - 1];
   if (!last || last.status === "running") return lines.join("\n");
   const routed = last.routed ? " · routed to " + last.routed.agent : "";
-  lines.push("turn " + (last.turn + 1) + " · " + last.status + routed + " · " + Math.round(last.duration_ms || 0) + " ms", "user: " + cut(last.message));
+  lines.push("turn " + (last.turn + 1) + " · " + last.status + routed + " · " + ms(last.duration_ms || 0), "user: " + cut(last.message)); // as the header says it
   const events = snap[WIRE.EVENTS] || [];
   // The user's images and files, as its first request named them (agentnb/history/attachments.py).
   const asked = events.find((e) => e.kind === "model_requested" && e.call === 0);

@@ -19,7 +19,9 @@ const DRAW_DELAY_MS = 30; // store changes within this time are drawn together
 const TOP_PX = 24; // a panel scrolled up to within this of its top is at its top
 const CLOCK_MS = 200; // how often the running clock in the header ticks
 
-function statusOf(turn, now, offline) {
+/** The header's status of ``turn``: [kind, text] (a finished run's time as ``ms`` writes it, the
+ * Runs tab's node too). */
+export function statusOf(turn, now, offline) {
   if (offline) return ["offline", "⚠ not connected"];
   if (!turn) return ["idle", "no turns yet"];
   if (turn.status === "unknown") return ["idle", "loading turn " + (turn.index + 1) + "…"];

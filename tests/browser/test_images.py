@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, open_notebook, run_all  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -33,7 +33,9 @@ SHUTDOWN_JS = (
     "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
 )
 # What the browser drew: the picture's source kind and its own size in pixels.
-PICTURE_JS = "(img) => ({ src: img.src.split(':')[0], w: img.naturalWidth, h: img.naturalHeight, done: img.complete })"
+PICTURE_JS = (
+    "(img) => ({ src: img.src.split(':')[0], w: img.naturalWidth, h: img.naturalHeight, done: img.complete })"
+)
 
 
 def _picture(img) -> dict:
@@ -116,7 +118,10 @@ def _saved_outputs(path: Path) -> list[dict]:
 
 
 def _data_urls(html: str) -> list[bytes]:
-    return [base64.b64decode(b) for b in re.findall(r'src="data:image/(?:jpeg|png);base64,([A-Za-z0-9+/=]+)"', html)]
+    return [
+        base64.b64decode(b)
+        for b in re.findall(r'src="data:image/(?:jpeg|png);base64,([A-Za-z0-9+/=]+)"', html)
+    ]
 
 
 def _check_saved_and_reopened(page, port: int, work: Path, ui: str) -> None:
@@ -147,7 +152,7 @@ def _check_saved_and_reopened(page, port: int, work: Path, ui: str) -> None:
 
 
 def open_notebook_without_kernel(page, port: int, ui: str) -> None:
-    path = f"lab/tree/images.ipynb" if ui == "lab" else "notebooks/images.ipynb"
+    path = "lab/tree/images.ipynb" if ui == "lab" else "notebooks/images.ipynb"
     page.goto(f"http://127.0.0.1:{port}/{path}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
 
