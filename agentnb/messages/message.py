@@ -118,7 +118,7 @@ class Message:
 
     def __post_init__(self) -> None:
         content = self.content
-        if content is None or content.__class__ is str:  # the common case, as fast as it was
+        if content.__class__ is str or content is None:  # the common case: nothing to do
             return
         if isinstance(content, str):
             self.__dict__["content"] = str(content)
@@ -172,7 +172,7 @@ class Message:
         content list whose images and files are references, ``agentnb.messages.wire``)."""
         out: dict[str, Any] = {"role": self.role}
         content: Any = self.content
-        if content is not None and content.__class__ is not str:
+        if content.__class__ is tuple:  # a message of parts
             content = content_items(content)
         if self.role == "assistant" and self.tool_calls:
             out["content"] = content
@@ -211,7 +211,7 @@ class Message:
         file's bytes go to ``blobs`` (this process's memory when None) and the message keeps its
         hash, never the bytes."""
         content: Any = self.content
-        if content is not None and content.__class__ is not str:
+        if content.__class__ is tuple:  # a message of parts
             content = [p.to_dict(blobs) for p in content]
         out: dict[str, Any] = {"role": self.role, "content": content}
         if self.tool_calls:

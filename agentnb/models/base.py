@@ -34,6 +34,11 @@ def chat_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``messages`` as Chat Completions takes them: without the reasoning items a Responses
     model left on them, and with the images and files of tool results after them in a user
     message (``attachments.chat_tool_results``); the same list when there is neither."""
+    for message in messages:  # noqa: SIM110  (one pass with no call per message: every request comes here)
+        if REASONING_KEY in message or message.get("content").__class__ is list:
+            break
+    else:
+        return messages
     messages = chat_tool_results(messages)
     if not any(REASONING_KEY in m for m in messages):
         return messages

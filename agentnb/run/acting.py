@@ -11,7 +11,8 @@ from typing import Any
 from ..events import ContextRetrieved, Event, PendingCall, ToolCallStarted
 from ..history.pause import Pause
 from ..history.records import TurnRecord
-from ..messages import Message, ToolCall
+from ..messages import BinaryPart, Message, ToolCall
+from ..messages.wire import parts_by_hash
 from ..state.tracking import StateTracker
 from ..tools import Tool
 from ..tools.run_context import RunContext
@@ -34,6 +35,7 @@ class Acting:
     _delegated: bool
     _tool_calls: int
     _emit: Callable[[Event], Event]
+    _parts: dict[str, BinaryPart]
 
     def _executor(self, tools: Sequence[Tool], pause: Pause | None = None) -> ToolExecutor:
         setup, record, run_id = self.setup, self.record, self.ctx.run_id
@@ -165,8 +167,11 @@ class Acting:
             return True
         yield self._emit(finished)
         self._tool_calls += 1
-        self.ctx.messages.append(Message.tool(tool_call, outcome.parts or finished.result))
-        wire.append(self.ctx.messages[-1].to_openai())
+        message = Message.tool(tool_call, outcome.parts or finished.result)
+        if outcome.parts:  # what the run's next requests refer to
+            self._parts.update(parts_by_hash((message,)))
+        self.ctx.messages.append(message)
+        wire.append(message.to_openai())
         return False
 
 

@@ -357,6 +357,8 @@ class ToolExecutor:
             self.tracker.rollback(start)
             message = f"tool {tool.name!r} left the state invalid: {exc}. The state was not changed."
             return done.failed("state_error", message, hooks=steps, answered_by=outcome.answered_by)
+        if not parts:
+            return done.ok(text, steps, answered_by=outcome.answered_by, changed_keys=tuple(changed))
         return done.with_parts(
             text, parts, steps, answered_by=outcome.answered_by, changed_keys=tuple(changed)
         )

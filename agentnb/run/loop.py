@@ -36,7 +36,7 @@ from ..events import (
 )
 from ..history.pause import Pause
 from ..history.records import TurnRecord
-from ..messages import Message, ToolCall
+from ..messages import BinaryPart, Message, ToolCall
 from ..messages.wire import parts_by_hash
 from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunks
 from ..state.tracking import StateTracker
@@ -77,6 +77,8 @@ class Turn(Acting, Pausing):
         that may hold some): until then its children's usage is nothing, read for free."""
         self._answer: Answered | None = None
         """The accepted answer to the run's output type."""
+        self._parts: dict[str, BinaryPart] = {}
+        """The images and files of the run's messages, by hash (what its requests refer to)."""
         replay = setup.replay
         self.attempts: Attempts | None = (
             Attempts(
@@ -191,6 +193,7 @@ class Turn(Acting, Pausing):
         it stopped: the calls that waited, or the model call that waited."""
         setup, messages = self.setup, self.ctx.messages
         wire = self._wire(pause)  # shared, never mutated: each request copies the list
+        self._parts = parts_by_hash(messages)  # once: the tool results that add parts add them here
         executor = self._executor(tools, pause)
         attempts = self.attempts
         schemas = [t.schema() for t in tools]
@@ -313,12 +316,10 @@ class Turn(Acting, Pausing):
         if edit:
             if "messages" in edit:
                 wire[:] = [dict(m) for m in edit["messages"]]
-                known = parts_by_hash(self.ctx.messages)
-                self.ctx.messages[:] = [Message.from_openai(m, known) for m in wire]
+                self.ctx.messages[:] = [Message.from_openai(m, self._parts) for m in wire]
+                self._parts = parts_by_hash(self.ctx.messages)
             tools, options = list(edit.get("tools", tools)), dict(edit.get("options", options))
-        request = ModelRequest(
-            messages=list(wire), tools=tools, options=options, parts=parts_by_hash(self.ctx.messages)
-        )
+        request = ModelRequest(messages=list(wire), tools=tools, options=options, parts=self._parts)
         try:
             payload = setup.model.payload(request)
             yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
@@ -362,7 +363,9 @@ class Turn(Acting, Pausing):
         for change in tracker.drain():
             yield self._emit(change)
         last = self.ctx.messages[-1]
-        record.status, record.content = "ok", None if last.content is None else last.text
+        content = last.content
+        # A message of parts (a tuple) is recorded as its text.
+        record.status, record.content = "ok", content if content.__class__ is not tuple else last.text  # type: ignore[assignment]  # not a tuple: a str or None
         if answer is not None and answer.checked is not None:
             record.content, record.output = answer.text, answer.checked.value
         elif setup.parse_output is not None:

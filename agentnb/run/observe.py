@@ -294,7 +294,14 @@ def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = Fa
     history = [m.text for m in prepared.messages[start : start + prepared.history]]
     # Only a counter that knows the chat template needs the messages in the wire format.
     wire = [m.to_openai() for m in prepared.messages] if counter.knows_template else ()
-    attachments = [p for m in prepared.messages for p in m.attachments if isinstance(p, ImagePart)]
+    images = 0
+    for message in prepared.messages:  # a plain loop: a text turn makes no call here
+        if message.content is not None and message.content.__class__ is not str:
+            images += sum(
+                image_tokens(p.width, p.height, p.detail)
+                for p in message.attachments
+                if isinstance(p, ImagePart)
+            )
     return count_prompt(
         counter,
         prepared.sections,
@@ -304,7 +311,7 @@ def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = Fa
         wire,
         prepared.user_sections,
         prepared.earlier_sections,
-        sum(image_tokens(p.width, p.height, p.detail) for p in attachments),
+        images,
     )
 
 

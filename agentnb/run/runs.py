@@ -77,9 +77,11 @@ class RunInput:
     ) -> RunInput:
         """Check what a run was given; a short error says what is wrong."""
         parts: tuple[Part, ...] = ()
-        if isinstance(message, (list, tuple)) and not _chat_messages(message):
+        if not isinstance(message, (list, tuple)):
+            pass
+        elif not _chat_messages(message):  # the parts of one message: text, images, files
             message, parts = _with_parts(to_parts(message))
-        elif isinstance(message, (list, tuple)):  # Haystack's run(messages), positionally
+        else:  # Haystack's run(messages), positionally
             if messages is not None:
                 raise ConfigurationError("give the messages once: run([...]) or run(messages=[...])")
             message, messages = None, message

@@ -60,12 +60,16 @@ def result_parts(value: Any) -> tuple[str, tuple[Part, ...]]:
     """A tool's return value as (the text the record keeps, the parts the model reads): no parts
     for a plain result (its text is ``result_text``); for one with images or files, its text
     parts joined (or, when it has none, a line naming each image and file) and all its parts."""
+    if value.__class__ is str:  # the common case, without another call
+        return value, ()
     if isinstance(value, ToolResult):
         parts = to_parts(value.content)
-    elif _binary(value):
-        parts = to_parts([value])
-    elif isinstance(value, (list, tuple)) and any(_binary(item) for item in value):
+    elif isinstance(value, (list, tuple)):
+        if not any(_binary(item) for item in value):
+            return result_text(value), ()
         parts = to_parts([item if _binary(item) else result_text(item) for item in value])
+    elif isinstance(value, (ImagePart, FilePart)) or _is_picture(value):
+        parts = to_parts([value])
     else:
         return result_text(value), ()
     if not any(not isinstance(p, TextPart) for p in parts):

@@ -230,3 +230,17 @@ def test_a_handoff_target_receives_the_user_s_images() -> None:
     (user,) = [m for m in request.messages if m["role"] == "user"]
     assert [i["type"] for i in user["content"]] == ["text", "image_url"]
     assert request.parts[hashlib.sha256(PNG).hexdigest()].data == PNG
+
+
+def test_a_turn_with_an_image_replays_by_hash_and_drifts_on_another_image() -> None:
+    from agentnb import ReplayModel
+    from agentnb.errors import ReplayDriftError
+
+    agent = Agent("a", model=ScriptedModel(["A small image."]))
+    agent.run(["What is this?", PNG])
+    replayed = Agent("a", model=ReplayModel.from_history(agent.history))
+    assert replayed.run(["What is this?", PNG]).content == "A small image."
+    other = encode_png(bytes(range(1, 31)), 5, 2, 3)
+    again = Agent("a", model=ReplayModel.from_history(agent.history))
+    with pytest.raises(ReplayDriftError, match=hashlib.sha256(other).hexdigest()[:16]):
+        again.run(["What is this?", other])
