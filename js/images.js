@@ -42,7 +42,7 @@ export function drawable(part) {
 const keyOf = (sha, full) => sha + (full ? ":full" : ":thumb");
 
 /** One picture asked for: ``status`` is loading, ok (``url`` set), later (asked again when its
- * turn ends), none (``text`` says why) or offline. */
+ * turn ends), none (``text`` says why), offline, or forgotten (let go of: ``forget``). */
 function entryOf(sha, full, turn) {
   return { sha, full, turn, status: "loading", url: null, mediaType: null, width: null, height: null, size: null, text: "", listeners: new Set() };
 }
@@ -138,6 +138,18 @@ export class Images {
   watch(entry, fn) {
     entry.listeners.add(fn);
     return () => entry.listeners.delete(fn);
+  }
+
+  /** Let go of ``entry`` (an original shown in a dialog now closed): its URL is revoked, and it
+   * is asked for again if wanted again. */
+  forget(entry) {
+    if (this.entries.get(keyOf(entry.sha, entry.full)) !== entry) return;
+    this.entries.delete(keyOf(entry.sha, entry.full));
+    this.store.asked.delete("i" + keyOf(entry.sha, entry.full));
+    if (entry.url) this.revokeURL(entry.url);
+    entry.url = null;
+    entry.status = "forgotten";
+    entry.listeners.clear();
   }
 
   notify(entry) {

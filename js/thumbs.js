@@ -70,11 +70,13 @@ export function openFull(images, part, turn, opener) {
   const host = (opener && opener.closest(".anb-root")) || document.body;
   host.appendChild(dialog);
   let closed = false;
+  const entry = images.want(part.sha256, { turn, full: true });
   const done = () => {
     if (closed) return;
     closed = true;
     if (dialog.open) dialog.close();
     dialog.remove();
+    images.forget(entry); // an original is kept only while it is shown
     if (opener && opener.isConnected) opener.focus();
   };
   close.addEventListener("click", done);
@@ -92,7 +94,7 @@ export function openFull(images, part, turn, opener) {
   dialog.addEventListener("click", (ev) => {
     if (ev.target === dialog) done(); // a click on the backdrop, beside the picture
   });
-  follow(images, images.want(part.sha256, { turn, full: true }), body, line, "anb-full-img");
+  follow(images, entry, body, line, "anb-full-img");
   if (typeof dialog.showModal === "function") dialog.showModal();
   else dialog.setAttribute("open", "");
   close.focus();

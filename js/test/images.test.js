@@ -65,6 +65,22 @@ test("a thumbnail is asked for once by hash, and drawn from the buffer as a blob
   assert.deepEqual(model.sent[1], { [WIRE.KIND]: WIRE.NEED_IMAGE, [WIRE.SHA256]: SHA, [WIRE.FULL]: true });
 });
 
+test("an original is let go of when its dialog closes: its URL revoked, asked for again when opened again", () => {
+  const { model, images, revoked } = setup();
+  const full = images.want(SHA, { full: true });
+  reply(model, { [WIRE.SHA256]: SHA, [WIRE.FULL]: true, [WIRE.MEDIA_TYPE]: "image/png" }, PNG);
+  assert.equal(full.url, "blob:test/1");
+  images.forget(full);
+  assert.deepEqual(revoked, ["blob:test/1"]);
+  assert.equal(full.status, "forgotten");
+  const again = images.want(SHA, { full: true });
+  assert.notEqual(again, full);
+  assert.equal(model.sent.length, 2);
+  reply(model, { [WIRE.SHA256]: SHA, [WIRE.FULL]: true, [WIRE.MEDIA_TYPE]: "image/png" }, PNG);
+  assert.equal(again.url, "blob:test/2");
+  assert.equal(full.url, null); // the old entry stays let go of
+});
+
 test("bytes that are not the image they claim, an SVG, or no picture are never drawn: the kernel's sentence is shown", () => {
   for (const [type, picture] of [["image/png", SVG], ["image/svg+xml", SVG], ["image/jpeg", PNG], ["text/html", PDF]]) {
     const { model, images, made } = setup();

@@ -81,6 +81,11 @@ def _check_prompt(page, inspector, ui: str) -> None:
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
     assert button.evaluate("(el) => el === document.activeElement"), "the focus goes back to the thumbnail"
+    page.keyboard.press("Enter")  # from the keyboard: opened again (fetched again), closed by its button
+    expect(dialog).to_be_visible()
+    assert _picture(dialog.locator(".anb-full-img"))["w"] == 600
+    dialog.locator("button.anb-full-close").click()
+    expect(dialog).to_have_count(0)
 
 
 def _check_request_and_tools(inspector, ui: str) -> None:
