@@ -29,6 +29,9 @@ pytestmark = pytest.mark.browser
 NOTEBOOK = Path(__file__).with_name("images_demo.ipynb")
 CODE_CELLS = 5
 SAVE_JS = "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }"
+THEME_JS = (
+    "async (theme) => { await window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }"
+)
 SHUTDOWN_JS = (
     "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
 )
@@ -117,6 +120,21 @@ def _check_request_and_tools(inspector, ui: str) -> None:
     inspector.screenshot(path=str(ARTIFACTS / f"images-{ui}-tools.png"))
 
 
+def _check_dark(page, inspector, ui: str) -> None:
+    """In the dark theme the thumbnails' frames and lines follow it (a screenshot to look at)."""
+    from playwright.sync_api import expect
+
+    page.evaluate(THEME_JS, "JupyterLab Dark")
+    expect(page.locator("body[data-jp-theme-light='false']")).to_have_count(1, timeout=30_000)
+    _tab(inspector, "prompt")
+    frame = inspector.locator(".anb-section-user button.anb-thumb")
+    background = frame.evaluate("(el) => getComputedStyle(el).backgroundColor")
+    assert background not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), background
+    inspector.screenshot(path=str(ARTIFACTS / f"images-{ui}-dark.png"))
+    page.evaluate(THEME_JS, "JupyterLab Light")
+    expect(page.locator("body[data-jp-theme-light='true']")).to_have_count(1, timeout=30_000)
+
+
 def _saved_outputs(path: Path) -> list[dict]:
     notebook = json.loads(path.read_text())
     return [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
@@ -184,6 +202,7 @@ def test_thumbnails_in_prompt_request_tools_and_the_saved_notebook(
             inspector.scroll_into_view_if_needed()
             _check_prompt(page, inspector, ui)
             _check_request_and_tools(inspector, ui)
+            _check_dark(page, inspector, ui)
             record = page.locator(".agentnb-record").first
             record.scroll_into_view_if_needed()
             for img in record.locator(".agentnb-part img").all():
