@@ -129,7 +129,7 @@ test("without a kernel nothing is sent and the image says why; a closed view rev
   assert.equal(other.made.length, 1);
 });
 
-// The same table as tests/history/test_attachments.py: both sides write the same line.
+// The same table as tests/history/test_record_attachments.py: both sides write the same line.
 export const LINES = [
   [{ type: "image", sha256: SHA, media_type: "image/png", size: 23493, name: "figure", width: 600, height: 400 }, "image figure · image/png · 600×400 · 22.9 KB"],
   [{ type: "file", sha256: SHA, media_type: "application/pdf", size: 48, name: "report.pdf" }, "file report.pdf · application/pdf · 48 B"],
