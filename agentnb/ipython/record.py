@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 from IPython.display import DisplayHandle, display
 
 from ..events import Event, ModelRequested, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from ..history.attachments import part_line, static_figures
 from ..history.render import PAUSED_NOTE, pending_lines, turn_html, turn_text
 from .compact import routed_run
+from .images import asked_parts, static_images
 
 if TYPE_CHECKING:
     from ..history.history import TurnRecord
@@ -128,10 +130,12 @@ def static_text(agent: Any) -> str:
     routed = routed_run(last)
     status = f"turn {last.index + 1} · {last.status}" + (f" · routed to {routed.agent}" if routed else "")
     lines += [status, f"user: {_cut(last.message)}"]
+    lines.extend(f"  + {part_line(p)}" for p in asked_parts(last))
     # A routed turn's one call is the handoff made for it, not a call of the model's.
     for number, call in enumerate([] if routed else last.tool_calls, 1):
         outcome = f"error: {_cut(call.error)}" if call.error is not None else _cut(call.result)
         lines.append(f"  {number}. {call.name}({_cut(call.arguments)}) -> {outcome}")
+        lines.extend(f"     + {part_line(p)}" for p in call.attachments)
     if last.status == "paused":  # what it waits for, one line per item (a member's too)
         lines.append(f"paused: {PAUSED_NOTE}")
         lines.extend(f"  {line}" for line in pending_lines(last))
@@ -144,7 +148,8 @@ def static_text(agent: Any) -> str:
 
 def static_view(agent: Any) -> str:
     """The inspector as static HTML (``static_text``, escaped: nothing in it is markup), the same
-    stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``)."""
+    stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``), with the last
+    turn's images as small thumbnails."""
     head, _, rest = static_text(agent).partition("\n")
     body = (
         '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'
@@ -152,9 +157,12 @@ def static_view(agent: Any) -> str:
         if rest
         else ""
     )
+    history = agent.history
+    last = history[-1] if len(history) and history[-1].status != "running" else None
+    figures = static_figures(static_images(last)) if last is not None else ""
     return (
         f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">'
-        f"<div>{html.escape(head, quote=True)}</div>{body}</div>"
+        f"<div>{html.escape(head, quote=True)}</div>{body}{figures}</div>"
     )
 
 
