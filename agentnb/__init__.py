@@ -13,13 +13,13 @@ from typing import Any
 from .agent import Agent
 from .delegation.tools import handoff
 from .errors import ModelRetry
-from .messages import ChatMessage, Message, ToolCall
+from .messages import ChatMessage, File, Image, Message, ToolCall
 from .model_spec import set_default_model
 from .models import ScriptedModel, tool_call
 from .run.run_result import RunResult
 from .state import State, merge_lists, replace_values
 from .state.modules import StateModule
-from .tools import Tool, Toolkit, tool
+from .tools import Tool, Toolkit, ToolResult, tool
 from .tools.run_context import RunContext
 from .util.version import __version__ as __version__
 
@@ -59,6 +59,8 @@ __all__ = [
     "ChatMessage",
     "ContextBlock",
     "DocumentContext",
+    "File",
+    "Image",
     "JSONSession",
     "LocalModel",
     "Message",
@@ -75,6 +77,7 @@ __all__ = [
     "Team",
     "Tool",
     "ToolCall",
+    "ToolResult",
     "Toolkit",
     "load_ipython_extension",
     "merge_lists",

@@ -13,7 +13,7 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from . import slots
@@ -25,14 +25,16 @@ from .errors import ConfigurationError
 from .events import Event
 from .formatters import FormatSettings
 from .history.history import History
+from .messages import Part
+from .messages.wire import parts_by_hash
 from .model_spec import resolve_model
 from .models.base import Model, ModelRequest
 from .run.continuing import Continuing
 from .run.gate import check_approval, check_breakpoints
 from .run.observe import Observation, prepare, render_prompt
 from .run.output import asked
-from .run.prompt import PromptOptions, RenderedPrompt
-from .run.runs import Runs, check_message
+from .run.prompt import PromptOption, PromptOptions, RenderedPrompt
+from .run.runs import Runs, check_message, message_parts
 from .run.turns import TurnMaking
 from .run.typed_output import TypedOutput
 from .sessions.persistence import Persistence
@@ -45,40 +47,27 @@ from .tools.run_context import RunContext
 Subscriber = Callable[[Event], Any]
 
 
-class _PromptOption:
-    """``agent.<name>`` reads and writes ``agent.prompt.<name>`` (Agno's attribute names)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, agent: Any, owner: type | None = None) -> Any:
-        return self if agent is None else getattr(agent.prompt, self.name)
-
-    def __set__(self, agent: Any, value: Any) -> None:
-        setattr(agent.prompt, self.name, value)
-
-
 class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
     """An LLM agent with state, tools, hooks and a recorded history of turns."""
 
     __agentnb_inject__ = "agent"
     """A tool parameter annotated ``Agent`` receives the agent (tools.schema.INJECT_MARKER)."""
 
-    system_message = _PromptOption()
-    description = _PromptOption()
-    role = _PromptOption()
-    instructions = _PromptOption()
-    markdown = _PromptOption()
-    add_name_to_context = _PromptOption()
-    add_datetime_to_context = _PromptOption()
-    datetime_format = _PromptOption()
-    expected_output = _PromptOption()
-    additional_context = _PromptOption()
-    use_instruction_tags = _PromptOption()
-    add_session_state_to_context = _PromptOption()
-    session_state_format = _PromptOption()
-    resolve_in_context = _PromptOption()
-    hide_state_keys = _PromptOption()
+    system_message = PromptOption()
+    description = PromptOption()
+    role = PromptOption()
+    instructions = PromptOption()
+    markdown = PromptOption()
+    add_name_to_context = PromptOption()
+    add_datetime_to_context = PromptOption()
+    datetime_format = PromptOption()
+    expected_output = PromptOption()
+    additional_context = PromptOption()
+    use_instruction_tags = PromptOption()
+    add_session_state_to_context = PromptOption()
+    session_state_format = PromptOption()
+    resolve_in_context = PromptOption()
+    hide_state_keys = PromptOption()
 
     def __init__(
         self,
@@ -447,19 +436,27 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         return render_prompt(self, ctx, self.all_tools() if tools is None else tools)
 
     def observe(
-        self, message: str | Mapping[str, Any], *, dependencies: Mapping[str, Any] | None = None
+        self,
+        message: str | Mapping[str, Any] | Sequence[Any],
+        *,
+        dependencies: Mapping[str, Any] | None = None,
     ) -> Observation:
         """What the model would receive for ``message`` — without calling it. ``message`` may
-        be a dict of input fields (MASFactory) for a ``prompt_template``. Passive context
-        providers are queried; ``.context`` holds what each returned."""
-        check_message(message)
+        be a dict of input fields (MASFactory) for a ``prompt_template``, or a list of text,
+        images and files as ``run`` takes (the request names each image and file by its hash).
+        Passive context providers are queried; ``.context`` holds what each returned."""
+        parts: tuple[Part, ...] = ()
+        if isinstance(message, (list, tuple)):
+            message, parts = message_parts(message)
+        message = check_message(message)
         how = asked(self._output_spec(), self.model)
         ctx = RunContext.for_agent(self, "observe", dependencies)
-        prepared = prepare(self, message, ctx, trailing=how.trailing)
+        prepared = prepare(self, message, ctx, trailing=how.trailing, parts=parts)
         request = ModelRequest(
             messages=[m.to_openai() for m in prepared.messages],
             tools=[t.schema() for t in (*prepared.tools, *how.tools)],
             options={**self.model_options, **how.options},
+            parts=parts_by_hash(prepared.messages),
         )
         return Observation(prepared, self.model.payload(request))
 

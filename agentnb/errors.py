@@ -237,3 +237,19 @@ class DecisionError(AgentnbError, ValueError):
 
 class ContinueRunError(AgentnbError):
     """A run cannot be continued: the agent has no paused turn, or an item is still undecided."""
+
+
+class PartError(ConfigurationError):
+    """An image or file cannot be a message part: a type agentnb cannot convert, bytes of an
+    unknown kind with no media type, a missing file, or something over the API's size limits.
+    The message names what was given and what is accepted."""
+
+
+class PartSizeError(PartError):
+    """A part, or the parts of one message, are larger than the API accepts; the message gives
+    the size and the limit."""
+
+
+class MissingBlobError(AgentnbError, LookupError):
+    """The bytes of an image or file a message refers to by hash are not where they were looked
+    for; the message names the hash and the place."""

@@ -18,6 +18,8 @@ import { applyPatch, copyJSON } from "./patch.js";
 import { WIRE } from "./wire.js";
 import { PARTS, applyEvent, blankTurn, bump, loadTurn, stubTurn, turnFromSummary } from "./turn.js";
 import { TREE_WIRE, keepTree, scopedTurn, takeProgress, takeRunText } from "./runs.js";
+import { CARD_WIRE, Pending, isCardMessage } from "./pending.js";
+import { OUTPUT_WIRE, takeOutput } from "./outputs.js";
 
 /** What a view says when the kernel cannot be reached. */
 export const NOT_CONNECTED = "the kernel is not connected";
@@ -28,7 +30,7 @@ export const NO_ANSWER = "the kernel has not answered for 15 s (it is busy runni
 /** How long a request waits for its answer before the view says so. */
 export const ANSWER_MS = 15000;
 
-const isEnd = (e) => e.kind === "run_finished" || e.kind === "run_failed";
+const isEnd = (e) => e.kind === "run_finished" || e.kind === "run_failed" || e.kind === "run_paused";
 
 export class Store {
   constructor(model, { backlog = [], now = Date.now } = {}) {
@@ -56,10 +58,12 @@ export class Store {
     this.editPending = false;
     this.comparison = null; // the last comparison received (a "comparison" message)
     this.comparePending = false;
+    this.pending = new Pending(this); // the paused turn's cards (js/pending.js)
+    this.outputs = new Map(); // turn index -> its typed output's schema, attempts and retries (js/outputs.js)
     // Bumped when the list of turns (any summary row) changes, when a snapshot replaces
     // everything, and when a request, a preview, an edit, a comparison, a part of a state or an
     // error arrives.
-    this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0, live: 0, compare: 0, subtrees: 0 };
+    this.version = { list: 0, epoch: 0, requests: 0, preview: 0, error: 0, live: 0, compare: 0, subtrees: 0, cards: 0, outputs: 0 };
     // Counters, shown as data-* attributes for the browser tests.
     this.applied = { snapshots: 0, merged: 0, batches: 0, events: 0, turns: 0, subtrees: 0, gaps: 0, syncs: 0, rows: 0, folded: 0 };
     this.listeners = new Set();
@@ -353,6 +357,7 @@ export class Store {
       if (turn.status === "running") turn.receivedAt = turn.at ? turn.at * 1000 : this.now();
     }
     this.takeLive(snap);
+    this.pending.take(snap[CARD_WIRE.PENDING] || null);
     this.seq = snap[WIRE.SEQ];
     this.synced = true;
     this.applied.snapshots += 1;
@@ -441,6 +446,10 @@ export class Store {
       this.editError = { path: msg[WIRE.PATH], text: msg[WIRE.TEXT] };
       this.editPending = false;
       this.version.live += 1;
+    } else if (isCardMessage(kind)) {
+      return this.pending.receive(msg);
+    } else if (kind === OUTPUT_WIRE.OUTPUT) {
+      takeOutput(this, msg);
     } else if (kind === WIRE.COMPARISON) {
       this.comparison = msg;
       this.comparePending = false;

@@ -5,7 +5,7 @@
 import { applyPatch, copyJSON } from "./patch.js";
 
 /** The parts of a turn a tab can depend on. */
-export const PARTS = ["summary", "prompt", "calls", "tools", "context", "state", "text"];
+export const PARTS = ["summary", "prompt", "calls", "tools", "context", "state", "text", "output"];
 
 export const NO_CHANGES = Object.freeze({ keys: [], paths: [], more: 0 });
 
@@ -29,6 +29,7 @@ export function blankTurn(index) {
     toolCount: 0,
     prompt: null,
     calls: [],
+    userParts: [], // the user message's images and files, described (its first request names them)
     tools: [],
     patches: [], // the state_changed events: patch and cause, for the tool calls that made them
     changes: NO_CHANGES, // what the turn changed, as the kernel summarised it
@@ -39,6 +40,9 @@ export function blankTurn(index) {
     promptTokens: null, // what the prompt cost and the <session_state> block's part (History)
     stateTokens: null,
     tokensExact: null,
+    attempts: [], // answers checked against the output type, in order (js/outputs.js)
+    pauses: 0, // times the turn paused for a person, and went on (js/pending.js)
+    resumed: 0,
     text: "",
     v: Object.fromEntries(PARTS.map((p) => [p, 0])),
   };
@@ -72,6 +76,8 @@ export function turnFromSummary(s) {
   turn.promptTokens = s.prompt_tokens ?? null;
   turn.stateTokens = s.state_tokens ?? null;
   turn.tokensExact = s.tokens_exact ?? null;
+  turn.pauses = s.pauses || 0;
+  turn.resumed = s.resumed || 0;
   return turn;
 }
 
@@ -127,6 +133,7 @@ const HANDLERS = {
   },
   model_requested(turn, e) {
     turn.calls[e.call] = { call: e.call, messages: e.messages, tools: e.tools, text: "", response: null };
+    if (e.user_parts) turn.userParts = e.user_parts;
     bump(turn, "calls");
   },
   text_delta(turn, e) {
@@ -181,6 +188,22 @@ const HANDLERS = {
     turn.error = e.error;
     turn.errorType = e.error_type;
     endRun(turn, e, "failed");
+  },
+  run_paused(turn, e) {
+    turn.pauses += 1;
+    turn.waiting = e.items || []; // what it waits for (the cards come in a "pending" message)
+    endRun(turn, e, "paused");
+  },
+  run_resumed(turn, e, { live, now }) {
+    turn.status = "running";
+    turn.resumed += 1;
+    turn.waiting = [];
+    if (live) turn.receivedAt = now() - (turn.durationMs || 0); // the clock goes on from the pause
+    bump(turn, "summary");
+  },
+  output_checked(turn, e) {
+    turn.attempts.push(e);
+    bump(turn, "output", "summary");
   },
 };
 

@@ -6,6 +6,8 @@
 
 import { append, attr, clear, empty, h } from "./dom.js";
 import { CUT_MARK, argsText, firstLine, ms, short, tokensText, usageTitle } from "./format.js";
+import { Cards } from "./cards.js";
+import { Images } from "./images.js";
 import { watchConnection } from "./connection.js";
 import { ANSWER_MS, NO_ANSWER, createStore } from "./store.js";
 import { whatToDo } from "./tabs/parts.js";
@@ -17,12 +19,15 @@ const DRAW_DELAY_MS = 30; // store changes within this time are drawn together
 const TOP_PX = 24; // a panel scrolled up to within this of its top is at its top
 const CLOCK_MS = 200; // how often the running clock in the header ticks
 
-function statusOf(turn, now, offline) {
+/** The header's status of ``turn``: [kind, text] (a finished run's time as ``ms`` writes it, the
+ * Runs tab's node too). */
+export function statusOf(turn, now, offline) {
   if (offline) return ["offline", "⚠ not connected"];
   if (!turn) return ["idle", "no turns yet"];
   if (turn.status === "unknown") return ["idle", "loading turn " + (turn.index + 1) + "…"];
   if (turn.status === "running") return ["running", "● running " + ((now - (turn.receivedAt || now)) / 1000).toFixed(1) + " s"];
   if (turn.status === "failed") return ["failed", "✕ failed: " + firstLine(turn.error)];
+  if (turn.status === "paused") return ["paused", "‖ paused: waits for a person" + (turn.waiting && turn.waiting.length ? " (" + turn.waiting.length + ")" : "")];
   return ["ok", "✓ done " + ms(turn.durationMs) + (turn.replayed ? " · replayed" : "")];
 }
 
@@ -114,6 +119,7 @@ class InspectorView {
   constructor(model, el, backlog) {
     this.model = model;
     this.store = createStore(model, { backlog });
+    this.images = new Images(model, this.store);
     this.view = {
       tab: openingTab(model),
       selected: null, // null: follow the newest turn
@@ -136,6 +142,8 @@ class InspectorView {
       scope: null, // the run of the selected turn's tree the tabs show (null: the turn itself)
       compareAsked: null,
       nonce: 0, // bumped by the user's actions on a panel, to rebuild it
+      cards: new Map(), // pending card id -> what the person is editing or typing in it (cards.js)
+      images: this.images, // the pictures of the images shown, asked for when shown (images.js)
     };
     this.drawn = { header: null, answer: null, panel: null, panelView: null, builds: 0, scrollTop: 0 };
     this.header = buildHeader({ prev: () => this.select(this.turnIndex() - 1), next: () => this.select(this.turnIndex() + 1) });
@@ -162,7 +170,8 @@ class InspectorView {
       },
     });
     this.errorLine = h("div", { class: "anb-error-line", role: "status" });
-    this.root = h("div", { class: "anb-root" }, this.header.node, this.answer.node, this.tabs.node, this.panel, this.errorLine);
+    this.cards = new Cards(this);
+    this.root = h("div", { class: "anb-root" }, this.header.node, this.cards.node, this.answer.node, this.tabs.node, this.panel, this.errorLine);
     el.appendChild(this.root);
   }
 
@@ -230,6 +239,7 @@ class InspectorView {
     root.setAttribute("data-status", turn ? turn.status : "idle");
     for (const [name, count] of Object.entries(store.applied)) root.setAttribute("data-applied-" + name, count);
     this.drawHeader(turn, ctx.turn);
+    this.cards.draw();
     this.drawScope(ctx);
     this.drawAnswer(ctx.turn);
     this.drawTabs(ctx);
@@ -312,6 +322,8 @@ class InspectorView {
     } else if (turn.status === "failed") {
       answer.node.classList.add("anb-answer-failed");
       [label, text] = [turn.errorType || "error", turn.error || ""];
+    } else if (turn.status === "paused") {
+      [label, text] = ["paused", "waits for a person: " + ((turn.waiting || []).map((i) => (i.tool ? i.tool : "model call " + (i.call + 1)) + " (" + i.kind + ")").join(", ") || "see the cards above")];
     }
     answer.message.textContent = "» " + short(turn.message, 120);
     attr(answer.message, "title", turn.runId ? "the task " + turn.breadcrumb + " was given" : "user message");
@@ -408,10 +420,12 @@ class InspectorView {
     this.draw();
     return () => {
       clearInterval(clock);
+      this.cards.dispose();
       unwatch();
       if (resized) resized.disconnect();
       if (scheduled !== null) clearTimeout(scheduled);
       unsubscribe();
+      this.images.dispose();
       this.model.off("change:" + WIRE.TRAIT_AGENT, schedule);
       this.model.off("change:" + WIRE.TRAIT_MODEL, schedule);
       this.model.off("change:" + TREE_WIRE.IN_CHARGE, schedule);

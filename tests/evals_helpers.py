@@ -43,3 +43,17 @@ def shop(model: Any = None, **options: Any) -> Agent:
         instructions="You keep a shopping list.",
         **options,
     )
+
+
+def describe_parts(request: Any) -> str:
+    """Say what the user's message holds: its text, and each image's pixel size and hash (a
+    scripted model that answers from the parts it was sent, picklable for worker processes)."""
+    said = []
+    for part in request.last_user_parts:
+        if part.kind == "text":
+            said.append(part.text)
+        elif part.kind == "image":
+            said.append(f"a {part.width}x{part.height} image {part.sha256[:8]}")
+        else:
+            said.append(f"a file {part.label} of {part.size} bytes")
+    return "; ".join(said)

@@ -9,6 +9,8 @@ fails the test that sent it.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import threading
@@ -278,6 +280,13 @@ def check_chat_request(body: Any, headers: dict[str, str]) -> list[str]:
             problems.append(f"messages[{i}].role {role!r} is not one of {sorted(CHAT_ROLES)}")
             continue
         content = m.get("content")
+        if isinstance(content, list):  # a content list: which parts each role may hold
+            problems += check_parts(content, f"messages[{i}].content", CHAT_PARTS[role])
+            if role == "tool" and m.get("tool_call_id") not in call_ids:
+                problems.append(
+                    f"messages[{i}] answers tool_call_id {m.get('tool_call_id')!r}, which no call made"
+                )
+            continue
         if role == "assistant" and m.get("tool_calls"):
             if content is not None and not isinstance(content, str):
                 problems.append(f"messages[{i}].content must be a string or null")
@@ -336,6 +345,9 @@ def check_responses_request(
                 problems.append(f"input[{i}].role {item.get('role')!r} is not valid for the Responses API")
             if not isinstance(item.get("content"), (str, list)):
                 problems.append(f"input[{i}].content must be a string or a list of parts")
+            elif isinstance(item["content"], list):
+                allowed = RESPONSES_OUTPUT_PARTS if item.get("role") == "assistant" else RESPONSES_INPUT_PARTS
+                problems += check_parts(item["content"], f"input[{i}].content", allowed)
         elif kind == "function_call":
             if not item.get("call_id") or not item.get("name") or not isinstance(item.get("arguments"), str):
                 problems.append(f"input[{i}] is a malformed function_call: {item!r}")
@@ -347,8 +359,11 @@ def check_responses_request(
                 problems.append(
                     f"input[{i}] answers call_id {item.get('call_id')!r}, which no earlier function_call made"
                 )
-            if not isinstance(item.get("output"), str):
-                problems.append(f"input[{i}].output must be a string")
+            output = item.get("output")
+            if isinstance(output, list):
+                problems += check_parts(output, f"input[{i}].output", RESPONSES_INPUT_PARTS)
+            elif not isinstance(output, str):
+                problems.append(f"input[{i}].output must be a string or a list of input items")
         else:
             problems.append(f"input[{i}] has an unknown type {kind!r}")
     for t in body.get("tools") or ():
@@ -358,6 +373,83 @@ def check_responses_request(
             problems.append(_bad_tool_name(t["name"]))
     if "stream_options" in body:
         problems.append("stream_options is a Chat Completions field")
+    return problems
+
+
+CHAT_PARTS = {
+    "system": {"text"},
+    "developer": {"text"},
+    "user": {"text", "image_url", "file"},
+    "assistant": {"text", "refusal"},
+    "tool": {"text"},
+}
+"""The content parts each Chat Completions role may send (a tool message: text only)."""
+RESPONSES_INPUT_PARTS = {"input_text", "input_image", "input_file"}
+RESPONSES_OUTPUT_PARTS = {"output_text", "refusal"}
+PART_FIELDS = {
+    "text": {"type", "text"},
+    "refusal": {"type", "refusal"},
+    "image_url": {"type", "image_url"},
+    "file": {"type", "file"},
+    "input_text": {"type", "text"},
+    "output_text": {"type", "text", "annotations"},
+    "input_image": {"type", "image_url", "file_id", "detail"},
+    "input_file": {"type", "filename", "file_data", "file_id", "file_url"},
+}
+"""The fields each content part may have: anything else is refused, as the API does."""
+IMAGE_DATA_URL = re.compile(r"data:image/(png|jpeg|gif|webp);base64,([A-Za-z0-9+/]*={0,2})")
+FILE_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,([A-Za-z0-9+/]*={0,2})")
+
+
+def _bad_url(url: Any, pattern: re.Pattern[str], where: str) -> list[str]:
+    if isinstance(url, str) and url.startswith(("http://", "https://")) and pattern is IMAGE_DATA_URL:
+        return []
+    if not isinstance(url, str) or not pattern.fullmatch(url):
+        return [
+            f"{where} must be a base64 data URL{' or an http(s) URL' if pattern is IMAGE_DATA_URL else ''}: {str(url)[:60]!r}"
+        ]
+    try:
+        base64.b64decode(url.partition(",")[2], validate=True)
+    except (binascii.Error, ValueError):
+        return [f"{where} holds invalid base64"]
+    return []
+
+
+def check_parts(parts: list[Any], where: str, allowed: set[str]) -> list[str]:
+    """What is wrong with a content list: a part of a kind the message may not hold, an unknown
+    field, a malformed image or file (a data URL that is not one)."""
+    problems: list[str] = []
+    for j, part in enumerate(parts):
+        at = f"{where}[{j}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in allowed:
+            problems.append(f"{at}: a part of type {kind!r} is not allowed here (only {sorted(allowed)})")
+            continue
+        unknown = set(part) - PART_FIELDS[kind]
+        if unknown:
+            problems.append(f"{at}: unknown parameter(s) {sorted(unknown)}")
+        if kind in ("text", "input_text", "output_text") and not isinstance(part.get("text"), str):
+            problems.append(f"{at}.text must be a string")
+        elif kind == "image_url":
+            image = part.get("image_url")
+            if not isinstance(image, dict) or set(image) - {"url", "detail"}:
+                problems.append(f"{at}.image_url must be an object of url and detail")
+                continue
+            problems += _bad_url(image.get("url"), IMAGE_DATA_URL, f"{at}.image_url.url")
+            if image.get("detail", "auto") not in ("auto", "low", "high"):
+                problems.append(f"{at}.image_url.detail must be auto, low or high")
+        elif kind == "file":
+            file = part.get("file")
+            if not isinstance(file, dict) or set(file) - {"filename", "file_data", "file_id"}:
+                problems.append(f"{at}.file must be an object of filename, file_data, file_id")
+                continue
+            problems += _bad_url(file.get("file_data"), FILE_DATA_URL, f"{at}.file.file_data")
+        elif kind == "input_image":
+            problems += _bad_url(part.get("image_url"), IMAGE_DATA_URL, f"{at}.image_url")
+            if part.get("detail", "auto") not in ("auto", "low", "high"):
+                problems.append(f"{at}.detail must be auto, low or high")
+        elif kind == "input_file":
+            problems += _bad_url(part.get("file_data"), FILE_DATA_URL, f"{at}.file_data")
     return problems
 
 

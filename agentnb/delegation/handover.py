@@ -47,7 +47,7 @@ def handoff_assignment(
     )
     if input_filter is not None:
         earlier, message, following = _filtered(input_filter, tool_name, target, earlier, message, following)
-    text = message.content or ""
+    text = message.text
     cause = f"handoff ({tool_name}) history" + (", after input_filter" if input_filter is not None else "")
     labelled = tuple(_section(f"{cause}: {m.role}", m) for m in (*earlier, *following))
     sections = (PromptSection(source=f"handoff ({tool_name})", text=text, start=0, end=len(text)),)
@@ -59,6 +59,7 @@ def handoff_assignment(
         tuple(following),
         earlier_sections=labelled,
         label=text,
+        attachments=message.attachments,
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ..errors import ConfigurationError, DelegationError, RunAbortError
 from ..events import PromptSection, StateCause
 from ..history.records import TurnRecord
-from ..messages import Message
+from ..messages import Message, Part, TextPart
 from ..run.executor import ParentRun, Settled
 from ..run.runs import RunInput
 from ..run.setup import Delegated, Lineage
@@ -58,6 +58,14 @@ class Assignment:
     state_values: Mapping[str, Any] = field(default_factory=dict)
     """Values put into the member's state for this run (its instructions' placeholders the
     caller filled, as Haystack's AgentTool)."""
+    attachments: tuple[Part, ...] = ()
+    """Images and files sent after the task: the user's (a team's members and a handoff's
+    target receive what the user sent, as Agno's members receive a run's media)."""
+
+
+def user_attachments(messages: Sequence[Message]) -> tuple[Part, ...]:
+    """The images and files of the last user message of ``messages`` (none when it is text)."""
+    return next((m.attachments for m in reversed(messages) if m.role == "user"), ())
 
 
 @dataclass
@@ -236,6 +244,9 @@ class DelegationSite:
                     earlier=assignment.earlier,
                     following=assignment.following,
                     state_values=dict(assignment.state_values),
+                    parts=(TextPart(assignment.task), *assignment.attachments)
+                    if assignment.attachments
+                    else (),
                 ),
                 delegated,
             )

@@ -1,7 +1,9 @@
 """Cases an agent is evaluated over: ``Case``, and cases from a DataFrame, a file or a recorded turn.
 
 A case is one conversation to run on a fresh agent: one message (``input``) or several, one
-turn each (``messages``); the state it starts from is the agent's definition deep-merged with
+turn each (``messages``); a message is text, a dict of input fields, or a list of parts (text,
+figures, images, files: ``agentnb.messages.to_parts``), stored by their hashes with the
+evaluation's blobs; the state it starts from is the agent's definition deep-merged with
 the case's ``state`` (or the state a recorded turn started from, ``Case.from_turn``). Its ``id``
 is what runs are paired and resumed by: given, or a hash of what the case sends.
 """
@@ -17,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import EvalCaseError
+from ..errors import EvalCaseError, PartError
+from ..messages import PROCESS_BLOBS, FilePart, ImagePart, TextPart, part_from_dict, to_parts
 from ..util.extras import install_line
 from .decisions import check_decisions
 
@@ -41,7 +44,8 @@ class Case:
     """One case: what to send, what is expected, and the state to start from."""
 
     input: Any = None
-    """The user's message (a str, or a dict of input fields), for a one-turn case."""
+    """The user's message (a str, a dict of input fields, or a list of parts: ``["What changed?",
+    fig]``, kept as a tuple of ``TextPart`` / ``ImagePart`` / ``FilePart``), for a one-turn case."""
     id: str = ""
     """What runs are paired and resumed by; a hash of the case's content when not given."""
     expected: Any = None
@@ -49,7 +53,8 @@ class Case:
     state: Mapping[str, Any] | None = None
     """Deep-merged into the agent's initial state before the first turn."""
     messages: tuple[Any, ...] | None = None
-    """For a multi-turn case: the user's messages, one turn each, in order (instead of ``input``)."""
+    """For a multi-turn case: the user's messages, one turn each, in order (instead of
+    ``input``); a turn that is a list is its parts."""
     start: Start | None = None
     """Start from a recorded turn's state and conversation (``Case.from_turn``)."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
@@ -71,15 +76,11 @@ class Case:
                     f"case {self.id or '?'}: messages must be a list of user messages, "
                     f"got {type(self.messages).__name__}"
                 )
-            object.__setattr__(self, "messages", tuple(self.messages))
+            object.__setattr__(self, "messages", tuple(_message(m, self.id) for m in self.messages))
             if not self.messages:
                 raise EvalCaseError(f"case {self.id or '?'}: messages=[] holds no message; give at least one")
-        for message in self.turns:
-            if not isinstance(message, (str, Mapping)):
-                raise EvalCaseError(
-                    f"case {self.id or '?'}: a message must be a str or a dict of input fields, "
-                    f"got {type(message).__name__}"
-                )
+        else:
+            object.__setattr__(self, "input", _message(self.input, self.id))
         if self.state is not None and not isinstance(self.state, Mapping):
             raise EvalCaseError(
                 f"case {self.id or '?'}: state must be a dict, got {type(self.state).__name__}"
@@ -98,17 +99,17 @@ class Case:
 
     @property
     def text(self) -> str:
-        """The case's input as shown in results (the turns' messages joined)."""
-        return " ⏎ ".join(
-            m if isinstance(m, str) else json.dumps(dict(m), ensure_ascii=False, default=str)
-            for m in self.turns
-        )
+        """The case's input as shown in results (the turns' messages joined; an image or file
+        as ``[image NAME]``)."""
+        return " ⏎ ".join(_message_text(m) for m in self.turns)
 
     def to_dict(self) -> dict[str, Any]:
-        """The case as plain data (what the store's manifest and lines keep)."""
+        """The case as plain data (what the store's manifest and lines keep): a message of parts
+        as their stored form, each image or file by its hash (its bytes go to this process's
+        blob memory, which the evaluation's store writes to its blobs folder)."""
         out: dict[str, Any] = {"id": self.id}
-        out["messages" if self.messages is not None else "input"] = plain(
-            list(self.turns) if self.messages is not None else self.input
+        out["messages" if self.messages is not None else "input"] = (
+            [_stored(m) for m in self.turns] if self.messages is not None else _stored(self.input)
         )
         if self.expected is not None:
             out["expected"] = plain(self.expected)
@@ -141,12 +142,13 @@ class Case:
                 "a case has id, input or messages, expected, state, metadata, decisions"
             )
         start = data.get("start")
+        messages = data.get("messages")
         return cls(
-            input=data.get("input"),
+            input=_loaded(data.get("input"), where),
             id=str(data["id"]) if data.get("id") not in (None, "") else "",
             expected=data.get("expected"),
             state=data.get("state"),
-            messages=data.get("messages"),
+            messages=tuple(_loaded(m, where) for m in messages) if isinstance(messages, list) else messages,
             start=Start(dict(start["state"]), tuple(start.get("messages") or ()), start.get("origin", ""))
             if start
             else None,
@@ -173,6 +175,9 @@ class Case:
                 f"agent {agent.name!r} has no turn {turn!r} (it has {len(history)}; turns are numbered from 1)"
             )
         record = history[turn - 1]
+        sent = next((m for m in reversed(record.messages) if m.role == "user"), None)
+        if input is None and sent is not None and sent.attachments:
+            input = sent.parts  # the turn's images and files with its text
         before = agent.snapshot_at(turn - 1) if turn > 1 else None
         data = (
             copy.deepcopy(dict(before.state))
@@ -180,6 +185,10 @@ class Case:
             else copy.deepcopy(dict(agent._initial_state))
         )
         messages = tuple(m.to_openai() for m in before.messages) if before is not None else ()
+        for part in (p for m in (before.messages if before is not None else ()) for p in m.attachments):
+            if isinstance(part, (ImagePart, FilePart)) and part.data is not None:
+                # The conversation refers to it by hash: its bytes go where stored parts' go.
+                PROCESS_BLOBS.put(part.data, part.media_type or "", part.sha256)
         start = Start(data, messages, f"{agent.name} · turn {turn}")
         return cls(
             input=record.message if input is None else input,
@@ -193,7 +202,7 @@ class Case:
 def content_id(case: Case) -> str:
     """A stable id from what the case sends and starts from (never from its position)."""
     content = {
-        "turns": plain(list(case.turns)),
+        "turns": [plain(_stored(m)) for m in case.turns],
         "state": plain(case.state),
         "start": plain(case.start.state) if case.start else None,
     }
@@ -205,6 +214,50 @@ def content_id(case: Case) -> str:
         default=str,
     )
     return "c-" + hashlib.sha1(text.encode()).hexdigest()[:10]
+
+
+def _message(message: Any, case_id: str) -> Any:
+    """A case's message as kept: a str or a dict as given, a list (or tuple) as its parts."""
+    if isinstance(message, (str, Mapping)):
+        return message
+    if isinstance(message, (list, tuple)):
+        try:
+            return to_parts(message)
+        except PartError as exc:
+            raise EvalCaseError(f"case {case_id or '?'}: {exc}") from None
+    raise EvalCaseError(
+        f"case {case_id or '?'}: a message must be a str, a dict of input fields or a list of parts "
+        f"(text, figures, images, files), got {type(message).__name__}"
+    )
+
+
+def _stored(message: Any) -> Any:
+    """A message as plain data: a message of parts as each part's stored form (by hash)."""
+    if isinstance(message, tuple):
+        return [part.to_dict() for part in message]
+    return plain(message)
+
+
+def _loaded(message: Any, where: str) -> Any:
+    """A stored message back: a list of stored parts as the parts (their bytes from this
+    process's blob memory, where the store read them)."""
+    if not isinstance(message, list):
+        return message
+    try:
+        return tuple(part_from_dict(p) for p in message)
+    except (PartError, TypeError, KeyError, AttributeError) as exc:
+        raise EvalCaseError(
+            f"{where}a message given as a list must be parts ({{'type': 'text', 'text': ...}}, an "
+            f"image or a file by its sha256): {exc}"
+        ) from None
+
+
+def _message_text(message: Any) -> str:
+    if isinstance(message, str):
+        return message
+    if isinstance(message, tuple):
+        return " ".join(p.text if isinstance(p, TextPart) else f"[{p.kind} {p.label}]" for p in message)
+    return json.dumps(dict(message), ensure_ascii=False, default=str)
 
 
 def plain(value: Any) -> Any:
@@ -275,17 +328,22 @@ def cases_from_frame(
     expected: str | None = None,
     state: str | None = None,
     metadata: Sequence[str] = (),
+    attach: str | Sequence[str] = (),
 ) -> list[Case]:
     """One case per row of a pandas DataFrame: ``input`` names the message column (a cell that
     is a list is a multi-turn case), ``id`` / ``expected`` / ``state`` their columns (a state
-    cell is a dict or its JSON text)."""
+    cell is a dict or its JSON text). ``attach`` names columns whose cells are sent with the
+    row's message, after its text: a figure, PIL image, array, bytes, ``Image(...)`` /
+    ``File(...)``, or a path (a ``str`` cell there is a file's path); an empty cell sends none."""
     columns = list(frame.columns)
+    attached = [attach] if isinstance(attach, str) else list(attach)
     for option, column in (
         ("input", input),
         ("id", id),
         ("expected", expected),
         ("state", state),
         *(("metadata", m) for m in metadata),
+        *(("attach", a) for a in attached),
     ):
         if column is not None and column not in columns:
             raise EvalCaseError(
@@ -302,6 +360,11 @@ def cases_from_frame(
             else None
         )
         start_state = _state_cell(row[state], where) if state is not None else None
+        files = [_attachment(row[a]) for a in attached if not _missing(row[a])]
+        if files and turns is not None:
+            raise EvalCaseError(f"{where}attach= sends files with one message; the input cell holds several")
+        if files:
+            message = [message, *files]
         out.append(
             Case(
                 input=None if turns is not None else message,
@@ -313,6 +376,11 @@ def cases_from_frame(
             )
         )
     return out
+
+
+def _attachment(cell: Any) -> Any:
+    """A cell of an ``attach`` column as ``to_parts`` takes it: a str is a file's path."""
+    return Path(cell) if isinstance(cell, str) else cell
 
 
 def _missing(value: Any) -> bool:

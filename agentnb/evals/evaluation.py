@@ -29,6 +29,7 @@ from .cases import Case, as_cases
 from .checks.base import CaseView, Check, as_checks, run_checks
 from .engine.judge_calls import JudgeCalls
 from .engine.limiter import RATE_LIMIT_TRIES, Limiter, quiet_copy
+from .engine.parts import held, receive
 from .engine.plan import Plan, RequestChars, gate, make_plan, price_of
 from .engine.progress import Progress, Sink, Tracker
 from .engine.store import EvalStore, check_name
@@ -266,6 +267,7 @@ class Evaluation:
             )
         remote = copy.copy(task)
         remote.model = task.model.without_credentials()
+        remote.blobs = held([task.recorded or [], task.case.to_dict()])
         limiter = self.limiter_for(self.model) if self.model.external else None
         for attempt in range(RATE_LIMIT_TRIES):
             if limiter is not None:
@@ -277,6 +279,7 @@ class Evaluation:
             finally:
                 if limiter is not None:
                     limiter.release(clean=clean)
+            receive(outcome.blobs)
             pause = outcome.stats.pending_pause
             if pause is None or limiter is None or attempt == RATE_LIMIT_TRIES - 1:
                 return outcome

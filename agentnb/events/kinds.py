@@ -1,4 +1,5 @@
-"""The events a run emits, one frozen dataclass per kind (the ``kind`` field tells which)."""
+"""The events a run emits, one frozen dataclass per kind (the ``kind`` field tells which), and
+the ``Event`` union of them all (a typed run's answers' events are in ``output.py``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..messages import ToolCall
 from ..util.fastinit import fast_init
+from .output import OutputChecked, OutputDelta
 from .parts import ContextBlock, HookStep, PromptSection, PromptTokens, StateCause, Usage
 
 
@@ -170,11 +172,16 @@ class ToolCallFinished:
     arguments: str
     """Arguments exactly as the model sent them."""
     result: str
-    """The text returned to the model (the error message when the call failed)."""
+    """The text returned to the model (the error message when the call failed); for a result
+    with images or files, its text, or a line naming each when it has none."""
     error: str | None = None
     """Why the call failed, if it did."""
     error_kind: str | None = None
     """unknown_tool, malformed_call, malformed_arguments, invalid_arguments, hook_error, tool_error, state_error."""
+    attachments: tuple[dict[str, Any], ...] = ()
+    """The images and files the result holds, described (type, sha256, media_type, size, name,
+    detail, width, height: ``agentnb.messages.describe``); never their bytes, which the tool
+    message of the turn's messages holds."""
     hooks: tuple[HookStep, ...] = ()
     """The hooks the call went through, outermost first."""
     answered_by: str | None = None
@@ -213,74 +220,6 @@ class StateChanged:
     """JSON-patch operations (op, path, value)."""
     cause: StateCause
     """Who made the change."""
-
-
-@fast_init
-@dataclass(frozen=True, kw_only=True)
-class OutputChecked:
-    """An answer checked against the run's ``output_type`` (one event per attempt)."""
-
-    kind: Literal["output_checked"] = "output_checked"
-    """Always ``"output_checked"``: what kind of event this is."""
-    run_id: str
-    """The run this event belongs to."""
-    call: int
-    """Which model call gave the answer (0 = the first)."""
-    attempt: int
-    """Which attempt this was (1 = the first answer)."""
-    mode: str
-    """How the output was asked for: native, tool or prompted."""
-    ok: bool
-    """Whether the answer matched (and every output validator took it)."""
-    errors: tuple[dict[str, str], ...] = ()
-    """What was wrong: ``{"path": ..., "message": ...}`` each (a validator's reason has no path
-    and names the ``validator``)."""
-    output: Any = None
-    """The output as JSON data, when ok."""
-    text: str = ""
-    """The answer as checked (its text, or the output tool's arguments), cut to 2,000 characters."""
-    tool_call_id: str | None = None
-    """In tool mode, the call of the output tool that carried it."""
-    output_type: str = ""
-    """The output type's name."""
-    fingerprint: str = ""
-    """The output type's schema and validators, hashed (replay names a change as drift)."""
-    validators: tuple[str, ...] = ()
-    """The output validators that checked it, by name."""
-
-
-@fast_init
-@dataclass(frozen=True, kw_only=True)
-class OutputDelta:
-    """The typed output so far, while the answer streams in (native mode: the JSON text; tool
-    mode: the output tool's arguments). Only runs with a structured ``output_type`` have them;
-    like ``TextDelta`` they go to subscribers and ``iter_run`` and are not kept in the record."""
-
-    kind: Literal["output_delta"] = "output_delta"
-    """Always ``"output_delta"``: what kind of event this is."""
-    run_id: str
-    """The run this event belongs to."""
-    call: int
-    """Index of the model call within the run (0-based): each answer streams from nothing."""
-    mode: str
-    """How the output is asked for: native or tool."""
-    output_type: str
-    """The output type's name."""
-    data: Any
-    """The answer so far as JSON data, parsed leniently: what has arrived of each string, list
-    and object, without a number or a word (``true``) that may not be whole yet. Each delta of
-    an answer extends the one before."""
-    output: Any
-    """The answer so far as the output type where it validates partially (pydantic's
-    ``experimental_allow_partial``: a list's last item left out while it is not valid yet; an
-    object once its required fields are all there), else the raw ``data``; ``validated`` says
-    which."""
-    validated: bool = False
-    """Whether ``output`` passed partial validation (else it is the raw ``data``)."""
-    complete: bool = False
-    """Whether the whole answer has arrived (the last delta of this model call)."""
-    tool: str | None = None
-    """In tool mode, the output tool being called."""
 
 
 @fast_init

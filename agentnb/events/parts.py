@@ -129,12 +129,23 @@ class PromptTokens:
     """Tokens of each message sent with the user message and labelled (a handoff's history,
     after its ``input_filter``: the conversation before the user message and the run so far
     after it), in order."""
+    images: int = 0
+    """Tokens of the images in the messages (the user's and the earlier turns'): always an
+    estimate, by OpenAI's tile rule (``agentnb.models.tokens.image_tokens``), whatever counted
+    the text."""
 
     @property
     def total(self) -> int:
-        """System prompt, history, the labelled messages before the user's, user message and
-        template overhead together."""
-        return self.system + self.history + sum(self.earlier_sections) + self.user + (self.template or 0)
+        """System prompt, history, the labelled messages before the user's, user message, images
+        and template overhead together."""
+        return (
+            self.system
+            + self.history
+            + sum(self.earlier_sections)
+            + self.user
+            + self.images
+            + (self.template or 0)
+        )
 
 
 @fast_init

@@ -151,12 +151,41 @@ class AgentMagics(WorkspaceMagics):
         """
         args = parse_options(self.agent, line, "%%agent")
         name = identifier(args.name, "%%agent")
+        options = self._agent_options(args, name, cell)
+        session, where, notice = self._session_for(
+            args, f"%%agent {line}\n{cell or ''}" if cell is not None else f"%agent {line}"
+        )
+        listings_at = mcp_support.listing_file(session, name) if args.mcp and session is not None else None
+        listings = mcp_support.read_listings(listings_at) if not args.fresh else {}
+        kits = mcp_support.toolkits(args.mcp, listings) if args.mcp else []
+        options["tools"] = [*(options["tools"] or []), *kits] or None
+        team_options = self._team_options(args, name)
+        try:
+            agent = Team(name, **team_options, **options) if team_options else Agent(name, **options)
+            if replay_mode() != "strict":  # strict replay writes nothing
+                mcp_support.save_listings(listings_at, args.mcp or [], kits, listings)
+        except (AgentnbError, OSError) as exc:
+            raise UsageError(f"%%agent {name}: {one_line(exc)}") from None
+        if session is not None:
+            self._record(agent, session, args, where, notice)
+        previous = self.workspace.agents.get(name)
+        if previous is not None and previous is not agent:
+            previous.detach_session()
+        self.workspace.agents[name] = agent
+        self.workspace.ns[name] = agent
+        print(definition(agent))
+        show_inspector(agent, required=False)
+
+    def _agent_options(self, args: Any, name: str, cell: str | None) -> dict[str, Any]:
+        """The keyword arguments of ``Agent`` that ``%%agent``'s options and body give, checked."""
         if args.max_iterations is not None and args.max_iterations < 0:
             raise UsageError(f"%%agent: --max-iterations must be 0 or more, got {args.max_iterations}")
         if args.history is not None and (args.history < 0 or args.no_history):
             raise UsageError(
                 "%%agent: --history N takes a number of earlier turns >= 0, and contradicts --no-history; keep one"
             )
+        if args.session and args.no_session:
+            raise UsageError("%%agent: --session and --no-session contradict each other; keep one")
         options: dict[str, Any] = {
             "model": self._model(args.model),
             "instructions": (cell or "").strip() or None,
@@ -181,45 +210,26 @@ class AgentMagics(WorkspaceMagics):
             options["max_tool_iterations"] = args.max_iterations
         if args.context:
             options.update(self._context(args.context))
-        if args.session and args.no_session:
-            raise UsageError("%%agent: --session and --no-session contradict each other; keep one")
-        session, where, notice = self._session_for(
-            args, f"%%agent {line}\n{cell or ''}" if cell is not None else f"%agent {line}"
-        )
-        listings_at = mcp_support.listing_file(session, name) if args.mcp and session is not None else None
-        listings = mcp_support.read_listings(listings_at) if not args.fresh else {}
-        kits = mcp_support.toolkits(args.mcp, listings) if args.mcp else []
-        options["tools"] = [*(options["tools"] or []), *kits] or None
         if args.handoffs:
             options["handoffs"] = self._agents(args.handoffs, "--handoffs", name)
-        team_options = self._team_options(args, name)
+        return options
+
+    @staticmethod
+    def _record(agent: Agent, session: Any, args: Any, where: str | None, notice: str | None) -> None:
+        """Replay from and record to the notebook's session, and say where."""
         try:
-            agent = Team(name, **team_options, **options) if team_options else Agent(name, **options)
-            if replay_mode() != "strict":  # strict replay writes nothing
-                mcp_support.save_listings(listings_at, args.mcp or [], kits, listings)
-        except (AgentnbError, OSError) as exc:
-            raise UsageError(f"%%agent {name}: {one_line(exc)}") from None
-        if session is not None:
-            try:
-                agent.attach_recording(session, fresh=args.fresh)
-            except (AgentnbError, TypeError, ValueError, OSError) as exc:
-                raise UsageError(
-                    f"%%agent {name}: --session {args.session or where}: {one_line(exc)}"
-                ) from None
-            if notice:
-                print(notice, file=sys.stderr)
-            # The same line whether or not a recording exists yet, so a re-run shows the same output.
-            print(
-                f"{name}: recorded in {where} (unchanged turns replay from it; "
-                f"%agentnb resume {name} takes it over without re-running)"
-            )
-        previous = self.workspace.agents.get(name)
-        if previous is not None and previous is not agent:
-            previous.detach_session()
-        self.workspace.agents[name] = agent
-        self.workspace.ns[name] = agent
-        print(definition(agent))
-        show_inspector(agent, required=False)
+            agent.attach_recording(session, fresh=args.fresh)
+        except (AgentnbError, TypeError, ValueError, OSError) as exc:
+            raise UsageError(
+                f"%%agent {agent.name}: --session {args.session or where}: {one_line(exc)}"
+            ) from None
+        if notice:
+            print(notice, file=sys.stderr)
+        # The same line whether or not a recording exists yet, so a re-run shows the same output.
+        print(
+            f"{agent.name}: recorded in {where} (unchanged turns replay from it; "
+            f"%agentnb resume {agent.name} takes it over without re-running)"
+        )
 
     # each helper turns one option into the keyword argument Agent expects
 

@@ -8,6 +8,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..errors import AgentnbError, ReplayDriftError
 from ..util.text import one_line, shorten
+from .attach import chat_message
 from .parsing import parse_options
 from .record import LiveTurn
 from .workspace import WorkspaceMagics
@@ -31,25 +32,37 @@ class ChatMagics(WorkspaceMagics):
 
     @magic_arguments()
     @argument("name", help="the agent to talk to")
+    @argument(
+        "--attach",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="send an image or file with the message: a variable of the notebook (a figure, a PIL "
+        "image, an array, a DataFrame, a path) or a path; may be given several times",
+    )
     @cell_magic
     def chat(self, line: str, cell: str) -> None:
         """Send the cell body to agent NAME. The answer streams into the cell; when the turn
         ends the cell keeps a static record (answer, tool calls, state changes).
 
         ``NAME.run("...")`` in plain Python runs the same turn and updates the same inspector.
+        ``--attach fig --attach report.pdf`` sends images and files with the message, and
+        ``{fig}`` in the body puts the notebook's ``fig`` (a figure, image, array, frame or
+        path) there as an image or file.
 
         Example::
 
-            %%chat shop
-            Add milk and eggs.
+            %%chat shop --attach receipt.png
+            Add what is on this receipt.
         """
         args = parse_options(self.chat, line, "%%chat")
         agent = self.workspace.agent(args.name, "%%chat")
-        message = cell.strip()
-        if not message:
+        if not cell.strip():
             raise UsageError(
                 f"%%chat {args.name}: the cell is empty; write the message to send below the %%chat line"
             )
+        message = chat_message(cell.strip(), args.attach, self.workspace.ns, f"%%chat {args.name}")
+        shown = message if isinstance(message, str) else cell.strip()
         live = LiveTurn()
         try:
             result = agent.run(message, on_event=live)
@@ -62,7 +75,7 @@ class ChatMagics(WorkspaceMagics):
                 raise UsageError(f"%%chat {args.name}: {one_line(exc)}") from None
             live.finish(turn, show_error=False)  # the error box below says why, once
             # The cell is named by its message: execution counts differ between front ends (nbval's stay at 1).
-            head = f"%%chat {args.name} {shorten(one_line(message), 60)!r}: turn {turn.number} failed: {one_line(exc)}"
+            head = f"%%chat {args.name} {shorten(one_line(shown), 60)!r}: turn {turn.number} failed: {one_line(exc)}"
             detail = str(exc).partition("\n")[2] if isinstance(exc, ReplayDriftError) else ""
             raise TurnFailed(head, detail) from None
         assert result.turn is not None

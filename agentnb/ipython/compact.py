@@ -13,6 +13,7 @@ from ..events import (
     HookStep,
     ModelRequested,
     ModelResponded,
+    OutputChecked,
     PromptRendered,
     PromptSection,
     PromptTokens,
@@ -30,6 +31,7 @@ from ..events import (
 )
 from ..history.render import value_text
 from ..state.diff import MISSING, Change
+from .compact_parts import request_parts
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -68,7 +70,7 @@ def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
 def turn_summary(record: TurnRecord) -> dict[str, Any]:
     """One row of the History tab."""
     # One pass over the events (a loop of quick turns sends a row for nearly every turn).
-    tool_calls = failed = context = blocks = 0
+    tool_calls = failed = context = blocks = pauses = resumed = 0
     prompt: PromptRendered | None = None
     finish = None
     asked = False
@@ -86,6 +88,10 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
             blocks += len(event.blocks)
         elif type(event) is PromptRendered and prompt is None:
             prompt = event
+        elif type(event) is RunPaused:
+            pauses += 1
+        elif type(event) is RunResumed:
+            resumed += 1
     content = record.content
     row = {
         "turn": record.index,
@@ -105,6 +111,8 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         "finish_reason": finish,  # "length": the answer was cut at the token limit
         **prompt_tokens(prompt),
     }
+    if pauses:  # only a turn that paused says so (History marks it paused, then resumed)
+        row["pauses"], row["resumed"] = pauses, resumed
     routed = None if asked or not tool_calls else routed_run(record)
     if routed is not None:
         row["routed"] = routed_summary(routed)
@@ -319,13 +327,17 @@ def _prompt_rendered(e: PromptRendered) -> dict[str, Any]:
 
 def _model_requested(e: ModelRequested) -> dict[str, Any]:
     request = e.request
-    return {
+    out = {
         "call": e.call,
         "at": e.at,
         "messages": len(request.get("messages") or ()),
         "tools": len(request.get("tools") or ()),
         "kind": e.kind,
     }
+    parts = request_parts(request) if e.call == 0 else None  # the user's images, in the Prompt tab
+    if parts:
+        out["user_parts"] = parts
+    return out
 
 
 def _text_delta(e: TextDelta) -> dict[str, Any]:
@@ -374,6 +386,8 @@ def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
     }
     if e.child_run_id is not None:  # a delegation: the run it started (its time is within the call's)
         out["child_run_id"] = e.child_run_id
+    if e.attachments:  # images and files the result holds, described (their bytes come on request)
+        out["attachments"] = list(e.attachments)
     return out
 
 
@@ -414,6 +428,23 @@ def _run_paused(e: RunPaused) -> dict[str, Any]:
     return {"items": items, "usage": compact_usage(e.usage), "duration_ms": e.duration_ms, "kind": e.kind}
 
 
+def _output_checked(e: OutputChecked) -> dict[str, Any]:
+    """One answer checked against the output type (the Output tab lists them in order)."""
+    return {
+        "call": e.call,
+        "attempt": e.attempt,
+        "mode": e.mode,
+        "ok": e.ok,
+        "errors": [dict(error) for error in e.errors],
+        "output": e.output,
+        "text": e.text,
+        "tool_call_id": e.tool_call_id,
+        "output_type": e.output_type,
+        "validators": list(e.validators),
+        "kind": e.kind,
+    }
+
+
 def _run_resumed(e: RunResumed) -> dict[str, Any]:
     return {
         "decisions": [{"id": d.id, "verdict": d.verdict, "by": d.by} for d in e.decisions],
@@ -438,6 +469,7 @@ _COMPACT: dict[type, Any] = {
     RunFailed: _run_failed,
     RunPaused: _run_paused,
     RunResumed: _run_resumed,
+    OutputChecked: _output_checked,
 }
 """The compact form of each kind of event (looked up by the event's class: one dict lookup per
 event, not a chain of isinstance tests)."""

@@ -17,6 +17,10 @@ turns and model request payloads are sent only when the browser asks for them (H
 travel, the Request tab), and a large state only as far as it is shown (``lazy.py``), so a long
 history or a large state costs little per update.
 
+A paused turn's pending items show as cards at the top of every view (``pending_cards.py``): the
+person decides there, the kernel decides through the core's own API and carries the turn on
+(``card_decisions.py``), and the views follow it live.
+
 The front end is built from the ES modules in ``js/`` (at the repository root) into
 ``static/inspector.js`` (``make js``); its styles are ``static/inspector.css``; the wire names
 both sides use are in ``wire.py``; the compact forms of events and summaries in ``compact.py``;
@@ -45,8 +49,9 @@ from ..events import (
     ToolCallStarted,
 )
 from ..state.diff import make_patch
-from . import run_tree, wire
+from . import pending_cards, run_tree, wire
 from .compact import compact_edit, compact_event, model_info, turn_state, turn_summary
+from .images import static_images
 from .lazy import is_small, lazy_form
 from .live import Batcher, Run, follow
 from .outbox import Outbox, encode
@@ -123,6 +128,8 @@ class Inspector(Requests, anywidget.AnyWidget):
         """The snapshot's History rows as encoded (``rows.py``)."""
         self._preview_message: str | None = None
         """The message last previewed in the browser: previews after an edit use it."""
+        self._cards_sent = pending_cards.decisions_key(agent)
+        """What the pending cards the views hold were made from (``pending_cards.decisions_key``)."""
         self.on_msg(self._on_msg)
         self._on_event = self._follower()
         self._unsubscribe = agent.subscribe(self._on_event)
@@ -242,6 +249,7 @@ class Inspector(Requests, anywidget.AnyWidget):
         papermill, nbclient) it is refreshed at once: those keep only the messages of the cell
         running, and save the trait as they got it in the notebook's widget state."""
         self._charge()  # a reset, or a handoff made outside a turn the inspector followed
+        self._cards()  # a decision taken in Python
         if self._stale:
             if getattr(self._outputs.shell, "kernel", None) is not None and not self._outputs.rendered():
                 self._refresh_due()
@@ -254,6 +262,13 @@ class Inspector(Requests, anywidget.AnyWidget):
         name = self.agent.agent_in_charge().name if getattr(self.agent, "in_charge", None) is not None else ""
         if name != self.in_charge:
             self.in_charge = name
+
+    def _cards(self) -> None:
+        """Send the pending cards again when a decision was taken since they were sent."""
+        key = pending_cards.decisions_key(self.agent)
+        if key != self._cards_sent:
+            self._cards_sent = key
+            self._post(pending_cards.pending_message(self.agent))
 
     def _refresh_due(self) -> None:
         if self._stale:
@@ -310,6 +325,8 @@ class Inspector(Requests, anywidget.AnyWidget):
                 self._stale = True
                 outbox.ended()
                 self._charge()
+                if kind is RunPaused:  # the cards of what the turn waits for, after its pause
+                    self._cards()
             elif kind is ToolCallStarted or kind is RunStarted:
                 self._progress.own(event)  # type: ignore[arg-type]
 
@@ -352,6 +369,9 @@ class Inspector(Requests, anywidget.AnyWidget):
             message[wire.TURN_INDEX] = last.index
             message[wire.EVENTS] = [compact_event(e) for e in last.events]
             message[wire.CHANGES] = self._batcher.changes(last)
+            images = static_images(last) if last.status != "running" else None
+            if images:  # their thumbnails, for the static view a save writes (js/saved.js)
+                message[wire.STATIC_IMAGES] = images
             if last.children:
                 message[run_tree.RUN_TREE] = run_tree.run_tree(last)
             run = self._runs.get(last.run_id)
@@ -365,6 +385,8 @@ class Inspector(Requests, anywidget.AnyWidget):
             message[wire.STUBS] = stubs
         if self.agent.state_edits:
             message.update(self._live())
+        if count and history[-1].status == "paused":
+            message[pending_cards.PENDING] = pending_cards.pending_message(self.agent)
         # Only the last turns' rows, as they were encoded once (a finished turn's does not
         # change): the snapshot stays the same size however long the history grows.
         rows = self._rows_kept.snapshot_rows(history, first)

@@ -2,8 +2,8 @@
 
 The record's text and HTML come from ``agentnb.history.render`` (deterministic and escaped); this module
 only wires them to IPython's display system. While a turn runs, one display area shows the
-streamed text, tool calls and typed output so far; when it ends, that area is emptied again and the record is shown
-as an output of its own. The live area starts and ends empty on purpose: tools that compare
+streamed text, tool calls and typed output so far; when it ends, that area is emptied again and
+the record is shown as an output of its own. The live area starts and ends empty on purpose: tools that compare
 outputs without applying display updates (nbval) then see exactly what a front end saved.
 """
 
@@ -24,8 +24,10 @@ from ..events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from ..history.render import turn_html, turn_text
+from ..history.attachments import part_line, static_figures
+from ..history.render import PAUSED_NOTE, pending_lines, turn_html, turn_text
 from .compact import routed_run
+from .images import asked_parts, static_images
 
 if TYPE_CHECKING:
     from ..history.history import TurnRecord
@@ -135,7 +137,8 @@ def _cut(text: str | None) -> str:
 def static_text(agent: Any) -> str:
     """The agent's latest turn as text, in the form the front end writes at a save in JupyterLab
     (js/saved.js): a header (agent, model, turns), who is in charge after a handoff, then the
-    last turn's message (and where it was routed), tool calls and answer or error. Deterministic
+    last turn's message (and where it was routed), tool calls and answer or error (or, paused, what
+    it waits for). Deterministic
     (no times): the full record is the ``%%chat`` cell's."""
     history = agent.history
     turns = len(history)
@@ -148,17 +151,26 @@ def static_text(agent: Any) -> str:
     routed = routed_run(last)
     status = f"turn {last.index + 1} · {last.status}" + (f" · routed to {routed.agent}" if routed else "")
     lines += [status, f"user: {_cut(last.message)}"]
+    lines.extend(f"  + {part_line(p)}" for p in asked_parts(last))
     # A routed turn's one call is the handoff made for it, not a call of the model's.
     for number, call in enumerate([] if routed else last.tool_calls, 1):
         outcome = f"error: {_cut(call.error)}" if call.error is not None else _cut(call.result)
         lines.append(f"  {number}. {call.name}({_cut(call.arguments)}) -> {outcome}")
-    lines.append(f"error: {_cut(last.error)}" if last.status == "failed" else f"answer: {_cut(last.content)}")
+        lines.extend(f"     + {part_line(p)}" for p in call.attachments)
+    if last.status == "paused":  # what it waits for, one line per item (a member's too)
+        lines.append(f"paused: {PAUSED_NOTE}")
+        lines.extend(f"  {line}" for line in pending_lines(last))
+    else:
+        lines.append(
+            f"error: {_cut(last.error)}" if last.status == "failed" else f"answer: {_cut(last.content)}"
+        )
     return "\n".join(lines)
 
 
 def static_view(agent: Any) -> str:
     """The inspector as static HTML (``static_text``, escaped: nothing in it is markup), the same
-    stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``)."""
+    stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``), with the last
+    turn's images as small thumbnails."""
     head, _, rest = static_text(agent).partition("\n")
     body = (
         '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'
@@ -166,9 +178,12 @@ def static_view(agent: Any) -> str:
         if rest
         else ""
     )
+    history = agent.history
+    last = history[-1] if len(history) and history[-1].status != "running" else None
+    figures = static_figures(static_images(last)) if last is not None else ""
     return (
         f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">'
-        f"<div>{html.escape(head, quote=True)}</div>{body}</div>"
+        f"<div>{html.escape(head, quote=True)}</div>{body}{figures}</div>"
     )
 
 

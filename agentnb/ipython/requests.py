@@ -1,8 +1,11 @@
 """What the inspector answers when its views ask: the browser's requests, handled in the kernel.
 
 A view asks for what it does not hold (a whole turn, a run of the turn's tree, part of a large
-state, older History rows, a model request's payload), for a preview of the next prompt, for
-an edit of the state or its undo, and for two turns side by side. Each request is answered with
+state, older History rows, a model request's payload, a typed turn's schema and retries, an
+image's thumbnail or original: ``images.py``), for a
+preview of the next prompt, for an edit of the state or its undo, for two turns side by side, and
+— from a paused turn's cards — for a decision, or a check of arguments being typed
+(``card_decisions.py``). Each request is answered with
 one message; a request that fails is answered with an ``error`` message naming it, never left
 without an answer (the view would wait for it). ``Requests`` is the ``Inspector``'s part that
 does this (``inspector.py`` keeps the following of events, the batches and the snapshot).
@@ -10,6 +13,7 @@ does this (``inspector.py`` keeps the following of events, the batches and the s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pathlib
 from collections.abc import Mapping
@@ -17,10 +21,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import AgentnbError, StateEditError
 from ..util.text import one_line
-from . import run_tree, wire
+from . import pending_cards, run_tree, wire
+from .card_decisions import check_arguments, decide
 from .compact import compact_event, compact_prompt, turn_state
 from .comparing import comparable_agents, comparison_message, default_pair
+from .images import image_reply
 from .lazy import decode_pointer, find, lazy_form, size_of
+from .output_view import NEED_OUTPUT, output_message
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -51,6 +58,10 @@ class Requests:
         def _rows(self, content: Mapping[str, Any]) -> bytes: ...
 
         def _post(self, message: dict[str, Any]) -> None: ...
+
+        def _after_cell(self, _result: Any = None) -> None: ...
+
+        def _cards(self) -> None: ...
 
     def _next_message(self) -> str:
         """What a preview after an edit shows: the message last previewed, else the last turn's."""
@@ -166,6 +177,10 @@ class Requests:
                 wire.CALL: call,
                 wire.REQUEST: calls[call].request,
             }
+        if kind == wire.NEED_IMAGE:
+            reply, picture = image_reply(self.agent, content)
+            self._outbox.post({wire.KIND: wire.IMAGE}, reply, picture)
+            return None
         if kind == wire.PREVIEW:
             text = content.get(wire.MESSAGE)
             if not isinstance(text, str):
@@ -179,7 +194,48 @@ class Requests:
             return None  # the agent's edit listener sends the result
         if kind == wire.COMPARE:
             return self._compare(content)
+        if kind == pending_cards.DECIDE:
+            return self._decide(content)
+        if kind == pending_cards.CHECK:
+            return check_arguments(self.agent, content)
+        if kind == NEED_OUTPUT:
+            return output_message(self._record(content.get(wire.TURN_INDEX)))
         raise ValueError(f"unknown message kind {kind!r}")
+
+    def _decide(self, content: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A decision from a pending card (``card_decisions.py``): refused, it goes back to the
+        card; taken, every view's cards show it, and once nothing is left undecided the turn
+        goes on here, followed live like any run."""
+        ticket = content.get(pending_cards.TICKET)
+        try:
+            item = decide(self.agent, content)
+        except AgentnbError as exc:
+            return {
+                wire.KIND: pending_cards.DECIDE_FAILED,
+                pending_cards.ITEM: content.get(pending_cards.ITEM),
+                pending_cards.TICKET: ticket,
+                wire.TEXT: one_line(exc),
+            }
+        left = sum(1 for other in self.agent.pending if not other.decided)
+        decision = item.decision
+        assert decision is not None
+        self._post(
+            {
+                wire.KIND: pending_cards.DECIDED,
+                pending_cards.ITEM: item.id,
+                pending_cards.TICKET: ticket,
+                pending_cards.VERDICT: decision.verdict,
+                wire.TEXT: f"{left} other item(s) still wait for a decision" if left else "the turn goes on",
+            }
+        )
+        self._cards()
+        if left:
+            return None
+        # A run that fails raises here; its turn says why (the inspector follows it like any run).
+        with contextlib.suppress(AgentnbError):
+            self.agent.continue_run()
+        self._after_cell()  # a new view starts from the turn as it went on
+        return None
 
     def _subtree(self, content: Mapping[str, Any]) -> dict[str, Any]:
         """Part of a state the browser holds only in part (see ``wire.SUBTREE``)."""

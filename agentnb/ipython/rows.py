@@ -30,7 +30,7 @@ class SummaryRows:
         """The turn of the first row."""
         self.last: tuple[str, bytes] = ("", b"")
         """The last turn's row as the last snapshot carried it, with its run id, once it ended
-        (the next snapshot's rows take it from here)."""
+        (the next snapshot's rows take it from here); not while it runs or waits for a person."""
 
     def snapshot_rows(self, history: Sequence[TurnRecord], first: int) -> bytes:
         """The rows of turns ``first`` to the last, joined: the last turn's encoded afresh (it
@@ -42,7 +42,8 @@ class SummaryRows:
         # them, its row taken from ``self.last``.
         earlier = self._finished(history, first, count - 1) if count > first + 1 else b""
         last = self._row(history[-1])
-        if history[-1].status != "running":
+        # A paused turn has not ended: it goes on (or a new turn leaves it behind) under the same run id.
+        if history[-1].status not in ("running", "paused"):
             self.last = (history[-1].run_id, last)
         return earlier + b"," + last if earlier else last
 

@@ -9,13 +9,31 @@ from typing import Any
 
 import mcp_types as types
 
+from ..messages import ImagePart
+from ..tools.result import ToolResult
+
 
 def tool_result_value(result: types.CallToolResult) -> Any:
     """A successful result as agentnb returns it: the structured content (a dict, shown to the
-    model as JSON) when the server gave one, else the text of the content items joined."""
+    model as JSON) when the server gave one; else, when it holds images, its items as a
+    ``ToolResult`` (text, and each image the model sees as an image, as a Python tool's); else the
+    text of the content items joined."""
     if result.structured_content is not None:
         return result.structured_content
+    if any(isinstance(item, types.ImageContent) for item in result.content):
+        return ToolResult(content=[_image_or_text(item) for item in result.content])
     return content_text(result.content)
+
+
+def _image_or_text(item: Any) -> Any:
+    """An image item as an ImagePart (its bytes decoded), any other item (or an image of a kind
+    the API does not take) as its text."""
+    if isinstance(item, types.ImageContent):
+        try:
+            return ImagePart(base64.b64decode(item.data, validate=True), media_type=item.mime_type)
+        except (binascii.Error, ValueError):  # PartError is a ValueError: a kind the API does not take
+            pass
+    return content_item_text(item)
 
 
 def content_text(items: Iterable[Any]) -> str:

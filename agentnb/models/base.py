@@ -10,14 +10,16 @@ from __future__ import annotations
 import abc
 import copy
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..errors import ConfigurationError
 from ..events import Usage
-from ..messages import ToolCall
+from ..messages import BinaryPart, Part, TextPart, ToolCall
+from ..messages.wire import parts_from_items, text_of
 from ..util.fastinit import fast_init
+from .attachments import chat_tool_results
 from .tokens import TokenCounter, counter_for_label
 
 REASONING_KEY = "reasoning_items"
@@ -29,8 +31,15 @@ _REASONING_FIELDS = ("type", "id", "summary", "content", "encrypted_content")
 
 
 def chat_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``messages`` without the reasoning items a Responses model left on them (the same list
-    when there are none)."""
+    """``messages`` as Chat Completions takes them: without the reasoning items a Responses
+    model left on them, and with the images and files of tool results after them in a user
+    message (``attachments.chat_tool_results``); the same list when there is neither."""
+    for message in messages:  # noqa: SIM110  (one pass with no call per message: every request comes here)
+        if REASONING_KEY in message or message.get("content").__class__ is list:
+            break
+    else:
+        return messages
+    messages = chat_tool_results(messages)
     if not any(REASONING_KEY in m for m in messages):
         return messages
     return [{k: v for k, v in m.items() if k != REASONING_KEY} if REASONING_KEY in m else m for m in messages]
@@ -52,7 +61,8 @@ def reasoning_items(raw: Any) -> list[dict[str, Any]]:
 @fast_init
 @dataclass(frozen=True)
 class ModelRequest:
-    """One request to a model, in the OpenAI Chat Completions wire format."""
+    """One request to a model, in the OpenAI Chat Completions wire format (its images and files
+    by reference: ``agentnb.messages.wire``)."""
 
     messages: list[dict[str, Any]]
     """Messages (system first) as OpenAI chat dicts."""
@@ -63,6 +73,9 @@ class ModelRequest:
     stream_arguments: frozenset[str] = frozenset()
     """Tools whose arguments ``stream`` yields as they arrive (``ArgumentsDelta``): a typed
     run's output tools. Not part of what is sent."""
+    parts: Mapping[str, BinaryPart] = field(default_factory=dict)
+    """The images and files the messages refer to (``agentnb-blob:<sha256>``), by hash: their
+    bytes, written in only when a request goes on the wire."""
 
     @property
     def system_prompt(self) -> str | None:
@@ -71,10 +84,23 @@ class ModelRequest:
 
     @property
     def last_user_message(self) -> str | None:
+        """The text of the last user message (its text parts joined, for one of parts)."""
         for message in reversed(self.messages):
             if message.get("role") == "user":
-                return message.get("content")
+                return text_of(message.get("content"))
         return None
+
+    @property
+    def last_user_parts(self) -> tuple[Part, ...]:
+        """The parts of the last user message: its text, images and files (their bytes from
+        ``parts``); one TextPart for a text message."""
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, list):
+                    return parts_from_items(content, self.parts)
+                return (TextPart(content),) if content else ()
+        return ()
 
     @property
     def tool_names(self) -> list[str]:

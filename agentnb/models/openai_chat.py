@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ModelResponseError
 from ..messages import ToolCall
+from .attachments import outgoing
 from .base import ArgumentsDelta, ModelRequest, ModelResponse, chat_messages
 from .bounded_json import kind, load_json, show
 from .openai_base import OpenAIBase, merge_options
@@ -50,7 +51,7 @@ class OpenAIChat(OpenAIBase):
         return body
 
     def stream(self, request: ModelRequest) -> Iterator[str | ArgumentsDelta | ModelResponse]:
-        body = self.wire_body(request)
+        body = outgoing(self.wire_body(request), request.parts, chat=True)
         client = self.client()
         opener = lambda: RawAnswer(client, "/chat/completions", body)  # noqa: E731
         yield from self._answer(opener, request, chat_stream, chat_response)

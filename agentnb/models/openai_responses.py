@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ModelError, ModelResponseError
 from ..messages import ToolCall
+from .attachments import outgoing, responses_content
 from .base import REASONING_KEY, ArgumentsDelta, ModelRequest, ModelResponse
 from .bounded_json import kind, load_json, show
 from .openai_base import OpenAIBase, merge_options
@@ -31,14 +32,14 @@ def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         role = message.get("role")
         content = message.get("content")
         if role in ("system", "developer"):
-            items.append({"role": "developer", "content": content or ""})
+            items.append({"role": "developer", "content": responses_content(content, "developer") or ""})
         elif role == "user":
-            items.append({"role": "user", "content": content or ""})
+            items.append({"role": "user", "content": responses_content(content, "user") or ""})
         elif role == "assistant":
             # The reasoning that led to this message goes back before it (only within its turn).
             items.extend(dict(item) for item in message.get(REASONING_KEY) or ())
             if content:
-                items.append({"role": "assistant", "content": content})
+                items.append({"role": "assistant", "content": responses_content(content, "assistant")})
             for call in message.get("tool_calls") or ():
                 function = call.get("function") or {}
                 items.append(
@@ -54,7 +55,8 @@ def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 {
                     "type": "function_call_output",
                     "call_id": message.get("tool_call_id"),
-                    "output": content or "",
+                    # Images and files go in the output list, as input items.
+                    "output": responses_content(content, "tool") or "",
                 }
             )
         else:
@@ -115,7 +117,7 @@ class OpenAIResponses(OpenAIBase):
         return body
 
     def stream(self, request: ModelRequest) -> Iterator[str | ArgumentsDelta | ModelResponse]:
-        body = self.wire_body(request)
+        body = outgoing(self.wire_body(request), request.parts)
         client = self.client()
         opener = lambda: RawAnswer(client, "/responses", body)  # noqa: E731
         yield from self._answer(opener, request, responses_stream, responses_response)

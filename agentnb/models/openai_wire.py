@@ -17,7 +17,7 @@ from ..events import Usage
 from ..messages import ToolCall
 from .base import ModelRequest
 from .bounded_json import MAX_DEPTH, LongInt, kind, show
-from .tokens import estimate_tokens
+from .tokens import content_tokens, estimate_tokens
 
 
 def event_error(event: str, data: Any) -> ModelResponseError | None:
@@ -146,7 +146,7 @@ def usage_from(usage: Any, request: ModelRequest | None, content: str | None) ->
 
 
 def _estimate_in(messages: list[dict[str, Any]]) -> int:
-    return sum(estimate_tokens(m.get("content")) for m in messages if isinstance(m.get("content"), str))
+    return sum(content_tokens(m.get("content")) for m in messages)
 
 
 def reasoning_tokens(usage: dict[str, Any]) -> int:

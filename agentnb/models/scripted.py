@@ -17,7 +17,7 @@ from ..events import Usage
 from ..messages import ToolCall
 from ..util.fastinit import fast_init
 from .base import ArgumentsDelta, Model, ModelRequest, ModelResponse, text_chunks
-from .tokens import estimate_tokens
+from .tokens import content_tokens, estimate_tokens
 
 
 @fast_init
@@ -132,7 +132,7 @@ class ScriptedModel(Model):
                         so_far += piece
                         yield ArgumentsDelta(position, call.name, so_far)
         usage = Usage(
-            input_tokens=sum(estimate_tokens(m.get("content")) for m in request.messages),
+            input_tokens=sum(content_tokens(m.get("content")) for m in request.messages),
             output_tokens=estimate_tokens(content) + sum(estimate_tokens(c.arguments) for c in calls),
             estimated=True,
         )

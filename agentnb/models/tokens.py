@@ -10,6 +10,9 @@ Three kinds of counter:
   chat template's overhead through ``/apply-template`` (``agentnb.models.local``).
 - **an estimate** (4 characters a token) for everything else, always labelled as one.
 
+Images are always estimated, by OpenAI's published tile rule (``image_tokens``); a server's
+usage, when it sends one, is what a run's usage reports.
+
 Counting never fails a run: a counter that raises gives way to the estimate, with the reason.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.util
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -48,6 +52,64 @@ TOKENS_EXTRA = install_line("tokens")
 def estimate_tokens(text: str | None) -> int:
     """A rough token count (4 characters a token) for text no tokenizer is known for."""
     return 0 if not text else max(1, len(text) // CHARS_PER_TOKEN)
+
+
+IMAGE_BASE_TOKENS = 85
+"""What an image costs at ``detail: low``, and the base added to its tiles at ``high``."""
+IMAGE_TILE_TOKENS = 170
+"""What each 512px tile of an image costs at ``detail: high``."""
+UNKNOWN_IMAGE_SIDE = 1024
+"""The side assumed for an image of unknown size (one given by URL): a 1024x1024 image."""
+
+
+def image_tokens(width: int | None, height: int | None, detail: str = "auto") -> int:
+    """An estimate of what an image costs, by OpenAI's published tile rule
+    (https://platform.openai.com/docs/guides/images-vision, "Calculating costs"): ``low`` is 85;
+    ``high`` (and ``auto``, counted as high) scales the image to fit in 2048x2048, then its
+    shortest side down to 768, and costs 170 per 512px tile plus 85. Other model families count
+    differently (patches for gpt-4.1-mini; gpt-4o-mini bills more tokens per image): always an
+    estimate, and the server's usage wins."""
+    if detail == "low":
+        return IMAGE_BASE_TOKENS
+    w = float(width or UNKNOWN_IMAGE_SIDE)
+    h = float(height or UNKNOWN_IMAGE_SIDE)
+    if max(w, h) > 2048:
+        scale = 2048 / max(w, h)
+        w, h = w * scale, h * scale
+    if min(w, h) > 768:
+        scale = 768 / min(w, h)
+        w, h = w * scale, h * scale
+    tiles = math.ceil(w / 512) * math.ceil(h / 512)
+    return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles
+
+
+def item_tokens(item: Any) -> int:
+    """An estimate of one wire content item: text by length, an image by the tile rule, a text
+    file by its length; a PDF is not estimated (0: the API adds its text and a picture of each
+    page, which only the server's usage counts)."""
+    if not isinstance(item, Mapping):
+        return 0
+    kind = item.get("type")
+    if kind in ("text", "input_text", "output_text"):
+        return estimate_tokens(item.get("text"))
+    described = item.get("part") or {}
+    if kind in ("image_url", "input_image"):
+        image = item.get("image_url")
+        detail = image.get("detail", "auto") if isinstance(image, Mapping) else item.get("detail", "auto")
+        return image_tokens(described.get("width"), described.get("height"), detail)
+    media_type = str(described.get("media_type") or "")
+    if kind in ("file", "input_file") and media_type.startswith("text/"):
+        return int(described.get("size") or 0) // CHARS_PER_TOKEN
+    return 0
+
+
+def content_tokens(content: Any) -> int:
+    """An estimate of a wire message's content: text (4 characters a token), or a content list
+    item by item (``item_tokens``)."""
+    if content.__class__ is list:
+        return sum(item_tokens(item) for item in content)
+    # Text (or None), as estimate_tokens counts it, without another call: every message comes here.
+    return max(1, len(content) // CHARS_PER_TOKEN) if content else 0
 
 
 def model_name(label: str) -> str:
@@ -155,16 +217,20 @@ def count_prompt(
     messages: Sequence[Mapping[str, Any]] = (),
     user_sections: Sequence[PromptSection] = (),
     earlier_sections: Sequence[PromptSection] = (),
+    images: int = 0,
 ) -> PromptTokens:
     """What the prompt costs: each system-prompt section, the whole system prompt, the earlier
     turns sent as context (``history``: their texts), the user message and, where the counter
     knows it, the chat template's overhead around ``messages`` (the request's messages); and each
-    labelled part of the user message and labelled message before it (a delegated run's)."""
+    labelled part of the user message and labelled message before it (a delegated run's);
+    ``images``: the estimate of the messages' images (kept as given)."""
     try:
         tokens = _count(counter, sections, system_prompt, user_prompt, history, messages)
     except Exception as exc:  # a tokenizer that fails (a server gone) must not fail the run
         counter = TokenCounter(f"{counter.name} failed ({type(exc).__name__}: {exc})")
         tokens = _count(counter, sections, system_prompt, user_prompt, history, messages)
+    if images:
+        tokens = dataclasses.replace(tokens, images=images)
     if not user_sections and not earlier_sections:
         return tokens
     return dataclasses.replace(
@@ -216,6 +282,9 @@ __all__ = [
     "counter_for",
     "counter_for_label",
     "encoding_for_model",
+    "content_tokens",
     "estimate_tokens",
+    "image_tokens",
+    "item_tokens",
     "model_name",
 ]

@@ -11,7 +11,8 @@ from typing import Any
 from ..events import ContextRetrieved, Event, PendingCall, ToolCallStarted
 from ..history.pause import Pause
 from ..history.records import TurnRecord
-from ..messages import Message, ToolCall
+from ..messages import BinaryPart, Message, ToolCall
+from ..messages.wire import parts_by_hash
 from ..state.tracking import StateTracker
 from ..tools import Tool
 from ..tools.run_context import RunContext
@@ -31,8 +32,10 @@ class Acting:
     ctx: RunContext
     tracker: StateTracker
     _direct: str | None
+    _delegated: bool
     _tool_calls: int
     _emit: Callable[[Event], Event]
+    _parts: dict[str, BinaryPart]
 
     def _executor(self, tools: Sequence[Tool], pause: Pause | None = None) -> ToolExecutor:
         setup, record, run_id = self.setup, self.record, self.ctx.run_id
@@ -71,7 +74,7 @@ class Acting:
             item = executor.pending(tool_call, call)
             if item is not None:
                 stopped[tool_call.id] = item
-        batch = executor.schedule([c for c in calls if c.id not in stopped])
+        batch = executor.schedule([c for c in calls if c.id not in stopped] if stopped else calls)
         together = executor.side_by_side(batch)
         waited: set[str] = set()
         if not any(together):
@@ -96,6 +99,8 @@ class Acting:
                         waited.add(tool_call.id)
             finally:
                 running.close()
+        if not stopped and not waited:
+            return []
         return [(c, stopped.get(c.id)) for c in calls if c.id in stopped or c.id in waited]
 
     def _act_decided(
@@ -144,10 +149,12 @@ class Acting:
         """A call's end: the child runs it started become this run's, then the context it
         retrieved, its state changes, its result. Returns True when it has no result yet: a
         member it delegated to waits for a person."""
-        known = self.record.children
-        for child in outcome.children:
-            if not any(run is child for run in known):  # (a delegation going on after a pause: known)
-                self.record.adopt(child)
+        if outcome.children:
+            self._delegated = True
+            known = self.record.children
+            for child in outcome.children:
+                if not any(run is child for run in known):  # (a delegation going on after a pause: known)
+                    self.record.adopt(child)
         if outcome.answer is not None:  # a member answered for this run (route mode, a handoff)
             self._direct = outcome.answer
         for retrieved in context:
@@ -160,8 +167,11 @@ class Acting:
             return True
         yield self._emit(finished)
         self._tool_calls += 1
-        self.ctx.messages.append(Message.tool(tool_call, finished.result))
-        wire.append(self.ctx.messages[-1].to_openai())
+        message = Message.tool(tool_call, outcome.parts or finished.result)
+        if outcome.parts:  # what the run's next requests refer to
+            self._parts.update(parts_by_hash((message,)))
+        self.ctx.messages.append(message)
+        wire.append(message.to_openai())
         return False
 
 

@@ -18,11 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import StateKeyError, StateTypeError, ToolArgumentsError
+from ..errors import PartError, StateKeyError, StateTypeError, ToolArgumentsError
 from ..events import CauseKind, Decision, PendingCall, StateCause, ToolCallFinished
-from ..messages import ToolCall
+from ..messages import Part, ToolCall
 from ..state.tracking import Authors, StateTracker
-from ..tools import AGENTIC_TOOL, Tool, result_text, run_chain
+from ..tools import AGENTIC_TOOL, Tool, result_parts, result_text, run_chain
 from ..tools.run_context import RunContext
 from ..tools.tool import DELEGATION
 from ..util.text import shorten
@@ -85,6 +85,9 @@ class CallOutcome:
     waiting: tuple[Any, ...] = ()
     """A delegation's child runs that paused for a person: the call has no result yet, and its
     run pauses too (their pending items are its own)."""
+    parts: tuple[Part, ...] = ()
+    """The result's text, images and files, when the tool returned images or files (the tool
+    message carries them; the end event describes them)."""
 
 
 @dataclass
@@ -210,7 +213,8 @@ class ToolExecutor:
             return self.settle_delegation(
                 *self._open(done, tool_call, self.tracker.snapshot), batch or Batch()
             )
-        return CallOutcome(self._run(Finish(self.ctx.run_id, call, tool_call, decision, asked), tool_call))
+        done = Finish(self.ctx.run_id, call, tool_call, decision, asked)
+        return CallOutcome(self._run(done, tool_call), parts=done.parts)
 
     def _decided(self, tool_call: ToolCall, call: int, decision: Decision) -> ToolCallFinished:
         """A call a person rejected (the model reads why), or answered (their answer is its
@@ -339,6 +343,12 @@ class ToolExecutor:
             )
         authors.close()
         try:
+            text, parts = result_parts(outcome.result)
+        except PartError as exc:
+            self.tracker.rollback(start)
+            message = f"tool {tool.name!r} returned what cannot be sent to the model: {exc}"
+            return done.failed("tool_error", message, hooks=steps, answered_by=outcome.answered_by)
+        try:
             self._apply_outputs(tool, outcome.result, tool_call.id, edited_by=edited_by)
             changed = self.tracker.changed_since(start)
             if self.ctx.state.has_schema:
@@ -347,8 +357,10 @@ class ToolExecutor:
             self.tracker.rollback(start)
             message = f"tool {tool.name!r} left the state invalid: {exc}. The state was not changed."
             return done.failed("state_error", message, hooks=steps, answered_by=outcome.answered_by)
-        return done.ok(
-            result_text(outcome.result), steps, answered_by=outcome.answered_by, changed_keys=tuple(changed)
+        if not parts:
+            return done.ok(text, steps, answered_by=outcome.answered_by, changed_keys=tuple(changed))
+        return done.with_parts(
+            text, parts, steps, answered_by=outcome.answered_by, changed_keys=tuple(changed)
         )
 
     def check_call(self, tool_call: ToolCall, done: Finish) -> tuple[Tool, dict[str, Any]] | ToolCallFinished:

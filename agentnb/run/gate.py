@@ -17,6 +17,7 @@ from ..events import PendingCall, PendingKind
 from ..messages import ToolCall
 from ..tools import ASK_USER_TOOL, Tool
 from ..tools.run_context import RunContext
+from ..util.fastinit import fast_init
 from ..util.text import one_line
 
 MODEL_BREAK = "model"
@@ -58,6 +59,7 @@ def pending_id(path: tuple[str, ...], turn: int, key: str) -> str:
     return hashlib.sha1(f"{'/'.join(path)}#{turn}:{key}".encode()).hexdigest()[:6]
 
 
+@fast_init
 @dataclass(frozen=True)
 class Gate:
     """The rules that stop a run before a call, for one run."""
@@ -91,13 +93,10 @@ class Gate:
 
     def may_stop(self, tool: Tool) -> bool:
         """Whether a call of ``tool`` may wait (checked before its arguments are)."""
-        return bool(
-            tool.external
-            or tool.requires_approval
-            or self.approval is not None
-            or TOOL_BREAK in self.breakpoints
-            or f"tool:{tool.name}" in self.breakpoints
-        )
+        if tool.external or tool.requires_approval or self.approval is not None:
+            return True
+        points = self.breakpoints  # (most runs have none: no name is built for them)
+        return bool(points) and (TOOL_BREAK in points or f"tool:{tool.name}" in points)
 
     def tool_item(
         self, tool: Tool, arguments: Mapping[str, Any], tool_call: ToolCall, call: int, ctx: RunContext

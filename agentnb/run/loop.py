@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -23,8 +23,6 @@ from ..errors import AgentRunError, MaxToolIterationsError, StateKeyError, State
 from ..events import (
     ContextRetrieved,
     Event,
-    ModelRequested,
-    ModelResponded,
     OutputChecked,
     PromptRendered,
     RunFailed,
@@ -36,8 +34,9 @@ from ..events import (
 )
 from ..history.pause import Pause
 from ..history.records import TurnRecord
-from ..messages import Message, ToolCall
-from ..models.base import REASONING_KEY, ArgumentsDelta, ModelRequest, ModelResponse, text_chunks
+from ..messages import BinaryPart, Message, ToolCall
+from ..messages.wire import parts_by_hash
+from ..models.base import REASONING_KEY, ModelResponse
 from ..state.tracking import StateTracker
 from ..tools import Tool
 from ..tools.run_context import RunContext
@@ -46,12 +45,12 @@ from .acting import Acting
 from .answers import Answered, Attempts
 from .executor import ToolExecutor
 from .observe import Prepared
-from .partial import PartialOutput
 from .pausing import Pausing
 from .setup import TurnSetup, continuation_id, run_started
+from .thinking import Thinking
 
 
-class Turn(Acting, Pausing):
+class Turn(Acting, Pausing, Thinking):
     """One run. Iterate ``events()``; afterwards ``.record`` holds everything and ``.error``
     says why it failed, if it did."""
 
@@ -72,8 +71,13 @@ class Turn(Acting, Pausing):
         self._context_messages = slice(0, 0)
         self._prepared: Prepared | None = None
         self._direct: str | None = None
+        self._delegated = record.pause is not None
+        """Whether this run has child runs (a delegation ended in it, or it goes on after a pause
+        that may hold some): until then its children's usage is nothing, read for free."""
         self._answer: Answered | None = None
         """The accepted answer to the run's output type."""
+        self._parts: dict[str, BinaryPart] = {}
+        """The images and files of the run's messages, by hash (what its requests refer to)."""
         replay = setup.replay
         self.attempts: Attempts | None = (
             Attempts(
@@ -88,22 +92,17 @@ class Turn(Acting, Pausing):
             else None
         )
         """The answers checked against the run's output type (None: a run without one)."""
-        spec, attempts = setup.output, self.attempts
-        self._partial = (
-            PartialOutput(spec, setup.output_mode, ctx.run_id)
-            if spec is not None and attempts is not None and setup.output_mode in ("native", "tool")
-            else None
-        )
-        """The typed output while it streams (``OutputDelta``): native and tool modes only."""
-        self._watched = frozenset(attempts.tool_names) if attempts is not None else frozenset()
-        """The output tools (tool mode), whose arguments the model streams to ``_partial``."""
+        self._streams(setup, ctx.run_id)
         # ``_emit`` runs for every event: the record's event list (a lazy field) and the emit, read once.
         self._record_event, self._notify = record.events.append, setup.emit
 
     @property
-    def children_usage(self) -> Usage:
-        """What the runs this one delegated to used in all (their ``usage_total``)."""
-        return sum((child.usage_total for child in self.record.children), Usage())
+    def usage_total(self) -> Usage:
+        """What this run used with the runs it delegated to (their ``usage_total``)."""
+        usage = self.record.usage
+        if not self._delegated:  # (a Usage is frozen: the same one serves as both)
+            return usage
+        return sum((child.usage_total for child in self.record.children), usage)
 
     def _emit(self, event: Event) -> Event:
         if type(event) is not TextDelta:
@@ -194,6 +193,7 @@ class Turn(Acting, Pausing):
         it stopped: the calls that waited, or the model call that waited."""
         setup, messages = self.setup, self.ctx.messages
         wire = self._wire(pause)  # shared, never mutated: each request copies the list
+        self._parts = parts_by_hash(messages)  # once: the tool results that add parts add them here
         executor = self._executor(tools, pause)
         attempts = self.attempts
         schemas = [t.schema() for t in tools]
@@ -301,50 +301,6 @@ class Turn(Acting, Pausing):
             return False
         return None
 
-    def _request(
-        self,
-        wire: list[dict[str, Any]],
-        schemas: list[dict[str, Any]],
-        call: int,
-        edit: Mapping[str, Any] | None = None,
-    ) -> Generator[Event, None, ModelResponse | None]:
-        """One model call (Think): its request and response events; the response, or None when
-        it failed (the run has failed then). ``edit``: what a person changed at a breakpoint
-        before it (their messages carry on as the run's conversation)."""
-        setup, run_id = self.setup, self.ctx.run_id
-        tools, options = schemas, dict(setup.model_options)
-        if edit:
-            if "messages" in edit:
-                wire[:] = [dict(m) for m in edit["messages"]]
-                self.ctx.messages[:] = [Message.from_openai(m) for m in wire]
-            tools, options = list(edit.get("tools", tools)), dict(edit.get("options", options))
-        request = ModelRequest(
-            messages=list(wire), tools=tools, options=options, stream_arguments=self._watched
-        )
-        try:
-            payload = setup.model.payload(request)
-            yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
-            started = time.perf_counter()
-            response = yield from self._think(request, call, payload)
-        except Exception as exc:
-            yield from self._fail(exc)
-            return None
-        self._model_calls += 1
-        self._usage = self._usage + response.usage
-        yield self._emit(
-            ModelResponded(
-                run_id=run_id,
-                call=call,
-                content=response.content,
-                tool_calls=response.tool_calls,
-                finish_reason=response.finish_reason,
-                usage=response.usage,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                response=response.raw,
-            )
-        )
-        return response
-
     def _too_many_rounds(self) -> MaxToolIterationsError:
         limit = self.setup.max_tool_iterations
         return MaxToolIterationsError(
@@ -363,7 +319,10 @@ class Turn(Acting, Pausing):
         tracker.checkpoint(StateCause(kind="user"))
         for change in tracker.drain():
             yield self._emit(change)
-        record.status, record.content = "ok", self.ctx.messages[-1].content
+        last = self.ctx.messages[-1]
+        content = last.content
+        # A message of parts (a tuple) is recorded as its text.
+        record.status, record.content = "ok", content if content.__class__ is not tuple else last.text  # type: ignore[assignment]  # not a tuple: a str or None
         if answer is not None and answer.checked is not None:
             record.content, record.output = answer.text, answer.checked.value
         elif setup.parse_output is not None:
@@ -376,7 +335,7 @@ class Turn(Acting, Pausing):
                 run_id=self.ctx.run_id,
                 content=record.content,
                 usage=record.usage,
-                usage_total=record.usage + self.children_usage,
+                usage_total=self.usage_total,
                 duration_ms=record.duration_ms,
                 model_calls=self._model_calls,
                 tool_calls=self._tool_calls,
@@ -396,44 +355,6 @@ class Turn(Acting, Pausing):
         for key, value in self.state_values.items():
             state.set(key, value)
             tracker.checkpoint(StateCause(kind="run_kwarg", name=key))
-
-    def _think(
-        self, request: ModelRequest, call: int, payload: dict[str, Any]
-    ) -> Generator[Event, None, ModelResponse]:
-        """Ask the model (or the recording), streaming its text as TextDelta events; returns the
-        response."""
-        model, replay = self.setup.model, self.setup.replay
-        if replay is not None and call == 0:  # first, whether the recording asked for this output
-            replay.output_asked(self.record, self.attempts.signature if self.attempts else None, model)
-        recorded = replay.answer(self.record, call, payload, model) if replay is not None else None
-        stream: Iterable[str | ArgumentsDelta | ModelResponse] = (
-            model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
-        )
-        response: ModelResponse | None = None
-        partial = self._partial
-        if partial is not None:
-            partial.reset()
-        for item in stream:
-            if isinstance(item, ModelResponse):
-                response = item
-            elif partial is not None:  # a typed run: its output so far, besides the text
-                if type(item) is str and item:
-                    yield self._emit(TextDelta(run_id=self.ctx.run_id, call=call, text=item))
-                delta = partial.feed(item, call)
-                if delta is not None:
-                    self._notify(delta)  # like TextDelta, not kept in the record
-                    yield delta
-            elif item:  # text: a run without a typed output asks for no arguments
-                yield self._emit(TextDelta(run_id=self.ctx.run_id, call=call, text=item))  # type: ignore[arg-type]
-        if response is None:
-            raise AgentRunError(f"model {model.label} returned no response")
-        delta = partial.end(response, call) if partial is not None else None
-        if delta is not None:
-            self._notify(delta)
-            yield delta
-        if replay is not None and recorded is None:
-            replay.answered(self.record, call, response)
-        return response
 
     def _own_messages(self) -> list[Message]:
         """This turn's messages: its system prompt, the user's message and what followed."""
@@ -488,7 +409,7 @@ class Turn(Acting, Pausing):
                 error=self.record.error,
                 error_type=type(exc).__name__,
                 usage=self.record.usage,
-                usage_total=self.record.usage + self.children_usage,
+                usage_total=self.usage_total,
                 duration_ms=self.record.duration_ms,
             )
         )

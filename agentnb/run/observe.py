@@ -18,8 +18,8 @@ from ..context import CONTEXT_KEY, ContextProviders, ContextQuery, render_contex
 from ..events import ContextRetrieved, PromptSection, PromptTokens
 from ..formatters import FormatSettings, ParagraphFormatter, build_payload
 from ..history.records import TurnRecord
-from ..messages import Message
-from ..models.tokens import count_prompt, count_sections, counter_for
+from ..messages import ImagePart, Message, Part, TextPart
+from ..models.tokens import count_prompt, count_sections, counter_for, image_tokens
 from ..state.state import State, render_state
 from ..tools import Tool
 from ..tools.run_context import RunContext, call_with
@@ -224,10 +224,12 @@ def prepare(
     preceding: Sequence[Message] = (),
     trailing: Sequence[tuple[str, str]] = (),
     following: Sequence[Message] = (),
+    parts: Sequence[Part] = (),
 ) -> Prepared:
     """Everything the model receives for ``message`` now (see the module docstring);
     ``preceding`` messages (a run's ``messages=[...]``) go just before it, ``following`` ones (a
-    handoff's run so far) just after it."""
+    handoff's run so far) just after it; ``parts``: the message's text, images and files in
+    order, when it carries images or files (``message`` is their text)."""
     tools = agent.all_tools()
     rendered = render_prompt(agent, ctx, tools, trailing)
     user_prompt, query, context, used = _user_prompt(agent, message, ctx)
@@ -244,7 +246,7 @@ def prepare(
             messages.extend(m for m in turn.messages if m.role != "system")
     history = len(messages) - (1 if rendered.text else 0)
     messages.extend(preceding)
-    messages.append(Message.user(user_prompt))
+    messages.append(Message.user(user_prompt) if not parts else user_message(user_prompt, parts))
     messages.extend(following)
     prepared = Prepared(
         system_prompt=rendered.text,
@@ -259,6 +261,17 @@ def prepare(
         unused_keys=tuple(k for k in rendered.unused_keys if k not in used) if used else rendered.unused_keys,
     )
     return evolve(prepared, tokens=count_tokens(agent, prepared))
+
+
+def user_message(user_prompt: str, parts: Sequence[Part]) -> Message:
+    """The user message of a message given as parts: the parts as given when the prompt is
+    their text as written; else (templates filled, a formatter's fields, dependencies added) the
+    prompt's text first, then the images and files in order."""
+    text = "\n".join(p.text for p in parts if isinstance(p, TextPart))
+    if user_prompt == text:
+        return Message(role="user", content=tuple(parts))
+    attachments = tuple(p for p in parts if not isinstance(p, TextPart))
+    return Message(role="user", content=(TextPart(user_prompt), *attachments))
 
 
 def tools_going_on(
@@ -281,6 +294,14 @@ def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = Fa
     history = [m.text for m in prepared.messages[start : start + prepared.history]]
     # Only a counter that knows the chat template needs the messages in the wire format.
     wire = [m.to_openai() for m in prepared.messages] if counter.knows_template else ()
+    images = 0
+    for message in prepared.messages:  # a plain loop: a text turn makes no call here
+        if message.content is not None and message.content.__class__ is not str:
+            images += sum(
+                image_tokens(p.width, p.height, p.detail)
+                for p in message.attachments
+                if isinstance(p, ImagePart)
+            )
     return count_prompt(
         counter,
         prepared.sections,
@@ -290,6 +311,7 @@ def count_tokens(agent: AgentSetup, prepared: Prepared, *, exact_only: bool = Fa
         wire,
         prepared.user_sections,
         prepared.earlier_sections,
+        images,
     )
 
 

@@ -96,7 +96,7 @@ class PendingItem:
             return self._decide(Decision(id=self.call.id, verdict="approved", at=time.time()))
         if arguments is None:
             return self._decide(Decision(id=self.call.id, verdict="approved", at=time.time()))
-        checked = self._checked_arguments(arguments)
+        checked = self.check_arguments(arguments)
         return self._decide(Decision(id=self.call.id, verdict="edited", arguments=checked, at=time.time()))
 
     def reject(self, reason: str) -> PendingItem:
@@ -156,7 +156,9 @@ class PendingItem:
         self._pause.decisions[self.call.id] = decision
         return self
 
-    def _checked_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    def check_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """``arguments`` as the call would run with them (a plain dict), checked against the
+        tool's schema without deciding anything; DecisionError says what does not fit."""
         if not isinstance(arguments, Mapping):
             raise DecisionError(
                 f"the arguments for {self._name()} must be a dict; got {type(arguments).__name__}"

@@ -366,7 +366,21 @@ def _assemble(
     return RenderedPrompt(text=final, sections=tuple(sections), notes=notes)
 
 
+class PromptOption:
+    """``agent.<name>`` reads and writes ``agent.prompt.<name>`` (Agno's attribute names)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, agent: Any, owner: type | None = None) -> Any:
+        return self if agent is None else getattr(agent.prompt, self.name)
+
+    def __set__(self, agent: Any, value: Any) -> None:
+        setattr(agent.prompt, self.name, value)
+
+
 __all__ = [
+    "PromptOption",
     "PromptOptions",
     "RenderedPrompt",
     "TemplateMap",

@@ -1,8 +1,10 @@
 """How an agent is run: ``run`` / ``iter_run`` / ``arun`` / ``print_response``, and what they take.
 
-A run takes a message (a str, or a dict of input fields for a ``prompt_template``) or, as
-Haystack's Agent does, a list of chat messages (``messages=[ChatMessage.from_user(...)]``: the
-last is the user's message, the ones before it go to the model before it, for this run only).
+A run takes a message (a str, or a dict of input fields for a ``prompt_template``), a list of
+what the message holds (``["What changed?", fig, Path("report.pdf")]``: text, images and files,
+converted by ``agentnb.messages.to_parts``) or, as Haystack's Agent does, a list of chat messages
+(``messages=[ChatMessage.from_user(...)]``: the last is the user's message, the ones before it go
+to the model before it, for this run only).
 Agno's ``session_state=`` is deep-merged into the state, ``dependencies=`` fill placeholders,
 and any other keyword is put into the state (Haystack).
 """
@@ -17,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from .. import slots
 from ..errors import ConfigurationError
 from ..events import Event, TextDelta
-from ..messages import Message
+from ..messages import Message, Part, TextPart, to_parts
+from ..messages.limits import check_message_size
 from ..util.fastinit import fast_init
 from .run_result import RunResult, RunStream
 
@@ -51,6 +54,9 @@ class RunInput:
     """Deep-merged into the state first (Agno)."""
     output_type: Any = None
     """This run's output type, over the agent's (None: the agent's)."""
+    parts: tuple[Part, ...] = ()
+    """The message's parts in order when it carries images or files (``message`` is then its
+    text); empty for a text message."""
 
     @property
     def text(self) -> str:
@@ -62,7 +68,7 @@ class RunInput:
     @classmethod
     def build(
         cls,
-        message: str | Mapping[str, Any] | Messages | None,
+        message: str | Mapping[str, Any] | Sequence[Any] | None,
         messages: Messages | None,
         dependencies: Mapping[str, Any] | None,
         session_state: Mapping[str, Any] | None,
@@ -70,14 +76,19 @@ class RunInput:
         output_type: Any = None,
     ) -> RunInput:
         """Check what a run was given; a short error says what is wrong."""
-        if isinstance(message, (list, tuple)):  # Haystack's run(messages), positionally
+        parts: tuple[Part, ...] = ()
+        if not isinstance(message, (list, tuple)):
+            pass
+        elif not _chat_messages(message):  # the parts of one message: text, images, files
+            message, parts = message_parts(message)
+        else:  # Haystack's run(messages), positionally
             if messages is not None:
                 raise ConfigurationError("give the messages once: run([...]) or run(messages=[...])")
             message, messages = None, message
         if messages is not None:
             if message is not None:
                 raise ConfigurationError("give a message or messages=[...], not both")
-            message, earlier = _split_messages(messages)
+            message, earlier, parts = _split_messages(messages)
         else:
             earlier = ()
         message = check_message(message)
@@ -86,7 +97,7 @@ class RunInput:
             raise ConfigurationError(
                 f"session_state must be a dict, got {type(session_state).__name__}: {session_state!r}"
             )
-        return cls(message, earlier, (), dict(state_values), dependencies, session_state, output_type)
+        return cls(message, earlier, (), dict(state_values), dependencies, session_state, output_type, parts)
 
 
 OUTPUT_ALIASES = ("output_schema", "structured_model")
@@ -96,6 +107,8 @@ state keywords."""
 
 def _output_aliases(output_type: Any, state_values: Mapping[str, Any]) -> tuple[Any, Mapping[str, Any]]:
     """The run's output type, whichever of its names was given, and the keywords left for the state."""
+    if not state_values:  # (most runs: nothing to look for)
+        return output_type, state_values
     aliases = {k: state_values[k] for k in OUTPUT_ALIASES if k in state_values}
     if not aliases:
         return output_type, state_values
@@ -109,8 +122,28 @@ def _output_aliases(output_type: Any, state_values: Mapping[str, Any]) -> tuple[
     return chosen, {k: v for k, v in state_values.items() if k not in aliases}
 
 
-def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
-    """(the last message's text, the ones before it) for ``messages=[...]``."""
+def _chat_messages(items: Sequence[Any]) -> bool:
+    """Whether a list given as the message is chat messages (Haystack's ``run(messages)``),
+    not the parts of one message."""
+    return not items or all(isinstance(m, Message) or (isinstance(m, Mapping) and "role" in m) for m in items)
+
+
+def message_parts(message: Sequence[Any]) -> tuple[str, tuple[Part, ...]]:
+    """(the text, the parts) of one message given as a list of text, images and files (no parts
+    when it is all text); a short error for what is not one, or too large."""
+    return _with_parts(to_parts(message))
+
+
+def _with_parts(parts: tuple[Part, ...]) -> tuple[str, tuple[Part, ...]]:
+    """(the text, the parts) of a message given as parts; no parts when it is all text. Parts
+    larger than a request may carry fail here, before the run starts."""
+    check_message_size(parts)
+    text = "\n".join(p.text for p in parts if isinstance(p, TextPart))
+    return text, (parts if any(not isinstance(p, TextPart) for p in parts) else ())
+
+
+def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...], tuple[Part, ...]]:
+    """(the last message's text, the ones before it, its parts) for ``messages=[...]``."""
     try:
         parsed = [m if isinstance(m, Message) else Message.from_openai(dict(m)) for m in messages]
     except (TypeError, KeyError, ValueError):
@@ -121,7 +154,8 @@ def _split_messages(messages: Messages) -> tuple[str, tuple[Message, ...]]:
         raise ConfigurationError(
             "messages=[...] must end with the user's message (ChatMessage.from_user('...'))"
         )
-    return parsed[-1].content, tuple(parsed[:-1])
+    last = parsed[-1]
+    return last.text, tuple(parsed[:-1]), last.parts if last.attachments else ()
 
 
 def check_message(message: Any) -> str | Mapping[str, Any]:
@@ -132,8 +166,8 @@ def check_message(message: Any) -> str | Mapping[str, Any]:
     if isinstance(message, Mapping) and all(isinstance(k, str) for k in message):
         return message
     raise ConfigurationError(
-        "the message must be a str, a dict of input fields for a prompt_template, or a list of chat "
-        f"messages; got {type(message).__name__}"
+        "the message must be a str, a dict of input fields for a prompt_template, a list of text, images "
+        f"and files (['What changed?', fig]), or a list of chat messages; got {type(message).__name__}"
     )
 
 
@@ -150,7 +184,7 @@ class Runs:
 
     def iter_run(
         self,
-        message: str | Mapping[str, Any] | Messages | None = None,
+        message: str | Mapping[str, Any] | Sequence[Any] | None = None,
         *,
         messages: Messages | None = None,
         dependencies: Mapping[str, Any] | None = None,
@@ -164,7 +198,7 @@ class Runs:
 
     def run(
         self,
-        message: str | Mapping[str, Any] | Messages | None = None,
+        message: str | Mapping[str, Any] | Sequence[Any] | None = None,
         *,
         messages: Messages | None = None,
         on_event: Subscriber | None = None,
@@ -197,7 +231,7 @@ class Runs:
         return stream.result
 
     async def arun(
-        self, message: str | Mapping[str, Any] | Messages | None = None, **kwargs: Any
+        self, message: str | Mapping[str, Any] | Sequence[Any] | None = None, **kwargs: Any
     ) -> RunResult:
         """``run`` for async code; the turn runs in a worker thread so the event loop stays free."""
         import asyncio
@@ -238,7 +272,7 @@ class Runs:
 
     def print_response(
         self,
-        message: str | Mapping[str, Any] | Messages | None = None,
+        message: str | Mapping[str, Any] | Sequence[Any] | None = None,
         *,
         stream: bool = False,
         markdown: bool | None = None,
@@ -270,7 +304,7 @@ class Runs:
             print(content)
 
     async def aprint_response(
-        self, message: str | Mapping[str, Any] | Messages | None = None, **kwargs: Any
+        self, message: str | Mapping[str, Any] | Sequence[Any] | None = None, **kwargs: Any
     ) -> None:
         """``print_response`` for async code."""
         import asyncio
@@ -285,4 +319,4 @@ def _evaluator() -> slots.Evaluate:
     return evaluate
 
 
-__all__ = ["RunInput", "Runs", "check_message"]
+__all__ = ["RunInput", "Runs", "check_message", "message_parts"]

@@ -197,7 +197,14 @@ class TurnMaking:
 
         def prepared(run_ctx: RunContext, on_context: Callable[..., Any]) -> Prepared:
             return prepare(
-                self, inputs.message, run_ctx, on_context, inputs.earlier, trailing, inputs.following
+                self,
+                inputs.message,
+                run_ctx,
+                on_context,
+                inputs.earlier,
+                trailing,
+                inputs.following,
+                inputs.parts,
             )
 
         if delegated is None or not (delegated.user_sections or delegated.earlier_sections):

@@ -35,6 +35,7 @@ def read_history(session: SessionBase, session_id: str, module: str = "agent") -
             f"{session.describe(session_id)}: module {module!r} is not a saved state "
             f"(a {type(found.modules[module]).__name__})"
         )
+    session.read_blobs(session_id, found)
     state = session._module_state(session_id, found, module)
     history_state = state.get("history", state)
     if not isinstance(history_state, dict):

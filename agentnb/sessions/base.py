@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
 from ..state.modules import is_state_module
+from . import blobs
 from . import format as fmt
 from . import segments as seg
 from .codec import decode, encode
@@ -82,8 +83,16 @@ class SessionBase(LogCompaction):
             state = seg.attach(state, name, found.segments, partial(self._read_segment, session_id))
         return state
 
+    def read_blobs(self, session_id: str, found: Modules) -> None:
+        """Read the images and files ``found`` refers to into this process's memory (where
+        ``Message.from_dict`` finds a part's bytes); a MissingBlobError naming each missing one,
+        before any is read, when some are not stored."""
+        if found.blobs:
+            blobs.fetch(self.blobs, found.blobs, self.describe(session_id))
+
     def _read_segment(self, session_id: str, info: dict[str, Any]) -> list[Any]:
         text, where = self._get_segment(session_id, info["key"])
+        blobs.fetch(self.blobs, blobs.referenced([text]), where)
         return seg.parse(text, info, where)
 
     # -- AgentScope API -----------------------------------------------------------------------
@@ -101,7 +110,9 @@ class SessionBase(LogCompaction):
             modules.update(encoded)
             # A module saved whole holds its turns inline: its segments are no longer needed.
             kept = [s for s in current.segments if s["module"] not in encoded] if current is not None else []
-            self._write_snapshot(session_id, self._snapshot_text(modules, seq, kept), seq)
+            text = self._snapshot_text(modules, seq, kept)
+            blobs.keep(self.blobs, blobs.referenced([text]), self.describe(session_id))
+            self._write_snapshot(session_id, text, seq)
             self._drop_unnamed_segments(session_id, kept)
         for name, module in state_modules.items():
             self._set_cursor(session_id, name, module)
@@ -128,6 +139,8 @@ class SessionBase(LogCompaction):
             return False
         modules = found.modules
         where = self.describe(session_id)
+        # Every image and file first: a blob that is missing stops the load before any module changed.
+        self.read_blobs(session_id, found)
         with _no_cycle_collection():
             for name, module in state_modules.items():
                 if name not in modules:
@@ -192,6 +205,7 @@ class SessionBase(LogCompaction):
             if lines:
                 seq = self._last_seq(session_id) if exists else 0
                 texts = [_line_text(line, i) for i, line in enumerate(lines, start=seq + 1)]
+                blobs.keep(self.blobs, blobs.referenced(texts), self.describe(session_id))
                 log_size, snapshot_size = self._append(session_id, texts, seq + 1)
                 if log_size > max(snapshot_size // 2, self.compact_min_bytes):
                     if self.compact_in_background:

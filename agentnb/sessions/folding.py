@@ -10,7 +10,7 @@ this interpreter, and writes what it returns under the lock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from . import format as fmt
@@ -31,6 +31,8 @@ class Read(NamedTuple):
     """Whether the text read holds ``codec.TAG``: only then do values need decoding."""
     segments: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ()
     """The snapshot's segments of turns stored apart (``segments.py``)."""
+    blobs: Mapping[str, str] = {}
+    """The images and files the text read refers to, ``{sha256: media type}`` (``blobs.py``)."""
 
 
 class Modules(NamedTuple):
@@ -43,6 +45,9 @@ class Modules(NamedTuple):
     """Whether values need ``codec.decode`` (some were stored encoded)."""
     segments: list[dict[str, Any]]
     """Turns stored apart from ``modules`` (``segments.py``), not yet read (a fold adds to it)."""
+    blobs: Mapping[str, str] = {}
+    """The images and files the snapshot and log refer to, ``{sha256: media type}``; those of
+    the segments are read with them."""
 
 
 class Folded(NamedTuple):
@@ -102,7 +107,7 @@ def apply_log(raw: Read) -> Modules:
             line = seg.adjust_line(line, segments, where)
         _apply_read_line(modules, line, where)
         seq = line["seq"]
-    return Modules(modules, seq, raw.tagged, segments)
+    return Modules(modules, seq, raw.tagged, segments, raw.blobs)
 
 
 def _apply_read_line(modules: dict[str, Any], line: dict[str, Any], where: str) -> None:

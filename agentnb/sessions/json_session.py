@@ -16,6 +16,7 @@ from ..errors import SessionFormatError, SessionWriteError
 from . import format as fmt
 from . import segments as seg
 from .base import SessionBase, check_session_id
+from .blobs import FOLDER, DirectoryBlobs, referenced
 from .codec import TAG
 from .fileio import (
     _last_newline_end,
@@ -43,6 +44,8 @@ class JSONSession(SessionBase):
     ) -> None:
         super().__init__()
         self.save_dir = Path(save_dir)
+        self.blobs: DirectoryBlobs = DirectoryBlobs(self.save_dir / FOLDER)
+        """The images and files of every session here: ``<save_dir>/blobs/<sha256>.<ext>``."""
         if compact_min_bytes is not None:
             self.compact_min_bytes = compact_min_bytes
         # (inode, size, mtime) of the log as last written here, and its last seq: an append
@@ -87,6 +90,21 @@ class JSONSession(SessionBase):
                 f.write(head + sep + "".join(r + "\n" for r in missing))
         except OSError:
             pass
+
+    def drop_unused_blobs(self, older_than: float = 600.0) -> list[Path]:
+        """Delete the blobs no session of this folder refers to any more (a figure replaced when
+        a recording was made again), once they are ``older_than`` seconds old: a younger one may
+        be a save's whose text is not written yet. Returns the files deleted."""
+        try:
+            names = sorted(os.listdir(self.save_dir))
+            texts = [
+                (self.save_dir / name).read_bytes()
+                for name in names
+                if name.endswith((".json", ".jsonl")) and not name.startswith(".")
+            ]
+        except OSError:  # a session that cannot be read may need any blob: none is dropped
+            return []
+        return self.blobs.drop_unused(set(referenced(texts)), older_than)
 
     def _lock(self, session_id: str) -> AbstractContextManager[None]:
         return file_lock(self.save_dir / f"{session_id}.lock")
@@ -278,7 +296,8 @@ def _parse(snapshot: bytes | None, data: bytes, snap: Path, log: Path) -> Read:
     modules, seq, segments = fmt.parse_snapshot_meta(text, str(snap)) if text is not None else ({}, 0, [])
     entries = list(_log_entries(log, data))
     tagged = (text is not None and TAG in text) or TAG.encode() in data
-    return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, str(snap)))
+    blobs = referenced([text or "", data])
+    return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, str(snap)), blobs)
 
 
 def _read_text(path: Path) -> str:

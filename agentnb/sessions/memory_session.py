@@ -10,6 +10,7 @@ from typing import Any
 
 from . import format as fmt
 from .base import SessionBase
+from .blobs import HeldBlobs, referenced
 from .codec import TAG
 from .folding import Read
 from .storage import Fetched
@@ -24,6 +25,8 @@ class MemorySession(SessionBase):
         self._logs: dict[str, list[tuple[int, str]]] = {}
         self._log_size: dict[str, int] = {}
         self._mutex = threading.RLock()
+        self.blobs = HeldBlobs()
+        """Images and files stay in this process's memory, where the session is."""
 
     def __repr__(self) -> str:
         return f"MemorySession({len(self._snapshots.keys() | self._logs.keys())} sessions)"
@@ -51,7 +54,8 @@ class MemorySession(SessionBase):
         def parse() -> Read:
             modules, _ = fmt.parse_snapshot(text, where) if text else ({}, 0)  # (no segments in memory)
             tagged = TAG in text or any(TAG in line for line in lines)
-            return Read(modules, seq, iter([(fmt.parse_line(line, where), where) for line in lines]), tagged)
+            entries = iter([(fmt.parse_line(line, where), where) for line in lines])
+            return Read(modules, seq, entries, tagged, (), referenced([text, *lines]))
 
         return Fetched(parse, None, 0)
 

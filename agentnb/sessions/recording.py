@@ -50,6 +50,7 @@ from ..models.base import Model, ModelResponse
 from ..models.replay import drift_report, response_from_event
 from ..run.output import OutputSignature
 from . import SessionBase, read_history
+from .part_drift import part_changes
 
 REPLAY_ENV = "AGENTNB_REPLAY"
 """Environment variable: ``auto`` (default), ``strict`` (a drift fails) or ``live`` (never replay)."""
@@ -298,6 +299,9 @@ class Recording(TurnReplay):
             # The first turn the recording does not hold: replace it with what this run did.
             self.session.save_session_state_sync(self.session_id, **{self.module: agent})
             self._written = True
+            drop = getattr(self.session, "drop_unused_blobs", None)
+            if drop is not None and self.cut is not None and self.cut < len(self.turns):
+                drop()  # the turns replaced may have held the only reference to a figure
         else:
             self.session.append_session_state_sync(self.session_id, _after_turn=True, **{self.module: agent})
 
@@ -340,7 +344,11 @@ class Recording(TurnReplay):
             return
         report = drift_report(recorded, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
         head, _, diff = report.partition("\n")
-        raise ReplayDriftError(f"{head} in {self.where()}; {reason}\n{diff}")
+        parts = part_changes(
+            recorded, payload
+        )  # a changed figure, said in words rather than hashes in a diff
+        changed = f": {'; '.join(parts)}" if parts else ""
+        raise ReplayDriftError(f"{head} in {self.where()}{changed}; {reason}\n{diff}")
 
     def _changed_decision(
         self, index: int, recorded: Sequence[Decision] | None, decisions: Sequence[Decision]

@@ -4,7 +4,8 @@ Tables: ``snapshots(session_id, seq, data)`` holds each session's snapshot as JS
 ``log(session_id, seq, line)`` its changes since, one JSON object per row, and
 ``segments(session_id, key, data)`` a long history's older turns (``segments.py``). Both columns are
 the JSON documented in docs/sessions.md, so ``sqlite3 db 'select data from snapshots' | jq``
-reads them.
+reads them. ``blobs(sha256, media_type, data)`` holds the bytes of the messages' images and
+files, once per hash for every session of the file (``SQLiteBlobs``).
 
 Reading never writes: the schema is created by the first save, a file that holds something
 else is refused untouched, and a database in a folder this process cannot write to is opened
@@ -22,10 +23,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import SessionError, SessionFormatError, SessionWriteError
+from ..errors import MissingBlobError, SessionError, SessionFormatError, SessionWriteError
+from ..messages import sha256_of
 from . import format as fmt
 from . import segments as seg
 from .base import SessionBase
+from .blobs import referenced
 from .codec import TAG
 from .fileio import file_lock, fsync_dir, is_file, remove_leftovers
 from .folding import Read
@@ -38,6 +41,9 @@ _TABLES = {"snapshots", "log"}
 _SEGMENTS_TABLE = """CREATE TABLE IF NOT EXISTS segments (session_id TEXT NOT NULL, key TEXT NOT NULL,
                                      data TEXT NOT NULL, PRIMARY KEY (session_id, key));"""
 """(Version 2 files have no such table: the first segment written creates it.)"""
+_BLOBS_TABLE = """CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL,
+                                  data BLOB NOT NULL);"""
+"""(Created by the first blob written: a database of sessions without images has none.)"""
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS snapshots (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL);
@@ -65,6 +71,8 @@ class SQLiteSession(SessionBase):
         self._pid = 0
         self._has_schema = False
         self._version = fmt.VERSION
+        self.blobs = SQLiteBlobs(self)
+        """The images and files of every session in the database (its ``blobs`` table)."""
 
     def __repr__(self) -> str:
         return f"SQLiteSession({str(self.path)!r})"
@@ -346,6 +354,74 @@ class SQLiteSession(SessionBase):
         self._conn = None
 
 
+class SQLiteBlobs:
+    """Blobs in the session database's ``blobs`` table, a row per hash.
+
+    A table rather than a folder beside the file: a SQLite session is one file to copy, back up
+    or mail, and its blobs go with it; each is written in a transaction of its own before the
+    snapshot or log rows that refer to it (so no row ever refers to a blob not yet committed),
+    with SQLite's durability, and the primary key keeps each hash once. Images are at most
+    20 MB (``agentnb.messages.limits``), well within SQLite's 1 GB for a value."""
+
+    def __init__(self, session: SQLiteSession) -> None:
+        self.session = session
+        """The session whose database holds the table."""
+
+    def __repr__(self) -> str:
+        return f"SQLiteBlobs({str(self.session.path)!r})"
+
+    def where(self, sha256: str, media_type: str) -> str:
+        return f"{self.session.path} (table blobs, sha256 {sha256})"
+
+    def put(self, data: bytes, media_type: str, sha256: str | None = None) -> str:
+        digest = sha256 or sha256_of(data)
+        with self.session._tx() as db:
+            db.execute(_BLOBS_TABLE)
+            db.execute(
+                "INSERT OR IGNORE INTO blobs(sha256, media_type, data) VALUES (?,?,?)",
+                (digest, media_type, sqlite3.Binary(data)),
+            )
+        return digest
+
+    def has(self, sha256: str, media_type: str) -> bool:
+        return self._row(sha256, "1") is not None
+
+    def mark_used(self, sha256: str, media_type: str) -> None:
+        """Nothing drops a row of the table."""
+
+    def read(self, sha256: str, media_type: str) -> bytes:
+        row = self._row(sha256, "data")
+        if row is None:
+            raise MissingBlobError(
+                f"blob {sha256} ({media_type}) is missing from {self.where(sha256, media_type)}"
+            )
+        data = bytes(row[0])
+        if sha256_of(data) != sha256:
+            raise MissingBlobError(
+                f"{self.where(sha256, media_type)} does not hold the bytes its hash says (the row was changed)"
+            )
+        return data
+
+    def get(self, sha256: str) -> bytes:
+        """The bytes of blob ``sha256`` (``messages.BlobStore``)."""
+        return self.read(sha256, "?")
+
+    def _row(self, sha256: str, column: str) -> tuple[Any, ...] | None:
+        db = self.session._ready()
+        if db is None:
+            return None
+        with self.session._reading():
+            if (
+                db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='blobs'").fetchone()
+                is None
+            ):
+                return None
+            row: tuple[Any, ...] | None = db.execute(
+                f"SELECT {column} FROM blobs WHERE sha256=?", (sha256,)
+            ).fetchone()
+        return row
+
+
 _TRANSIENT = ("locked", "busy", "unable to open", "readonly", "read-only", "disk i/o")
 _WRITE_FAILURES = ("full", "no space", "too big", "out of memory", "interrupted")
 
@@ -379,7 +455,8 @@ def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:
                 f"{where} log entry {s} says it is entry {entry['seq']}: the row was edited or moved"
             )
         entries.append((entry, f"{where} log entry {s}"))
-    return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, f"{where} snapshot"))
+    blobs = referenced([text or "", *(line for _, line in rows if isinstance(line, str))])
+    return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, f"{where} snapshot"), blobs)
 
 
 def _empty(path: Path) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
+from .blobs import SessionBlobs
 from .folding import Read
 
 
@@ -35,6 +36,9 @@ class SessionStorage(abc.ABC):
     segments_with_snapshot: bool = False
     """Whether new segments are written by ``_write_snapshot`` (in its transaction) rather
     than by ``_put_segment`` ahead of it."""
+    blobs: SessionBlobs
+    """Where the bytes of the messages' images and files are kept, once per hash for every
+    session of the backend (``blobs.py``); a backend sets it when it is made."""
 
     @abc.abstractmethod
     def _lock(self, session_id: str) -> AbstractContextManager[Any]:

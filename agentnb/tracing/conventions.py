@@ -146,6 +146,19 @@ CONTEXT_VIA = "agentnb.context.via"
 CONTEXT_RENDERED = "agentnb.context.rendered"
 CONTEXT_BLOCKS = "agentnb.context.blocks"
 RETRIEVAL_TOP_K = "agentnb.retrieval.top_k"
+PARTS_COUNT = "agentnb.parts.count"
+"""How many images and files (given as bytes) the call carried."""
+PARTS_BYTES = "agentnb.parts.bytes"
+"""Their bytes together."""
+PARTS_TYPES, PARTS_MEDIA_TYPES, PARTS_SIZES, PARTS_SHA256 = (
+    "agentnb.parts.types",
+    "agentnb.parts.media_types",
+    "agentnb.parts.sizes",
+    "agentnb.parts.sha256",
+)
+"""Each listed part's kind (image, file), media type, size in bytes and SHA-256, in order."""
+PARTS_OMITTED = "agentnb.parts.omitted"
+"""Parts counted but not listed (past ``tracing.parts.LISTED``)."""
 TRUNCATED = "agentnb.truncated"
 """The attributes of a span that were cut to stay within the size bounds."""
 EVAL_NAME = "agentnb.eval.name"

@@ -26,6 +26,7 @@ from . import conventions as sc
 from .bounds import finish
 from .content import scrub
 from .outline import RunOutline, ToolRun, parent_of
+from .parts import request_parts, tool_parts, user_parts
 
 _LOCK = threading.Lock()  # ids are handed to the SDK's tracer through one generator at a time
 
@@ -131,8 +132,10 @@ class SpanWriter:
         else:  # a trace of its own, whatever span is current on the thread that writes it
             context = trace.set_span_in_context(trace.INVALID_SPAN)
         content = settings.content
+        first = run.calls[0].requested if run.calls else None
         attrs = {
             **at.run_attributes(run, settings, parent_run_id, getattr(started, "path", None)),
+            **user_parts(first.request if first is not None else None),
             **at.run_end_attributes(run, content),
             **at.state_attributes(run.states, self.hidden, content),
         }
@@ -177,6 +180,7 @@ class SpanWriter:
         provider = at.provider_of(label)
         kind = SpanKind.CLIENT if provider in at.NETWORK_PROVIDERS else SpanKind.INTERNAL
         attrs = at.chat_attributes(chat, label, self.settings)
+        attrs.update(request_parts(chat.requested.request if chat.requested else None))
         outcome = self.run.outcome
         failed = outcome if chat.responded is None and isinstance(outcome, RunFailed) else None
         if chat.responded is not None:
@@ -194,6 +198,7 @@ class SpanWriter:
         content = self.settings.content
         attrs = {
             **at.tool_attributes(tool, self.settings),
+            **tool_parts(tool.finished),
             **at.state_attributes(tool.states, self.hidden, content),
         }
         span = self._start(

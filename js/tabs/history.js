@@ -17,8 +17,16 @@ export function toolsCell(t) {
   return h("td", { class: "anb-num anb-history-failed-tool", "data-failed": failed, title: failed + " tool call(s) failed in this turn" }, count + " · ✕ " + failed + " failed");
 }
 
+/** A turn that paused for a person: "paused" while it waits, "resumed" once it went on. */
+export function pauseBadge(t) {
+  if (t.status === "paused") return h("span", { class: "anb-badge anb-badge-paused", "data-pause": "paused", title: "this turn waits for a person: decide on the cards at the top" }, "‖ paused");
+  if (!t.resumed) return null; // never paused, or left behind by a newer turn (its answer says so)
+  const times = t.resumed > 1 ? " ×" + t.resumed : "";
+  return h("span", { class: "anb-badge anb-badge-resumed", "data-pause": "resumed", title: "this turn paused for a person and went on with their decisions (" + t.resumed + " time(s))" }, "resumed" + times);
+}
+
 function row(ctx, t, selected) {
-  const answer = t.status === "failed" ? "✕ " + short(firstLine(t.error), 80) : t.status === "running" ? "running…" : short(t.content ?? "", 80);
+  const answer = t.status === "failed" ? "✕ " + short(firstLine(t.error), 80) : t.status === "running" ? "running…" : t.status === "paused" ? "" : short(t.content ?? "", 80);
   return h(
     "tr",
     {
@@ -39,7 +47,7 @@ function row(ctx, t, selected) {
     },
     h("td", {}, String(t.index + 1)),
     h("td", { class: "anb-cell-text" }, short(t.message, 80)),
-    h("td", { class: "anb-cell-text" + (t.status === "failed" ? " anb-bad" : "") }, answer),
+    h("td", { class: "anb-cell-text" + (t.status === "failed" ? " anb-bad" : "") }, pauseBadge(t), answer),
     toolsCell(t),
     h("td", { class: "anb-num" }, (t.usage.estimated ? "≈" : "") + (t.usage.input + t.usage.output)),
     h("td", { class: "anb-num anb-state-tokens", title: "tokens of the <session_state> block in this turn's prompt" + (t.tokensExact === false ? " (estimated)" : "") }, t.stateTokens === null ? "–" : (t.tokensExact ? "" : "≈") + t.stateTokens),

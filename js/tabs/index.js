@@ -11,6 +11,7 @@ import checks from "./checks.js";
 import compare from "./compare.js";
 import context from "./context.js";
 import history from "./history.js";
+import output from "./output.js";
 import preview from "./preview.js";
 import prompt from "./prompt.js";
 import request from "./request.js";
@@ -18,4 +19,4 @@ import runs from "./runs.js";
 import state from "./state.js";
 import tools from "./tools.js";
 
-export const TABS = [prompt, request, tools, state, context, runs, history, preview, compare, checks];
+export const TABS = [prompt, request, output, tools, state, context, runs, history, preview, compare, checks];

@@ -12,6 +12,7 @@
 // the kernel sends the next prompt re-rendered at once (shown beside the tree and in Preview).
 
 import { disclosure, empty, h } from "../dom.js";
+import { jsonEditor, notJSON } from "../editor.js";
 import { changeSign, changeText, changeTitle, editText, pathLabel, tokenCount } from "../format.js";
 import { Cut, isContainer, isWhole, sizeOf } from "../lazy.js";
 import { decodePointer, encodePointer, hasOwn } from "../patch.js";
@@ -78,8 +79,8 @@ function leafText(ctx, value, pointer, float = false) {
 
 // -- editing ----------------------------------------------------------------------------
 
-/** The inline editor of one path: JSON text, apply / cancel, and why an edit was refused. A
- * value held in part is asked for whole first (its text is null until it arrives). */
+/** The inline editor of one path (editor.js): JSON text, apply / cancel, and why an edit was
+ * refused. A value held in part is asked for whole first (its text is null until it arrives). */
 function editor(ctx, pointer, { isNew = false, value, float = false } = {}) {
   const { store, view } = ctx;
   let waiting = false;
@@ -90,51 +91,29 @@ function editor(ctx, pointer, { isNew = false, value, float = false } = {}) {
   const error = view.editError || (store.editError && store.editError.path === view.editTarget ? store.editError.text : null);
   const keyBox = isNew ? h("input", { type: "text", class: "anb-edit-key", "aria-label": "new key", placeholder: "key", "data-fkey": "edit-key", value: view.editKey || "" }) : null;
   if (keyBox) keyBox.addEventListener("input", () => (view.editKey = keyBox.value));
-  const text = h("textarea", { class: "anb-edit-text", "aria-label": "value as JSON", rows: String(Math.min(12, Math.max(1, (view.editText || "").split("\n").length))), "data-fkey": "edit-text", spellcheck: "false" });
-  text.value = waiting ? "" : view.editText || "";
-  if (waiting) {
-    text.disabled = true;
-    text.placeholder = "loading the whole value…";
-  }
-  text.addEventListener("input", () => (view.editText = text.value));
-  const apply = () => {
-    if (waiting) return;
+  const apply = (text) => {
     const path = isNew ? (view.editKey ? encodePointer([view.editKey]) : null) : pointer;
-    let problem = path ? null : "write the new key's name";
-    if (!problem) {
-      try {
-        JSON.parse(text.value);
-      } catch (err) {
-        problem = "not JSON: " + err.message;
-      }
-    }
+    const problem = path ? notJSON(text) : "write the new key's name";
     ctx.update(() => {
       view.editError = problem;
       if (!problem) {
         view.editTarget = path;
         view.editSent = true;
-        store.edit(path, text.value);
+        store.edit(path, text);
       }
     });
   };
-  text.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) apply();
-    if (ev.key === "Escape") ctx.update(() => closeEditor(view));
+  return jsonEditor({
+    text: view.editText || "",
+    waiting,
+    applying: store.editPending,
+    error,
+    before: keyBox,
+    attrs: { "data-path": pointer },
+    onInput: (text) => (view.editText = text),
+    onApply: apply,
+    onCancel: () => ctx.update(() => closeEditor(view)),
   });
-  return h(
-    "div",
-    { class: "anb-editor", "data-path": pointer },
-    keyBox,
-    text,
-    h(
-      "div",
-      { class: "anb-editor-actions" },
-      h("button", { type: "button", class: "anb-edit-apply", "data-fkey": "edit-apply", disabled: waiting, onclick: apply }, store.editPending ? "applying…" : "apply"),
-      h("button", { type: "button", class: "anb-edit-cancel", "data-fkey": "edit-cancel", onclick: () => ctx.update(() => closeEditor(view)) }, "cancel"),
-      h("span", { class: "anb-label" }, "JSON · Ctrl+Enter applies"),
-    ),
-    error ? h("div", { class: "anb-edit-error", role: "alert" }, error) : null,
-  );
 }
 
 function closeEditor(view) {

@@ -34,6 +34,7 @@ EXPECTED = [
     "09_tracing.ipynb",
     "10_typed_output.ipynb",
     "11_approvals.ipynb",
+    "12_charts.ipynb",
     "quickstart.ipynb",
 ]
 MAGIC_CELLS = ("%%chat", "%%agent", "%%tool", "%agentnb preview", "%agentnb show")

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
+from agentnb import Agent, ScriptedModel, ToolResult, tool_call  # noqa: E402
 from agentnb.errors import ConfigurationError  # noqa: E402
 from agentnb.events import ToolCallFinished  # noqa: E402
 from agentnb.mcp import (  # noqa: E402
@@ -138,8 +138,12 @@ def test_the_server_instructions_go_into_the_system_prompt_once(demo_url):
     )
 
 
-def test_images_are_summarised_beside_the_text(demo):
-    assert demo.call("picture") == "a red dot\n\n[image image/png, 8 bytes]"
+def test_an_image_result_is_its_text_and_the_image_itself(demo):
+    result = demo.call("picture")
+    assert isinstance(result, ToolResult)
+    caption, image = result.content
+    assert caption == "a red dot"
+    assert (image.data, image.media_type) == (b"\x89PNG\r\n\x1a\n", "image/png")
 
 
 def test_a_call_past_its_timeout_is_cancelled_and_the_server_keeps_serving(demo_url, demo):
@@ -153,6 +157,17 @@ def test_a_call_past_its_timeout_is_cancelled_and_the_server_keeps_serving(demo_
     )
     assert demo.call("add", {"a": 1, "b": 1}) == {"result": 2}
     assert demo.status().state == "running"
+
+
+def test_an_image_result_reaches_the_model_as_an_image(demo):
+    model = ScriptedModel([tool_call("picture"), "A red dot."])
+    result = Agent(model=model, tools=[demo]).run("Show me.")
+    (finished,) = [e for e in result.events if isinstance(e, ToolCallFinished)]
+    assert finished.result == "a red dot"
+    assert finished.attachments[0]["media_type"] == "image/png" and finished.attachments[0]["size"] == 8
+    tool_message = model.requests[1].messages[-1]
+    assert [item["type"] for item in tool_message["content"]] == ["text", "image_url"]
+    assert model.requests[1].parts[finished.attachments[0]["sha256"]].data == b"\x89PNG\r\n\x1a\n"
 
 
 def test_an_error_result_reaches_the_model_and_the_run_goes_on(demo):

@@ -29,6 +29,17 @@ def shell():
     return get_ipython()
 
 
+@pytest.fixture(autouse=True)
+def _leave_the_shell_as_found():
+    """The shell is the session's one: the agents and models a test binds in it go with it, so
+    a later test's ``%agentnb list`` does not find them."""
+    ip = shell()
+    before = set(ip.user_ns)
+    yield
+    for name in set(ip.user_ns) - before:
+        del ip.user_ns[name]
+
+
 def state_of(name: str) -> str:
     return next(s.state for s in servers() if s.name == name)
 

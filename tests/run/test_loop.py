@@ -67,6 +67,7 @@ def test_event_sequence_snapshot():
         "result": "3",
         "error": None,
         "error_kind": None,
+        "attachments": (),  # no image or file in the result
         "hooks": (),
         "answered_by": "tool",
         "changed_keys": (),

@@ -41,6 +41,8 @@ class Received:
     attributes: dict[str, Any]
     resource: dict[str, Any]
     scope: str
+    dropped_attributes: int = 0
+    """Attributes the sender's SDK dropped (past its limit of attributes per span)."""
 
 
 class OTLPReceiver:
@@ -53,6 +55,8 @@ class OTLPReceiver:
         self.content_types: list[str] = []
         self.sizes: list[int] = []
         """Each request's body size in bytes."""
+        self.bodies: list[bytes] = []
+        """Each request's body as it arrived."""
         self.arrived = threading.Event()
         """Set when the first request comes in (before it is held)."""
         receiver = self
@@ -88,6 +92,7 @@ class OTLPReceiver:
             self.requests += 1
             self.content_types.append(content_type)
             self.sizes.append(len(body))
+            self.bodies.append(body)
             for rs in request.resource_spans:
                 resource = {kv.key: plain(kv.value) for kv in rs.resource.attributes}
                 for ss in rs.scope_spans:
@@ -108,6 +113,7 @@ class OTLPReceiver:
                                 attributes={kv.key: plain(kv.value) for kv in s.attributes},
                                 resource=resource,
                                 scope=ss.scope.name,
+                                dropped_attributes=s.dropped_attributes_count,
                             )
                         )
 

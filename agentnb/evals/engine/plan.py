@@ -15,7 +15,8 @@ from typing import Any
 
 from ...definition import AgentDefinition
 from ...errors import EvalBudgetError
-from ...models.tokens import CHARS_PER_TOKEN
+from ...messages import ImagePart
+from ...models.tokens import CHARS_PER_TOKEN, image_tokens
 from ..cases import Case
 from .worker import case_agent
 
@@ -164,7 +165,7 @@ class RequestChars:
         plain = case.state is None and case.start is None and isinstance(message, str)
         if plain and self._seen >= self.SAMPLE and len(self._rests) == 1:
             return next(iter(self._rests)) + _json_chars(message)
-        size = len(json.dumps(self._request(case), ensure_ascii=False, default=str))
+        size = len(json.dumps(self._request(case), ensure_ascii=False, default=str)) + _image_chars(message)
         if plain:
             self._rests.add(size - _json_chars(message))
             self._seen += 1
@@ -172,9 +173,21 @@ class RequestChars:
 
     def _request(self, case: Case) -> Any:
         try:
-            return case_agent(self._definition, self._model, case).observe(case.turns[0]).request
+            message = case.turns[0]
+            sent = list(message) if isinstance(message, tuple) else message  # a message of parts
+            agent = case_agent(self._definition, self._model, case)
+            return agent.observe(sent).request
         except Exception:
             return case.to_dict()
+
+
+def _image_chars(message: Any) -> int:
+    """The images of a message of parts, as the characters their tokens would be: a request
+    names an image by its hash, and it costs what OpenAI's tile rule says (an estimate)."""
+    if not isinstance(message, tuple):
+        return 0
+    images = [p for p in message if isinstance(p, ImagePart) and p.data is not None]
+    return sum(image_tokens(p.width, p.height, p.detail) for p in images) * CHARS_PER_TOKEN
 
 
 def _json_chars(text: str) -> int:

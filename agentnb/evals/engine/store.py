@@ -8,6 +8,11 @@ gives its slot to the next one. Lines are never rewritten: a reader keeps the la
 with its number (that case runs again; ``load_run`` reports it missing). A manifest or a line
 that parses but is not what this store writes (``store_format``) is refused with an error naming
 the file and the line, before anything is written: the folder is left as it is.
+
+The images and files of cases and turns are kept in ``blobs/<sha256>.<ext>`` beside them, once
+per hash (as a session keeps its own: ``agentnb.sessions.blobs``), written before the manifest or
+line that refers to them; reading the manifest or the lines reads them first, and a missing one
+is a ``MissingBlobError`` naming it, before anything is written.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ...errors import EvalStoreError
+from ...sessions import blobs
 from .store_format import FORMAT, line_problem, manifest_problem
 
 MANIFEST = "manifest.json"
@@ -54,6 +60,8 @@ class EvalStore:
 
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
+        self.blobs = blobs.DirectoryBlobs(self.folder / blobs.FOLDER)
+        """The images and files of its cases and turns, once per hash."""
         self._lock = threading.Lock()
         self._sync = threading.Lock()
         self._written = 0
@@ -83,13 +91,23 @@ class EvalStore:
         if not path.exists():
             return None
         try:
-            data = json.loads(path.read_bytes().decode("utf-8"))
+            text = path.read_bytes().decode("utf-8")
+            data = json.loads(text)
         except (OSError, ValueError) as exc:
             self._refuse(f"does not read as JSON ({exc})")
+        self._fetch(text, path)
         problem = manifest_problem(data)
         if problem is not None:
             self._refuse(f"is not an agentnb evaluation manifest of format {FORMAT}: {problem}")
         return data
+
+    def _fetch(self, text: str | bytes, path: Path) -> None:
+        """Read the blobs ``text`` (of ``path``) refers to into this process's memory."""
+        fix = (
+            f"Restore {self.blobs.folder} from where the evaluation came from, or move {self.folder} "
+            "away to run the evaluation afresh; nothing was read or written"
+        )
+        blobs.fetch(self.blobs, blobs.referenced([text], evaluation=True), str(path), fix)
 
     def _refuse(self, problem: str) -> NoReturn:
         raise EvalStoreError(
@@ -107,6 +125,7 @@ class EvalStore:
             if path.exists() and path.read_text(encoding="utf-8") == text:
                 return
             self.folder.mkdir(parents=True, exist_ok=True)
+            blobs.keep(self.blobs, blobs.referenced([text], evaluation=True), str(path))
             tmp = path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
@@ -127,6 +146,7 @@ class EvalStore:
                 data = file.read()
         except OSError as exc:
             raise EvalStoreError(f"cannot read {path}: {exc}") from None
+        self._fetch(data, path)
         for number, line in enumerate(data.split(b"\n"), 1):
             if not line.strip():
                 continue
@@ -165,8 +185,10 @@ class EvalStore:
     def append(self, row: dict[str, Any]) -> None:
         """Append one finished (case, repeat) and return once it is fsynced. Cases finishing
         together share an fsync: each waits for one that started after its line was written."""
-        line = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")).encode() + b"\n"
+        text = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":"))
+        line = text.encode() + b"\n"
         try:
+            blobs.keep(self.blobs, blobs.referenced([text], evaluation=True), str(self.lines_path))
             with self._lock:
                 if self._file is None:
                     self.folder.mkdir(parents=True, exist_ok=True)

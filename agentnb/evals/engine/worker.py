@@ -25,12 +25,14 @@ from ...messages import Message
 from ...models import ScriptedModel
 from ...models.base import Model
 from ...models.replay import ReplayModel, drift_report
+from ...sessions.part_drift import part_changes
 from ...sessions.recording import REPLAY_ENV, RERECORD, TurnReplay
 from ...state.state import deep_merge
 from ...util.text import one_line
 from ..cases import Case
 from ..decisions import decide
 from .limiter import CallStats, GuardedModel, Limiter
+from .parts import held, known_parts, receive
 
 
 def evaluated(agent: Agent) -> AgentDefinition:
@@ -46,7 +48,8 @@ def case_agent(definition: AgentDefinition, model: Model, case: Case) -> Agent:
         state = deep_merge(state, copy.deepcopy(dict(case.state)))
     agent: Agent = definition.build(model=model, session_state=state)
     if case.start is not None and case.start.messages:
-        agent.state.messages[:] = [Message.from_openai(dict(m)) for m in case.start.messages]
+        known = known_parts(case.start.messages)
+        agent.state.messages[:] = [Message.from_openai(dict(m), known) for m in case.start.messages]
     return agent
 
 
@@ -103,6 +106,9 @@ class CaseTask:
     """The turns a finished run of this (case, repeat) recorded, to replay from."""
     mode: str = "auto"
     """Replay mode (``AGENTNB_REPLAY``): auto, strict or live."""
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    """The bytes of the images and files its recorded turns and conversation refer to, by hash,
+    for a task sent to another process (``parts.held``)."""
 
 
 @dataclass
@@ -129,6 +135,9 @@ class CaseOutcome:
     """Wall-clock time this run of it took (replayed or not)."""
     records: list[TurnRecord] | None = field(default=None, repr=False)
     """The turn records themselves (in process only; another machine sends ``turns``)."""
+    blobs: dict[str, bytes] = field(default_factory=dict, repr=False)
+    """The bytes of the images and files ``turns`` refer to, by hash, when run without
+    ``records`` (another process: ``parts.held``)."""
 
 
 class CaseReplay(TurnReplay):
@@ -148,7 +157,9 @@ class CaseReplay(TurnReplay):
         if self.mode == "strict" and model.external:
             report = drift_report(recorded, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
             head, _, diff = report.partition("\n")
-            raise ReplayDriftError(f"{head}; {_refused(model)}\n{diff}")
+            parts = part_changes(recorded, payload)
+            changed = f": {'; '.join(parts)}" if parts else ""
+            raise ReplayDriftError(f"{head}{changed}; {_refused(model)}\n{diff}")
         self.cut = index
 
     def _output_drift(self, index: int, change: str, model: Model) -> None:
@@ -178,6 +189,7 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
     model = GuardedModel(case_model(task.model), limiter, stats)
     case = task.case
     error: BaseException | None = None
+    receive(task.blobs)
     recorded = [TurnRecord.from_dict(t) for t in task.recorded] if task.recorded else []
     replay = CaseReplay(recorded, task.mode)
     agent: Agent | None = None
@@ -209,6 +221,7 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
         stats=stats,
         wall_ms=(time.perf_counter() - started) * 1000,
         records=list(agent.history) if keep_records and agent is not None else None,
+        blobs={} if keep_records else held(turns),
     )
 
 

@@ -11,36 +11,20 @@ from __future__ import annotations
 
 import copy
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .agent import Agent
-from .delegation.site import Assignment, Delegation, DelegationSite, site_of
-from .delegation.tools import check_failed, member_id, task_sections
-from .errors import DelegationError, TeamDefinitionError
-from .models.tokens import count_sections, counter_for
-from .tools import Tool
-from .tools.run_context import RunContext
-from .tools.tool import DELEGATION
-
-MODES = ("coordinate", "route", "broadcast")
-
-_HOW_TO_RESPOND = {
-    "coordinate": (
-        "You lead a team in coordinate mode. When a request needs a member's expertise, hand each part to the "
-        "member best suited with `delegate_task_to_member`, giving a clear, self-contained task; then combine "
-        "their answers into your reply. Answer simple requests yourself."
-    ),
-    "route": (
-        "You lead a team in route mode. Send the request to the single member best suited with "
-        "`delegate_task_to_member`; that member's answer goes to the user as it is."
-    ),
-    "broadcast": (
-        "You lead a team in broadcast mode. Send the request to every member at once with "
-        "`delegate_task_to_members`; then combine their answers into your reply."
-    ),
-}
+from ..agent import Agent
+from ..delegation.site import Assignment, Delegation, DelegationSite, user_attachments
+from ..delegation.tools import member_id, task_sections
+from ..errors import DelegationError, TeamDefinitionError
+from ..models.tokens import count_sections, counter_for
+from ..tools import Tool
+from ..tools.run_context import RunContext
+from .blocks import HOW_TO_RESPOND, history_block, interactions_block, user_message
+from .delegates import broadcast_tool, member_tool
+from .options import team_mode
 
 
 class Team(Agent):
@@ -209,16 +193,14 @@ class Team(Agent):
         broadcast = self.delegate_to_all_members
         tool = self._delegate_tools.get(broadcast)
         if tool is None:
-            tool = self._delegate_tools[broadcast] = (
-                self._broadcast_tool() if broadcast else self._member_tool()
-            )
+            tool = self._delegate_tools[broadcast] = broadcast_tool(self) if broadcast else member_tool(self)
         return tools if tool.name in taken else [*tools, tool]
 
     def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]:
         """The ``<team_members>`` block and how to respond in this mode."""
         return [
             ("team_members", f"<team_members>\n{self._members_block(0)}</team_members>\n\n"),
-            ("team_mode", f"<how_to_respond>\n{_HOW_TO_RESPOND[self.mode]}\n</how_to_respond>\n\n"),
+            ("team_mode", f"<how_to_respond>\n{HOW_TO_RESPOND[self.mode]}\n</how_to_respond>\n\n"),
         ]
 
     def _members_block(self, indent: int) -> str:
@@ -243,103 +225,23 @@ class Team(Agent):
 
     # -- delegate tools -------------------------------------------------------------------------
 
-    def _delegation(self, kind_of_key: Any) -> Delegation:
+    def delegation(self, member_key: Callable[[Any], str | None]) -> Delegation:
+        """How a delegate tool's members run: the team's state mode, Agno's ``respond_directly``."""
         return Delegation(
             kind="team",
             state=self.member_state,  # type: ignore[arg-type]  # a str, checked by Delegation
             memory=None,
             respond_directly=self.respond_directly,
-            member_key=kind_of_key,
+            member_key=member_key,
             on_answer=self._remember,
         )
 
-    def _member_tool(self) -> Tool:
-        def delegate_task_to_member(member_id: str, task: str, _site: DelegationSite | None = None) -> str:
-            site = site_of(_site, "delegate_task_to_member")
-            member = self.member(member_id)
-            (record,) = site.run_members([self._assignment(site, member, task, "delegate_task_to_member")])
-            check_failed(record)
-            return record.content or ""
-
-        tool = Tool(
-            name="delegate_task_to_member",
-            description=(
-                "Use this function to delegate a task to the selected team member. You must provide a clear "
-                "and concise description of the task the member should achieve AND the expected output."
-            ),
-            parameters={
-                "type": "object",
-                "properties": {
-                    "member_id": {
-                        "type": "string",
-                        "description": (
-                            "The ID of the member to delegate the task to. "
-                            "Use only the ID of the member, for example `web-researcher`."
-                        ),
-                    },
-                    "task": {
-                        "type": "string",
-                        "description": "A clear and concise description of the task the member should achieve.",
-                    },
-                },
-                "required": ["member_id", "task"],
-            },
-            function=delegate_task_to_member,
-            injected={"_site": DELEGATION},
-            delegation=self._delegation(self._member_of_call),
-        )
-        return tool
-
-    def _broadcast_tool(self) -> Tool:
-        def delegate_task_to_members(task: str, _site: DelegationSite | None = None) -> str:
-            site = site_of(_site, "delegate_task_to_members")
-            records = site.run_members(
-                [self._assignment(site, m, task, "delegate_task_to_members") for m in self.members]
-            )
-            parts = []
-            for record in records:
-                answer = (
-                    record.content
-                    if record.status == "ok"
-                    else f"Error: member {record.agent!r} failed: {record.error}"
-                )
-                parts.append(f"Agent {record.agent}: {answer}")
-            return "\n\n".join(parts)
-
-        tool = Tool(
-            name="delegate_task_to_members",
-            description="Use this function to delegate a task to all the member agents and return a response.",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "task": {
-                        "type": "string",
-                        "description": "A clear and concise description of the task to send to all the member agents.",
-                    }
-                },
-                "required": ["task"],
-            },
-            function=delegate_task_to_members,
-            injected={"_site": DELEGATION},
-            delegation=self._delegation(lambda call: None),
-        )
-        return tool
-
-    def _member_of_call(self, tool_call: Any) -> str | None:
-        """The member a delegate call goes to (None: unknown, so it never runs beside another)."""
-        try:
-            arguments = tool_call.parsed_arguments()
-            member = self.member(arguments["member_id"])
-        except (ValueError, KeyError, TypeError, DelegationError):
-            return None
-        return f"agent:{id(member)}"
-
-    def _assignment(self, site: DelegationSite, member: Agent, task: str, tool: str) -> Assignment:
+    def assignment(self, site: DelegationSite, member: Agent, task: str, tool: str) -> Assignment:
         """The member's message: the interaction and history blocks (by Agno's options), then the task."""
         source = f"task ({tool})"
         if not self.determine_input_for_members:
             task, source = (
-                _user_message(site.ctx.messages),
+                user_message(site.ctx.messages),
                 "user message (determine_input_for_members=False)",
             )
         blocks: list[tuple[str, str]] = []
@@ -347,7 +249,7 @@ class Team(Agent):
             blocks.append(
                 (
                     "share_member_interactions",
-                    _interactions_block(self._interactions.get(site.parent.run_id, [])),
+                    interactions_block(self._interactions.get(site.parent.run_id, [])),
                 )
             )
         if self.add_team_history_to_members:
@@ -359,7 +261,7 @@ class Team(Agent):
             )
             blocks.append(("add_team_history_to_members", history))
         text, sections = task_sections(task, blocks, source)
-        return Assignment(member, text, sections, label=task)
+        return Assignment(member, text, sections, label=task, attachments=user_attachments(site.ctx.messages))
 
     def _remember(self, ctx: RunContext, assignment: Assignment, record: Any) -> None:
         answer = record.content if record.status == "ok" else f"(failed: {record.error})"
@@ -368,20 +270,11 @@ class Team(Agent):
         )
 
     def _history_block(self, running: str) -> str:
-        turns = (
-            [t for t in self.history if t.run_id != running and t.status == "ok"][
-                -self.num_team_history_runs :
-            ]
-            if self.num_team_history_runs
-            else []
-        )
-        if not turns:
+        """The team's last finished turns other than ``running``, as members see them."""
+        if not self.num_team_history_runs:
             return ""
-        lines = ["<team_history_context>"]
-        for i, turn in enumerate(turns, 1):
-            lines += [f"[run-{i}]", f"input: {turn.message}", f"response: {turn.content}", ""]
-        lines.append("</team_history_context>")
-        return "\n".join(lines)
+        done = [t for t in self.history if t.run_id != running and t.status == "ok"]
+        return history_block(done[-self.num_team_history_runs :])
 
     # -- the whole tree: sessions, recordings, reset, fork -------------------------------------
 
@@ -436,7 +329,7 @@ class Team(Agent):
         """Save the whole tree to ``session`` after every team turn — the team and each member as
         a module of one session (``<module>/<member>``, as ``modules()``) — restoring what it
         holds first (unless ``fresh=True``). What ``db=`` and ``session=`` do."""
-        from .sessions.autosave import attach
+        from ..sessions.autosave import attach
 
         self.detach_session()
         return attach(self, session, session_id, fresh=fresh, module=module, modules=self.modules(module))
@@ -478,50 +371,9 @@ class Team(Agent):
         )
 
 
-_FLAGS = {"route": "respond_directly", "broadcast": "delegate_to_all_members"}
-"""The Agno flag that means each mode."""
-
-
-def team_mode(
-    name: str, mode: str | None, respond_directly: bool | None, delegate_to_all_members: bool | None
-) -> str:
-    """The team's mode: ``mode`` when given (Agno: an explicit mode wins), else the one Agno's
-    flags name; a flag that says otherwise than the mode given, or two flags that each name a
-    mode, are refused rather than one silently losing."""
-    flags = {"respond_directly": respond_directly, "delegate_to_all_members": delegate_to_all_members}
-    named = [_MODE_OF[flag] for flag, value in flags.items() if value]
-    if mode is None:
-        if len(named) > 1:
-            raise TeamDefinitionError(
-                f"team {name!r}: respond_directly=True (route mode: one member answers) and "
-                "delegate_to_all_members=True (broadcast mode: every member answers) contradict each "
-                "other; give one, or mode='route' / mode='broadcast'"
-            )
-        return named[0] if named else "coordinate"
-    if mode not in MODES:
-        hint = " (Agno's tasks mode is not supported)" if mode == "tasks" else ""
-        raise TeamDefinitionError(f"mode must be one of {', '.join(MODES)}; got {mode!r}{hint}")
-    for flag, value in flags.items():
-        if value is not None and bool(value) != (_FLAGS.get(mode) == flag):
-            why = f"which means mode={_MODE_OF[flag]!r}" if value else f"mode={mode!r} sets it to True"
-            raise TeamDefinitionError(
-                f"team {name!r}: mode={mode!r} contradicts {flag}={bool(value)} ({why}); give the mode "
-                "alone, which sets respond_directly and delegate_to_all_members"
-            )
-    return mode
-
-
-_MODE_OF = {flag: mode for mode, flag in _FLAGS.items()}
-
-
 def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:
     """A plain deep copy of a state's data."""
     return copy.deepcopy(dict(data))
-
-
-def _user_message(messages: Sequence[Any]) -> str:
-    """The user's message of the run delegating."""
-    return next((m.content or "" for m in reversed(messages) if m.role == "user"), "")
 
 
 def _fresh(member: Agent) -> Agent:
@@ -529,16 +381,6 @@ def _fresh(member: Agent) -> Agent:
     fresh = member.fork(member.name)
     fresh.reset()
     return fresh
-
-
-def _interactions_block(interactions: Iterable[tuple[str, str, str]]) -> str:
-    items = list(interactions)
-    if not items:
-        return ""
-    text = "<member_interaction_context>\nSee below interactions with other team members.\n"
-    for member, task, answer in items:
-        text += f"Member: {member}\nTask: {task}\nResponse: {answer}\n\n"
-    return text + "</member_interaction_context>"
 
 
 def _check_members(name: str, members: Sequence[Any], seen: tuple[str, ...] = ()) -> None:
@@ -563,4 +405,4 @@ def _check_members(name: str, members: Sequence[Any], seen: tuple[str, ...] = ()
             _check_members(member.name, member.members, (*seen, name))
 
 
-__all__ = ["MODES", "Team"]
+__all__ = ["Team"]

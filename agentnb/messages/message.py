@@ -2,16 +2,24 @@
 
 agentnb keeps messages as small frozen dataclasses and converts them to the OpenAI wire
 format in one place (``to_openai``), so every model — scripted, replayed or real — sees the
-same request.
+same request. A message's content is text (a ``str``) or, for a message that carries images or
+files, a tuple of parts (``parts.py``); a stored message refers to their bytes by hash.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .util.fastinit import fast_init
+from ..errors import PartError
+from ..util.fastinit import fast_init
+from .blobs import BlobStore
+from .convert import to_parts
+from .limits import check_message_size
+from .parts import PART_TYPES, BinaryPart, Part, TextPart, part_from_dict
+from .wire import content_items, parts_from_items
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "developer", "user", "assistant", "tool")
@@ -97,8 +105,10 @@ class Message:
 
     role: Role
     """Who speaks: system, user, assistant or tool."""
-    content: str | None = None
-    """The text; None for an assistant message that only calls tools."""
+    content: str | tuple[Part, ...] | None = None
+    """The text; or, for a message with images or files, its parts in order (a list given is
+    kept as a tuple, a str in it as a TextPart); None for an assistant message that only calls
+    tools."""
     tool_calls: tuple[ToolCall, ...] = field(default_factory=tuple)
     """Tool calls of an assistant message."""
     tool_call_id: str | None = None
@@ -106,26 +116,80 @@ class Message:
     name: str | None = None
     """For a tool message: the tool's name (kept for display; not sent)."""
 
+    def __post_init__(self) -> None:
+        content = self.content
+        if content.__class__ is str or content is None:  # the common case: nothing to do
+            return
+        if isinstance(content, str):
+            self.__dict__["content"] = str(content)
+            return
+        if not isinstance(content, (list, tuple)):
+            raise PartError(
+                f"a message's content is a str or a list of parts (TextPart, ImagePart, FilePart); got "
+                f"{type(content).__name__}. agentnb.messages.to_parts converts figures, arrays and files"
+            )
+        parts = tuple(TextPart(p) if isinstance(p, str) else p for p in content)
+        for part in parts:
+            if not isinstance(part, PART_TYPES):
+                raise PartError(
+                    f"a message part is a TextPart, ImagePart or FilePart; got {type(part).__name__}. "
+                    "agentnb.messages.to_parts converts figures, arrays, frames and files"
+                )
+        check_message_size(parts)
+        self.__dict__["content"] = parts
+
     @property
     def text(self) -> str:
-        """The content as text ('' when there is none), as Haystack's ``ChatMessage.text``."""
-        return self.content or ""
+        """The content as text ('' when there is none), as Haystack's ``ChatMessage.text``: the
+        text parts joined by newlines for a message of parts."""
+        content = self.content
+        if content is None:
+            return ""
+        if content.__class__ is str:
+            return content
+        return "\n".join(p.text for p in content if isinstance(p, TextPart))
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The content as parts: a text message is one TextPart, no content none."""
+        content = self.content
+        if content is None:
+            return ()
+        if isinstance(content, str):
+            return (TextPart(content),)
+        return content
+
+    @property
+    def attachments(self) -> tuple[BinaryPart | Part, ...]:
+        """The parts that are not text: images and files, in order."""
+        content = self.content
+        if content is None or isinstance(content, str):
+            return ()
+        return tuple(p for p in content if not isinstance(p, TextPart))
 
     def to_openai(self) -> dict[str, Any]:
-        """This message in the OpenAI Chat Completions wire format."""
+        """This message in the OpenAI Chat Completions wire format (a message of parts: a
+        content list whose images and files are references, ``agentnb.messages.wire``)."""
         out: dict[str, Any] = {"role": self.role}
+        content: Any = self.content
+        if content.__class__ is tuple:  # a message of parts
+            content = content_items(content)
         if self.role == "assistant" and self.tool_calls:
-            out["content"] = self.content
+            out["content"] = content
             out["tool_calls"] = [call.to_openai() for call in self.tool_calls]
         else:
-            out["content"] = self.content if self.content is not None else ""
+            out["content"] = content if content is not None else ""
         if self.role == "tool":
             out["tool_call_id"] = self.tool_call_id
         return out
 
     @classmethod
-    def from_openai(cls, data: dict[str, Any]) -> Message:
-        """Parse a message in the OpenAI Chat Completions wire format."""
+    def from_openai(cls, data: dict[str, Any], known: Mapping[str, BinaryPart] | None = None) -> Message:
+        """Parse a message in the OpenAI Chat Completions wire format (a content list becomes
+        parts: ``data:`` URLs decoded, references found among ``known`` parts by hash)."""
+        content = data.get("content")
+        if isinstance(content, list):
+            content = parts_from_items(content, known)
         calls = tuple(
             ToolCall(
                 id=c.get("id", ""),
@@ -136,15 +200,20 @@ class Message:
         )
         return cls(
             role=data["role"],
-            content=data.get("content"),
+            content=content,
             tool_calls=calls,
             tool_call_id=data.get("tool_call_id"),
             name=data.get("name"),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """This message as stored in a session (every field, nothing added)."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
+    def to_dict(self, blobs: BlobStore | None = None) -> dict[str, Any]:
+        """This message as stored in a session (every field, nothing added). An image's or
+        file's bytes go to ``blobs`` (this process's memory when None) and the message keeps its
+        hash, never the bytes."""
+        content: Any = self.content
+        if content.__class__ is tuple:  # a message of parts
+            content = [p.to_dict(blobs) for p in content]
+        out: dict[str, Any] = {"role": self.role, "content": content}
         if self.tool_calls:
             out["tool_calls"] = [_call_dict(c) for c in self.tool_calls]
         if self.tool_call_id is not None:
@@ -154,15 +223,20 @@ class Message:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Message:
-        """The inverse of ``to_dict`` (ValueError for a role no message has)."""
+    def from_dict(cls, data: dict[str, Any], blobs: BlobStore | None = None) -> Message:
+        """The inverse of ``to_dict`` (ValueError for a role no message has); the bytes of its
+        images and files are read from ``blobs`` (this process's memory when None), and one that
+        is not there is a MissingBlobError naming its hash and the store."""
         if data["role"] not in ROLES:
             raise ValueError(
                 f"a message of unknown role {data['role']!r:.40} (a message is one of {', '.join(ROLES)})"
             )
+        content = data.get("content")
+        if isinstance(content, list):
+            content = tuple(part_from_dict(p, blobs) for p in content)
         return cls(
             role=data["role"],
-            content=data.get("content"),
+            content=content,
             tool_calls=tuple(
                 ToolCall(
                     id=c["id"],
@@ -178,7 +252,7 @@ class Message:
         )
 
     @classmethod
-    def from_user(cls, text: str) -> Message:
+    def from_user(cls, text: str | Sequence[Any]) -> Message:
         """A user message (Haystack's ``ChatMessage.from_user``)."""
         return cls.user(text)
 
@@ -197,16 +271,20 @@ class Message:
         return cls(role="system", content=text)
 
     @classmethod
-    def user(cls, text: str) -> Message:
-        return cls(role="user", content=text)
+    def user(cls, content: str | Sequence[Any]) -> Message:
+        """A user message: text, or a list of what ``to_parts`` converts (text, figures,
+        images, arrays, bytes, paths, frames, ``Image(...)`` / ``File(...)``)."""
+        return cls(role="user", content=content if isinstance(content, str) else to_parts(content))
 
     @classmethod
-    def assistant(cls, text: str | None, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+    def assistant(cls, text: str | tuple[Part, ...] | None, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
         return cls(role="assistant", content=text, tool_calls=tuple(tool_calls))
 
     @classmethod
-    def tool(cls, call: ToolCall, text: str) -> Message:
-        return cls(role="tool", content=text, tool_call_id=call.id, name=call.name)
+    def tool(cls, call: ToolCall, text: str | Iterable[Part]) -> Message:
+        """The result of ``call``: text, or parts (a tool that returned an image)."""
+        content = text if isinstance(text, str) else tuple(text)
+        return cls(role="tool", content=content, tool_call_id=call.id, name=call.name)
 
 
 def _call_dict(call: ToolCall) -> dict[str, Any]:

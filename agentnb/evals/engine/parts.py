@@ -1,0 +1,59 @@
+"""The bytes of a case's images and files, carried to where the case runs and back.
+
+Stored cases and turn records refer to an image or file by its hash; its bytes are in this
+process's blob memory (``agentnb.messages.PROCESS_BLOBS``), where the evaluation's store reads
+them. A case sent to another process or machine (``executor=``) takes along the bytes its
+recorded turns and conversation refer to (``CaseTask.blobs``), and its outcome brings back those
+of the turns it ran (``CaseOutcome.blobs``), so each side decodes what the other stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ...messages import PROCESS_BLOBS, BinaryPart, FilePart, ImagePart
+from ...messages.wire import PART_KEY
+from ...sessions.blobs import referenced
+
+
+def held(documents: Iterable[Any]) -> dict[str, bytes]:
+    """The bytes of every image and file ``documents`` (plain data: turn records, cases) refer
+    to, as far as this process holds them, by hash."""
+    text = json.dumps(list(documents), ensure_ascii=False, default=str)
+    return {
+        sha: PROCESS_BLOBS.get(sha) for sha in referenced([text], evaluation=True) if sha in PROCESS_BLOBS
+    }
+
+
+def receive(blobs: Mapping[str, bytes]) -> None:
+    """Keep bytes another process sent (``held``) in this process's blob memory."""
+    for sha, data in blobs.items():
+        PROCESS_BLOBS.put(data, "", sha)
+
+
+def known_parts(messages: Iterable[Mapping[str, Any]]) -> dict[str, BinaryPart]:
+    """The images and files chat message dicts refer to (``agentnb-blob:<sha256>`` with the
+    part's description beside it), built from this process's blob memory: what
+    ``Message.from_openai`` resolves the references with."""
+    found: dict[str, BinaryPart] = {}
+    for message in messages:
+        content = message.get("content")
+        for item in content if isinstance(content, list) else ():
+            described = item.get(PART_KEY) if isinstance(item, dict) else None
+            if not isinstance(described, dict):
+                continue
+            sha = described.get("sha256")
+            if not isinstance(sha, str) or sha in found or sha not in PROCESS_BLOBS:
+                continue
+            data, media_type = PROCESS_BLOBS.get(sha), described.get("media_type")
+            found[sha] = (
+                ImagePart(data, media_type=media_type)
+                if described.get("type") == "image"
+                else FilePart(data, media_type, described.get("name"))
+            )
+    return found
+
+
+__all__ = ["held", "known_parts", "receive"]
