@@ -38,7 +38,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anywidget
 import traitlets
 
-from ..events import Event, RunFailed, RunFinished, RunPaused, RunStarted, TextDelta, ToolCallStarted
+from ..events import (
+    Event,
+    OutputDelta,
+    RunFailed,
+    RunFinished,
+    RunPaused,
+    RunStarted,
+    TextDelta,
+    ToolCallStarted,
+)
 from ..state.diff import make_patch
 from . import pending_cards, run_tree, wire
 from .compact import compact_edit, compact_event, model_info, turn_state, turn_summary
@@ -308,8 +317,10 @@ class Inspector(Requests, anywidget.AnyWidget):
                 run.text.append(event.text)
                 outbox.add_text(run.turn, run, event.call, event.text)
                 return
-            add(event)
             kind = type(event)
+            if kind is OutputDelta:  # the inspector shows the output once checked (OutputChecked)
+                return
+            add(event)
             if kind is RunFinished or kind is RunFailed or kind is RunPaused:
                 self._stale = True
                 outbox.ended()
