@@ -75,4 +75,5 @@ docs: setup
 screenshots: setup browser-deps
 	AGENTNB_SCREENSHOTS=docs/img $(BIN)/python -m pytest -q -p no:randomly \
 	  tests/browser/test_lab.py tests/browser/test_debugger.py \
-	  "tests/browser/test_cards.py::test_pending_cards_and_typed_output[lab]"
+	  "tests/browser/test_cards.py::test_pending_cards_and_typed_output[lab]" \
+	  "tests/browser/test_images.py::test_thumbnails_in_prompt_request_tools_and_the_saved_notebook[lab]"

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .history.attachments import static_figures
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 METADATA_KEY = "agentnb"
@@ -37,8 +39,10 @@ evaluation display's (``agentnb.ipython.eval_view.STATIC_EVAL_CLASS``) and a com
 (``agentnb.evals.EvalComparison.html``)."""
 
 
-def static_html(text: str) -> str:
-    """The static stand-in of one inspector, from its text (escaped: nothing in it is markup)."""
+def static_html(text: str, images: Any = ()) -> str:
+    """The static stand-in of one inspector, from its text (escaped: nothing in it is markup) and
+    the thumbnails of its last turn's images (``[{"line", "url"}]``, as js/saved.js writes them:
+    only a data URL of a PNG, JPEG, GIF or WEBP becomes a picture, at most ``STATIC_IMAGES``)."""
     head, _, rest = text.partition("\n")
     body = (
         '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'
@@ -48,7 +52,7 @@ def static_html(text: str) -> str:
     )
     return (
         f'<div class="{STATIC_CLASS} tex2jax_ignore mathjax_ignore">'
-        f"<div>{html.escape(head, quote=True)}</div>{body}</div>"
+        f"<div>{html.escape(head, quote=True)}</div>{body}{static_figures(images)}</div>"
     )
 
 
@@ -89,7 +93,9 @@ def fix_inspectors(notebook: dict[str, Any]) -> int:
             entry = texts.get(model_id)
             text = entry.get("text") if isinstance(entry, Mapping) else None
             if isinstance(text, str) and text:
-                data["text/html"] = static_html(text)
+                data["text/html"] = static_html(
+                    text, entry.get("images") if isinstance(entry, Mapping) else ()
+                )
                 data["text/plain"] = text
             if model_id not in saved:
                 del data[WIDGET_VIEW]

@@ -19,6 +19,11 @@ no latency), one model call a case:
 - ``bare``: the ``openai`` client alone, one call after another (the floor any Python client pays);
 - ``openai``: ``agent.evaluate`` over the cases with ``OpenAIChat``, concurrency 16 (threads, a
   reader per call, the in-flight limit, a fresh agent, one check, the line written).
+
+Against the loopback server of ``bench_typed.py`` (it answers an ``Invoice`` as JSON):
+- ``typed_bare``: the ``openai`` client alone with a ``response_format``, the JSON parsed;
+- ``map``: ``agent.map`` over the items into ``Invoice`` rows, concurrency 16 (a fresh agent per
+  row, native structured output, each answer validated, the line written).
 """
 
 from __future__ import annotations
@@ -33,7 +38,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 COUNTS = (20, 120)
-MODES = ("run", "evaluate", "replay", "rescore", "bare", "openai")
+MODES = ("run", "evaluate", "replay", "rescore", "bare", "openai", "typed_bare", "map")
+SERVED = {"bare", "openai"}
+TYPED = {"typed_bare", "map"}
+BASE = {"openai": "bare", "map": "typed_bare"}
 URL_ENV = "AGENTNB_BENCH_URL"
 
 
@@ -50,8 +58,11 @@ def child(mode: str, n: int) -> None:
     def cases(count: int, tag: str) -> list:
         return [Case(f"item{i}", id=f"{tag}{i}", expected=f"item{i}") for i in range(count)]
 
-    if mode in ("bare", "openai"):
+    if mode in SERVED:
         server_calls(mode, n)
+        return
+    if mode in TYPED:
+        typed_calls(mode, n)
         return
     if mode == "run":
         for i in range(5 + n):
@@ -103,6 +114,21 @@ def server_calls(mode: str, n: int) -> None:
     )
 
 
+def typed_calls(mode: str, n: int) -> None:
+    """``n`` calls through the openai client alone asking for the JSON, or ``n`` rows of ``agent.map``."""
+    from bench_typed import bare, mapped
+
+    url = os.environ[URL_ENV]
+    rows = [f"Invoice No. A-{i} from ACME GmbH, total 1,250.00 EUR." for i in range(n)]
+    if mode == "typed_bare":
+        bare(url, rows[:5], 1)
+        bare(url, rows, 16)
+        return
+    folder = tempfile.mkdtemp()
+    mapped(url, rows[:5], 16, folder, "warm")
+    mapped(url, rows, 16, folder, "bench")
+
+
 def count(mode: str, n: int) -> int:
     """Instructions of one child process under callgrind."""
     command = [
@@ -133,24 +159,46 @@ def main() -> None:
         child(args.child[0], int(args.child[1]))
         return
     per: dict[str, float] = {}
-    server = None
-    if {"bare", "openai"} & set(args.modes):
-        sys.path.insert(0, str(HERE))
-        from bench_evals import start_server
-
-        server, os.environ[URL_ENV] = start_server(0.0)
+    servers = []
+    sys.path.insert(0, str(HERE))
     for mode in args.modes:
+        if mode in SERVED | TYPED:
+            for server in servers:  # one server at a time: each answers its own way
+                server.stdin.close()
+                server.wait()
+            servers = [_server(typed=mode in TYPED)]
         low, high = (count(mode, n) for n in COUNTS)
         per[mode] = (high - low) / (COUNTS[1] - COUNTS[0])
         if mode in ("replay", "rescore") and "evaluate" in per:
             per[mode] -= per["evaluate"]
-        base = per.get("bare" if mode == "openai" else "run")
-        against = "the bare client's call" if mode == "openai" else "a plain turn"
-        ratio = f"  ({per[mode] / base:.2f}× {against})" if base and mode not in ("run", "bare") else ""
+        base = per.get(BASE.get(mode, "run"))
+        against = "the bare client's call" if mode in BASE else "a plain turn"
+        shown = mode not in ("run", "bare", "typed_bare")
+        ratio = f"  ({per[mode] / base:.2f}× {against})" if base and shown else ""
         print(f"{mode:10} {per[mode] / 1e6:7.3f} M instructions per case{ratio}", flush=True)
-    if server is not None:
+    for server in servers:
         server.stdin.close()
         server.wait()
+
+
+def _server(typed: bool) -> subprocess.Popen:
+    """The loopback server (``bench_typed.py``'s for the typed modes), its URL in ``URL_ENV``."""
+    if not typed:
+        from bench_evals import start_server
+
+        server, os.environ[URL_ENV] = start_server(0.0)
+        return server
+    import json
+
+    from bench_typed import INVOICE, SERVER
+
+    script = SERVER.format(tests=str(HERE.parent / "tests"), latency=0.0, answer=json.dumps(INVOICE))
+    server = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert server.stdout is not None
+    os.environ[URL_ENV] = server.stdout.readline().strip()
+    return server
 
 
 if __name__ == "__main__":

@@ -154,3 +154,24 @@ export function usageTitle(usage, calls) {
     ". The Prompt tab counts one prompt: the input of the call it shows."
   );
 }
+
+/** A size in bytes as people read it: "812 B", "23.4 KB", "1.0 MB" (1 KB = 1024 bytes), rounded
+ * half up in integers as agentnb/history/attachments.py size_text does, so both write the same. */
+export function sizeText(size) {
+  if (size < 1024) return size + " B";
+  const [unit, name] = size < 1024 * 1024 ? [1024, "KB"] : [1024 * 1024, "MB"];
+  const tenths = Math.floor((size * 10 + unit / 2) / unit);
+  return Math.floor(tenths / 10) + "." + (tenths % 10) + " " + name;
+}
+
+/** One image or file in one line, from its description, as agentnb/history/attachments.py
+ * part_line writes it: "image chart.png · image/png · 640×480 · 23.4 KB". */
+export function partLine(part) {
+  const p = part && typeof part === "object" ? part : {};
+  if (p.url !== undefined && p.url !== null && (p.sha256 === undefined || p.sha256 === null)) return "image " + p.url + " (by URL)";
+  const bits = [(p.type === "file" ? "file " : "image ") + (p.name || String(p.sha256 || "").slice(0, 12))];
+  if (p.media_type) bits.push(String(p.media_type));
+  if (p.width !== undefined && p.width !== null && p.height !== undefined && p.height !== null) bits.push(p.width + "×" + p.height);
+  if (Number.isInteger(p.size)) bits.push(sizeText(p.size));
+  return bits.join(" · ");
+}

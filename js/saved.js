@@ -6,8 +6,10 @@
 // notebook's metadata under ``agentnb.inspectors``; agentnb's server extension
 // (agentnb/serverext.py) then writes it, escaped, into the inspector's output in the saved file,
 // in place of the widget whose state is not saved. Writing metadata leaves the outputs, and so the
-// live views, alone. The text is made here, at the save, so the kernel spends nothing on it.
+// live views, alone. The text is made here, at the save, so the kernel spends nothing on it; the
+// last turn's images go with it as the small thumbnails the kernel's snapshot carries.
 
+import { ms, partLine } from "./format.js";
 import { decodeTrait } from "./message.js";
 import { CARD_WIRE } from "./pending.js";
 import { inCharge } from "./runs.js";
@@ -39,10 +41,17 @@ export function staticText(model) {
   const last = rows[rows.length - 1];
   if (!last || last.status === "running") return lines.join("\n");
   const routed = last.routed ? " · routed to " + last.routed.agent : "";
-  lines.push("turn " + (last.turn + 1) + " · " + last.status + routed + " · " + Math.round(last.duration_ms || 0) + " ms", "user: " + cut(last.message));
+  lines.push("turn " + (last.turn + 1) + " · " + last.status + routed + " · " + ms(last.duration_ms || 0), "user: " + cut(last.message)); // as the header says it
+  const events = snap[WIRE.EVENTS] || [];
+  // The user's images and files, as its first request named them (agentnb/history/attachments.py).
+  const asked = events.find((e) => e.kind === "model_requested" && e.call === 0);
+  for (const part of (asked && asked.user_parts) || []) lines.push("  + " + partLine(part));
   // A routed turn's one call is the handoff made for it, not a call of the model's.
-  const calls = last.routed ? [] : (snap[WIRE.EVENTS] || []).filter((e) => e.kind === "tool_call_finished");
-  calls.forEach((c, i) => lines.push("  " + (i + 1) + ". " + c.name + "(" + cut(c.arguments) + ") -> " + (c.error !== null && c.error !== undefined ? "error: " + cut(c.error) : cut(c.result))));
+  const calls = last.routed ? [] : events.filter((e) => e.kind === "tool_call_finished");
+  calls.forEach((c, i) => {
+    lines.push("  " + (i + 1) + ". " + c.name + "(" + cut(c.arguments) + ") -> " + (c.error !== null && c.error !== undefined ? "error: " + cut(c.error) : cut(c.result)));
+    for (const part of c.attachments || []) lines.push("     + " + partLine(part));
+  });
   if (last.status === "paused") {
     // What it waits for, one line per item, as the kernel wrote each (agentnb.history.render.pending_line).
     const pending = snap[CARD_WIRE.PENDING];
@@ -72,6 +81,11 @@ export function writeStatic(notebook, model) {
   const meta = Object.assign({}, notebook.getMetadata(METADATA_KEY) || {});
   const inspectors = Object.assign({}, meta.inspectors || {});
   inspectors[id] = { agent: model.get(WIRE.TRAIT_AGENT), text };
+  // The last turn's images as small thumbnails (data: URLs the kernel made; the server extension
+  // draws only raster images): a saved notebook grows by these, never by the images.
+  const snap = decodeTrait(model.get(WIRE.TRAIT_SNAPSHOT));
+  const images = snap && snap[WIRE.STATIC_IMAGES];
+  if (Array.isArray(images) && images.length) inspectors[id].images = images;
   meta.inspectors = inspectors;
   notebook.setMetadata(METADATA_KEY, meta);
   return true;

@@ -29,6 +29,7 @@ export function blankTurn(index) {
     toolCount: 0,
     prompt: null,
     calls: [],
+    userParts: [], // the user message's images and files, described (its first request names them)
     tools: [],
     patches: [], // the state_changed events: patch and cause, for the tool calls that made them
     changes: NO_CHANGES, // what the turn changed, as the kernel summarised it
@@ -132,6 +133,7 @@ const HANDLERS = {
   },
   model_requested(turn, e) {
     turn.calls[e.call] = { call: e.call, messages: e.messages, tools: e.tools, text: "", response: null };
+    if (e.user_parts) turn.userParts = e.user_parts;
     bump(turn, "calls");
   },
   text_delta(turn, e) {

@@ -7,6 +7,7 @@
 import { append, attr, clear, empty, h } from "./dom.js";
 import { CUT_MARK, argsText, firstLine, ms, short, tokensText, usageTitle } from "./format.js";
 import { Cards } from "./cards.js";
+import { Images } from "./images.js";
 import { watchConnection } from "./connection.js";
 import { ANSWER_MS, NO_ANSWER, createStore } from "./store.js";
 import { whatToDo } from "./tabs/parts.js";
@@ -18,7 +19,9 @@ const DRAW_DELAY_MS = 30; // store changes within this time are drawn together
 const TOP_PX = 24; // a panel scrolled up to within this of its top is at its top
 const CLOCK_MS = 200; // how often the running clock in the header ticks
 
-function statusOf(turn, now, offline) {
+/** The header's status of ``turn``: [kind, text] (a finished run's time as ``ms`` writes it, the
+ * Runs tab's node too). */
+export function statusOf(turn, now, offline) {
   if (offline) return ["offline", "⚠ not connected"];
   if (!turn) return ["idle", "no turns yet"];
   if (turn.status === "unknown") return ["idle", "loading turn " + (turn.index + 1) + "…"];
@@ -116,6 +119,7 @@ class InspectorView {
   constructor(model, el, backlog) {
     this.model = model;
     this.store = createStore(model, { backlog });
+    this.images = new Images(model, this.store);
     this.view = {
       tab: openingTab(model),
       selected: null, // null: follow the newest turn
@@ -139,6 +143,7 @@ class InspectorView {
       compareAsked: null,
       nonce: 0, // bumped by the user's actions on a panel, to rebuild it
       cards: new Map(), // pending card id -> what the person is editing or typing in it (cards.js)
+      images: this.images, // the pictures of the images shown, asked for when shown (images.js)
     };
     this.drawn = { header: null, answer: null, panel: null, panelView: null, builds: 0, scrollTop: 0 };
     this.header = buildHeader({ prev: () => this.select(this.turnIndex() - 1), next: () => this.select(this.turnIndex() + 1) });
@@ -420,6 +425,7 @@ class InspectorView {
       if (resized) resized.disconnect();
       if (scheduled !== null) clearTimeout(scheduled);
       unsubscribe();
+      this.images.dispose();
       this.model.off("change:" + WIRE.TRAIT_AGENT, schedule);
       this.model.off("change:" + WIRE.TRAIT_MODEL, schedule);
       this.model.off("change:" + TREE_WIRE.IN_CHARGE, schedule);

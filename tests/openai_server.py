@@ -57,6 +57,8 @@ class Reply:
     finish: str | None = None
     """``"length"``: the answer stops at the token limit (Chat ``finish_reason: length``,
     Responses ``status: incomplete`` with ``reason: max_output_tokens``)."""
+    pieces: int = 3
+    """How many pieces a streamed text, and each streamed call's arguments, come in."""
 
 
 @dataclass
@@ -531,7 +533,7 @@ def chat_chunks(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[str | 
         }
 
     out = [chunk({"role": "assistant", "content": ""})]
-    for piece in _pieces(reply.text or "") if reply.text else ():
+    for piece in _pieces(reply.text or "", reply.pieces) if reply.text else ():
         out.append(chunk({"content": piece}))
     for i, call in enumerate(_chat_calls(reply, n)):
         out.append(
@@ -548,7 +550,7 @@ def chat_chunks(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[str | 
                 }
             )
         )
-        for piece in _pieces(call["function"]["arguments"]):
+        for piece in _pieces(call["function"]["arguments"], reply.pieces):
             out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
     out.append(chunk({}, _chat_finish(reply)))
     if (body.get("stream_options") or {}).get("include_usage"):
@@ -637,7 +639,7 @@ def responses_events(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[s
                 output_index=index,
                 item={**item, "status": "in_progress", "content": []},
             )
-            for piece in _pieces(reply.text or ""):
+            for piece in _pieces(reply.text or "", reply.pieces):
                 emit(
                     "response.output_text.delta",
                     item_id=item["id"],
@@ -660,7 +662,7 @@ def responses_events(body: dict[str, Any], reply: Reply, n: int) -> list[tuple[s
                 output_index=index,
                 item={**item, "status": "in_progress", "arguments": ""},
             )
-            for piece in _pieces(item["arguments"]):
+            for piece in _pieces(item["arguments"], reply.pieces):
                 emit(
                     "response.function_call_arguments.delta",
                     item_id=item["id"],

@@ -16,8 +16,6 @@ import contextlib
 import copy
 import math
 import numbers
-import queue
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from .engine.parts import held, receive
 from .engine.plan import Plan, RequestChars, gate, make_plan, price_of
 from .engine.progress import Progress, Sink, Tracker
 from .engine.store import EvalStore, check_name
+from .engine.store_format import SCORED
 from .engine.worker import CaseOutcome, CaseTask, evaluated, run_case
 from .report.case_row import CaseRow
 from .report.eval_run import EvalRun
@@ -120,14 +119,15 @@ class Evaluation:
     # -- the run -------------------------------------------------------------------------------
 
     def tasks(self, rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[CaseTask]:
-        """One task per (case, repeat); a finished one carries its recorded turns."""
+        """One task per (case, repeat); a finished one (its output valid or not) carries its
+        recorded turns."""
         out = []
         for case in self.cases:
             for repeat in range(self.repeat):
                 row = rows.get((case.id, repeat))
                 recorded = (
                     row["turns"]
-                    if row is not None and row.get("status") == "ok" and self.mode != "live"
+                    if row is not None and row.get("status") in SCORED and self.mode != "live"
                     else None
                 )
                 out.append(CaseTask(self.definition, self.model, case, repeat, recorded, self.mode))
@@ -216,28 +216,17 @@ class Evaluation:
         return run
 
     def _wait(self, futures: list[concurrent.futures.Future[None]], sink: Any, tracker: Tracker) -> None:
-        """Wait for every case (raising what one raised), showing the progress line at most every
-        ``SHOW_EVERY`` seconds and once all are done."""
-        finished: queue.SimpleQueue[concurrent.futures.Future[None]] = queue.SimpleQueue()
-        for submitted in futures:
-            submitted.add_done_callback(finished.put)
-        left, shown = len(futures), time.monotonic()
-        future: concurrent.futures.Future[None] | None
-        while left:
-            try:
-                future = finished.get(timeout=SHOW_EVERY)
-            except queue.Empty:
-                future = None
-            while future is not None:  # every case finished since the last look
-                left -= 1
+        """Wait for every case (raising what one raised), showing the progress line every
+        ``SHOW_EVERY`` seconds and once all are done. The kernel's thread sleeps in between: a
+        finished case does not wake it (a thousand wake-ups would each take the GIL from the
+        cases)."""
+        pending = set(futures)
+        while pending:
+            done, pending = concurrent.futures.wait(
+                pending, timeout=SHOW_EVERY, return_when=concurrent.futures.FIRST_EXCEPTION
+            )
+            for future in done:
                 future.result()
-                try:
-                    future = finished.get_nowait()
-                except queue.Empty:
-                    future = None
-            if left and time.monotonic() - shown < SHOW_EVERY:
-                continue
-            shown = time.monotonic()
             self._show(sink, tracker.snapshot())
 
     def run_one(self, task: CaseTask, stored: Mapping[str, Any] | None, tracker: Tracker) -> CaseRow:

@@ -2,8 +2,9 @@
 
 Event names and fields are public API: the inspector, the turn records, the sessions and the
 pandas views are all built from them. ``EVENT_ADAPTER`` round-trips any event through JSON.
-The events are in ``kinds.py``, the values they carry (usage, prompt sections, hook steps,
-state causes, context blocks) in ``parts.py``; import them all from here.
+The events are in ``kinds.py`` (a typed run's answers, ``OutputChecked`` and ``OutputDelta``, in
+``output.py``), the values they carry (usage, prompt sections, hook steps, state causes, context
+blocks) in ``parts.py``; import them all from here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .kinds import (
     ModelRequested,
     ModelResponded,
     OutputChecked,
+    OutputDelta,
     PendingCall,
     PendingKind,
     PromptRendered,
@@ -81,6 +83,7 @@ __all__ = [
     "ModelRequested",
     "ModelResponded",
     "OutputChecked",
+    "OutputDelta",
     "PendingCall",
     "PendingKind",
     "Placeholder",

@@ -1,4 +1,5 @@
-"""The events a run emits, one frozen dataclass per kind (the ``kind`` field tells which)."""
+"""The events a run emits, one frozen dataclass per kind (the ``kind`` field tells which), and
+the ``Event`` union of them all (a typed run's answers' events are in ``output.py``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..messages import ToolCall
 from ..util.fastinit import fast_init
+from .output import OutputChecked, OutputDelta
 from .parts import ContextBlock, HookStep, PromptSection, PromptTokens, StateCause, Usage
 
 
@@ -222,40 +224,6 @@ class StateChanged:
 
 @fast_init
 @dataclass(frozen=True, kw_only=True)
-class OutputChecked:
-    """An answer checked against the run's ``output_type`` (one event per attempt)."""
-
-    kind: Literal["output_checked"] = "output_checked"
-    """Always ``"output_checked"``: what kind of event this is."""
-    run_id: str
-    """The run this event belongs to."""
-    call: int
-    """Which model call gave the answer (0 = the first)."""
-    attempt: int
-    """Which attempt this was (1 = the first answer)."""
-    mode: str
-    """How the output was asked for: native, tool or prompted."""
-    ok: bool
-    """Whether the answer matched (and every output validator took it)."""
-    errors: tuple[dict[str, str], ...] = ()
-    """What was wrong: ``{"path": ..., "message": ...}`` each (a validator's reason has no path
-    and names the ``validator``)."""
-    output: Any = None
-    """The output as JSON data, when ok."""
-    text: str = ""
-    """The answer as checked (its text, or the output tool's arguments), cut to 2,000 characters."""
-    tool_call_id: str | None = None
-    """In tool mode, the call of the output tool that carried it."""
-    output_type: str = ""
-    """The output type's name."""
-    fingerprint: str = ""
-    """The output type's schema and validators, hashed (replay names a change as drift)."""
-    validators: tuple[str, ...] = ()
-    """The output validators that checked it, by name."""
-
-
-@fast_init
-@dataclass(frozen=True, kw_only=True)
 class RunFinished:
     """A run ended with a final answer."""
 
@@ -435,6 +403,7 @@ Event: TypeAlias = (
     | ToolCallFinished
     | StateChanged
     | OutputChecked
+    | OutputDelta
     | RunFinished
     | RunFailed
     | RunPaused
@@ -450,6 +419,7 @@ __all__ = [
     "ModelRequested",
     "ModelResponded",
     "OutputChecked",
+    "OutputDelta",
     "PendingCall",
     "PendingKind",
     "PromptRendered",

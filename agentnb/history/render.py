@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..messages import parse_arguments
 from ..state.diff import tokens as pointer_tokens
 from ..util.text import shorten
+from .attachments import figures_html, part_line, turn_bytes, user_parts
 
 if TYPE_CHECKING:
     from ..events import Decision, OutputChecked, PendingCall, PromptSection, PromptTokens
@@ -187,6 +188,7 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
     a cell that shows the error itself)."""
     lines = [f"{turn.agent} · turn {turn.number} · {turn.status} · model {turn.model}"]
     lines.append(f"user: {turn.message}")
+    lines.extend(f"  + {part_line(p)}" for p in user_parts(turn))
     tokens = tokens_text(turn.prompt)
     if tokens:
         lines.append(f"prompt tokens: {tokens}")
@@ -200,6 +202,7 @@ def turn_text(turn: TurnRecord, show_error: bool = True) -> str:
                 lines.append(f"{head} -> ✗ error [{call.error_kind}]: {call.error}")
             else:
                 lines.append(f"{head} -> {value_text(call.result)}")
+            lines.extend(f"     + {part_line(p)}" for p in call.attachments)
             if call.hooks:
                 lines.append(f"     hooks: {_hooks_text(call)}; answered by: {call.answered_by or '-'}")
             if call.changed_keys:
@@ -332,7 +335,7 @@ def _arguments_html(arguments: str) -> str:
     return f'<code style="{_BLOCK}">{_e(lines)}</code>'
 
 
-def _calls_html(turn: TurnRecord) -> str:
+def _calls_html(turn: TurnRecord, found: dict[str, bytes]) -> str:
     calls = turn.tool_calls
     heads = "".join(
         f'<th style="{_CELL};white-space:nowrap">{h}</th>'
@@ -355,6 +358,7 @@ def _calls_html(turn: TurnRecord) -> str:
             )
         else:
             result = f'<code style="{_BLOCK}">{_e(value_text(call.result))}</code>'
+            result += figures_html(call.attachments, found)
             mark = ""
         rows.append(
             f"<tr{mark}>{_td(str(number), 'padding-left:6px')}"
@@ -416,11 +420,13 @@ def turn_html(turn: TurnRecord, show_error: bool = True) -> str:
         f"model <code>{_e(turn.model)}</code></div>",
         f'<div class="agentnb-record-user"><b>user:</b> {_e(turn.message)}</div>',
     ]
+    found = turn_bytes([turn])  # the images' bytes, for their thumbnails
+    parts.append(figures_html(user_parts(turn), found))
     tokens_line = tokens_text(turn.prompt)
     if tokens_line:
         parts.append(f'<div class="agentnb-record-tokens"><b>prompt tokens:</b> {_e(tokens_line)}</div>')
     if turn.tool_calls:
-        parts.append(_calls_html(turn))
+        parts.append(_calls_html(turn, found))
     if turn.children:
         parts.append(f"<div><b>delegations ({len(turn.children)}):</b></div>{_delegations_html(turn)}")
     parts.append(_changes_html(turn))

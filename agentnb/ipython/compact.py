@@ -31,6 +31,7 @@ from ..events import (
 )
 from ..history.render import value_text
 from ..state.diff import MISSING, Change
+from .compact_parts import request_parts
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -334,13 +335,17 @@ def _prompt_rendered(e: PromptRendered) -> dict[str, Any]:
 
 def _model_requested(e: ModelRequested) -> dict[str, Any]:
     request = e.request
-    return {
+    out = {
         "call": e.call,
         "at": e.at,
         "messages": len(request.get("messages") or ()),
         "tools": len(request.get("tools") or ()),
         "kind": e.kind,
     }
+    parts = request_parts(request) if e.call == 0 else None  # the user's images, in the Prompt tab
+    if parts:
+        out["user_parts"] = parts
+    return out
 
 
 def _text_delta(e: TextDelta) -> dict[str, Any]:
@@ -389,6 +394,8 @@ def _tool_call_finished(e: ToolCallFinished) -> dict[str, Any]:
     }
     if e.child_run_id is not None:  # a delegation: the run it started (its time is within the call's)
         out["child_run_id"] = e.child_run_id
+    if e.attachments:  # images and files the result holds, described (their bytes come on request)
+        out["attachments"] = list(e.attachments)
     return out
 
 

@@ -91,8 +91,8 @@ def run_filter(run: EvalRun, show: str) -> Callable[[CaseRow], bool]:
         outcomes.setdefault(row.case.id, set()).add(row.passed)
     keep: dict[str, Callable[[CaseRow], bool]] = {
         "all": lambda r: True,
-        "failed": lambda r: r.status == "ok" and r.passed is not True,
-        "errored": lambda r: r.status != "ok",
+        "failed": lambda r: r.scored and r.passed is not True,
+        "errored": lambda r: not r.scored,
         "flaky": lambda r: len(outcomes[r.case.id]) > 1,
     }
     return keep[show]

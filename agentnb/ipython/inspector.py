@@ -38,10 +38,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anywidget
 import traitlets
 
-from ..events import Event, RunFailed, RunFinished, RunPaused, RunStarted, TextDelta, ToolCallStarted
+from ..events import (
+    Event,
+    OutputDelta,
+    RunFailed,
+    RunFinished,
+    RunPaused,
+    RunStarted,
+    TextDelta,
+    ToolCallStarted,
+)
 from ..state.diff import make_patch
 from . import pending_cards, run_tree, wire
 from .compact import compact_edit, compact_event, model_info, turn_state, turn_summary
+from .images import static_images
 from .lazy import is_small, lazy_form
 from .live import Batcher, Run, follow
 from .outbox import Outbox, encode
@@ -307,8 +317,10 @@ class Inspector(Requests, anywidget.AnyWidget):
                 run.text.append(event.text)
                 outbox.add_text(run.turn, run, event.call, event.text)
                 return
-            add(event)
             kind = type(event)
+            if kind is OutputDelta:  # the inspector shows the output once checked (OutputChecked)
+                return
+            add(event)
             if kind is RunFinished or kind is RunFailed or kind is RunPaused:
                 self._stale = True
                 outbox.ended()
@@ -357,6 +369,9 @@ class Inspector(Requests, anywidget.AnyWidget):
             message[wire.TURN_INDEX] = last.index
             message[wire.EVENTS] = [compact_event(e) for e in last.events]
             message[wire.CHANGES] = self._batcher.changes(last)
+            images = static_images(last) if last.status != "running" else None
+            if images:  # their thumbnails, for the static view a save writes (js/saved.js)
+                message[wire.STATIC_IMAGES] = images
             if last.children:
                 message[run_tree.RUN_TREE] = run_tree.run_tree(last)
             run = self._runs.get(last.run_id)

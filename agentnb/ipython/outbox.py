@@ -183,13 +183,13 @@ class Outbox:
             if self._clock() - self._sent_at >= FLUSH_SECONDS:
                 self._flush()
 
-    def post(self, content: dict[str, Any], body: Any) -> None:
+    def post(self, content: dict[str, Any], body: Any, picture: bytes | None = None) -> None:
         """Send a message (``content`` names its kind) after the items queued so far; ``body``
-        is its JSON, or what to encode."""
+        is its JSON, or what to encode; ``picture``, an image's bytes, goes as a second buffer."""
         data = body if isinstance(body, bytes) else encode(body)
         with self._lock:
             self._flush()
-            self._emit(content, data)
+            self._emit(content, data, picture)
 
     def _arm(self) -> None:
         # One wake-up of the flush thread per outbox at a time: a queue sent and started again
@@ -227,9 +227,9 @@ class Outbox:
         self.bytes += len(data)
         self.last_bytes = len(data)
 
-    def _emit(self, content: dict[str, Any], data: bytes) -> None:
+    def _emit(self, content: dict[str, Any], data: bytes, picture: bytes | None = None) -> None:
         self.count(data)
-        self._send(content, [data])
+        self._send(content, [data] if picture is None else [data, picture])
 
 
 class _Flusher:

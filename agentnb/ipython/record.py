@@ -2,21 +2,32 @@
 
 The record's text and HTML come from ``agentnb.history.render`` (deterministic and escaped); this module
 only wires them to IPython's display system. While a turn runs, one display area shows the
-streamed text and tool calls; when it ends, that area is emptied again and the record is shown
-as an output of its own. The live area starts and ends empty on purpose: tools that compare
+streamed text, tool calls and typed output so far; when it ends, that area is emptied again and
+the record is shown as an output of its own. The live area starts and ends empty on purpose: tools that compare
 outputs without applying display updates (nbval) then see exactly what a front end saved.
 """
 
 from __future__ import annotations
 
 import html
+import json
 from typing import TYPE_CHECKING, Any
 
 from IPython.display import DisplayHandle, display
 
-from ..events import Event, ModelRequested, RunStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from ..events import (
+    Event,
+    ModelRequested,
+    OutputDelta,
+    RunStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from ..history.attachments import part_line, static_figures
 from ..history.render import PAUSED_NOTE, pending_lines, turn_html, turn_text
 from .compact import routed_run
+from .images import asked_parts, static_images
 
 if TYPE_CHECKING:
     from ..history.history import TurnRecord
@@ -66,14 +77,20 @@ class LiveTurn:
     def __init__(self) -> None:
         self.handle: DisplayHandle | None = None
         self.pieces: list[str] = []
+        self.partial = ""
+        """The typed output so far, as a line below the text (``OutputDelta``)."""
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.pieces = [f"{event.agent} · turn {event.turn + 1} · running\n"]
+            self.partial = ""
         elif isinstance(event, TextDelta):
             self.pieces.append(event.text)
+        elif isinstance(event, OutputDelta):
+            self.partial = partial_line(event)
         elif isinstance(event, ModelRequested) and event.call > 0:
             self.pieces.append("\n")
+            self.partial = ""  # another answer begins
         elif isinstance(event, ToolCallStarted):
             self.pieces.append(f"\n→ {event.name}({event.arguments})")
         elif isinstance(event, ToolCallFinished):
@@ -81,7 +98,7 @@ class LiveTurn:
             self.pieces.append(f"\n← {event.name}: {outcome}\n")
         else:
             return
-        self._show(_LiveText("".join(self.pieces)))
+        self._show(_LiveText("".join(self.pieces) + self.partial))
 
     def _show(self, obj: Any) -> None:
         if self.handle is None:
@@ -93,6 +110,12 @@ class LiveTurn:
         if self.handle is not None:
             self.handle.update(_LiveText(""))
         display(TurnView(turn, show_error))
+
+
+def partial_line(delta: OutputDelta) -> str:
+    """How the live view shows the typed output so far: its JSON data, on a line of its own."""
+    label = "output" if delta.complete else "output so far"
+    return f"\n{label} ({delta.output_type}): {json.dumps(delta.data, ensure_ascii=False, default=str)}"
 
 
 STATIC_CSS_CLASS = "agentnb-static-inspector"
@@ -128,10 +151,12 @@ def static_text(agent: Any) -> str:
     routed = routed_run(last)
     status = f"turn {last.index + 1} · {last.status}" + (f" · routed to {routed.agent}" if routed else "")
     lines += [status, f"user: {_cut(last.message)}"]
+    lines.extend(f"  + {part_line(p)}" for p in asked_parts(last))
     # A routed turn's one call is the handoff made for it, not a call of the model's.
     for number, call in enumerate([] if routed else last.tool_calls, 1):
         outcome = f"error: {_cut(call.error)}" if call.error is not None else _cut(call.result)
         lines.append(f"  {number}. {call.name}({_cut(call.arguments)}) -> {outcome}")
+        lines.extend(f"     + {part_line(p)}" for p in call.attachments)
     if last.status == "paused":  # what it waits for, one line per item (a member's too)
         lines.append(f"paused: {PAUSED_NOTE}")
         lines.extend(f"  {line}" for line in pending_lines(last))
@@ -144,7 +169,8 @@ def static_text(agent: Any) -> str:
 
 def static_view(agent: Any) -> str:
     """The inspector as static HTML (``static_text``, escaped: nothing in it is markup), the same
-    stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``)."""
+    stand-in a save in JupyterLab writes (``agentnb.serverext.static_html``), with the last
+    turn's images as small thumbnails."""
     head, _, rest = static_text(agent).partition("\n")
     body = (
         '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'
@@ -152,9 +178,12 @@ def static_view(agent: Any) -> str:
         if rest
         else ""
     )
+    history = agent.history
+    last = history[-1] if len(history) and history[-1].status != "running" else None
+    figures = static_figures(static_images(last)) if last is not None else ""
     return (
         f'<div class="{STATIC_CSS_CLASS} tex2jax_ignore mathjax_ignore">'
-        f"<div>{html.escape(head, quote=True)}</div>{body}</div>"
+        f"<div>{html.escape(head, quote=True)}</div>{body}{figures}</div>"
     )
 
 

@@ -1,7 +1,8 @@
 """What the inspector answers when its views ask: the browser's requests, handled in the kernel.
 
 A view asks for what it does not hold (a whole turn, a run of the turn's tree, part of a large
-state, older History rows, a model request's payload, a typed turn's schema and retries), for a
+state, older History rows, a model request's payload, a typed turn's schema and retries, an
+image's thumbnail or original: ``images.py``), for a
 preview of the next prompt, for an edit of the state or its undo, for two turns side by side, and
 — from a paused turn's cards — for a decision, or a check of arguments being typed
 (``card_decisions.py``). Each request is answered with
@@ -24,6 +25,7 @@ from . import pending_cards, run_tree, wire
 from .card_decisions import check_arguments, decide
 from .compact import compact_event, compact_prompt, turn_state
 from .comparing import comparable_agents, comparison_message, default_pair
+from .images import image_reply
 from .lazy import decode_pointer, find, lazy_form, size_of
 from .output_view import NEED_OUTPUT, output_message
 
@@ -175,6 +177,10 @@ class Requests:
                 wire.CALL: call,
                 wire.REQUEST: calls[call].request,
             }
+        if kind == wire.NEED_IMAGE:
+            reply, picture = image_reply(self.agent, content)
+            self._outbox.post({wire.KIND: wire.IMAGE}, reply, picture)
+            return None
         if kind == wire.PREVIEW:
             text = content.get(wire.MESSAGE)
             if not isinstance(text, str):

@@ -101,7 +101,9 @@ def _node(run: TurnRecord, parent: TurnRecord | None, call: ToolCallFinished | N
         "turn": run.index,
         "status": run.status,
         "error": run.error,
-        "duration_ms": round(run.duration_ms, 3),
+        # As the run's events carry it (the header shows those): one value, formatted once, in
+        # the browser (js/format.js ms), so the tree and the header never round it apart.
+        "duration_ms": run.duration_ms,
         "tokens_own": run.usage.total_tokens,
         "tokens_total": run.usage_total.total_tokens,
         "estimated": run.usage.estimated,
@@ -127,7 +129,7 @@ def _node(run: TurnRecord, parent: TurnRecord | None, call: ToolCallFinished | N
             "answer": run.content,
             # The parent's tool call that ran it: hooks, the run, and, for delegations of one
             # response run side by side, the wait until its result was taken in call order.
-            "call_ms": round(call.duration_ms, 3) if call is not None else None,
+            "call_ms": call.duration_ms if call is not None else None,
         }
         node["ledger"] = ledger(parent, run, call)
     routed = routed_run(run)
@@ -208,6 +210,7 @@ def _bars(events: Iterable[Any], origin: float) -> Iterable[dict[str, Any]]:
                 "label": f"model call {e.call + 1}",
                 "start_ms": round(start, 3),
                 "end_ms": round(start + e.duration_ms, 3),
+                "duration_ms": e.duration_ms,  # as its event says (the bar's title shows it)
             }
         elif isinstance(e, ToolCallStarted):
             started[e.tool_call_id] = e.at
@@ -218,6 +221,7 @@ def _bars(events: Iterable[Any], origin: float) -> Iterable[dict[str, Any]]:
                 "label": e.name,
                 "start_ms": round(start, 3),
                 "end_ms": round(start + e.duration_ms, 3),
+                "duration_ms": e.duration_ms,
                 "error": e.error_kind,
             }
 
@@ -353,7 +357,7 @@ class Progress:
             if ended is None or ended.status != "running":
                 return None
             ended.status = {RunFinished: "ok", RunFailed: "failed"}.get(type(event), "paused")
-            ended.duration_ms = round(event.duration_ms, 3)
+            ended.duration_ms = event.duration_ms
             return {
                 wire.KIND: RUN_PROGRESS,
                 wire.TURN_INDEX: ended.turn,

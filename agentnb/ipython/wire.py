@@ -52,6 +52,10 @@ Kernel → browser:
   comparison  two turns side by side (``agentnb.history.compare``), the agents to choose from, and
             which turns were compared.
   error     a request from the browser could not be served; ``text`` says why.
+  image     the picture of image ``sha256`` (a thumbnail, or with ``full`` the original) as the
+            message's second buffer, with its ``media_type``, ``width``, ``height`` and ``size``;
+            or, without a picture, ``text`` saying why (not an image, a missing blob, a hash
+            that is not one), and with ``later`` that its bytes come when the running turn ends.
 
 Browser → kernel:
   sync      send a snapshot (the browser noticed a gap in ``seq``).
@@ -60,6 +64,8 @@ Browser → kernel:
   need_subtree  send the ``subtree`` at ``path`` (``from``, ``whole``) of turn ``turn``'s state,
             or with ``live`` of the state now.
   need_request  send the payload of call ``call`` of turn ``turn``.
+  need_image  send the ``image`` ``sha256`` (a thumbnail; with ``full`` the original), looked for
+            first among the parts of turn ``turn`` (``images.py``).
   preview   observe ``message`` without calling the model.
   edit      set ``path`` to the JSON text ``value``, or with ``op`` "remove" remove it.
   undo      take back the last edit.
@@ -85,6 +91,7 @@ EDITED = "edited"
 EDIT_FAILED = "edit_failed"
 COMPARISON = "comparison"
 ERROR = "error"
+IMAGE = "image"
 
 # browser -> kernel
 SYNC = "sync"
@@ -92,6 +99,7 @@ NEED_TURN = "need_turn"
 NEED_ROWS = "need_rows"
 NEED_SUBTREE = "need_subtree"
 NEED_REQUEST = "need_request"
+NEED_IMAGE = "need_image"
 EDIT = "edit"
 UNDO = "undo"
 COMPARE = "compare"
@@ -165,6 +173,21 @@ LEFT = "left"
 """The left side of a comparison: ``{"agent": name, "turn": index}``."""
 RIGHT = "right"
 """The right side of a comparison."""
+SHA256 = "sha256"
+"""The hash of the image asked for (``need_image``) or sent (``image``)."""
+FULL = "full"
+"""The original image, not its thumbnail (``need_image``, ``image``)."""
+MEDIA_TYPE = "media_type"
+"""The type of the picture an ``image`` message carries (PNG, JPEG, GIF or WEBP only)."""
+WIDTH = "width"
+"""An image's width in pixels (the original's, for a thumbnail too)."""
+HEIGHT = "height"
+"""An image's height in pixels."""
+LATER = "later"
+"""An ``image`` whose bytes are not held until its running turn ends: ask again then."""
+STATIC_IMAGES = "static_images"
+"""The last turn's images as a saved notebook shows them (snapshot): ``[{"line", "url"}]``, each
+a small thumbnail as a ``data:`` URL, for the static view ``js/saved.js`` writes at a save."""
 
 # synced traits (small, rarely changing)
 TRAIT_AGENT = "agent_name"
@@ -197,11 +220,13 @@ WIRE: dict[str, str] = {
     "EDIT_FAILED": EDIT_FAILED,
     "COMPARISON": COMPARISON,
     "ERROR": ERROR,
+    "IMAGE": IMAGE,
     "SYNC": SYNC,
     "NEED_TURN": NEED_TURN,
     "NEED_ROWS": NEED_ROWS,
     "NEED_SUBTREE": NEED_SUBTREE,
     "NEED_REQUEST": NEED_REQUEST,
+    "NEED_IMAGE": NEED_IMAGE,
     "EDIT": EDIT,
     "UNDO": UNDO,
     "COMPARE": COMPARE,
@@ -235,6 +260,13 @@ WIRE: dict[str, str] = {
     "OP": OP,
     "LEFT": LEFT,
     "RIGHT": RIGHT,
+    "SHA256": SHA256,
+    "FULL": FULL,
+    "MEDIA_TYPE": MEDIA_TYPE,
+    "WIDTH": WIDTH,
+    "HEIGHT": HEIGHT,
+    "LATER": LATER,
+    "STATIC_IMAGES": STATIC_IMAGES,
     "TRAIT_AGENT": TRAIT_AGENT,
     "TRAIT_MODEL": TRAIT_MODEL,
     "TRAIT_SNAPSHOT": TRAIT_SNAPSHOT,

@@ -70,6 +70,9 @@ class ModelRequest:
     """Tool schemas as OpenAI chat ``{"type": "function", "function": {...}}`` dicts."""
     options: dict[str, Any] = field(default_factory=dict)
     """Extra request options (tool_choice, temperature, ...)."""
+    stream_arguments: frozenset[str] = frozenset()
+    """Tools whose arguments ``stream`` yields as they arrive (``ArgumentsDelta``): a typed
+    run's output tools. Not part of what is sent."""
     parts: Mapping[str, BinaryPart] = field(default_factory=dict)
     """The images and files the messages refer to (``agentnb-blob:<sha256>``), by hash: their
     bytes, written in only when a request goes on the wire."""
@@ -146,11 +149,27 @@ class ModelResponse:
         return reasoning_items(self.raw)
 
 
+@fast_init
+@dataclass(frozen=True)
+class ArgumentsDelta:
+    """A tool call's arguments so far, while they stream in (only for the tools a request names
+    in ``stream_arguments``)."""
+
+    index: int
+    """Which call of the answer it is (the calls numbered in the order they came, from 0)."""
+    name: str
+    """The tool called."""
+    arguments: str
+    """The arguments' JSON text received so far (not the new piece: the whole of it)."""
+
+
 M = TypeVar("M", bound="Model")
 
 
 class Model(abc.ABC):
-    """A chat model. ``stream`` yields text deltas (``str``) and ends with a ``ModelResponse``."""
+    """A chat model. ``stream`` yields text deltas (``str``), the arguments of the tools the
+    request names in ``stream_arguments`` as they grow (``ArgumentsDelta``), and ends with a
+    ``ModelResponse``."""
 
     kind: str = "model"
     """scripted, replay, local or openai: shown wherever the model is named."""
@@ -180,8 +199,10 @@ class Model(abc.ABC):
         return counter_for_label(self.label)
 
     @abc.abstractmethod
-    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
-        """Answer ``request``: yield text deltas as they arrive, then the full response."""
+    def stream(self, request: ModelRequest) -> Iterator[str | ArgumentsDelta | ModelResponse]:
+        """Answer ``request``: yield text deltas as they arrive (and the arguments of the calls
+        of ``request.stream_arguments``' tools, where the model streams them), then the full
+        response."""
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer ``request`` without streaming."""

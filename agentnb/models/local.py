@@ -48,7 +48,7 @@ from typing import Any
 
 from ..errors import LocalModelError, ModelError
 from ..util.extras import install_line
-from .base import ModelRequest, ModelResponse
+from .base import ArgumentsDelta, ModelRequest, ModelResponse
 from .openai_base import PLACEHOLDER_KEY
 from .openai_chat import OpenAIChat
 from .replay import PREFILL_MESSAGE
@@ -262,7 +262,7 @@ class LocalModel(OpenAIChat):
             body.setdefault("tool_choice", "none")
         return body
 
-    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
+    def stream(self, request: ModelRequest) -> Iterator[str | ArgumentsDelta | ModelResponse]:
         self.server_process.ensure_started()
         for item in super().stream(request):
             if isinstance(item, ModelResponse) and len(item.tool_calls) > 1:

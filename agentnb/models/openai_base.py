@@ -28,7 +28,7 @@ from ..errors import (
 )
 from ..util.extras import require
 from ..util.text import one_line
-from .base import Model, ModelRequest, ModelResponse
+from .base import ArgumentsDelta, Model, ModelRequest, ModelResponse
 from .bounded_json import load_json
 from .credentials import Redactor, header_secrets, query_secrets, redact_url, url_secrets
 from .openai_transport import CutError, DeadlineError, read_answer
@@ -48,7 +48,7 @@ _CONTEXT_MARKERS = (
     "too many tokens",
 )
 
-Parser = Callable[[Iterator[tuple[str, str]], ModelRequest], Iterator["str | ModelResponse"]]
+Parser = Callable[[Iterator[tuple[str, str]], ModelRequest], Iterator["str | ArgumentsDelta | ModelResponse"]]
 
 
 class OpenAIBase(Model):
@@ -197,13 +197,17 @@ class OpenAIBase(Model):
         request: ModelRequest,
         parse_stream: Parser,
         parse_body: Callable[[Any, ModelRequest], ModelResponse],
-    ) -> Iterator[str | ModelResponse]:
+    ) -> Iterator[str | ArgumentsDelta | ModelResponse]:
         """Read the answer under the deadline, parse it, and yield it with credentials redacted."""
         redactor = self.redactor(request)
         try:
-            content_type, chunks = read_answer(open_response, self.deadline())
+            content_type, chunks = read_answer(
+                open_response, self.deadline(), one_attempt=self._retries() == 0
+            )
             if "text/event-stream" in content_type:
-                items: Iterator[str | ModelResponse] = parse_stream(sse_data(chunks), request)
+                items: Iterator[str | ArgumentsDelta | ModelResponse] = parse_stream(
+                    sse_data(chunks), request
+                )
             else:
                 items = _whole(parse_body(load_json(b"".join(chunks), "a body"), request))
             held = redactor.deltas()
@@ -213,6 +217,10 @@ class OpenAIBase(Model):
                     if rest:
                         yield rest
                     yield _redacted(item, redactor)
+                elif isinstance(item, ArgumentsDelta):  # the whole of the call's arguments so far
+                    yield (
+                        replace(item, arguments=redactor.deltas().feed(item.arguments)) if redactor else item
+                    )
                 else:
                     shown = held.feed(item)
                     if shown:

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import ModelResponseError
 from ..messages import ToolCall
 from .attachments import outgoing
-from .base import ModelRequest, ModelResponse, chat_messages
+from .base import ArgumentsDelta, ModelRequest, ModelResponse, chat_messages
 from .bounded_json import kind, load_json, show
 from .openai_base import OpenAIBase, merge_options
 from .openai_transport import RawAnswer
@@ -50,7 +50,7 @@ class OpenAIChat(OpenAIBase):
             body["stream_options"] = {"include_usage": True}
         return body
 
-    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
+    def stream(self, request: ModelRequest) -> Iterator[str | ArgumentsDelta | ModelResponse]:
         body = outgoing(self.wire_body(request), request.parts, chat=True)
         client = self.client()
         opener = lambda: RawAnswer(client, "/chat/completions", body)  # noqa: E731
@@ -60,14 +60,18 @@ class OpenAIChat(OpenAIBase):
 # -- reading Chat Completions answers ------------------------------------------------------------
 
 
-def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Iterator[str | ModelResponse]:
-    """Text deltas as they come, then the whole completion assembled from the stream's chunks.
+def chat_stream(
+    events: Iterator[tuple[str, str]], request: ModelRequest
+) -> Iterator[str | ArgumentsDelta | ModelResponse]:
+    """Text deltas as they come (and the arguments of the calls of ``request.stream_arguments``'
+    tools as they grow), then the whole completion assembled from the stream's chunks.
     An empty stream, or one that ends before a ``finish_reason``, is an error, not an answer."""
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     finish: str | None = None
     usage: dict[str, Any] | None = None
     head: dict[str, Any] = {}
+    watched = request.stream_arguments
     for event, data in events:
         chunk = load_json(data, "a stream event")
         error = event_error(event, chunk)
@@ -98,7 +102,15 @@ def chat_stream(events: Iterator[tuple[str, str]], request: ModelRequest) -> Ite
                 text.append(content)
                 yield content
             for position, part in enumerate(as_list(delta.get("tool_calls"), "tool_calls")):
-                add_call_delta(calls, position, part)
+                call = add_call_delta(calls, position, part)
+                function = call["function"]
+                if (
+                    watched
+                    and "problem" not in call
+                    and function["name"] in watched
+                    and (part.get("function") or {}).get("arguments")
+                ):
+                    yield ArgumentsDelta(part.get("index", position), function["name"], function["arguments"])
             finish = _finish_reason(choice.get("finish_reason")) or finish
     if finish is None:
         if not text and not calls:

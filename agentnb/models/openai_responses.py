@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import ModelError, ModelResponseError
 from ..messages import ToolCall
 from .attachments import outgoing, responses_content
-from .base import REASONING_KEY, ModelRequest, ModelResponse
+from .base import REASONING_KEY, ArgumentsDelta, ModelRequest, ModelResponse
 from .bounded_json import kind, load_json, show
 from .openai_base import OpenAIBase, merge_options
 from .openai_transport import RawAnswer
@@ -116,7 +116,7 @@ class OpenAIResponses(OpenAIBase):
             body["stream"] = True
         return body
 
-    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
+    def stream(self, request: ModelRequest) -> Iterator[str | ArgumentsDelta | ModelResponse]:
         body = outgoing(self.wire_body(request), request.parts)
         client = self.client()
         opener = lambda: RawAnswer(client, "/responses", body)  # noqa: E731
@@ -125,9 +125,12 @@ class OpenAIResponses(OpenAIBase):
 
 def responses_stream(
     events: Iterator[tuple[str, str]], request: ModelRequest
-) -> Iterator[str | ModelResponse]:
-    """Text deltas as they come, then the completed response; a stream that ends without one
-    (empty, or cut) is an error."""
+) -> Iterator[str | ArgumentsDelta | ModelResponse]:
+    """Text deltas as they come (and the arguments of the calls of ``request.stream_arguments``'
+    tools as they grow), then the completed response; a stream that ends without one (empty, or
+    cut) is an error."""
+    watched = request.stream_arguments
+    calls: dict[Any, list[Any]] = {}  # output index -> [which call of the answer, name, arguments so far]
     for name, data in events:
         event = load_json(data, "a stream event")
         if not isinstance(event, dict):
@@ -141,6 +144,17 @@ def responses_stream(
                 raise ModelResponseError(f"sent a text delta that is {kind(delta)} ({show(delta)}), not text")
             if delta:
                 yield delta
+        elif watched and what == "response.output_item.added":
+            item, at = event.get("item"), event.get("output_index")
+            if isinstance(item, dict) and item.get("type") == "function_call" and isinstance(at, int):
+                tool = item.get("name")
+                calls[at] = [len(calls), tool if isinstance(tool, str) else None, ""]
+        elif watched and what == "response.function_call_arguments.delta":
+            at, delta = event.get("output_index"), event.get("delta")
+            call = calls.get(at) if isinstance(at, int) else None
+            if call is not None and call[1] in watched and isinstance(delta, str) and delta:
+                call[2] += delta
+                yield ArgumentsDelta(call[0], call[1], call[2])
         elif what in ("response.completed", "response.incomplete"):
             yield responses_response(event.get("response"), request)
             return

@@ -4,18 +4,26 @@ The ``openai`` client sends the request (auth, retries, HTTP errors): ``RawAnswe
 body as it is and leaves the answer unread. The answer's bytes are read here, in a reader thread
 (kept for the next call), so that a server trickling one byte at a time or sending keep-alive
 pings forever cannot hold a run past its ``timeout``: the caller waits at most until the
-deadline, then shuts the connection down.
+deadline, then shuts the connection down. A stream's chunks are handed over as they come; a
+whole body (no stream) at once, when it has all arrived.
+
+A client that makes one attempt per request (``max_retries=0``: an evaluation's, ``agent.map``'s)
+reads in the caller's own thread instead, with no hand-over: the client's timeout bounds the wait
+for the answer's head (one attempt), and one watchdog thread shared by all calls shuts a
+connection down at its deadline, which ends a body that trickles or pings.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import queue
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, suppress
+from contextlib import AbstractContextManager, ExitStack, suppress
 from typing import Any
 
 from ..errors import ModelResponseError
@@ -131,21 +139,81 @@ class _Readers:
 _READERS = _Readers()
 
 
+class _Watchdog:
+    """One daemon thread that calls each guarded call's ``cancel`` at its deadline, unless the
+    call released its guard first (the calls that read in their own thread)."""
+
+    def __init__(self) -> None:
+        self._wake = threading.Condition()
+        self._due: list[tuple[float, int, list[Any]]] = []
+        """(deadline, order, [cancel]) by deadline; a released guard's cancel is None."""
+        self._order = itertools.count()
+        self._live = 0
+        self._started = False
+
+    def guard(self, deadline: float, cancel: Callable[[], None]) -> list[Any]:
+        """Call ``cancel`` at ``deadline`` (monotonic) unless ``release`` comes first."""
+        entry: list[Any] = [cancel]
+        with self._wake:
+            if len(self._due) > 64 and len(self._due) > 2 * self._live:  # mostly released: compact
+                self._due = [item for item in self._due if item[2][0] is not None]
+                heapq.heapify(self._due)
+            heapq.heappush(self._due, (deadline, next(self._order), entry))
+            self._live += 1
+            if not self._started:
+                self._started = True
+                threading.Thread(target=self._serve, daemon=True, name="agentnb-model-deadline").start()
+            elif self._due[0][2] is entry:  # sooner than what the thread waits for
+                self._wake.notify()
+        return entry
+
+    def release(self, entry: list[Any]) -> None:
+        """The call ended before its deadline."""
+        with self._wake:
+            if entry[0] is not None:
+                entry[0] = None
+                self._live -= 1
+
+    def _serve(self) -> None:
+        while True:
+            with self._wake:
+                while self._due and self._due[0][2][0] is None:
+                    heapq.heappop(self._due)
+                if not self._due:
+                    self._wake.wait()
+                    continue
+                left = self._due[0][0] - time.monotonic()
+                if left > 0:
+                    self._wake.wait(left)
+                    continue
+                entry = heapq.heappop(self._due)[2]
+                cancel, entry[0] = entry[0], None
+                self._live -= 1
+            cancel()
+
+
+_WATCHDOG = _Watchdog()
+
+
 def _forked() -> None:
-    # A forked child has only the thread that forked: the parent's idle readers are not there.
-    global _READERS
+    # A forked child has only the thread that forked: the parent's readers and watchdog are not there.
+    global _READERS, _WATCHDOG
     _READERS = _Readers()
+    _WATCHDOG = _Watchdog()
 
 
 os.register_at_fork(after_in_child=_forked)
 
 
 def read_answer(
-    open_response: Callable[[], AbstractContextManager[Any]], seconds: float
+    open_response: Callable[[], AbstractContextManager[Any]], seconds: float, *, one_attempt: bool = False
 ) -> tuple[str, Iterator[bytes]]:
     """Send the request and return (content type, body chunks); everything, retries included,
-    must arrive within ``seconds`` or ``DeadlineError`` is raised."""
+    must arrive within ``seconds`` or ``DeadlineError`` is raised. ``one_attempt``: the client
+    does not retry, so the caller's thread reads (see the module's text)."""
     deadline = time.monotonic() + seconds
+    if one_attempt:
+        return _read_here(open_response, deadline)
     items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
     cancelled: list[bool] = []  # [True] once the caller gave up
     responses: list[Any] = []
@@ -156,15 +224,31 @@ def read_answer(
                 responses.append(response.http_response)
                 if cancelled:
                     return
-                items.put(("head", response.http_response.headers.get("content-type", "")))
+                kind = response.http_response.headers.get("content-type", "")
+                streamed = "text/event-stream" in kind
+                if streamed:
+                    items.put(("head", kind))
+                body: list[bytes] = []
+                size = 0
                 try:
                     for chunk in response.iter_bytes():
                         if cancelled:
                             return
-                        items.put(("data", chunk))
+                        if streamed:
+                            items.put(("data", chunk))
+                            continue
+                        size += len(chunk)
+                        if size > MAX_ANSWER_BYTES:
+                            raise ModelResponseError(
+                                f"sent an answer longer than {MAX_ANSWER_BYTES >> 20} MB"
+                            )
+                        body.append(chunk)
+                except ModelResponseError:
+                    raise
                 except Exception as exc:  # the client wraps errors while sending, not while reading
                     raise CutError(one_line(exc)[:200]) from exc
-            items.put(("end", None))
+            # A whole body is handed over at once: one wake-up of the caller, not one per chunk.
+            items.put(("end", None) if streamed else ("whole", (kind, body)))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             items.put(("error", exc))
 
@@ -181,7 +265,80 @@ def read_answer(
         raise
     if what == "error":
         raise value
+    if what == "whole":
+        kind, body = value
+        return str(kind), iter(body)
     return str(value), _chunks(items, deadline, cancel)
+
+
+def _read_here(
+    open_response: Callable[[], AbstractContextManager[Any]], deadline: float
+) -> tuple[str, Iterator[bytes]]:
+    """``read_answer`` in the caller's thread, the watchdog shutting the connection down at the
+    deadline (the client's own timeout ends a wait for the head)."""
+    fired: list[bool] = []
+    responses: list[Any] = []
+
+    def cancel() -> None:
+        fired.append(True)
+        for response in responses:
+            _shut_down(response)
+
+    guard = _WATCHDOG.guard(deadline, cancel)
+    opened = ExitStack()
+    try:
+        response = opened.enter_context(open_response())
+        responses.append(response.http_response)
+        if fired or time.monotonic() > deadline:
+            raise DeadlineError
+        kind = str(response.http_response.headers.get("content-type", ""))
+        chunks = _guarded(response.iter_bytes(), fired)
+        if "text/event-stream" in kind:
+            return kind, _streamed_here(chunks, opened, guard, fired)
+        body = list(chunks)
+    except BaseException as exc:
+        opened.close()
+        _WATCHDOG.release(guard)
+        if fired and not isinstance(exc, DeadlineError):
+            raise DeadlineError from None
+        raise
+    opened.close()
+    _WATCHDOG.release(guard)
+    if fired:
+        raise DeadlineError
+    return kind, iter(body)
+
+
+def _guarded(chunks: Iterator[bytes], fired: list[bool]) -> Iterator[bytes]:
+    """The body's chunks read here: a read that breaks is ``CutError`` (``DeadlineError`` once
+    the watchdog shut the connection down), and the size is limited."""
+    size = 0
+    while True:
+        try:
+            chunk = next(chunks, None)
+        except Exception as exc:  # the client wraps errors while sending, not while reading
+            if fired:
+                raise DeadlineError from None
+            raise CutError(one_line(exc)[:200]) from exc
+        if chunk is None:
+            return
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            raise ModelResponseError(f"sent an answer longer than {MAX_ANSWER_BYTES >> 20} MB")
+        yield chunk
+
+
+def _streamed_here(
+    chunks: Iterator[bytes], opened: ExitStack, guard: list[Any], fired: list[bool]
+) -> Iterator[bytes]:
+    """A stream read here, closed and released when it ends or is given up on."""
+    try:
+        yield from chunks
+        if fired:
+            raise DeadlineError
+    finally:
+        opened.close()
+        _WATCHDOG.release(guard)
 
 
 def _next(items: queue.SimpleQueue[tuple[str, Any]], deadline: float) -> tuple[str, Any]:

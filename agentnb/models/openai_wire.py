@@ -164,10 +164,11 @@ def reasoning_tokens(usage: dict[str, Any]) -> int:
 # -- Chat Completions stream pieces and error bodies ---------------------------------------------
 
 
-def add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) -> None:
-    """Add one streamed tool-call delta to the calls assembled so far (by ``index``). A delta
-    whose index is not a whole number, or whose name is not text, makes its call unusable: it
-    is kept with a ``problem`` (the call's error result), the other calls run."""
+def add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) -> dict[str, Any]:
+    """Add one streamed tool-call delta to the calls assembled so far (by ``index``); returns
+    the call it added to. A delta whose index is not a whole number, or whose name is not
+    text, makes its call unusable: it is kept with a ``problem`` (the call's error result), the
+    other calls run."""
     if not isinstance(part, dict):
         raise ModelResponseError(f"sent a tool call delta that is {kind(part)}: {show(part)}")
     index = part.get("index", position)
@@ -187,12 +188,12 @@ def add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) -
         entry["id"] = part["id"]
     function = part.get("function")
     if function is None:
-        return
+        return entry
     if not isinstance(function, dict):
         entry["problem"] = (
             f"the server streamed a tool call whose function is {kind(function)} ({show(function)}), not an object"
         )
-        return
+        return entry
     name = function.get("name")
     if name is not None and not isinstance(name, str):
         entry["problem"] = name_problem(name)
@@ -203,6 +204,7 @@ def add_call_delta(calls: dict[Any, dict[str, Any]], position: int, part: Any) -
     if arguments is not None and not isinstance(arguments, str):
         entry["note"] = arguments_note(arguments)
     entry["function"]["arguments"] += arguments_text(arguments)
+    return entry
 
 
 def call_order(key: Any) -> tuple[int, int]:

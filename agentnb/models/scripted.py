@@ -16,7 +16,7 @@ from ..errors import ConfigurationError, ScriptedModelExhaustedError
 from ..events import Usage
 from ..messages import ToolCall
 from ..util.fastinit import fast_init
-from .base import Model, ModelRequest, ModelResponse, text_chunks
+from .base import ArgumentsDelta, Model, ModelRequest, ModelResponse, text_chunks
 from .tokens import content_tokens, estimate_tokens
 
 
@@ -102,7 +102,7 @@ class ScriptedModel(Model):
         self.steps.extend(steps)
         return self
 
-    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
+    def stream(self, request: ModelRequest) -> Iterator[str | ArgumentsDelta | ModelResponse]:
         index = len(self.requests)
         self.requests.append(request)
         if self._function is not None:
@@ -124,6 +124,13 @@ class ScriptedModel(Model):
                 yield from text_chunks(content)
             else:
                 yield content
+        if self.streaming and request.stream_arguments:
+            for position, call in enumerate(calls):
+                if call.name in request.stream_arguments:
+                    so_far = ""
+                    for piece in text_chunks(call.arguments):
+                        so_far += piece
+                        yield ArgumentsDelta(position, call.name, so_far)
         usage = Usage(
             input_tokens=sum(content_tokens(m.get("content")) for m in request.messages),
             output_tokens=estimate_tokens(content) + sum(estimate_tokens(c.arguments) for c in calls),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -23,8 +23,6 @@ from ..errors import AgentRunError, MaxToolIterationsError, StateKeyError, State
 from ..events import (
     ContextRetrieved,
     Event,
-    ModelRequested,
-    ModelResponded,
     OutputChecked,
     PromptRendered,
     RunFailed,
@@ -39,7 +37,7 @@ from ..history.pause import Pause
 from ..history.records import TurnRecord
 from ..messages import BinaryPart, Message, ToolCall
 from ..messages.wire import parts_by_hash
-from ..models.base import REASONING_KEY, ModelRequest, ModelResponse, text_chunks
+from ..models.base import REASONING_KEY, ModelResponse
 from ..state.tracking import StateTracker
 from ..tools import Tool
 from ..tools.run_context import RunContext
@@ -50,9 +48,10 @@ from .executor import ToolExecutor
 from .observe import Prepared
 from .pausing import Pausing
 from .setup import TurnSetup, continuation_id, run_started
+from .thinking import Thinking
 
 
-class Turn(Acting, Pausing):
+class Turn(Acting, Pausing, Thinking):
     """One run. Iterate ``events()``; afterwards ``.record`` holds everything and ``.error``
     says why it failed, if it did."""
 
@@ -94,6 +93,7 @@ class Turn(Acting, Pausing):
             else None
         )
         """The answers checked against the run's output type (None: a run without one)."""
+        self._streams(setup, ctx.run_id)
         # ``_emit`` runs for every event: the record's event list (a lazy field) and the emit, read once.
         self._record_event, self._notify = record.events.append, setup.emit
 
@@ -302,49 +302,6 @@ class Turn(Acting, Pausing):
             return False
         return None
 
-    def _request(
-        self,
-        wire: list[dict[str, Any]],
-        schemas: list[dict[str, Any]],
-        call: int,
-        edit: Mapping[str, Any] | None = None,
-    ) -> Generator[Event, None, ModelResponse | None]:
-        """One model call (Think): its request and response events; the response, or None when
-        it failed (the run has failed then). ``edit``: what a person changed at a breakpoint
-        before it (their messages carry on as the run's conversation)."""
-        setup, run_id = self.setup, self.ctx.run_id
-        tools, options = schemas, dict(setup.model_options)
-        if edit:
-            if "messages" in edit:
-                wire[:] = [dict(m) for m in edit["messages"]]
-                self.ctx.messages[:] = [Message.from_openai(m, self._parts) for m in wire]
-                self._parts = parts_by_hash(self.ctx.messages)
-            tools, options = list(edit.get("tools", tools)), dict(edit.get("options", options))
-        request = ModelRequest(messages=list(wire), tools=tools, options=options, parts=self._parts)
-        try:
-            payload = setup.model.payload(request)
-            yield self._emit(ModelRequested(run_id=run_id, call=call, request=payload, at=time.time()))
-            started = time.perf_counter()
-            response = yield from self._think(request, call, payload)
-        except Exception as exc:
-            yield from self._fail(exc)
-            return None
-        self._model_calls += 1
-        self._usage = self._usage + response.usage
-        yield self._emit(
-            ModelResponded(
-                run_id=run_id,
-                call=call,
-                content=response.content,
-                tool_calls=response.tool_calls,
-                finish_reason=response.finish_reason,
-                usage=response.usage,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                response=response.raw,
-            )
-        )
-        return response
-
     def _too_many_rounds(self) -> MaxToolIterationsError:
         limit = self.setup.max_tool_iterations
         return MaxToolIterationsError(
@@ -399,30 +356,6 @@ class Turn(Acting, Pausing):
         for key, value in self.state_values.items():
             state.set(key, value)
             tracker.checkpoint(StateCause(kind="run_kwarg", name=key))
-
-    def _think(
-        self, request: ModelRequest, call: int, payload: dict[str, Any]
-    ) -> Generator[Event, None, ModelResponse]:
-        """Ask the model (or the recording), streaming its text as TextDelta events; returns the
-        response."""
-        model, replay = self.setup.model, self.setup.replay
-        if replay is not None and call == 0:  # first, whether the recording asked for this output
-            replay.output_asked(self.record, self.attempts.signature if self.attempts else None, model)
-        recorded = replay.answer(self.record, call, payload, model) if replay is not None else None
-        stream: Iterable[str | ModelResponse] = (
-            model.stream(request) if recorded is None else [*text_chunks(recorded.content), recorded]
-        )
-        response: ModelResponse | None = None
-        for item in stream:
-            if isinstance(item, ModelResponse):
-                response = item
-            elif item:
-                yield self._emit(TextDelta(run_id=self.ctx.run_id, call=call, text=item))
-        if response is None:
-            raise AgentRunError(f"model {model.label} returned no response")
-        if replay is not None and recorded is None:
-            replay.answered(self.record, call, response)
-        return response
 
     def _own_messages(self) -> list[Message]:
         """This turn's messages: its system prompt, the user's message and what followed."""

@@ -31,6 +31,10 @@ class Member:
     """JSON data -> the typed value; raises ``Invalid`` with the errors."""
     to_data: Callable[[Any], Any]
     """The typed value -> JSON data."""
+    validate_partial: Callable[[Any], Any] | None = None
+    """JSON data of an answer still streaming -> the typed value so far (pydantic's
+    ``experimental_allow_partial``); raises when it is not one yet. None: the type has no
+    partial validation (a JSON-schema dict)."""
 
 
 class Invalid(Exception):
@@ -124,7 +128,12 @@ def _typed_member(tp: Any) -> Member:
             ) from None
 
     return Member(
-        type_name(tp), schema, wrapped, validate, lambda value: adapter.dump_python(value, mode="json")
+        type_name(tp),
+        schema,
+        wrapped,
+        validate,
+        lambda value: adapter.dump_python(value, mode="json"),
+        lambda data: adapter.validate_python(data, experimental_allow_partial=True),
     )
 
 

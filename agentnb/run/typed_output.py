@@ -4,11 +4,18 @@ and state key, checked when given and turned into one ``OutputSpec`` per setting
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import ConfigurationError
 from .output import OutputSpec
+
+_SPECS: dict[tuple[Any, ...], OutputSpec] = {}
+"""Output specs by setting, shared by every agent: a spec's schema, validator and output tools
+cost more than a turn to make, and an evaluation or ``agent.map`` builds a fresh agent from the
+same definition for each case. A spec never changes once made."""
+_SPECS_KEPT = 64
 
 
 class TypedOutput:
@@ -51,7 +58,6 @@ class TypedOutput:
         self.output_mode, self.output_retries, self.output_tool_name = mode, retries, tool_name
         self.output_validators: list[Callable[..., Any]] = list(validators or [])
         self.output_to_state = to_state
-        self._output_specs: dict[tuple[Any, ...], Any] = {}
         self._output_spec(None)  # a bad option fails here, not at the first run
 
     @property
@@ -66,34 +72,33 @@ class TypedOutput:
         return fn
 
     def _output_spec(self, output_type: Any = None) -> OutputSpec | None:
-        """The output this run asks for (its own type, else the agent's), built once per setting."""
+        """The output this run asks for (its own type, else the agent's), built once per setting
+        (and shared with every agent of the same setting)."""
         tp = output_type if output_type is not None else self.output_type
         if tp is None and self.output_validators:
             tp = str  # validators check a plain answer too (pydantic-ai's default output is text)
         if tp is None:
             return None
+        validators = tuple(self.output_validators)
+        # A type and the validators by identity (a spec kept holds them alive: an id in the key is
+        # never another object's); a JSON-schema dict by its content, which may be edited.
         key = (
-            id(tp),
+            json.dumps(tp, sort_keys=True, default=repr) if isinstance(tp, dict) else id(tp),
             self.output_mode,
             self.output_retries,
             self.output_tool_name,
-            tuple(self.output_validators),
+            tuple(map(id, validators)),
             self.output_to_state,
         )
-        cached = self._output_specs.get(key)
-        if cached is not None and cached.type is tp:
+        cached = _SPECS.get(key)
+        if cached is not None and (cached.type is tp or isinstance(tp, dict)):
             return cached
         spec = OutputSpec(
-            tp,
-            self.output_mode,
-            self.output_retries,
-            self.output_tool_name,
-            self.output_validators,
-            self.output_to_state,
+            tp, self.output_mode, self.output_retries, self.output_tool_name, validators, self.output_to_state
         )
-        if len(self._output_specs) > 16:
-            self._output_specs.clear()
-        self._output_specs[key] = spec
+        if len(_SPECS) >= _SPECS_KEPT:
+            _SPECS.clear()
+        _SPECS[key] = spec
         return spec
 
 

@@ -16,7 +16,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..events import Event, RunFailed, RunFinished, RunStarted, TextDelta
+from ..events import Event, OutputDelta, RunFailed, RunFinished, RunStarted, TextDelta
 from .handoff import flush, handoff_for
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def _check_provider(provider: Any) -> None:
 
 def observe(agent: Any, event: Event) -> None:
     """The observer the core calls with every event of every agent."""
-    if isinstance(event, TextDelta):
+    if isinstance(event, (TextDelta, OutputDelta)):  # streaming: the spans take the whole answer
         return
     if isinstance(event, RunStarted):
         _start(agent, event)

@@ -4,6 +4,7 @@
 import { disclosure, h } from "../dom.js";
 import { argsText, counterText, firstLine, inputItem, pretty, short, tokenCount, tokenParts } from "../format.js";
 import { NO_ANSWER } from "../store.js";
+import { contentView, contentHead, partsRow } from "../thumbs.js";
 
 export function jsonBlock(value) {
   return h("pre", { class: "anb-pre anb-json" }, typeof value === "string" ? value : pretty(value));
@@ -93,10 +94,11 @@ function tokensFooter(prompt) {
   return h("div", { class: "anb-tokens-line" + (tokens.exact ? "" : " anb-estimate"), title: counterText(tokens) }, "this prompt's tokens (the input of one model call; the header sums the turn's calls, in and out): " + tokenParts(tokens).join(" · ") + " — " + counterText(tokens));
 }
 
-/** The system prompt one section per row (each with its token count), then the user message,
+/** The system prompt one section per row (each with its token count), then the user message
+ * (with its images and files, ``parts``: thumbnails from ``images``, looked for in turn ``turn``),
  * the prompt's cost, the template map and the notes. Sections that differ from ``against`` are
  * marked changed. */
-export function sectionsView(prompt, { against = null } = {}) {
+export function sectionsView(prompt, { against = null, parts = null, images = null, turn = null } = {}) {
   const rows = h("div", { class: "anb-sections" });
   const changed = changedSources(prompt, against);
   const tokens = prompt.tokens;
@@ -126,7 +128,7 @@ export function sectionsView(prompt, { against = null } = {}) {
         "div",
         { class: "anb-section anb-section-user", "data-source": "user" },
         h("div", { class: "anb-section-label" }, "user message", count ? h("span", { class: "anb-section-tokens" }, count + " tok") : null),
-        h("div", { class: "anb-section-text" }, prompt.userPrompt),
+        h("div", { class: "anb-section-text" }, prompt.userPrompt, partsRow(images, parts, turn)),
       ),
     );
   }
@@ -135,16 +137,17 @@ export function sectionsView(prompt, { against = null } = {}) {
   return out;
 }
 
-/** One chat message of a request, collapsible (``key`` remembers whether the user opened it). */
-export function messageView(view, key, m, open) {
-  const head = m.role + (m.tool_call_id ? " (" + m.tool_call_id + ")" : "") + ": " + short(firstLine(m.content ?? (m.tool_calls ? m.tool_calls.map((c) => c.function?.name).join(", ") : "")), 100);
+/** One chat message of a request, collapsible (``key`` remembers whether the user opened it); its
+ * images and files as thumbnails and lines (their pictures looked for first in turn ``turn``). */
+export function messageView(view, key, m, open, turn = null) {
+  const head = m.role + (m.tool_call_id ? " (" + m.tool_call_id + ")" : "") + ": " + short(firstLine(contentHead(m.content) ?? (m.tool_calls ? m.tool_calls.map((c) => c.function?.name).join(", ") : "")), 100);
   return disclosure(view, key, {
     attrs: { class: "anb-message-row anb-role-" + String(m.role).replace(/[^a-z]/g, "") },
     open,
     summary: h("summary", {}, head),
     fill: () => {
       const body = [];
-      if (m.content !== null && m.content !== undefined && m.content !== "") body.push(h("pre", { class: "anb-pre" }, typeof m.content === "string" ? m.content : pretty(m.content)));
+      if (m.content !== null && m.content !== undefined && m.content !== "") body.push(contentView(view.images, m.content, turn));
       if (m.tool_calls) {
         const calls = m.tool_calls.map((c) => "→ " + (c.function?.name ?? "?") + "(" + argsText(c.function?.arguments) + ")  [" + c.id + "]");
         body.push(h("pre", { class: "anb-pre anb-tool-calls" }, calls.join("\n")));
@@ -175,8 +178,9 @@ function rawRow(view, key, summary, value) {
   return disclosure(view, key, { attrs: { class: "anb-message-row" }, summary: h("summary", {}, summary), fill: () => jsonBlock(value) });
 }
 
-/** A model request payload: its messages, tools and options, and the raw JSON. */
-export function requestView(view, key, request) {
+/** A model request payload: its messages, tools and options, and the raw JSON (``turn``: where
+ * its images are looked for first). */
+export function requestView(view, key, request, turn = null) {
   // A Responses API request lists ``input`` items (reasoning items among them), not messages.
   const { messages: chat = [], tools = [], ...rest } = request;
   const items = Array.isArray(rest.input) ? rest.input : null;
@@ -191,7 +195,7 @@ export function requestView(view, key, request) {
       h("span", {}, (rest.model ? rest.model + " · " : "") + messages.length + " message(s) · " + tools.length + " tool(s)"),
       copyButton(() => JSON.stringify(request, null, 2)),
     ),
-    messages.map((m, i) => messageView(view, key + ":m" + i, m, i === messages.length - 1)),
+    messages.map((m, i) => messageView(view, key + ":m" + i, m, i === messages.length - 1, turn)),
     tools.length ? rawRow(view, key + ":tools", "tools: " + tools.map((t) => t.function?.name || t.name).join(", "), tools) : null,
     Object.keys(rest).length ? rawRow(view, key + ":options", "options: " + Object.keys(rest).join(", "), rest) : null,
     rawRow(view, key + ":raw", "raw JSON", request),

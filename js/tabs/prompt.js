@@ -21,7 +21,7 @@ function callMessages(ctx, call) {
     "div",
     { class: "anb-call-messages" },
     h("div", { class: "anb-label" }, previous ? "+" + added.length + " message(s) since call " + (previous.call + 1) : "messages of call 1"),
-    added.map((m, i) => (m.role === "system" ? null : messageView(ctx.view, "call:" + turn.index + ":" + call.call + ":" + i, m, true))),
+    added.map((m, i) => (m.role === "system" ? null : messageView(ctx.view, "call:" + turn.index + ":" + call.call + ":" + i, m, true, turn.index))),
   );
 }
 
@@ -58,7 +58,8 @@ export default {
   panel(ctx) {
     const turn = ctx.turn;
     if (!turn.prompt) return turn.loaded ? empty("The prompt is not rendered yet.") : loading(ctx);
-    const out = h("div", { class: "anb-prompt" }, sectionsView(turn.prompt), addedView(turn));
+    const user = { parts: turn.userParts, images: ctx.view.images, turn: turn.index }; // its images and files
+    const out = h("div", { class: "anb-prompt" }, sectionsView(turn.prompt, user), addedView(turn));
     const picker = callPicker(ctx, "messages of");
     if (picker) out.append(picker, callMessages(ctx, pickedCall(ctx)));
     return out;

@@ -21,7 +21,7 @@ export default {
       store.needRequest(turn.index, call.call);
       out.appendChild(waiting(ctx.store, "the request of call " + (call.call + 1)));
     } else {
-      out.appendChild(requestView(ctx.view, "request:" + turn.index + ":" + call.call, request));
+      out.appendChild(requestView(ctx.view, "request:" + turn.index + ":" + call.call, request, turn.index));
     }
     return out;
   },

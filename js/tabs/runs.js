@@ -115,7 +115,7 @@ function lanesView(lanes, selected) {
             lane.bars.map((bar) =>
               h("span", {
                 class: "anb-bar anb-bar-" + bar.kind,
-                title: bar.label + " " + ms(bar.end_ms - bar.start_ms),
+                title: bar.label + " " + ms(bar.duration_ms ?? bar.end_ms - bar.start_ms), // the call's own time, as Tool calls shows it
                 // Inline geometry only: the bars are placed by their times (colours are the theme's).
                 style: "left:" + (100 * bar.start_ms) / end + "%;width:" + Math.max(0.5, (100 * (bar.end_ms - bar.start_ms)) / end) + "%",
               }),

@@ -2,7 +2,8 @@
 // state the call changed.
 
 import { disclosure, empty, h } from "../dom.js";
-import { argsDiff, argsText, firstLine, ms, opSign, pathLabel, short } from "../format.js";
+import { argsDiff, argsText, firstLine, ms, opSign, partLine, pathLabel, short } from "../format.js";
+import { partsRow } from "../thumbs.js";
 import { jsonBlock, loading } from "./parts.js";
 
 /** What a hook that passed the call on changed in its arguments ("passed on as received" when
@@ -68,7 +69,7 @@ function patchList(turn, t) {
   );
 }
 
-function toolBody(turn, t) {
+function toolBody(turn, t, images) {
   const failed = t.done && t.error;
   const args = argsText(t.arguments);
   const body = h(
@@ -83,6 +84,7 @@ function toolBody(turn, t) {
     body.append(
       h("div", { class: "anb-label" }, failed ? "error (" + (t.error_kind || "error") + ")" : "result"),
       jsonBlock(failed ? t.error : t.result),
+      partsRow(images, t.attachments, turn.index), // the images and files the result holds
       h("div", { class: "anb-label" }, "state keys changed: " + ((t.changed_keys || []).join(", ") || "none")),
     );
     const patches = patchList(turn, t);
@@ -111,6 +113,7 @@ function toolRow(ctx, t, key) {
   const tree = ctx.turn.runTree;
   const routed = Boolean(tree && tree.routed_to && t.child_run_id === tree.routed_to);
   const status = !t.done ? "running…" : failed ? "error" : routed ? "routed" : t.answered_by && t.answered_by !== "tool" ? "answered by " + t.answered_by : "ok";
+  const attached = (t.attachments || []).length;
   const summary = h(
     "summary",
     { class: "anb-tool-summary" },
@@ -119,6 +122,7 @@ function toolRow(ctx, t, key) {
     h("span", { class: "anb-tool-args" }, short(argsText(t.arguments), 80)),
     h("span", { class: "anb-tool-arrow" }, "→"),
     h("span", { class: "anb-tool-result" + (failed ? " anb-bad" : "") }, t.done ? short(firstLine(failed ? t.error : t.result), 80) : "…"),
+    attached ? h("span", { class: "anb-tool-parts", title: t.attachments.map(partLine).join("\n") }, "+" + attached + (attached === 1 ? " attachment" : " attachments")) : null,
     h(
       "span",
       { class: "anb-tool-status anb-tool-" + (failed ? "error" : t.done ? "ok" : "running"), title: routed ? "made for this turn, not by its model: the agent in charge answered it" : null },
@@ -126,7 +130,7 @@ function toolRow(ctx, t, key) {
     ),
     h("span", { class: "anb-tool-time", title: t.done ? callTimeTitle(t) : null }, t.done ? ms(t.duration_ms) : ""),
   );
-  return disclosure(ctx.view, key, { attrs: { class: "anb-tool", "data-tool": t.name }, summary, fill: () => toolBody(ctx.turn, t) });
+  return disclosure(ctx.view, key, { attrs: { class: "anb-tool", "data-tool": t.name }, summary, fill: () => toolBody(ctx.turn, t, ctx.view.images) });
 }
 
 export default {

@@ -45,7 +45,7 @@ test("at a save, the inspector's latest turn goes into the notebook's metadata u
 test("the static text: header, the last turn's message, tool calls (errors marked) and answer", () => {
   const lines = staticText(budgetModel()).split("\n");
   assert.equal(lines[0], "budget · inspector · model scripted · 2 turn(s) · " + STATIC_NOTE);
-  assert.match(lines[1], /^turn 2 · ok · \d+ ms$/);
+  assert.match(lines[1], /^turn 2 · ok · \d+(\.\d)? m?s$/);
   assert.deepEqual(lines.slice(2), ["user: buy caviar", '  1. buy({"item":"caviar"}) -> error: caviar is over budget', "answer: No."]);
 });
 

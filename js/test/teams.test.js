@@ -2,13 +2,14 @@ import assert from "node:assert/strict";
 import test from "node:test";
 
 import { STATIC_NOTE, staticText } from "../saved.js";
-import { TREE_WIRE, axisEnd, inCharge, routedOf } from "../runs.js";
+import { ms } from "../format.js";
+import { TREE_WIRE, axisEnd, inCharge, routedOf, scopedTurn } from "../runs.js";
 import { NOT_CONNECTED, NO_ANSWER, createStore } from "../store.js";
 import { RECONNECT, whatToDo } from "../tabs/parts.js";
 import { timing } from "../tabs/runs.js";
 import { callTimeTitle, toolKey } from "../tabs/tools.js";
 import { loadTurn, turnFromSummary } from "../turn.js";
-import { openingTab } from "../view.js";
+import { openingTab, statusOf } from "../view.js";
 import { WIRE } from "../wire.js";
 import { Model, finished, snapshot, started, summary } from "./model.js";
 
@@ -54,7 +55,7 @@ test("the static text says who is in charge and where the last turn went, with n
   const lines = staticText(triage()).split("\n");
   assert.equal(lines[0], "triage · inspector · model scripted · 2 turn(s) · " + STATIC_NOTE);
   assert.equal(lines[1], "in charge: billing (a handoff left it answering)");
-  assert.match(lines[2], /^turn 2 · ok · routed to billing · \d+ ms$/);
+  assert.match(lines[2], /^turn 2 · ok · routed to billing · \d+(\.\d)? m?s$/);
   assert.deepEqual(lines.slice(3), ["user: I paid it.", "answer: Thanks, it is paid."]);
   assert.match(STATIC_NOTE, /re-run this cell/);
 });
@@ -93,6 +94,17 @@ test("a member run's times say what they measure, and flag a run longer than the
   assert.equal(mixed.text, "run 10 ms · call 6.8 ms ⚠");
   assert.match(mixed.title, /timed in different runs/);
   assert.deepEqual(timing({ agent: "team", duration_ms: 428 }), { text: "run 428 ms", title: "the run, from its start to its answer" });
+});
+
+test("a member run's time reads the same in the header and in its node of the Runs tab", () => {
+  // The kernel sends the run's own time to both (agentnb/ipython/run_tree.py); each formats it with ms.
+  for (const took of [1.1500004, 1.15, 0.04999, 9.95, 999.96, 1234.5]) {
+    const run = scopedTurn({ [WIRE.TURN_INDEX]: 0, [TREE_WIRE.RUN_ID]: "b1", [WIRE.EVENTS]: [started("go"), { ...finished("done"), duration_ms: took }] }, new Map());
+    const [, header] = statusOf(run, 0, null);
+    const node = timing({ agent: "b", duration_ms: took, delegation: { tool: "delegate_task_to_member", call_ms: took + 1 } });
+    assert.equal(header, "✓ done " + ms(took));
+    assert.equal(node.text.split(" · ")[0], "run " + ms(took));
+  }
 });
 
 test("the lanes' axis ends with the last run or bar, so no bar overruns its track", () => {

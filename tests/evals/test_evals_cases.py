@@ -248,3 +248,18 @@ def test_the_plan_measures_a_few_plain_cases_and_adds_up_the_rest(monkeypatch):
     sizes = RequestChars(rag_blueprint, rag.model)
     assert [sizes(c) for c in cases[:5]] == expected
     assert builds == ["c0", "c1", "c2", "c3", "c4"]
+
+
+def test_a_store_that_cannot_be_written_stops_the_evaluation_with_its_error(tmp_path, monkeypatch):
+    import errno
+
+    from agentnb.errors import EvalStoreError
+    from agentnb.evals.engine import store
+
+    def full(fileno: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store.os, "fsync", full)
+    cases = [Case(f"item{i}", id=f"c{i}") for i in range(12)]
+    with pytest.raises(EvalStoreError, match="cannot append to .*cases.jsonl: .*No space left on device"):
+        shop().evaluate(cases, name="full", folder=tmp_path, concurrency=4, display=False)

@@ -7,7 +7,7 @@ import pytest
 
 from agentnb import Agent, ScriptedModel, tool, tool_call
 from agentnb.errors import EvalCaseError
-from agentnb.evals import Case, check
+from agentnb.evals import Case, check, load_run
 
 
 @tool(requires_approval=lambda arguments, ctx: arguments["amount"] > 100)
@@ -58,6 +58,8 @@ def test_cases_decide_each_pause_and_an_undecided_pause_is_the_status_paused(tmp
     assert undecided.passed is None
     frame = run.frame()
     assert frame.set_index("case_id").loc["undecided", "status"] == "paused"
+    stored = load_run("pay", tmp_path)  # the store's paused line reads back as it was written
+    assert stored.case("undecided").status == "paused" and stored.case("undecided").error == undecided.error
 
 
 def test_a_rerun_replays_the_decided_cases_from_the_store(tmp_path):

@@ -210,3 +210,25 @@ def test_a_kernel_without_a_front_end_saves_the_evaluations_record_in_its_displa
     assert STATIC_EVAL_CLASS in html and "evaluation saved · 2 run(s) of 2 case(s) · 1 passed (50%)" in html
     assert "not passed (1)" in html and "it had not finished" not in html
     assert json.dumps(display["data"][WIDGET_VIEW])
+
+
+def test_a_case_with_no_valid_output_is_under_failed_not_errored(tmp_path):
+    from pydantic import BaseModel
+
+    from agentnb import Agent, ScriptedModel, tool_call
+
+    class Total(BaseModel):
+        total: float
+
+    def answer(request: Any) -> Any:
+        if request.last_user_message == "broken":
+            raise RuntimeError("the model broke")
+        return tool_call("final_result", total=request.last_user_message)
+
+    agent = Agent("t", ScriptedModel(answer), output_type=Total)
+    cases = [Case("12.5", id="ok"), Case("lots", id="invalid"), Case("broken", id="crashed")]
+    run = agent.evaluate(cases, [check.attempts(at_most=1)], folder=tmp_path, display=False)
+    failed, errored = eval_grid.grid_html(run, "failed"), eval_grid.grid_html(run, "errored")
+    assert re.findall(r'data-case="([^"]+)"', failed) == ["invalid"]
+    assert re.findall(r'data-case="([^"]+)"', errored) == ["crashed"]
+    assert "invalid: no answer matched the output type Total in 2 attempt(s)" in failed

@@ -13,7 +13,7 @@ from typing import Any  # noqa: E402
 from test_inspector import Clock, Wire, decode  # noqa: E402
 
 from agentnb import Agent, ScriptedModel, Team, tool_call  # noqa: E402
-from agentnb.ipython import outbox, run_tree, wire  # noqa: E402
+from agentnb.ipython import compact, outbox, run_tree, wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 from agentnb.models.tokens import counter_for  # noqa: E402
 
@@ -217,6 +217,38 @@ def test_a_member_runs_node_says_what_its_times_measure(monkeypatch):
         # the call that ran it wraps its run: timed in this run, a child never exceeds it
         assert child["delegation"]["call_ms"] >= child["duration_ms"]
     assert "delegation" not in tree and "routed_to" not in tree
+
+
+def test_every_place_showing_a_runs_time_is_sent_the_same_value(monkeypatch):
+    """The header shows a run's time from its end event, the Runs tab from its node, a lane's
+    bar from the tree, Tool calls from the call's event: one value each, never rounded apart (a
+    node once said 1.1 ms where the header said 1.2 ms for the same run)."""
+    team = nested_team()
+    inspector = Inspector.for_agent(team)
+    Wire(inspector, monkeypatch)
+    team.run("go")
+    record = team.history[-1]
+    tree = decode(inspector.snapshot())[run_tree.RUN_TREE]
+    runs = {run.run_id: run for run in record.walk()}
+
+    def nodes(node: dict[str, Any], parent: Any = None) -> Iterator[tuple[dict[str, Any], Any]]:
+        yield node, parent
+        for child in node["children"]:
+            yield from nodes(child, runs[node["run_id"]])
+
+    checked = 0
+    for node, parent in nodes(tree):
+        run = runs[node["run_id"]]
+        end = next(compact.compact_event(e) for e in run.events if type(e).__name__ == "RunFinished")
+        assert node["duration_ms"] == end["duration_ms"] == run.duration_ms  # exactly, not rounded
+        if parent is not None:
+            call = next(c for c in parent.tool_calls if c.tool_call_id == node["delegation"]["tool_call_id"])
+            assert node["delegation"]["call_ms"] == compact.compact_event(call)["duration_ms"]
+        checked += 1
+    assert checked == 4
+    bars = [bar for batch in tree["lanes"] for lane in batch["lanes"] for bar in lane["bars"]]
+    timed = {e.duration_ms for run in runs.values() for e in run.events if hasattr(e, "duration_ms")}
+    assert bars and {bar["duration_ms"] for bar in bars} <= timed  # each bar's own call's time
 
 
 def test_a_turn_without_delegations_carries_no_tree(monkeypatch):

@@ -263,3 +263,17 @@ def test_an_evaluation_builds_its_fresh_agents_with_the_output_type_and_its_vali
 
     run = agent.evaluate([Case("go", id="c")], [typed], folder=tmp_path, display=False)
     assert run.rate() == 1.0
+
+
+def test_agents_of_the_same_setting_share_one_spec_and_an_edited_schema_dict_is_a_new_one():
+    first, second = (Agent(n, ScriptedModel([]), output_type=Invoice) for n in ("a", "b"))
+    assert first._output_spec() is second._output_spec()  # built once: its schema and tools cost a turn
+    other = Agent("c", ScriptedModel([]), output_type=Invoice, output_retries=3)
+    assert other._output_spec() is not first._output_spec() and other._output_spec().retries == 3
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    before = Agent("d", ScriptedModel([tool_call("final_result", n="4")] * 2), output_type=schema)
+    with pytest.raises(OutputValidationError, match="/n"):
+        before.run("go")
+    schema["properties"]["n"] = {"type": "string"}  # edited in place, as in a notebook cell
+    after = Agent("e", ScriptedModel([tool_call("final_result", n="4")]), output_type=schema)
+    assert after.run("go").output == {"n": "4"}

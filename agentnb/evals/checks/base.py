@@ -27,6 +27,7 @@ from ...state.diff import Change
 from ...util.text import one_line
 from ..cases import Case, plain
 from ..engine.judge_calls import JudgeCalls
+from ..engine.store_format import SCORED
 
 Status = Literal["pass", "fail", "error"]
 
@@ -80,7 +81,9 @@ class CaseView:
     turns: list[TurnRecord]
     """Its turns, in order."""
     status: str = "ok"
-    """ok, error when a turn did not finish, or missing when the store has no readable line for it."""
+    """ok; invalid when a turn's answers never matched its output type (its record has every
+    attempt); error when a turn did not finish; paused; or missing when the store has no
+    readable line for it."""
     error: str | None = None
     """Why it did not finish."""
     judge_calls: JudgeCalls | None = field(default=None, repr=False)
@@ -247,8 +250,9 @@ def as_checks(checks: Any) -> list[Check]:
 
 
 def run_checks(checks: list[Check], view: CaseView) -> list[Verdict]:
-    """Every check's verdict on ``view`` (a case that did not finish: an error for each)."""
-    if view.status != "ok":
+    """Every check's verdict on ``view`` (a case that did not finish: an error for each; one
+    whose output never matched its type is scored, its checks see the failed attempts)."""
+    if view.status not in SCORED:
         why = "is missing from the store" if view.status == "missing" else "did not finish"
         return [Verdict(c.name, "error", f"the case {why}: {view.error}") for c in checks]
     return [check(view) for check in checks]

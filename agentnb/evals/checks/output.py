@@ -1,6 +1,7 @@
 """Checks on a case's typed output (``output_type``): ``check.output("/total", equals=...)``
 reads the last turn's output at a JSON pointer, ``check.attempts(at_most=n)`` bounds the answers
-each turn needed. Both read the ``OutputChecked`` events, so re-scoring a stored run works."""
+each turn needed. Both read the ``OutputChecked`` events, so re-scoring a stored run works; a
+case whose answers never matched its type (status ``invalid``) fails them, saying why."""
 
 from __future__ import annotations
 
@@ -49,6 +50,14 @@ class _Output(Check):
             raise EvalCheckError(
                 f"{self.name}: turn {turn.number} asked for no output_type; give the agent output_type=T"
             )
+        if not any(a.ok for a in attempts):
+            return Verdict(
+                self.name,
+                "fail",
+                f"no answer matched {attempts[-1].output_type or 'the output type'} in {len(attempts)} "
+                f"attempt(s): {_why_not(attempts)}",
+                {"attempts": [{"attempt": a.attempt, "errors": list(a.errors)} for a in attempts]},
+            )
         data = turn.output_data
         want = as_data(resolve(self.equals, view, self.name, "equals="))
         found = lookup(data, self.pointer)
@@ -67,8 +76,8 @@ class _Output(Check):
 def output(pointer: str = "", equals: Any = EXPECTED, *, name: str | None = None) -> Check:
     """The last turn's typed output holds ``equals`` at the JSON pointer ``pointer`` (``/total``,
     ``/items/0/sku``; ``""``: the whole output); default: the case's expected value (a pydantic
-    model or dataclass compares as its data). A turn with no output type is an error (a case
-    whose answers all failed is one already: its run raised ``OutputValidationError``)."""
+    model or dataclass compares as its data). A turn whose answers all failed fails it, naming
+    each attempt's validation errors; a turn with no output type is an error."""
     if not isinstance(pointer, str) or (pointer and not pointer.startswith("/")):
         raise EvalCheckError(
             f"output: {pointer!r} is not a JSON pointer; write it like '/total' or '/items/0/sku' "
@@ -83,6 +92,7 @@ class _Attempts(Check):
 
     def evaluate(self, view: CaseView) -> Verdict:
         counts = {t.number: len(t.attempts) for t in view.turns if t.attempts}
+        unmatched = {t.number for t in view.turns if t.attempts and not any(a.ok for a in t.attempts)}
         if not counts:
             raise EvalCheckError(f"{self.name}: no turn of the case asked for an output_type")
         over = {n: c for n, c in counts.items() if self.at_most is not None and c > self.at_most}
@@ -91,11 +101,23 @@ class _Attempts(Check):
         if over or under:
             turn, count = next(iter({**over, **under}.items()))
             bound = f"at most {self.at_most}" if turn in over else f"at least {self.at_least}"
+            none = " (none matched)" if turn in unmatched else ""
             return Verdict(
-                self.name, "fail", f"turn {turn} took {count} attempt(s), expected {bound}", evidence
+                self.name, "fail", f"turn {turn} took {count} attempt(s){none}, expected {bound}", evidence
             )
-        shown = ", ".join(f"turn {n}: {c}" for n, c in counts.items())
+        shown = ", ".join(
+            f"turn {n}: {c}" + (" (none matched)" if n in unmatched else "") for n, c in counts.items()
+        )
         return Verdict(self.name, "pass", f"attempts per turn: {shown}", evidence)
+
+
+def _why_not(attempts: list[Any]) -> str:
+    """Each attempt's validation errors, on one line."""
+    return "; ".join(
+        f"attempt {a.attempt}: "
+        + ", ".join(f"{e.get('path') or '(answer)'} {e.get('message')}" for e in a.errors)
+        for a in attempts
+    )
 
 
 def attempts(at_most: int | None = None, *, at_least: int | None = None, name: str | None = None) -> Check:

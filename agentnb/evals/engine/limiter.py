@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ModelConnectionError, ModelError, ModelRateLimitError
-from ...models.base import Model, ModelRequest, ModelResponse
+from ...models.base import ArgumentsDelta, Model, ModelRequest, ModelResponse
 
 RATE_LIMIT_TRIES = 12
 """Times one call is tried while the server keeps answering 429."""
@@ -184,7 +184,7 @@ class GuardedModel(Model):
         # Typed output asks the model underneath: an evaluated agent asks as the agent does.
         return self.inner.native_output(name, schema, strict)
 
-    def stream(self, request: ModelRequest) -> Iterator[str | ModelResponse]:
+    def stream(self, request: ModelRequest) -> Iterator[str | ArgumentsDelta | ModelResponse]:
         tries = 0
         while True:
             tries += 1

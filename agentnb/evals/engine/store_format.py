@@ -3,7 +3,7 @@
 ``manifest.json`` is an object with ``format`` (``FORMAT``), the ``cases`` evaluated (each with its
 ``id``), how many times each was run (``repeat``) and the ``checks`` (each with its ``name``).
 Each line of ``cases.jsonl`` is one finished (case, repeat), as ``CaseRow.to_dict`` writes it: its
-``case``, ``repeat``, ``status`` (ok or error), and lists of ``turns`` (turn records),
+``case``, ``repeat``, ``status`` (``STATUSES``), and lists of ``turns`` (turn records),
 ``verdicts`` (check and status), ``judge_calls`` and ``earlier_errors``. A ``*_problem`` function
 says in a few words what a parsed file is not, or None when it is what the store writes.
 """
@@ -21,8 +21,11 @@ from ..cases import Case
 
 FORMAT = 1
 """The store's format version (in the manifest)."""
-STATUSES = ("ok", "error")
-"""A stored line's status."""
+STATUSES = ("ok", "invalid", "error", "paused")
+"""A stored line's status: the case ran to its end (ok), a turn's answers never matched its
+output type (invalid), a turn did not finish (error), or a turn waits for a person (paused)."""
+SCORED = ("ok", "invalid")
+"""The statuses of a case its checks score (the others did not run to an end they can judge)."""
 VERDICTS = ("pass", "fail", "error")
 """A stored verdict's status."""
 TURN_KEYS = ("index", "run_id", "agent", "message", "model", "status")
@@ -59,7 +62,7 @@ def line_problem(row: Any) -> str | None:
     if not _is_count(row.get("repeat")):
         return f"'repeat' must be a whole number >= 0, got {row.get('repeat')!r:.40}"
     if row.get("status") not in STATUSES:
-        return f"'status' must be 'ok' or 'error', got {row.get('status')!r:.40}"
+        return f"'status' must be one of {', '.join(STATUSES)}, got {row.get('status')!r:.40}"
     for name in ("turns", "verdicts", "judge_calls", "earlier_errors"):
         if not isinstance(row.get(name, []), list):
             return f"'{name}' must be a list, got a JSON {type(row[name]).__name__}"
@@ -128,4 +131,13 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-__all__ = ["FORMAT", "STATUSES", "TURN_KEYS", "USAGE_KEYS", "VERDICTS", "line_problem", "manifest_problem"]
+__all__ = [
+    "FORMAT",
+    "SCORED",
+    "STATUSES",
+    "TURN_KEYS",
+    "USAGE_KEYS",
+    "VERDICTS",
+    "line_problem",
+    "manifest_problem",
+]

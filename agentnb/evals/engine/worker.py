@@ -19,14 +19,14 @@ from typing import Any
 
 from ...agent import Agent
 from ...definition import AgentDefinition
-from ...errors import AgentRunError, ReplayDriftError
+from ...errors import AgentRunError, OutputValidationError, ReplayDriftError
 from ...history.history import TurnRecord
 from ...messages import Message
 from ...models import ScriptedModel
 from ...models.base import Model
 from ...models.replay import ReplayModel, drift_report
 from ...sessions.part_drift import part_changes
-from ...sessions.recording import REPLAY_ENV, TurnReplay
+from ...sessions.recording import REPLAY_ENV, RERECORD, TurnReplay
 from ...state.state import deep_merge
 from ...util.text import one_line
 from ..cases import Case
@@ -120,8 +120,9 @@ class CaseOutcome:
     turns: list[dict[str, Any]]
     """Its turn records (``TurnRecord.to_dict()``), in order."""
     status: str
-    """ok (every turn answered), paused (a turn waits for a decision the case does not give) or
-    error."""
+    """ok (every turn answered), invalid (a turn's answers never matched its output type: it
+    failed with ``OutputValidationError``, every attempt in its record), paused (a turn waits for
+    a decision the case does not give) or error (a turn did not finish)."""
     error: str | None = None
     """Why it did not finish, in one line."""
     error_type: str | None = None
@@ -158,8 +159,16 @@ class CaseReplay(TurnReplay):
             head, _, diff = report.partition("\n")
             parts = part_changes(recorded, payload)
             changed = f": {'; '.join(parts)}" if parts else ""
+            raise ReplayDriftError(f"{head}{changed}; {_refused(model)}\n{diff}")
+        self.cut = index
+
+    def _output_drift(self, index: int, change: str, model: Model) -> None:
+        """The case's output type, mode or validators (or a validator's verdict) differ from the
+        recorded run's: under strict replay that is a drift, named; else the case runs live."""
+        if self.mode == "strict" and model.external:
             raise ReplayDriftError(
-                f"{head}{changed}; strict replay ({REPLAY_ENV}=strict) does not call {model.label}\n{diff}"
+                f"replay drift at turn {index + 1}: the output differs from the recorded run ({change}); "
+                f"{_refused(model)}"
             )
         self.cut = index
 
@@ -167,6 +176,10 @@ class CaseReplay(TurnReplay):
     def whole(self) -> bool:
         """Whether every turn went exactly as recorded."""
         return self.cut is None and self.mode != "live"
+
+
+def _refused(model: Model) -> str:
+    return f"strict replay ({REPLAY_ENV}=strict) does not call {model.label}; {RERECORD}"
 
 
 def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bool = False) -> CaseOutcome:
@@ -201,7 +214,7 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
         case_id=case.id,
         repeat=task.repeat,
         turns=turns,
-        status="error" if error is not None else "paused" if waiting is not None else "ok",
+        status=_status(error, waiting),
         error=message,
         error_type=kind,
         replayed=bool(recorded) and replay.whole and len(turns) == len(recorded),
@@ -210,6 +223,12 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
         records=list(agent.history) if keep_records and agent is not None else None,
         blobs={} if keep_records else held(turns),
     )
+
+
+def _status(error: BaseException | None, waiting: str | None) -> str:
+    if isinstance(error, OutputValidationError):  # the case ran; its answers failed the type
+        return "invalid"
+    return "error" if error is not None else "paused" if waiting is not None else "ok"
 
 
 def _run_turns(agent: Agent, case: Any) -> str | None:

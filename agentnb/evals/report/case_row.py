@@ -10,6 +10,7 @@ from ...history.history import TurnRecord
 from ..cases import Case
 from ..checks.base import CaseView, Verdict
 from ..engine.judge_calls import JudgeCalls
+from ..engine.store_format import SCORED
 from ..engine.worker import CaseOutcome
 
 
@@ -20,7 +21,8 @@ class CaseRow:
     case: Case
     repeat: int
     status: str
-    """ok; paused (a turn waits for a decision the case does not give); error (a turn did not
+    """ok; invalid (a turn's answers never matched its output type: the case is scored, and
+    fails); paused (a turn waits for a decision the case does not give); error (a turn did not
     finish); or missing (the store has no readable line for it: ``error`` says why)."""
     turns: list[TurnRecord]
     """Its turn records (open one in the inspector, compare two)."""
@@ -73,10 +75,18 @@ class CaseRow:
 
     @property
     def passed(self) -> bool | None:
-        """Whether every check passed (None when the case errored, is missing, or a check could not apply)."""
+        """Whether every check passed (None when the case errored, is missing, or a check could
+        not apply); False for a case whose output never matched its type, whatever its checks say."""
+        if self.status == "invalid":
+            return False
         if self.status != "ok" or any(v.status == "error" for v in self.verdicts):
             return None
         return all(v.status == "pass" for v in self.verdicts)
+
+    @property
+    def scored(self) -> bool:
+        """Whether its checks scored it: it ran to its end, or its output never matched its type."""
+        return self.status in SCORED
 
     @property
     def answer(self) -> str | None:

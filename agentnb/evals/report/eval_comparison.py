@@ -216,11 +216,14 @@ class EvalComparison(Generic[RunT]):
 
 
 def _reason(row: CaseRow, check: str) -> str:
-    if row.status != "ok":
+    if not row.scored:
         return f"error: {row.error}"
     if check == ALL:
         bad = [v for v in row.verdicts if v.status != "pass"]
-        return "; ".join(f"{v.check}: {v.reason}" for v in bad[:2]) or "every check passed"
+        said = [f"{v.check}: {v.reason}" for v in bad[:2]]
+        if row.status == "invalid":
+            said.insert(0, f"invalid: {row.error}")
+        return "; ".join(said) or "every check passed"
     verdict = row.verdict(check)
     return verdict.reason if verdict is not None else "not scored"
 

@@ -109,6 +109,12 @@ class EvalRun:
         return [r for r in self.rows if r.status == "error"]
 
     @property
+    def invalid(self) -> list[CaseRow]:
+        """The rows whose case failed because a turn's answers never matched its output type
+        (scored, and not passed: each turn's record has every attempt)."""
+        return [r for r in self.rows if r.status == "invalid"]
+
+    @property
     def missing(self) -> list[CaseRow]:
         """The rows the store had no readable line for (``load_run``): each ``error`` says why."""
         return [r for r in self.rows if r.status == "missing"]
@@ -315,6 +321,8 @@ def _head(run: EvalRun) -> str:
         f"evaluation {run.name} · {len(run.rows)} run(s) of {cases} case(s) · "
         f"{passed} passed ({run.rate():.0%}) · {len(run.errors)} error(s) · {given + taken:,} tokens"
     )
+    if run.invalid:
+        text += f" · {len(run.invalid)} with no valid output"
     if run.missing:
         text += f" · {len(run.missing)} missing from the store"
     if run.stopped:
@@ -328,7 +336,8 @@ def _failing(run: EvalRun) -> list[tuple[str, str, str, str]]:
         label = r.case.id + (f" #{r.repeat + 1}" if r.repeat else "")
         if r.status != "ok":
             out.append((label, "—", r.status, r.error or ""))
-            continue
+            if r.status != "invalid":  # an invalid case was scored: its checks say more
+                continue
         for v in r.verdicts:
             if v.status != "pass":
                 out.append((label, v.check, v.status, v.reason))
