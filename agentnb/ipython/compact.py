@@ -67,13 +67,6 @@ def turn_state(record: TurnRecord, agent: Agent) -> dict[str, Any]:
     return record.state_after
 
 
-_ROW_KINDS = frozenset(
-    (ModelRequested, ModelResponded, ToolCallFinished, ContextRetrieved, PromptRendered)
-    + (RunPaused, RunResumed)
-)
-"""The events a History row counts or reads."""
-
-
 def turn_summary(record: TurnRecord) -> dict[str, Any]:
     """One row of the History tab."""
     # One pass over the events (a loop of quick turns sends a row for nearly every turn).
@@ -82,16 +75,14 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
     finish = None
     asked = False
     for event in record.events:
-        if type(event) not in _ROW_KINDS:  # (a turn's starts, ends and state changes: one test each)
-            continue
         # Event classes are final: compared by identity, the cheapest test (and one mypy narrows).
-        if type(event) is ModelRequested:
+        if type(event) is ToolCallFinished:
+            tool_calls += 1
+            failed += event.error is not None
+        elif type(event) is ModelRequested:
             asked = True
         elif type(event) is ModelResponded:
             finish = event.finish_reason
-        elif type(event) is ToolCallFinished:
-            tool_calls += 1
-            failed += event.error is not None
         elif type(event) is ContextRetrieved:
             context += 1
             blocks += len(event.blocks)
