@@ -348,7 +348,7 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
                 callback(event)
             except Exception as exc:  # a broken viewer must never break a run
                 warnings.warn(f"agentnb: event subscriber {callback!r} failed: {exc}", stacklevel=2)
-        for observer in slots.agent_observers:
+        for observer in slots.agent_observers.items:  # (the tuple itself: no call per event)
             try:
                 observer(self, event)
             except Exception as exc:

@@ -108,29 +108,30 @@ class Observers(Generic[T]):
     def __init__(self, name: str, doc: str) -> None:
         self.name = name
         self.__doc__ = doc
-        self._items: tuple[T, ...] = ()
+        self.items: tuple[T, ...] = ()
+        """The implementations, in order: a tuple replaced on change, so a run reads a snapshot
+        (read it directly where every event passes; change it with ``add`` / ``remove``)."""
         self._lock = threading.Lock()
 
     def add(self, item: T) -> None:
         """Add ``item`` once (adding it again does nothing)."""
         with self._lock:
-            if item not in self._items:
-                self._items = (*self._items, item)
+            if item not in self.items:
+                self.items = (*self.items, item)
 
     def remove(self, item: T) -> None:
         """Remove ``item`` if it is there."""
         with self._lock:
-            self._items = tuple(i for i in self._items if i != item)
+            self.items = tuple(i for i in self.items if i != item)
 
     def __iter__(self) -> Iterator[T]:
-        # A tuple replaced on change: a run iterates a snapshot, never a list being edited.
-        return iter(self._items)
+        return iter(self.items)
 
     def __bool__(self) -> bool:
-        return bool(self._items)
+        return bool(self.items)
 
     def __repr__(self) -> str:
-        return f"Observers({self.name!r}, {len(self._items)})"
+        return f"Observers({self.name!r}, {len(self.items)})"
 
 
 markdown_display: Slot[MarkdownDisplay] = Slot(

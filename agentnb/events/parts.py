@@ -56,12 +56,21 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
+        # A run's usage starts at NO_USAGE: its first model call's usage is the sum, not a copy.
+        if other is NO_USAGE:
+            return self
+        if self is NO_USAGE:
+            return other
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             estimated=self.estimated or other.estimated,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
+
+
+NO_USAGE = Usage()
+"""No tokens: the usage a run or record starts with (frozen, so one serves them all)."""
 
 
 @fast_init
@@ -210,13 +219,20 @@ class StateCause:
         return " ▸ ".join((*self.via, self.label()))
 
 
+USER_CAUSE = StateCause(kind="user")
+"""A change by the user (made between turns, or a run's own messages put in the state as it
+ends): one frozen cause that every such change shares."""
+
+
 __all__ = [
     "CauseKind",
     "ContextBlock",
     "HookStep",
+    "NO_USAGE",
     "Placeholder",
     "PromptSection",
     "PromptTokens",
     "StateCause",
+    "USER_CAUSE",
     "Usage",
 ]

@@ -31,6 +31,7 @@ from ..events import (
     ToolCallFinished,
     Usage,
 )
+from ..events.parts import NO_USAGE
 from ..messages import ROLES, Message
 from ..state import diff
 from ..state.diff import top_level_key
@@ -41,8 +42,14 @@ from .pause import Pause
 T = TypeVar("T")
 
 _RUNS: weakref.WeakValueDictionary[str, TurnRecord] = weakref.WeakValueDictionary()
-"""Every run record in memory by its run id (unique): where a run finds the runs its delegations
-started, so a tree needs no links rebuilt when its agents' histories are loaded one by one."""
+"""The runs in memory a run may name as its children (a delegation's, a loaded one: ``findable``) by
+run id, where it finds them: a tree needs no links rebuilt when its histories load one by one."""
+
+
+def findable(record: TurnRecord) -> TurnRecord:
+    """``record``, entered where a run naming it as its child finds it (``children``)."""
+    _RUNS[record.run_id] = record
+    return record
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,8 @@ class TurnChanges:
 class StateField:
     """A turn's state as a field: kept frozen (sharing what did not change with the turns
     around it), read as a read-only plain dict (``agentnb.state.views``; ``copy.deepcopy`` it to get
-    a copy to change)."""
+    a copy to change). It and ``LazyField`` keep their values as attributes of the record, never
+    through its ``__dict__``: once CPython 3.11 made that dict, every read of a field is slower."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_frozen_{name}"
@@ -72,15 +80,12 @@ class StateField:
     def __get__(self, record: Any, owner: type | None = None) -> dict[str, Any] | None:
         if record is None:
             return None  # the dataclass default: an empty state
-        return view(record.__dict__.get(self.slot, EMPTY))
+        return view(getattr(record, self.slot, EMPTY))
 
     def __set__(self, record: Any, value: Mapping[str, Any] | None) -> None:
-        if type(value) is FrozenMap:
-            record.__dict__[self.slot] = value
-        elif value is None:
-            record.__dict__.pop(self.slot, None)
-        else:
-            record.__dict__[self.slot] = frozen_map(value)
+        if type(value) is not FrozenMap:
+            value = EMPTY if value is None else frozen_map(value)
+        setattr(record, self.slot, value)
 
 
 class Stored:
@@ -108,13 +113,13 @@ class LazyField(Generic[T]):
     def __get__(self, record: Any, owner: type | None = None) -> list[T] | None:
         if record is None:
             return None  # the dataclass default: an empty list
-        value = record.__dict__[self.slot]
+        value = getattr(record, self.slot)
         if type(value) is Stored:
-            value = record.__dict__[self.slot] = value.decode()
+            setattr(record, self.slot, value := value.decode())
         return value
 
     def __set__(self, record: Any, value: list[T] | Stored | None) -> None:
-        record.__dict__[self.slot] = [] if value is None else value
+        setattr(record, self.slot, [] if value is None else value)
 
 
 @dataclass(frozen=True)
@@ -154,7 +159,7 @@ class TurnRecord:
     """Wall-clock start (epoch seconds)."""
     duration_ms: float = 0.0
     """How long the turn took."""
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     """Token counts of all its model calls."""
     state_start: StateField = StateField()
     """The state when the turn began, before the user's edits since the last turn and the run
@@ -183,9 +188,6 @@ class TurnRecord:
     pause: Pause | None = field(default=None, compare=False, repr=False)
     """Where the run stopped and what it needs to go on: set when it pauses for a person, kept
     while it goes on (its waiting delegations' runs are named there), cleared when it ends."""
-
-    def __post_init__(self) -> None:
-        _RUNS[self.run_id] = self
 
     @property
     def children(self) -> list[TurnRecord]:
@@ -245,7 +247,7 @@ class TurnRecord:
         for event in reversed(self.events):
             if isinstance(event, (RunFinished, RunFailed)):
                 return event.usage_total if event.usage_total is not None else event.usage
-        return self.usage + sum((c.usage_total for c in self.children), Usage())
+        return self.usage + sum((c.usage_total for c in self.children), NO_USAGE)
 
     def walk(self) -> list[TurnRecord]:
         """This run and its descendants, depth first in call order."""
@@ -257,17 +259,17 @@ class TurnRecord:
     @property
     def frozen_start(self) -> FrozenMap:
         """``state_start`` as stored: frozen, shared with the other turns (read it, no copy)."""
-        return self.__dict__.get("_frozen_state_start", EMPTY)
+        return getattr(self, "_frozen_state_start", EMPTY)  # (StateField's attribute)
 
     @property
     def frozen_before(self) -> FrozenMap:
         """``state_before`` as stored."""
-        return self.__dict__.get("_frozen_state_before", EMPTY)
+        return getattr(self, "_frozen_state_before", EMPTY)  # (StateField's attribute)
 
     @property
     def frozen_after(self) -> FrozenMap:
         """``state_after`` as stored."""
-        return self.__dict__.get("_frozen_state_after", EMPTY)
+        return getattr(self, "_frozen_state_after", EMPTY)  # (StateField's attribute)
 
     @property
     def number(self) -> int:
@@ -366,14 +368,13 @@ class TurnRecord:
             messages=list(self.messages),
             pause=dataclasses.replace(pause, decisions=dict(pause.decisions)) if pause is not None else None,
         )
-        _RUNS[self.run_id] = self  # the run's id still names this record; the copy finds its own children
+        findable(self)  # the run's id still names this record; the copy finds its own children
         copied._children = [
             child.own_copy() if child.status == "paused" else child for child in self.children
         ]
         copied._linked = False
-        for name in ("_frozen_state_start", "_frozen_state_before", "_frozen_state_after"):
-            if name in self.__dict__:  # the frozen states are shared, never mutated
-                copied.__dict__[name] = self.__dict__[name]
+        for name in ("_frozen_state_start", "_frozen_state_before", "_frozen_state_after"):  # shared
+            setattr(copied, name, getattr(self, name, EMPTY))
         return copied
 
     def to_dict(self) -> dict[str, Any]:
@@ -411,7 +412,7 @@ class TurnRecord:
     def from_dict(cls, data: Mapping[str, Any], *, lazy: bool = False) -> TurnRecord:
         """The inverse of ``to_dict`` (``lazy``: events and messages decoded when first read)."""
         events, messages = data.get("events", []), data.get("messages", [])
-        return cls(
+        record = cls(
             index=data["index"],
             run_id=data["run_id"],
             agent=data["agent"],
@@ -431,6 +432,7 @@ class TurnRecord:
             output=_stored_output(events),
             pause=Pause.from_dict(data["pause"]) if data.get("pause") is not None else None,
         )
+        return findable(record)  # (a loaded run may be some loaded run's child)
 
     def __repr__(self) -> str:
         return (
@@ -495,4 +497,4 @@ def _first_line(exc: BaseException) -> str:
     return " ".join(str(exc).split("\n")[:3])[:300]
 
 
-__all__ = ["LazyField", "ModelCall", "StateField", "Stored", "TurnChanges", "TurnRecord"]
+__all__ = ["LazyField", "ModelCall", "StateField", "Stored", "TurnChanges", "TurnRecord", "findable"]

@@ -146,12 +146,11 @@ def prompt_tokens(prompt: PromptRendered | None) -> dict[str, Any]:
     tokens = prompt.tokens if prompt is not None else None
     if prompt is None or tokens is None:
         return {"prompt_tokens": None, "state_tokens": None, "tokens_exact": None}
-    state = [n for s, n in zip(prompt.sections, tokens.sections) if s.source == "session_state"]
-    return {
-        "prompt_tokens": tokens.total,
-        "state_tokens": sum(state) if state else None,
-        "tokens_exact": tokens.exact,
-    }
+    state = None  # (a plain loop: a History row is built for nearly every turn of a loop)
+    for section, count in zip(prompt.sections, tokens.sections):
+        if section.source == "session_state":
+            state = count if state is None else state + count
+    return {"prompt_tokens": tokens.total, "state_tokens": state, "tokens_exact": tokens.exact}
 
 
 def compact_change(change: Change) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def parse_arguments(text: str) -> Any:
     return value
 
 
-@fast_init
+@fast_init(read_often=True)
 @dataclass(frozen=True)
 class ToolCall:
     """One tool call requested by the model."""
@@ -98,7 +98,7 @@ class ToolCall:
         }
 
 
-@fast_init
+@fast_init(read_often=True)
 @dataclass(frozen=True)
 class Message:
     """One chat message."""

@@ -58,7 +58,7 @@ def reasoning_items(raw: Any) -> list[dict[str, Any]]:
     ]
 
 
-@fast_init
+@fast_init(read_often=True)
 @dataclass(frozen=True)
 class ModelRequest:
     """One request to a model, in the OpenAI Chat Completions wire format (its images and files
@@ -126,7 +126,7 @@ class ModelRequest:
         return payload
 
 
-@fast_init
+@fast_init(read_often=True)
 @dataclass(frozen=True)
 class ModelResponse:
     """A model's complete answer to one request."""

@@ -59,7 +59,7 @@ def pending_id(path: tuple[str, ...], turn: int, key: str) -> str:
     return hashlib.sha1(f"{'/'.join(path)}#{turn}:{key}".encode()).hexdigest()[:6]
 
 
-@fast_init
+@fast_init(read_often=True)
 @dataclass(frozen=True)
 class Gate:
     """The rules that stop a run before a call, for one run."""

@@ -32,6 +32,7 @@ from ..events import (
     ToolCallFinished,
     Usage,
 )
+from ..events.parts import NO_USAGE, USER_CAUSE
 from ..history.pause import Pause
 from ..history.records import TurnRecord
 from ..messages import BinaryPart, Message, ToolCall
@@ -67,7 +68,7 @@ class Turn(Acting, Pausing, Thinking):
         self.state_values = state_values
         self.session_state = session_state
         self.error: BaseException | None = None
-        self._usage, self._model_calls, self._tool_calls, self._start = Usage(), 0, 0, 0.0
+        self._usage, self._model_calls, self._tool_calls, self._start = NO_USAGE, 0, 0, 0.0
         self._context_messages = slice(0, 0)
         self._prepared: Prepared | None = None
         self._direct: str | None = None
@@ -137,7 +138,7 @@ class Turn(Acting, Pausing, Thinking):
             self.tracker.via = lineage.path
         yield self._emit(run_started(self.record, self.ctx.run_id, lineage))
         self.record.state_start = self.tracker.snapshot
-        self.tracker.checkpoint(StateCause(kind="user"))
+        self.tracker.checkpoint(USER_CAUSE)
         try:
             self._put_inputs()
         except (StateKeyError, StateTypeError) as exc:
@@ -316,7 +317,7 @@ class Turn(Acting, Pausing, Thinking):
         if answer is not None and self.attempts is not None:
             self.attempts.to_state(answer, self.ctx.state, tracker)
         self.ctx.state.set("messages", self._own_messages())
-        tracker.checkpoint(StateCause(kind="user"))
+        tracker.checkpoint(USER_CAUSE)
         for change in tracker.drain():
             yield self._emit(change)
         last = self.ctx.messages[-1]
@@ -397,7 +398,7 @@ class Turn(Acting, Pausing, Thinking):
     def _fail(self, exc: BaseException) -> Iterator[Event]:
         self.error = exc
         self.record.status, self.record.error = "failed", one_line(exc)
-        self.tracker.checkpoint(StateCause(kind="user"))
+        self.tracker.checkpoint(USER_CAUSE)
         for change in self.tracker.drain():
             yield self._emit(change)
         self._close(self.tracker.snapshot)

@@ -46,7 +46,7 @@ class AgentSetup(Protocol):
     def leading_sections(self, ctx: RunContext) -> list[tuple[str, str]]: ...
 
 
-@fast_init
+@fast_init(read_often=True)
 @dataclass(frozen=True)
 class Prepared:
     """What the model will receive for a run (the Observe step)."""

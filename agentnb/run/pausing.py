@@ -15,10 +15,10 @@ from ..events import (
     PendingCall,
     RunPaused,
     RunResumed,
-    StateCause,
     ToolCallFinished,
     Usage,
 )
+from ..events.parts import USER_CAUSE
 from ..history.pause import Pause, Stop
 from ..history.records import TurnRecord
 from ..messages import ToolCall
@@ -84,7 +84,7 @@ class Pausing:
         """The run stops here, keeping on its record what it needs to go on (``Pause``); nothing
         blocks: ``continue_run()`` carries it on, in this process or another."""
         record, tracker = self.record, self.tracker
-        tracker.checkpoint(StateCause(kind="user"))
+        tracker.checkpoint(USER_CAUSE)
         for change in tracker.drain():
             yield self._emit(change)
         context = self._context_messages
@@ -134,7 +134,7 @@ class Pausing:
         self._tool_calls = sum(1 for e in events if type(e) is ToolCallFinished)
         decisions = tuple(pause.decisions[item.id] for item in pause.items)
         yield self._emit(RunResumed(run_id=self.ctx.run_id, decisions=decisions, at=time.time()))
-        self.tracker.checkpoint(StateCause(kind="user"))
+        self.tracker.checkpoint(USER_CAUSE)
         for change in self.tracker.drain():
             yield self._emit(change)
         self.ctx.messages[:] = pause.messages

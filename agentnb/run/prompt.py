@@ -111,7 +111,7 @@ def key_patterns(value: Any) -> tuple[str, ...]:
     return tuple(p.strip() for p in patterns)
 
 
-@fast_init
+@fast_init(read_often=True)
 @dataclass(frozen=True)
 class RenderedPrompt:
     """A rendered system prompt and how it was assembled."""

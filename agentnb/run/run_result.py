@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from ..formatters import ParsedOutput
 
 
+_FROZEN = "_frozen_state"
+"""Where ``RunResult.state`` (a ``StateField``) keeps the frozen state."""
+
+
 @dataclass
 class RunResult:
     """What a run produced. ``result["key"]`` reads the state (``result["messages"]`` too)."""
@@ -85,13 +89,13 @@ class RunResult:
     def __getitem__(self, key: str) -> Any:
         if key == MESSAGES_KEY:
             return self.messages
-        state = self.__dict__["_frozen_state"]
+        state = getattr(self, _FROZEN)
         if key not in state:
             raise KeyError(f"{key!r} is not in the state; keys: {sorted(state)}")
         return view(state[key])
 
     def __contains__(self, key: object) -> bool:
-        return key == MESSAGES_KEY or key in self.__dict__["_frozen_state"]
+        return key == MESSAGES_KEY or key in getattr(self, _FROZEN)
 
     def get(self, key: str, default: Any = None) -> Any:
         """The state value under ``key``, or ``default``."""

@@ -34,7 +34,7 @@ Subscriber = Callable[[Event], Any]
 Messages = Sequence["Message | Mapping[str, Any]"]
 
 
-@fast_init
+@fast_init(read_often=True)
 @dataclass(frozen=True)
 class RunInput:
     """What one run was given."""

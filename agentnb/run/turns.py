@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, ContinueRunError
 from ..events import Event, RunFailed
-from ..history.records import TurnRecord
+from ..history.records import TurnRecord, findable
 from ..state.tracking import StateTracker
 from ..tools.run_context import RunContext
 from .gate import Gate
@@ -92,6 +92,8 @@ class TurnMaking:
             started_at=time.time(),
         )
         self.history.append(record)
+        if delegated is not None:  # a child run: its parent finds it by its run id
+            findable(record)
         setup = self._setup(inputs, delegated, record.message)
         return Turn(setup, record, ctx, tracker, inputs.state_values, inputs.session_state)
 

@@ -14,7 +14,7 @@ import inspect
 import re
 import types
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..errors import ToolArgumentsError, ToolDefinitionError, ToolInvocationError
 from ..util.text import shorten
@@ -106,12 +106,16 @@ class Tool:
     """The call is never run here: the run pauses and a person supplies its result
     (``item.answer(result)``); Agno's ``external_execution``."""
     _validator: Callable[[Any], Any] | None = dataclasses.field(default=None, repr=False, compare=False)
+    _built: ClassVar[bool] = False
+    """True once the tool is built (set on the instance at the end of ``__post_init__``; asked
+    without reading ``__dict__``, which would keep CPython from storing its fields inline, and
+    make every read of them slower)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         # A schema assigned after the tool was built applies (Haystack: ``tool.parameters = {...}``):
         # the validator is compiled again (an invalid schema fails here); a tool made from a
         # function checks the new schema first, then converts with its signature's model.
-        if name == "parameters" and "_validator" in self.__dict__:
+        if name == "parameters" and self._built:
             validator = schema_validator(value)
             object.__setattr__(self, "parameters", value)
             object.__setattr__(self, "_validator", validator)
@@ -140,6 +144,7 @@ class Tool:
                 f"tool {self.name!r}: requires_approval must be True, False or a function "
                 f"(arguments, run_context) -> bool; got {self.requires_approval!r}"
             )
+        object.__setattr__(self, "_built", True)
 
     @classmethod
     def from_function(

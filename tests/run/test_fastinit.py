@@ -37,36 +37,64 @@ class Every:
         self.seen.append(f"post {self.a}")
 
 
-def test_every_kind_of_field_is_set_as_the_dataclass_sets_it() -> None:
+@fast_init(read_often=True)
+@dataclass(frozen=True)
+class EveryReadOften:
+    """``Every`` with its fields in a dict of the instance's own."""
+
+    a: int
+    b: str = "b"
+    c: list[int] = field(default_factory=list)
+    d: int = field(default=4, init=False)
+    e: dict[str, int] = field(default_factory=dict, init=False)
+    f: int = field(default=6, kw_only=True)
+    g: tuple[int, ...] = field(default=(), kw_only=True, compare=False)
+    seen: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.seen.append(f"post {self.a}")
+
+
+BOTH = pytest.mark.parametrize("cls", [Every, EveryReadOften], ids=["shared", "read_often"])
+
+
+@BOTH
+def test_every_kind_of_field_is_set_as_the_dataclass_sets_it(cls: Any) -> None:
     for args, kwargs in (((1,), {}), ((1, "x", [2]), {"f": 7, "g": (1,)}), ((), {"a": 3, "c": [9], "f": 0})):
-        fast, slow = Every(*args, **kwargs), dataclass_init(Every, *args, **kwargs)
+        fast, slow = cls(*args, **kwargs), dataclass_init(cls, *args, **kwargs)
         assert fast.__dict__ == slow.__dict__ and fast == slow and repr(fast) == repr(slow)
+        assert list(fast.__dict__) == list(slow.__dict__)  # the fields in the same order
         assert fast.seen == [f"post {fast.a}"]  # __post_init__ ran once
-    assert Every(1).c is not Every(1).c  # each instance its own default list
-    assert Every(1).e == {} and Every(1).d == 4
+    assert cls(1).c is not cls(1).c  # each instance its own default list
+    assert cls(1).e == {} and cls(1).d == 4
 
 
-def test_the_signature_and_its_errors_are_the_dataclasses() -> None:
-    fast = inspect.signature(Every.__init__)
-    slow = inspect.signature(Every.__init__.__wrapped_dataclass_init__)
+@BOTH
+def test_the_signature_and_its_errors_are_the_dataclasses(cls: Any) -> None:
+    fast = inspect.signature(cls.__init__)
+    slow = inspect.signature(cls.__init__.__wrapped_dataclass_init__)
     assert [(p.name, p.kind) for p in fast.parameters.values()] == [
         (p.name, p.kind) for p in slow.parameters.values()
     ]
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
-        Every()
+        cls()
     with pytest.raises(TypeError, match="positional argument"):
-        Every(1, "x", [], 5)  # f is keyword-only
+        cls(1, "x", [], 5)  # f is keyword-only
     with pytest.raises(TypeError, match="unexpected keyword argument 'd'"):
-        Every(1, d=5)  # init=False
+        cls(1, d=5)  # init=False
 
 
-def test_the_instance_stays_frozen_and_hashable() -> None:
-    value = Every(1)
+@BOTH
+def test_the_instance_stays_frozen_and_hashable(cls: Any) -> None:
+    value = cls(1)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        value.a = 2  # type: ignore[misc]
+        value.a = 2
     with pytest.raises(dataclasses.FrozenInstanceError):
-        del value.b  # type: ignore[misc]
-    assert Every.__init__.__qualname__ == "Every.__init__"
+        del value.b
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        value.__dict__ = {}  # (read_often's __init__ sets it once, past the frozen __setattr__)
+    assert cls.__init__.__qualname__ == f"{cls.__name__}.__init__"
+    assert cls(1, "x") == cls(1, "x") and cls(1) != cls(2)
 
 
 def test_classes_it_cannot_speed_up_keep_their_own_init_and_others_are_refused() -> None:
@@ -149,6 +177,13 @@ def test_evolve_gives_what_dataclasses_replace_gives() -> None:
     assert evolve(event, tokens=tokens) == dataclasses.replace(event, tokens=tokens)
     with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
         evolve(usage, nope=1)
+    # A read_often class's copy: the same fields, its own dict, the original left as it was.
+    from agentnb.run.prompt import RenderedPrompt
+
+    rendered = RenderedPrompt(text="t", sections=(), notes=("n",))
+    copied = evolve(rendered, notes=())
+    assert copied == dataclasses.replace(rendered, notes=()) and rendered.notes == ("n",)
+    assert list(copied.__dict__) == list(dataclasses.replace(rendered, notes=()).__dict__)
     # A class with __post_init__ or fields __init__ does not set goes through dataclasses.replace.
     every = Every(1, c=[1])
     again = evolve(every, a=2)
