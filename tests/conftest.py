@@ -50,3 +50,14 @@ def _no_real_keys(monkeypatch):
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
         monkeypatch.delenv(name, raising=False)
     yield
+
+
+@pytest.fixture
+def server():
+    """A loopback OpenAI-compatible server (``tests/openai_server.py``) for one test: what the
+    real ``openai`` client is tested against. A module with a server of another kind (a local
+    model's) defines its own ``server``."""
+    from openai_server import OpenAIServer
+
+    with OpenAIServer() as s:
+        yield s

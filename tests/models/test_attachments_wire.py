@@ -22,12 +22,6 @@ PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\n%%EOF\n"
 
 
 @pytest.fixture
-def server():
-    with OpenAIServer() as s:
-        yield s
-
-
-@pytest.fixture
 def inputs(tmp_path: Path):
     """One of every input type a notebook holds, and the parts they become, in order."""
     matplotlib = pytest.importorskip("matplotlib")

@@ -33,12 +33,6 @@ def multiply(a: int, b: int) -> int:
     return a * b
 
 
-@pytest.fixture
-def server():
-    with OpenAIServer() as s:
-        yield s
-
-
 def model(server: OpenAIServer, **options) -> OpenAIChat:
     options.setdefault("max_retries", 0)
     return OpenAIChat("gpt-test", base_url=server.url, **options)

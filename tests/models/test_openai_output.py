@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from openai_server import OpenAIServer, Reply
+from openai_server import Reply
 from pydantic import BaseModel
 
 from agentnb import Agent
@@ -28,12 +28,6 @@ def lookup(order: str) -> str:
 def rate(currency: str) -> str:
     """A currency's rate to the euro."""
     return "1.0"
-
-
-@pytest.fixture
-def server():
-    with OpenAIServer() as s:
-        yield s
 
 
 MODELS = {

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import OpenAIServer, Reply
+from openai_server import Reply
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
@@ -45,12 +45,6 @@ INVOICE = {
 def lookup(order: str) -> str:
     """Look an order up."""
     return f"order {order}: ACME GmbH"
-
-
-@pytest.fixture
-def server():
-    with OpenAIServer() as s:
-        yield s
 
 
 MODELS = {

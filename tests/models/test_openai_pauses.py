@@ -13,12 +13,6 @@ from agentnb.models import OpenAIChat, OpenAIResponses
 from agentnb.sessions import JSONSession
 
 
-@pytest.fixture
-def server():
-    with OpenAIServer() as s:
-        yield s
-
-
 def chat(server: OpenAIServer) -> OpenAIChat:
     return OpenAIChat("gpt-test", base_url=server.url, max_retries=0)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from openai_server import OpenAIServer, Reply
-from test_openai_responses import lookup, server  # noqa: F401  (the tool and the server fixture, shared)
+from test_openai_responses import lookup
 
 from agentnb import Agent
 from agentnb.errors import ModelConnectionError, ModelNotFoundError

@@ -18,12 +18,6 @@ def lookup(city: str) -> str:
     return f"sunny in {city}"
 
 
-@pytest.fixture
-def server():
-    with OpenAIServer() as s:
-        yield s
-
-
 def model(server: OpenAIServer, **options) -> OpenAIResponses:
     options.setdefault("max_retries", 0)
     return OpenAIResponses("gpt-test", base_url=server.url, **options)

@@ -30,12 +30,6 @@ DUMMY_PNG = (
 GIF_URI = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
 
 
-@pytest.fixture
-def server():
-    with OpenAIServer() as s:
-        yield s
-
-
 def sent_images(server: OpenAIServer, items: list) -> list[dict]:
     """The content parts after the text, as Chat Completions received them."""
     server.add(Reply(text="ok"))

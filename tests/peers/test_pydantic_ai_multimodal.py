@@ -30,12 +30,6 @@ PNG = encode_png(bytes(range(12)), 2, 2, 3)
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\n%%EOF\n"
 
 
-@pytest.fixture
-def server():
-    with OpenAIServer() as s:
-        yield s
-
-
 def chat_agent(server: OpenAIServer, **options) -> Agent:
     return Agent("a", model=OpenAIChat("gpt-4o", base_url=server.url, max_retries=0), **options)
 
