@@ -17,6 +17,9 @@ model call and shows exactly what it showed before. Three cases:
   with a short diff naming the turn and the model call.
 - **continued**: turns past the end of the recording run live and are appended to it.
 
+In live mode (``AGENTNB_REPLAY=live``, ``attach_recording(..., mode="live")``) nothing is replayed:
+every turn calls the model and is written as it ends, the recording replaced from the first turn on.
+
 A turn that paused for a person is recorded as it paused, and again when it went on; the
 decisions are part of it (its ``RunResumed`` events). Replayed, the notebook's decision cells
 decide again: the same decisions replay; another one is a drift, named as the decision.
@@ -53,7 +56,8 @@ from . import SessionBase, read_history
 from .part_drift import part_changes
 
 REPLAY_ENV = "AGENTNB_REPLAY"
-"""Environment variable: ``auto`` (default), ``strict`` (a drift fails) or ``live`` (never replay)."""
+"""Environment variable: ``auto`` (default), ``strict`` (a drift fails) or ``live`` (never replay;
+every turn is recorded again)."""
 
 MODES = ("auto", "strict", "live")
 
@@ -84,7 +88,8 @@ class TurnReplay:
         """The turns as recorded."""
         self.mode = mode
         """``live``, ``replay`` or ``strict`` (``REPLAY_ENV``)."""
-        self.cut: int | None = None
+        # Live mode replays nothing: the run replaces the recording from its first turn on.
+        self.cut: int | None = 0 if mode == "live" else None
         """The first turn of this run that differs from the recording (from there it is replaced)."""
         self.replayed = 0
         """Model calls answered from the recording so far."""
