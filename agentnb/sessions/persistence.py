@@ -3,6 +3,7 @@ through, a session saved after every turn, and a notebook's recording."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 from collections.abc import Callable, Mapping
@@ -36,6 +37,11 @@ class Persistence:
         """Restore what ``state_dict()`` returned into this agent (built by the same code)."""
         agent_state.load_state_dict(self, state_dict, strict)
 
+    def prepare_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> Callable[[], None]:
+        """Check what ``load_state_dict`` would load, changing nothing, and return the function
+        that loads it (sessions load a team's agents all or nothing this way)."""
+        return agent_state.prepare_load(self, state_dict, strict)
+
     def state_cursor(self, *, empty: bool = False) -> Any:
         """What a session just stored of this agent, or (``empty``) nothing (see ``agentnb.state.modules``)."""
         return agent_state.empty_cursor(self) if empty else agent_state.cursor(self)
@@ -60,6 +66,14 @@ class Persistence:
         state; a turn whose requests match the recording is answered from it; a turn that
         differs goes live and replaces the recording from there (see ``agentnb.sessions.recording``).
         ``fresh=True`` ignores what the session holds. Returns the ``Recording``."""
+        recording = self._read_recording(session, session_id, fresh=fresh, module=module, mode=mode)
+        self._use_recording(recording)
+        return recording
+
+    def _read_recording(
+        self, session: Any, session_id: str | None, *, fresh: bool, module: str, mode: str | None
+    ) -> Any:
+        """The ``Recording`` of this agent in ``session``, its turns read (nothing attached yet)."""
         from . import JSONSession, SessionBase
         from .base import check_session_id
         from .recording import Recording
@@ -70,13 +84,15 @@ class Persistence:
             raise ConfigurationError(
                 f"a recording goes into a JSONSession, a SQLiteSession or a folder, got {type(session).__name__}"
             )
-        self.detach_session()
-        recording = Recording(
+        return Recording(
             session, check_session_id(session_id or self.name), module=module, mode=mode, fresh=fresh
         )
+
+    def _use_recording(self, recording: Any) -> None:
+        """Replay from and record to ``recording`` from now on, instead of any session before."""
+        self.detach_session()
         recording.attach(self)
         self.recording = recording
-        return recording
 
     def resume(self) -> int:
         """Take over everything the recording holds (state, conversation, turns) without
@@ -86,9 +102,7 @@ class Persistence:
             raise ConfigurationError(
                 f"agent {self.name!r} has no recording to resume; attach_recording(...) first"
             )
-        with self._running():
-            recording.session.load_session_state_sync(recording.session_id, **{recording.module: self})
-        recording.resume()
+        take_over(recording, {recording.module: self})
         return len(self.history)
 
     def detach_session(self) -> None:
@@ -109,8 +123,18 @@ class Persistence:
         ``session_id`` defaults to the agent's name. Returns whether a session was restored."""
         from .autosave import attach
 
-        self.detach_session()
         return attach(self, session, session_id, fresh=fresh, module=module)
 
 
-__all__ = ["Persistence"]
+def take_over(recording: Any, agents: Mapping[str, Any]) -> None:
+    """Load ``agents`` (by module name) from ``recording``'s session, all or nothing and none of
+    them running a turn meanwhile, and continue each one's recording from there."""
+    with contextlib.ExitStack() as stack:
+        for agent in agents.values():
+            stack.enter_context(agent._running())
+        recording.session.load_session_state_sync(recording.session_id, **agents)
+    for agent in agents.values():
+        agent.recording.resume()
+
+
+__all__ = ["Persistence", "take_over"]
