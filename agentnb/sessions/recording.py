@@ -52,6 +52,7 @@ from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
 from ..models.replay import drift_report, response_from_event
 from ..run.output import OutputSignature
+from ..run.setup import continuation_id
 from . import SessionBase, read_history
 from .part_drift import part_changes
 
@@ -263,6 +264,10 @@ class Recording(TurnReplay):
         self._written = False
         self._agent: Any = None
         self._unsubscribe: Any = None
+        self.covered_by: Any = None
+        """The agent whose recording records this one with it (a delegate's); None: its own."""
+        self.covers: list[tuple[Any, Recording]] = []
+        """The agents recorded with this one's, and their recordings (``recorded_tree``)."""
 
     @property
     def strict(self) -> bool:
@@ -413,7 +418,13 @@ def adopt_timing(record: TurnRecord, recorded: TurnRecord) -> None:
 
 def _key(event: Event) -> tuple[Any, ...]:
     call = getattr(event, "call", None)
-    return (event.kind, call, getattr(event, "tool_call_id", None), getattr(event, "label", None))
+    tool_call_id = getattr(event, "tool_call_id", None)
+    if tool_call_id is not None and tool_call_id == continuation_id(event.run_id):
+        tool_call_id = _CONTINUATION  # its id names the run, which differs from run to run
+    return (event.kind, call, tool_call_id, getattr(event, "label", None))
+
+
+_CONTINUATION = "(the call that gives the turn to the agent in charge)"
 
 
 def _timed(event: Event, recorded: Event | None) -> Event:

@@ -9,19 +9,18 @@ defaults are kept so Agno team code ports by changing imports (``tasks`` mode is
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..agent import Agent
 from ..delegation.site import Assignment, Delegation, DelegationSite, user_attachments
 from ..delegation.tools import member_id, task_sections
-from ..errors import DelegationError, SessionModuleError, TeamDefinitionError
+from ..errors import DelegationError, TeamDefinitionError
 from ..models.tokens import count_sections, counter_for
-from ..sessions.persistence import take_over
+from ..sessions.recorded_tree import naming
 from ..tools import Tool
 from ..tools.run_context import RunContext
 from .blocks import HOW_TO_RESPOND, history_block, interactions_block, user_message
@@ -33,6 +32,8 @@ class Team(Agent):
     """A leader agent and its members (agents or teams). ``mode``: ``coordinate`` (the leader
     delegates and answers), ``route`` (the chosen member's answer is the team's) or ``broadcast``
     (every member gets the task at once)."""
+
+    tree_words = ("team", "member")
 
     def __init__(
         self,
@@ -293,59 +294,14 @@ class Team(Agent):
                 out[f"{root}/{member.name}"] = member
         return out
 
-    def attach_recording(
-        self,
-        session: Any,
-        session_id: str | None = None,
-        *,
-        fresh: bool = False,
-        module: str = "agent",
-        mode: str | None = None,
-    ) -> Any:
-        """Replay from and record to ``session`` — the team and each member as a module of its
-        own (``<module>/<member>``), so each replays by its own turns and calls. Every member's
-        turns are read before any recording is attached: a damaged one attaches none."""
-        with self._loading(module, "or pass fresh=True to record afresh"):
-            recording = self._read_recording(session, session_id, fresh=fresh, module=module, mode=mode)
-            members = [
-                (
-                    member,
-                    member._read_recording(
-                        recording.session, recording.session_id, fresh=fresh, module=path, mode=mode
-                    ),
-                )
-                for path, member in self.modules(module).items()
-                if member is not self
-            ]
-        self._use_recording(recording)
-        for member, own in members:
-            member._use_recording(own)
-        return recording
+    def delegates(self) -> list[Agent]:
+        """The members, then the agents the leader's own tools and handoffs delegate to."""
+        return [*self.members, *super().delegates()]
 
     def detach_session(self) -> None:
         super().detach_session()
         for member in self.members:
             member.detach_session()
-
-    def resume(self) -> int:
-        """Take over everything the recording holds, for the team and every member: all of them
-        or, when one cannot be loaded, none."""
-        recording = self.recording
-        if recording is None:
-            return super().resume()  # the error: nothing to resume
-        tree = {
-            agent.recording.module: agent
-            for agent in self.modules().values()
-            if agent.recording is not None
-            and (agent.recording.session, agent.recording.session_id)
-            == (recording.session, recording.session_id)
-        }
-        with self._loading(recording.module, "or run the notebook again without resuming (its turns replay)"):
-            take_over(recording, tree)
-        for agent in self.modules().values():
-            if agent.recording is not None and agent not in tree.values():
-                Agent.resume(agent)  # recorded elsewhere, by its own attach_recording
-        return len(self.history)
 
     def attach_session(
         self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
@@ -356,16 +312,8 @@ class Team(Agent):
         nothing. What ``db=`` and ``session=`` do."""
         from ..sessions.autosave import attach
 
-        with self._loading(module, "or pass fresh=True to start afresh"):
+        with naming(self, module, "or pass fresh=True to start afresh"):
             return attach(self, session, session_id, fresh=fresh, module=module, modules=self.modules(module))
-
-    @contextlib.contextmanager
-    def _loading(self, root: str, fix: str) -> Iterator[None]:
-        """Name the member whose saved state cannot be loaded (a module under ``root``)."""
-        try:
-            yield
-        except SessionModuleError as exc:
-            raise tree_error(self.name, root, exc, fix) from None
 
     def reset(self) -> None:
         """The team and every member back to their definitions: no turns, no conversation."""
@@ -402,25 +350,6 @@ class Team(Agent):
             f"Team({self.name!r}, mode={self.mode}, members=[{members}], model={self.model.label}, "
             f"turns={len(self.history)})"
         )
-
-
-def tree_error(team: str, root: str, exc: SessionModuleError, fix: str) -> SessionModuleError:
-    """``exc`` (module ``exc.module`` of a team saved under ``root``) told of the team or member."""
-    module = exc.module
-    if module == root:
-        who = f"team {team!r} cannot be loaded"
-    elif module.startswith(f"{root}/"):
-        who = f"team {team!r}: member {module[len(root) + 1 :]!r} cannot be loaded"
-    else:
-        return exc
-    return SessionModuleError(
-        f"{who} from {exc.where} (module {module!r}): {exc.problem}; nothing was loaded: the team and "
-        f"every member keep their state; restore the session's files from version control or a backup, {fix} "
-        f"(they are left as they are)",
-        where=exc.where,
-        module=module,
-        problem=exc.problem,
-    )
 
 
 def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:
