@@ -441,6 +441,15 @@ def _timed(event: Event, recorded: Event | None) -> Event:
         # Counted when it was recorded, with the tokenizer then at hand (a replay may not start one).
         changes["tokens"] = recorded.tokens
     if (
+        isinstance(event, RunResumed)
+        and isinstance(recorded, RunResumed)
+        and len(event.decisions) == len(recorded.decisions)
+    ):
+        # Decided again as recorded (``decided``): when they were decided is the recording's too.
+        changes["decisions"] = tuple(
+            dataclasses.replace(d, at=r.at) for d, r in zip(event.decisions, recorded.decisions)
+        )
+    if (
         isinstance(event, ToolCallFinished)
         and isinstance(recorded, ToolCallFinished)
         and len(event.hooks) == len(recorded.hooks)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from openai_server import OpenAIServer, Reply
 
-from agentnb import Agent, ScriptedModel, Team, tool_call
+from agentnb import Agent, ScriptedModel, Team, tool, tool_call
 from agentnb.errors import ConfigurationError
 from agentnb.history.render import turn_text
 from agentnb.models import OpenAIChat
@@ -24,6 +24,7 @@ def times(turn: Any) -> list[tuple[Any, ...]]:
         out.extend(
             (run.agent, e.kind, getattr(e, "at", None), getattr(e, "duration_ms", None)) for e in run.events
         )
+        out.extend((run.agent, "decided", d.at) for e in run.events for d in getattr(e, "decisions", ()))
     return out
 
 
@@ -158,3 +159,40 @@ def test_two_delegates_of_one_name_cannot_be_recorded(tmp_path):
     ):
         lead.attach_recording(tmp_path, "nb")
     assert lead.recording is None and first.recording is None and second.recording is None
+
+
+def test_a_paused_member_replays_with_its_recorded_times_and_decision(tmp_path, monkeypatch):
+    monkeypatch.delenv(REPLAY_ENV, raising=False)
+
+    def team() -> Team:
+        @tool(requires_approval=True)
+        def refund(order: str) -> str:
+            """Refund an order."""
+            return f"refunded {order}"
+
+        def answer(request: Any) -> Any:
+            return "billing: done" if request.tool_results() else tool_call("refund", order="A1")
+
+        billing = Agent("billing", ScriptedModel(answer), tools=[refund])
+        lead = ScriptedModel(
+            lambda r: (
+                "team: done"
+                if r.tool_results()
+                else tool_call("delegate_task_to_member", member_id="billing", task="refund A1")
+            )
+        )
+        return Team("support", members=[billing], model=lead)
+
+    recorded = team()
+    recorded.attach_recording(tmp_path, "nb")
+    recorded.run("refund A1")
+    recorded.pending[0].approve()
+    recorded.continue_run()
+    monkeypatch.setenv(REPLAY_ENV, "strict")
+    again = team()
+    again.attach_recording(tmp_path, "nb")
+    again.run("refund A1")
+    again.pending[0].approve()  # decided again, later than it was recorded
+    again.continue_run()
+    assert [r.status for r in again.history[-1].walk()] == ["ok", "ok"]
+    assert times(again.history[-1]) == times(recorded.history[-1])
