@@ -136,7 +136,9 @@ class SessionBase(LogCompaction):
     ) -> bool:
         """Load the named modules; returns whether a saved session was found.
 
-        A module the session does not hold keeps its current state.
+        All or nothing: a module whose stored state cannot be loaded is a SessionModuleError
+        and every module keeps its state. A module the session does not hold keeps its current
+        state.
         """
         session_id = user_session_id(session_id, user_id)
         with _no_cycle_collection(), self._lock(session_id):
