@@ -412,8 +412,20 @@ def adopt_timing(record: TurnRecord, recorded: TurnRecord) -> None:
     record.started_at = recorded.started_at
     record.duration_ms = recorded.duration_ms
     record.usage = recorded.usage
-    by_key = {_key(e): e for e in recorded.events}
-    record.events[:] = [_timed(e, by_key.get(_key(e))) for e in record.events]
+    by_key = dict(zip(_keys(recorded.events), recorded.events))
+    record.events[:] = [_timed(e, by_key.get(key)) for e, key in zip(record.events, _keys(record.events))]
+
+
+def _keys(events: list[Event]) -> list[tuple[Any, ...]]:
+    """Each event's key and how many events before it have that key: a turn that paused twice
+    has two RunPaused events, each matched with its own."""
+    seen: dict[tuple[Any, ...], int] = {}
+    out = []
+    for event in events:
+        key = _key(event)
+        seen[key] = seen.get(key, -1) + 1
+        out.append((*key, seen[key]))
+    return out
 
 
 def _key(event: Event) -> tuple[Any, ...]:

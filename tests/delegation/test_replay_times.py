@@ -196,3 +196,36 @@ def test_a_paused_member_replays_with_its_recorded_times_and_decision(tmp_path, 
     again.continue_run()
     assert [r.status for r in again.history[-1].walk()] == ["ok", "ok"]
     assert times(again.history[-1]) == times(recorded.history[-1])
+
+
+def test_a_turn_paused_twice_replays_each_pause_with_its_recorded_times(tmp_path, monkeypatch):
+    monkeypatch.delenv(REPLAY_ENV, raising=False)
+
+    def payer() -> Agent:
+        @tool(requires_approval=True)
+        def charge(amount: int) -> str:
+            """Charge an amount."""
+            return f"charged {amount}"
+
+        def answer(request: Any) -> Any:
+            done = len(request.tool_results())
+            return tool_call("charge", amount=10 * (done + 1)) if done < 2 else "charged twice"
+
+        return Agent("payer", ScriptedModel(answer), tools=[charge])
+
+    recorded = payer()
+    recorded.attach_recording(tmp_path, "nb")
+    recorded.run("charge twice")
+    for _ in range(2):
+        recorded.pending[0].approve()
+        recorded.continue_run()
+    monkeypatch.setenv(REPLAY_ENV, "strict")
+    again = payer()
+    again.attach_recording(tmp_path, "nb")
+    again.run("charge twice")
+    for _ in range(2):
+        again.pending[0].approve()
+        again.continue_run()
+    turn = again.history[-1]
+    assert [e.kind for e in turn.events].count("run_paused") == 2 and turn.status == "ok"
+    assert times(turn) == times(recorded.history[-1])
