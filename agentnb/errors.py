@@ -94,6 +94,20 @@ class SessionFormatError(SessionError, ValueError):
     The message names the file and what is wrong; the file is left as it is."""
 
 
+class SessionModuleError(SessionFormatError):
+    """One module of a session holds a state that cannot be loaded. Nothing of the session was
+    loaded: every module named in the load keeps its state."""
+
+    def __init__(self, message: str, *, where: str, module: str, problem: str) -> None:
+        super().__init__(message)
+        self.where = where
+        """Where the session is stored (``SessionBase.describe``)."""
+        self.module = module
+        """The module whose state cannot be loaded."""
+        self.problem = problem
+        """What is wrong with it."""
+
+
 class SessionEncodeError(SessionError, TypeError):
     """A state value cannot be stored as JSON; the message names its key path and type."""
 

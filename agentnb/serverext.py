@@ -26,7 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .history.attachments import static_figures
+# Jupyter imports this module when it starts, for every notebook server: it imports nothing of
+# agentnb's own here (``import agentnb`` itself is light); a save that has an inspector's
+# thumbnails to show loads what draws them.
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -43,6 +45,8 @@ def static_html(text: str, images: Any = ()) -> str:
     """The static stand-in of one inspector, from its text (escaped: nothing in it is markup) and
     the thumbnails of its last turn's images (``[{"line", "url"}]``, as js/saved.js writes them:
     only a data URL of a PNG, JPEG, GIF or WEBP becomes a picture, at most ``STATIC_IMAGES``)."""
+    from .history.attachments import static_figures
+
     head, _, rest = text.partition("\n")
     body = (
         '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">'

@@ -13,7 +13,7 @@ from ..errors import SessionFormatError
 from ..history.history import History
 from ..state.modules import StateModule
 from .agno_db import InMemoryDb, JsonDb, SqliteDb
-from .base import SessionBase
+from .base import SessionBase, module_error
 from .codec import register_encoder, unregister_encoder
 from .json_session import JSONSession
 from .locate import NotebookLocation, find_notebook_path, notebook_session_dir
@@ -24,29 +24,26 @@ from .sqlite_session import SQLiteSession
 def read_history(session: SessionBase, session_id: str, module: str = "agent") -> History | None:
     """The turns saved under ``module`` in a session; None when the session does not exist.
 
-    Raises SessionFormatError when the session holds something that is not a module's state."""
+    Raises SessionModuleError (a SessionFormatError) when the module holds something that is
+    not a saved state with a history."""
     found = session.read_modules(session_id) if session.exists(session_id) else None
     if found is None:
         return None
     if found.modules.get(module) is None:
         return History()
+    where = session.describe(session_id)
     if not isinstance(found.modules[module], dict):
-        raise SessionFormatError(
-            f"{session.describe(session_id)}: module {module!r} is not a saved state "
-            f"(a {type(found.modules[module]).__name__})"
-        )
+        problem = f"not a saved state (a {type(found.modules[module]).__name__})"
+        raise module_error(where, module, SessionFormatError(problem))
     session.read_blobs(session_id, found)
-    state = session._module_state(session_id, found, module)
-    history_state = state.get("history", state)
-    if not isinstance(history_state, dict):
-        raise SessionFormatError(
-            f"{session.describe(session_id)}: the history of module {module!r} is a "
-            f"{type(history_state).__name__}, not an object"
-        )
     try:
+        state = session._module_state(session_id, found, module)
+        history_state = state.get("history", state)
+        if not isinstance(history_state, dict):
+            raise SessionFormatError(f"the history is a {type(history_state).__name__}, not an object")
         return History.from_state_dict(history_state)
     except SessionFormatError as exc:
-        raise SessionFormatError(f"{session.describe(session_id)} (module {module!r}): {exc}") from None
+        raise module_error(where, module, exc) from None
 
 
 def load_history(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,7 @@ from ..history.records import TurnRecord
 from ..messages import Message
 from ..state import diff
 from ..state.frozen import EMPTY, FrozenMap
-from ..state.modules import load_registered, merge, registered_state, splice
+from ..state.modules import check_registered, load_registered, merge, registered_state, splice
 
 KIND = "agentnb.Agent"
 """The ``kind`` an agent's saved state carries."""
@@ -45,25 +45,40 @@ def state_dict(agent: Any) -> dict[str, Any]:
     }
 
 
-def load_state_dict(agent: Any, data: Mapping[str, Any], strict: bool = True) -> None:
-    """Restore what ``state_dict`` saved into an agent built by the same code."""
+def prepare_load(agent: Any, data: Mapping[str, Any], strict: bool = True) -> Callable[[], None]:
+    """Read and check what ``state_dict`` saved, changing nothing (raises as a load would), and
+    return the function that puts it into ``agent``: a tree of agents loads all or nothing."""
     # A module saved without a history (a plain state module's shape) has no turns; one saved
     # with a history of the wrong shape is an error, never an empty history.
     history = History.from_state_dict(data["history"]) if "history" in data else History()
     messages = [Message.from_dict(m) for m in data.get("messages") or []]
-    # A state saved as the last turn left it shares that turn's frozen copy (compared, not trusted).
-    last = history[-1].frozen_after if len(history) and history[-1].status != "running" else None
-    agent.state.load_data(data.get("state") or {}, image=last)
-    agent.state.messages[:] = messages
-    agent.history.adopt(history)
-    if isinstance(data.get("session_id"), str):
-        agent.session_id = data["session_id"]
-    if isinstance(data.get("name"), str):
-        agent.name = data["name"]  # AgentScope's agents keep their name as state
-    load_registered(agent, dict(data.get("registered") or {}), strict)
-    if getattr(agent, "handoffs", None):
-        name = data.get("in_charge")
-        agent.in_charge = next((h.agent for h in agent.handoffs if h.agent.name == name), None)
+    values = data.get("state") or {}
+    agent.state.check_data(values)
+    registered = dict(data.get("registered") or {})
+    check_registered(agent, registered, strict)
+    session_id, name = data.get("session_id"), data.get("name")
+
+    def load() -> None:
+        # A state saved as the last turn left it shares that turn's frozen copy (compared, not trusted).
+        last = history[-1].frozen_after if len(history) and history[-1].status != "running" else None
+        agent.state.load_data(values, image=last)
+        agent.state.messages[:] = messages
+        agent.history.adopt(history)
+        if isinstance(session_id, str):
+            agent.session_id = session_id
+        if isinstance(name, str):
+            agent.name = name  # AgentScope's agents keep their name as state
+        load_registered(agent, registered, strict)
+        if getattr(agent, "handoffs", None):
+            in_charge = data.get("in_charge")
+            agent.in_charge = next((h.agent for h in agent.handoffs if h.agent.name == in_charge), None)
+
+    return load
+
+
+def load_state_dict(agent: Any, data: Mapping[str, Any], strict: bool = True) -> None:
+    """Restore what ``state_dict`` saved into an agent built by the same code."""
+    prepare_load(agent, data, strict)()
 
 
 @dataclass(frozen=True)
@@ -184,4 +199,14 @@ def delta(agent: Any, since: Any, *, after_turn: bool = False) -> tuple[list[dic
     return ops, after
 
 
-__all__ = ["KIND", "Cursor", "cursor", "delta", "empty_cursor", "load_state_dict", "state_dict", "top_fields"]
+__all__ = [
+    "KIND",
+    "Cursor",
+    "cursor",
+    "delta",
+    "empty_cursor",
+    "load_state_dict",
+    "prepare_load",
+    "state_dict",
+    "top_fields",
+]

@@ -48,16 +48,14 @@ def attach(
             f"session= takes a JSONSession, a SQLiteSession or a folder path, got {type(session).__name__}"
         )
     session_id = check_session_id(session_id or agent.name)
-    previous: Autosave | None = getattr(agent, "_autosave", None)
-    if previous is not None:
-        previous.unsubscribe()
     saved = dict(modules) if modules is not None else {module: agent}
-    restored = False
-    if not fresh:
-        restored = session.load_session_state_sync(session_id, **saved)
-        if not restored:
-            for name in saved:
-                session.start_empty(session_id, name)
+    # Loaded first, all or nothing: a session that cannot be loaded leaves the agent (and a
+    # team's members) as they were, still saved where they were.
+    restored = False if fresh else session.load_session_state_sync(session_id, **saved)
+    agent.detach_session()
+    if not fresh and not restored:
+        for name in saved:
+            session.start_empty(session_id, name)
     # After its own turn an agent's state changed only through that turn's recorded changes; a
     # member's also by what its team's delegations put in and took back, so it is compared whole.
     after_turn = len(saved) == 1

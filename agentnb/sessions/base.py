@@ -13,12 +13,12 @@ import asyncio
 import gc
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
-from ..errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
+from ..errors import SessionEncodeError, SessionFormatError, SessionModuleError, SessionNotFoundError
 from ..state.modules import is_state_module
 from . import blobs
 from . import format as fmt
@@ -73,6 +73,20 @@ class SessionBase(LogCompaction):
         raw = self._read(session_id)
         return None if raw is None else apply_log(raw)
 
+    def _prepare_module(
+        self, session_id: str, found: Modules, name: str, module: Any
+    ) -> tuple[Any, Callable[[], None] | None]:
+        """Module ``name``'s stored state, read and (by a module that can: ``prepare_state_dict``)
+        checked, and the function that loads it (None: ``load_state_dict`` loads it). A state
+        that cannot be loaded is a SessionModuleError; nothing changed."""
+        where = self.describe(session_id)
+        try:
+            state = self._module_state(session_id, found, name)
+            prepare = getattr(module, "prepare_state_dict", None)
+            return state, prepare(state) if callable(prepare) else None
+        except (SessionFormatError, *_NOT_LOADABLE) as exc:
+            raise module_error(where, name, exc) from None
+
     def _module_state(self, session_id: str, found: Modules, name: str) -> Any:
         """Module ``name``'s stored state, decoded, its turns stored apart handed over unread."""
         state = found.modules[name]
@@ -122,7 +136,9 @@ class SessionBase(LogCompaction):
     ) -> bool:
         """Load the named modules; returns whether a saved session was found.
 
-        A module the session does not hold keeps its current state.
+        All or nothing: a module whose stored state cannot be loaded is a SessionModuleError
+        and every module keeps its state. A module the session does not hold keeps its current
+        state.
         """
         session_id = user_session_id(session_id, user_id)
         with _no_cycle_collection(), self._lock(session_id):
@@ -137,16 +153,17 @@ class SessionBase(LogCompaction):
                 "session %r does not exist at %s; loading is skipped", session_id, self.describe(session_id)
             )
             return False
-        modules = found.modules
-        where = self.describe(session_id)
         # Every image and file first: a blob that is missing stops the load before any module changed.
         self.read_blobs(session_id, found)
+        named = {name: module for name, module in state_modules.items() if name in found.modules}
         with _no_cycle_collection():
-            for name, module in state_modules.items():
-                if name not in modules:
-                    continue
-                state = self._module_state(session_id, found, name)
-                _load_module(module, state, f"{where} (module {name!r})")
+            # Every module read and checked before any changes: a team loads all or nothing.
+            loads = [
+                (name, module, *self._prepare_module(session_id, found, name, module))
+                for name, module in named.items()
+            ]
+            _load_all(loads, self.describe(session_id))
+            for name, module in named.items():
                 self._set_cursor(session_id, name, module)
         return True
 
@@ -281,16 +298,47 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _load_module(module: Any, state: Any, where: str) -> None:
-    """``module.load_state_dict(state)``, where a state of the wrong shape is a
-    SessionFormatError naming the file and the module (modules check before they change)."""
-    try:
-        module.load_state_dict(state)
-    except SessionFormatError as exc:
-        raise SessionFormatError(f"{where}: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+_NOT_LOADABLE = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+"""What a module's ``load_state_dict`` raises for a state of the wrong shape."""
+
+
+def module_error(where: str, name: str, exc: BaseException) -> SessionModuleError:
+    """The error for module ``name`` of the session at ``where``, whose state raised ``exc``."""
+    prefix = f"{where} (module {name!r}): "
+    if isinstance(exc, SessionFormatError):
+        problem = str(exc).removeprefix(prefix)
+    else:
         what = f"{type(exc).__name__}: {' '.join(str(exc).splitlines()[:3])}"[:300]
-        raise SessionFormatError(f"{where} does not hold a state this module can load ({what})") from None
+        problem = f"it does not hold a state this module can load ({what})"
+    return SessionModuleError(
+        f"{prefix}{problem}; nothing was loaded (every module keeps its state) and the files are left "
+        f"as they are: restore them from version control or a backup",
+        where=where,
+        module=name,
+        problem=problem,
+    )
+
+
+def _load_all(loads: list[tuple[str, Any, Any, Callable[[], None] | None]], where: str) -> None:
+    """Load the modules read by ``_prepare_module``: first those without ``prepare_state_dict``
+    (each put back from its ``state_dict()`` when one after it fails), then the checked ones."""
+    unchecked = [(name, module, state) for name, module, state, load in loads if load is None]
+    loaded: list[tuple[Any, Any]] = []
+    try:
+        for name, module, state in unchecked:
+            before = module.state_dict() if len(unchecked) > 1 else None
+            try:
+                module.load_state_dict(state)
+            except (SessionFormatError, *_NOT_LOADABLE) as exc:
+                raise module_error(where, name, exc) from None
+            loaded.append((module, before))
+    except SessionModuleError:
+        for module, before in reversed(loaded):
+            module.load_state_dict(before)
+        raise
+    for _, _, _, load in loads:
+        if load is not None:
+            load()
 
 
 def _line_text(line: dict[str, Any], seq: int) -> str:

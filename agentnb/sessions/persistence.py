@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import ConfigurationError
 from ..state.modules import register_state
 from . import agent_state
+from .recorded_tree import naming, recorded_tree, take_over, takes_over
 
 
 class Persistence:
@@ -20,6 +21,10 @@ class Persistence:
     history: Any
     recording: Any
     _running: Callable[[], Any]
+    all_tools: Callable[[], list[Any]]
+
+    tree_words = ("agent", "delegate")
+    """What errors call this agent and the agents recorded with it."""
 
     def register_state(
         self, attr_name: str, custom_to_json: Any = None, custom_from_json: Any = None
@@ -36,6 +41,11 @@ class Persistence:
         """Restore what ``state_dict()`` returned into this agent (built by the same code)."""
         agent_state.load_state_dict(self, state_dict, strict)
 
+    def prepare_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> Callable[[], None]:
+        """Check what ``load_state_dict`` would load, changing nothing, and return the function
+        that loads it (sessions load a team's agents all or nothing this way)."""
+        return agent_state.prepare_load(self, state_dict, strict)
+
     def state_cursor(self, *, empty: bool = False) -> Any:
         """What a session just stored of this agent, or (``empty``) nothing (see ``agentnb.state.modules``)."""
         return agent_state.empty_cursor(self) if empty else agent_state.cursor(self)
@@ -45,6 +55,11 @@ class Persistence:
     ) -> tuple[list[dict[str, Any]], Any] | None:
         """What changed since ``cursor``, as ops, and the cursor after them (see ``agentnb.state.modules``)."""
         return agent_state.delta(self, cursor, after_turn=after_turn)
+
+    def delegates(self) -> list[Any]:
+        """The agents this one's runs delegate to: its agents as tools and its handoff targets
+        (a team adds its members), recorded with it (``agentnb.sessions.recorded_tree``)."""
+        return [t.member for t in self.all_tools() if t.member is not None]
 
     def attach_recording(
         self,
@@ -59,7 +74,39 @@ class Persistence:
         as a notebook does with the folder beside it: the agent keeps its own definition and
         state; a turn whose requests match the recording is answered from it; a turn that
         differs goes live and replaces the recording from there (see ``agentnb.sessions.recording``).
-        ``fresh=True`` ignores what the session holds. Returns the ``Recording``."""
+        The agents it delegates to are recorded with it, each a module of its own
+        (``<module>/<name>``), unless another agent's recording in another session covers one
+        already. Every one's turns are read before any is attached. ``fresh=True`` ignores what
+        the session holds. Returns the ``Recording``."""
+        with naming(self, module, "or pass fresh=True to record afresh"):
+            recording = self._read_recording(session, session_id, fresh=fresh, module=module, mode=mode)
+            tree = recorded_tree(self, module)
+            covered = [
+                (
+                    agent,
+                    agent._read_recording(
+                        recording.session, recording.session_id, fresh=fresh, module=path, mode=mode
+                    ),
+                )
+                for path, agent in tree.items()
+                if agent is not self and takes_over(agent, recording, tree)
+            ]
+        self.detach_session()
+        recording.attach(self)
+        self.recording = recording
+        for agent, own in covered:
+            if agent.recording is not None:
+                agent.recording.detach()
+            own.covered_by = self
+            own.attach(agent)
+            agent.recording = own
+        recording.covers = covered
+        return recording
+
+    def _read_recording(
+        self, session: Any, session_id: str | None, *, fresh: bool, module: str, mode: str | None
+    ) -> Any:
+        """The ``Recording`` of this agent in ``session``, its turns read (nothing attached yet)."""
         from . import JSONSession, SessionBase
         from .base import check_session_id
         from .recording import Recording
@@ -70,36 +117,45 @@ class Persistence:
             raise ConfigurationError(
                 f"a recording goes into a JSONSession, a SQLiteSession or a folder, got {type(session).__name__}"
             )
-        self.detach_session()
-        recording = Recording(
+        return Recording(
             session, check_session_id(session_id or self.name), module=module, mode=mode, fresh=fresh
         )
-        recording.attach(self)
-        self.recording = recording
-        return recording
 
     def resume(self) -> int:
         """Take over everything the recording holds (state, conversation, turns) without
-        running anything, and continue it from there. Returns the number of turns taken over."""
+        running anything, and continue it from there — for this agent and the agents recorded
+        with it, all of them or, when one cannot be loaded, none. Returns the number of turns
+        taken over."""
         recording = self.recording
         if recording is None:
             raise ConfigurationError(
                 f"agent {self.name!r} has no recording to resume; attach_recording(...) first"
             )
-        with self._running():
-            recording.session.load_session_state_sync(recording.session_id, **{recording.module: self})
-        recording.resume()
+        place = (recording.session, recording.session_id)
+        tree = {
+            agent.recording.module: agent
+            for agent in recorded_tree(self, recording.module).values()
+            if agent.recording is not None and (agent.recording.session, agent.recording.session_id) == place
+        }
+        with naming(self, recording.module, "or run the notebook again without resuming (its turns replay)"):
+            take_over(recording, tree)
         return len(self.history)
 
     def detach_session(self) -> None:
-        """Stop saving after every turn and stop replaying (what attach_session / attach_recording set up)."""
+        """Stop saving after every turn and stop replaying (what attach_session / attach_recording
+        set up), for the agents recorded with this one too."""
         autosave = getattr(self, "_autosave", None)
         if autosave is not None:
             autosave.unsubscribe()
             self._autosave = None
-        if self.recording is not None:
-            self.recording.detach()
+        recording = self.recording
+        if recording is not None:
+            recording.detach()
             self.recording = None
+            for agent, covered in recording.covers:
+                if agent.recording is covered:
+                    covered.detach()
+                    agent.recording = None
 
     def attach_session(
         self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
@@ -109,7 +165,6 @@ class Persistence:
         ``session_id`` defaults to the agent's name. Returns whether a session was restored."""
         from .autosave import attach
 
-        self.detach_session()
         return attach(self, session, session_id, fresh=fresh, module=module)
 
 

@@ -17,6 +17,9 @@ model call and shows exactly what it showed before. Three cases:
   with a short diff naming the turn and the model call.
 - **continued**: turns past the end of the recording run live and are appended to it.
 
+In live mode (``AGENTNB_REPLAY=live``, ``attach_recording(..., mode="live")``) nothing is replayed:
+every turn calls the model and is written as it ends, the recording replaced from the first turn on.
+
 A turn that paused for a person is recorded as it paused, and again when it went on; the
 decisions are part of it (its ``RunResumed`` events). Replayed, the notebook's decision cells
 decide again: the same decisions replay; another one is a drift, named as the decision.
@@ -49,11 +52,13 @@ from ..messages import ToolCall
 from ..models.base import Model, ModelResponse
 from ..models.replay import drift_report, response_from_event
 from ..run.output import OutputSignature
+from ..run.setup import continuation_id
 from . import SessionBase, read_history
 from .part_drift import part_changes
 
 REPLAY_ENV = "AGENTNB_REPLAY"
-"""Environment variable: ``auto`` (default), ``strict`` (a drift fails) or ``live`` (never replay)."""
+"""Environment variable: ``auto`` (default), ``strict`` (a drift fails) or ``live`` (never replay;
+every turn is recorded again)."""
 
 MODES = ("auto", "strict", "live")
 
@@ -84,7 +89,8 @@ class TurnReplay:
         """The turns as recorded."""
         self.mode = mode
         """``live``, ``replay`` or ``strict`` (``REPLAY_ENV``)."""
-        self.cut: int | None = None
+        # Live mode replays nothing: the run replaces the recording from its first turn on.
+        self.cut: int | None = 0 if mode == "live" else None
         """The first turn of this run that differs from the recording (from there it is replaced)."""
         self.replayed = 0
         """Model calls answered from the recording so far."""
@@ -258,6 +264,10 @@ class Recording(TurnReplay):
         self._written = False
         self._agent: Any = None
         self._unsubscribe: Any = None
+        self.covered_by: Any = None
+        """The agent whose recording records this one with it (a delegate's); None: its own."""
+        self.covers: list[tuple[Any, Recording]] = []
+        """The agents recorded with this one's, and their recordings (``recorded_tree``)."""
 
     @property
     def strict(self) -> bool:
@@ -402,13 +412,31 @@ def adopt_timing(record: TurnRecord, recorded: TurnRecord) -> None:
     record.started_at = recorded.started_at
     record.duration_ms = recorded.duration_ms
     record.usage = recorded.usage
-    by_key = {_key(e): e for e in recorded.events}
-    record.events[:] = [_timed(e, by_key.get(_key(e))) for e in record.events]
+    by_key = dict(zip(_keys(recorded.events), recorded.events))
+    record.events[:] = [_timed(e, by_key.get(key)) for e, key in zip(record.events, _keys(record.events))]
+
+
+def _keys(events: list[Event]) -> list[tuple[Any, ...]]:
+    """Each event's key and how many events before it have that key: a turn that paused twice
+    has two RunPaused events, each matched with its own."""
+    seen: dict[tuple[Any, ...], int] = {}
+    out = []
+    for event in events:
+        key = _key(event)
+        seen[key] = seen.get(key, -1) + 1
+        out.append((*key, seen[key]))
+    return out
 
 
 def _key(event: Event) -> tuple[Any, ...]:
     call = getattr(event, "call", None)
-    return (event.kind, call, getattr(event, "tool_call_id", None), getattr(event, "label", None))
+    tool_call_id = getattr(event, "tool_call_id", None)
+    if tool_call_id is not None and tool_call_id == continuation_id(event.run_id):
+        tool_call_id = _CONTINUATION  # its id names the run, which differs from run to run
+    return (event.kind, call, tool_call_id, getattr(event, "label", None))
+
+
+_CONTINUATION = "(the call that gives the turn to the agent in charge)"
 
 
 def _timed(event: Event, recorded: Event | None) -> Event:
@@ -424,6 +452,15 @@ def _timed(event: Event, recorded: Event | None) -> Event:
     ):
         # Counted when it was recorded, with the tokenizer then at hand (a replay may not start one).
         changes["tokens"] = recorded.tokens
+    if (
+        isinstance(event, RunResumed)
+        and isinstance(recorded, RunResumed)
+        and len(event.decisions) == len(recorded.decisions)
+    ):
+        # Decided again as recorded (``decided``): when they were decided is the recording's too.
+        changes["decisions"] = tuple(
+            dataclasses.replace(d, at=r.at) for d, r in zip(event.decisions, recorded.decisions)
+        )
     if (
         isinstance(event, ToolCallFinished)
         and isinstance(recorded, ToolCallFinished)

@@ -16,6 +16,12 @@ A module may also save by *delta*, so a session writes what changed rather than 
 
 Ops are plain dicts, built with ``merge`` and ``splice`` below; values are the module's own
 (the session encodes them).
+
+A module may also load in two steps, so that a session loading several modules at once changes
+none of them when one cannot be loaded: ``module.prepare_state_dict(state)`` checks ``state`` and
+raises as ``load_state_dict`` would, changing nothing, and returns a function that loads it.
+A module without it is loaded with ``load_state_dict`` and put back from its ``state_dict()``
+when a module loaded after it fails.
 """
 
 from __future__ import annotations
@@ -68,16 +74,25 @@ def registered_state(obj: Any) -> dict[str, Any]:
     return out
 
 
+def check_registered(obj: Any, data: dict[str, Any], strict: bool = True) -> None:
+    """Check that ``data`` holds every registered attribute of ``obj`` (with ``strict``), as
+    ``load_registered`` would, changing nothing."""
+    if not strict:
+        return
+    for name in obj.__dict__.get(_REGISTRY_ATTR, {}):
+        if name not in data:
+            raise KeyError(
+                f"the saved state of {type(obj).__name__} has no {name!r}; it has {sorted(data)} "
+                f"(pass strict=False to keep the current value)"
+            )
+
+
 def load_registered(obj: Any, data: dict[str, Any], strict: bool = True) -> None:
     """Put saved values back into the registered attributes of ``obj``."""
+    check_registered(obj, data, strict)
     registry = obj.__dict__.get(_REGISTRY_ATTR, {})
     for name, (_, from_json) in registry.items():
         if name not in data:
-            if strict:
-                raise KeyError(
-                    f"the saved state of {type(obj).__name__} has no {name!r}; it has {sorted(data)} "
-                    f"(pass strict=False to keep the current value)"
-                )
             continue
         value = data[name]
         current = getattr(obj, name, None)
@@ -152,6 +167,7 @@ def splice(path: Iterable[str], append: list[Any], keep: int | None = None) -> d
 
 __all__ = [
     "StateModule",
+    "check_registered",
     "is_state_module",
     "load_registered",
     "merge",

@@ -297,12 +297,16 @@ class State:
         for key, value in copy.deepcopy(dict(updates)).items():
             self.set(key, deep_merge(self._data.get(key), value), handler_override=replace_values)
 
+    def check_data(self, data: Mapping[str, Any]) -> None:
+        """Check ``data`` against the schema as ``replace_data`` would, changing nothing."""
+        for key, value in data.items():
+            self._check_key(key)
+            self._check_type(key, value)
+
     def replace_data(self, data: Mapping[str, Any]) -> None:
         """Replace all data (not the messages) after checking it against the schema."""
         new = dict(data)
-        for key, value in new.items():
-            self._check_key(key)
-            self._check_type(key, value)
+        self.check_data(new)
         self._data.clear()
         self._data.update(new)
 
@@ -310,9 +314,7 @@ class State:
         """Replace all data (not the messages) with a copy of ``data`` after checking it against
         the schema. ``image``: a frozen state that ``data`` may equal (the last turn's, when a
         session is loaded); when it does, it becomes the last checkpoint's copy, shared."""
-        for key, value in data.items():
-            self._check_key(key)
-            self._check_type(key, value)
+        self.check_data(data)
         journal = self._journal
         self._data.clear()
         self._data.update({k: tracked_copy(v, journal) for k, v in data.items()})

@@ -20,6 +20,7 @@ from ..delegation.site import Assignment, Delegation, DelegationSite, user_attac
 from ..delegation.tools import member_id, task_sections
 from ..errors import DelegationError, TeamDefinitionError
 from ..models.tokens import count_sections, counter_for
+from ..sessions.recorded_tree import naming
 from ..tools import Tool
 from ..tools.run_context import RunContext
 from .blocks import HOW_TO_RESPOND, history_block, interactions_block, user_message
@@ -31,6 +32,8 @@ class Team(Agent):
     """A leader agent and its members (agents or teams). ``mode``: ``coordinate`` (the leader
     delegates and answers), ``route`` (the chosen member's answer is the team's) or ``broadcast``
     (every member gets the task at once)."""
+
+    tree_words = ("team", "member")
 
     def __init__(
         self,
@@ -291,48 +294,26 @@ class Team(Agent):
                 out[f"{root}/{member.name}"] = member
         return out
 
-    def attach_recording(
-        self,
-        session: Any,
-        session_id: str | None = None,
-        *,
-        fresh: bool = False,
-        module: str = "agent",
-        mode: str | None = None,
-    ) -> Any:
-        """Replay from and record to ``session`` — the team and each member as a module of its
-        own (``<module>/<member>``), so each replays by its own turns and calls."""
-        recording = super().attach_recording(session, session_id, fresh=fresh, module=module, mode=mode)
-        for path, member in self.modules(module).items():
-            if member is not self:
-                Agent.attach_recording(
-                    member, recording.session, recording.session_id, fresh=fresh, module=path, mode=mode
-                )
-        return recording
+    def delegates(self) -> list[Agent]:
+        """The members, then the agents the leader's own tools and handoffs delegate to."""
+        return [*self.members, *super().delegates()]
 
     def detach_session(self) -> None:
         super().detach_session()
         for member in self.members:
             member.detach_session()
 
-    def resume(self) -> int:
-        """Take over everything the recording holds, for the team and every member."""
-        count = super().resume()
-        for member in self.modules().values():
-            if member is not self and member.recording is not None:
-                Agent.resume(member)
-        return count
-
     def attach_session(
         self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
     ) -> bool:
         """Save the whole tree to ``session`` after every team turn — the team and each member as
         a module of one session (``<module>/<member>``, as ``modules()``) — restoring what it
-        holds first (unless ``fresh=True``). What ``db=`` and ``session=`` do."""
+        holds first (unless ``fresh=True``), all of it or, when one module cannot be loaded,
+        nothing. What ``db=`` and ``session=`` do."""
         from ..sessions.autosave import attach
 
-        self.detach_session()
-        return attach(self, session, session_id, fresh=fresh, module=module, modules=self.modules(module))
+        with naming(self, module, "or pass fresh=True to start afresh"):
+            return attach(self, session, session_id, fresh=fresh, module=module, modules=self.modules(module))
 
     def reset(self) -> None:
         """The team and every member back to their definitions: no turns, no conversation."""
