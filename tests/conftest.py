@@ -1,9 +1,12 @@
-"""Test-wide guards: no network beyond loopback, every file write in tmp_path."""
+"""Test-wide guards (no network beyond loopback, every file write in tmp_path) and the fixtures
+tests in several folders share: a loopback OpenAI server, a real IPython shell with agentnb."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -61,3 +64,29 @@ def server():
 
     with OpenAIServer() as s:
         yield s
+
+
+@pytest.fixture
+def shell(tmp_path, monkeypatch) -> Iterator[Any]:
+    """The test session's one real IPython shell with agentnb loaded afresh (a new workspace:
+    no agents, no ``%%tool`` tools), working in ``tmp_path`` (``%%agent`` records beside the
+    notebook). After the test, the names it bound in the shell are removed and the notebook's
+    evaluation slots emptied, so tests stay independent in any order. A module that needs more
+    in the shell overrides ``shell`` with a fixture that takes this one and adds to it."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    import agentnb
+    from agentnb import slots
+
+    monkeypatch.chdir(tmp_path)
+    start_ipython()  # it returns the shell on its first call only
+    ip = get_ipython()
+    before = set(ip.user_ns)
+    ip.run_line_magic("load_ext", "agentnb")  # known to IPython's extension manager...
+    agentnb.load_ipython_extension(ip)  # ...and loaded again: %load_ext loads once a session
+    yield ip
+    for name in set(ip.user_ns) - before:
+        del ip.user_ns[name]
+    slots.eval_display.clear()
+    slots.case_inspector.clear()

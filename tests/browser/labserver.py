@@ -1,22 +1,15 @@
-"""A real JupyterLab for the browser tests (they import the ``lab_server`` fixture from here): a
-server on a free loopback port, rooted in a scratch folder holding a stripped copy of a
-notebook, driven through Debian's Chromium."""
+"""What the browser tests share besides their fixtures (``conftest.py``): where Chromium and the
+screenshots are, the JavaScript that reads Lab's own objects, a watched page's log, and running a
+notebook's cells in Lab or Notebook 7."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +50,14 @@ READY_JS = """async (timeout) => {
   }
 }"""
 
+SAVE_JS = "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }"
+SHUTDOWN_JS = (
+    "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
+)
+THEME_JS = (
+    "async (theme) => { await window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }"
+)
+
 EXECUTE_JS = """async (code) => {
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   const future = kernel.requestExecute({ code });
@@ -65,88 +66,75 @@ EXECUTE_JS = """async (code) => {
 }"""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def write_notebook(path: Path, cells: list[str]) -> Path:
+    """Write a notebook of code cells (Python 3 kernel) at ``path``."""
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
+            for c in cells
+        ],
+        "metadata": {"kernelspec": kernel},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(notebook))
+    return path
 
 
-@pytest.fixture
-def lab_server(tmp_path: Path) -> Iterator[Callable[..., tuple[int, Path]]]:
-    """Start JupyterLab on a stripped copy (no outputs, no widget state) of a notebook:
-    ``start(notebook, name, companions=()) -> (port, folder)``; ``companions`` are folders copied
-    beside it (its recording). Stopped through its own process handle."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    servers: list[tuple[subprocess.Popen, object]] = []
+def show_tab(inspector: Any, tab: str) -> None:
+    """Click an inspector's tab and wait until its panel shows it."""
+    from playwright.sync_api import expect
 
-    def start(
-        source: Path, name: str, companions: tuple[Path, ...] = (), ui: str = "lab"
-    ) -> tuple[int, Path]:
-        notebook = json.loads(source.read_text())
-        for cell in notebook["cells"]:
-            if cell["cell_type"] == "code":
-                cell["outputs"], cell["execution_count"] = [], None
-        notebook["metadata"].pop("widgets", None)
-        work = tmp_path / "lab"
-        work.mkdir()
-        (work / name).write_text(json.dumps(notebook))
-        for folder in companions:
-            shutil.copytree(folder, work / folder.name, ignore=shutil.ignore_patterns("*.lock"))
-        settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-        settings.mkdir(parents=True)
-        (settings / "notification.jupyterlab-settings").write_text(
-            '{"fetchNews": "false", "checkForUpdates": false}'
-        )
-        env = dict(
-            os.environ,
-            JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-            JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-            JUPYTER_DATA_DIR=str(tmp_path / "data"),  # the notebook trust database too
-            IPYTHONDIR=str(tmp_path / "ipython"),
-        )
-        port = _free_port()
-        app = "LabApp" if ui == "lab" else "JupyterNotebookApp"  # JupyterLab, or Notebook 7
-        command = [
-            sys.executable, "-m", "jupyterlab" if ui == "lab" else "notebook", "--no-browser", "--allow-root",
-            "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.ip=127.0.0.1",
-            f"--port={port}", f"--ServerApp.root_dir={work}",
-            f"--{app}.workspaces_dir={tmp_path / 'workspaces'}",
-            f"--{app}.user_settings_dir={tmp_path / 'settings'}",
-            # Both front ends show window.jupyterapp: a notebook saved in one is opened in the other.
-            "--LabApp.expose_app_in_browser=True",
-            "--JupyterNotebookApp.expose_app_in_browser=True",
-        ]  # fmt: skip
-        if ui == "lab":
-            command += [
-                "--LabApp.news_url=None",
-                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            ]
-        log = (tmp_path / "lab.log").open("w")
-        server = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
-        servers.append((server, log))
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=2):
-                    return port, work
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab did not start; see {tmp_path / 'lab.log'}") from None
-                time.sleep(0.2)
+    inspector.locator(f"[role=tab][data-tab='{tab}']").click()
+    expect(inspector.locator(".anb-panel")).to_have_attribute("data-tab", tab)
 
-    try:
-        yield start
-    finally:
-        for server, log in servers:
-            server.terminate()
-            try:
-                server.wait(15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-            log.close()  # type: ignore[attr-defined]
+
+@dataclass
+class PageLog:
+    """What a page reported while a test drove it (``watch``), in the order it came."""
+
+    console: list[str] = field(default_factory=list)
+    """Every console message, as ``type: text``."""
+    errors: list[str] = field(default_factory=list)
+    """The console's errors (with where they were logged) and the page's uncaught errors (with
+    their stacks): ``console error: ...`` and ``page error: Name: message``."""
+    dialogs: list[str] = field(default_factory=list)
+    """The messages of the dialogs the page opened (each dismissed)."""
+
+    @property
+    def page_errors(self) -> list[str]:
+        """The page's uncaught errors only."""
+        return [e for e in self.errors if e.startswith("page error:")]
+
+
+LabServer = Callable[..., tuple[int, Path]]
+"""The ``lab_server`` fixture: ``start(notebook, name, companions=(), ui="lab") -> (port, folder)``."""
+NewPage = Callable[..., tuple[Any, PageLog]]
+"""The ``new_page`` fixture: ``new_page(height=1000) -> (page, log)``."""
+
+
+def watch(page: Any) -> PageLog:
+    """Log what ``page`` reports from now on; its dialogs are dismissed, as Playwright does
+    when nothing listens, once their message is logged."""
+    log = PageLog()
+
+    def on_console(message: Any) -> None:
+        log.console.append(f"{message.type}: {message.text}")
+        if message.type == "error":
+            log.errors.append(f"console error: {message.text}\n    at {message.location.get('url', '')}")
+
+    def on_dialog(dialog: Any) -> None:
+        log.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("console", on_console)
+    page.on(
+        "pageerror",
+        lambda exc: log.errors.append(f"page error: {exc.name}: {exc.message}\n{exc.stack or ''}"),
+    )
+    page.on("dialog", on_dialog)
+    return log
 
 
 def run_all_cells(

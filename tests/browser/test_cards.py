@@ -18,22 +18,15 @@ from a cell, its buttons disabled. Screenshots land in ``test-artifacts/``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, EXECUTE_JS, lab_server, run_all  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, EXECUTE_JS, SHUTDOWN_JS, THEME_JS, LabServer, NewPage, run_all, show_tab
 
 pytestmark = pytest.mark.browser
 
 NOTEBOOK = Path(__file__).with_name("approvals_demo.ipynb")
 CODE_CELLS = 11
-THEME_JS = (
-    "async (theme) => { await window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }"
-)
-SHUTDOWN_JS = (
-    "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
-)
 # Both views of one agent click the same button in one go: each sends its decision before either
 # hears back, as two tabs deciding at the same moment would.
 CLICK_BOTH_JS = """([agent, item, button]) => {
@@ -45,13 +38,6 @@ CLICK_BOTH_JS = """([agent, item, button]) => {
 
 def _kernel(page, code: str) -> None:
     assert page.evaluate(EXECUTE_JS, code) == "ok", code
-
-
-def _tab(inspector, tab: str) -> None:
-    from playwright.sync_api import expect
-
-    inspector.locator(f"[role=tab][data-tab='{tab}']").click()
-    expect(inspector.locator(".anb-panel")).to_have_attribute("data-tab", tab)
 
 
 def _check_approve_and_edit(page, pay, ui: str) -> None:
@@ -161,12 +147,12 @@ def _check_history(pay, ui: str) -> None:
     """History: the turns that went on are marked resumed, the one waiting paused."""
     from playwright.sync_api import expect
 
-    _tab(pay, "history")
+    show_tab(pay, "history")
     expect(pay.locator("tr[data-turn='0'] [data-pause]")).to_have_text("resumed")
     expect(pay.locator("tr[data-turn='1'] [data-pause]")).to_have_text("resumed")
     expect(pay.locator("tr[data-turn='2'] [data-pause]")).to_have_text("‖ paused")
     pay.screenshot(path=str(ARTIFACTS / f"cards-{ui}-history.png"))
-    _tab(pay, "prompt")
+    show_tab(pay, "prompt")
 
 
 def _check_question(page, helper, ui: str) -> None:
@@ -191,7 +177,7 @@ def _check_output(invoices, ui: str) -> None:
 
     tab = invoices.locator("[role=tab][data-tab='output']")
     expect(tab).to_have_text("Output (2)", timeout=30_000)
-    _tab(invoices, "output")
+    show_tab(invoices, "output")
     expect(invoices.locator(".anb-out-title")).to_have_text("Invoice · tool mode · 2 attempts (1 failed)")
     attempts = invoices.locator(".anb-out-attempt")
     expect(attempts).to_have_count(2)
@@ -213,7 +199,7 @@ def _check_output(invoices, ui: str) -> None:
     )
     invoices.screenshot(path=str(ARTIFACTS / f"output-{ui}-attempts.png"))
 
-    _tab(invoices, "request")
+    show_tab(invoices, "request")
     expect(invoices.locator(".anb-out-asked .anb-label").first).to_have_text(
         "typed output: Invoice · tool mode · 2 attempts (1 failed)"
     )
@@ -265,30 +251,21 @@ def _check_gone(page, pay, ui: str) -> None:
 
 
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
-def test_pending_cards_and_typed_output(lab_server: Callable[..., tuple[int, Path]], ui: str) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_pending_cards_and_typed_output(lab_server: LabServer, new_page: NewPage, ui: str) -> None:
     if ui == "notebook":
         pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
     port, _work = lab_server(NOTEBOOK, "approvals.ipynb", ui=ui)
     ARTIFACTS.mkdir(exist_ok=True)
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1100})
-            page.on("pageerror", lambda exc: errors.append(f"page error: {exc}\n{exc.stack or ''}"))
-            run_all(page, port, ui, "approvals.ipynb", CODE_CELLS, timeout=120_000)
-            pay = page.locator(".anb-root[data-agent='pay']").first
-            _check_approve_and_edit(page, pay, ui)
-            _check_reject(page, pay, ui)
-            _check_question(page, page.locator(".anb-root[data-agent='helper']"), ui)
-            _check_output(page.locator(".anb-root[data-agent='invoices']"), ui)
-            _check_breakpoint(page.locator(".anb-root[data-agent='stepper']"), ui)
-            _check_twice(page, pay, ui)
-            _check_history(pay, ui)
-            _check_gone(page, pay, ui)
-            ours = [e for e in errors if "agentnb/static/" in e or "inspector" in e]
-            assert not ours, "\n\n".join(ours)
-        finally:
-            browser.close()
+    page, log = new_page(height=1100)
+    run_all(page, port, ui, "approvals.ipynb", CODE_CELLS, timeout=120_000)
+    pay = page.locator(".anb-root[data-agent='pay']").first
+    _check_approve_and_edit(page, pay, ui)
+    _check_reject(page, pay, ui)
+    _check_question(page, page.locator(".anb-root[data-agent='helper']"), ui)
+    _check_output(page.locator(".anb-root[data-agent='invoices']"), ui)
+    _check_breakpoint(page.locator(".anb-root[data-agent='stepper']"), ui)
+    _check_twice(page, pay, ui)
+    _check_history(pay, ui)
+    _check_gone(page, pay, ui)
+    ours = [e for e in log.page_errors if "agentnb/static/" in e or "inspector" in e]
+    assert not ours, "\n\n".join(ours)

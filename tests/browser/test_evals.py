@@ -3,13 +3,11 @@ a case that flipped between a fork and its parent opens on Compare, which says w
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all_cells  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, LabServer, NewPage, run_all_cells, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -48,59 +46,38 @@ candidate.compare(base).inspect("T-2")""",
 
 
 def test_a_failing_case_opens_on_checks_and_a_flip_on_compare(
-    tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]
+    tmp_path: Path, lab_server: LabServer, new_page: NewPage
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    notebook = {
-        "cells": [
-            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
-            for c in CELLS
-        ],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    source = tmp_path / "evaluate.ipynb"
-    source.write_text(json.dumps(notebook))
+    source = write_notebook(tmp_path / "evaluate.ipynb", CELLS)
     port, _ = lab_server(source, "evaluate.ipynb")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            run_all_cells(page, port, "evaluate.ipynb", len(CELLS))
-            inspectors = page.locator(".anb-root")
-            expect(inspectors).to_have_count(2, timeout=30_000)
-            case = inspectors.nth(0)
-            expect(case.locator(".anb-name")).to_have_text("base:T-2")
-            tab = case.locator("[role=tab][data-tab='checks']")
-            expect(tab).to_have_text("Checks (0/3)")  # the hook answered: the call ran, never the tool
-            tab.click()
-            added = case.locator(".anb-check-row[data-check='added']")
-            expect(added).to_have_attribute("data-status", "fail")
-            expect(added).to_contain_text("answered by no_sweets_hook")
-            expect(case.locator(".anb-check-row[data-check='refused']")).to_have_attribute(
-                "data-status", "fail"
-            )
-            added.locator("summary").click()
-            expect(added.locator(".anb-check-evidence")).to_contain_text('"answered_by": "no_sweets_hook"')
-            assert case.locator(".anb-checks b").count() == 0  # the hook's markup stays text
-            case.screenshot(path=str(ARTIFACTS / "evals-checks-tab.png"))
+    page, _log = new_page()
+    run_all_cells(page, port, "evaluate.ipynb", len(CELLS))
+    inspectors = page.locator(".anb-root")
+    expect(inspectors).to_have_count(2, timeout=30_000)
+    case = inspectors.nth(0)
+    expect(case.locator(".anb-name")).to_have_text("base:T-2")
+    tab = case.locator("[role=tab][data-tab='checks']")
+    expect(tab).to_have_text("Checks (0/3)")  # the hook answered: the call ran, never the tool
+    tab.click()
+    added = case.locator(".anb-check-row[data-check='added']")
+    expect(added).to_have_attribute("data-status", "fail")
+    expect(added).to_contain_text("answered by no_sweets_hook")
+    expect(case.locator(".anb-check-row[data-check='refused']")).to_have_attribute("data-status", "fail")
+    added.locator("summary").click()
+    expect(added.locator(".anb-check-evidence")).to_contain_text('"answered_by": "no_sweets_hook"')
+    assert case.locator(".anb-checks b").count() == 0  # the hook's markup stays text
+    case.screenshot(path=str(ARTIFACTS / "evals-checks-tab.png"))
 
-            flip = inspectors.nth(1)
-            expect(flip.locator(".anb-name")).to_have_text("strict:T-2")
-            flip.locator("[role=tab][data-tab='checks']").click()
-            expect(flip.locator(".anb-check-row[data-check='refused']")).to_have_attribute(
-                "data-status", "pass"
-            )
-            flip.locator("[role=tab][data-tab='compare']").click()
-            expect(flip.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-agent")).to_have_value(
-                "base:T-2", timeout=20_000
-            )
-            expect(flip.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-agent")).to_have_value(
-                "strict:T-2"
-            )
-            expect(flip.locator(".anb-cmp-why")).to_contain_text(re.compile("instructions"))
-            flip.screenshot(path=str(ARTIFACTS / "evals-flip-compare.png"))
-        finally:
-            browser.close()
+    flip = inspectors.nth(1)
+    expect(flip.locator(".anb-name")).to_have_text("strict:T-2")
+    flip.locator("[role=tab][data-tab='checks']").click()
+    expect(flip.locator(".anb-check-row[data-check='refused']")).to_have_attribute("data-status", "pass")
+    flip.locator("[role=tab][data-tab='compare']").click()
+    expect(flip.locator(".anb-cmp-side[data-side='left'] select.anb-cmp-agent")).to_have_value(
+        "base:T-2", timeout=20_000
+    )
+    expect(flip.locator(".anb-cmp-side[data-side='right'] select.anb-cmp-agent")).to_have_value("strict:T-2")
+    expect(flip.locator(".anb-cmp-why")).to_contain_text(re.compile("instructions"))
+    flip.screenshot(path=str(ARTIFACTS / "evals-flip-compare.png"))

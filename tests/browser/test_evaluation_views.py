@@ -17,22 +17,25 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, open_notebook, run_all  # noqa: F401 (a fixture)
+from labserver import (
+    ARTIFACTS,
+    SAVE_JS,
+    SHUTDOWN_JS,
+    THEME_JS,
+    LabServer,
+    NewPage,
+    PageLog,
+    open_notebook,
+    run_all,
+    write_notebook,
+)
 
 pytestmark = pytest.mark.browser
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-SAVE_JS = "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }"
-SHUTDOWN_JS = (
-    "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
-)
-THEME_JS = (
-    "async (theme) => { await window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }"
-)
 
 CELLS = [
     "%load_ext agentnb",
@@ -83,24 +86,9 @@ COLOUR_JS = """(el) => {
 }"""
 
 
-def _notebook(path: Path) -> Path:
-    cells = [
-        {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
-        for c in CELLS
-    ]
-    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path.write_text(
-        json.dumps({"cells": cells, "metadata": {"kernelspec": kernel}, "nbformat": 4, "nbformat_minor": 5})
-    )
-    return path
-
-
-def _watch(page, logged: list[str]) -> None:
-    page.on("console", lambda m: logged.append(f"{m.type}: {m.text}"))
-    page.on("pageerror", lambda exc: logged.append(f"page error: {exc}"))
-
-
-def _widget_errors(logged: list[str]) -> list[str]:
+def _widget_errors(log: PageLog) -> list[str]:
+    """What the page logged (any console message, an uncaught error) about a widget it could not show."""
+    logged = log.console + log.page_errors
     return [line for line in logged if re.search(r"model not found|Error displaying widget", line, re.I)]
 
 
@@ -208,44 +196,35 @@ def _check_static(page, ui: str) -> None:
 
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
 def test_grids_clicks_and_the_saved_records(
-    lab_server: Callable[..., tuple[int, Path]], tmp_path: Path, ui: str
+    lab_server: LabServer, new_page: NewPage, tmp_path: Path, ui: str
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
-    port, work = lab_server(_notebook(tmp_path / "evaluate.ipynb"), "evaluate.ipynb", ui=ui)
+    port, work = lab_server(write_notebook(tmp_path / "evaluate.ipynb", CELLS), "evaluate.ipynb", ui=ui)
     other = "notebook" if ui == "lab" else "lab"
     ARTIFACTS.mkdir(exist_ok=True)
-    logged: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            _watch(page, logged)
-            run_all(page, port, ui, "evaluate.ipynb", len(CELLS), timeout=120_000)
-            cells = page.locator(".jp-Notebook .jp-CodeCell")
-            _check_grid(page, cells.nth(2), ui)
-            _check_comparison(page, cells.nth(3), ui)
-            assert not _widget_errors(logged), logged
+    page, log = new_page()
+    run_all(page, port, ui, "evaluate.ipynb", len(CELLS), timeout=120_000)
+    cells = page.locator(".jp-Notebook .jp-CodeCell")
+    _check_grid(page, cells.nth(2), ui)
+    _check_comparison(page, cells.nth(3), ui)
+    assert not _widget_errors(log), log
 
-            page.evaluate(SAVE_JS)
-            page.evaluate(SAVE_JS)  # again: the file the hook rewrote is not "changed on disk"
-            _check_saved(work)
-            # The other front end opens the saved file with no widget error (the kernel still up).
-            seen: list[str] = []
-            elsewhere = browser.new_page(viewport={"width": 1280, "height": 1000})
-            _watch(elsewhere, seen)
-            open_notebook(elsewhere, port, other, "evaluate.ipynb")
-            expect(elsewhere.locator(".agentnb-static-eval")).to_be_visible(timeout=30_000)
-            elsewhere.wait_for_timeout(1000)
-            assert "model not found" not in elsewhere.locator("body").inner_text()
-            assert not _widget_errors(seen), seen
-            elsewhere.close()
+    page.evaluate(SAVE_JS)
+    page.evaluate(SAVE_JS)  # again: the file the hook rewrote is not "changed on disk"
+    _check_saved(work)
+    # The other front end opens the saved file with no widget error (the kernel still up).
+    elsewhere, seen = new_page()
+    open_notebook(elsewhere, port, other, "evaluate.ipynb")
+    expect(elsewhere.locator(".agentnb-static-eval")).to_be_visible(timeout=30_000)
+    elsewhere.wait_for_timeout(1000)
+    assert "model not found" not in elsewhere.locator("body").inner_text()
+    assert not _widget_errors(seen), seen
+    elsewhere.close()
 
-            page.evaluate(SHUTDOWN_JS)
-            open_notebook(page, port, ui, "evaluate.ipynb")
-            _check_static(page, ui)
-            page.wait_for_timeout(1000)
-            assert not _widget_errors(logged), logged
-        finally:
-            browser.close()
+    page.evaluate(SHUTDOWN_JS)
+    open_notebook(page, port, ui, "evaluate.ipynb")
+    _check_static(page, ui)
+    page.wait_for_timeout(1000)
+    assert not _widget_errors(log), log

@@ -18,23 +18,15 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, SAVE_JS, SHUTDOWN_JS, THEME_JS, LabServer, NewPage, run_all, show_tab
 
 pytestmark = pytest.mark.browser
 
 NOTEBOOK = Path(__file__).with_name("images_demo.ipynb")
 CODE_CELLS = 5
-SAVE_JS = "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }"
-THEME_JS = (
-    "async (theme) => { await window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }"
-)
-SHUTDOWN_JS = (
-    "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
-)
 # What the browser drew: the picture's source kind and its own size in pixels.
 PICTURE_JS = (
     "(img) => ({ src: img.src.split(':')[0], w: img.naturalWidth, h: img.naturalHeight, done: img.complete })"
@@ -49,18 +41,11 @@ def _picture(img) -> dict:
     return img.evaluate(PICTURE_JS)
 
 
-def _tab(inspector, tab: str) -> None:
-    from playwright.sync_api import expect
-
-    inspector.locator(f"[role=tab][data-tab='{tab}']").click()
-    expect(inspector.locator(".anb-panel")).to_have_attribute("data-tab", tab)
-
-
 def _check_prompt(page, inspector, ui: str) -> None:
     """The user's figure as a thumbnail, the PDF as its line; a click opens the original."""
     from playwright.sync_api import expect
 
-    _tab(inspector, "prompt")
+    show_tab(inspector, "prompt")
     user = inspector.locator(".anb-section-user")
     thumb = user.locator(".anb-part-image .anb-thumb-img")
     drawn = _picture(thumb)
@@ -95,7 +80,7 @@ def _check_request_and_tools(inspector, ui: str) -> None:
     """The request's messages and the tool call show their images too."""
     from playwright.sync_api import expect
 
-    _tab(inspector, "request")
+    show_tab(inspector, "request")
     panel = inspector.locator(".anb-panel")
     # The last call's request: the user's message, and the chart the tool returned (Chat
     # Completions carries a tool result's image in a user message after the tool message).
@@ -110,7 +95,7 @@ def _check_request_and_tools(inspector, ui: str) -> None:
     panel.locator("details.anb-role-user").last.scroll_into_view_if_needed()
     inspector.screenshot(path=str(ARTIFACTS / f"images-{ui}-request.png"))
 
-    _tab(inspector, "tools")
+    show_tab(inspector, "tools")
     row = inspector.locator("details.anb-tool[data-tool='plot_stock']")
     expect(row.locator(".anb-tool-parts")).to_have_text("+1 attachment")
     row.locator("summary").click()
@@ -126,7 +111,7 @@ def _check_dark(page, inspector, ui: str) -> None:
 
     page.evaluate(THEME_JS, "JupyterLab Dark")
     expect(page.locator("body[data-jp-theme-light='false']")).to_have_count(1, timeout=30_000)
-    _tab(inspector, "prompt")
+    show_tab(inspector, "prompt")
     frame = inspector.locator(".anb-section-user button.anb-thumb")
     background = frame.evaluate("(el) => getComputedStyle(el).backgroundColor")
     assert background not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), background
@@ -182,35 +167,25 @@ def open_notebook_without_kernel(page, port: int, ui: str) -> None:
 
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
 def test_thumbnails_in_prompt_request_tools_and_the_saved_notebook(
-    lab_server: Callable[..., tuple[int, Path]], ui: str
+    lab_server: LabServer, new_page: NewPage, ui: str
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     if ui == "notebook":
         pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
     port, work = lab_server(NOTEBOOK, "images.ipynb", ui=ui)
     ARTIFACTS.mkdir(exist_ok=True)
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.on("pageerror", lambda exc: errors.append(f"page error: {exc}\n{exc.stack or ''}"))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            run_all(page, port, ui, "images.ipynb", CODE_CELLS, timeout=120_000)
-            inspector = page.locator(".anb-root[data-agent='analyst']").first
-            inspector.scroll_into_view_if_needed()
-            _check_prompt(page, inspector, ui)
-            _check_request_and_tools(inspector, ui)
-            _check_dark(page, inspector, ui)
-            record = page.locator(".agentnb-record").first
-            record.scroll_into_view_if_needed()
-            for img in record.locator(".agentnb-part img").all():
-                drawn = _picture(img)
-                assert drawn["src"] == "data" and max(drawn["w"], drawn["h"]) == 80, drawn
-            record.screenshot(path=str(ARTIFACTS / f"images-{ui}-record.png"))
-            _check_saved_and_reopened(page, port, work, ui)
-            ours = [e for e in errors if "agentnb" in e or "inspector" in e or "anb-" in e]
-            assert not ours, "\n\n".join(ours)
-        finally:
-            browser.close()
+    page, log = new_page()
+    run_all(page, port, ui, "images.ipynb", CODE_CELLS, timeout=120_000)
+    inspector = page.locator(".anb-root[data-agent='analyst']").first
+    inspector.scroll_into_view_if_needed()
+    _check_prompt(page, inspector, ui)
+    _check_request_and_tools(inspector, ui)
+    _check_dark(page, inspector, ui)
+    record = page.locator(".agentnb-record").first
+    record.scroll_into_view_if_needed()
+    for img in record.locator(".agentnb-part img").all():
+        drawn = _picture(img)
+        assert drawn["src"] == "data" and max(drawn["w"], drawn["h"]) == 80, drawn
+    record.screenshot(path=str(ARTIFACTS / f"images-{ui}-record.png"))
+    _check_saved_and_reopened(page, port, work, ui)
+    ours = [e for e in log.errors if "agentnb" in e or "inspector" in e or "anb-" in e]
+    assert not ours, "\n\n".join(ours)

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all_cells  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, LabServer, NewPage, run_all_cells
 
 from agentnb.ipython.pytest_plugin import INSPECTOR_PATTERNS
 from agentnb.models.local import SERVER_SCRIPT
@@ -70,47 +69,39 @@ def digest(folder: Path) -> dict[str, bytes]:
 
 
 def test_quickstart_restart_and_run_all_reproduces_it_from_its_recording(
-    lab_server: Callable[..., tuple[int, Path]],
+    lab_server: LabServer, new_page: NewPage
 ) -> None:
     import json
 
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     committed = json.loads(QUICKSTART.read_text())
     code_cells = sum(c["cell_type"] == "code" for c in committed["cells"])
     port, work = lab_server(QUICKSTART, "quickstart.ipynb", (RECORDING,))
     recording = digest(work / RECORDING.name)
     ARTIFACTS.mkdir(exist_ok=True)
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            run_all_cells(page, port, "quickstart.ipynb", code_cells)
-            # Both inspectors of shop (the %%agent cell's and %agentnb show's) follow it to turn 2.
-            inspectors = page.locator('.anb-root[data-agent="shop"]')
-            expect(inspectors).to_have_count(2, timeout=30_000)
-            for i in range(2):
-                expect(inspectors.nth(i).locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
-            # The %%chat records rendered as HTML, answer included.
-            expect(page.get_by_text("Took the eggs off; milk is left.").first).to_be_visible()
-            first = page.locator(".anb-root").first
-            # Lab draws only the cells near the viewport: scroll its notebook to the %%agent cell.
-            page.evaluate(SCROLL_TO_AGENT_JS)
-            # Lab renders the cells of a scrolled notebook lazily: wait until they are drawn.
-            expect(first).to_be_in_viewport(timeout=20_000)
-            expect(first.locator(".anb-panel")).to_be_visible()
-            page.screenshot(path=str(ARTIFACTS / "quickstart.png"))
-            # The real model's turns came from the recording: its inspector says so.
-            tiny = page.locator('.anb-root[data-agent="tiny"]')
-            tiny.scroll_into_view_if_needed()
-            expect(tiny).to_contain_text("replayed", timeout=30_000)
-            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-            page.wait_for_timeout(1500)
-        finally:
-            browser.close()
+    page, log = new_page()
+    run_all_cells(page, port, "quickstart.ipynb", code_cells)
+    # Both inspectors of shop (the %%agent cell's and %agentnb show's) follow it to turn 2.
+    inspectors = page.locator('.anb-root[data-agent="shop"]')
+    expect(inspectors).to_have_count(2, timeout=30_000)
+    for i in range(2):
+        expect(inspectors.nth(i).locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
+    # The %%chat records rendered as HTML, answer included.
+    expect(page.get_by_text("Took the eggs off; milk is left.").first).to_be_visible()
+    first = page.locator(".anb-root").first
+    # Lab draws only the cells near the viewport: scroll its notebook to the %%agent cell.
+    page.evaluate(SCROLL_TO_AGENT_JS)
+    # Lab renders the cells of a scrolled notebook lazily: wait until they are drawn.
+    expect(first).to_be_in_viewport(timeout=20_000)
+    expect(first.locator(".anb-panel")).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "quickstart.png"))
+    # The real model's turns came from the recording: its inspector says so.
+    tiny = page.locator('.anb-root[data-agent="tiny"]')
+    tiny.scroll_into_view_if_needed()
+    expect(tiny).to_contain_text("replayed", timeout=30_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_timeout(1500)
     saved = json.loads((work / "quickstart.ipynb").read_text())
     # Restart & Run All reproduced the notebook: the same outputs, cell for cell, ...
     assert outputs_of(saved) == outputs_of(committed)
@@ -119,4 +110,4 @@ def test_quickstart_restart_and_run_all_reproduces_it_from_its_recording(
     # checkouts on the machine may run their own.
     assert subprocess.run(["pgrep", "-f", str(SERVER_SCRIPT)], capture_output=True).returncode == 1
     assert digest(work / RECORDING.name) == recording
-    assert not errors, errors
+    assert not log.errors, log.errors

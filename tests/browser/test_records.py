@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import CHROMIUM, CHROMIUM_ARGS, READY_JS, lab_server, run_all_cells  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, READY_JS, LabServer, NewPage, run_all_cells, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -15,9 +13,9 @@ ANSWER = "Apples are $0.50 each and bread is $2.25; $x^2$ stays as typed."
 
 
 def test_a_chat_record_shows_dollars_as_dollars(
-    tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]
+    tmp_path: Path, lab_server: LabServer, new_page: NewPage
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     cells = [
         "%load_ext agentnb",
@@ -25,30 +23,15 @@ def test_a_chat_record_shows_dollars_as_dollars(
         "%%agent grocer --model model --no-session\nAnswer with prices.",
         "%%chat grocer\nHow much are apples and bread?",
     ]
-    notebook = {
-        "cells": [
-            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
-            for c in cells
-        ],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    source = tmp_path / "prices.ipynb"
-    source.write_text(json.dumps(notebook))
+    source = write_notebook(tmp_path / "prices.ipynb", cells)
     port, _ = lab_server(source, "prices.ipynb")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            run_all_cells(page, port, "prices.ipynb", len(cells))
-            record = page.locator(".agentnb-record").last
-            expect(record.locator(".agentnb-record-answer")).to_contain_text(ANSWER, timeout=30_000)
-            page.wait_for_timeout(1000)  # MathJax typesets after rendering: give it the chance
-            assert record.locator("mjx-container, .MathJax").count() == 0
-            expect(record.locator(".agentnb-record-answer")).to_contain_text(ANSWER)
-        finally:
-            browser.close()
+    page, _log = new_page(height=900)
+    run_all_cells(page, port, "prices.ipynb", len(cells))
+    record = page.locator(".agentnb-record").last
+    expect(record.locator(".agentnb-record-answer")).to_contain_text(ANSWER, timeout=30_000)
+    page.wait_for_timeout(1000)  # MathJax typesets after rendering: give it the chance
+    assert record.locator("mjx-container, .MathJax").count() == 0
+    expect(record.locator(".agentnb-record-answer")).to_contain_text(ANSWER)
 
 
 RECORD_CELLS = [
@@ -107,75 +90,57 @@ LINES_JS = """(els) => els.map((e) => {
 
 
 def test_chat_and_diff_records_read_in_lab_light_and_dark(
-    tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]
+    tmp_path: Path, lab_server: LabServer, new_page: NewPage
 ) -> None:
-    from labserver import ARTIFACTS
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    notebook = {
-        "cells": [
-            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
-            for c in RECORD_CELLS
-        ],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    source = tmp_path / "budget.ipynb"
-    source.write_text(json.dumps(notebook))
+    source = write_notebook(tmp_path / "budget.ipynb", RECORD_CELLS)
     port, _ = lab_server(source, "budget.ipynb")
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            # Run All by hand: run_all_cells refuses an output saying "Error", and this one
-            # shows a tool's error on purpose.
-            page.goto(f"http://127.0.0.1:{port}/lab/tree/budget.ipynb")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
-            page.evaluate(READY_JS, 60_000)
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-            prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
-            expect(prompts.last).to_have_text(f"[{len(RECORD_CELLS)}]:", timeout=60_000)
-            assert "Traceback" not in "".join(page.locator(".jp-OutputArea-output").all_inner_texts())
-            record = page.locator(".agentnb-record").last
-            compare = page.locator(".agentnb-compare").last
-            expect(record.locator(".agentnb-record-answer")).to_contain_text("Tea is 4.25", timeout=30_000)
-            for theme in ("JupyterLab Light", "JupyterLab Dark"):
-                page.evaluate(
-                    "(t) => window.jupyterapp.commands.execute('apputils:change-theme', { theme: t })", theme
+    page, _log = new_page()
+    # Run All by hand: run_all_cells refuses an output saying "Error", and this one
+    # shows a tool's error on purpose.
+    page.goto(f"http://127.0.0.1:{port}/lab/tree/budget.ipynb")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+    page.evaluate(READY_JS, 60_000)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    prompts = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt")
+    expect(prompts.last).to_have_text(f"[{len(RECORD_CELLS)}]:", timeout=60_000)
+    assert "Traceback" not in "".join(page.locator(".jp-OutputArea-output").all_inner_texts())
+    record = page.locator(".agentnb-record").last
+    compare = page.locator(".agentnb-compare").last
+    expect(record.locator(".agentnb-record-answer")).to_contain_text("Tea is 4.25", timeout=30_000)
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        page.evaluate(
+            "(t) => window.jupyterapp.commands.execute('apputils:change-theme', { theme: t })", theme
+        )
+        page.wait_for_timeout(1500)
+        cells = record.locator(".agentnb-record-calls td, .agentnb-record-calls th")
+        aligns = cells.evaluate_all("(els) => els.map((e) => getComputedStyle(e).textAlign)")
+        assert aligns and set(aligns) == {"left"}, (theme, aligns)  # Lab right-aligns table cells
+        # Each argument on its own line; the long note wraps inside the cell, never past it.
+        args = record.locator(".agentnb-record-calls tr").nth(1).locator("td").nth(2)
+        assert args.inner_text().splitlines()[:2] == ['item: "tea"', "price: 4.25"]
+        box, table = args.bounding_box(), record.locator(".agentnb-record-calls").bounding_box()
+        assert box["x"] + box["width"] <= table["x"] + table["width"] + 1
+        error = record.locator(".agentnb-record-call-error .agentnb-error")
+        expect(error).to_contain_text("✗ error [tool_error]: price of coffee cannot be negative")
+        assert error.evaluate(CONTRAST_JS) >= 4.5, theme
+        changes = record.locator(".agentnb-record-state li")
+        assert changes.all_inner_texts()[0].startswith("~ budget › items › tea › price: 4.0 → 4.25")
+        for i in range(changes.count()):
+            for part in ("code", "i"):  # the change in its colour; who made it, muted
+                assert changes.nth(i).locator(part).evaluate(CONTRAST_JS) >= 4.5, (
+                    theme,
+                    part,
+                    changes.nth(i).inner_text(),
                 )
-                page.wait_for_timeout(1500)
-                cells = record.locator(".agentnb-record-calls td, .agentnb-record-calls th")
-                aligns = cells.evaluate_all("(els) => els.map((e) => getComputedStyle(e).textAlign)")
-                assert aligns and set(aligns) == {"left"}, (theme, aligns)  # Lab right-aligns table cells
-                # Each argument on its own line; the long note wraps inside the cell, never past it.
-                args = record.locator(".agentnb-record-calls tr").nth(1).locator("td").nth(2)
-                assert args.inner_text().splitlines()[:2] == ['item: "tea"', "price: 4.25"]
-                box, table = args.bounding_box(), record.locator(".agentnb-record-calls").bounding_box()
-                assert box["x"] + box["width"] <= table["x"] + table["width"] + 1
-                error = record.locator(".agentnb-record-call-error .agentnb-error")
-                expect(error).to_contain_text("✗ error [tool_error]: price of coffee cannot be negative")
-                assert error.evaluate(CONTRAST_JS) >= 4.5, theme
-                changes = record.locator(".agentnb-record-state li")
-                assert changes.all_inner_texts()[0].startswith("~ budget › items › tea › price: 4.0 → 4.25")
-                for i in range(changes.count()):
-                    for part in ("code", "i"):  # the change in its colour; who made it, muted
-                        assert changes.nth(i).locator(part).evaluate(CONTRAST_JS) >= 4.5, (
-                            theme,
-                            part,
-                            changes.nth(i).inner_text(),
-                        )
-                # The comparison's row labels stay on one line; its coloured marks read.
-                labels = compare.locator("tr[data-how] > td:first-child")
-                lines = labels.evaluate_all(LINES_JS)
-                assert lines and max(lines) == 1, (theme, lines)
-                marks = compare.locator("tr[data-how='changed'] > td:first-child b")
-                assert (
-                    marks.count() > 0 and min(marks.evaluate_all(f"(els) => els.map({CONTRAST_JS})")) >= 4.5
-                ), theme
-                slug = "dark" if "Dark" in theme else "light"
-                record.screenshot(path=str(ARTIFACTS / f"chat-record-{slug}.png"))
-                compare.screenshot(path=str(ARTIFACTS / f"diff-record-{slug}.png"))
-        finally:
-            browser.close()
+        # The comparison's row labels stay on one line; its coloured marks read.
+        labels = compare.locator("tr[data-how] > td:first-child")
+        lines = labels.evaluate_all(LINES_JS)
+        assert lines and max(lines) == 1, (theme, lines)
+        marks = compare.locator("tr[data-how='changed'] > td:first-child b")
+        assert marks.count() > 0 and min(marks.evaluate_all(f"(els) => els.map({CONTRAST_JS})")) >= 4.5, theme
+        slug = "dark" if "Dark" in theme else "light"
+        record.screenshot(path=str(ARTIFACTS / f"chat-record-{slug}.png"))
+        compare.screenshot(path=str(ARTIFACTS / f"diff-record-{slug}.png"))

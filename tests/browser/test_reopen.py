@@ -20,11 +20,21 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, EXECUTE_JS, READY_JS, lab_server  # noqa: F401 (a fixture)
+from labserver import (
+    ARTIFACTS,
+    EXECUTE_JS,
+    SAVE_JS,
+    SHUTDOWN_JS,
+    THEME_JS,
+    LabServer,
+    NewPage,
+    PageLog,
+    open_notebook,
+    show_tab,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -70,13 +80,6 @@ BROKEN_WORDS_JS = """(el) => {
   return broken;
 }"""
 
-SAVE_JS = "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }"
-SHUTDOWN_JS = (
-    "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
-)
-THEME_JS = (
-    "async (theme) => { await window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }"
-)
 
 # agentnb's code in a stack trace: the served front end, and (named by a sourceURL) the loader
 # anywidget imports from a blob: URL and the front end a kernel sends (static/loader.js).
@@ -88,21 +91,6 @@ NB7_SHORTCUTS_RACE = "TypeError: Cannot read properties of undefined (reading 's
 STACK_URL = re.compile(r"(?:https?://|blob:)[^\s)]+|agentnb/static/[^\s)]+")
 
 
-def _watch_errors(page, errors: list[str]) -> None:
-    """Collect the page's uncaught errors (with their stacks) and console errors (with where)."""
-    page.on(
-        "pageerror", lambda exc: errors.append(f"page error: {exc.name}: {exc.message}\n{exc.stack or ''}")
-    )
-    page.on(
-        "console",
-        lambda m: (
-            errors.append(f"console error: {m.text}\n    at {m.location.get('url', '')}")
-            if m.type == "error"
-            else None
-        ),
-    )
-
-
 def _is_nb7_shortcuts_race(error: str) -> bool:
     urls = STACK_URL.findall(error)
     return (
@@ -112,34 +100,12 @@ def _is_nb7_shortcuts_race(error: str) -> bool:
     )
 
 
-def _assert_no_error_of_ours(errors: list[str], ui: str) -> None:
+def _assert_no_error_of_ours(log: PageLog, ui: str) -> None:
     """No page or console error from agentnb's code, and no page error at all but Notebook 7's own."""
-    ours = [e for e in errors if OURS in e]
+    ours = [e for e in log.errors if OURS in e]
     assert not ours, "\n\n".join(ours)
-    page_errors = [e for e in errors if e.startswith("page error:")]
-    unexplained = [e for e in page_errors if not (ui == "notebook" and _is_nb7_shortcuts_race(e))]
+    unexplained = [e for e in log.page_errors if not (ui == "notebook" and _is_nb7_shortcuts_race(e))]
     assert not unexplained, "\n\n".join(unexplained)
-
-
-def _url(port: int, ui: str, name: str) -> str:
-    return (
-        f"http://127.0.0.1:{port}/lab/tree/{name}"
-        if ui == "lab"
-        else f"http://127.0.0.1:{port}/notebooks/{name}"
-    )
-
-
-def _open(page, port: int, ui: str, name: str) -> None:
-    page.goto(_url(port, ui, name))
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    page.evaluate(READY_JS, 60_000)
-
-
-def _tab(inspector, tab: str) -> None:
-    from playwright.sync_api import expect
-
-    inspector.locator(f"[role=tab][data-tab='{tab}']").click()
-    expect(inspector.locator(".anb-panel")).to_have_attribute("data-tab", tab)
 
 
 def _height(inspector) -> float:
@@ -148,10 +114,6 @@ def _height(inspector) -> float:
 
 def _contrast(locator) -> float:
     return locator.evaluate(CONTRAST_JS)
-
-
-def _browser(p):
-    return p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
 
 
 def _check_marks(page, inspector, ui: str) -> None:
@@ -165,7 +127,7 @@ def _check_marks(page, inspector, ui: str) -> None:
     expect(inspector.locator(".anb-tokens-line")).to_contain_text("the input of one model call")
 
     # Turn 2: the tool raised; the hook only passed the call on (and let the error through).
-    _tab(inspector, "tools")
+    show_tab(inspector, "tools")
     inspector.locator("details.anb-tool[data-tool='buy'] > summary").click()
     hook = inspector.locator("li.anb-hook[data-hook='round_prices']")
     expect(hook).to_have_class(re.compile(r"\banb-hook-passed\b"))
@@ -178,7 +140,7 @@ def _check_marks(page, inspector, ui: str) -> None:
     inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-hook-marks.png"))
 
     # The Compare tab's answers: each under its own side's heading, wider than the label column.
-    _tab(inspector, "compare")
+    show_tab(inspector, "compare")
     answers = inspector.locator("table.anb-cmp-answers")
     expect(answers).to_be_visible(timeout=20_000)
     geometry = inspector.evaluate("""(root) => {
@@ -196,7 +158,7 @@ def _check_marks(page, inspector, ui: str) -> None:
     inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-compare.png"))
 
     # History marks the turn whose tool call failed (and not the other).
-    _tab(inspector, "history")
+    show_tab(inspector, "history")
     expect(inspector.locator("tr[data-turn='1'] td[data-failed='1']")).to_have_text("1 · ✕ 1 failed")
     expect(inspector.locator("tr[data-turn='0'] td[data-failed]")).to_have_count(0)
 
@@ -204,7 +166,7 @@ def _check_marks(page, inspector, ui: str) -> None:
     # its state changes in the State tab's words.
     inspector.locator("tr[data-turn='0']").click()
     expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 2")
-    _tab(inspector, "tools")
+    show_tab(inspector, "tools")
     inspector.locator("details.anb-tool[data-tool='buy'] > summary").click()
     hook = inspector.locator("li.anb-hook[data-hook='round_prices']")
     expect(hook).to_contain_text('received {"item":"coffee","price":1.289}')
@@ -223,7 +185,7 @@ def _check_state(page, inspector, ui: str) -> None:
     from playwright.sync_api import expect
 
     # State of turn 1: the change list's value column is not squeezed; floats keep their form.
-    _tab(inspector, "state")
+    show_tab(inspector, "state")
     values = inspector.locator(".anb-changes .anb-change-values")
     expect(values.first).to_be_visible()
     assert min(values.evaluate_all("(els) => els.map((e) => e.getBoundingClientRect().width)")) >= 150
@@ -252,7 +214,7 @@ def _check_state(page, inspector, ui: str) -> None:
     inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-state-edited.png"))
 
     # Preview after the edit: the box shows the message the preview is for.
-    _tab(inspector, "preview")
+    show_tab(inspector, "preview")
     expect(inspector.locator("input.anb-preview-input")).to_have_value("buy caviar", timeout=20_000)
 
 
@@ -261,7 +223,7 @@ def _check_layout(page, inspector, ui: str) -> None:
     from playwright.sync_api import expect
 
     # Light theme contrast (WCAG AA, 4.5:1): "✓ done", the system message line, Context tab.
-    _tab(inspector, "request")
+    show_tab(inspector, "request")
     system = inspector.locator(".anb-role-system > summary").first
     expect(system).to_be_visible(timeout=20_000)
     context_tab = inspector.locator("[role=tab][data-tab='context']")
@@ -275,11 +237,11 @@ def _check_layout(page, inspector, ui: str) -> None:
     # One height for every tab, and no growth when a run ends.
     heights = {}
     for tab in ("prompt", "request", "tools", "state", "context", "history", "preview", "compare"):
-        _tab(inspector, tab)
+        show_tab(inspector, tab)
         page.wait_for_timeout(100)
         heights[tab] = _height(inspector)
     assert max(heights.values()) - min(heights.values()) <= 1, heights
-    _tab(inspector, "prompt")
+    show_tab(inspector, "prompt")
     before = _height(inspector)
     assert page.evaluate(EXECUTE_JS, 'print(budget.run("how much is left?").content)') == "ok"
     expect(inspector.locator(".anb-pos")).to_have_text("turn 3 of 3", timeout=20_000)
@@ -292,17 +254,17 @@ def _check_layout(page, inspector, ui: str) -> None:
     for name, item in (("done", status), ("context tab", context_tab)):
         ratio = _contrast(item)
         assert ratio >= 4.5, f"dark theme: {name} contrast {ratio:.2f}"
-    _tab(inspector, "request")
+    show_tab(inspector, "request")
     expect(system).to_be_visible(timeout=20_000)
     ratio = _contrast(system)
     assert ratio >= 4.5, f"dark theme: system contrast {ratio:.2f}"
     inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-dark-request.png"))
-    _tab(inspector, "prompt")
+    show_tab(inspector, "prompt")
     inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-dark.png"))
     page.evaluate(THEME_JS, "JupyterLab Light")
 
 
-def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path, errors: list[str]) -> None:
+def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path, log: PageLog) -> None:
     """Saved, the kernel shut down, the saved file, the notebook reopened."""
     from playwright.sync_api import expect
 
@@ -323,18 +285,18 @@ def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path
     inspector.locator("button.anb-prev").click()
     inspector.locator("button.anb-prev").click()
     expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 3")
-    _tab(inspector, "request")
+    show_tab(inspector, "request")
     panel = inspector.locator(".anb-panel")
     expect(panel).to_contain_text(
         re.compile(r"Cannot load the request of call 2: the kernel is not connected|user: buy coffee")
     )
     expect(panel).not_to_contain_text("Loading")
-    _tab(inspector, "preview")
+    show_tab(inspector, "preview")
     inspector.locator("button.anb-preview-go").click()
     page.wait_for_timeout(500)
     expect(inspector.locator("button.anb-preview-go")).to_have_text("observe")
     inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-disconnected.png"))
-    assert not [e for e in errors if "Cannot send" in e], errors
+    assert not [e for e in log.errors if "Cannot send" in e], log.errors
 
     # The saved file: the inspector's output is its static view of turn 3, no widget view.
     outputs = [
@@ -348,7 +310,7 @@ def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path
     assert "inspectors" not in saved["metadata"].get("agentnb", {})
 
     # Reopened (the page loaded afresh): the static view, not "model not found".
-    _open(page, port, ui, "budget.ipynb")
+    open_notebook(page, port, ui, "budget.ipynb")
     view = page.locator(".agentnb-static-inspector")
     expect(view).to_be_visible(timeout=30_000)
     expect(view).to_contain_text("budget · inspector")
@@ -356,46 +318,39 @@ def _check_disconnect_and_reopen(page, inspector, ui: str, port: int, work: Path
     expect(view).to_contain_text("Still within the budget.")
     assert "model not found" not in page.locator("body").inner_text()
     view.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-static.png"))
-    _assert_no_error_of_ours(errors, ui)
+    _assert_no_error_of_ours(log, ui)
 
 
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
-def test_marks_layout_disconnect_and_reopen(lab_server: Callable[..., tuple[int, Path]], ui: str) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_marks_layout_disconnect_and_reopen(lab_server: LabServer, new_page: NewPage, ui: str) -> None:
+    from playwright.sync_api import expect
 
     if ui == "notebook":
         pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
     port, work = lab_server(NOTEBOOK, "budget.ipynb", ui=ui)
     ARTIFACTS.mkdir(exist_ok=True)
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = _browser(p)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1100})
-            _watch_errors(page, errors)
-            _open(page, port, ui, "budget.ipynb")
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-            prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
-            expect(prompts.last).to_have_text(f"[{CODE_CELLS}]:", timeout=60_000)
-            inspector = page.locator(".anb-root")
-            expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
-            expect(inspector).to_have_attribute("data-connected", "true")
+    page, log = new_page(height=1100)
+    open_notebook(page, port, ui, "budget.ipynb")
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
+    expect(prompts.last).to_have_text(f"[{CODE_CELLS}]:", timeout=60_000)
+    inspector = page.locator(".anb-root")
+    expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
+    expect(inspector).to_have_attribute("data-connected", "true")
 
-            _check_marks(page, inspector, ui)
-            _check_state(page, inspector, ui)
-            _check_layout(page, inspector, ui)
-            _check_disconnect_and_reopen(page, inspector, ui, port, work, errors)
-        finally:
-            browser.close()
+    _check_marks(page, inspector, ui)
+    _check_state(page, inspector, ui)
+    _check_layout(page, inspector, ui)
+    _check_disconnect_and_reopen(page, inspector, ui, port, work, log)
 
 
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
 def test_saved_widget_state_without_its_kernel(
-    lab_server: Callable[..., tuple[int, Path]], tmp_path: Path, ui: str
+    lab_server: LabServer, new_page: NewPage, tmp_path: Path, ui: str
 ) -> None:
     """A notebook executed by nbconvert keeps its widget state: opened later, the inspector
     renders from it and says plainly that its kernel is not connected (nothing spins)."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     if ui == "notebook":
         pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
@@ -420,7 +375,7 @@ def test_saved_widget_state_without_its_kernel(
     assert executed["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     # The user's own executed notebook: trusted, so Jupyter draws widgets from the saved state
     # (an untrusted one shows the output's static view instead).
-    trust_env = dict(os.environ, JUPYTER_DATA_DIR=str(tmp_path / "data"))  # the server's (labserver.py)
+    trust_env = dict(os.environ, JUPYTER_DATA_DIR=str(tmp_path / "data"))  # the server's (conftest.py)
     subprocess.run(
         [sys.executable, "-m", "jupyter", "trust", str(work / "budget.ipynb")],
         check=True,
@@ -429,22 +384,15 @@ def test_saved_widget_state_without_its_kernel(
         capture_output=True,
         timeout=60,
     )
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = _browser(p)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            _watch_errors(page, errors)
-            _open(page, port, ui, "budget.ipynb")
-            inspector = page.locator(".anb-root")
-            expect(inspector).to_be_visible(timeout=30_000)
-            expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2")
-            expect(inspector).to_have_attribute("data-connected", "false", timeout=20_000)
-            expect(inspector.locator(".anb-status")).to_have_text("⚠ not connected")
-            _tab(inspector, "request")
-            expect(inspector.locator(".anb-panel")).to_contain_text("Cannot load", timeout=20_000)
-            inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-saved-state.png"))
-            assert not [e for e in errors if "Cannot send" in e], errors
-            _assert_no_error_of_ours(errors, ui)
-        finally:
-            browser.close()
+    page, log = new_page()
+    open_notebook(page, port, ui, "budget.ipynb")
+    inspector = page.locator(".anb-root")
+    expect(inspector).to_be_visible(timeout=30_000)
+    expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2")
+    expect(inspector).to_have_attribute("data-connected", "false", timeout=20_000)
+    expect(inspector.locator(".anb-status")).to_have_text("⚠ not connected")
+    show_tab(inspector, "request")
+    expect(inspector.locator(".anb-panel")).to_contain_text("Cannot load", timeout=20_000)
+    inspector.screenshot(path=str(ARTIFACTS / f"reopen-{ui}-saved-state.png"))
+    assert not [e for e in log.errors if "Cannot send" in e], log.errors
+    _assert_no_error_of_ours(log, ui)

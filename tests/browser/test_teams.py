@@ -22,19 +22,10 @@ Screenshots land in ``test-artifacts/``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import (  # noqa: F401 (a fixture)
-    ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    lab_server,
-    open_notebook,
-    run_all,
-    run_all_cells,
-)
+from labserver import ARTIFACTS, SAVE_JS, THEME_JS, LabServer, NewPage, open_notebook, run_all, run_all_cells
 
 pytestmark = pytest.mark.browser
 
@@ -42,10 +33,6 @@ NOTEBOOK = Path(__file__).with_name("teams_demo.ipynb")
 CODE_CELLS = 7
 HANDOFF = Path(__file__).with_name("handoff_demo.ipynb")
 HANDOFF_CELLS = 10
-SAVE_JS = "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }"
-THEME_JS = (
-    "async (theme) => { await window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }"
-)
 
 # Where each lane's track starts, and each bar's place in its track (as drawn, and as its style says).
 LANES_JS = """(root) => [...root.querySelectorAll('.anb-lanes:not(.anb-lanes-live) .anb-lane')].map((lane) => {
@@ -88,111 +75,100 @@ team.run("How often do tides come in?")
 """
 
 
-def test_from_the_team_cell_to_a_grandchild_run(lab_server: Callable[..., tuple[int, Path]]) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_from_the_team_cell_to_a_grandchild_run(lab_server: LabServer, new_page: NewPage) -> None:
+    from playwright.sync_api import expect
 
     port, work = lab_server(NOTEBOOK, "teams.ipynb")
     ARTIFACTS.mkdir(exist_ok=True)
-    console_errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1100})
-            page.on("pageerror", lambda exc: console_errors.append(f"page error: {exc}"))
-            outputs = run_all_cells(page, port, "teams.ipynb", CODE_CELLS)
-            assert "▸ team ▸ desk ▸ analyst · task: 'note the cause of tides'" in "\n".join(outputs)
+    page, log = new_page(height=1100)
+    outputs = run_all_cells(page, port, "teams.ipynb", CODE_CELLS)
+    assert "▸ team ▸ desk ▸ analyst · task: 'note the cause of tides'" in "\n".join(outputs)
 
-            inspector = page.locator(".anb-root[data-agent='team']")
-            expect(inspector).to_have_count(1, timeout=30_000)
-            expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 1", timeout=30_000)
-            tab = lambda name: inspector.locator(f"[role=tab][data-tab='{name}']")  # noqa: E731
+    inspector = page.locator(".anb-root[data-agent='team']")
+    expect(inspector).to_have_count(1, timeout=30_000)
+    expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 1", timeout=30_000)
+    tab = lambda name: inspector.locator(f"[role=tab][data-tab='{name}']")  # noqa: E731
 
-            # Runs: the tree, each node with its tokens; one click to the grandchild.
-            tab("runs").click()
-            expect(tab("runs")).to_have_text("Runs (4)")
-            nodes = inspector.locator(".anb-run-node")
-            expect(nodes).to_have_count(4)
-            expect(nodes.nth(0)).to_contain_text("team · ")
-            expect(nodes.nth(2)).to_contain_text("team ▸ desk · file a note on tides")
-            expect(nodes.nth(2)).to_contain_text("own /")
-            inspector.locator(".anb-run-node[data-path='team/desk/analyst']").click()
-            expect(inspector.locator(".anb-scope")).to_have_text(
-                "▸ team ▸ desk ▸ analyst (its turn 1)", timeout=30_000
-            )
-            sections = inspector.locator(".anb-run-section")
-            expect(sections).to_have_count(2)
-            expect(sections.nth(0)).to_contain_text("system · instructions")
-            expect(sections.nth(0)).to_contain_text("You keep the notes. They are: []")
-            expect(sections.nth(1)).to_contain_text("user · task (delegate_task_to_member)")
-            inspector.screenshot(path=str(ARTIFACTS / "teams-runs.png"))
+    # Runs: the tree, each node with its tokens; one click to the grandchild.
+    tab("runs").click()
+    expect(tab("runs")).to_have_text("Runs (4)")
+    nodes = inspector.locator(".anb-run-node")
+    expect(nodes).to_have_count(4)
+    expect(nodes.nth(0)).to_contain_text("team · ")
+    expect(nodes.nth(2)).to_contain_text("team ▸ desk · file a note on tides")
+    expect(nodes.nth(2)).to_contain_text("own /")
+    inspector.locator(".anb-run-node[data-path='team/desk/analyst']").click()
+    expect(inspector.locator(".anb-scope")).to_have_text(
+        "▸ team ▸ desk ▸ analyst (its turn 1)", timeout=30_000
+    )
+    sections = inspector.locator(".anb-run-section")
+    expect(sections).to_have_count(2)
+    expect(sections.nth(0)).to_contain_text("system · instructions")
+    expect(sections.nth(0)).to_contain_text("You keep the notes. They are: []")
+    expect(sections.nth(1)).to_contain_text("user · task (delegate_task_to_member)")
+    inspector.screenshot(path=str(ARTIFACTS / "teams-runs.png"))
 
-            # Every tab now shows the analyst's run.
-            tab("prompt").click()
-            expect(inspector.locator(".anb-panel")).to_contain_text("You keep the notes. They are: []")
-            # what the desk added to the analyst's message, labelled, with its tokens (the estimate: 23 characters)
-            added = inspector.locator(".anb-added-part[data-source='task (delegate_task_to_member)']")
-            expect(added).to_contain_text("note the cause of tides")
-            expect(added.locator(".anb-section-tokens")).to_have_text("≈5 tok")
-            tab("request").click()
-            expect(inspector.locator(".anb-panel")).to_contain_text("note the cause of tides")
-            tab("tools").click()
-            tool = inspector.locator(".anb-tool[data-tool='add_note']")
-            expect(tool).to_have_count(1)
-            tool.locator("summary").click()
-            expect(tool.locator(".anb-hook[data-hook='audit'] .anb-hook-outcome")).to_have_text("passed on")
-            tab("state").click()
-            panel = inspector.locator(".anb-panel")
-            expect(panel).to_contain_text("notes [1]")
-            expect(panel).not_to_contain_text("no changes in this turn")
-            inspector.screenshot(path=str(ARTIFACTS / "teams-grandchild-tools.png"))
+    # Every tab now shows the analyst's run.
+    tab("prompt").click()
+    expect(inspector.locator(".anb-panel")).to_contain_text("You keep the notes. They are: []")
+    # what the desk added to the analyst's message, labelled, with its tokens (the estimate: 23 characters)
+    added = inspector.locator(".anb-added-part[data-source='task (delegate_task_to_member)']")
+    expect(added).to_contain_text("note the cause of tides")
+    expect(added.locator(".anb-section-tokens")).to_have_text("≈5 tok")
+    tab("request").click()
+    expect(inspector.locator(".anb-panel")).to_contain_text("note the cause of tides")
+    tab("tools").click()
+    tool = inspector.locator(".anb-tool[data-tool='add_note']")
+    expect(tool).to_have_count(1)
+    tool.locator("summary").click()
+    expect(tool.locator(".anb-hook[data-hook='audit'] .anb-hook-outcome")).to_have_text("passed on")
+    tab("state").click()
+    panel = inspector.locator(".anb-panel")
+    expect(panel).to_contain_text("notes [1]")
+    expect(panel).not_to_contain_text("no changes in this turn")
+    inspector.screenshot(path=str(ARTIFACTS / "teams-grandchild-tools.png"))
 
-            # The desk's delegation, seen from the team: what went down and what came up, with the chain.
-            tab("runs").click()
-            inspector.locator(".anb-run-node[data-path='team/desk']").click()
-            up = inspector.locator(".anb-ledger-up")
-            expect(up).to_contain_text("add /notes/0")
-            expect(up).to_contain_text("team ▸ desk ▸ analyst ▸ tool:add_note")
-            expect(up).to_contain_text("team ▸ desk ▸ analyst ▸ hook:audit")
-            expect(inspector.locator(".anb-ledger-down")).to_contain_text("notes = []")
-            # the team's own run: the swim lanes of its two delegations, in merge order
-            inspector.locator(".anb-run-node[data-path='team']").click()
-            expect(inspector.locator(".anb-scope")).to_have_text("")
-            lanes = inspector.locator(".anb-lane")
-            expect(lanes).to_have_count(2)
-            expect(lanes.nth(0)).to_contain_text("1. researcher")
-            expect(lanes.nth(1)).to_contain_text("2. desk")
-            inspector.screenshot(path=str(ARTIFACTS / "teams-lanes.png"))
+    # The desk's delegation, seen from the team: what went down and what came up, with the chain.
+    tab("runs").click()
+    inspector.locator(".anb-run-node[data-path='team/desk']").click()
+    up = inspector.locator(".anb-ledger-up")
+    expect(up).to_contain_text("add /notes/0")
+    expect(up).to_contain_text("team ▸ desk ▸ analyst ▸ tool:add_note")
+    expect(up).to_contain_text("team ▸ desk ▸ analyst ▸ hook:audit")
+    expect(inspector.locator(".anb-ledger-down")).to_contain_text("notes = []")
+    # the team's own run: the swim lanes of its two delegations, in merge order
+    inspector.locator(".anb-run-node[data-path='team']").click()
+    expect(inspector.locator(".anb-scope")).to_have_text("")
+    lanes = inspector.locator(".anb-lane")
+    expect(lanes).to_have_count(2)
+    expect(lanes.nth(0)).to_contain_text("1. researcher")
+    expect(lanes.nth(1)).to_contain_text("2. desk")
+    inspector.screenshot(path=str(ARTIFACTS / "teams-lanes.png"))
 
-            # A member's text streams into its own node while the team turn runs.
-            assert page.evaluate(START_JS, HELD_TURN)
-            expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
-            expect(inspector).to_have_attribute("data-status", "running")
-            tab("runs").click()
-            node = inspector.locator(".anb-runs-live .anb-run-node[data-path='team/researcher']")
-            expect(node.locator(".anb-run-text")).to_have_text(
-                "The tide comes <b>in</b> twice a day.", timeout=30_000
-            )
-            expect(node).to_contain_text("running")
-            # the two delegations of one response, side by side: the researcher's lane has its text too
-            lanes = inspector.locator(".anb-lanes-live .anb-lane")
-            expect(lanes).to_have_count(2)
-            expect(lanes.nth(0)).to_have_attribute("data-agent", "researcher")
-            expect(lanes.nth(0).locator(".anb-run-text")).to_have_text(
-                "The tide comes <b>in</b> twice a day."
-            )
-            expect(lanes.nth(1)).to_have_attribute("data-agent", "desk")
-            expect(inspector.locator(".anb-runs-live b")).to_have_count(0)  # a model's text is never markup
-            expect(inspector).to_have_attribute("data-status", "running")  # still held: it streamed live
-            inspector.screenshot(path=str(ARTIFACTS / "teams-member-streaming.png"))
-            (work / "release-member").write_text("")
-            expect(inspector).to_have_attribute("data-status", "ok", timeout=30_000)
-            expect(inspector.locator(".anb-run-node")).to_have_count(
-                3
-            )  # the finished tree: team, researcher, desk
-            expect(inspector.locator(".anb-lane")).to_have_count(2)
-            assert not console_errors, console_errors
-        finally:
-            browser.close()
+    # A member's text streams into its own node while the team turn runs.
+    assert page.evaluate(START_JS, HELD_TURN)
+    expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
+    expect(inspector).to_have_attribute("data-status", "running")
+    tab("runs").click()
+    node = inspector.locator(".anb-runs-live .anb-run-node[data-path='team/researcher']")
+    expect(node.locator(".anb-run-text")).to_have_text(
+        "The tide comes <b>in</b> twice a day.", timeout=30_000
+    )
+    expect(node).to_contain_text("running")
+    # the two delegations of one response, side by side: the researcher's lane has its text too
+    lanes = inspector.locator(".anb-lanes-live .anb-lane")
+    expect(lanes).to_have_count(2)
+    expect(lanes.nth(0)).to_have_attribute("data-agent", "researcher")
+    expect(lanes.nth(0).locator(".anb-run-text")).to_have_text("The tide comes <b>in</b> twice a day.")
+    expect(lanes.nth(1)).to_have_attribute("data-agent", "desk")
+    expect(inspector.locator(".anb-runs-live b")).to_have_count(0)  # a model's text is never markup
+    expect(inspector).to_have_attribute("data-status", "running")  # still held: it streamed live
+    inspector.screenshot(path=str(ARTIFACTS / "teams-member-streaming.png"))
+    (work / "release-member").write_text("")
+    expect(inspector).to_have_attribute("data-status", "ok", timeout=30_000)
+    expect(inspector.locator(".anb-run-node")).to_have_count(3)  # the finished tree: team, researcher, desk
+    expect(inspector.locator(".anb-lane")).to_have_count(2)
+    assert not log.page_errors, log.page_errors
 
 
 def _tokens(text: str) -> int:
@@ -297,43 +273,36 @@ def _check_tree_and_lanes(page, pair, ui: str) -> None:
 
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
 def test_who_is_in_charge_a_member_header_a_refused_merge_and_the_lanes(
-    lab_server: Callable[..., tuple[int, Path]], ui: str
+    lab_server: LabServer, new_page: NewPage, ui: str
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     if ui == "notebook":
         pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
     port, work = lab_server(HANDOFF, "handoff.ipynb", ui=ui)
     ARTIFACTS.mkdir(exist_ok=True)
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1100})
-            page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
-            run_all(page, port, ui, "handoff.ipynb", HANDOFF_CELLS)
-            triage = page.locator(".anb-root[data-agent='triage']")
-            _check_routed(page, triage, ui)
-            pair = page.locator(".anb-root[data-agent='pair']")
-            _check_tree_and_lanes(page, pair, ui)
-            page.evaluate(THEME_JS, "JupyterLab Dark")
-            page.wait_for_timeout(500)
-            pair.locator(".anb-run-node[data-path='pair/b']").click()
-            triage.screenshot(path=str(ARTIFACTS / f"teams-{ui}-routed-dark.png"))
-            pair.screenshot(path=str(ARTIFACTS / f"teams-{ui}-refused-dark.png"))
-            page.evaluate(THEME_JS, "JupyterLab Light")
+    page, log = new_page(height=1100)
+    run_all(page, port, ui, "handoff.ipynb", HANDOFF_CELLS)
+    triage = page.locator(".anb-root[data-agent='triage']")
+    _check_routed(page, triage, ui)
+    pair = page.locator(".anb-root[data-agent='pair']")
+    _check_tree_and_lanes(page, pair, ui)
+    page.evaluate(THEME_JS, "JupyterLab Dark")
+    page.wait_for_timeout(500)
+    pair.locator(".anb-run-node[data-path='pair/b']").click()
+    triage.screenshot(path=str(ARTIFACTS / f"teams-{ui}-routed-dark.png"))
+    pair.screenshot(path=str(ARTIFACTS / f"teams-{ui}-refused-dark.png"))
+    page.evaluate(THEME_JS, "JupyterLab Light")
 
-            # Saved and reloaded (the kernel still up): the static view says who is in charge,
-            # where the last turn went, and what to do for a live inspector.
-            page.evaluate(SAVE_JS)
-            page.evaluate(SAVE_JS)
-            open_notebook(page, port, ui, "handoff.ipynb")
-            static = page.locator(".agentnb-static-inspector", has_text="triage · inspector")
-            expect(static).to_be_visible(timeout=30_000)
-            expect(static).to_contain_text("in charge: billing")
-            expect(static).to_contain_text("turn 2 · ok · routed to billing")
-            expect(static).to_contain_text("re-run this cell for the live inspector")
-            static.screenshot(path=str(ARTIFACTS / f"teams-{ui}-static.png"))
-            assert not [e for e in errors if "agentnb/static/" in e], errors
-        finally:
-            browser.close()
+    # Saved and reloaded (the kernel still up): the static view says who is in charge,
+    # where the last turn went, and what to do for a live inspector.
+    page.evaluate(SAVE_JS)
+    page.evaluate(SAVE_JS)
+    open_notebook(page, port, ui, "handoff.ipynb")
+    static = page.locator(".agentnb-static-inspector", has_text="triage · inspector")
+    expect(static).to_be_visible(timeout=30_000)
+    expect(static).to_contain_text("in charge: billing")
+    expect(static).to_contain_text("turn 2 · ok · routed to billing")
+    expect(static).to_contain_text("re-run this cell for the live inspector")
+    static.screenshot(path=str(ARTIFACTS / f"teams-{ui}-static.png"))
+    assert not [e for e in log.page_errors if "agentnb/static/" in e], log.page_errors

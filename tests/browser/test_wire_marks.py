@@ -6,12 +6,10 @@ the scripted OpenAI server of ``tests/openai_server.py`` on 127.0.0.1 through th
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, lab_server, run_all_cells  # noqa: F401 (a fixture)
+from labserver import ARTIFACTS, LabServer, NewPage, run_all_cells, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -21,9 +19,9 @@ SUMMARY = "Oslo: <b>look it up</b> first."
 
 
 def test_reasoning_items_and_a_cut_answer_in_the_inspector(
-    tmp_path: Path, lab_server: Callable[..., tuple[int, Path]]
+    tmp_path: Path, lab_server: LabServer, new_page: NewPage
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     cells = [
         "%load_ext agentnb",
@@ -41,61 +39,44 @@ def test_reasoning_items_and_a_cut_answer_in_the_inspector(
         "print(w.run('Weather in Oslo?').content)",
         "r = w.run('Give three reasons.')\nprint(r.truncated, server.problems)\nr",
     ]
-    notebook = {
-        "cells": [
-            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
-            for c in cells
-        ],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    source = tmp_path / "wire.ipynb"
-    source.write_text(json.dumps(notebook))
+    source = write_notebook(tmp_path / "wire.ipynb", cells)
     port, _ = lab_server(source, "wire.ipynb")
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            outputs = run_all_cells(page, port, "wire.ipynb", len(cells))
-            joined = "\n".join(outputs)
-            assert (
-                "Sunny in Oslo." in joined and "True []" in joined
-            )  # truncated, and the server found nothing wrong
+    page, _log = new_page()
+    outputs = run_all_cells(page, port, "wire.ipynb", len(cells))
+    joined = "\n".join(outputs)
+    assert "Sunny in Oslo." in joined and "True []" in joined  # truncated, and the server found nothing wrong
 
-            # The static record of the cut turn says so.
-            record = page.locator(".agentnb-record").last
-            expect(record.locator(".agentnb-record-cut")).to_have_text(
-                "(answer cut at the token limit)", timeout=30_000
-            )
+    # The static record of the cut turn says so.
+    record = page.locator(".agentnb-record").last
+    expect(record.locator(".agentnb-record-cut")).to_have_text(
+        "(answer cut at the token limit)", timeout=30_000
+    )
 
-            inspector = page.locator(".anb-root")
-            expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
-            expect(inspector.locator(".anb-answer .anb-cut")).to_have_text("answer cut at the token limit")
-            inspector.screenshot(path=str(ARTIFACTS / "wire-cut-answer.png"))
+    inspector = page.locator(".anb-root")
+    expect(inspector.locator(".anb-pos")).to_have_text("turn 2 of 2", timeout=30_000)
+    expect(inspector.locator(".anb-answer .anb-cut")).to_have_text("answer cut at the token limit")
+    inspector.screenshot(path=str(ARTIFACTS / "wire-cut-answer.png"))
 
-            # Turn 1: its answer is whole; its second request sent the reasoning item back.
-            inspector.locator(".anb-prev").click()
-            expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 2")
-            expect(inspector.locator(".anb-answer .anb-cut")).to_have_count(0)
-            inspector.locator("[role=tab][data-tab='request']").click()
-            expect(inspector.locator(".anb-pick")).to_have_count(2)
-            inspector.locator(".anb-pick").last.click()
-            row = inspector.locator(".anb-role-reasoning")
-            expect(row).to_have_count(1)
-            expect(row.locator("summary")).to_have_text("reasoning: " + SUMMARY)
-            row.locator("summary").click()
-            expect(row.locator(".anb-note")).to_contain_text("sent back as rs_1 with its encrypted content")
-            expect(row.locator("b")).to_have_count(0)  # the summary's markup is text
-            # The rows in the order sent: the user's message, the reasoning, the call, its output.
-            heads = inspector.locator(".anb-request .anb-message-row > summary").all_inner_texts()
-            assert [h.split(":")[0] for h in heads[:4]] == [
-                "user",
-                "reasoning",
-                "assistant",
-                "tool (call_1_0)",
-            ], heads
-            inspector.screenshot(path=str(ARTIFACTS / "wire-reasoning-request.png"))
-        finally:
-            browser.close()
+    # Turn 1: its answer is whole; its second request sent the reasoning item back.
+    inspector.locator(".anb-prev").click()
+    expect(inspector.locator(".anb-pos")).to_have_text("turn 1 of 2")
+    expect(inspector.locator(".anb-answer .anb-cut")).to_have_count(0)
+    inspector.locator("[role=tab][data-tab='request']").click()
+    expect(inspector.locator(".anb-pick")).to_have_count(2)
+    inspector.locator(".anb-pick").last.click()
+    row = inspector.locator(".anb-role-reasoning")
+    expect(row).to_have_count(1)
+    expect(row.locator("summary")).to_have_text("reasoning: " + SUMMARY)
+    row.locator("summary").click()
+    expect(row.locator(".anb-note")).to_contain_text("sent back as rs_1 with its encrypted content")
+    expect(row.locator("b")).to_have_count(0)  # the summary's markup is text
+    # The rows in the order sent: the user's message, the reasoning, the call, its output.
+    heads = inspector.locator(".anb-request .anb-message-row > summary").all_inner_texts()
+    assert [h.split(":")[0] for h in heads[:4]] == [
+        "user",
+        "reasoning",
+        "assistant",
+        "tool (call_1_0)",
+    ], heads
+    inspector.screenshot(path=str(ARTIFACTS / "wire-reasoning-request.png"))

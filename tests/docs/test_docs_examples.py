@@ -11,33 +11,18 @@ from pathlib import Path
 import pytest
 from doc_blocks import ROOT, Block, blocks, guide_pages
 from IPython.core.inputtransformer2 import TransformerManager
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
-
-import agentnb
 
 PAGES = [page for page in guide_pages() if any(b.not_run is None for b in blocks(page))]
 
 
-def ipython():
-    """The test session's one real shell (start_ipython only returns it on its first call)."""
-    start_ipython()
-    from IPython import get_ipython
-
-    return get_ipython()
-
-
 @pytest.fixture()
-def shell(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def shell(shell):
+    """The shared shell (tests/conftest.py), a fresh workspace for every page; what a page sets
+    in the environment, the default model and tracing are undone after it."""
     environ = dict(os.environ)
     os.environ.pop("AGENTNB_REPLAY", None)
-    ip = ipython()
-    before = set(ip.user_ns)
-    agentnb.load_ipython_extension(ip)  # a fresh workspace for every page
-    yield ip
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
+    yield shell
     from agentnb import set_default_model, tracing
 
     set_default_model(None)

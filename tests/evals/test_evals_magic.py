@@ -6,24 +6,16 @@ import json
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
-import agentnb
 from agentnb import slots
 from agentnb.ipython.eval_view import EvalView, grid_html
 
 
 @pytest.fixture()
-def shell(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    start_ipython()
-    from IPython import get_ipython
-
-    ip = get_ipython()
-    before = set(ip.user_ns)
-    agentnb.load_ipython_extension(ip)
-    ip.run_cell(
+def shell(shell):
+    """The shared shell (tests/conftest.py) with a counting ``shop``, its ``cases`` and ``checks``."""
+    shell.run_cell(
         "import evals_helpers\n"
         "from agentnb.evals import Case, check\n"
         "calls = []\n"
@@ -34,10 +26,7 @@ def shell(tmp_path, monkeypatch):
         "cases = [Case('milk', id='m', expected='milk'), Case('<b>x</b>', id='h', expected='tea')]\n"
         "checks = [check.state('/items', contains=check.EXPECTED, name='stored')]\n"
     )
-    yield ip
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
-    slots.eval_display.clear()
+    return shell
 
 
 def test_eval_runs_shows_progress_then_a_grid_and_returns_the_run(shell, tmp_path):

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
-import agentnb
 from agentnb.messages import FilePart, ImagePart, TextPart
 from agentnb.messages.png import encode_png
 
@@ -16,20 +14,13 @@ PNG = encode_png(bytes(range(12)), 2, 2, 3)
 
 
 @pytest.fixture()
-def shell(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # %%agent autosaves beside the notebook: keep files in tmp_path
-    start_ipython()
-    from IPython import get_ipython
-
-    ip = get_ipython()
-    before = set(ip.user_ns)
-    ip.run_line_magic("load_ext", "agentnb")
-    agentnb.load_ipython_extension(ip)
-    ip.run_cell("from agentnb import Agent, ScriptedModel\nbot = Agent('bot', ScriptedModel(['seen'] * 5))")
-    ip.user_ns["chart"] = ImagePart(PNG, name="chart")
-    yield ip
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
+def shell(shell):
+    """The shared shell (tests/conftest.py) with an agent ``bot`` and a picture ``chart``."""
+    shell.run_cell(
+        "from agentnb import Agent, ScriptedModel\nbot = Agent('bot', ScriptedModel(['seen'] * 5))"
+    )
+    shell.user_ns["chart"] = ImagePart(PNG, name="chart")
+    return shell
 
 
 def chat(ip, line: str, body: str) -> None:

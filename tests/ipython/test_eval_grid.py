@@ -15,10 +15,7 @@ import pytest
 pytest.importorskip("ipywidgets")
 
 from evals_helpers import shop  # noqa: E402
-from IPython.testing.globalipapp import start_ipython  # noqa: E402
 
-import agentnb  # noqa: E402
-from agentnb import slots  # noqa: E402
 from agentnb.evals import Case, EvalRun, check  # noqa: E402
 from agentnb.ipython import eval_grid, wire  # noqa: E402
 from agentnb.ipython.case_inspector import CaseInspector  # noqa: E402
@@ -170,19 +167,6 @@ def test_the_final_line_counts_a_replayed_runs_tokens_as_its_record_does(tmp_pat
     assert f"{tokens:,} tokens" in again.text().split("\n")[0]
     live = shop().evaluate(cases, name="live", folder=tmp_path, display=False, on_progress=lines.append)
     assert final_line(lines[-1], live).endswith(f"{sum(sum(r.tokens) for r in live.rows):,} tokens")
-
-
-@pytest.fixture()
-def shell(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    start_ipython()
-    from IPython import get_ipython
-
-    ip = get_ipython()
-    agentnb.load_ipython_extension(ip)
-    yield ip
-    slots.eval_display.clear()
-    slots.case_inspector.clear()
 
 
 def test_a_cell_ending_with_a_comparison_shows_its_grid_and_keeps_its_record(shell, runs):

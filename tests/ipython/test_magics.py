@@ -6,7 +6,6 @@ import json
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import agentnb
@@ -16,26 +15,11 @@ from agentnb.history.render import turn_html, turn_text
 IMG = "<img src=x onerror=alert(1)>"
 
 
-def ipython():
-    """The test session's one real shell (start_ipython only returns it on its first call)."""
-    start_ipython()
-    from IPython import get_ipython
-
-    return get_ipython()
-
-
 @pytest.fixture()
-def shell(tmp_path, monkeypatch):
-    # %%agent autosaves beside the notebook by default: keep every test's files in tmp_path.
-    monkeypatch.chdir(tmp_path)
-    ip = ipython()
-    before = set(ip.user_ns)
-    ip.run_line_magic("load_ext", "agentnb")
-    agentnb.load_ipython_extension(ip)  # a fresh workspace for every test
-    ip.run_cell("from agentnb import ScriptedModel, Toolkit, tool, tool_call")
-    yield ip
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
+def shell(shell):
+    """The shared shell (tests/conftest.py) with what the magics' cells use imported."""
+    shell.run_cell("from agentnb import ScriptedModel, Toolkit, tool, tool_call")
+    return shell
 
 
 def run(ip, kind: str, line: str, body: str = ""):

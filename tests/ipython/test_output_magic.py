@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
-import agentnb
 from agentnb.history.render import turn_html, turn_text
 
 IMG = "<img src=x onerror=alert(1)>"
@@ -24,19 +22,10 @@ class Invoice(BaseModel):
 
 
 @pytest.fixture()
-def shell(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # %%agent records beside the notebook: keep the files here
-    start_ipython()
-    from IPython import get_ipython
-
-    ip = get_ipython()
-    before = set(ip.user_ns)
-    ip.run_line_magic("load_ext", "agentnb")
-    agentnb.load_ipython_extension(ip)
-    ip.run_cell(INVOICE)
-    yield ip
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
+def shell(shell):
+    """The shared shell (tests/conftest.py) with ``Invoice`` defined."""
+    shell.run_cell(INVOICE)
+    return shell
 
 
 def run(ip, kind: str, line: str, body: str = ""):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-from test_magics import ipython
 
 import agentnb
 from agentnb import JSONSession
@@ -35,18 +34,12 @@ model = ScriptedModel(answer)
 
 
 @pytest.fixture()
-def shell(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def shell(shell, tmp_path, monkeypatch):
+    """The shared shell (tests/conftest.py) in the notebook ``pay.ipynb``, with ``PAYMENTS`` run."""
     (tmp_path / "pay.ipynb").write_text("{}")  # the recording goes beside the notebook
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "pay.ipynb"))
-    ip = ipython()
-    before = set(ip.user_ns)
-    ip.run_line_magic("load_ext", "agentnb")
-    agentnb.load_ipython_extension(ip)
-    ip.run_cell(PAYMENTS)
-    yield ip
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
+    shell.run_cell(PAYMENTS)
+    return shell
 
 
 def magic(ip, line: str):

@@ -10,7 +10,6 @@ import pytest
 pytest.importorskip("mcp")
 pytest.importorskip("mcp_server_time")
 
-from IPython.testing.globalipapp import start_ipython  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 import agentnb  # noqa: E402
@@ -19,25 +18,6 @@ from agentnb.mcp import MCPTools, close_all, servers  # noqa: E402
 from agentnb.sessions.recording import REPLAY_ENV  # noqa: E402
 
 COMMAND = "python -m mcp_server_time"
-
-
-def shell():
-    """The test session's one real shell (start_ipython returns it on its first call only)."""
-    start_ipython()
-    from IPython import get_ipython
-
-    return get_ipython()
-
-
-@pytest.fixture(autouse=True)
-def _leave_the_shell_as_found():
-    """The shell is the session's one: the agents and models a test binds in it go with it, so
-    a later test's ``%agentnb list`` does not find them."""
-    ip = shell()
-    before = set(ip.user_ns)
-    yield
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
 
 
 def state_of(name: str) -> str:
@@ -78,12 +58,10 @@ def test_a_recorded_mcp_turn_replays_with_the_server_stopped(tmp_path, monkeypat
     assert state_of("time") == "running"
 
 
-def test_agent_magic_mcp_option_lists_tools_once_and_replays_without_the_server(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_agent_magic_mcp_option_lists_tools_once_and_replays_without_the_server(shell, tmp_path, monkeypatch):
     monkeypatch.delenv(REPLAY_ENV, raising=False)
     (tmp_path / "clock.ipynb").write_text("{}")
-    ip = shell()
-    ip.run_line_magic("load_ext", "agentnb")
+    ip = shell
 
     def define_and_chat() -> str:
         agentnb.load_ipython_extension(ip)  # a new workspace, as after a restart
@@ -109,10 +87,8 @@ def test_agent_magic_mcp_option_lists_tools_once_and_replays_without_the_server(
     assert "get_current_time [mcp:time]" in again
 
 
-def test_a_bad_mcp_option_is_one_line(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    ip = shell()
-    ip.run_line_magic("load_ext", "agentnb")
+def test_a_bad_mcp_option_is_one_line(shell):
+    ip = shell
     ip.user_ns["model"] = script()
     from IPython.core.error import UsageError
 

@@ -1,4 +1,5 @@
-"""What the campaign's tests share: how many cases to try, and a tally of what failed.
+"""What the campaign's tests share: how many cases to try, a tally of what failed, and where to
+damage a JSON document.
 
 Sized tests take the ``scale`` fixture and run twice: a fast variant (always) and a heavy one
 marked ``campaign``, skipped unless ``--campaign`` is given (when running ``pytest
@@ -65,3 +66,24 @@ class Tally:
     def summary(self) -> str:
         kinds = "; ".join(f"{n} x {k} (e.g. {self.examples[k]!r})" for k, n in self.failures.most_common())
         return f"{self.area}: {self.failed} of {self.cases} cases failed: {kinds}"
+
+
+def json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value, as the keys and indexes that reach it (``()`` is the whole)."""
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += json_paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            out += json_paths(item, (*prefix, i))
+    return out
+
+
+def replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    """A copy of a JSON value with what is at ``path`` replaced by ``new`` (the original untouched)."""
+    if not path:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[path[0]] = replaced(value[path[0]], path[1:], new)
+    return copy

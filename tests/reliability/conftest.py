@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 from campaign import CONFIG, TALLIES, Scale, campaign_enabled
 
@@ -49,22 +46,3 @@ def pytest_terminal_summary(
 def scale(request: pytest.FixtureRequest) -> Scale:
     """The size of a sized test: a fast variant, and a heavy one for the campaign."""
     return Scale(heavy=request.param)
-
-
-@pytest.fixture()
-def shell(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """A real IPython shell with agentnb loaded, working in ``tmp_path``."""
-    from IPython import get_ipython
-    from IPython.testing.globalipapp import start_ipython
-
-    import agentnb
-
-    monkeypatch.chdir(tmp_path)
-    start_ipython()
-    ip = get_ipython()
-    before = set(ip.user_ns)
-    ip.run_line_magic("load_ext", "agentnb")
-    agentnb.load_ipython_extension(ip)  # a fresh workspace for every test
-    yield ip
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]

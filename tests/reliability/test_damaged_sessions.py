@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign import Scale, Tally
+from campaign import Scale, Tally, json_paths, replaced
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -498,32 +498,13 @@ json_values = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += _paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            out += _paths(item, (*prefix, i))
-    return out
-
-
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[path[0]] = _replace(value[path[0]], path[1:], new)
-    return copy
-
-
 @st.composite
 def value_damage(draw: st.DrawFn, text: bytes) -> Callable[[bytes], bytes]:
     """Replace any JSON value (at any depth) by any other."""
     data = json.loads(text)
-    path = draw(st.sampled_from(_paths(data)))
+    path = draw(st.sampled_from(json_paths(data)))
     new = draw(json_values)
-    encoded = json.dumps(_replace(data, path, new)).encode()
+    encoded = json.dumps(replaced(data, path, new)).encode()
     return lambda b: encoded
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from campaign import Tally
+from campaign import Tally, json_paths, replaced
 from hostile_server import (
     Answer,
     HostileServer,
@@ -617,25 +617,6 @@ json_values = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += _paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            out += _paths(item, (*prefix, i))
-    return out
-
-
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[path[0]] = _replace(value[path[0]], path[1:], new)
-    return copy
-
-
 TOOL_CALL = completion({"content": None, "tool_calls": [call()]}, "tool_calls")
 STREAM = [
     chunk({"role": "assistant", "content": "Hel"}),
@@ -648,8 +629,8 @@ STREAM = [
 def mutations(draw: st.DrawFn) -> tuple[bool, Any]:
     stream = draw(st.booleans())
     base: Any = STREAM if stream else TOOL_CALL
-    path = draw(st.sampled_from(_paths(base)[1:] if stream else _paths(base)))
-    return stream, _replace(base, path, draw(json_values))
+    path = draw(st.sampled_from(json_paths(base)[1:] if stream else json_paths(base)))
+    return stream, replaced(base, path, draw(json_values))
 
 
 @pytest.mark.timeout(600)

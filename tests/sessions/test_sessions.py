@@ -17,7 +17,6 @@ from agentnb import Agent, ScriptedModel, State, Toolkit, tool_call
 from agentnb.errors import SessionEncodeError, SessionFormatError, SessionNotFoundError
 from agentnb.sessions import (
     JSONSession,
-    MemorySession,
     SQLiteSession,
     StateModule,
     find_notebook_path,
@@ -52,15 +51,6 @@ def make_agent(context: bool = True, **kw) -> Agent:
         add_session_state_to_context=context,
         **kw,
     )
-
-
-@pytest.fixture(params=["json", "sqlite", "memory"])
-def session(request, tmp_path):
-    if request.param == "json":
-        return JSONSession(tmp_path / "sessions")
-    if request.param == "memory":
-        return MemorySession()
-    return SQLiteSession(tmp_path / "sessions.db")
 
 
 # -- AgentScope API ---------------------------------------------------------------------------

@@ -3,25 +3,15 @@ data, every attempt is kept with its errors, and the DataFrames read the same.""
 
 from __future__ import annotations
 
-import pytest
 from pydantic import BaseModel
 
 from agentnb import Agent, ModelRetry, ScriptedModel, tool_call
-from agentnb.sessions import JSONSession, MemorySession, SQLiteSession
+from agentnb.sessions import JSONSession
 
 
 class Invoice(BaseModel):
     vendor: str
     total: float
-
-
-@pytest.fixture(params=["json", "sqlite", "memory"])
-def session(request, tmp_path):
-    if request.param == "json":
-        return JSONSession(tmp_path / "sessions")
-    if request.param == "memory":
-        return MemorySession()
-    return SQLiteSession(tmp_path / "sessions.db")
 
 
 def typed_agent(model: ScriptedModel | None = None, **kw) -> Agent:

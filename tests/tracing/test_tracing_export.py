@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -104,21 +103,6 @@ def test_export_says_what_is_wrong(tmp_path):
         tracing.export(str(tmp_path), provider)
     with pytest.raises(ConfigurationError, match="export needs a tracer provider"):
         tracing.export([], None)
-
-
-@pytest.fixture()
-def shell(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    start_ipython()
-    from IPython import get_ipython
-
-    ip = get_ipython()
-    before = set(ip.user_ns)
-    ip.run_line_magic("load_ext", "agentnb")
-    agentnb.load_ipython_extension(ip)
-    yield ip
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
 
 
 def _magic(ip, kind: str, line: str, body: str = "") -> str:
