@@ -279,7 +279,7 @@ class Evaluation:
             finally:
                 if limiter is not None:
                     limiter.release(clean=clean)
-            receive(outcome.blobs)
+            receive(outcome.blobs, outcome)
             pause = outcome.stats.pending_pause
             if pause is None or limiter is None or attempt == RATE_LIMIT_TRIES - 1:
                 return outcome

@@ -33,6 +33,8 @@ from ..events import (
 )
 from ..events.parts import NO_USAGE
 from ..messages import ROLES, Message
+from ..messages.blobs import hold_blobs
+from ..messages.parts import stored_hashes
 from ..state import diff
 from ..state.diff import top_level_key
 from ..state.frozen import EMPTY, FrozenMap, frozen_map
@@ -432,6 +434,8 @@ class TurnRecord:
             output=_stored_output(events),
             pause=Pause.from_dict(data["pause"]) if data.get("pause") is not None else None,
         )
+        if lazy:  # its messages' images are decoded when first read: the record holds their bytes
+            hold_blobs(stored_hashes(messages), record)
         return findable(record)  # (a loaded run may be some loaded run's child)
 
     def __repr__(self) -> str:

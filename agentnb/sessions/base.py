@@ -88,11 +88,11 @@ class SessionBase(LogCompaction):
         ``Message.from_dict`` finds a part's bytes); a MissingBlobError naming each missing one,
         before any is read, when some are not stored."""
         if found.blobs:
-            blobs.fetch(self.blobs, found.blobs, self.describe(session_id))
+            blobs.fetch(self.blobs, found.blobs, self.describe(session_id), holder=self)
 
     def _read_segment(self, session_id: str, info: dict[str, Any]) -> list[Any]:
         text, where = self._get_segment(session_id, info["key"])
-        blobs.fetch(self.blobs, blobs.referenced([text]), where)
+        blobs.fetch(self.blobs, blobs.referenced([text]), where, holder=self)
         return seg.parse(text, info, where)
 
     # -- AgentScope API -----------------------------------------------------------------------

@@ -6,6 +6,12 @@ encoder: ``register_encoder(type, name, encode, decode)``; the stored form is
 ``{"$agentnb": name, "value": encode(obj)}`` and loading calls ``decode`` for that name. Decoders
 are looked up by name in this process's registry, so loading never imports or executes anything
 named by the file.
+
+The tag also marks a stored image or file (``{"$agentnb": "part", ...}``: ``agentnb.messages``),
+whose bytes the session keeps beside it. A dict of the user's that has the tag is escaped as its
+key and value pairs (``{"$agentnb": "dict", "pairs": [[key, value], ...]}``), so no dict the
+user stored is ever read as one of those, at any depth; it loads back as it was, keys in order.
+(Files written before the pairs read too: their ``{"$agentnb": "dict", "value": {...}}``.)
 """
 
 from __future__ import annotations
@@ -19,9 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SessionEncodeError, SessionFormatError
+from ..messages.parts import MARK, PART_MARK, StoredPart
 
-TAG = "$agentnb"
-"""The key marking an encoded (non-JSON) value in a session file."""
+TAG = MARK
+"""The key marking an encoded (non-JSON) value, or a stored part, in a session file."""
+RESERVED = ("dict", "float", PART_MARK)
+"""Tags the codec writes itself: no encoder may be registered under them."""
+_PART_TAGGED = f'"{TAG}":"{PART_MARK}"'
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,10 @@ def register_encoder(
         raise TypeError(f"register_encoder needs a type as its first argument, got {type_!r}")
     if not isinstance(name, str) or not name:
         raise TypeError(f"register_encoder needs a non-empty name, got {name!r}")
+    if name in RESERVED:
+        raise TypeError(
+            f"register_encoder cannot use the name {name!r}: agentnb writes it itself; choose another"
+        )
     if not callable(encode) or not callable(decode):
         raise TypeError("register_encoder needs encode and decode functions")
     encoder = Encoder(type=type_, name=name, encode=encode, decode=decode)
@@ -99,6 +113,8 @@ def encode(value: Any, path: str) -> Any:
     kind = type(value)
     if kind in _PLAIN:
         return value
+    if kind is StoredPart:  # a part as Message.to_dict stored it: marked, and plain JSON already
+        return value
     if kind is float:
         # NaN and the infinities are not JSON numbers: stored tagged, they come back as floats.
         return value if math.isfinite(value) else {TAG: "float", "value": repr(value)}
@@ -115,8 +131,8 @@ def encode(value: Any, path: str) -> Any:
                 if out is value:
                     out = dict(value)
                 out[key] = new
-        if TAG in value:  # user data that looks like our marker is wrapped so it loads back as is
-            return {TAG: "dict", "value": out}
+        if TAG in value:  # user data that looks like our marker is escaped so it loads back as is
+            return {TAG: "dict", "pairs": [[key, item] for key, item in out.items()]}
         return out
     if kind is list or kind is tuple:
         out_list: list[Any] | None = None
@@ -150,6 +166,15 @@ def encode(value: Any, path: str) -> Any:
     return {TAG: encoder.name, "value": encode(encoded, f"{path}<{encoder.name}>")}
 
 
+def tagged(text: str | bytes) -> bool:
+    """Whether stored ``text`` may hold encoded values (``decode`` has something to do): a tag
+    that is not a stored part's mark (written compactly, as sessions write)."""
+    if isinstance(text, bytes):
+        mark, part = TAG.encode(), _PART_TAGGED.encode()
+        return text.count(mark) > text.count(part)
+    return text.count(TAG) > text.count(_PART_TAGGED)
+
+
 def decode(value: Any, where: str) -> Any:
     """Rebuild encoded values inside loaded JSON data (``where`` names the file for errors)."""
     try:
@@ -162,7 +187,11 @@ def _decode(value: Any, where: str) -> Any:
     if isinstance(value, dict):
         if TAG in value:
             name = value[TAG]
+            if name == PART_MARK:  # a stored part: its message reads it
+                return value
             inner = value.get("value")
+            if name == "dict" and "pairs" in value:
+                return _pairs(value["pairs"], where)
             if name == "dict" and isinstance(inner, dict):
                 return {k: _decode(v, where) for k, v in inner.items()}
             if name == "float" and inner in _NON_FINITE:
@@ -188,3 +217,12 @@ def _decode(value: Any, where: str) -> Any:
     if isinstance(value, list):
         return [_decode(v, where) for v in value]
     return value
+
+
+def _pairs(pairs: Any, where: str) -> dict[str, Any]:
+    """A user's dict escaped as its key and value pairs."""
+    if not isinstance(pairs, list) or not all(
+        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs
+    ):
+        raise SessionFormatError(f"{where}: an escaped dict holds {pairs!r:.80}, not [key, value] pairs")
+    return {key: _decode(item, where) for key, item in pairs}

@@ -29,7 +29,7 @@ from . import format as fmt
 from . import segments as seg
 from .base import SessionBase
 from .blobs import referenced
-from .codec import TAG
+from .codec import tagged
 from .fileio import file_lock, fsync_dir, is_file, remove_leftovers
 from .folding import Read
 from .storage import Fetched
@@ -445,10 +445,10 @@ def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:
     modules, seq, segments = (
         fmt.parse_snapshot_meta(text, f"{where} snapshot") if text is not None else ({}, 0, [])
     )
-    entries, tagged = [], text is not None and TAG in text
+    entries, is_tagged = [], text is not None and tagged(text)
     for s, line in rows:
         line = _text(line, f"{where} log entry {s}")
-        tagged = tagged or TAG in line
+        is_tagged = is_tagged or tagged(line)
         entry = fmt.parse_line(line, f"{where} log entry {s}")
         if entry["seq"] != s:
             raise SessionFormatError(
@@ -456,7 +456,9 @@ def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:
             )
         entries.append((entry, f"{where} log entry {s}"))
     blobs = referenced([text or "", *(line for _, line in rows if isinstance(line, str))])
-    return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, f"{where} snapshot"), blobs)
+    return Read(
+        modules, seq, iter(entries), is_tagged, seg.check_segments(segments, f"{where} snapshot"), blobs
+    )
 
 
 def _empty(path: Path) -> bool:

@@ -27,10 +27,11 @@ def held(documents: Iterable[Any]) -> dict[str, bytes]:
     }
 
 
-def receive(blobs: Mapping[str, bytes]) -> None:
-    """Keep bytes another process sent (``held``) in this process's blob memory."""
+def receive(blobs: Mapping[str, bytes], holder: object) -> None:
+    """Keep bytes another process sent (``held``) in this process's blob memory, for as long as
+    ``holder`` (the task or outcome that carried them) lives."""
     for sha, data in blobs.items():
-        PROCESS_BLOBS.put(data, "", sha)
+        PROCESS_BLOBS.put(data, "", sha, holder=holder)
 
 
 def known_parts(messages: Iterable[Mapping[str, Any]]) -> dict[str, BinaryPart]:

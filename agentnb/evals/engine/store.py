@@ -107,7 +107,7 @@ class EvalStore:
             f"Restore {self.blobs.folder} from where the evaluation came from, or move {self.folder} "
             "away to run the evaluation afresh; nothing was read or written"
         )
-        blobs.fetch(self.blobs, blobs.referenced([text], evaluation=True), str(path), fix)
+        blobs.fetch(self.blobs, blobs.referenced([text], evaluation=True), str(path), holder=self, fix=fix)
 
     def _refuse(self, problem: str) -> NoReturn:
         raise EvalStoreError(
