@@ -23,7 +23,7 @@ from ..state.modules import is_state_module
 from . import blobs
 from . import format as fmt
 from . import segments as seg
-from .codec import decode, encode
+from .codec import decode, encode, escape_key
 from .compaction import LogCompaction
 from .folding import Modules, apply_log, snapshot_text
 from .redaction import env_secrets, redact
@@ -305,7 +305,9 @@ def _encode_op(op: dict[str, Any], module: str) -> dict[str, Any]:
     """A delta op with its values encoded (errors name the module and the path)."""
     where = ".".join([module, *op.get("path", [])])
     if op["op"] == "merge":
-        return {**op, "set": encode(op["set"], where)}
+        # (keys the data has escaped are unset by their escaped names: the log applies as stored)
+        unset = [escape_key(key) if isinstance(key, str) else key for key in op.get("unset") or ()]
+        return {**op, "set": encode(op["set"], where), "unset": unset}
     if op["op"] == "splice":
         return {**op, "append": encode(op["append"], where)}
     return op

@@ -8,10 +8,12 @@ are looked up by name in this process's registry, so loading never imports or ex
 named by the file.
 
 The tag also marks a stored image or file (``{"$agentnb": "part", ...}``: ``agentnb.messages``),
-whose bytes the session keeps beside it. A dict of the user's that has the tag is escaped as its
-key and value pairs (``{"$agentnb": "dict", "pairs": [[key, value], ...]}``), so no dict the
-user stored is ever read as one of those, at any depth; it loads back as it was, keys in order.
-(Files written before the pairs read too: their ``{"$agentnb": "dict", "value": {...}}``.)
+whose bytes the session keeps beside it. A key of the user's that is the tag, or the tag followed
+by ``$`` signs, is written with one ``$`` more (``"$agentnb$"``), and read back with one less: no
+dict the user stored ever has the tag as a key, at any depth, so none is read as an encoded
+value or a part, and each stays a plain dict (a later save's change to it applies as to any
+other), its keys in order. (Files written before this wrapped such a dict whole, as
+``{"$agentnb": "dict", "value": {...}}``; they read as they were.)
 """
 
 from __future__ import annotations
@@ -32,6 +34,16 @@ TAG = MARK
 RESERVED = ("dict", "float", PART_MARK)
 """Tags the codec writes itself: no encoder may be registered under them."""
 _PART_TAGGED = f'"{TAG}":"{PART_MARK}"'
+
+
+def escape_key(key: str) -> str:
+    """A user's dict key as stored: the tag (or the tag and ``$`` signs) gets one ``$`` more."""
+    return key + "$" if key.startswith(TAG) and key.rstrip("$") == TAG else key
+
+
+def unescape_key(key: str) -> str:
+    """A stored dict key as the user gave it (``escape_key`` reversed)."""
+    return key[:-1] if len(key) > len(TAG) and key.startswith(TAG) and key.rstrip("$") == TAG else key
 
 
 @dataclass(frozen=True)
@@ -120,19 +132,21 @@ def encode(value: Any, path: str) -> Any:
         return value if math.isfinite(value) else {TAG: "float", "value": repr(value)}
     if kind is dict:
         out = value
+        escaped = False
         for key, item in value.items():
             if type(key) is not str:
                 raise SessionEncodeError(
                     f"cannot save {path}: dict key {key!r} is a {type(key).__name__}; JSON keys are "
                     f"strings, so use str keys (e.g. {str(key)!r})"
                 )
+            escaped = escaped or key.startswith(TAG)
             new = encode(item, f"{path}.{key}")
             if new is not item:
                 if out is value:
                     out = dict(value)
                 out[key] = new
-        if TAG in value:  # user data that looks like our marker is escaped so it loads back as is
-            return {TAG: "dict", "pairs": [[key, item] for key, item in out.items()]}
+        if escaped:  # a key of the user's that is our tag: escaped, so it loads back as it was
+            return {escape_key(key): item for key, item in out.items()}
         return out
     if kind is list or kind is tuple:
         out_list: list[Any] | None = None
@@ -166,6 +180,34 @@ def encode(value: Any, path: str) -> Any:
     return {TAG: encoder.name, "value": encode(encoded, f"{path}<{encoder.name}>")}
 
 
+def escape(value: Any) -> Any:
+    """``value`` with every dict key of the user's that is the tag escaped as ``encode`` escapes
+    it, and nothing else changed (for stores that write other values their own way: an
+    evaluation's); ``unescape`` reverses it. The same object when nothing needed escaping."""
+    kind = type(value)
+    if kind is StoredPart or kind in _PLAIN or kind is float:
+        return value
+    if isinstance(value, dict):
+        out = {escape_key(key) if isinstance(key, str) else key: escape(item) for key, item in value.items()}
+        same = kind is dict and all(
+            a is b and k1 == k2 for (k1, a), (k2, b) in zip(out.items(), value.items())
+        )
+        return value if same else out
+    if isinstance(value, (list, tuple)):
+        items = [escape(item) for item in value]
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    return value
+
+
+def unescape(value: Any) -> Any:
+    """What ``escape`` escaped, back as it was (every other value as it is)."""
+    if isinstance(value, dict):
+        return {unescape_key(key): unescape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unescape(item) for item in value]
+    return value
+
+
 def tagged(text: str | bytes) -> bool:
     """Whether stored ``text`` may hold encoded values (``decode`` has something to do): a tag
     that is not a stored part's mark (written compactly, as sessions write)."""
@@ -190,8 +232,6 @@ def _decode(value: Any, where: str) -> Any:
             if name == PART_MARK:  # a stored part: its message reads it
                 return value
             inner = value.get("value")
-            if name == "dict" and "pairs" in value:
-                return _pairs(value["pairs"], where)
             if name == "dict" and isinstance(inner, dict):
                 return {k: _decode(v, where) for k, v in inner.items()}
             if name == "float" and inner in _NON_FINITE:
@@ -213,16 +253,7 @@ def _decode(value: Any, where: str) -> Any:
                 raise SessionFormatError(
                     f"{where}: decoder {name!r} failed on {inner!r:.200}: {exc}"
                 ) from exc
-        return {k: _decode(v, where) for k, v in value.items()}
+        return {unescape_key(k): _decode(v, where) for k, v in value.items()}
     if isinstance(value, list):
         return [_decode(v, where) for v in value]
     return value
-
-
-def _pairs(pairs: Any, where: str) -> dict[str, Any]:
-    """A user's dict escaped as its key and value pairs."""
-    if not isinstance(pairs, list) or not all(
-        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs
-    ):
-        raise SessionFormatError(f"{where}: an escaped dict holds {pairs!r:.80}, not [key, value] pairs")
-    return {key: _decode(item, where) for key, item in pairs}

@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 from ...errors import EvalStoreError
 from ...sessions import blobs
+from ...sessions.codec import escape, tagged, unescape
 from .store_format import FORMAT, line_problem, manifest_problem
 
 MANIFEST = "manifest.json"
@@ -93,6 +94,8 @@ class EvalStore:
         try:
             text = path.read_bytes().decode("utf-8")
             data = json.loads(text)
+            if tagged(text):
+                data = unescape(data)
         except (OSError, ValueError) as exc:
             self._refuse(f"does not read as JSON ({exc})")
         self._fetch(text, path)
@@ -119,7 +122,7 @@ class EvalStore:
         """Replace the manifest atomically (left alone when it already says the same); one that is
         not a manifest of this format is refused, never replaced."""
         path = self.manifest_path
-        text = json.dumps({"format": FORMAT, **manifest}, ensure_ascii=False, indent=1, default=str)
+        text = json.dumps({"format": FORMAT, **escape(manifest)}, ensure_ascii=False, indent=1, default=str)
         self.read_manifest()
         try:
             if path.exists() and path.read_text(encoding="utf-8") == text:
@@ -152,6 +155,8 @@ class EvalStore:
                 continue
             try:
                 row = json.loads(line.decode("utf-8"))
+                if tagged(line):
+                    row = unescape(row)
             except ValueError:  # not JSON, or not UTF-8
                 self.damaged.append(DamagedLine(number, _case_id(line)))
                 continue
@@ -185,7 +190,7 @@ class EvalStore:
     def append(self, row: dict[str, Any]) -> None:
         """Append one finished (case, repeat) and return once it is fsynced. Cases finishing
         together share an fsync: each waits for one that started after its line was written."""
-        text = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":"))
+        text = json.dumps(escape(row), ensure_ascii=False, default=str, separators=(",", ":"))
         line = text.encode() + b"\n"
         try:
             blobs.keep(self.blobs, blobs.referenced([text], evaluation=True), str(self.lines_path))
