@@ -190,6 +190,8 @@ class Evaluation:
         finally:
             pool.shutdown(wait=True)
             self.store.close()
+        if self.mode != "strict":  # cases that ran again: the images of their old turns go
+            self.store.drop_unused_blobs()
         progress = tracker.snapshot(finished=True)
         run = EvalRun(
             self.name,

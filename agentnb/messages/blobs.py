@@ -24,6 +24,7 @@ import hashlib
 import threading
 import weakref
 from collections import OrderedDict
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import MissingBlobError
@@ -137,12 +138,12 @@ class MemoryBlobs:
         key = id(holder)
         if key in holders and holders[key]() is holder:
             return
-        holders[key] = weakref.ref(holder, lambda _ref, sha=sha256, key=key: self._released(sha, key))
+        holders[key] = weakref.ref(holder, partial(self._released, sha256, key))
         if sha256 in self._spare:
             del self._spare[sha256]
             self._spare_size -= len(self._blobs[sha256])
 
-    def _released(self, sha256: str, key: int) -> None:
+    def _released(self, sha256: str, key: int, _ref: object = None) -> None:
         # Called by the collector, in whatever thread freed the holder, maybe while this thread
         # holds the lock: noted, and settled now if the lock is free, else by the next call.
         self._gone.append((sha256, key))

@@ -57,7 +57,7 @@ PART_MARK = "part"
 """``MARK``'s value in a stored image or file."""
 
 
-class StoredPart(dict):  # type: ignore[type-arg]  (a dict, as json and every reader take it)
+class StoredPart(dict[str, Any]):
     """An image or file as ``to_dict`` stored it: a dict, whose type tells a session's encoder
     that agentnb wrote it (a user's dict of the same shape is escaped)."""
 

@@ -114,6 +114,7 @@ class SessionBase(LogCompaction):
             blobs.keep(self.blobs, blobs.referenced([text]), self.describe(session_id))
             self._write_snapshot(session_id, text, seq)
             self._drop_unnamed_segments(session_id, kept)
+            self._drop_unused_blobs_locked()
         for name, module in state_modules.items():
             self._set_cursor(session_id, name, module)
 

@@ -106,6 +106,10 @@ class JSONSession(SessionBase):
             return []
         return self.blobs.drop_unused(set(referenced(texts)), older_than)
 
+    def _drop_unused_blobs_locked(self) -> None:
+        if self.blobs.folder.is_dir():  # (a folder of sessions without images has nothing to drop)
+            self.drop_unused_blobs()
+
     def _lock(self, session_id: str) -> AbstractContextManager[None]:
         return file_lock(self.save_dir / f"{session_id}.lock")
 

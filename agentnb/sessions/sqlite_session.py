@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
@@ -348,6 +349,41 @@ class SQLiteSession(SessionBase):
                 "DELETE FROM segments WHERE session_id=? AND key=?", [(session_id, key) for key in keys]
             )
 
+    # -- blobs nothing refers to -----------------------------------------------------------------
+
+    def drop_unused_blobs(self) -> list[str]:
+        """Delete the blobs no snapshot, log row or segment of the database refers to any more
+        (turns replaced by a recording made again, cut by a rewind, gone with a reset), in one
+        transaction under the database's lock: a save, which stores its blobs and then the rows
+        that refer to them under that lock, is never between the two. Returns their hashes.
+        Called by itself whenever a snapshot is written (a compaction, a whole save)."""
+        with self._lock(""):
+            return self._drop_unused()
+
+    def _drop_unused_blobs_locked(self) -> None:
+        try:
+            self._drop_unused()
+        except SessionError as exc:  # the snapshot is written; an unused blob only takes room
+            warnings.warn(f"agentnb: could not drop the unused blobs of {self.path}: {exc}", stacklevel=2)
+
+    def _drop_unused(self) -> list[str]:
+        db = self._ready()
+        if db is None or not _has_table(db, "blobs", self):
+            return []
+        with self._tx() as db:
+            tables = [("snapshots", "data"), ("log", "line")]
+            if _has_table(db, "segments", self):
+                tables.append(("segments", "data"))
+            texts = [
+                row[0] for table, column in tables for row in db.execute(f"SELECT {column} FROM {table}")
+            ]
+            if not all(isinstance(text, str) for text in texts):
+                return []  # a row that is not text may name any blob (its session says what is wrong)
+            used = referenced(texts)
+            unused = [sha for (sha,) in db.execute("SELECT sha256 FROM blobs") if sha not in used]
+            db.executemany("DELETE FROM blobs WHERE sha256=?", [(sha,) for sha in unused])
+        return unused
+
     def close(self) -> None:
         if self._conn is not None and self._pid == os.getpid():
             self._conn.close()
@@ -408,14 +444,9 @@ class SQLiteBlobs:
 
     def _row(self, sha256: str, column: str) -> tuple[Any, ...] | None:
         db = self.session._ready()
-        if db is None:
+        if db is None or not _has_table(db, "blobs", self.session):
             return None
         with self.session._reading():
-            if (
-                db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='blobs'").fetchone()
-                is None
-            ):
-                return None
             row: tuple[Any, ...] | None = db.execute(
                 f"SELECT {column} FROM blobs WHERE sha256=?", (sha256,)
             ).fetchone()
@@ -431,6 +462,12 @@ def _transient(exc: sqlite3.Error, writing: bool = False) -> bool:
     than about a damaged file."""
     text = str(exc).lower()
     return any(m in text for m in _TRANSIENT + (_WRITE_FAILURES if writing else ()))
+
+
+def _has_table(db: sqlite3.Connection, name: str, session: SQLiteSession) -> bool:
+    with session._reading():
+        found = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone()
+    return found is not None
 
 
 def _rollback(db: sqlite3.Connection) -> None:
