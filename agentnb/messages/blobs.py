@@ -54,13 +54,6 @@ class BlobStore(Protocol):
         ...
 
 
-class Hold:
-    """A holder of blobs for as long as a task needs them (a session's load): ``MemoryBlobs``
-    keeps what it holds until it is gone."""
-
-    __slots__ = ("__weakref__",)
-
-
 class MemoryBlobs:
     """A ``BlobStore`` in this process's memory (thread-safe), keeping each blob while one of
     its holders is alive and, once none is, among at most ``spare_bytes`` of spare blobs (see
@@ -118,6 +111,14 @@ class MemoryBlobs:
                 "saved with (a session's own)"
             )
         return data
+
+    def find(self, sha256: str) -> bytes | None:
+        """The bytes named ``sha256``, or None when the store does not hold them (between a
+        test of ``in`` and a ``get``, a spare blob may go)."""
+        try:
+            return self.get(sha256)
+        except MissingBlobError:
+            return None
 
     @property
     def nbytes(self) -> int:
@@ -202,4 +203,4 @@ def hold_blobs(shas: Any, holder: object, store: BlobStore | None = None) -> Non
             target.hold(sha, holder)
 
 
-__all__ = ["PROCESS_BLOBS", "SPARE_BYTES", "BlobStore", "Hold", "MemoryBlobs", "hold_blobs", "sha256_of"]
+__all__ = ["PROCESS_BLOBS", "SPARE_BYTES", "BlobStore", "MemoryBlobs", "hold_blobs", "sha256_of"]

@@ -64,11 +64,6 @@ class StoredPart(dict[str, Any]):
     __slots__ = ()
 
 
-def is_stored_part(item: Any) -> bool:
-    """Whether ``item`` is a stored image or file as marked (``MARK``)."""
-    return isinstance(item, dict) and item.get(MARK) == PART_MARK
-
-
 def _store(blobs: BlobStore | None) -> BlobStore:
     return PROCESS_BLOBS if blobs is None else blobs
 
@@ -354,7 +349,6 @@ __all__ = [
     "TextPart",
     "data_url_bytes",
     "describe",
-    "is_stored_part",
     "part_from_dict",
     "stored_hashes",
 ]

@@ -291,7 +291,8 @@ def keep(store: SessionBlobs, refs: Mapping[str, Ref], what: str) -> None:
         if store.has(sha, media_type):
             store.mark_used(sha, media_type)
             continue
-        if sha not in PROCESS_BLOBS:
+        data = PROCESS_BLOBS.find(sha)
+        if data is None:
             if not sure:
                 continue
             raise MissingBlobError(
@@ -299,7 +300,7 @@ def keep(store: SessionBlobs, refs: Mapping[str, Ref], what: str) -> None:
                 f"does not hold and {store.where(sha, media_type)} does not have; nothing was written. "
                 "Load the session the part came from first (its blobs are read with it)"
             )
-        store.put(PROCESS_BLOBS.get(sha), media_type, sha)
+        store.put(data, media_type, sha)
 
 
 def fetch(store: SessionBlobs, refs: Mapping[str, Ref], what: str, *, holder: object, fix: str = FIX) -> None:
