@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import EvalCaseError, PartError
 from ..messages import PROCESS_BLOBS, FilePart, ImagePart, TextPart, part_from_dict, to_parts
-from ..messages.parts import MARK
+from ..messages.parts import unmarked
 from ..util.extras import install_line
 from .decisions import check_decisions
 
@@ -204,7 +204,7 @@ class Case:
 def content_id(case: Case) -> str:
     """A stable id from what the case sends and starts from (never from its position)."""
     content = {
-        "turns": [plain(_id_form(m)) for m in case.turns],
+        "turns": [plain(_stored(m, marked=False)) for m in case.turns],
         "state": plain(case.state),
         "start": plain(case.start.state) if case.start else None,
     }
@@ -233,20 +233,12 @@ def _message(message: Any, case_id: str) -> Any:
     )
 
 
-def _stored(message: Any) -> Any:
-    """A message as plain data: a message of parts as each part's stored form (by hash)."""
+def _stored(message: Any, *, marked: bool = True) -> Any:
+    """A message as plain data: a message of parts as each part's stored form (by hash; without
+    its mark for a case's id, so the ids of cases stored before the mark existed stay theirs)."""
     if isinstance(message, tuple):
-        return [part.to_dict() for part in message]
+        return [part.to_dict() if marked else unmarked(part.to_dict()) for part in message]
     return plain(message)
-
-
-def _id_form(message: Any) -> Any:
-    """A message as its case's id is made of: stored, its parts without their mark (the ids of
-    cases stored before the mark existed stay theirs)."""
-    stored = _stored(message)
-    if isinstance(message, tuple):
-        return [{k: v for k, v in part.items() if k != MARK} for part in stored]
-    return stored
 
 
 def _loaded(message: Any, where: str) -> Any:

@@ -194,13 +194,4 @@ this process while a holder keeps them (see the module's text); a session gives 
 keep them on disk."""
 
 
-def hold_blobs(shas: Any, holder: object, store: BlobStore | None = None) -> None:
-    """Have ``holder`` hold each blob of ``shas`` in ``store`` (this process's memory when
-    None) that the store keeps in memory."""
-    target = PROCESS_BLOBS if store is None else store
-    if isinstance(target, MemoryBlobs):
-        for sha in shas:
-            target.hold(sha, holder)
-
-
-__all__ = ["PROCESS_BLOBS", "SPARE_BYTES", "BlobStore", "MemoryBlobs", "hold_blobs", "sha256_of"]
+__all__ = ["PROCESS_BLOBS", "SPARE_BYTES", "BlobStore", "MemoryBlobs", "sha256_of"]

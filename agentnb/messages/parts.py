@@ -64,6 +64,11 @@ class StoredPart(dict[str, Any]):
     __slots__ = ()
 
 
+def unmarked(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored part without its mark (as stored before the mark existed)."""
+    return {key: value for key, value in stored.items() if key != MARK}
+
+
 def _store(blobs: BlobStore | None) -> BlobStore:
     return PROCESS_BLOBS if blobs is None else blobs
 
@@ -288,16 +293,15 @@ def part_from_dict(data: dict[str, Any], blobs: BlobStore | None = None) -> Part
     return part
 
 
-def stored_hashes(messages: Any) -> list[str]:
-    """The hashes of the images and files stored messages (``Message.to_dict``) hold."""
-    found = []
+def hold_stored(messages: Any, holder: object) -> None:
+    """Have ``holder`` hold, in this process's memory, the bytes of the images and files of
+    stored messages (``Message.to_dict``) that it will decode later."""
     for message in messages if isinstance(messages, list) else ():
         content = message.get("content") if isinstance(message, dict) else None
         for item in content if isinstance(content, list) else ():
             sha = item.get("sha256") if isinstance(item, dict) else None
             if isinstance(sha, str):
-                found.append(sha)
-    return found
+                PROCESS_BLOBS.hold(sha, holder)
 
 
 def _part(data: dict[str, Any], blobs: BlobStore | None) -> Part:
@@ -350,5 +354,6 @@ __all__ = [
     "data_url_bytes",
     "describe",
     "part_from_dict",
-    "stored_hashes",
+    "hold_stored",
+    "unmarked",
 ]

@@ -24,8 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingBlobError, SessionError, SessionFormatError, SessionWriteError
-from ..messages import sha256_of
+from ..errors import SessionError, SessionFormatError, SessionWriteError
 from . import format as fmt
 from . import segments as seg
 from .base import SessionBase
@@ -33,6 +32,7 @@ from .blobs import referenced
 from .codec import tagged
 from .fileio import file_lock, fsync_dir, is_file, remove_leftovers
 from .folding import Read
+from .sqlite_blobs import SQLiteBlobs, drop_unused
 from .storage import Fetched
 
 SIZE_CHECK_EVERY = 32
@@ -42,9 +42,6 @@ _TABLES = {"snapshots", "log"}
 _SEGMENTS_TABLE = """CREATE TABLE IF NOT EXISTS segments (session_id TEXT NOT NULL, key TEXT NOT NULL,
                                      data TEXT NOT NULL, PRIMARY KEY (session_id, key));"""
 """(Version 2 files have no such table: the first segment written creates it.)"""
-_BLOBS_TABLE = """CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL,
-                                  data BLOB NOT NULL);"""
-"""(Created by the first blob written: a database of sessions without images has none.)"""
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS snapshots (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL);
@@ -358,99 +355,18 @@ class SQLiteSession(SessionBase):
         that refer to them under that lock, is never between the two. Returns their hashes.
         Called by itself whenever a snapshot is written (a compaction, a whole save)."""
         with self._lock(""):
-            return self._drop_unused()
+            return drop_unused(self)
 
     def _drop_unused_blobs_locked(self) -> None:
         try:
-            self._drop_unused()
+            drop_unused(self)
         except SessionError as exc:  # the snapshot is written; an unused blob only takes room
             warnings.warn(f"agentnb: could not drop the unused blobs of {self.path}: {exc}", stacklevel=2)
-
-    def _drop_unused(self) -> list[str]:
-        db = self._ready()
-        if db is None or not _has_table(db, "blobs", self):
-            return []
-        with self._tx() as db:
-            tables = [("snapshots", "data"), ("log", "line")]
-            if _has_table(db, "segments", self):
-                tables.append(("segments", "data"))
-            texts = [
-                row[0] for table, column in tables for row in db.execute(f"SELECT {column} FROM {table}")
-            ]
-            if not all(isinstance(text, str) for text in texts):
-                return []  # a row that is not text may name any blob (its session says what is wrong)
-            used = referenced(texts)
-            unused = [sha for (sha,) in db.execute("SELECT sha256 FROM blobs") if sha not in used]
-            db.executemany("DELETE FROM blobs WHERE sha256=?", [(sha,) for sha in unused])
-        return unused
 
     def close(self) -> None:
         if self._conn is not None and self._pid == os.getpid():
             self._conn.close()
         self._conn = None
-
-
-class SQLiteBlobs:
-    """Blobs in the session database's ``blobs`` table, a row per hash.
-
-    A table rather than a folder beside the file: a SQLite session is one file to copy, back up
-    or mail, and its blobs go with it; each is written in a transaction of its own before the
-    snapshot or log rows that refer to it (so no row ever refers to a blob not yet committed),
-    with SQLite's durability, and the primary key keeps each hash once. Images are at most
-    20 MB (``agentnb.messages.limits``), well within SQLite's 1 GB for a value."""
-
-    def __init__(self, session: SQLiteSession) -> None:
-        self.session = session
-        """The session whose database holds the table."""
-
-    def __repr__(self) -> str:
-        return f"SQLiteBlobs({str(self.session.path)!r})"
-
-    def where(self, sha256: str, media_type: str) -> str:
-        return f"{self.session.path} (table blobs, sha256 {sha256})"
-
-    def put(self, data: bytes, media_type: str, sha256: str | None = None) -> str:
-        digest = sha256 or sha256_of(data)
-        with self.session._tx() as db:
-            db.execute(_BLOBS_TABLE)
-            db.execute(
-                "INSERT OR IGNORE INTO blobs(sha256, media_type, data) VALUES (?,?,?)",
-                (digest, media_type, sqlite3.Binary(data)),
-            )
-        return digest
-
-    def has(self, sha256: str, media_type: str) -> bool:
-        return self._row(sha256, "1") is not None
-
-    def mark_used(self, sha256: str, media_type: str) -> None:
-        """Nothing drops a row of the table."""
-
-    def read(self, sha256: str, media_type: str) -> bytes:
-        row = self._row(sha256, "data")
-        if row is None:
-            raise MissingBlobError(
-                f"blob {sha256} ({media_type}) is missing from {self.where(sha256, media_type)}"
-            )
-        data = bytes(row[0])
-        if sha256_of(data) != sha256:
-            raise MissingBlobError(
-                f"{self.where(sha256, media_type)} does not hold the bytes its hash says (the row was changed)"
-            )
-        return data
-
-    def get(self, sha256: str) -> bytes:
-        """The bytes of blob ``sha256`` (``messages.BlobStore``)."""
-        return self.read(sha256, "?")
-
-    def _row(self, sha256: str, column: str) -> tuple[Any, ...] | None:
-        db = self.session._ready()
-        if db is None or not _has_table(db, "blobs", self.session):
-            return None
-        with self.session._reading():
-            row: tuple[Any, ...] | None = db.execute(
-                f"SELECT {column} FROM blobs WHERE sha256=?", (sha256,)
-            ).fetchone()
-        return row
 
 
 _TRANSIENT = ("locked", "busy", "unable to open", "readonly", "read-only", "disk i/o")
@@ -462,12 +378,6 @@ def _transient(exc: sqlite3.Error, writing: bool = False) -> bool:
     than about a damaged file."""
     text = str(exc).lower()
     return any(m in text for m in _TRANSIENT + (_WRITE_FAILURES if writing else ()))
-
-
-def _has_table(db: sqlite3.Connection, name: str, session: SQLiteSession) -> bool:
-    with session._reading():
-        found = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone()
-    return found is not None
 
 
 def _rollback(db: sqlite3.Connection) -> None:
