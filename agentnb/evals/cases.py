@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import EvalCaseError, PartError
 from ..messages import PROCESS_BLOBS, FilePart, ImagePart, TextPart, part_from_dict, to_parts
+from ..messages.parts import unmarked
 from ..util.extras import install_line
 from .decisions import check_decisions
 
@@ -185,11 +186,12 @@ class Case:
             else copy.deepcopy(dict(agent._initial_state))
         )
         messages = tuple(m.to_openai() for m in before.messages) if before is not None else ()
+        start = Start(data, messages, f"{agent.name} · turn {turn}")
         for part in (p for m in (before.messages if before is not None else ()) for p in m.attachments):
             if isinstance(part, (ImagePart, FilePart)) and part.data is not None:
-                # The conversation refers to it by hash: its bytes go where stored parts' go.
-                PROCESS_BLOBS.put(part.data, part.media_type or "", part.sha256)
-        start = Start(data, messages, f"{agent.name} · turn {turn}")
+                # The conversation refers to it by hash: its bytes go where stored parts' go,
+                # held there for as long as the case's start is.
+                PROCESS_BLOBS.put(part.data, part.media_type or "", part.sha256, holder=start)
         return cls(
             input=record.message if input is None else input,
             id=id or f"{agent.name}-turn-{turn}",
@@ -202,7 +204,7 @@ class Case:
 def content_id(case: Case) -> str:
     """A stable id from what the case sends and starts from (never from its position)."""
     content = {
-        "turns": [plain(_stored(m)) for m in case.turns],
+        "turns": [plain(_stored(m, marked=False)) for m in case.turns],
         "state": plain(case.state),
         "start": plain(case.start.state) if case.start else None,
     }
@@ -231,10 +233,11 @@ def _message(message: Any, case_id: str) -> Any:
     )
 
 
-def _stored(message: Any) -> Any:
-    """A message as plain data: a message of parts as each part's stored form (by hash)."""
+def _stored(message: Any, *, marked: bool = True) -> Any:
+    """A message as plain data: a message of parts as each part's stored form (by hash; without
+    its mark for a case's id, so the ids of cases stored before the mark existed stay theirs)."""
     if isinstance(message, tuple):
-        return [part.to_dict() for part in message]
+        return [part.to_dict() if marked else unmarked(part.to_dict()) for part in message]
     return plain(message)
 
 

@@ -190,6 +190,8 @@ class Evaluation:
         finally:
             pool.shutdown(wait=True)
             self.store.close()
+        if self.mode != "strict":  # cases that ran again: the images of their old turns go
+            self.store.drop_unused_blobs()
         progress = tracker.snapshot(finished=True)
         run = EvalRun(
             self.name,
@@ -279,7 +281,7 @@ class Evaluation:
             finally:
                 if limiter is not None:
                     limiter.release(clean=clean)
-            receive(outcome.blobs)
+            receive(outcome.blobs, outcome)
             pause = outcome.stats.pending_pause
             if pause is None or limiter is None or attempt == RATE_LIMIT_TRIES - 1:
                 return outcome

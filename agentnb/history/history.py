@@ -10,6 +10,8 @@ loading costs the recent turns, not the whole history.
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, overload
 from .. import events as events_module
 from ..errors import SessionFormatError
 from ..events import Event, PromptRendered
+from ..messages import ROLES
 from ..state import diff
 from ..state.diff import top_level_key
 from ..state.frozen import EMPTY, FrozenMap, freeze, frozen_map
@@ -29,7 +32,6 @@ from .records import (
     Stored,
     TurnChanges,
     TurnRecord,
-    _check_entry,
     _events,
 )
 
@@ -310,6 +312,35 @@ def turns_from_entries(entries: Sequence[Mapping[str, Any]], start: int = 0) -> 
         turns.append(turn)
         prev = turn.frozen_after
     return turns
+
+
+_EVENT_KINDS = frozenset(
+    field.default
+    for cls in typing.get_args(Event)
+    for field in dataclasses.fields(cls)
+    if field.name == "kind"
+)
+
+
+def _check_entry(entry: Any, number: int) -> None:
+    """What a stored turn must be before it is read lazily: its events and messages are
+    decoded when first shown, so a kind no event has, or a message that is no object, is
+    caught here, at load, where the file can still be named."""
+    if not isinstance(entry, dict):
+        raise SessionFormatError(f"turn {number} is a {type(entry).__name__}, not an object")
+    for name in ("events", "messages"):
+        items = entry.get(name, [])
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise SessionFormatError(f"turn {number}: {name!r} must be a list of objects")
+    for event in entry.get("events", []):
+        if event.get("kind") not in _EVENT_KINDS:
+            raise SessionFormatError(f"turn {number} has an event of unknown kind {event.get('kind')!r:.40}")
+    for message in entry.get("messages", []):
+        if message.get("role") not in ROLES:
+            raise SessionFormatError(
+                f"turn {number} has a message of unknown role {message.get('role')!r:.40} "
+                f"(a message is one of {', '.join(ROLES)})"
+            )
 
 
 def _keys(data: Mapping[str, Any]) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import typing
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from ..events import (
     Usage,
 )
 from ..events.parts import NO_USAGE
-from ..messages import ROLES, Message
+from ..messages import Message, hold_stored
 from ..state import diff
 from ..state.diff import top_level_key
 from ..state.frozen import EMPTY, FrozenMap, frozen_map
@@ -432,6 +431,8 @@ class TurnRecord:
             output=_stored_output(events),
             pause=Pause.from_dict(data["pause"]) if data.get("pause") is not None else None,
         )
+        if lazy:  # its messages' images are decoded when first read: the record holds their bytes
+            hold_stored(messages, record)
         return findable(record)  # (a loaded run may be some loaded run's child)
 
     def __repr__(self) -> str:
@@ -439,35 +440,6 @@ class TurnRecord:
             f"TurnRecord(#{self.index} {self.status}: {self.message[:40]!r} -> "
             f"{(self.content or self.error or '')[:40]!r}; {len(self.tool_calls)} tool call(s))"
         )
-
-
-_EVENT_KINDS = frozenset(
-    field.default
-    for cls in typing.get_args(Event)
-    for field in dataclasses.fields(cls)
-    if field.name == "kind"
-)
-
-
-def _check_entry(entry: Any, number: int) -> None:
-    """What a stored turn must be before it is read lazily: its events and messages are
-    decoded when first shown, so a kind no event has, or a message that is no object, is
-    caught here, at load, where the file can still be named."""
-    if not isinstance(entry, dict):
-        raise SessionFormatError(f"turn {number} is a {type(entry).__name__}, not an object")
-    for name in ("events", "messages"):
-        items = entry.get(name, [])
-        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-            raise SessionFormatError(f"turn {number}: {name!r} must be a list of objects")
-    for event in entry.get("events", []):
-        if event.get("kind") not in _EVENT_KINDS:
-            raise SessionFormatError(f"turn {number} has an event of unknown kind {event.get('kind')!r:.40}")
-    for message in entry.get("messages", []):
-        if message.get("role") not in ROLES:
-            raise SessionFormatError(
-                f"turn {number} has a message of unknown role {message.get('role')!r:.40} "
-                f"(a message is one of {', '.join(ROLES)})"
-            )
 
 
 def _stored_output(events: list[Any]) -> Any:

@@ -74,8 +74,9 @@ def find_bytes(agent: Agent, sha: str, turn: Any = None) -> bytes | None:
         found = _in_turns([hinted], sha)
         if found is not None:
             return found
-    if sha in PROCESS_BLOBS:
-        return PROCESS_BLOBS.get(sha)
+    found = PROCESS_BLOBS.find(sha)
+    if found is not None:
+        return found
     found = _in_turns((t for t in reversed(history) if t is not hinted), sha)
     return found if found is not None else _from_session(agent, sha)
 

@@ -21,7 +21,17 @@ from .message import (
     ToolCall,
     parse_arguments,
 )
-from .parts import BinaryPart, Detail, FilePart, ImagePart, Part, TextPart, describe, part_from_dict
+from .parts import (
+    BinaryPart,
+    Detail,
+    FilePart,
+    ImagePart,
+    Part,
+    TextPart,
+    describe,
+    hold_stored,
+    part_from_dict,
+)
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
@@ -46,6 +56,7 @@ __all__ = [
     "TextPart",
     "ToolCall",
     "describe",
+    "hold_stored",
     "parse_arguments",
     "part_from_dict",
     "sha256_of",

@@ -4,6 +4,13 @@ A message's content is a plain ``str`` (the common case, kept as it is) or a tup
 Parts are frozen: an image's or file's bytes, media type and name, with its SHA-256 and size
 computed once. A stored part holds its hash, never its bytes (``to_dict``): the bytes go to a
 ``BlobStore`` and come back from it (``from_dict``).
+
+A stored image or file is marked: ``{"$agentnb": "part", "type": "image", "sha256": ...}``
+(``MARK``, first). A session escapes every dict of the user's that has that key
+(``agentnb.sessions.codec``), so a dict of the user's shaped like a stored part is never taken
+for one: only marked dicts name blobs that must be there. A stored part is a ``StoredPart``, a
+dict the session's encoder knows it wrote. (Parts stored before the mark existed have none;
+they still load as parts of their message.)
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from functools import cached_property
 from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 from ..errors import MissingBlobError, PartError
-from .blobs import PROCESS_BLOBS, BlobStore, sha256_of
+from .blobs import PROCESS_BLOBS, BlobStore, MemoryBlobs, sha256_of
 from .limits import check_part_size
 from .media import IMAGE_TYPES, extension, image_size, sniff
 
@@ -43,8 +50,37 @@ class TextPart:
         return {"type": "text", "text": self.text}
 
 
+MARK = "$agentnb"
+"""The key marking what agentnb wrote into stored data (a stored part; a session's encoded
+values): a session escapes user dicts that have it."""
+PART_MARK = "part"
+"""``MARK``'s value in a stored image or file."""
+
+
+class StoredPart(dict[str, Any]):
+    """An image or file as ``to_dict`` stored it: a dict, whose type tells a session's encoder
+    that agentnb wrote it (a user's dict of the same shape is escaped)."""
+
+    __slots__ = ()
+
+
+def unmarked(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored part without its mark (as stored before the mark existed)."""
+    return {key: value for key, value in stored.items() if key != MARK}
+
+
 def _store(blobs: BlobStore | None) -> BlobStore:
     return PROCESS_BLOBS if blobs is None else blobs
+
+
+def _keep(blobs: BlobStore | None, part: ImagePart | FilePart) -> None:
+    """The part's bytes into ``blobs``; a store in memory keeps them while the part lives."""
+    store = _store(blobs)
+    assert part.data is not None and part.media_type is not None and part.sha256 is not None
+    if isinstance(store, MemoryBlobs):
+        store.put(part.data, part.media_type, part.sha256, holder=part)
+    else:
+        store.put(part.data, part.media_type, part.sha256)
 
 
 def data_url_bytes(url: str) -> tuple[bytes, str | None]:
@@ -147,14 +183,13 @@ class ImagePart:
         return f"image-{sha[:8]}.{extension(self.media_type or '')}"
 
     def to_dict(self, blobs: BlobStore | None = None) -> dict[str, Any]:
-        """This part as stored: its hash and description; the bytes go to ``blobs`` (this
-        process's memory when None)."""
-        out: dict[str, Any] = {"type": "image"}
+        """This part as stored (marked: see the module's text): its hash and description; the
+        bytes go to ``blobs`` (this process's memory when None, where this part holds them)."""
+        out = StoredPart({MARK: PART_MARK, "type": "image"})
         if self.data is None:
             out["url"] = self.url
         else:
-            assert self.sha256 is not None and self.media_type is not None
-            _store(blobs).put(self.data, self.media_type, self.sha256)
+            _keep(blobs, self)
             out.update(sha256=self.sha256, media_type=self.media_type, size=self.size)
         out["detail"] = self.detail
         for key in ("name", "width", "height"):
@@ -208,16 +243,18 @@ class FilePart:
         return self.name or f"file-{self.sha256[:8]}.{extension(self.media_type or '')}"
 
     def to_dict(self, blobs: BlobStore | None = None) -> dict[str, Any]:
-        """This part as stored: its hash and description; the bytes go to ``blobs`` (this
-        process's memory when None)."""
-        assert self.media_type is not None
-        _store(blobs).put(self.data, self.media_type, self.sha256)
-        out: dict[str, Any] = {
-            "type": "file",
-            "sha256": self.sha256,
-            "media_type": self.media_type,
-            "size": self.size,
-        }
+        """This part as stored (marked: see the module's text): its hash and description; the
+        bytes go to ``blobs`` (this process's memory when None, where this part holds them)."""
+        _keep(blobs, self)
+        out = StoredPart(
+            {
+                MARK: PART_MARK,
+                "type": "file",
+                "sha256": self.sha256,
+                "media_type": self.media_type,
+                "size": self.size,
+            }
+        )
         if self.name is not None:
             out["name"] = self.name
         return out
@@ -245,8 +282,29 @@ def _blob(data: dict[str, Any], blobs: BlobStore | None) -> bytes:
 
 
 def part_from_dict(data: dict[str, Any], blobs: BlobStore | None = None) -> Part:
-    """A part from its stored form (``to_dict``), its bytes read from ``blobs`` (this process's
-    memory when None); MissingBlobError naming the hash when they are not there."""
+    """A part from its stored form (``to_dict``, marked or from before the mark), its bytes read
+    from ``blobs`` (this process's memory when None, where the part then holds them);
+    MissingBlobError naming the hash when they are not there."""
+    part = _part(data, blobs)
+    if not isinstance(part, TextPart) and part.data is not None:
+        store = _store(blobs)
+        if isinstance(store, MemoryBlobs):
+            store.hold(part.sha256 or "", part)
+    return part
+
+
+def hold_stored(messages: Any, holder: object) -> None:
+    """Have ``holder`` hold, in this process's memory, the bytes of the images and files of
+    stored messages (``Message.to_dict``) that it will decode later."""
+    for message in messages if isinstance(messages, list) else ():
+        content = message.get("content") if isinstance(message, dict) else None
+        for item in content if isinstance(content, list) else ():
+            sha = item.get("sha256") if isinstance(item, dict) else None
+            if isinstance(sha, str):
+                PROCESS_BLOBS.hold(sha, holder)
+
+
+def _part(data: dict[str, Any], blobs: BlobStore | None) -> Part:
     kind = data.get("type")
     if kind == "text":
         return TextPart(data["text"])
@@ -283,14 +341,19 @@ def describe(part: BinaryPart) -> dict[str, Any]:
 
 __all__ = [
     "DETAILS",
+    "MARK",
+    "PART_MARK",
     "PART_TYPES",
     "BinaryPart",
     "Detail",
     "FilePart",
     "ImagePart",
     "Part",
+    "StoredPart",
     "TextPart",
     "data_url_bytes",
     "describe",
     "part_from_dict",
+    "hold_stored",
+    "unmarked",
 ]

@@ -23,7 +23,7 @@ from ..state.modules import is_state_module
 from . import blobs
 from . import format as fmt
 from . import segments as seg
-from .codec import decode, encode
+from .codec import decode, encode, escape_key
 from .compaction import LogCompaction
 from .folding import Modules, apply_log, snapshot_text
 from .redaction import env_secrets, redact
@@ -102,11 +102,11 @@ class SessionBase(LogCompaction):
         ``Message.from_dict`` finds a part's bytes); a MissingBlobError naming each missing one,
         before any is read, when some are not stored."""
         if found.blobs:
-            blobs.fetch(self.blobs, found.blobs, self.describe(session_id))
+            blobs.fetch(self.blobs, found.blobs, self.describe(session_id), holder=self)
 
     def _read_segment(self, session_id: str, info: dict[str, Any]) -> list[Any]:
         text, where = self._get_segment(session_id, info["key"])
-        blobs.fetch(self.blobs, blobs.referenced([text]), where)
+        blobs.fetch(self.blobs, blobs.referenced([text]), where, holder=self)
         return seg.parse(text, info, where)
 
     # -- AgentScope API -----------------------------------------------------------------------
@@ -128,6 +128,7 @@ class SessionBase(LogCompaction):
             blobs.keep(self.blobs, blobs.referenced([text]), self.describe(session_id))
             self._write_snapshot(session_id, text, seq)
             self._drop_unnamed_segments(session_id, kept)
+            self._drop_unused_blobs_locked()
         for name, module in state_modules.items():
             self._set_cursor(session_id, name, module)
 
@@ -353,7 +354,9 @@ def _encode_op(op: dict[str, Any], module: str) -> dict[str, Any]:
     """A delta op with its values encoded (errors name the module and the path)."""
     where = ".".join([module, *op.get("path", [])])
     if op["op"] == "merge":
-        return {**op, "set": encode(op["set"], where)}
+        # (keys the data has escaped are unset by their escaped names: the log applies as stored)
+        unset = [escape_key(key) if isinstance(key, str) else key for key in op.get("unset") or ()]
+        return {**op, "set": encode(op["set"], where), "unset": unset}
     if op["op"] == "splice":
         return {**op, "append": encode(op["append"], where)}
     return op

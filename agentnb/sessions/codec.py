@@ -6,6 +6,14 @@ encoder: ``register_encoder(type, name, encode, decode)``; the stored form is
 ``{"$agentnb": name, "value": encode(obj)}`` and loading calls ``decode`` for that name. Decoders
 are looked up by name in this process's registry, so loading never imports or executes anything
 named by the file.
+
+The tag also marks a stored image or file (``{"$agentnb": "part", ...}``: ``agentnb.messages``),
+whose bytes the session keeps beside it. A key of the user's that is the tag, or the tag followed
+by ``$`` signs, is written with one ``$`` more (``"$agentnb$"``), and read back with one less: no
+dict the user stored ever has the tag as a key, at any depth, so none is read as an encoded
+value or a part, and each stays a plain dict (a later save's change to it applies as to any
+other), its keys in order. (Files written before this wrapped such a dict whole, as
+``{"$agentnb": "dict", "value": {...}}``; they read as they were.)
 """
 
 from __future__ import annotations
@@ -19,9 +27,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SessionEncodeError, SessionFormatError
+from ..messages.parts import MARK, PART_MARK, StoredPart
 
-TAG = "$agentnb"
-"""The key marking an encoded (non-JSON) value in a session file."""
+TAG = MARK
+"""The key marking an encoded (non-JSON) value, or a stored part, in a session file."""
+RESERVED = ("dict", "float", PART_MARK)
+"""Tags the codec writes itself: no encoder may be registered under them."""
+_PART_TAGGED = f'"{TAG}":"{PART_MARK}"'
+
+
+def escape_key(key: str) -> str:
+    """A user's dict key as stored: the tag (or the tag and ``$`` signs) gets one ``$`` more."""
+    return key + "$" if key.startswith(TAG) and key.rstrip("$") == TAG else key
+
+
+def unescape_key(key: str) -> str:
+    """A stored dict key as the user gave it (``escape_key`` reversed)."""
+    return key[:-1] if len(key) > len(TAG) and key.startswith(TAG) and key.rstrip("$") == TAG else key
 
 
 @dataclass(frozen=True)
@@ -54,6 +76,10 @@ def register_encoder(
         raise TypeError(f"register_encoder needs a type as its first argument, got {type_!r}")
     if not isinstance(name, str) or not name:
         raise TypeError(f"register_encoder needs a non-empty name, got {name!r}")
+    if name in RESERVED:
+        raise TypeError(
+            f"register_encoder cannot use the name {name!r}: agentnb writes it itself; choose another"
+        )
     if not callable(encode) or not callable(decode):
         raise TypeError("register_encoder needs encode and decode functions")
     encoder = Encoder(type=type_, name=name, encode=encode, decode=decode)
@@ -99,24 +125,28 @@ def encode(value: Any, path: str) -> Any:
     kind = type(value)
     if kind in _PLAIN:
         return value
+    if kind is StoredPart:  # a part as Message.to_dict stored it: marked, and plain JSON already
+        return value
     if kind is float:
         # NaN and the infinities are not JSON numbers: stored tagged, they come back as floats.
         return value if math.isfinite(value) else {TAG: "float", "value": repr(value)}
     if kind is dict:
         out = value
+        escaped = False
         for key, item in value.items():
             if type(key) is not str:
                 raise SessionEncodeError(
                     f"cannot save {path}: dict key {key!r} is a {type(key).__name__}; JSON keys are "
                     f"strings, so use str keys (e.g. {str(key)!r})"
                 )
+            escaped = escaped or key.startswith(TAG)
             new = encode(item, f"{path}.{key}")
             if new is not item:
                 if out is value:
                     out = dict(value)
                 out[key] = new
-        if TAG in value:  # user data that looks like our marker is wrapped so it loads back as is
-            return {TAG: "dict", "value": out}
+        if escaped:  # a key of the user's that is our tag: escaped, so it loads back as it was
+            return {escape_key(key): item for key, item in out.items()}
         return out
     if kind is list or kind is tuple:
         out_list: list[Any] | None = None
@@ -150,6 +180,43 @@ def encode(value: Any, path: str) -> Any:
     return {TAG: encoder.name, "value": encode(encoded, f"{path}<{encoder.name}>")}
 
 
+def escape(value: Any) -> Any:
+    """``value`` with every dict key of the user's that is the tag escaped as ``encode`` escapes
+    it, and nothing else changed (for stores that write other values their own way: an
+    evaluation's); ``unescape`` reverses it. The same object when nothing needed escaping."""
+    kind = type(value)
+    if kind is StoredPart or kind in _PLAIN or kind is float:
+        return value
+    if isinstance(value, dict):
+        out = {escape_key(key) if isinstance(key, str) else key: escape(item) for key, item in value.items()}
+        same = kind is dict and all(
+            a is b and k1 == k2 for (k1, a), (k2, b) in zip(out.items(), value.items())
+        )
+        return value if same else out
+    if isinstance(value, (list, tuple)):
+        items = [escape(item) for item in value]
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    return value
+
+
+def unescape(value: Any) -> Any:
+    """What ``escape`` escaped, back as it was (every other value as it is)."""
+    if isinstance(value, dict):
+        return {unescape_key(key): unescape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unescape(item) for item in value]
+    return value
+
+
+def tagged(text: str | bytes) -> bool:
+    """Whether stored ``text`` may hold encoded values (``decode`` has something to do): a tag
+    that is not a stored part's mark (written compactly, as sessions write)."""
+    if isinstance(text, bytes):
+        mark, part = TAG.encode(), _PART_TAGGED.encode()
+        return text.count(mark) > text.count(part)
+    return text.count(TAG) > text.count(_PART_TAGGED)
+
+
 def decode(value: Any, where: str) -> Any:
     """Rebuild encoded values inside loaded JSON data (``where`` names the file for errors)."""
     try:
@@ -162,6 +229,8 @@ def _decode(value: Any, where: str) -> Any:
     if isinstance(value, dict):
         if TAG in value:
             name = value[TAG]
+            if name == PART_MARK:  # a stored part: its message reads it
+                return value
             inner = value.get("value")
             if name == "dict" and isinstance(inner, dict):
                 return {k: _decode(v, where) for k, v in inner.items()}
@@ -184,7 +253,7 @@ def _decode(value: Any, where: str) -> Any:
                 raise SessionFormatError(
                     f"{where}: decoder {name!r} failed on {inner!r:.200}: {exc}"
                 ) from exc
-        return {k: _decode(v, where) for k, v in value.items()}
+        return {unescape_key(k): _decode(v, where) for k, v in value.items()}
     if isinstance(value, list):
         return [_decode(v, where) for v in value]
     return value

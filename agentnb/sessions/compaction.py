@@ -95,6 +95,7 @@ class LogCompaction(SessionStorage):
                         session_id, prepared, folded.seq, log_from=fetched.log_size, segments=made
                     )
                     self._drop_unnamed_segments(session_id, folded.segments)
+                    self._drop_unused_blobs_locked()
                     return
                 self._discard_prepared(prepared)
                 if made and not self.segments_with_snapshot:  # named by no snapshot: nobody reads them
@@ -128,6 +129,7 @@ class LogCompaction(SessionStorage):
         made = self._put_segments(session_id, folded)
         self._write_snapshot(session_id, folded.text, folded.seq, segments=made)
         self._drop_unnamed_segments(session_id, folded.segments)
+        self._drop_unused_blobs_locked()
 
     def _put_segments(self, session_id: str, folded: Folded) -> list[tuple[str, str]]:
         """Write the segments a fold made, unless the snapshot's write writes them: ``(key,

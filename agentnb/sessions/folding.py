@@ -31,8 +31,8 @@ class Read(NamedTuple):
     """Whether the text read holds ``codec.TAG``: only then do values need decoding."""
     segments: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ()
     """The snapshot's segments of turns stored apart (``segments.py``)."""
-    blobs: Mapping[str, str] = {}
-    """The images and files the text read refers to, ``{sha256: media type}`` (``blobs.py``)."""
+    blobs: Mapping[str, Any] = {}
+    """The images and files the text read refers to, ``{sha256: blobs.Ref}`` (``blobs.py``)."""
 
 
 class Modules(NamedTuple):
@@ -45,8 +45,8 @@ class Modules(NamedTuple):
     """Whether values need ``codec.decode`` (some were stored encoded)."""
     segments: list[dict[str, Any]]
     """Turns stored apart from ``modules`` (``segments.py``), not yet read (a fold adds to it)."""
-    blobs: Mapping[str, str] = {}
-    """The images and files the snapshot and log refer to, ``{sha256: media type}``; those of
+    blobs: Mapping[str, Any] = {}
+    """The images and files the snapshot and log refer to, ``{sha256: blobs.Ref}``; those of
     the segments are read with them."""
 
 

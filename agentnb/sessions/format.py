@@ -22,9 +22,9 @@ from .repeats import restore_repeats
 
 FORMAT = "agentnb.session"
 """The value of ``__agentnb__.format`` in every snapshot."""
-VERSION = 3
+VERSION = 4
 """The on-disk format version this code writes (docs/sessions.md)."""
-READABLE = (1, 2, 3)
+READABLE = (1, 2, 3, 4)
 """The versions it reads."""
 META_KEY = "__agentnb__"
 """The snapshot key holding metadata; never a module name."""

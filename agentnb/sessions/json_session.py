@@ -17,7 +17,7 @@ from . import format as fmt
 from . import segments as seg
 from .base import SessionBase, check_session_id
 from .blobs import FOLDER, DirectoryBlobs, referenced
-from .codec import TAG
+from .codec import tagged
 from .fileio import (
     _last_newline_end,
     append_durably,
@@ -105,6 +105,10 @@ class JSONSession(SessionBase):
         except OSError:  # a session that cannot be read may need any blob: none is dropped
             return []
         return self.blobs.drop_unused(set(referenced(texts)), older_than)
+
+    def _drop_unused_blobs_locked(self) -> None:
+        if self.blobs.folder.is_dir():  # (a folder of sessions without images has nothing to drop)
+            self.drop_unused_blobs()
 
     def _lock(self, session_id: str) -> AbstractContextManager[None]:
         return file_lock(self.save_dir / f"{session_id}.lock")
@@ -295,9 +299,9 @@ def _parse(snapshot: bytes | None, data: bytes, snap: Path, log: Path) -> Read:
     text = _decode(snapshot, snap) if snapshot is not None else None
     modules, seq, segments = fmt.parse_snapshot_meta(text, str(snap)) if text is not None else ({}, 0, [])
     entries = list(_log_entries(log, data))
-    tagged = (text is not None and TAG in text) or TAG.encode() in data
+    is_tagged = (text is not None and tagged(text)) or tagged(data)
     blobs = referenced([text or "", data])
-    return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, str(snap)), blobs)
+    return Read(modules, seq, iter(entries), is_tagged, seg.check_segments(segments, str(snap)), blobs)
 
 
 def _read_text(path: Path) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from . import format as fmt
 from .base import SessionBase
 from .blobs import HeldBlobs, referenced
-from .codec import TAG
+from .codec import tagged
 from .folding import Read
 from .storage import Fetched
 
@@ -53,9 +53,9 @@ class MemorySession(SessionBase):
 
         def parse() -> Read:
             modules, _ = fmt.parse_snapshot(text, where) if text else ({}, 0)  # (no segments in memory)
-            tagged = TAG in text or any(TAG in line for line in lines)
+            is_tagged = tagged(text) or any(tagged(line) for line in lines)
             entries = iter([(fmt.parse_line(line, where), where) for line in lines])
-            return Read(modules, seq, entries, tagged, (), referenced([text, *lines]))
+            return Read(modules, seq, entries, is_tagged, (), referenced([text, *lines]))
 
         return Fetched(parse, None, 0)
 

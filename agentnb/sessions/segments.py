@@ -30,7 +30,7 @@ from ..errors import SessionFormatError
 from ..history.history import EARLIER, EarlierTurns, Segment, rebased
 from ..state.diff import json_equal
 from . import format as fmt
-from .codec import TAG, decode
+from .codec import decode, tagged
 from .repeats import drop_repeats, restore_repeats
 
 RECENT = 50
@@ -220,7 +220,7 @@ def parse(text: str, info: dict[str, Any], where: str) -> list[Any]:
     entries = document["entries"]
     if len(entries) != info["count"]:
         raise SessionFormatError(f"{where} holds {len(entries)} turn(s), not {info['count']}; {fix}")
-    return decode(entries, where) if TAG in text else entries
+    return decode(entries, where) if tagged(text) else entries
 
 
 def adjust_line(line: dict[str, Any], segments: list[dict[str, Any]], where: str) -> dict[str, Any]:

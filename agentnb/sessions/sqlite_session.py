@@ -17,21 +17,22 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingBlobError, SessionError, SessionFormatError, SessionWriteError
-from ..messages import sha256_of
+from ..errors import SessionError, SessionFormatError, SessionWriteError
 from . import format as fmt
 from . import segments as seg
 from .base import SessionBase
 from .blobs import referenced
-from .codec import TAG
+from .codec import tagged
 from .fileio import file_lock, fsync_dir, is_file, remove_leftovers
 from .folding import Read
+from .sqlite_blobs import SQLiteBlobs, drop_unused
 from .storage import Fetched
 
 SIZE_CHECK_EVERY = 32
@@ -41,9 +42,6 @@ _TABLES = {"snapshots", "log"}
 _SEGMENTS_TABLE = """CREATE TABLE IF NOT EXISTS segments (session_id TEXT NOT NULL, key TEXT NOT NULL,
                                      data TEXT NOT NULL, PRIMARY KEY (session_id, key));"""
 """(Version 2 files have no such table: the first segment written creates it.)"""
-_BLOBS_TABLE = """CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL,
-                                  data BLOB NOT NULL);"""
-"""(Created by the first blob written: a database of sessions without images has none.)"""
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS snapshots (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL);
@@ -348,78 +346,27 @@ class SQLiteSession(SessionBase):
                 "DELETE FROM segments WHERE session_id=? AND key=?", [(session_id, key) for key in keys]
             )
 
+    # -- blobs nothing refers to -----------------------------------------------------------------
+
+    def drop_unused_blobs(self) -> list[str]:
+        """Delete the blobs no snapshot, log row or segment of the database refers to any more
+        (turns replaced by a recording made again, cut by a rewind, gone with a reset), in one
+        transaction under the database's lock: a save, which stores its blobs and then the rows
+        that refer to them under that lock, is never between the two. Returns their hashes.
+        Called by itself whenever a snapshot is written (a compaction, a whole save)."""
+        with self._lock(""):
+            return drop_unused(self)
+
+    def _drop_unused_blobs_locked(self) -> None:
+        try:
+            drop_unused(self)
+        except SessionError as exc:  # the snapshot is written; an unused blob only takes room
+            warnings.warn(f"agentnb: could not drop the unused blobs of {self.path}: {exc}", stacklevel=2)
+
     def close(self) -> None:
         if self._conn is not None and self._pid == os.getpid():
             self._conn.close()
         self._conn = None
-
-
-class SQLiteBlobs:
-    """Blobs in the session database's ``blobs`` table, a row per hash.
-
-    A table rather than a folder beside the file: a SQLite session is one file to copy, back up
-    or mail, and its blobs go with it; each is written in a transaction of its own before the
-    snapshot or log rows that refer to it (so no row ever refers to a blob not yet committed),
-    with SQLite's durability, and the primary key keeps each hash once. Images are at most
-    20 MB (``agentnb.messages.limits``), well within SQLite's 1 GB for a value."""
-
-    def __init__(self, session: SQLiteSession) -> None:
-        self.session = session
-        """The session whose database holds the table."""
-
-    def __repr__(self) -> str:
-        return f"SQLiteBlobs({str(self.session.path)!r})"
-
-    def where(self, sha256: str, media_type: str) -> str:
-        return f"{self.session.path} (table blobs, sha256 {sha256})"
-
-    def put(self, data: bytes, media_type: str, sha256: str | None = None) -> str:
-        digest = sha256 or sha256_of(data)
-        with self.session._tx() as db:
-            db.execute(_BLOBS_TABLE)
-            db.execute(
-                "INSERT OR IGNORE INTO blobs(sha256, media_type, data) VALUES (?,?,?)",
-                (digest, media_type, sqlite3.Binary(data)),
-            )
-        return digest
-
-    def has(self, sha256: str, media_type: str) -> bool:
-        return self._row(sha256, "1") is not None
-
-    def mark_used(self, sha256: str, media_type: str) -> None:
-        """Nothing drops a row of the table."""
-
-    def read(self, sha256: str, media_type: str) -> bytes:
-        row = self._row(sha256, "data")
-        if row is None:
-            raise MissingBlobError(
-                f"blob {sha256} ({media_type}) is missing from {self.where(sha256, media_type)}"
-            )
-        data = bytes(row[0])
-        if sha256_of(data) != sha256:
-            raise MissingBlobError(
-                f"{self.where(sha256, media_type)} does not hold the bytes its hash says (the row was changed)"
-            )
-        return data
-
-    def get(self, sha256: str) -> bytes:
-        """The bytes of blob ``sha256`` (``messages.BlobStore``)."""
-        return self.read(sha256, "?")
-
-    def _row(self, sha256: str, column: str) -> tuple[Any, ...] | None:
-        db = self.session._ready()
-        if db is None:
-            return None
-        with self.session._reading():
-            if (
-                db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='blobs'").fetchone()
-                is None
-            ):
-                return None
-            row: tuple[Any, ...] | None = db.execute(
-                f"SELECT {column} FROM blobs WHERE sha256=?", (sha256,)
-            ).fetchone()
-        return row
 
 
 _TRANSIENT = ("locked", "busy", "unable to open", "readonly", "read-only", "disk i/o")
@@ -445,10 +392,10 @@ def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:
     modules, seq, segments = (
         fmt.parse_snapshot_meta(text, f"{where} snapshot") if text is not None else ({}, 0, [])
     )
-    entries, tagged = [], text is not None and TAG in text
+    entries, is_tagged = [], text is not None and tagged(text)
     for s, line in rows:
         line = _text(line, f"{where} log entry {s}")
-        tagged = tagged or TAG in line
+        is_tagged = is_tagged or tagged(line)
         entry = fmt.parse_line(line, f"{where} log entry {s}")
         if entry["seq"] != s:
             raise SessionFormatError(
@@ -456,7 +403,9 @@ def _parse(text: str | None, rows: list[tuple[int, Any]], where: str) -> Read:
             )
         entries.append((entry, f"{where} log entry {s}"))
     blobs = referenced([text or "", *(line for _, line in rows if isinstance(line, str))])
-    return Read(modules, seq, iter(entries), tagged, seg.check_segments(segments, f"{where} snapshot"), blobs)
+    return Read(
+        modules, seq, iter(entries), is_tagged, seg.check_segments(segments, f"{where} snapshot"), blobs
+    )
 
 
 def _empty(path: Path) -> bool:

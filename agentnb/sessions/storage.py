@@ -83,6 +83,11 @@ class SessionStorage(abc.ABC):
     def _discard_prepared(self, prepared: Any) -> None:  # noqa: B027  (optional hook)
         """Drop a prepared snapshot that will not be written."""
 
+    def _drop_unused_blobs_locked(self) -> None:  # noqa: B027  (optional hook)
+        """A snapshot was just written (a compaction, a whole save: the text that referred to
+        replaced turns is gone): delete the blobs nothing refers to any more. Called with the
+        lock held; a backend that keeps no blobs apart does nothing."""
+
     @abc.abstractmethod
     def _append(self, session_id: str, lines: list[str], first_seq: int) -> tuple[int, int]:
         """Durably append entries; returns (log size, snapshot size) in bytes."""

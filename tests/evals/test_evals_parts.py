@@ -190,6 +190,7 @@ def test_a_stored_case_keeps_its_parts_by_hash_and_its_id_by_their_content():
     case = Case(["What changed?", PNG, FilePart(PDF, name="r.pdf")])
     data = case.to_dict()
     assert data["input"][1] == {
+        "$agentnb": "part",
         "type": "image",
         "sha256": sha(PNG),
         "media_type": "image/png",
@@ -200,6 +201,7 @@ def test_a_stored_case_keeps_its_parts_by_hash_and_its_id_by_their_content():
     }
     assert Case.from_dict(json.loads(json.dumps(data))) == case
     assert Case(["What changed?", PNG, FilePart(PDF, name="r.pdf")]).id == case.id
+    assert case.id == "c-b83d3306f5"  # as before parts were marked: a stored evaluation's cases still match
     assert Case(["What changed?", encode_png(bytes(60), 5, 4, 3), FilePart(PDF, name="r.pdf")]).id != case.id
     assert Case("text only").id == Case.from_dict(Case("text only").to_dict()).id
     with pytest.raises(

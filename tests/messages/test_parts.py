@@ -94,7 +94,12 @@ def test_gif_and_jpeg_headers_give_the_pixel_size() -> None:
 def test_an_image_given_by_url_has_no_bytes_and_is_never_fetched() -> None:
     part = ImagePart(url="https://example.com/chart.png", detail="low")
     assert part.data is None and part.sha256 is None and part.size is None
-    assert part.to_dict() == {"type": "image", "url": "https://example.com/chart.png", "detail": "low"}
+    assert part.to_dict() == {
+        "$agentnb": "part",
+        "type": "image",
+        "url": "https://example.com/chart.png",
+        "detail": "low",
+    }
 
 
 def test_a_data_url_given_as_an_image_url_is_decoded_into_bytes() -> None:
@@ -242,6 +247,7 @@ def test_a_stored_part_holds_its_hash_and_the_bytes_go_to_the_store() -> None:
     image = ImagePart(data, name="fig")
     stored = Message.user(["look", image, FilePart(PDF, name="r.pdf")]).to_dict(blobs)
     assert stored["content"][1] == {
+        "$agentnb": "part",
         "type": "image",
         "sha256": image.sha256,
         "media_type": "image/png",

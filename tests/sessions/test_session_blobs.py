@@ -20,7 +20,7 @@ from agentnb.messages import FilePart, ImagePart, TextPart, describe
 from agentnb.messages.png import encode_png
 from agentnb.sessions import JSONSession, MemorySession, SQLiteSession, load_history
 from agentnb.sessions import segments as seg
-from agentnb.sessions.blobs import DirectoryBlobs, referenced
+from agentnb.sessions.blobs import DirectoryBlobs, Ref, referenced
 
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\n%%EOF\n"
 
@@ -236,9 +236,11 @@ def test_the_blobs_needed_are_the_message_parts_of_the_stored_text():
     image = ImagePart(encode_png(bytes(12), 2, 2, 3))
     message = {"role": "user", "content": [TextPart("hi").to_dict(), image.to_dict()]}
     stored = json.dumps({"messages": [message]}, separators=(",", ":"))
-    assert referenced([stored]) == {image.sha256: "image/png"}
+    assert referenced([stored]) == {image.sha256: Ref("image/png", sure=True)}
     pretty = json.dumps(json.loads(stored), indent=2)  # a file put through jq reads the same
-    assert referenced([pretty.encode()]) == {image.sha256: "image/png"}
+    assert referenced([pretty.encode()]) == {image.sha256: Ref("image/png", sure=True)}
+    unmarked = stored.replace('"$agentnb":"part",', "")  # as stored before the mark: maybe the user's
+    assert referenced([unmarked]) == {image.sha256: Ref("image/png", sure=False)}
     described = json.dumps({"attachments": [describe(image)], "part": describe(image)})
     quoted = json.dumps({"role": "user", "content": [TextPart(json.dumps(message)).to_dict()]})
     not_hex = json.dumps({"content": [{**image.to_dict(), "sha256": "../../etc/passwd"}]})

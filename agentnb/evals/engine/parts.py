@@ -22,15 +22,15 @@ def held(documents: Iterable[Any]) -> dict[str, bytes]:
     """The bytes of every image and file ``documents`` (plain data: turn records, cases) refer
     to, as far as this process holds them, by hash."""
     text = json.dumps(list(documents), ensure_ascii=False, default=str)
-    return {
-        sha: PROCESS_BLOBS.get(sha) for sha in referenced([text], evaluation=True) if sha in PROCESS_BLOBS
-    }
+    found = {sha: PROCESS_BLOBS.find(sha) for sha in referenced([text], evaluation=True)}
+    return {sha: data for sha, data in found.items() if data is not None}
 
 
-def receive(blobs: Mapping[str, bytes]) -> None:
-    """Keep bytes another process sent (``held``) in this process's blob memory."""
+def receive(blobs: Mapping[str, bytes], holder: object) -> None:
+    """Keep bytes another process sent (``held``) in this process's blob memory, for as long as
+    ``holder`` (the task or outcome that carried them) lives."""
     for sha, data in blobs.items():
-        PROCESS_BLOBS.put(data, "", sha)
+        PROCESS_BLOBS.put(data, "", sha, holder=holder)
 
 
 def known_parts(messages: Iterable[Mapping[str, Any]]) -> dict[str, BinaryPart]:
@@ -45,9 +45,12 @@ def known_parts(messages: Iterable[Mapping[str, Any]]) -> dict[str, BinaryPart]:
             if not isinstance(described, dict):
                 continue
             sha = described.get("sha256")
-            if not isinstance(sha, str) or sha in found or sha not in PROCESS_BLOBS:
+            if not isinstance(sha, str) or sha in found:
                 continue
-            data, media_type = PROCESS_BLOBS.get(sha), described.get("media_type")
+            data = PROCESS_BLOBS.find(sha)
+            if data is None:
+                continue
+            media_type = described.get("media_type")
             found[sha] = (
                 ImagePart(data, media_type=media_type)
                 if described.get("type") == "image"

@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 from ...errors import EvalStoreError
 from ...sessions import blobs
+from ...sessions.codec import escape, tagged, unescape
 from .store_format import FORMAT, line_problem, manifest_problem
 
 MANIFEST = "manifest.json"
@@ -44,6 +45,20 @@ class DamagedLine:
     """Its line number (1 = the first)."""
     case_id: str | None
     """The case it was written for, when its start still says so."""
+
+
+@dataclass
+class _Lines:
+    """The lines file as read."""
+
+    kept: dict[tuple[str, int], tuple[bytes, dict[str, Any]]]
+    """The last line of each (case id, repeat), as written and as read."""
+    torn: list[bytes]
+    """The lines that do not parse."""
+    damaged: list[DamagedLine]
+    """Those lines, by number."""
+    superseded: int
+    """Lines a later line of the same (case, repeat) replaced."""
 
 
 def check_name(name: Any) -> str:
@@ -93,6 +108,8 @@ class EvalStore:
         try:
             text = path.read_bytes().decode("utf-8")
             data = json.loads(text)
+            if tagged(text):
+                data = unescape(data)
         except (OSError, ValueError) as exc:
             self._refuse(f"does not read as JSON ({exc})")
         self._fetch(text, path)
@@ -107,7 +124,7 @@ class EvalStore:
             f"Restore {self.blobs.folder} from where the evaluation came from, or move {self.folder} "
             "away to run the evaluation afresh; nothing was read or written"
         )
-        blobs.fetch(self.blobs, blobs.referenced([text], evaluation=True), str(path), fix)
+        blobs.fetch(self.blobs, blobs.referenced([text], evaluation=True), str(path), holder=self, fix=fix)
 
     def _refuse(self, problem: str) -> NoReturn:
         raise EvalStoreError(
@@ -119,7 +136,7 @@ class EvalStore:
         """Replace the manifest atomically (left alone when it already says the same); one that is
         not a manifest of this format is refused, never replaced."""
         path = self.manifest_path
-        text = json.dumps({"format": FORMAT, **manifest}, ensure_ascii=False, indent=1, default=str)
+        text = json.dumps({"format": FORMAT, **escape(manifest)}, ensure_ascii=False, indent=1, default=str)
         self.read_manifest()
         try:
             if path.exists() and path.read_text(encoding="utf-8") == text:
@@ -134,26 +151,36 @@ class EvalStore:
 
     def rows(self) -> dict[tuple[str, int], dict[str, Any]]:
         """The last stored line of each (case id, repeat); lines that do not parse are counted in
-        ``damaged``, and a line of the wrong shape is an ``EvalStoreError`` naming it."""
-        out: dict[tuple[str, int], dict[str, Any]] = {}
-        self.damaged, self.superseded = [], 0
+        ``damaged``, and a line of the wrong shape is an ``EvalStoreError`` naming it. The blobs
+        of the lines kept are read first (a line a later one replaced may refer to blobs
+        ``drop_unused_blobs`` deleted)."""
+        found = self._lines()
+        self._fetch(b"\n".join(line for line, _ in found.kept.values()), self.lines_path)
+        self.damaged, self.superseded, self.torn = found.damaged, found.superseded, len(found.damaged)
+        return {key: row for key, (_, row) in found.kept.items()}
+
+    def _lines(self) -> _Lines:
+        """The lines file as read (see ``_Lines``)."""
+        out: dict[tuple[str, int], tuple[bytes, dict[str, Any]]] = {}
+        found = _Lines(out, [], [], 0)
         path = self.lines_path
         if not path.exists():
-            self.torn = 0
-            return out
+            return found
         try:
             with open(path, "rb") as file:
                 data = file.read()
         except OSError as exc:
             raise EvalStoreError(f"cannot read {path}: {exc}") from None
-        self._fetch(data, path)
         for number, line in enumerate(data.split(b"\n"), 1):
             if not line.strip():
                 continue
             try:
                 row = json.loads(line.decode("utf-8"))
+                if tagged(line):
+                    row = unescape(row)
             except ValueError:  # not JSON, or not UTF-8
-                self.damaged.append(DamagedLine(number, _case_id(line)))
+                found.damaged.append(DamagedLine(number, _case_id(line)))
+                found.torn.append(line)
                 continue
             problem = line_problem(row)
             if problem is not None:
@@ -164,10 +191,25 @@ class EvalStore:
                 )
             key = (row["case"]["id"], row["repeat"])
             if key in out:
-                self.superseded += 1
-            out[key] = row
-        self.torn = len(self.damaged)
-        return out
+                found.superseded += 1
+            out[key] = (line, row)
+        return found
+
+    def drop_unused_blobs(self, older_than: float = 600.0) -> list[Path]:
+        """Delete the blobs neither the manifest nor the last line of any (case, repeat) refers
+        to (those of turns that ran again, of cases no longer evaluated), once they are
+        ``older_than`` seconds old: a younger one may be another process's, whose line is not
+        written yet. A line that does not parse keeps every blob it names. Returns the files
+        deleted."""
+        if not self.blobs.folder.is_dir():
+            return []
+        try:
+            manifest = self.manifest_path.read_bytes() if self.manifest_path.exists() else b""
+            found = self._lines()
+        except (OSError, EvalStoreError):  # a store that cannot be read may need any blob
+            return []
+        texts = [manifest, *(line for line, _ in found.kept.values()), *found.torn]
+        return self.blobs.drop_unused(set(blobs.referenced(texts, evaluation=True)), older_than)
 
     def missing_reason(self, case_id: str) -> str:
         """Why ``case_id`` has no line, as the last ``rows()`` found the file."""
@@ -185,7 +227,7 @@ class EvalStore:
     def append(self, row: dict[str, Any]) -> None:
         """Append one finished (case, repeat) and return once it is fsynced. Cases finishing
         together share an fsync: each waits for one that started after its line was written."""
-        text = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":"))
+        text = json.dumps(escape(row), ensure_ascii=False, default=str, separators=(",", ":"))
         line = text.encode() + b"\n"
         try:
             blobs.keep(self.blobs, blobs.referenced([text], evaluation=True), str(self.lines_path))

@@ -189,7 +189,7 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
     model = GuardedModel(case_model(task.model), limiter, stats)
     case = task.case
     error: BaseException | None = None
-    receive(task.blobs)
+    receive(task.blobs, task)
     recorded = [TurnRecord.from_dict(t) for t in task.recorded] if task.recorded else []
     replay = CaseReplay(recorded, task.mode)
     agent: Agent | None = None
