@@ -322,22 +322,23 @@ class Team(Agent):
             member.reset()
         self._interactions.clear()
 
-    def fork(self, name: str | None = None, *, turn: int | None = None) -> Team:
+    def _forked(self, name: str, turn: int | None) -> Team:
         """A new team with forked members, as the tree is now or as it was at the end of the
-        team's turn ``turn``: each member keeps the runs it made up to there."""
+        team's turn ``turn``: each member keeps the runs it made up to there. (``fork`` records
+        it, when this team is recorded, as one tree: the members with it.)"""
         upto = self.history[: turn if turn is not None else len(self.history)]
         ran = {r.run_id for t in upto for r in t.walk()}
         members = []
         for member in self.members:
             kept = sum(1 for t in member.history if t.run_id in ran)
             members.append(
-                member.fork(member.name, turn=kept)
+                member._forked(member.name, kept)
                 if kept
-                else member.fork(member.name)
+                else member._forked(member.name, None)
                 if turn is None
                 else _fresh(member)
             )
-        forked = self.definition.build(name or f"{self.name}_fork", members=members)
+        forked = self.definition.build(name, members=members)
         forked.model = self.model
         forked._parent = weakref.ref(self)
         forked.restore(self.snapshot() if turn is None else self.snapshot_at(turn))
@@ -359,7 +360,7 @@ def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _fresh(member: Agent) -> Agent:
     """A member as defined, with no runs (a fork from before its first run)."""
-    fresh = member.fork(member.name)
+    fresh = member._forked(member.name, None)
     fresh.reset()
     return fresh
 
