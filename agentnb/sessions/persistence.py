@@ -89,7 +89,7 @@ class Persistence:
                     ),
                 )
                 for path, agent in tree.items()
-                if agent is not self and takes_over(agent, recording, tree)
+                if agent is not self and takes_over(agent.recording, recording.where(), tree)
             ]
         self.detach_session()
         recording.attach(self)
@@ -141,13 +141,17 @@ class Persistence:
             take_over(recording, tree)
         return len(self.history)
 
+    def modules(self, name: str | None = None) -> dict[str, Any]:
+        """This agent and every agent it delegates to at any depth (a team's members, agents as
+        tools, handoff targets) as named state modules of one session: ``{"desk": desk,
+        "desk/helper": helper, ...}`` (AgentScope's ``save_session_state(**modules)`` shape), as
+        a recording and ``session=`` save them; ``name`` replaces the agent's name as the root."""
+        return recorded_tree(self, name or self.name)
+
     def detach_session(self) -> None:
         """Stop saving after every turn and stop replaying (what attach_session / attach_recording
-        set up), for the agents recorded with this one too."""
-        autosave = getattr(self, "_autosave", None)
-        if autosave is not None:
-            autosave.unsubscribe()
-            self._autosave = None
+        set up), for the agents recorded or saved with this one too."""
+        self._detach_autosave()
         recording = self.recording
         if recording is not None:
             recording.detach()
@@ -157,15 +161,32 @@ class Persistence:
                     covered.detach()
                     agent.recording = None
 
+    def _detach_autosave(self) -> None:
+        """Stop saving after every turn (``attach_session``), for the agents saved with this one too."""
+        autosave = getattr(self, "_autosave", None)
+        if autosave is None:
+            return
+        autosave.unsubscribe()
+        self._autosave = None
+        for agent, covered in autosave.covers:
+            if getattr(agent, "_autosave", None) is covered:
+                agent._autosave = None
+
     def attach_session(
         self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
     ) -> bool:
         """Save to ``session`` after every turn, restoring what it holds first (unless
-        ``fresh=True``). ``session`` is a SessionBase or a folder for a JSONSession;
-        ``session_id`` defaults to the agent's name. Returns whether a session was restored."""
+        ``fresh=True``), with the agents this one delegates to (a team's members, agents as
+        tools, handoff targets): each a module of the session (``<module>/<name>``, as
+        ``modules()``), all of them restored or, when one cannot be loaded, none (a
+        ``SessionModuleError`` naming it). A delegate saved with another agent's session stays
+        there. ``session`` is a SessionBase or a folder for a JSONSession; ``session_id``
+        defaults to the agent's name. What ``session=`` and ``db=`` do. Returns whether a
+        session was restored."""
         from .autosave import attach
 
-        return attach(self, session, session_id, fresh=fresh, module=module)
+        with naming(self, module, "or pass fresh=True to start afresh"):
+            return attach(self, session, session_id, fresh=fresh, module=module)
 
 
 __all__ = ["Persistence"]

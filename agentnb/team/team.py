@@ -20,7 +20,6 @@ from ..delegation.site import Assignment, Delegation, DelegationSite, user_attac
 from ..delegation.tools import member_id, task_sections
 from ..errors import DelegationError, TeamDefinitionError
 from ..models.tokens import count_sections, counter_for
-from ..sessions.recorded_tree import naming
 from ..tools import Tool
 from ..tools.run_context import RunContext
 from .blocks import HOW_TO_RESPOND, history_block, interactions_block, user_message
@@ -281,19 +280,6 @@ class Team(Agent):
 
     # -- the whole tree: sessions, recordings, reset, fork -------------------------------------
 
-    def modules(self, name: str | None = None) -> dict[str, Agent]:
-        """The team and every member at any depth as named state modules, for one session:
-        ``{"team": team, "team/researcher": researcher, ...}`` (AgentScope's
-        ``save_session_state(**modules)`` shape); ``name`` replaces the team's name as the root."""
-        root = name or self.name
-        out: dict[str, Agent] = {root: self}
-        for member in self.members:
-            if isinstance(member, Team):
-                out.update(member.modules(f"{root}/{member.name}"))
-            else:
-                out[f"{root}/{member.name}"] = member
-        return out
-
     def delegates(self) -> list[Agent]:
         """The members, then the agents the leader's own tools and handoffs delegate to."""
         return [*self.members, *super().delegates()]
@@ -302,18 +288,6 @@ class Team(Agent):
         super().detach_session()
         for member in self.members:
             member.detach_session()
-
-    def attach_session(
-        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
-    ) -> bool:
-        """Save the whole tree to ``session`` after every team turn — the team and each member as
-        a module of one session (``<module>/<member>``, as ``modules()``) — restoring what it
-        holds first (unless ``fresh=True``), all of it or, when one module cannot be loaded,
-        nothing. What ``db=`` and ``session=`` do."""
-        from ..sessions.autosave import attach
-
-        with naming(self, module, "or pass fresh=True to start afresh"):
-            return attach(self, session, session_id, fresh=fresh, module=module, modules=self.modules(module))
 
     def reset(self) -> None:
         """The team and every member back to their definitions: no turns, no conversation."""

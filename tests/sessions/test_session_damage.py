@@ -204,7 +204,10 @@ def test_a_session_that_is_only_a_log_is_named_by_its_log(tmp_path):
     log.write_text(json.dumps(line) + "\n")
     with pytest.raises(SessionFormatError) as caught:
         Agent("s", ScriptedModel(["one"]), session=JSONSession(tmp_path))
-    assert str(caught.value).startswith(f"{log} (module 'agent'): a history must be an object")
+    assert str(caught.value).startswith(
+        f"agent 's' cannot be loaded from {log} (module 'agent'): a history must be an object, got int; "
+        "nothing was loaded: the agent keeps its state"
+    )
     assert caught.value.where == str(log)
 
     # Once compacted, the snapshot is the session's file.
