@@ -4,10 +4,12 @@ through, a session saved after every turn, and a notebook's recording."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..delegation.tools import with_member
 from ..errors import ConfigurationError
 from ..state.modules import register_state
 from . import agent_state
@@ -20,6 +22,8 @@ class Persistence:
     name: str
     history: Any
     recording: Any
+    handoffs: list[Any]
+    _tools: list[Any]
     _running: Callable[[], Any]
     all_tools: Callable[[], list[Any]]
 
@@ -60,6 +64,24 @@ class Persistence:
         """The agents this one's runs delegate to: its agents as tools and its handoff targets
         (a team adds its members), recorded with it (``agentnb.sessions.recorded_tree``)."""
         return [t.member for t in self.all_tools() if t.member is not None]
+
+    def replace_delegates(self, swap: Mapping[int, Any]) -> None:
+        """Delegate to other agents: each agent this one delegates to that ``swap`` maps (by
+        ``id``) is replaced by the agent it maps to — in its agents as tools and its handoffs (a
+        team: its members too). An evaluation runs each case on a fresh copy of the whole tree
+        this way."""
+        self.handoffs = [
+            dataclasses.replace(h, agent=swap[id(h.agent)]) if id(h.agent) in swap else h
+            for h in self.handoffs
+        ]
+        self._tools = [
+            with_member(t, swap[id(t.member)])
+            if t.member is not None
+            and id(t.member) in swap
+            and getattr(t.delegation, "kind", None) == "as_tool"
+            else t
+            for t in self._tools
+        ]
 
     def attach_recording(
         self,

@@ -284,6 +284,10 @@ class Team(Agent):
         """The members, then the agents the leader's own tools and handoffs delegate to."""
         return [*self.members, *super().delegates()]
 
+    def replace_delegates(self, swap: Mapping[int, Any]) -> None:
+        super().replace_delegates(swap)
+        self.members = [swap.get(id(m), m) for m in self.members]
+
     def detach_session(self) -> None:
         super().detach_session()
         for member in self.members:
