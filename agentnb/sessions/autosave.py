@@ -75,6 +75,12 @@ def attach(agent: Any, session: Any, session_id: str | None, *, fresh: bool, mod
     if not fresh and not restored:
         for name in saved:
             session.start_empty(session_id, name)
+    covers = tuple(
+        (member, Autosave(session, session_id, path, _unsubscribed, covered_by=agent))
+        for path, member in delegates
+    )
+    for member, entry in covers:
+        member._autosave = entry
     # After its own turn an agent's state changed only through that turn's recorded changes; a
     # delegate's also by what delegations put in and took back, so a tree is compared whole.
     after_turn = len(saved) == 1
@@ -82,18 +88,14 @@ def attach(agent: Any, session: Any, session_id: str | None, *, fresh: bool, mod
     def save_after_turn(event: Any) -> None:
         if not isinstance(event, (RunFinished, RunFailed, RunPaused)):
             return
+        # A delegate attached elsewhere since (its own session, another tree's) is saved there.
+        kept = {id(member) for member, entry in covers if member._autosave is entry}
+        modules = {path: m for path, m in saved.items() if m is agent or id(m) in kept}
         try:
-            session.append_session_state_sync(session_id, _after_turn=after_turn, **saved)
+            session.append_session_state_sync(session_id, _after_turn=after_turn, **modules)
         except (SessionError, OSError) as exc:
             # A failed save must not fail the turn; the next turn's save retries everything.
             warnings.warn(f"agentnb: could not save session {session_id!r}: {exc}", stacklevel=2)
 
-    covers = []
-    for path, member in delegates:
-        entry = Autosave(session, session_id, path, _unsubscribed, covered_by=agent)
-        member._autosave = entry
-        covers.append((member, entry))
-    agent._autosave = Autosave(
-        session, session_id, module, agent.subscribe(save_after_turn), covers=tuple(covers)
-    )
+    agent._autosave = Autosave(session, session_id, module, agent.subscribe(save_after_turn), covers=covers)
     return restored

@@ -160,3 +160,27 @@ def test_a_helper_shared_with_another_session_stays_saved_there(tmp_path):
     second.run("go")
     assert set(JSONSession(tmp_path / "one").read_modules("first").modules) == {"agent", "agent/helper"}
     assert set(JSONSession(tmp_path / "two").read_modules("second").modules) == {"agent"}
+
+
+def test_a_delegate_attached_to_a_session_of_its_own_since_is_saved_there_alone(tmp_path):
+    helper = Agent("helper", ScriptedModel(lambda request: "found"))
+    lead = Agent(
+        "desk",
+        ScriptedModel([tool_call("helper", task="find"), "done"] * 2),
+        tools=[helper.as_tool()],
+        session=JSONSession(tmp_path / "tree"),
+    )
+    lead.run("go")
+    helper.attach_session(JSONSession(tmp_path / "own"))
+    lead.run("again")
+    tree = JSONSession(tmp_path / "tree")
+    own = JSONSession(tmp_path / "own")
+    assert len(read_agent(tree, "desk", "agent").history) == 2
+    assert len(read_agent(tree, "desk", "agent/helper").history) == 1  # as it was when it left
+    assert len(read_agent(own, "helper", "agent").history) == 2
+
+
+def read_agent(session: Any, session_id: str, module: str) -> Agent:
+    agent = Agent(module, ScriptedModel([]))
+    session.load_session_state_sync(session_id, **{module: agent})
+    return agent
