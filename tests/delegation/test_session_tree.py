@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from agentnb import Agent, ScriptedModel, tool_call
+from agentnb import Agent, ScriptedModel, Team, tool_call
 from agentnb.errors import SessionFormatError
 from agentnb.sessions import JSONSession, SQLiteSession
 
 SCRIPT = r"""
 import json, sys
-from agentnb import Agent, ScriptedModel, tool_call
+from agentnb import Agent, ScriptedModel, Team, tool_call
 from agentnb.sessions import JSONSession, SQLiteSession
 
 kind, where, message = sys.argv[1:]
@@ -184,3 +184,24 @@ def read_agent(session: Any, session_id: str, module: str) -> Agent:
     agent = Agent(module, ScriptedModel([]))
     session.load_session_state_sync(session_id, **{module: agent})
     return agent
+
+
+def test_a_teams_session_holds_its_leaders_helpers_too(tmp_path):
+    def build() -> tuple[Team, Agent]:
+        helper = Agent("helper", ScriptedModel(lambda request: "checked"))
+        picker = Agent("picker", ScriptedModel(lambda request: "picked"))
+        leader = ScriptedModel(
+            [
+                tool_call("helper", task="check stock"),
+                tool_call("delegate_task_to_member", member_id="picker", task="pick"),
+                "done",
+            ]
+        )
+        crew = Team("crew", members=[picker], model=leader, tools=[helper.as_tool()], session=tmp_path)
+        return crew, helper
+
+    crew, _ = build()
+    crew.run("go")
+    again, helper = build()
+    assert list(again.modules("agent")) == ["agent", "agent/picker", "agent/helper"]
+    assert (len(again.history), len(again.members[0].history), len(helper.history)) == (1, 1, 1)
