@@ -162,6 +162,8 @@ class Agent(Runs, TurnMaking, Continuing, TypedOutput, TimeTravel, Persistence):
         self.history = History()
         self.recording: Any = None
         """The notebook recording this agent replays from and writes to (``attach_recording``)."""
+        self._autosave: Any = None
+        """Where this agent is saved after every turn (``attach_session``), alone or with its tree."""
         self._subscribers: tuple[Subscriber, ...] = ()
         """Called for every event of this agent's runs (a tuple, replaced on change: an event
         goes to the subscribers there were when it was emitted)."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -119,14 +120,6 @@ def agent_tool(
 
     variables = prompt_variables(member, delegation.inputs_from_state.values() if state == "none" else ())
 
-    def run(task: str, _site: DelegationSite | None = None, **values: Any) -> str:
-        text, sections = task_sections(task, (), f"task (as_tool {name})")
-        (record,) = site_of(_site, f"the tool {name!r}").run_members(
-            [Assignment(member, text, sections, label=task, state_values=values)]
-        )
-        check_failed(record)
-        return record.content or ""
-
     properties: dict[str, Any] = {
         "task": {
             "type": "string",
@@ -141,13 +134,40 @@ def agent_tool(
         or member.prompt.role
         or f"Ask the agent {member.name!r} to do a task; it answers with text.",
         parameters={"type": "object", "properties": properties, "required": ["task", *variables]},
-        function=run,
+        function=_runs(member, name),
         injected={"_site": DELEGATION},
         delegation=delegation,
         member=member,
         requires_approval=requires_approval,
     )
     return tool
+
+
+def _runs(member: Any, name: str) -> Callable[..., str]:
+    """The function of the tool ``name`` that runs ``member`` (``agent_tool``)."""
+
+    def run(task: str, _site: DelegationSite | None = None, **values: Any) -> str:
+        text, sections = task_sections(task, (), f"task (as_tool {name})")
+        (record,) = site_of(_site, f"the tool {name!r}").run_members(
+            [Assignment(member, text, sections, label=task, state_values=values)]
+        )
+        check_failed(record)
+        return record.content or ""
+
+    return run
+
+
+def with_member(tool: Tool, member: Any) -> Tool:
+    """``tool`` (an agent as a tool: ``as_tool``) running ``member`` instead of its own agent,
+    with the same name, schema and options (an evaluation runs each case on fresh copies of the
+    agents a tool delegates to). Its delegation is shared: a call's key names the agent ``member``
+    stands in for, which one tool of a run never mixes with another agent."""
+    if tool.delegation is None or getattr(tool.delegation, "kind", None) != "as_tool":
+        raise ConfigurationError(f"with_member takes an agent as a tool (as_tool); {tool.name!r} is not one")
+    rebound = copy.copy(tool)
+    rebound.function = _runs(member, tool.name)
+    rebound.member = member
+    return rebound
 
 
 def prompt_variables(member: Any, mapped: Iterable[str]) -> list[str]:
@@ -281,4 +301,5 @@ __all__ = [
     "task_sections",
     "fit_name",
     "tool_name",
+    "with_member",
 ]

@@ -34,6 +34,7 @@ from .engine.plan import Plan, RequestChars, gate, make_plan, price_of
 from .engine.progress import Progress, Sink, Tracker
 from .engine.store import EvalStore, check_name
 from .engine.store_format import SCORED
+from .engine.tree import delegates_of
 from .engine.worker import CaseOutcome, CaseTask, evaluated, run_case
 from .report.case_row import CaseRow
 from .report.eval_run import EvalRun
@@ -84,10 +85,17 @@ class Evaluation:
                 "executor must be a concurrent.futures.Executor (Dask: client.get_executor(); "
                 f"Ray: agentnb.evals.ray.RayExecutor()), got {type(executor).__name__}"
             )
-        self.executor = executor
-        self.max_cost, self.prices = max_cost, prices
         self.agent = agent
         self.definition = evaluated(agent)
+        self.delegates = delegates_of(agent)
+        if executor is not None and self.delegates:
+            raise ConfigurationError(
+                f"agent {agent.name!r} delegates to other agents "
+                f"({', '.join(d.path for d in self.delegates)}): its cases run in this process, each on "
+                "fresh copies of them; evaluate it without executor="
+            )
+        self.executor = executor
+        self.max_cost, self.prices = max_cost, prices
         self.model = quiet_copy(agent.model)
         self.mode = replay_mode()
         root = Path(folder) if folder is not None else find_notebook_path(None).session_dir
@@ -130,7 +138,22 @@ class Evaluation:
                     if row is not None and row.get("status") in SCORED and self.mode != "live"
                     else None
                 )
-                out.append(CaseTask(self.definition, self.model, case, repeat, recorded, self.mode))
+                delegated = (
+                    dict(row.get("delegates") or {}) if recorded is not None and row is not None else {}
+                )
+                out.append(
+                    CaseTask(
+                        self.definition,
+                        self.model,
+                        case,
+                        repeat,
+                        recorded,
+                        self.mode,
+                        delegates=self.delegates,
+                        stands_for=id(self.agent),
+                        recorded_delegates=delegated,
+                    )
+                )
         return out
 
     def plan(self, tasks: list[CaseTask], rows: Mapping[tuple[str, int], Mapping[str, Any]]) -> Plan:
@@ -241,6 +264,9 @@ class Evaluation:
             earlier.append(f"{outcome.error_type}: {outcome.error}")
             tracker.retried()
         records = outcome.records or [TurnRecord.from_dict(t) for t in outcome.turns]
+        delegates = outcome.delegate_records or {
+            path: [TurnRecord.from_dict(t) for t in turns] for path, turns in outcome.delegates.items()
+        }
         calls = JudgeCalls(
             recorded=list(stored.get("judge_calls") or []) if stored else [],
             default_model=self.model,
@@ -250,9 +276,11 @@ class Evaluation:
         )
         view = CaseView(task.case, task.repeat, records, outcome.status, outcome.error, calls)
         verdicts = run_checks(self.checks, view)
-        row = CaseRow.build(task.case, task.repeat, outcome, records, verdicts, calls.used, earlier)
+        row = CaseRow.build(
+            task.case, task.repeat, outcome, records, verdicts, calls.used, earlier, delegates=delegates
+        )
         if (not outcome.replayed or calls.live) and self.mode != "strict":
-            self.store.append(row.to_dict(outcome.turns))
+            self.store.append(row.to_dict(outcome.turns, outcome.delegates))
         tracker.finished(
             error=outcome.status == "error",
             replayed=outcome.replayed,
@@ -265,7 +293,10 @@ class Evaluation:
     def _execute(self, task: CaseTask, tracker: Tracker) -> CaseOutcome:
         if self.executor is None:
             return run_case(
-                task, self.limiter_for(self.model) if self.model.external else None, keep_records=True
+                task,
+                self.limiter_for(self.model) if self.model.external else None,
+                keep_records=True,
+                limiter_for=lambda model: self.limiter_for(model) if model.external else None,
             )
         remote = copy.copy(task)
         remote.model = task.model.without_credentials()

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..sessions.recording import REPLAY_ENV
+from ..util.replay import REPLAY_ENV
 
 if TYPE_CHECKING:
     from pluggy import Result

@@ -66,7 +66,10 @@ class JSONSession(SessionBase):
         return self.save_dir / f"{check_session_id(session_id)}.jsonl"
 
     def describe(self, session_id: str) -> str:
-        return str(self._get_save_path(session_id))
+        """The session's file, for messages: ``<session_id>.json``, or its ``.jsonl`` log when
+        that is all there is (a session not compacted yet)."""
+        snapshot, log = self._get_save_path(session_id), self.log_path(session_id)
+        return str(log if not is_file(snapshot) and is_file(log) else snapshot)
 
     def ignore_local_files(self, session_id: str) -> None:
         """Name this session's lock file and unfinished writes in ``.gitignore`` in the folder

@@ -4,10 +4,12 @@ through, a session saved after every turn, and a notebook's recording."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..delegation.tools import with_member
 from ..errors import ConfigurationError
 from ..state.modules import register_state
 from . import agent_state
@@ -20,6 +22,8 @@ class Persistence:
     name: str
     history: Any
     recording: Any
+    handoffs: list[Any]
+    _tools: list[Any]
     _running: Callable[[], Any]
     all_tools: Callable[[], list[Any]]
 
@@ -61,6 +65,24 @@ class Persistence:
         (a team adds its members), recorded with it (``agentnb.sessions.recorded_tree``)."""
         return [t.member for t in self.all_tools() if t.member is not None]
 
+    def replace_delegates(self, swap: Mapping[int, Any]) -> None:
+        """Delegate to other agents: each agent this one delegates to that ``swap`` maps (by
+        ``id``) is replaced by the agent it maps to — in its agents as tools and its handoffs (a
+        team: its members too). An evaluation runs each case on a fresh copy of the whole tree
+        this way."""
+        self.handoffs = [
+            dataclasses.replace(h, agent=swap[id(h.agent)]) if id(h.agent) in swap else h
+            for h in self.handoffs
+        ]
+        self._tools = [
+            with_member(t, swap[id(t.member)])
+            if t.member is not None
+            and id(t.member) in swap
+            and getattr(t.delegation, "kind", None) == "as_tool"
+            else t
+            for t in self._tools
+        ]
+
     def attach_recording(
         self,
         session: Any,
@@ -89,7 +111,7 @@ class Persistence:
                     ),
                 )
                 for path, agent in tree.items()
-                if agent is not self and takes_over(agent, recording, tree)
+                if agent is not self and takes_over(agent.recording, recording.where(), tree)
             ]
         self.detach_session()
         recording.attach(self)
@@ -141,13 +163,17 @@ class Persistence:
             take_over(recording, tree)
         return len(self.history)
 
+    def modules(self, name: str | None = None) -> dict[str, Any]:
+        """This agent and every agent it delegates to at any depth (a team's members, agents as
+        tools, handoff targets) as named state modules of one session: ``{"desk": desk,
+        "desk/helper": helper, ...}`` (AgentScope's ``save_session_state(**modules)`` shape), as
+        a recording and ``session=`` save them; ``name`` replaces the agent's name as the root."""
+        return recorded_tree(self, name or self.name)
+
     def detach_session(self) -> None:
         """Stop saving after every turn and stop replaying (what attach_session / attach_recording
-        set up), for the agents recorded with this one too."""
-        autosave = getattr(self, "_autosave", None)
-        if autosave is not None:
-            autosave.unsubscribe()
-            self._autosave = None
+        set up), for the agents recorded or saved with this one too."""
+        self._detach_autosave()
         recording = self.recording
         if recording is not None:
             recording.detach()
@@ -157,15 +183,32 @@ class Persistence:
                     covered.detach()
                     agent.recording = None
 
+    def _detach_autosave(self) -> None:
+        """Stop saving after every turn (``attach_session``), for the agents saved with this one too."""
+        autosave = getattr(self, "_autosave", None)
+        if autosave is None:
+            return
+        autosave.unsubscribe()
+        self._autosave = None
+        for agent, covered in autosave.covers:
+            if getattr(agent, "_autosave", None) is covered:
+                agent._autosave = None
+
     def attach_session(
         self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
     ) -> bool:
         """Save to ``session`` after every turn, restoring what it holds first (unless
-        ``fresh=True``). ``session`` is a SessionBase or a folder for a JSONSession;
-        ``session_id`` defaults to the agent's name. Returns whether a session was restored."""
+        ``fresh=True``), with the agents this one delegates to (a team's members, agents as
+        tools, handoff targets): each a module of the session (``<module>/<name>``, as
+        ``modules()``), all of them restored or, when one cannot be loaded, none (a
+        ``SessionModuleError`` naming it). A delegate saved with another agent's session stays
+        there. ``session`` is a SessionBase or a folder for a JSONSession; ``session_id``
+        defaults to the agent's name. What ``session=`` and ``db=`` do. Returns whether a
+        session was restored."""
         from .autosave import attach
 
-        return attach(self, session, session_id, fresh=fresh, module=module)
+        with naming(self, module, "or pass fresh=True to start afresh"):
+            return attach(self, session, session_id, fresh=fresh, module=module)
 
 
 __all__ = ["Persistence"]

@@ -1,7 +1,9 @@
-"""The agents one recording covers: an agent and every agent its runs delegate to (a team's
-members, agents as tools, handoff targets), each a module of the same session named by its path
-(``agent``, ``agent/researcher``, ``agent/desk/analyst``). Each replays by its own turns and
-calls, so a replayed turn shows the times it was recorded with in every run of its tree."""
+"""The agents one recording (or autosaved session) covers: an agent and every agent its runs
+delegate to (a team's members, agents as tools, handoff targets), each a module of the same
+session named by its path (``agent``, ``agent/researcher``, ``agent/desk/analyst``). Each
+replays by its own turns and calls, so a replayed turn shows the times it was recorded with in
+every run of its tree; each is restored with the others, so a handoff target keeps its
+conversation."""
 
 from __future__ import annotations
 
@@ -37,12 +39,12 @@ def recorded_tree(agent: Any, root: str) -> dict[str, Any]:
     return tree
 
 
-def takes_over(agent: Any, recording: Any, tree: Mapping[str, Any]) -> bool:
-    """Whether ``recording`` (of the root of ``tree``) records ``agent`` too: unless a recording
-    in another session covers it already, made by an agent outside ``tree`` (a fork shares its
-    parent's delegates; they stay recorded with the parent)."""
-    own = agent.recording
-    if own is None or own.covered_by is None or own.where() == recording.where():
+def takes_over(own: Any, where: str, tree: Mapping[str, Any]) -> bool:
+    """Whether an agent of ``tree`` whose recording (or autosave) is ``own`` is to be recorded
+    (saved) with the root of ``tree`` at ``where``: unless ``own`` is part of the recording
+    (autosave) of an agent outside ``tree``, somewhere else (a fork shares its parent's
+    delegates; they stay recorded with the parent)."""
+    if own is None or own.covered_by is None or own.where() == where:
         return True
     return any(own.covered_by is other for other in tree.values())
 
@@ -79,10 +81,14 @@ def tree_error(agent: Any, root: str, exc: SessionModuleError, fix: str) -> Sess
         who = f"{kind} {agent.name!r}: {part} {module[len(root) + 1 :]!r} cannot be loaded"
     else:
         return exc
+    kept = (
+        f"the {kind} and every {part} keep their state"
+        if agent.delegates()
+        else f"the {kind} keeps its state"
+    )
     return SessionModuleError(
-        f"{who} from {exc.where} (module {module!r}): {exc.problem}; nothing was loaded: the {kind} and "
-        f"every {part} keep their state; restore the session's files from version control or a backup, "
-        f"{fix} (they are left as they are)",
+        f"{who} from {exc.where} (module {module!r}): {exc.problem}; nothing was loaded: {kept}; restore "
+        f"the session's files from version control or a backup, {fix} (they are left as they are)",
         where=exc.where,
         module=module,
         problem=exc.problem,

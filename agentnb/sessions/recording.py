@@ -31,8 +31,7 @@ they answer exactly as recorded keeps its recorded timings all the same.
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ConfigurationError, ReplayDriftError
@@ -53,30 +52,9 @@ from ..models.base import Model, ModelResponse
 from ..models.replay import drift_report, response_from_event
 from ..run.output import OutputSignature
 from ..run.setup import continuation_id
+from ..util.replay import MODES, REPLAY_ENV, RERECORD, replay_mode
 from . import SessionBase, read_history
 from .part_drift import part_changes
-
-REPLAY_ENV = "AGENTNB_REPLAY"
-"""Environment variable: ``auto`` (default), ``strict`` (a drift fails) or ``live`` (never replay;
-every turn is recorded again)."""
-
-MODES = ("auto", "strict", "live")
-
-RERECORD = (
-    "to re-record, run the notebook once outside nbval with the model reachable "
-    "(Restart & Run All, or jupyter nbconvert --execute --inplace) and commit its .agentnb folder"
-)
-"""How to bring a recording up to date with an edited notebook (said when strict replay fails)."""
-
-
-def replay_mode(environ: Mapping[str, str] | None = None) -> str:
-    """The replay mode from ``AGENTNB_REPLAY`` (``auto`` when unset)."""
-    value = (os.environ if environ is None else environ).get(REPLAY_ENV, "auto").strip().lower() or "auto"
-    if value not in MODES:
-        raise ConfigurationError(
-            f"{REPLAY_ENV}={value!r} is not a replay mode; use one of {', '.join(MODES)}"
-        )
-    return value
 
 
 class TurnReplay:

@@ -85,17 +85,24 @@ class TimeTravel:
         and turns — as they are now, or as they were at the end of turn ``turn`` (1 = the first)
         — that goes its own way from there. ``forked.parent`` is this agent. When this agent is
         recorded (a notebook's ``%%agent``, ``attach_recording``), the fork is recorded in the
-        same session under its own name."""
+        same place under its own name, replaying as this agent's recording does (its mode:
+        ``strict`` under nbval)."""
+        forked = self._forked(name or f"{self.name}_fork", turn)
+        recording = getattr(self, "recording", None)
+        if recording is not None:
+            # Recorded beside its parent, under its own name (as %agentnb fork does).
+            forked.attach_recording(recording.session, forked.name, mode=recording.mode)
+        return forked
+
+    def _forked(self, name: str, turn: int | None) -> Any:
+        """The fork ``fork`` makes, not recorded yet (a team's fork forks its members this way:
+        they are recorded with it)."""
         snapshot = self.snapshot() if turn is None else self.snapshot_at(turn)
-        forked = self.definition.build(name or f"{self.name}_fork")
+        forked = self.definition.build(name)
         forked.model = self.model
         forked.restore(snapshot)
         forked._parent = weakref.ref(self)
         forked.forked_at = len(snapshot.turns)
-        recording = getattr(self, "recording", None)
-        if recording is not None:
-            # Recorded beside its parent, under its own name (as %agentnb fork does).
-            forked.attach_recording(recording.session, forked.name)
         return forked
 
     @property

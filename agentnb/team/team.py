@@ -20,7 +20,6 @@ from ..delegation.site import Assignment, Delegation, DelegationSite, user_attac
 from ..delegation.tools import member_id, task_sections
 from ..errors import DelegationError, TeamDefinitionError
 from ..models.tokens import count_sections, counter_for
-from ..sessions.recorded_tree import naming
 from ..tools import Tool
 from ..tools.run_context import RunContext
 from .blocks import HOW_TO_RESPOND, history_block, interactions_block, user_message
@@ -281,39 +280,18 @@ class Team(Agent):
 
     # -- the whole tree: sessions, recordings, reset, fork -------------------------------------
 
-    def modules(self, name: str | None = None) -> dict[str, Agent]:
-        """The team and every member at any depth as named state modules, for one session:
-        ``{"team": team, "team/researcher": researcher, ...}`` (AgentScope's
-        ``save_session_state(**modules)`` shape); ``name`` replaces the team's name as the root."""
-        root = name or self.name
-        out: dict[str, Agent] = {root: self}
-        for member in self.members:
-            if isinstance(member, Team):
-                out.update(member.modules(f"{root}/{member.name}"))
-            else:
-                out[f"{root}/{member.name}"] = member
-        return out
-
     def delegates(self) -> list[Agent]:
         """The members, then the agents the leader's own tools and handoffs delegate to."""
         return [*self.members, *super().delegates()]
+
+    def replace_delegates(self, swap: Mapping[int, Any]) -> None:
+        super().replace_delegates(swap)
+        self.members = [swap.get(id(m), m) for m in self.members]
 
     def detach_session(self) -> None:
         super().detach_session()
         for member in self.members:
             member.detach_session()
-
-    def attach_session(
-        self, session: Any, session_id: str | None = None, *, fresh: bool = False, module: str = "agent"
-    ) -> bool:
-        """Save the whole tree to ``session`` after every team turn — the team and each member as
-        a module of one session (``<module>/<member>``, as ``modules()``) — restoring what it
-        holds first (unless ``fresh=True``), all of it or, when one module cannot be loaded,
-        nothing. What ``db=`` and ``session=`` do."""
-        from ..sessions.autosave import attach
-
-        with naming(self, module, "or pass fresh=True to start afresh"):
-            return attach(self, session, session_id, fresh=fresh, module=module, modules=self.modules(module))
 
     def reset(self) -> None:
         """The team and every member back to their definitions: no turns, no conversation."""
@@ -322,22 +300,23 @@ class Team(Agent):
             member.reset()
         self._interactions.clear()
 
-    def fork(self, name: str | None = None, *, turn: int | None = None) -> Team:
+    def _forked(self, name: str, turn: int | None) -> Team:
         """A new team with forked members, as the tree is now or as it was at the end of the
-        team's turn ``turn``: each member keeps the runs it made up to there."""
+        team's turn ``turn``: each member keeps the runs it made up to there. (``fork`` records
+        it, when this team is recorded, as one tree: the members with it.)"""
         upto = self.history[: turn if turn is not None else len(self.history)]
         ran = {r.run_id for t in upto for r in t.walk()}
         members = []
         for member in self.members:
             kept = sum(1 for t in member.history if t.run_id in ran)
             members.append(
-                member.fork(member.name, turn=kept)
+                member._forked(member.name, kept)
                 if kept
-                else member.fork(member.name)
+                else member._forked(member.name, None)
                 if turn is None
                 else _fresh(member)
             )
-        forked = self.definition.build(name or f"{self.name}_fork", members=members)
+        forked = self.definition.build(name, members=members)
         forked.model = self.model
         forked._parent = weakref.ref(self)
         forked.restore(self.snapshot() if turn is None else self.snapshot_at(turn))
@@ -359,7 +338,7 @@ def thaw_copy(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _fresh(member: Agent) -> Agent:
     """A member as defined, with no runs (a fork from before its first run)."""
-    fresh = member.fork(member.name)
+    fresh = member._forked(member.name, None)
     fresh.reset()
     return fresh
 

@@ -85,7 +85,7 @@ def test_a_damaged_member_in_a_saved_team_loads_nothing(tmp_path):
     assert looks(other) == before
     text = str(caught.value)
     assert text.startswith(
-        f"team 'crew': member 'b' cannot be loaded from {tmp_path / 'crew.json'} (module 'agent/b'):"
+        f"team 'crew': member 'b' cannot be loaded from {tmp_path / 'crew.jsonl'} (module 'agent/b'):"
     )
     assert "a history must be an object, got int" in text
     assert "nothing was loaded: the team and every member keep their state" in text

@@ -235,6 +235,13 @@ def _reshape(line: dict, how: str):
         return {**line, "judge_calls": {"a": 1}}
     if how == "case-unknown-field":
         return {**line, "case": {**line["case"], "colour": "red"}}
+    if how == "delegates-list":
+        return {**line, "delegates": [line["turns"]]}
+    if how == "delegate-turn-without-index":
+        return {
+            **line,
+            "delegates": {"helper": [{k: v for k, v in line["turns"][0].items() if k != "index"}]},
+        }
     raise AssertionError(how)
 
 
@@ -248,6 +255,8 @@ SHAPES = [
     "repeat-text",
     "judge-calls-object",
     "case-unknown-field",
+    "delegates-list",
+    "delegate-turn-without-index",
 ]
 
 
@@ -286,6 +295,8 @@ def test_a_line_of_valid_json_and_the_wrong_shape_is_a_clear_error_naming_file_a
         ("repeat-text", "'repeat'"),
         ("judge-calls-object", "'judge_calls'"),
         ("case-unknown-field", "colour"),
+        ("delegates-list", "'delegates' must be an object of lists of turn records"),
+        ("delegate-turn-without-index", "delegate 'helper' turn 1 has no 'index'"),
     ],
 )
 def test_the_wrong_shape_error_says_what_was_expected(tmp_path, how, expected):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from openai_server import OpenAIServer, Reply
 
-from agentnb import Agent, JSONSession, ScriptedModel, tool_call
+from agentnb import Agent, JSONSession, ScriptedModel, Team, tool_call
 from agentnb.errors import ReplayDriftError
 from agentnb.models import OpenAIChat
 from agentnb.sessions.recording import REPLAY_ENV, replay_mode
@@ -221,3 +221,43 @@ def test_replay_mode_is_read_from_the_environment():
         ValueError, match="AGENTNB_REPLAY='sometimes' is not a replay mode; use one of auto, strict, live"
     ):
         replay_mode({REPLAY_ENV: "sometimes"})
+
+
+def test_a_fork_replays_as_its_parent_does(tmp_path, monkeypatch):
+    """A fork is recorded beside its parent in the parent's replay mode, not the environment's."""
+    monkeypatch.delenv(REPLAY_ENV, raising=False)
+    with OpenAIServer() as server:
+        record_two_turns(server, tmp_path)
+        strict = server_agent(server.url)
+        strict.attach_recording(tmp_path, mode="strict")
+        strict.run("Add milk.")
+        strict.run("Anything else?")
+        forked = strict.fork("shop_v2")
+        assert forked.recording.mode == "strict"
+        with pytest.raises(ReplayDriftError, match=r"turn 3 is past the end of the recording"):
+            forked.run("And bread?")
+        assert len(server.requests) == 3  # strict: the fork asked nothing either
+    assert not (tmp_path / "shop_v2.json").exists() and not (tmp_path / "shop_v2.jsonl").exists()
+
+
+def test_a_teams_fork_is_recorded_as_one_tree_in_its_parents_mode(tmp_path, monkeypatch):
+    monkeypatch.delenv(REPLAY_ENV, raising=False)
+
+    def member(name: str) -> Agent:
+        return Agent(name, ScriptedModel(lambda request: f"{name} done"))
+
+    leader = ScriptedModel([tool_call("delegate_task_to_member", member_id="picker", task="go"), "ok"] * 2)
+    crew = Team("crew", members=[member("picker"), member("packer")], model=leader)
+    crew.attach_recording(tmp_path, "nb", mode="live")
+    crew.run("Pick.")
+    forked = crew.fork("crew_v2")
+    assert forked.recording.mode == "live" and forked.recording.session_id == "crew_v2"
+    # Its members are recorded with it, not each on its own under a session of its name.
+    assert [(m.recording.session_id, m.recording.module) for m in forked.members] == [
+        ("crew_v2", "agent/picker"),
+        ("crew_v2", "agent/packer"),
+    ]
+    forked.run("Pick again.")
+    assert sorted(p.name for p in tmp_path.glob("*.json*")) == ["crew_v2.json", "nb.json"]
+    saved = JSONSession(tmp_path).read_modules("crew_v2")
+    assert set(saved.modules) == {"agent", "agent/picker"}  # (a member is written once it has run)

@@ -192,3 +192,27 @@ def test_a_new_sqlite_session_appears_whole(tmp_path, monkeypatch):
         "new.db"
     ]
     assert len(Agent("s", ScriptedModel([]), session=SQLiteSession(db)).history) == 1
+
+
+def test_a_session_that_is_only_a_log_is_named_by_its_log(tmp_path):
+    agent = Agent("s", ScriptedModel(["one"]), session=JSONSession(tmp_path))
+    agent.run("first")
+    log = tmp_path / "s.jsonl"
+    assert not (tmp_path / "s.json").exists() and log.exists()  # not compacted yet
+    line = json.loads(log.read_text().splitlines()[0])
+    line["state"]["history"] = 5
+    log.write_text(json.dumps(line) + "\n")
+    with pytest.raises(SessionFormatError) as caught:
+        Agent("s", ScriptedModel(["one"]), session=JSONSession(tmp_path))
+    assert str(caught.value).startswith(
+        f"agent 's' cannot be loaded from {log} (module 'agent'): a history must be an object, got int; "
+        "nothing was loaded: the agent keeps its state"
+    )
+    assert caught.value.where == str(log)
+
+    # Once compacted, the snapshot is the session's file.
+    session = JSONSession(tmp_path)
+    line["state"]["history"] = {"kind": "agentnb.History", "turns": []}
+    log.write_text(json.dumps(line) + "\n")
+    session.compact("s")
+    assert session.describe("s") == str(tmp_path / "s.json")

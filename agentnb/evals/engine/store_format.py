@@ -4,7 +4,9 @@
 ``id``), how many times each was run (``repeat``) and the ``checks`` (each with its ``name``).
 Each line of ``cases.jsonl`` is one finished (case, repeat), as ``CaseRow.to_dict`` writes it: its
 ``case``, ``repeat``, ``status`` (``STATUSES``), and lists of ``turns`` (turn records),
-``verdicts`` (check and status), ``judge_calls`` and ``earlier_errors``. A ``*_problem`` function
+``verdicts`` (check and status), ``judge_calls`` and ``earlier_errors``; an agent that delegates
+(a team's members, agents as tools, handoff targets) adds ``delegates``: each one's turn records,
+by its path below the agent (``helper``, ``desk/analyst``). A ``*_problem`` function
 says in a few words what a parsed file is not, or None when it is what the store writes.
 """
 
@@ -84,7 +86,20 @@ def line_problem(row: Any) -> str | None:
         problem = _turn_problem(turn)
         if problem is not None:
             return f"turn {number} {problem}"
-    return _case_problem([case])
+    return _delegates_problem(row.get("delegates", {})) or _case_problem([case])
+
+
+def _delegates_problem(delegates: Any) -> str | None:
+    if not isinstance(delegates, dict) or not all(
+        _is_id(path) and isinstance(turns, list) for path, turns in delegates.items()
+    ):
+        return "'delegates' must be an object of lists of turn records, by the delegate's path"
+    for path, turns in delegates.items():
+        for number, turn in enumerate(turns, 1):
+            problem = _turn_problem(turn)
+            if problem is not None:
+                return f"delegate {path!r:.40} turn {number} {problem}"
+    return None
 
 
 def _case_problem(cases: list[Mapping[str, Any]]) -> str | None:

@@ -14,6 +14,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ from ..cases import Case
 from ..decisions import decide
 from .limiter import CallStats, GuardedModel, Limiter
 from .parts import held, known_parts, receive
+from .tree import Delegate, fresh_delegates
 
 
 def evaluated(agent: Agent) -> AgentDefinition:
@@ -109,6 +111,13 @@ class CaseTask:
     blobs: dict[str, bytes] = field(default_factory=dict)
     """The bytes of the images and files its recorded turns and conversation refer to, by hash,
     for a task sent to another process (``parts.held``)."""
+    delegates: tuple[Delegate, ...] = ()
+    """The agents the agent delegates to, each built afresh for the case (``tree``; in this
+    process only)."""
+    stands_for: int = 0
+    """The ``id`` of the evaluated agent itself (where a delegate's handoff back goes)."""
+    recorded_delegates: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Each delegate's turns in the finished run recorded, by its path, to replay from."""
 
 
 @dataclass
@@ -138,15 +147,23 @@ class CaseOutcome:
     blobs: dict[str, bytes] = field(default_factory=dict, repr=False)
     """The bytes of the images and files ``turns`` refer to, by hash, when run without
     ``records`` (another process: ``parts.held``)."""
+    delegates: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Each delegate's turn records (``TurnRecord.to_dict()``), by its path (``Delegate.path``)."""
+    delegate_records: dict[str, list[TurnRecord]] | None = field(default=None, repr=False)
+    """The delegates' turn records themselves (in process only)."""
 
 
 class CaseReplay(TurnReplay):
     """The loop's replay for one case: the recorded turns answer matching requests."""
 
-    def __init__(self, turns: list[TurnRecord], mode: str) -> None:
+    def __init__(
+        self, turns: list[TurnRecord], mode: str, *, recorded: bool | None = None, who: str = ""
+    ) -> None:
         super().__init__(turns, mode)
-        if not turns:
-            self.cut = 0
+        if not (bool(turns) if recorded is None else recorded):
+            self.cut = 0  # nothing recorded: the case runs live
+        self.who = who
+        """Whose turns these are, for messages (``"delegate 'helper', "``; the agent's: empty)."""
 
     def detach(self) -> None:
         """Nothing to stop following (the agent's ``detach_session`` calls it)."""
@@ -155,7 +172,8 @@ class CaseReplay(TurnReplay):
         self, index: int, call: int, recorded: dict[str, Any], payload: dict[str, Any], model: Model
     ) -> None:
         if self.mode == "strict" and model.external:
-            report = drift_report(recorded, payload, f"turn {index + 1}, model call {call + 1}", limit=24)
+            where = f"{self.who}turn {index + 1}, model call {call + 1}"
+            report = drift_report(recorded, payload, where, limit=24)
             head, _, diff = report.partition("\n")
             parts = part_changes(recorded, payload)
             changed = f": {'; '.join(parts)}" if parts else ""
@@ -167,10 +185,19 @@ class CaseReplay(TurnReplay):
         recorded run's: under strict replay that is a drift, named; else the case runs live."""
         if self.mode == "strict" and model.external:
             raise ReplayDriftError(
-                f"replay drift at turn {index + 1}: the output differs from the recorded run ({change}); "
-                f"{_refused(model)}"
+                f"replay drift at {self.who}turn {index + 1}: the output differs from the recorded run "
+                f"({change}); {_refused(model)}"
             )
         self.cut = index
+
+    def _past_end(self, index: int, model: Model) -> None:
+        """A turn the recorded run did not have (a delegate asked once more than then): under
+        strict replay that is a drift, named; else it runs live."""
+        if self.mode == "strict" and model.external:
+            raise ReplayDriftError(
+                f"{self.who}turn {index + 1} is past the end of the recorded run (it holds "
+                f"{len(self.turns)} turn(s)); {_refused(model)}"
+            )
 
     @property
     def whole(self) -> bool:
@@ -182,21 +209,28 @@ def _refused(model: Model) -> str:
     return f"strict replay ({REPLAY_ENV}=strict) does not call {model.label}; {RERECORD}"
 
 
-def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bool = False) -> CaseOutcome:
-    """Run one (case, repeat) on a fresh agent; never raises for what the agent does."""
+def run_case(
+    task: CaseTask,
+    limiter: Limiter | None = None,
+    *,
+    keep_records: bool = False,
+    limiter_for: Callable[[Model], Limiter | None] | None = None,
+) -> CaseOutcome:
+    """Run one (case, repeat) on a fresh agent (and fresh copies of the agents it delegates to,
+    whose models go through ``limiter_for``'s limits); never raises for what the agent does."""
     started = time.perf_counter()
     stats = CallStats()
     model = GuardedModel(case_model(task.model), limiter, stats)
     case = task.case
     error: BaseException | None = None
     receive(task.blobs, task)
-    recorded = [TurnRecord.from_dict(t) for t in task.recorded] if task.recorded else []
-    replay = CaseReplay(recorded, task.mode)
     agent: Agent | None = None
+    delegates: dict[str, Agent] = {}
     waiting: str | None = None
     try:
-        agent = case_agent(task.definition, model, case)
-        agent.recording = replay
+        agent, delegates = _case_tree(
+            task, model, lambda m: GuardedModel(case_model(m), limiter_for(m) if limiter_for else None, stats)
+        )
         waiting = _run_turns(agent, case)
     except AgentRunError as exc:
         error = exc
@@ -217,12 +251,47 @@ def run_case(task: CaseTask, limiter: Limiter | None = None, *, keep_records: bo
         status=_status(error, waiting),
         error=message,
         error_type=kind,
-        replayed=bool(recorded) and replay.whole and len(turns) == len(recorded),
+        replayed=bool(task.recorded)
+        and agent is not None
+        and all(
+            _as_recorded(a, task.recorded if a is agent else task.recorded_delegates.get(path))
+            for path, a in {"": agent, **delegates}.items()
+        ),
         stats=stats,
         wall_ms=(time.perf_counter() - started) * 1000,
         records=list(agent.history) if keep_records and agent is not None else None,
         blobs={} if keep_records else held(turns),
+        delegates={path: [t.to_dict() for t in d.history] for path, d in delegates.items()},
+        delegate_records={path: list(d.history) for path, d in delegates.items()} if keep_records else None,
     )
+
+
+def _case_tree(
+    task: CaseTask, model: Model, model_for: Callable[[Model], Model]
+) -> tuple[Agent, dict[str, Agent]]:
+    """The case's agent and fresh copies of the agents it delegates to (by path), each replaying
+    its own turns of the recorded run."""
+    agent = case_agent(task.definition, model, task.case)
+    agent.recording = CaseReplay(_records(task.recorded), task.mode)
+    delegates = fresh_delegates(agent, task.stands_for, task.delegates, model_for) if task.delegates else {}
+    for path, delegate in delegates.items():
+        delegate.recording = CaseReplay(
+            _records(task.recorded_delegates.get(path)),
+            task.mode,
+            recorded=bool(task.recorded),
+            who=f"delegate {path!r}, ",
+        )
+    return agent, delegates
+
+
+def _records(turns: list[dict[str, Any]] | None) -> list[TurnRecord]:
+    return [TurnRecord.from_dict(t) for t in turns or ()]
+
+
+def _as_recorded(agent: Agent, recorded: list[dict[str, Any]] | None) -> bool:
+    """Whether ``agent`` ran its recorded turns exactly (none, when it recorded none)."""
+    count = len(recorded or ())
+    return len(agent.history) == count and (count == 0 or agent.recording.whole)
 
 
 def _status(error: BaseException | None, waiting: str | None) -> str:

@@ -40,6 +40,10 @@ class CaseRow:
     """The errors of the runs ``retry_errors`` re-ran."""
     wall_ms: float = 0.0
     """Wall-clock time of this run of it (short when replayed)."""
+    delegates: dict[str, list[TurnRecord]] = field(default_factory=dict)
+    """The turns of the agents it delegated to (fresh copies of a team's members, agents as
+    tools, handoff targets), by path (``helper``, ``desk/analyst``): the runs its turns'
+    ``children`` are."""
 
     @classmethod
     def build(
@@ -51,6 +55,8 @@ class CaseRow:
         verdicts: list[Verdict],
         judge_calls: list[dict[str, Any]],
         earlier: list[str],
+        *,
+        delegates: dict[str, list[TurnRecord]] | None = None,
     ) -> CaseRow:
         """The row of a finished run."""
         return cls(
@@ -66,6 +72,7 @@ class CaseRow:
             outcome.stats.retries + len(earlier),
             list(earlier),
             outcome.wall_ms,
+            dict(delegates or {}),
         )
 
     @classmethod
@@ -107,9 +114,16 @@ class CaseRow:
         """The verdict of ``check``, if it was run."""
         return next((v for v in self.verdicts if v.check == check), None)
 
-    def to_dict(self, turns: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """The store's line for this row."""
-        return {
+    def to_dict(
+        self,
+        turns: list[dict[str, Any]] | None = None,
+        delegates: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> dict[str, Any]:
+        """The store's line for this row (``delegates`` only when it delegated: an agent that
+        delegates to none writes the lines it always wrote)."""
+        if delegates is None:
+            delegates = {path: [t.to_dict() for t in turns] for path, turns in self.delegates.items()}
+        line = {
             "case": self.case.to_dict(),
             "repeat": self.repeat,
             "status": self.status,
@@ -123,6 +137,9 @@ class CaseRow:
             "wall_ms": self.wall_ms,
             "at": time.time(),
         }
+        if delegates:
+            line["delegates"] = delegates
+        return line
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseRow:
@@ -140,6 +157,10 @@ class CaseRow:
             int(data.get("retries") or 0),
             list(data.get("earlier_errors") or []),
             float(data.get("wall_ms") or 0.0),
+            {
+                path: [TurnRecord.from_dict(t, lazy=True) for t in turns]
+                for path, turns in (data.get("delegates") or {}).items()
+            },
         )
 
     def view(self, judge_calls: JudgeCalls | None = None) -> CaseView:
