@@ -24,31 +24,56 @@ SUMMARY_TEXT = 300
 """Characters of a turn's message and answer kept in its summary row."""
 
 
+_COUNTED = frozenset(
+    {
+        ModelRequested,
+        ModelResponded,
+        ToolCallFinished,
+        PromptRendered,
+        ContextRetrieved,
+        RunPaused,
+        RunResumed,
+    }
+)
+"""The events a History row counts or reads. The others (a turn's start and end, its state
+changes, its tool calls' starts) are passed over with one test each instead of one per kind."""
+
+
 def turn_summary(record: TurnRecord) -> dict[str, Any]:
     """One row of the History tab."""
-    # One pass over the events (a loop of quick turns sends a row for nearly every turn).
     tool_calls = failed = context = blocks = pauses = resumed = 0
     prompt: PromptRendered | None = None
-    finish = None
+    responded: ModelResponded | None = None
     asked = False
     for event in record.events:
+        if type(event) not in _COUNTED:
+            continue
         # Event classes are final: compared by identity, the cheapest test (and one mypy narrows).
-        if type(event) is ToolCallFinished:
-            tool_calls += 1
-            failed += event.error is not None
-        elif type(event) is ModelRequested:
+        if type(event) is ModelRequested:
             asked = True
         elif type(event) is ModelResponded:
-            finish = event.finish_reason
+            responded = event  # the last answer's finish reason is the turn's
+        elif type(event) is ToolCallFinished:
+            tool_calls += 1
+            failed += event.error is not None
+        elif type(event) is PromptRendered and prompt is None:
+            prompt = event
         elif type(event) is ContextRetrieved:
             context += 1
             blocks += len(event.blocks)
-        elif type(event) is PromptRendered and prompt is None:
-            prompt = event
         elif type(event) is RunPaused:
             pauses += 1
         elif type(event) is RunResumed:
             resumed += 1
+    # What the turn's prompt cost, and its <session_state> block's part (None: not counted).
+    tokens = None if prompt is None else prompt.tokens
+    total = state = exact = None
+    if prompt is not None and tokens is not None:
+        total, exact = tokens.total, tokens.exact
+        if tokens.sections:  # (a plain loop, as the rest: a row is built for nearly every turn)
+            for section, count in zip(prompt.sections, tokens.sections):
+                if section.source == "session_state":
+                    state = count if state is None else state + count
     content = record.content
     row = {
         "turn": record.index,
@@ -65,8 +90,11 @@ def turn_summary(record: TurnRecord) -> dict[str, Any]:
         # Both counts, so the Context tab of a turn not loaded yet can be labelled or greyed.
         "context": context,
         "context_blocks": blocks,
-        "finish_reason": finish,  # "length": the answer was cut at the token limit
-        **prompt_tokens(prompt),
+        # "length": the answer was cut at the token limit
+        "finish_reason": None if responded is None else responded.finish_reason,
+        "prompt_tokens": total,
+        "state_tokens": state,
+        "tokens_exact": exact,
     }
     if pauses:  # only a turn that paused says so (History marks it paused, then resumed)
         row["pauses"], row["resumed"] = pauses, resumed
@@ -97,17 +125,4 @@ def routed_summary(run: TurnRecord) -> dict[str, Any]:
     }
 
 
-def prompt_tokens(prompt: PromptRendered | None) -> dict[str, Any]:
-    """What a turn's prompt cost, and its ``<session_state>`` block's part (the History tab's
-    columns); None for a turn whose prompt was not rendered."""
-    tokens = prompt.tokens if prompt is not None else None
-    if prompt is None or tokens is None:
-        return {"prompt_tokens": None, "state_tokens": None, "tokens_exact": None}
-    state = None  # (a plain loop: a History row is built for nearly every turn of a loop)
-    for section, count in zip(prompt.sections, tokens.sections):
-        if section.source == "session_state":
-            state = count if state is None else state + count
-    return {"prompt_tokens": tokens.total, "state_tokens": state, "tokens_exact": tokens.exact}
-
-
-__all__ = ["prompt_tokens", "routed_run", "routed_summary", "turn_summary"]
+__all__ = ["routed_run", "routed_summary", "turn_summary"]
