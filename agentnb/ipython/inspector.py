@@ -306,7 +306,7 @@ class Inspector(Requests, anywidget.AnyWidget):
         ended = {item.run_id for item in items if isinstance(item, _ENDS)}
         if not ended.issuperset(runs):
             return False
-        # An open view merges the snapshot's rows into its own (js/store.js): a turn in the
+        # An open view merges the snapshot's rows into its own (js/snapshot.js): a turn in the
         # queue older than the snapshot's rows would be missing from it, so such a queue is sent.
         first = len(self.agent.history) - SNAPSHOT_TURNS
         if any(runs[run_id].turn < first for run_id in ended if run_id in runs):
