@@ -9,7 +9,7 @@
 // Built into agentnb/ipython/static/inspector.js by `make js` (esbuild).
 
 import { keepStaticOnSave } from "./saved.js";
-import { createBacklog } from "./store.js";
+import { createBacklog } from "./backlog.js";
 import { render as renderView } from "./view.js";
 import { WIRE } from "./wire.js";
 

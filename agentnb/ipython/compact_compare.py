@@ -1,5 +1,5 @@
 """Two turns side by side as the inspector's Compare tab receives them: the comparison's rows
-folded where long and unchanged (``compact`` has the forms of everything else)."""
+folded where long and unchanged (``compact_events`` and its neighbours have the forms of everything else)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..history.comparison import Comparison, LineRow
-from .compact import compact_tokens
+from .compact_prompt import compact_tokens
 
 FOLD_KEEP = 2
 """Equal lines kept on each side of a folded run in a comparison."""

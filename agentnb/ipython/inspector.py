@@ -23,8 +23,10 @@ person decides there, the kernel decides through the core's own API and carries 
 
 The front end is built from the ES modules in ``js/`` (at the repository root) into
 ``static/inspector.js`` (``make js``); its styles are ``static/inspector.css``; the wire names
-both sides use are in ``wire.py``; the compact forms of events and summaries in ``compact.py``;
-what the kernel answers when a view asks in ``requests.py``.
+both sides use are in ``wire.py``; the compact forms of events, prompts, state changes and a
+request's images in ``compact_events.py``, ``compact_prompt.py``, ``compact_state.py`` and
+``compact_parts.py``; a turn's History row in ``history_row.py``; what the kernel answers when a
+view asks in ``requests.py``.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ from ..events import (
 )
 from ..state.diff import make_patch
 from . import pending_cards, run_tree, wire
-from .compact import compact_edit, compact_event, model_info, turn_state, turn_summary
+from .compact_events import compact_event
+from .compact_state import compact_edit, turn_state
+from .history_row import turn_summary
 from .images import static_images
 from .lazy import is_small, lazy_form
 from .live import Batcher, Run, follow
@@ -73,6 +77,17 @@ def _loader() -> str:
         (STATIC / "inspector.js").read_bytes() + (STATIC / "inspector.css").read_bytes()
     ).hexdigest()[:16]
     return (STATIC / "loader.js").read_text(encoding="utf-8").replace("__VERSION__", version)
+
+
+def model_info(agent: Agent) -> dict[str, Any]:
+    """Label, kind and origin of the agent's model, for the header."""
+    model = agent.model
+    origin = getattr(model, "origin", None)
+    return {
+        "label": str(model.label),
+        "kind": str(getattr(model, "kind", "model")),
+        "origin": None if origin is None else str(origin),
+    }
 
 
 SNAPSHOT_TURNS = 20
@@ -291,7 +306,7 @@ class Inspector(Requests, anywidget.AnyWidget):
         ended = {item.run_id for item in items if isinstance(item, _ENDS)}
         if not ended.issuperset(runs):
             return False
-        # An open view merges the snapshot's rows into its own (js/store.js): a turn in the
+        # An open view merges the snapshot's rows into its own (js/snapshot.js): a turn in the
         # queue older than the snapshot's rows would be missing from it, so such a queue is sent.
         first = len(self.agent.history) - SNAPSHOT_TURNS
         if any(runs[run_id].turn < first for run_id in ended if run_id in runs):

@@ -31,7 +31,10 @@ from typing import TYPE_CHECKING, Any
 from ..events import Event, PromptRendered, RunFailed, RunFinished, RunPaused, RunStarted, StateChanged
 from ..state.diff import ChangeLog
 from . import run_tree, wire
-from .compact import compact_changes, compact_event, compact_tokens, summarize_changes, turn_summary
+from .compact_events import compact_event
+from .compact_prompt import compact_tokens
+from .compact_state import compact_changes, summarize_changes
+from .history_row import turn_summary
 from .lazy import lazy_form
 from .outbox import Text, encode
 

@@ -25,7 +25,7 @@ from ..events import RunPaused
 from ..history.render import pending_line
 from ..run.pending import PendingItem, pending_items
 from . import wire
-from .compact import preview_text
+from .compact_state import preview_text
 
 if TYPE_CHECKING:
     from ..agent import Agent

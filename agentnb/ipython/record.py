@@ -26,7 +26,7 @@ from ..events import (
 )
 from ..history.attachments import part_line, static_figures
 from ..history.render import PAUSED_NOTE, pending_lines, turn_html, turn_text
-from .compact import routed_run
+from .history_row import routed_run
 from .images import asked_parts, static_images
 
 if TYPE_CHECKING:

@@ -23,7 +23,9 @@ from ..errors import AgentnbError, StateEditError
 from ..util.text import one_line
 from . import pending_cards, run_tree, wire
 from .card_decisions import check_arguments, decide
-from .compact import compact_event, compact_prompt, turn_state
+from .compact_events import compact_event
+from .compact_prompt import compact_prompt
+from .compact_state import turn_state
 from .comparing import comparable_agents, comparison_message, default_pair
 from .images import image_reply
 from .lazy import decode_pointer, find, lazy_form, size_of

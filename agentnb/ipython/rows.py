@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .compact import turn_summary
+from .history_row import turn_summary
 from .outbox import encode
 
 if TYPE_CHECKING:

@@ -41,7 +41,9 @@ from ..events import (
 )
 from ..history.render import change_text, value_text
 from . import wire
-from .compact import compact_changes, compact_event, routed_run, turn_state
+from .compact_events import compact_event
+from .compact_state import compact_changes, turn_state
+from .history_row import routed_run
 from .lazy import lazy_form
 
 if TYPE_CHECKING:

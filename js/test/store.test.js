@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { createBacklog, createStore } from "../store.js";
+import { createBacklog } from "../backlog.js";
+import { createStore } from "../store.js";
 import { WIRE } from "../wire.js";
 import { Model, change, event, finished, snapshot, started, summary, usage } from "./model.js";
 

@@ -15,11 +15,7 @@ pytest.importorskip("anywidget")
 from agentnb import Agent, ScriptedModel, tool_call  # noqa: E402
 from agentnb.errors import ScriptedModelExhaustedError  # noqa: E402
 from agentnb.events import ModelRequested  # noqa: E402
-from agentnb.ipython import (  # noqa: E402
-    compact,  # noqa: E402
-    outbox,
-    wire,
-)
+from agentnb.ipython import compact_state, outbox, wire  # noqa: E402
 from agentnb.ipython import inspector as inspector_module  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 from agentnb.ipython.live import Run  # noqa: E402
@@ -293,7 +289,7 @@ def test_a_batch_is_built_and_encoded_once_with_one_change_summary(monkeypatch) 
     summaries: list[Any] = []
     monkeypatch.setattr(live, "encode", lambda value: encoded.append(value) or outbox.encode(value))
     monkeypatch.setattr(
-        live, "summarize_changes", lambda *a: summaries.append(a) or compact.summarize_changes(*a)
+        live, "summarize_changes", lambda *a: summaries.append(a) or compact_state.summarize_changes(*a)
     )
     agent.session_state["n"] = 1
     agent.run("add eggs and tea")
@@ -330,7 +326,7 @@ def test_a_removed_item_keeps_its_old_value_and_key_names_stay_as_they_are(monke
 def test_change_values_are_short_previews_and_long_summaries_are_counted(monkeypatch) -> None:
     def fill(session_state) -> str:
         """Add many keys with long values."""
-        for i in range(compact.MAX_CHANGED_PATHS + 5):
+        for i in range(compact_state.MAX_CHANGED_PATHS + 5):
             session_state["bulk"][f"k{i}"] = "x" * 1000
         return "filled"
 
@@ -338,10 +334,10 @@ def test_change_values_are_short_previews_and_long_summaries_are_counted(monkeyp
     sent = Wire(Inspector.for_agent(agent), monkeypatch)
     agent.run("fill")
     summary = sent.events()[-1][wire.EVENT_BODY][wire.CHANGES]
-    assert len(summary["paths"]) == compact.MAX_CHANGED_PATHS and summary["more"] == 5
-    assert all(len(c["new"]) <= compact.CHANGE_TEXT for c in summary["paths"])
+    assert len(summary["paths"]) == compact_state.MAX_CHANGED_PATHS and summary["more"] == 5
+    assert all(len(c["new"]) <= compact_state.CHANGE_TEXT for c in summary["paths"])
     assert summary["paths"][0]["new"].endswith("…")
-    assert len(summary["keys"][0]["new"]) <= compact.CHANGE_TEXT
+    assert len(summary["keys"][0]["new"]) <= compact_state.CHANGE_TEXT
 
 
 def test_change_previews_read_as_value_text_without_encoding_the_whole_value() -> None:
@@ -362,7 +358,7 @@ def test_change_previews_read_as_value_text_without_encoding_the_whole_value() -
         float("nan"),
     ]
     for value in values:
-        assert compact.preview_text(value) == value_text(value, compact.CHANGE_TEXT)
+        assert compact_state.preview_text(value) == value_text(value, compact_state.CHANGE_TEXT)
 
     class Counting(dict):
         items_seen = 0
@@ -373,7 +369,7 @@ def test_change_previews_read_as_value_text_without_encoding_the_whole_value() -
                 yield item
 
     big = Counting({f"k{i}": i for i in range(100_000)})
-    assert compact.preview_text(big).endswith("…") and Counting.items_seen < 50
+    assert compact_state.preview_text(big).endswith("…") and Counting.items_seen < 50
 
 
 def test_a_turn_answered_from_the_recording_says_so(tmp_path, monkeypatch) -> None:

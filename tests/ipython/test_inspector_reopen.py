@@ -21,7 +21,7 @@ from agentnb import (  # noqa: E402
 )
 from agentnb.events import ToolCallFinished  # noqa: E402
 from agentnb.ipython import wire  # noqa: E402
-from agentnb.ipython.compact import turn_summary  # noqa: E402
+from agentnb.ipython.history_row import turn_summary  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 from agentnb.ipython.record import STATIC_CSS_CLASS, static_view  # noqa: E402
 

@@ -18,7 +18,7 @@ from test_inspector import Clock, Wire, add_item, decode, make_agent  # noqa: E4
 
 from agentnb import Agent, tool_call  # noqa: E402
 from agentnb.ipython import live, outbox, wire  # noqa: E402
-from agentnb.ipython.compact import turn_summary  # noqa: E402
+from agentnb.ipython.history_row import turn_summary  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 
 REPLAY = Path(__file__).resolve().parents[2] / "js" / "test" / "replay.js"

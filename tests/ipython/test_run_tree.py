@@ -13,7 +13,7 @@ from typing import Any  # noqa: E402
 from test_inspector import Clock, Wire, decode  # noqa: E402
 
 from agentnb import Agent, ScriptedModel, Team, tool_call  # noqa: E402
-from agentnb.ipython import compact, outbox, run_tree, wire  # noqa: E402
+from agentnb.ipython import compact_events, outbox, run_tree, wire  # noqa: E402
 from agentnb.ipython.inspector import Inspector  # noqa: E402
 from agentnb.models.tokens import counter_for  # noqa: E402
 
@@ -178,7 +178,7 @@ def test_header_says_which_agent_is_in_charge_after_a_handoff(monkeypatch):
 
 
 def test_a_turn_routed_to_the_agent_in_charge_says_so_with_that_runs_tokens(monkeypatch):
-    from agentnb.ipython.compact import turn_summary
+    from agentnb.ipython.history_row import turn_summary
     from agentnb.ipython.record import static_text
 
     billing = Agent("billing", model=ScriptedModel(["Your invoice is 12 EUR.", "Thanks, it is paid."]))
@@ -239,11 +239,11 @@ def test_every_place_showing_a_runs_time_is_sent_the_same_value(monkeypatch):
     checked = 0
     for node, parent in nodes(tree):
         run = runs[node["run_id"]]
-        end = next(compact.compact_event(e) for e in run.events if type(e).__name__ == "RunFinished")
+        end = next(compact_events.compact_event(e) for e in run.events if type(e).__name__ == "RunFinished")
         assert node["duration_ms"] == end["duration_ms"] == run.duration_ms  # exactly, not rounded
         if parent is not None:
             call = next(c for c in parent.tool_calls if c.tool_call_id == node["delegation"]["tool_call_id"])
-            assert node["delegation"]["call_ms"] == compact.compact_event(call)["duration_ms"]
+            assert node["delegation"]["call_ms"] == compact_events.compact_event(call)["duration_ms"]
         checked += 1
     assert checked == 4
     bars = [bar for batch in tree["lanes"] for lane in batch["lanes"] for bar in lane["bars"]]

@@ -232,7 +232,7 @@ def test_object_arguments_nested_past_what_json_reads_fail_the_answer_and_the_tu
 def test_the_history_row_carries_the_finish_reason():
     from openai_server import OpenAIServer, Reply
 
-    from agentnb.ipython.compact import turn_summary
+    from agentnb.ipython.history_row import turn_summary
 
     with OpenAIServer() as server:
         server.add(Reply(text="The three reasons are", finish="length"), Reply(text="Whole."))

@@ -92,7 +92,8 @@ def test_reasoning_items_go_back_with_the_function_calls_of_the_turn(server, str
     assert agent.history[-1].model_calls[0].response.usage.reasoning_tokens == 32
     assert result.usage.reasoning_tokens == 36 and result.usage.output_tokens == 52
     # The inspector is sent the count with the turn's usage (its token tooltip names it).
-    from agentnb.ipython.compact import compact_usage, turn_summary
+    from agentnb.ipython.compact_events import compact_usage
+    from agentnb.ipython.history_row import turn_summary
 
     assert turn_summary(agent.history[-1])["usage"] == {
         "input": 90,

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentnb import Agent, ScriptedModel, tool_call, tracing
 from agentnb.history import render
-from agentnb.ipython import compact
+from agentnb.ipython import compact_events, history_row
 from agentnb.messages import MAX_ARGUMENT_DEPTH, parse_arguments
 
 HOSTILE = {
@@ -68,9 +68,9 @@ def test_the_record_of_a_hostile_call_renders_with_the_raw_text_cut(arguments):
 def test_summaries_frames_and_comparisons_of_a_hostile_call(arguments):
     agent = hostile_turn(arguments)
     turn = agent.history[-1]
-    summary = compact.turn_summary(turn)
+    summary = history_row.turn_summary(turn)
     assert summary["status"] == "ok"
-    events = [compact.compact_event(e) for e in turn.events]
+    events = [compact_events.compact_event(e) for e in turn.events]
     assert any(e.get("arguments") == arguments for e in events)
     assert agent.history.tool_calls()["arguments"].tolist() == [arguments]
     comparison = agent.compare(turn=1, other_turn=1)
