@@ -37,26 +37,6 @@ class NotebookFile(IPyNbFile):
         return super().get_sanitize_files() or [str(SANITIZE)]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A notebook is one kernel running its cells top to bottom: its cells stay together and in
-    order, where the first of them was put. A plugin that shuffles the tests (pytest-randomly,
-    which runs before this hook) would otherwise mix cells that have no module to group them by
-    with the cells of the other notebooks."""
-    cells: dict[int, list[pytest.Item]] = {}
-    for item in items:
-        if isinstance(item.parent, IPyNbFile):
-            cells.setdefault(id(item.parent), []).append(item)
-    if not cells:
-        return
-    ordered: list[pytest.Item] = []
-    for item in items:
-        if not isinstance(item.parent, IPyNbFile):
-            ordered.append(item)
-        elif (notebook := cells.pop(id(item.parent), None)) is not None:
-            ordered.extend(sorted(notebook, key=lambda cell: cell.cell_num))
-    items[:] = ordered
-
-
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     option = parent.config.option
     if option.nbval or option.nbval_lax:
