@@ -2,9 +2,10 @@
 
 It speaks Chat Completions (``/v1/chat/completions``) and the Responses API (``/v1/responses``),
 plain JSON or SSE streaming, and answers each request with the next scripted ``Reply`` (a text,
-tool calls, an HTTP error, or a delay). Every request is checked against the API's shape; what
-is wrong is kept in ``server.problems`` and answered with HTTP 400, so a malformed request
-fails the test that sent it.
+tool calls, an HTTP error, or a delay; held, if it says so, until an event the test names, such
+as ``server.received(n)``). Every request is checked against the API's shape; what is wrong is
+kept in ``server.problems`` and answered with HTTP 400, so a malformed request fails the test
+that sent it.
 """
 
 from __future__ import annotations
