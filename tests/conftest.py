@@ -1,10 +1,12 @@
-"""Test-wide guards (no network beyond loopback, every file write in tmp_path) and the fixtures
-tests in several folders share: a loopback OpenAI server, a real IPython shell with agentnb."""
+"""Test-wide guards (no network beyond loopback, every file write in tmp_path, no inspector left
+following the session's IPython shell) and the fixtures tests in several folders share: a
+loopback OpenAI server, a real IPython shell with agentnb."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -53,6 +55,28 @@ def _no_real_keys(monkeypatch):
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
         monkeypatch.delenv(name, raising=False)
     yield
+
+
+def _cell_followers() -> list[Any]:
+    """The inspectors following the cells of the session's IPython shell, if it was started."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None:
+        return []
+    hooks = shell.events.callbacks["post_run_cell"]
+    return [hook.__self__ for hook in hooks if getattr(hook, "__name__", "") == "_after_cell"]
+
+
+@pytest.fixture(autouse=True)
+def _no_inspector_left_following():
+    """The test session has one IPython shell, and an inspector made while it exists follows its
+    cells until closed: one a test left open would run after every cell of every later test,
+    keeping its agent alive. Those a test opened are closed after it."""
+    before = _cell_followers()
+    yield
+    for inspector in _cell_followers():
+        if not any(inspector is kept for kept in before):
+            inspector.close()
 
 
 @pytest.fixture

@@ -2,9 +2,10 @@
 
 It speaks Chat Completions (``/v1/chat/completions``) and the Responses API (``/v1/responses``),
 plain JSON or SSE streaming, and answers each request with the next scripted ``Reply`` (a text,
-tool calls, an HTTP error, or a delay). Every request is checked against the API's shape; what
-is wrong is kept in ``server.problems`` and answered with HTTP 400, so a malformed request
-fails the test that sent it.
+tool calls, an HTTP error, or a delay; held, if it says so, until an event the test names, such
+as ``server.received(n)``). Every request is checked against the API's shape; what is wrong is
+kept in ``server.problems`` and answered with HTTP 400, so a malformed request fails the test
+that sent it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from typing import Any
 CHAT_ROLES = {"system", "developer", "user", "assistant", "tool"}
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """What the API accepts as a tool's name."""
+HOLD_GUARD = 60.0
+"""Seconds a reply waits for its ``after`` event before it is answered anyway (a hang guard)."""
 
 
 @dataclass
@@ -59,6 +62,11 @@ class Reply:
     Responses ``status: incomplete`` with ``reason: max_output_tokens``)."""
     pieces: int = 3
     """How many pieces a streamed text, and each streamed call's arguments, come in."""
+    after: threading.Event | None = None
+    """Answer only once this event is set: requests meet, or an answer follows what the client
+    did with an earlier one, whatever the machine's load (``server.received(n)`` is set by the
+    server; the test sets its own). A hang guard ends the wait after ``HOLD_GUARD`` seconds and
+    notes a problem."""
 
 
 @dataclass
@@ -86,6 +94,7 @@ class OpenAIServer:
         """Reasoning items given out: id -> encrypted content (what a request may send back)."""
         self._counter = 0
         self._lock = threading.Lock()
+        self._arrivals: list[tuple[int, threading.Event]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -129,6 +138,16 @@ class OpenAIServer:
         self.replies.extend(replies)
         return self
 
+    def received(self, n: int) -> threading.Event:
+        """An event set once ``n`` requests have arrived (for a reply's ``after``)."""
+        event = threading.Event()
+        with self._lock:
+            if len(self.requests) >= n:
+                event.set()
+            else:
+                self._arrivals.append((n, event))
+        return event
+
     def __enter__(self) -> OpenAIServer:
         self._thread.start()
         return self
@@ -139,15 +158,25 @@ class OpenAIServer:
 
     # -- handling --------------------------------------------------------------------------
 
-    def _next(self) -> Reply | None:
+    def _next(self) -> tuple[Reply | None, int]:
+        """The next scripted reply, and the number of this answer (ids made from it stay
+        distinct when requests are answered side by side)."""
         with self._lock:
             if not self.replies:
-                return None
+                return None, self._counter
             reply = self.replies[0]
             if not reply.repeat:
                 self.replies.popleft()
             self._counter += 1
-            return reply
+            return reply, self._counter
+
+    def _arrived(self, received: Received) -> None:
+        with self._lock:
+            self.requests.append(received)
+            due = [event for n, event in self._arrivals if len(self.requests) >= n]
+            self._arrivals = [(n, event) for n, event in self._arrivals if event not in due]
+        for event in due:
+            event.set()
 
     def _handle(self, h: Any) -> None:
         length = int(h.headers.get("Content-Length") or 0)
@@ -157,7 +186,7 @@ class OpenAIServer:
         except ValueError:
             body = None
         headers = {k.lower(): v for k, v in h.headers.items()}
-        self.requests.append(
+        self._arrived(
             Received(
                 path=h.path,
                 headers=headers,
@@ -181,10 +210,12 @@ class OpenAIServer:
             self.problems.extend(problems)
             h._json(400, _error("; ".join(problems), "invalid_request_error", None))
             return
-        reply = self._next()
+        reply, n = self._next()
         if reply is None:
             h._json(500, _error("the test server has no scripted reply left", "server_error", None))
             return
+        if reply.after is not None and not reply.after.wait(HOLD_GUARD):
+            self.problems.append(f"answer {n} waited {HOLD_GUARD:.0f} s for its event, which never came")
         if reply.delay:
             time.sleep(reply.delay)
         if reply.status != 200:
@@ -192,7 +223,6 @@ class OpenAIServer:
             with suppress(OSError):  # the client gave up (timeout)
                 h._json(reply.status, _error(reply.error, kind, reply.code), reply.headers)
             return
-        n = self._counter
         try:
             if route == "/v1/chat/completions":
                 if body.get("stream"):

@@ -14,8 +14,10 @@ sanitize patterns): saved from JupyterLab or Notebook 7 it shows the agent's lat
 (``agentnb.serverext``), which a re-run shows only once the turns have run; the turns themselves
 are compared in their ``%%chat`` records. An evaluation's display is compared as "an evaluation"
 (its static record comes with a display update at the run's end, which nbval does not apply); the
-run's own record, where a cell shows it, is compared whole. Nothing changes for tests that are not
-notebook cells.
+run's own record, where a cell shows it, is compared whole. A notebook's cells run in their
+notebook's order, together, even when a plugin reorders the tests (pytest-randomly shuffles the
+cells of every notebook among each other: they have no module to be grouped by). Nothing changes
+for tests that are not notebook cells.
 """
 
 from __future__ import annotations
@@ -52,6 +54,35 @@ def _notebook_of(item: pytest.Item) -> Path | None:
     if path is None or Path(path).suffix != ".ipynb" or not hasattr(parent, "kernel"):
         return None
     return Path(path).resolve()
+
+
+def _cell_number(item: pytest.Item) -> int | None:
+    """The place of an nbval cell in its notebook; None for any other test."""
+    number = getattr(item, "cell_num", None)
+    path = getattr(item.parent, "path", None)
+    if not isinstance(number, int) or path is None or Path(path).suffix != ".ipynb":
+        return None
+    return number
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each notebook's cells together and in order, where its first cell was put: one kernel runs
+    them top to bottom, and a cell that failed on a drifted turn skips the cells after it."""
+    numbered = [(item, _cell_number(item)) for item in items]
+    cells: dict[int, list[tuple[int, pytest.Item]]] = {}
+    for item, number in numbered:
+        if number is not None:
+            cells.setdefault(id(item.parent), []).append((number, item))
+    if not cells:
+        return
+    ordered: list[pytest.Item] = []
+    for item, number in numbered:
+        if number is None:
+            ordered.append(item)
+        elif (notebook := cells.pop(id(item.parent), None)) is not None:
+            ordered.extend(cell for _, cell in sorted(notebook, key=lambda pair: pair[0]))
+    items[:] = ordered
 
 
 @pytest.hookimpl(hookwrapper=True)

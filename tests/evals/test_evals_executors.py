@@ -4,6 +4,7 @@ the same rows as in process; the driver keeps the limit, the store and the check
 from __future__ import annotations
 
 import os
+from unittest import mock
 
 import pytest
 from evals_helpers import shop
@@ -42,6 +43,10 @@ def test_a_dask_local_cluster_gives_the_same_rows_as_in_process(tmp_path):
     distributed = pytest.importorskip("distributed")
     local = shop().evaluate(CASES, CHECKS, name="local", folder=tmp_path)
     with (
+        # A nanny sets its workers' environment (PYTHONHASHSEED, OMP_NUM_THREADS, ...) in this
+        # process's before it starts them, and leaves it there: the processes later tests start
+        # would inherit it.
+        mock.patch.dict(os.environ),
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         ) as cluster,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 from openai_server import OpenAIServer, Reply
 
 JUPYTER = Path(sys.executable).with_name("jupyter")
@@ -126,6 +126,37 @@ def test_a_notebook_written_from_the_readme_passes_nbval_twice(tmp_path):
         assert run.returncode == 0, run.stdout[-3000:]
         assert f"{len(README_NOTEBOOK)} passed" in run.stdout
     assert folder_digest(recording) == before  # strict replay under nbval writes nothing
+
+
+SHUFFLER = """
+from pathlib import Path
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    # Last cell first, as a plugin that reorders the tests may put them (pytest-randomly shuffles
+    # them, before every other plugin's hook).
+    items.sort(key=lambda item: -item.cell_num)
+    Path(__file__).with_name("shuffled.txt").write_text(" | ".join(item.name for item in items))
+"""
+
+
+def test_a_notebooks_cells_run_in_order_when_a_plugin_reordered_the_tests(tmp_path):
+    notebook = tmp_path / "steps.ipynb"
+    write_notebook(notebook, ["steps = [1]", "steps.append(2)", "steps.append(3)\nprint(steps)"])
+    saved = nbformat.read(notebook, as_version=4)
+    for count, cell in enumerate(saved.cells, 1):
+        cell.execution_count = count
+    saved.cells[2].outputs = [new_output("stream", name="stdout", text="[1, 2, 3]\n")]
+    nbformat.write(saved, notebook)
+    (tmp_path / "conftest.py").write_text(SHUFFLER)
+    run = nbval(notebook)
+    assert (tmp_path / "shuffled.txt").read_text() == "Cell 2 | Cell 1 | Cell 0"
+    # Run in that order, the first cell would find no list to append to.
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "3 passed" in run.stdout
 
 
 def server_notebook(url: str, second_message: str) -> list[str]:
