@@ -76,6 +76,11 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def __dir__() -> list[str]:
+    # The names not loaded yet too: tab completion on `agentnb.` offers every public name.
+    return sorted(set(globals()) | set(__all__))
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext agentnb``: registers the magics (imports the IPython layer lazily)."""
     from .ipython import load_ipython_extension as load

@@ -64,11 +64,13 @@ def test_import_agentnb_loads_its_names_on_first_use(tmp_path):
         "import json, sys\n"
         "import agentnb\n"
         "before = sorted(m for m in sys.modules if m.startswith('agentnb'))\n"
+        "listed = sorted(set(agentnb.__all__) - set(dir(agentnb)))\n"
         "agent = agentnb.Agent('a', agentnb.ScriptedModel(['hi']))\n"
         "from agentnb import Team, tool_call\n"
-        "print(json.dumps({'before': before, 'answer': agent.run('hello').content,\n"
+        "print(json.dumps({'before': before, 'listed': listed, 'answer': agent.run('hello').content,\n"
         "                  'after': 'agentnb.agent' in sys.modules, 'team': Team.__module__}))\n"
     )
     result = run(code, tmp_path)
     assert result["before"] == ["agentnb", "agentnb.util", "agentnb.util.version"]
+    assert result["listed"] == []  # dir() (tab completion) shows the names not loaded yet
     assert (result["answer"], result["after"], result["team"]) == ("hi", True, "agentnb.team.team")
