@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,3 +30,21 @@ def run_fresh(tmp_path: Path, module: str, source: str, code: str) -> dict[str, 
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def forked(fn: Callable[[], object]) -> int:
+    """Run ``fn`` in a forked child (to be killed at any moment, or waited for); its pid. The child
+    never returns into pytest: its exit code says whether ``fn`` raised (warnings it gives are
+    not shown: a killed writer's sibling announces what it finds, as expected)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fn()
+        except BaseException:  # noqa: BLE001 - the exit code says it failed
+            code = 1
+        finally:
+            os._exit(code)
+    return pid

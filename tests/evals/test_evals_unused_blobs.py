@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fresh_process import run_fresh
+from fresh_process import forked, run_fresh
 
 from agentnb import Agent, ScriptedModel, tool_call
 from agentnb.evals import Case, check
@@ -105,19 +105,6 @@ def test_a_young_blob_nothing_refers_to_yet_is_kept(tmp_path):
     assert [p.name for p in store.drop_unused_blobs(older_than=-1)] == [f"{sha(chart(9))}.png"]
 
 
-def _dropper(folder: Path) -> int:
-    pid = os.fork()
-    if pid == 0:  # the child never returns into pytest
-        code = 0
-        try:
-            EvalStore(folder).drop_unused_blobs(older_than=-1)
-        except BaseException:  # noqa: BLE001 - the exit code says it failed
-            code = 1
-        finally:
-            os._exit(code)
-    return pid
-
-
 def test_a_drop_killed_at_any_moment_never_deletes_a_blob_still_referred_to(tmp_path):
     plotter(1).evaluate(cases(), name="plots", folder=tmp_path)
     folder = tmp_path / "evals" / "plots"
@@ -131,11 +118,11 @@ def test_a_drop_killed_at_any_moment_never_deletes_a_blob_still_referred_to(tmp_
 
     unused_blobs()
     started = time.perf_counter()
-    os.waitpid(_dropper(folder), 0)
+    os.waitpid(forked(lambda: EvalStore(folder).drop_unused_blobs(older_than=-1)), 0)
     whole = time.perf_counter() - started  # how long a drop takes here: kills land all through it
     for kill in range(12):
         unused = unused_blobs()
-        pid = _dropper(folder)
+        pid = forked(lambda: EvalStore(folder).drop_unused_blobs(older_than=-1))
         time.sleep(rng.uniform(0, whole * 1.2))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)

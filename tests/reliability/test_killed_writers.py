@@ -11,10 +11,10 @@ import signal
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 import pytest
 from campaign import Tally
+from fresh_process import forked
 
 from agentnb import Agent, ScriptedModel
 from agentnb.sessions import JSONSession, SQLiteSession
@@ -27,21 +27,6 @@ def backend(kind: str, root: Path) -> JSONSession | SQLiteSession:
     if kind == "json":
         return JSONSession(root / "s", compact_min_bytes=4_000)
     return SQLiteSession(root / "s.db", compact_min_bytes=4_000)
-
-
-def _child(fn: Any) -> int:
-    pid = os.fork()
-    if pid == 0:  # the child never returns into pytest
-        code = 0
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fn()
-        except BaseException:  # noqa: BLE001 - the exit code says it failed
-            code = 1
-        finally:
-            os._exit(code)
-    return pid
 
 
 def counting_writer(kind: str, root: Path, session_id: str, ack_fd: int) -> None:
@@ -58,7 +43,7 @@ def kill_one(kind: str, root: Path, session_id: str, rng: random.Random) -> int:
     """Start a writer, let it acknowledge a few turns, SIGKILL it at a random moment; returns
     the last acknowledged turn count."""
     read_fd, write_fd = os.pipe()
-    pid = _child(lambda: counting_writer(kind, root, session_id, write_fd))
+    pid = forked(lambda: counting_writer(kind, root, session_id, write_fd))
     os.close(write_fd)
     target, received = rng.randrange(0, 4), b""
     while received.count(b"\n") < target:
@@ -127,7 +112,7 @@ def run_writers(kind: str, root: Path, session_id: str, writers: int, turns: int
     go_read, go_write = os.pipe()
     names = [f"w{k}" for k in range(writers)]
     pids = [
-        _child(lambda n=n: turns_writer(kind, root, session_id, n, turns, ready_write, go_read))
+        forked(lambda n=n: turns_writer(kind, root, session_id, n, turns, ready_write, go_read))
         for n in names
     ]
     os.close(ready_write)

@@ -10,6 +10,7 @@ import time
 import warnings
 
 import pytest
+from fresh_process import forked
 
 from agentnb import Agent, ScriptedModel
 from agentnb.sessions import JSONSession, SQLiteSession, StateModule
@@ -29,19 +30,6 @@ def counting_agent(session, session_id: str) -> Agent:
     return agent
 
 
-def _child(fn) -> int:
-    pid = os.fork()
-    if pid == 0:  # the child never returns into pytest
-        code = 0
-        try:
-            fn()
-        except BaseException:
-            code = 1
-        finally:
-            os._exit(code)
-    return pid
-
-
 def writer(kind: str, root, session_id: str, ack_fd: int) -> None:
     agent = counting_agent(backend(kind, root), session_id)
     while True:
@@ -58,7 +46,7 @@ def test_sigkill_at_random_moments_never_loses_a_complete_turn(tmp_path, kind, i
     for i in range(iterations):
         session_id = f"run-{i // 15}"  # a new session now and then keeps each load small
         read_fd, write_fd = os.pipe()
-        pid = _child(functools.partial(writer, kind, tmp_path, session_id, write_fd))
+        pid = forked(functools.partial(writer, kind, tmp_path, session_id, write_fd))
         os.close(write_fd)
         # Let the writer finish a random number of turns, then kill it at a random moment
         # (often in the middle of writing the next one).
@@ -100,7 +88,7 @@ def turns_writer(kind: str, root, name: str, count: int) -> None:
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_two_processes_appending_to_one_session_lose_nothing(tmp_path, kind):
     backend(kind, tmp_path).save_session_state_sync("shared", agent=Agent("seed", ScriptedModel(["x"])))
-    pids = [_child(lambda n=n: turns_writer(kind, tmp_path, n, 30)) for n in ("a", "b")]
+    pids = [forked(lambda n=n: turns_writer(kind, tmp_path, n, 30)) for n in ("a", "b")]
     for pid in pids:
         assert os.waitpid(pid, 0)[1] == 0
     agent = Agent("reader", ScriptedModel(["x"]))
@@ -126,7 +114,7 @@ def box_writer(kind: str, root, name: str, count: int) -> None:
 
 @pytest.mark.parametrize("kind", ["json", "sqlite"])
 def test_two_processes_saving_different_modules_keep_both(tmp_path, kind):
-    pids = [_child(lambda n=n: box_writer(kind, tmp_path, n, 40)) for n in ("a", "b")]
+    pids = [forked(lambda n=n: box_writer(kind, tmp_path, n, 40)) for n in ("a", "b")]
     for pid in pids:
         assert os.waitpid(pid, 0)[1] == 0
     a, b = Box(), Box()

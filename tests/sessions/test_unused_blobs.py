@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fresh_process import forked
 
 from agentnb import Agent, ScriptedModel
 from agentnb.messages.png import encode_png
@@ -97,19 +98,6 @@ def test_a_compacted_json_session_drops_its_old_blobs_once_they_are_old(tmp_path
     assert users(Agent("shop", ScriptedModel([]), session=JSONSession(tmp_path))) == [chart(4), chart(5)]
 
 
-def _dropper(db: Path) -> None:
-    pid = os.fork()
-    if pid == 0:  # the child never returns into pytest
-        code = 0
-        try:
-            SQLiteSession(db).drop_unused_blobs()
-        except BaseException:  # noqa: BLE001 - the exit code says it failed
-            code = 1
-        finally:
-            os._exit(code)
-    return pid
-
-
 def test_a_drop_killed_at_any_moment_deletes_all_the_unused_blobs_or_none(tmp_path):
     db = tmp_path / "s.db"
     agent = charted(SQLiteSession(db), "shop", 0, 3)
@@ -125,11 +113,11 @@ def test_a_drop_killed_at_any_moment_deletes_all_the_unused_blobs_or_none(tmp_pa
 
     unused_blobs()
     started = time.perf_counter()
-    os.waitpid(_dropper(db), 0)
+    os.waitpid(forked(lambda: SQLiteSession(db).drop_unused_blobs()), 0)
     whole = time.perf_counter() - started  # how long a drop takes here: kills land all through it
     for kill in range(16):
         unused = unused_blobs()
-        pid = _dropper(db)
+        pid = forked(lambda: SQLiteSession(db).drop_unused_blobs())
         time.sleep(rng.uniform(0, whole * 1.2))  # a random moment, often in the middle of the drop
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
